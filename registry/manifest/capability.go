@@ -1,0 +1,189 @@
+package manifest
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Capability is one door a module may use, with the bounds that fence it. Which bounds a capability
+// takes is fixed by CapabilitiesV1; bounds a capability does not take are refused.
+type Capability struct {
+	Cap string `json:"cap"`
+	// Paths are absolute roots (fs.*, sys.disk). A path is reachable only beneath one of them.
+	Paths []string `json:"paths,omitempty"`
+	// Units are unit-name patterns in path.Match syntax (systemd.*, journal.read).
+	Units []string `json:"units,omitempty"`
+	// Hosts are host or host:port names (net.http, tls.peer). SelfHost stands for the node's own
+	// names as its local configuration lists them.
+	Hosts []string `json:"hosts,omitempty"`
+	// Programs are the only programs exec.pinned may run.
+	Programs []Program `json:"programs,omitempty"`
+	// MaxBytes caps what one call may read, write or fetch.
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// TimeoutMS caps one call's time (net.http, tls.peer, exec.pinned).
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+}
+
+// SelfHost in Hosts means "the node's own names", which the node's configuration supplies, so one signed
+// word can probe each node's own site without naming every site in the release.
+const SelfHost = "@self"
+
+// Program is a program exec.pinned may run: its absolute path, the sha256 its bytes must have (pinned
+// because the manifest is pinned by the statement), and a JSON Schema its argument array must satisfy.
+type Program struct {
+	Path   string          `json:"path"`
+	SHA256 string          `json:"sha256"`
+	Args   json.RawMessage `json:"args"`
+}
+
+// bound is a bit set of the bounds a capability takes.
+type bound uint8
+
+const (
+	bPaths bound = 1 << iota
+	bUnits
+	bHosts
+	bPrograms
+	bMaxBytes
+	bTimeout
+)
+
+// capSpec says which bounds a capability takes, which it needs, and the lowest word class it needs.
+type capSpec struct {
+	allowed, required bound
+	minClass          Class
+}
+
+// CapabilitiesV1 is the whole capability vocabulary of lexicon_v1.
+var capabilitiesV1 = map[string]capSpec{
+	"fs.read":              {allowed: bPaths | bMaxBytes, required: bPaths},
+	"fs.stat":              {allowed: bPaths, required: bPaths},
+	"fs.list":              {allowed: bPaths | bMaxBytes, required: bPaths},
+	"fs.write":             {allowed: bPaths | bMaxBytes, required: bPaths, minClass: ClassChange},
+	"sys.facts":            {},
+	"sys.disk":             {allowed: bPaths},
+	"systemd.unit":         {allowed: bUnits, required: bUnits},
+	"systemd.restart":      {allowed: bUnits, required: bUnits, minClass: ClassChange},
+	"systemd.reset_failed": {allowed: bUnits, required: bUnits, minClass: ClassChange},
+	"journal.read":         {allowed: bUnits | bMaxBytes, required: bUnits},
+	"net.http":             {allowed: bHosts | bMaxBytes | bTimeout, required: bHosts},
+	"tls.peer":             {allowed: bHosts | bTimeout, required: bHosts},
+	"exec.pinned":          {allowed: bPrograms | bMaxBytes | bTimeout, required: bPrograms, minClass: ClassChange},
+}
+
+// CapabilityNames lists the v1 capabilities, for help texts and tests.
+func CapabilityNames() []string {
+	names := make([]string, 0, len(capabilitiesV1))
+	for n := range capabilitiesV1 {
+		names = append(names, n)
+	}
+	return names
+}
+
+func (c Capability) has() bound {
+	var b bound
+	if len(c.Paths) > 0 {
+		b |= bPaths
+	}
+	if len(c.Units) > 0 {
+		b |= bUnits
+	}
+	if len(c.Hosts) > 0 {
+		b |= bHosts
+	}
+	if len(c.Programs) > 0 {
+		b |= bPrograms
+	}
+	if c.MaxBytes != 0 {
+		b |= bMaxBytes
+	}
+	if c.TimeoutMS != 0 {
+		b |= bTimeout
+	}
+	return b
+}
+
+var boundNames = []struct {
+	b    bound
+	name string
+}{{bPaths, "paths"}, {bUnits, "units"}, {bHosts, "hosts"}, {bPrograms, "programs"}, {bMaxBytes, "max_bytes"}, {bTimeout, "timeout_ms"}}
+
+func (m *Manifest) validateCapabilities() error {
+	seen := map[string]bool{}
+	for i, c := range m.Capabilities {
+		field := fmt.Sprintf("capabilities[%d]", i)
+		spec, ok := capabilitiesV1[c.Cap]
+		if !ok {
+			return invalid(field+".cap", "capability %q is not in lexicon_v1", c.Cap)
+		}
+		if seen[c.Cap] {
+			return invalid(field+".cap", "capability %q is declared twice", c.Cap)
+		}
+		seen[c.Cap] = true
+		has := c.has()
+		for _, bn := range boundNames {
+			if has&bn.b != 0 && spec.allowed&bn.b == 0 {
+				return invalid(field+"."+bn.name, "%s takes no %s", c.Cap, bn.name)
+			}
+			if spec.required&bn.b != 0 && has&bn.b == 0 {
+				return invalid(field+"."+bn.name, "%s needs %s", c.Cap, bn.name)
+			}
+		}
+		if spec.minClass != "" && m.Kind == KindWord && m.Class.Rank() < spec.minClass.Rank() {
+			return invalid(field+".cap", "%s needs class %s or above, the word is %s", c.Cap, spec.minClass, m.Class)
+		}
+		if m.Kind == KindRecipe && spec.minClass != "" {
+			return invalid(field+".cap", "a recipe's check only looks; %s changes the machine and belongs to its repair word", c.Cap)
+		}
+		if c.MaxBytes < 0 || c.TimeoutMS < 0 {
+			return invalid(field, "bounds must not be negative")
+		}
+		if c.TimeoutMS > MaxWallTime.Milliseconds() {
+			return invalid(field+".timeout_ms", "timeout_ms is over %s", MaxWallTime)
+		}
+		for j, p := range c.Paths {
+			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+				return invalid(fmt.Sprintf("%s.paths[%d]", field, j), "path %q must be absolute and clean", p)
+			}
+		}
+		for j, u := range c.Units {
+			if _, err := path.Match(u, ""); err != nil || u == "" || strings.ContainsAny(u, "/ ") {
+				return invalid(fmt.Sprintf("%s.units[%d]", field, j), "unit pattern %q is not a valid pattern", u)
+			}
+		}
+		for j, h := range c.Hosts {
+			if !validHost(h) {
+				return invalid(fmt.Sprintf("%s.hosts[%d]", field, j), "host %q is not a host or host:port", h)
+			}
+		}
+		for j, p := range c.Programs {
+			pf := fmt.Sprintf("%s.programs[%d]", field, j)
+			if !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path {
+				return invalid(pf+".path", "program path %q must be absolute and clean", p.Path)
+			}
+			if !sha256RE.MatchString(p.SHA256) {
+				return invalid(pf+".sha256", "program sha256 must be 64 lowercase hex digits")
+			}
+			if len(p.Args) == 0 {
+				return invalid(pf+".args", "a program needs a JSON Schema for its arguments")
+			}
+			if _, err := compileSchema(pf+".args", p.Args); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func validHost(h string) bool {
+	if h == SelfHost {
+		return true
+	}
+	if h == "" || len(h) > 255 || strings.ContainsAny(h, "/@?#* \t") {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,151 @@
+package manifest_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+const goodWord = `{
+  "schema": "lexicon/manifest/v1",
+  "name": "disk_usage",
+  "kind": "word",
+  "version": "1.0.0",
+  "class": "look",
+  "summary": "Largest directories under declared roots.",
+  "params": {"type": "object", "additionalProperties": false,
+             "properties": {"root": {"type": "string"}, "top": {"type": "integer", "minimum": 1, "maximum": 50}},
+             "required": ["root"]},
+  "output": {"type": "object", "properties": {"entries": {"type": "array"}, "truncated": {"type": "boolean"}}, "required": ["entries"]},
+  "capabilities": [{"cap": "fs.list", "paths": ["/var", "/srv"]}, {"cap": "fs.stat", "paths": ["/var"]}],
+  "limits": {"memory_mib": 64, "wall_time_ms": 10000, "output_bytes": 65536},
+  "module": {"file": "disk_usage.wasm"}
+}`
+
+func mustParse(t *testing.T, s string) *manifest.Manifest {
+	t.Helper()
+	m, err := manifest.Parse([]byte(s))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return m
+}
+
+func TestParseGoodWord(t *testing.T) {
+	m := mustParse(t, goodWord)
+	if m.SubjectName() != "word/disk_usage@1.0.0.wasm" || m.ManifestSubjectName() != "manifest/disk_usage@1.0.0.json" {
+		t.Fatalf("subjects %q %q", m.SubjectName(), m.ManifestSubjectName())
+	}
+	if m.ParamsSchema() == nil || m.OutputSchema() == nil {
+		t.Fatal("schemas not compiled")
+	}
+}
+
+func TestParseRefusals(t *testing.T) {
+	cases := []struct {
+		name, from, to, code, field string
+	}{
+		{"unknown field", `"kind": "word",`, `"kind": "word", "shell": "rm -rf /",`, errcode.ManifestUnknownField, "shell"},
+		{"unknown nested field", `{"cap": "fs.list",`, `{"cap": "fs.list", "recursive": true,`, errcode.ManifestUnknownField, "recursive"},
+		{"params open", `"additionalProperties": false,`, ``, errcode.ManifestParamsOpen, "params.additionalProperties"},
+		{"params additionalProperties true", `"additionalProperties": false,`, `"additionalProperties": true,`, errcode.ManifestParamsOpen, "params.additionalProperties"},
+		{"params not JSON Schema", `"minimum": 1,`, `"minimum": "one",`, errcode.ManifestSchemaInvalid, "params"},
+		{"output not JSON Schema", `"truncated": {"type": "boolean"}`, `"truncated": {"type": "boolish"}`, errcode.ManifestSchemaInvalid, "output"},
+		{"remote ref", `"root": {"type": "string"}`, `"root": {"$ref": "file:///etc/shadow"}`, errcode.ManifestSchemaInvalid, "params"},
+		{"wrong draft", `"type": "object", "additionalProperties"`, `"$schema": "http://json-schema.org/draft-04/schema#", "type": "object", "additionalProperties"`, errcode.ManifestSchemaInvalid, "params"},
+		{"unknown capability", `"cap": "fs.list"`, `"cap": "shell.exec"`, errcode.ManifestInvalid, "capabilities[0].cap"},
+		{"capability without bounds", `"cap": "fs.list", "paths": ["/var", "/srv"]`, `"cap": "fs.list"`, errcode.ManifestInvalid, "capabilities[0].paths"},
+		{"bound the capability does not take", `"paths": ["/var"]}`, `"paths": ["/var"], "hosts": ["example.com"]}`, errcode.ManifestInvalid, "capabilities[1].hosts"},
+		{"relative root", `["/var", "/srv"]`, `["/var", "srv/../etc"]`, errcode.ManifestInvalid, "capabilities[0].paths[1]"},
+		{"change cap in a look word", `{"cap": "fs.stat", "paths": ["/var"]}`, `{"cap": "fs.write", "paths": ["/var"]}`, errcode.ManifestInvalid, "capabilities[1].cap"},
+		{"bad kind", `"kind": "word"`, `"kind": "script"`, errcode.ManifestInvalid, "kind"},
+		{"bad class", `"class": "look"`, `"class": "cloud"`, errcode.ManifestInvalid, "class"},
+		{"bad version", `"version": "1.0.0"`, `"version": "1.0"`, errcode.ManifestInvalid, "version"},
+		{"bad name", `"name": "disk_usage"`, `"name": "../disk"`, errcode.ManifestInvalid, "name"},
+		{"file with a path", `"file": "disk_usage.wasm"`, `"file": "../x.wasm"`, errcode.ManifestInvalid, "module.file"},
+		{"memory over the maximum", `"memory_mib": 64`, `"memory_mib": 99999`, errcode.ManifestInvalid, "limits.memory_mib"},
+		{"wrong schema", `"lexicon/manifest/v1"`, `"lexicon/manifest/v9"`, errcode.ManifestInvalid, "schema"},
+		{"duplicate key", `"kind": "word",`, `"kind": "word", "kind": "driver",`, errcode.ManifestMalformed, ""},
+		{"trailing data", goodWord, goodWord + `{}`, errcode.ManifestMalformed, ""},
+		{"not JSON", goodWord, `{"schema": `, errcode.ManifestMalformed, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(goodWord, tc.from, tc.to, 1)
+			if src == goodWord && tc.from != goodWord {
+				t.Fatalf("replacement %q did not apply", tc.from)
+			}
+			if tc.from == goodWord {
+				src = tc.to
+			}
+			_, err := manifest.Parse([]byte(src))
+			if got := errcode.Code(err); got != tc.code {
+				t.Fatalf("code = %q (%v), want %q", got, err, tc.code)
+			}
+			if tc.field != "" {
+				e := errcode.From(err, "")
+				if e.Details["field"] != tc.field {
+					t.Fatalf("field = %v, want %q", e.Details["field"], tc.field)
+				}
+			}
+		})
+	}
+}
+
+func TestParseTooLarge(t *testing.T) {
+	big := strings.Replace(goodWord, `"Largest`, `"`+strings.Repeat("x", manifest.MaxSize)+`Largest`, 1)
+	_, err := manifest.Parse([]byte(big))
+	if errcode.Code(err) != errcode.ManifestMalformed || !strings.Contains(err.Error(), "cap") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCheckParamsNamesField(t *testing.T) {
+	m := mustParse(t, goodWord)
+	cases := []struct{ params, field string }{
+		{`{"root": 5}`, "/root"},
+		{`{"root": "/var", "top": 500}`, "/top"},
+		{`{"root": "/var", "shell": "x"}`, "/shell"},
+		{`{}`, "/root"},
+		{`[1]`, ""},
+		{`{"root": `, ""},
+	}
+	for _, tc := range cases {
+		err := m.CheckParams([]byte(tc.params))
+		if errcode.Code(err) != errcode.WordParamInvalid {
+			t.Fatalf("%s: err = %v", tc.params, err)
+		}
+		if f := errcode.From(err, "").Details["field"]; f != tc.field {
+			t.Fatalf("%s: field = %v, want %q", tc.params, f, tc.field)
+		}
+	}
+	if err := m.CheckParams([]byte(`{"root": "/var", "top": 5}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckOutput([]byte(`{"truncated": true}`)); errcode.Code(err) != errcode.WordOutputInvalid {
+		t.Fatalf("output err = %v", err)
+	}
+}
+
+func TestRecipeAndDriver(t *testing.T) {
+	recipe := `{"schema": "lexicon/manifest/v1", "name": "unit_health", "kind": "recipe", "version": "1.0.0",
+	  "summary": "Declared units are active.", "capabilities": [{"cap": "systemd.unit", "units": ["nginx.service"]}],
+	  "recipe": {"interval": "5m", "repair": "restart_unit", "scope": "host", "node_derived": true},
+	  "module": {"file": "unit_health.wasm"}}`
+	m := mustParse(t, recipe)
+	if m.Recipe.CheckInterval().Minutes() != 5 || m.SubjectName() != "recipe/unit_health@1.0.0.wasm" {
+		t.Fatalf("recipe parsed wrong: %+v", m.Recipe)
+	}
+	bad := strings.Replace(recipe, `"cap": "systemd.unit"`, `"cap": "systemd.restart"`, 1)
+	if _, err := manifest.Parse([]byte(bad)); errcode.Code(err) != errcode.ManifestInvalid {
+		t.Fatalf("recipe with a change capability: %v", err)
+	}
+	driver := `{"schema": "lexicon/manifest/v1", "name": "linode", "kind": "driver", "version": "1.2.0", "class": "cloud",
+	  "summary": "Linode instances.", "platforms": ["linux/amd64"], "module": {"file": "lexicon-driver-cloud-linode"}}`
+	d := mustParse(t, driver)
+	if d.SubjectName() != "driver/cloud-linode@1.2.0/linux-amd64" {
+		t.Fatalf("driver subject %q", d.SubjectName())
+	}
+}
