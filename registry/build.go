@@ -124,8 +124,7 @@ func Build(o BuildOptions) (*BuildResult, error) {
 		m := bm.m
 		md, ad := cas.Sum(bm.manifestJSON), m.Module.SHA256
 		st.Subject = append(st.Subject,
-			statement.Subject{Name: m.SubjectName(), Digest: map[string]string{"sha256": ad}},
-			statement.Subject{Name: m.ManifestSubjectName(), Digest: map[string]string{"sha256": md}})
+			statement.NewSubject(m.SubjectName(), ad), statement.NewSubject(m.ManifestSubjectName(), md))
 		st.Predicate.Modules = append(st.Predicate.Modules, statement.Module{
 			Name: m.Name, Kind: m.Kind, Version: m.Version, Class: m.Class, Manifest: md, Module: ad,
 		})
@@ -139,7 +138,7 @@ func Build(o BuildOptions) (*BuildResult, error) {
 		}
 		o.Progress("agent %s: %s", platform, humanSize(int64(len(data))))
 		d := cas.Sum(data)
-		st.Subject = append(st.Subject, statement.Subject{Name: "agent/" + strings.ReplaceAll(platform, "/", "-"), Digest: map[string]string{"sha256": d}})
+		st.Subject = append(st.Subject, statement.NewSubject("agent/"+strings.ReplaceAll(platform, "/", "-"), d))
 		blobs[d] = data
 	}
 	payload, err := statement.Encode(st)

@@ -40,7 +40,7 @@ const driverManifest = `{"schema": "lexicon/manifest/v1", "name": "memory", "kin
   "class": "dns", "summary": "Test driver.", "platforms": ["linux/amd64"], "module": {"file": "lexicon-driver-dns-memory"}}`
 
 // writeModules makes a modules folder with n words and one driver.
-func writeModules(t *testing.T, n int, edit func(name, manifest string) string) string {
+func writeModules(t testing.TB, n int, edit func(name, manifest string) string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for i := range n {
@@ -55,7 +55,7 @@ func writeModules(t *testing.T, n int, edit func(name, manifest string) string) 
 	return dir
 }
 
-func writeModule(t *testing.T, dir, folder, manifest, file string, artifact []byte) {
+func writeModule(t testing.TB, dir, folder, manifest, file string, artifact []byte) {
 	t.Helper()
 	d := filepath.Join(dir, folder)
 	must(t, os.MkdirAll(d, 0o755))
@@ -63,14 +63,14 @@ func writeModule(t *testing.T, dir, folder, manifest, file string, artifact []by
 	must(t, os.WriteFile(filepath.Join(d, file), artifact, 0o644))
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 }
 
-func wantCode(t *testing.T, err error, code string) {
+func wantCode(t testing.TB, err error, code string) {
 	t.Helper()
 	if got := errcode.Code(err); got != code {
 		t.Fatalf("code = %q (%v), want %q", got, err, code)
@@ -86,9 +86,9 @@ type fixture struct {
 	trustDir string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	f := &fixture{key: keys.NewPublisher(), modules: writeModules(t, 3, nil), log: tlogtest.New("log.lexicon.test")}
+	f := &fixture{key: newKey(), modules: writeModules(t, 3, nil), log: tlogtest.New("log.lexicon.test")}
 	srv := f.log.Server()
 	t.Cleanup(srv.Close)
 	f.logURL = srv.URL
@@ -97,7 +97,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // newTrust makes a trust directory holding the fixture's key, and its log key when withLog.
-func (f *fixture) newTrust(t *testing.T, withLog bool, extra ...keys.PublisherPublic) string {
+func (f *fixture) newTrust(t testing.TB, withLog bool, extra ...keys.PublisherPublic) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "trust")
 	var logs []keys.LogPublic
@@ -108,7 +108,7 @@ func (f *fixture) newTrust(t *testing.T, withLog bool, extra ...keys.PublisherPu
 	return dir
 }
 
-func (f *fixture) build(t *testing.T, seq uint64, mutate func(*registry.BuildOptions)) string {
+func (f *fixture) build(t testing.TB, seq uint64, mutate func(*registry.BuildOptions)) string {
 	t.Helper()
 	o := registry.BuildOptions{
 		Key: f.key, ModulesDir: f.modules, Release: fmt.Sprintf("1.%d.0", seq), Sequence: seq,
@@ -122,7 +122,7 @@ func (f *fixture) build(t *testing.T, seq uint64, mutate func(*registry.BuildOpt
 	return o.OutDir
 }
 
-func (f *fixture) addLog(t *testing.T, dir string) {
+func (f *fixture) addLog(t testing.TB, dir string) {
 	t.Helper()
 	b := readBundle(t, dir)
 	st := decode(t, b)
@@ -130,7 +130,7 @@ func (f *fixture) addLog(t *testing.T, dir string) {
 	writeBundle(t, dir, b)
 }
 
-func readBundle(t *testing.T, dir string) *protobundle.Bundle {
+func readBundle(t testing.TB, dir string) *protobundle.Bundle {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, registry.BundleFile))
 	must(t, err)
@@ -139,14 +139,14 @@ func readBundle(t *testing.T, dir string) *protobundle.Bundle {
 	return &b
 }
 
-func writeBundle(t *testing.T, dir string, b *protobundle.Bundle) {
+func writeBundle(t testing.TB, dir string, b *protobundle.Bundle) {
 	t.Helper()
 	data, err := statement.MarshalBundle(b)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, registry.BundleFile), data, 0o644))
 }
 
-func decode(t *testing.T, b *protobundle.Bundle) *statement.Statement {
+func decode(t testing.TB, b *protobundle.Bundle) *statement.Statement {
 	t.Helper()
 	st, err := statement.Decode(b.GetDsseEnvelope().GetPayload())
 	must(t, err)
@@ -154,7 +154,7 @@ func decode(t *testing.T, b *protobundle.Bundle) *statement.Statement {
 }
 
 // resign rewrites a release's statement through edit and signs it with key, keeping its store.
-func resign(t *testing.T, dir string, key keys.PublisherPrivate, edit func(*statement.Statement)) {
+func resign(t testing.TB, dir string, key keys.PublisherPrivate, edit func(*statement.Statement)) {
 	t.Helper()
 	st := decode(t, readBundle(t, dir))
 	st.Predicate.Publisher = key.Public()
@@ -164,7 +164,7 @@ func resign(t *testing.T, dir string, key keys.PublisherPrivate, edit func(*stat
 	signPayload(t, dir, key, payload)
 }
 
-func signPayload(t *testing.T, dir string, key keys.PublisherPrivate, payload []byte) {
+func signPayload(t testing.TB, dir string, key keys.PublisherPrivate, payload []byte) {
 	t.Helper()
 	b, err := statement.Sign(payload, key)
 	must(t, err)
@@ -172,14 +172,14 @@ func signPayload(t *testing.T, dir string, key keys.PublisherPrivate, payload []
 }
 
 // copyRelease copies a release directory so a test can tamper with it freely.
-func copyRelease(t *testing.T, dir string) string {
+func copyRelease(t testing.TB, dir string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "copy")
 	must(t, os.CopyFS(out, os.DirFS(dir)))
 	return out
 }
 
-func verifyDir(t *testing.T, trustDir, dir string) (*registry.Release, *registry.Report, error) {
+func verifyDir(t testing.TB, trustDir, dir string) (*registry.Release, *registry.Report, error) {
 	t.Helper()
 	tr, err := registry.OpenTrust(trustDir)
 	if err != nil {
@@ -188,7 +188,7 @@ func verifyDir(t *testing.T, trustDir, dir string) (*registry.Release, *registry
 	return tr.VerifyDir(dir, now, false)
 }
 
-func blobOf(t *testing.T, dir, subjectPrefix string) string {
+func blobOf(t testing.TB, dir, subjectPrefix string) string {
 	t.Helper()
 	for _, s := range decode(t, readBundle(t, dir)).Subject {
 		if strings.HasPrefix(s.Name, subjectPrefix) {
@@ -201,3 +201,5 @@ func blobOf(t *testing.T, dir, subjectPrefix string) string {
 
 var _ = bytes.Equal
 var _ = cas.Sum
+
+func newKey() keys.PublisherPrivate { return keys.NewPublisher() }

@@ -88,7 +88,7 @@ func TestTampering(t *testing.T) {
 			dir := f.build(t, 1, nil)
 			resign(t, dir, f.key, func(st *statement.Statement) {
 				dup := st.Subject[0]
-				dup.Digest = map[string]string{"sha256": strings.Repeat("d", 64)}
+				dup.Digest.SHA256 = strings.Repeat("d", 64)
 				st.Subject = append(st.Subject, dup)
 			})
 			return verify(t, f.trustDir, dir)
@@ -221,10 +221,14 @@ func TestTampering(t *testing.T) {
 			return verify(t, f.trustDir, f.build(t, 1, nil))
 		}},
 		{"contract broken: param removed", errcode.ContractBroken, func(t *testing.T, f *fixture) error {
-			return buildNext(t, f, func(m string) string { return strings.Replace(m, `"top": {"type": "integer"}`, `"depth": {"type": "integer"}`, 1) })
+			return buildNext(t, f, func(m string) string {
+				return strings.Replace(m, `"top": {"type": "integer"}`, `"depth": {"type": "integer"}`, 1)
+			})
 		}},
 		{"contract broken: param type changed", errcode.ContractBroken, func(t *testing.T, f *fixture) error {
-			return buildNext(t, f, func(m string) string { return strings.Replace(m, `"top": {"type": "integer"}`, `"top": {"type": "string"}`, 1) })
+			return buildNext(t, f, func(m string) string {
+				return strings.Replace(m, `"top": {"type": "integer"}`, `"top": {"type": "string"}`, 1)
+			})
 		}},
 		{"contract broken: output field removed", errcode.ContractBroken, func(t *testing.T, f *fixture) error {
 			return buildNext(t, f, func(m string) string { return strings.Replace(m, `, "truncated": {"type": "boolean"}`, ``, 1) })
@@ -241,7 +245,9 @@ func TestTampering(t *testing.T) {
 			return verify(t, f.trustDir, dir)
 		}},
 		{"unknown manifest field", errcode.ManifestUnknownField, func(t *testing.T, f *fixture) error {
-			return buildWith(t, f, func(m string) string { return strings.Replace(m, `"kind": "word",`, `"kind": "word", "run_as": "root",`, 1) })
+			return buildWith(t, f, func(m string) string {
+				return strings.Replace(m, `"kind": "word",`, `"kind": "word", "run_as": "root",`, 1)
+			})
 		}},
 		{"params schema without additionalProperties false", errcode.ManifestParamsOpen, func(t *testing.T, f *fixture) error {
 			return buildWith(t, f, func(m string) string { return strings.Replace(m, `"additionalProperties": false,`, ``, 1) })
@@ -299,9 +305,9 @@ func TestTampering(t *testing.T) {
 				for i, s := range st.Subject { // keep the subjects naming their rows' manifests
 					switch s.Name {
 					case m0.ManifestSubject():
-						st.Subject[i].Digest["sha256"] = m0.Manifest
+						st.Subject[i].Digest.SHA256 = m0.Manifest
 					case m1.ManifestSubject():
-						st.Subject[i].Digest["sha256"] = m1.Manifest
+						st.Subject[i].Digest.SHA256 = m1.Manifest
 					}
 				}
 			})

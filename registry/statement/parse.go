@@ -2,12 +2,12 @@ package statement
 
 import (
 	"errors"
-	"regexp"
 	"strings"
 
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"golang.org/x/mod/semver"
 
+	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/internal/strictjson"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -42,8 +42,6 @@ func ParseBundle(data []byte) (*bundle.Bundle, error) {
 	}
 	return &b, nil
 }
-
-var digestRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // Decode parses and checks a statement payload. It needs no key: it runs before trust is decided,
 // and only checks that the statement is well formed.
@@ -80,20 +78,18 @@ func (s *Statement) check() error {
 	if len(s.Subject) == 0 || len(s.Subject) > MaxSubjects {
 		return invalid("subject", "a statement has 1 to %d subjects, this one %d", MaxSubjects, len(s.Subject))
 	}
-	byDigest := make(map[string][]string, len(s.Subject))
-	names := make(map[string]bool, len(s.Subject))
+	pinned := make(map[string]string, len(s.Subject)) // name -> digest
 	for _, sub := range s.Subject {
 		if sub.Name == "" || strings.ContainsAny(sub.Name, "\x00\n") {
 			return invalid("subject", "subject name %q is empty or has control characters", sub.Name)
 		}
-		if names[sub.Name] {
+		if _, dup := pinned[sub.Name]; dup {
 			return errcode.New(errcode.StatementSubjectDuplicate, "subject %q appears twice", sub.Name).With("subject", sub.Name)
 		}
-		names[sub.Name] = true
-		if len(sub.Digest) != 1 || !digestRE.MatchString(sub.Digest["sha256"]) {
+		if !cas.ValidDigest(sub.SHA256()) {
 			return invalid("subject", "subject %q needs exactly one sha256 digest", sub.Name)
 		}
-		byDigest[sub.SHA256()] = append(byDigest[sub.SHA256()], sub.Name)
+		pinned[sub.Name] = sub.SHA256()
 	}
 	p := &s.Predicate
 	if !semver.IsValid("v"+p.Release) || semver.Canonical("v"+p.Release) != "v"+p.Release {
@@ -115,13 +111,13 @@ func (s *Statement) check() error {
 			return invalid("predicate.modules", "module %s appears twice", id)
 		}
 		seen[id] = true
-		if !digestRE.MatchString(m.Manifest) || !digestRE.MatchString(m.Module) {
+		if !cas.ValidDigest(m.Manifest) || !cas.ValidDigest(m.Module) {
 			return invalid("predicate.modules", "module %s needs sha256 digests of its manifest and module", id)
 		}
-		if !pinnedAs(byDigest[m.Manifest], m.ManifestSubject()) {
+		if pinned[m.ManifestSubject()] != m.Manifest {
 			return errcode.New(errcode.ModuleNotPinned, "the manifest of %s is not a subject of the statement", id).With("module", id)
 		}
-		if !pinnedAs(byDigest[m.Module], m.SubjectPrefix()) {
+		if !s.pins(pinned, m) {
 			return errcode.New(errcode.ModuleNotPinned, "the artifact of %s is not a subject of the statement", id).With("module", id)
 		}
 	}
@@ -133,10 +129,15 @@ func (s *Statement) check() error {
 	return nil
 }
 
-// pinnedAs reports whether one of names is want, or starts with want when want ends in "/".
-func pinnedAs(names []string, want string) bool {
-	for _, n := range names {
-		if n == want || (strings.HasSuffix(want, "/") && strings.HasPrefix(n, want)) {
+// pins reports whether a subject pins the module's artifact under the module's name. Drivers carry
+// a platform after their name, so they are looked up by prefix; there are few of them.
+func (s *Statement) pins(pinned map[string]string, m Module) bool {
+	name := m.SubjectPrefix()
+	if m.Kind != manifest.KindDriver {
+		return pinned[name] == m.Module
+	}
+	for _, sub := range s.Subject {
+		if strings.HasPrefix(sub.Name, name) && sub.SHA256() == m.Module {
 			return true
 		}
 	}

@@ -71,12 +71,23 @@ type Statement struct {
 
 // Subject is one artifact and its digest.
 type Subject struct {
-	Name   string            `json:"name"`
-	Digest map[string]string `json:"digest"`
+	Name   string `json:"name"`
+	Digest Digest `json:"digest"`
+}
+
+// Digest is an in-toto digest set restricted to sha256: a subject with any other algorithm is refused
+// as an unknown field, so no artifact is ever pinned by a weaker hash.
+type Digest struct {
+	SHA256 string `json:"sha256"`
 }
 
 // SHA256 returns the subject's sha256 digest.
-func (s Subject) SHA256() string { return s.Digest["sha256"] }
+func (s Subject) SHA256() string { return s.Digest.SHA256 }
+
+// NewSubject pins an artifact name to a sha256 digest.
+func NewSubject(name, sha256 string) Subject {
+	return Subject{Name: name, Digest: Digest{SHA256: sha256}}
+}
 
 // Predicate is what a release says about itself.
 type Predicate struct {
