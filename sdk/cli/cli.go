@@ -89,7 +89,7 @@ func Run(ctx context.Context, binary, about string, cmds []*Command, args []stri
 	}
 	env := &Env{Stdout: stdout, Stderr: stderr}
 	positional, err := parse(fs, rest)
-	env.JSON = *output == "json"
+	env.JSON = *output == "json" || (err != nil && wantsJSON(rest))
 	if errors.Is(err, flag.ErrHelp) {
 		commandUsage(stdout, binary, cmd, fs)
 		return 0
@@ -161,6 +161,21 @@ func writeJSON(w io.Writer, result any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(json.RawMessage(b))
+}
+
+// wantsJSON spots -o json in arguments that failed to parse, so the refusal still comes as JSON.
+func wantsJSON(args []string) bool {
+	for i, a := range args {
+		switch a {
+		case "-o=json", "--o=json":
+			return true
+		case "-o", "--o":
+			if i+1 < len(args) && args[i+1] == "json" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // find matches the longest command path at the start of args.
