@@ -94,7 +94,9 @@ func TestRoundTrip(t *testing.T) {
 	// A successor that breaks the word's contract is refused, in JSON with its code.
 	code, res = runJSON(t, "build", "--key", filepath.Join(k, "publisher.key"), "--previous", r1, "--release", "1.1.0",
 		"--sequence", "2", "--out", filepath.Join(work, "bad"),
-		"--modules", modules(t, "1.1.0", func(m string) string { return strings.Replace(m, `"name": {"type": "string"}`, `"name": {"type": "integer"}`, 1) }))
+		"--modules", modules(t, "1.1.0", func(m string) string {
+			return strings.Replace(m, `"name": {"type": "string"}`, `"name": {"type": "integer"}`, 1)
+		}))
 	if code != 1 || res["ok"] != false || res["code"] != "contract.broken" {
 		t.Fatalf("broken contract: %d %v", code, res)
 	}
