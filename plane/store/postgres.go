@@ -77,6 +77,7 @@ type postgresDriver struct {
 	hub       *hub
 
 	mu      sync.Mutex
+	closed  bool
 	stop    context.CancelFunc // stops the listener
 	stopped chan struct{}      // closed when the listener has returned
 }
@@ -136,6 +137,7 @@ func (d *postgresDriver) ping(ctx context.Context) error { return d.pool.Ping(ct
 
 func (d *postgresDriver) close() error {
 	d.mu.Lock()
+	d.closed = true
 	stop, stopped := d.stop, d.stopped
 	d.mu.Unlock()
 	if stop != nil {
@@ -149,8 +151,12 @@ func (d *postgresDriver) close() error {
 
 // startListener starts the one goroutine that listens for queued jobs on a connection of its own.
 func (d *postgresDriver) startListener() {
-	ctx, cancel := context.WithCancel(context.Background())
 	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	d.stop, d.stopped = cancel, make(chan struct{})
 	stopped := d.stopped
 	d.mu.Unlock()

@@ -173,7 +173,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10)
 -- Runs after NodeLock, in a statement of its own so that its snapshot sees any job a claim that held
 -- the lock before us set running.
 UPDATE jobs
-SET state = 'running', claimed_at = $2, deadline_at = $2 + budget_ms * interval '1 millisecond'
+SET state = 'running', claimed_at = $2, deadline_at = $2::timestamptz + budget_ms * interval '1 millisecond'
 WHERE id = (
     SELECT id FROM jobs
     WHERE node_id = $1 AND state = 'queued'
