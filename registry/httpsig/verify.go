@@ -87,10 +87,14 @@ func (v *Verifier) Verify(r *http.Request, body []byte, now time.Time) (Proof, e
 
 	created := time.Unix(si.created, 0)
 	if skew := now.Sub(created); skew > MaxSkew || skew < -MaxSkew {
+		way := "behind"
+		if skew < 0 {
+			way = "ahead of"
+		}
 		return Proof{}, errcode.New(errcode.ChannelClockSkew,
-			"signature created %s, %s from the plane's clock (%s); the limit is %s: check the node's clock",
-			created.UTC().Format(time.RFC3339), skew.Round(time.Second).Abs(), now.UTC().Format(time.RFC3339), MaxSkew).
-			With("skew_seconds", int64(skew.Round(time.Second)/time.Second))
+			"signature created %s, %s %s the plane's clock (%s); the limit is %s either way: check the node's clock",
+			created.UTC().Format(time.RFC3339), skew.Abs(), way, now.UTC().Format(time.RFC3339), MaxSkew).
+			With("skew_seconds", int64(-skew/time.Second))
 	}
 
 	key, found, err := v.Keys(ctx, si.keyID)

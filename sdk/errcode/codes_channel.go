@@ -14,7 +14,7 @@ const (
 	// body received. Nothing changed.
 	ChannelDigestMismatch = "channel.digest_mismatch"
 	// ChannelClockSkew: the signature's created time is more than the allowed skew (5 minutes) before or
-	// after the plane's clock (details.skew_seconds). Nothing changed.
+	// after the plane's clock (details.skew_seconds: the node's clock minus the plane's). Nothing changed.
 	ChannelClockSkew = "channel.clock_skew"
 	// ChannelReplayed: the signature's nonce was already used by this key. Nothing changed.
 	ChannelReplayed = "channel.replayed"
