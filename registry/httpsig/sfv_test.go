@@ -26,9 +26,9 @@ func TestParseDictionary(t *testing.T) {
 		{``, ``},
 		{`a=1,`, ``},
 		{`a=1,,b=2`, ``},
-		{`a=1, a=2`, ``},          // repeated key: RFC 8941 keeps the last, we refuse
-		{`a=1;p=1;p=2`, ``},       // repeated parameter
-		{`a=1.5`, ``},             // decimal
+		{`a=1, a=2`, ``},           // repeated key: RFC 8941 keeps the last, we refuse
+		{`a=1;p=1;p=2`, ``},        // repeated parameter
+		{`a=1.5`, ``},              // decimal
 		{`a=1000000000000000`, ``}, // 16 digits
 		{`A=1`, ``},
 		{`a=(1`, ``},
@@ -37,9 +37,9 @@ func TestParseDictionary(t *testing.T) {
 		{`a="\x"`, ``},
 		{"a=\"\u00e9\"", ``},
 		{"a=\"tab\there\"", ``},
-		{`a=:AAE:`, ``},   // unpadded
-		{`a=:AAF=:`, ``},  // non-canonical trailing bits
-		{`a=:A A=:`, ``},  // space in base64
+		{`a=:AAE:`, ``},  // unpadded
+		{`a=:AAF=:`, ``}, // non-canonical trailing bits
+		{`a=:A A=:`, ``}, // space in base64
 		{`a=?2`, ``},
 		{`a=@`, ``},
 		{`a=1 b=2`, ``},
