@@ -18,7 +18,7 @@ var refParams = map[string]any{
 func TestRunReference(t *testing.T) {
 	isolations(t, func(t *testing.T, iso wasm.Isolation) {
 		module, digest := testWord(t, "ref")
-		h := newHost(t, wasm.Config{Isolation: iso})
+		h := newHost(t, cached(wasm.Config{Isolation: iso}))
 		mod := load(t, h, wordManifest(t, "ref", refParams), module, digest)
 		for i := range 3 {
 			res := mod.Run(context.Background(), []byte(`{"name": "node", "count": 41}`))

@@ -87,4 +87,3 @@ func hostTake(ctx context.Context, mod api.Module, stack []uint64) {
 	}
 	stack[0] = uint64(n)
 }
-

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,9 +15,25 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 )
 
+// sharedCache is a compile cache all tests share, so each test word compiles once per test run.
+var sharedCache struct{ dir, key string }
+
 func TestMain(m *testing.M) {
 	wasm.ServeWorkerIfChild()
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "lexicon-wasm-test-")
+	if err != nil {
+		panic(err)
+	}
+	sharedCache.dir, sharedCache.key = filepath.Join(dir, "cache"), filepath.Join(dir, "cache.key")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cached returns cfg using the shared compile cache.
+func cached(cfg wasm.Config) wasm.Config {
+	cfg.CacheDir, cfg.CacheKeyFile = sharedCache.dir, sharedCache.key
+	return cfg
 }
 
 // testWord returns a module built by `make wasm` from testdata, and its sha256.
@@ -95,3 +112,10 @@ func mustJSON(t testing.TB, v any) []byte {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func sha256Of(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

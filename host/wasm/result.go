@@ -79,6 +79,9 @@ func wordFailure(stdout []byte) (*errcode.Error, bool) {
 	}
 	code, msg := env.Error.Code, truncateRunes(env.Error.Message, 1000)
 	area, _, _ := strings.Cut(code, ".")
+	if code == errcode.WordFailed {
+		return errcode.New(errcode.WordFailed, "%s", msg), true
+	}
 	if !codeRE.MatchString(code) || reservedAreas[area] {
 		return errcode.New(errcode.WordFailed, "%s", msg).With("reason", truncateRunes(code, 100)), true
 	}

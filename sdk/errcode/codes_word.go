@@ -29,8 +29,9 @@ const (
 	// WordCrashed: the word trapped, panicked or exited non-zero without reporting a reason
 	// (details.exit_code when it exited). Capabilities it used before that are in the result.
 	WordCrashed = "word.crashed"
-	// WordFailed: the word ran and reported that it failed, with a reason its author chose (details.reason
-	// holds the word's own code when that code is not one the host reserves).
+	// WordFailed: the word ran and reported that it failed without a code of its own, or with one in an
+	// area the host reserves (details.reason then holds what it said). A word reporting its own code
+	// ("disk_usage.root_missing") fails with that code instead.
 	WordFailed = "word.failed"
 	// WordCancelled: the caller cancelled the invocation and the word was stopped.
 	WordCancelled = "word.cancelled"

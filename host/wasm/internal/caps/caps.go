@@ -92,7 +92,7 @@ type Dispatcher struct {
 func (d *Dispatcher) Calls() []Call {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]Call(nil), d.calls...)
+	return append([]Call{}, d.calls...)
 }
 
 // handler answers one capability: it checks the request against the declared bound and acts.
