@@ -64,6 +64,9 @@ type Proof struct {
 // A nonce is recorded only for a request that passed every other check, so requests that prove no node
 // cannot fill the store. Errors of the key lookup or nonce store are returned as they are.
 func (v *Verifier) Verify(r *http.Request, body []byte, now time.Time) (Proof, error) {
+	if v.Keys == nil || v.Nonces == nil {
+		return Proof{}, errors.New("httpsig: Verifier needs Keys and Nonces")
+	}
 	ctx := r.Context()
 	inputVal, haveInput, errInput := singleField(r.Header, HeaderSignatureInput)
 	sigVal, haveSig, errSig := singleField(r.Header, HeaderSignature)

@@ -484,6 +484,21 @@ func moved(t *testing.T, f *fixture, body []byte, move func(*http.Request)) *htt
 	return r
 }
 
+func TestClockSkewDetails(t *testing.T) {
+	for _, tc := range []struct {
+		offset time.Duration
+		want   int64
+	}{{6 * time.Minute, 360}, {-10 * time.Minute, -600}} {
+		f := newFixture(t)
+		_, err := f.v.Verify(f.signedAt(t, "POST", claimURL, nil, t0.Add(tc.offset)), nil, t0)
+		wantCode(t, err, errcode.ChannelClockSkew)
+		var e *errcode.Error
+		if !errors.As(err, &e) || e.Details["skew_seconds"] != tc.want {
+			t.Fatalf("node %s off: details %v, want skew_seconds %d", tc.offset, e.Details, tc.want)
+		}
+	}
+}
+
 func TestClockSkewLimitIsInclusive(t *testing.T) {
 	for _, d := range []time.Duration{MaxSkew, -MaxSkew} {
 		f := newFixture(t)
