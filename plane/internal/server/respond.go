@@ -17,7 +17,7 @@ func status(code string) int {
 	switch {
 	case code == errcode.InternalError:
 		return http.StatusInternalServerError
-	case area == "store" && (reason == "unavailable" || reason == "busy" || reason == "closed"):
+	case area == "store" && (reason == "unavailable" || reason == "busy" || reason == "closed"), code == errcode.ChannelBusy:
 		return http.StatusServiceUnavailable
 	case code == errcode.RequestRateLimited:
 		return http.StatusTooManyRequests
