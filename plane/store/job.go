@@ -492,6 +492,9 @@ func (s *sqlStore) JobList(ctx context.Context, p JobListParams) (JobListResult,
 	default:
 		return JobListResult{}, invalid("state", "unknown job state %q", p.State)
 	}
+	if err := checkCursor(p.Cursor); err != nil {
+		return JobListResult{}, err
+	}
 	limit, err := listLimit(p.Limit)
 	if err != nil {
 		return JobListResult{}, err

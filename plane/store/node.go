@@ -192,6 +192,9 @@ func (s *sqlStore) NodeList(ctx context.Context, p NodeListParams) (NodeListResu
 	default:
 		return NodeListResult{}, invalid("state", "unknown node state %q", p.State)
 	}
+	if err := checkCursor(p.Cursor); err != nil {
+		return NodeListResult{}, err
+	}
 	limit, err := listLimit(p.Limit)
 	if err != nil {
 		return NodeListResult{}, err

@@ -151,3 +151,36 @@ func TestOpenURLs(t *testing.T) {
 		}
 	}
 }
+
+// fakeTB records how PostgresURL ends a test it cannot serve.
+type fakeTB struct {
+	testing.TB
+	ended string
+}
+
+type endTest struct{}
+
+func (f *fakeTB) Fatalf(format string, args ...any) { f.ended = "fatal"; panic(endTest{}) }
+func (f *fakeTB) Skipf(format string, args ...any)  { f.ended = "skip"; panic(endTest{}) }
+
+// Without PostgreSQL the suite must fail in CI, where it is required, and may skip elsewhere.
+func TestPostgresURLFailsInCI(t *testing.T) {
+	t.Setenv(storetest.PostgresEnv, "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2")
+	for _, c := range []struct{ ci, want string }{{"true", "fatal"}, {"", "skip"}} {
+		t.Setenv("CI", c.ci)
+		f := &fakeTB{TB: t}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(endTest); !ok {
+						panic(r)
+					}
+				}
+			}()
+			storetest.PostgresURL(f)
+		}()
+		if f.ended != c.want {
+			t.Errorf("CI=%q: PostgresURL ended the test with %q, want %q", c.ci, f.ended, c.want)
+		}
+	}
+}
