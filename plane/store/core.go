@@ -210,6 +210,14 @@ const (
 	MaxListLimit     = 1000
 )
 
+// checkCursor refuses a cursor no list could have returned.
+func checkCursor(c string) error {
+	if len(c) > 64 {
+		return invalid("cursor", "cursor is not one a list returned")
+	}
+	return nil
+}
+
 func listLimit(n int) (int, error) {
 	switch {
 	case n == 0:

@@ -268,8 +268,28 @@ func (s *sqlStore) JobClaim(ctx context.Context, p JobClaimParams) (*Job, error)
 		return nil, err
 	}
 	t := now(p.Now)
+	// A first look without locks: an idle long poll must not cost a write. A job queued right after
+	// this look wakes the caller, who subscribed before claiming.
+	var state string
+	var claimable bool
+	err := s.read(ctx, "claim job", func(ex execer) error {
+		err := ex.queryRow(ctx, s.q.JobClaimable, p.NodeID).Scan(&state, &claimable)
+		if s.drv.kind(err) == errNoRows {
+			return errcode.New(errcode.NodeNotFound, "no node %s", p.NodeID).With("node", p.NodeID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := (Node{ID: p.NodeID, State: NodeState(state)}).active(); err != nil {
+		return nil, err
+	}
+	if !claimable {
+		return nil, nil
+	}
 	var claimed *Job
-	err := s.tx(ctx, "claim job", func(ex execer) error {
+	err = s.tx(ctx, "claim job", func(ex execer) error {
 		if err := s.lockActiveNode(ctx, ex, p.NodeID); err != nil {
 			return err
 		}
@@ -471,6 +491,9 @@ func (s *sqlStore) JobList(ctx context.Context, p JobListParams) (JobListResult,
 	case "", JobQueued, JobRunning, JobCompleted, JobFailed, JobRefused, JobLost, JobCancelled:
 	default:
 		return JobListResult{}, invalid("state", "unknown job state %q", p.State)
+	}
+	if err := checkCursor(p.Cursor); err != nil {
+		return JobListResult{}, err
 	}
 	limit, err := listLimit(p.Limit)
 	if err != nil {

@@ -192,6 +192,9 @@ func (s *sqlStore) NodeList(ctx context.Context, p NodeListParams) (NodeListResu
 	default:
 		return NodeListResult{}, invalid("state", "unknown node state %q", p.State)
 	}
+	if err := checkCursor(p.Cursor); err != nil {
+		return NodeListResult{}, err
+	}
 	limit, err := listLimit(p.Limit)
 	if err != nil {
 		return NodeListResult{}, err
@@ -267,6 +270,12 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 	t := now(p.Now)
 	var n Node
 	err := s.tx(ctx, "record node report", func(ex execer) error {
+		// A report lost to a crash of the database's machine is sent again on the next claim.
+		if s.q.RelaxCommit != "" {
+			if _, err := ex.exec(ctx, s.q.RelaxCommit); err != nil {
+				return err
+			}
+		}
 		var err error
 		n, err = scanNode(ex.queryRow(ctx, s.q.NodeReport, p.ID, t, p.AgentVersion, p.StatementSequence,
 			p.StatementDigest, string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap))

@@ -78,6 +78,7 @@ func PostgresOpener(t testing.TB) Env {
 		Store:     Open(t, url),
 		Peer:      func(t testing.TB) store.Store { return Open(t, url) },
 		PeerWakes: true,
+		Replicas:  true,
 	}
 }
 

@@ -125,6 +125,12 @@ WHERE ($1 = '' OR state = $1) AND ($2 = '' OR id > $2)
 ORDER BY id
 LIMIT $3
 
+-- name: RelaxCommit
+-- For writes a crash may lose without harm (the next claim reports again): commit without waiting for
+-- the WAL to reach disk. Such a transaction is still atomic, and never lost by a plane that crashes
+-- while PostgreSQL stays up.
+SET LOCAL synchronous_commit TO OFF
+
 -- name: NodeReport
 UPDATE nodes
 SET last_seen_at = $2, agent_version = $3, statement_sequence = $4, statement_digest = $5,
@@ -168,6 +174,13 @@ DELETE FROM nonces WHERE expires_at <= $1
 INSERT INTO jobs (id, node_id, word, word_version, word_digest, class, params, state, budget_ms,
                   created_by, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10)
+
+-- name: JobClaimable
+-- The claim's read-only first look: most claims find nothing to hand out, and should not lock or write.
+SELECT state,
+       EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'queued')
+       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'running')
+FROM nodes WHERE id = $1
 
 -- name: JobClaim
 -- Runs after NodeLock, in a statement of its own so that its snapshot sees any job a claim that held
