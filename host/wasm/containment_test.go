@@ -26,7 +26,7 @@ var evilSchemas = map[string]any{
 		"properties": {"ok": {"type": "boolean"}, "stolen": {"type": "string"}, "count": {"type": "integer"}}}`),
 }
 
-func evilManifest(t *testing.T, class string, caps []map[string]any, limits map[string]any) map[string]any {
+func evilManifest(t testing.TB, class string, caps []map[string]any, limits map[string]any) map[string]any {
 	t.Helper()
 	extra := map[string]any{"class": class}
 	for k, v := range evilSchemas {
@@ -41,7 +41,7 @@ func evilManifest(t *testing.T, class string, caps []map[string]any, limits map[
 	return extra
 }
 
-func sha256File(t *testing.T, p string) string {
+func sha256File(t testing.TB, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
