@@ -75,6 +75,9 @@ test: build wasm
 
 bench: wasm
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./registry/...
+	$(GO) test -run '^$$' -bench 'BenchmarkCall$$' -benchtime 400x -count 5 ./host/wasm/
+	$(GO) test -run '^$$' -bench 'BenchmarkDeadlineOvershoot|BenchmarkFirstCall' -benchtime 40x -count 5 ./host/wasm/
+	$(GO) test -run '^$$' -bench 'BenchmarkRSSPerWord' -benchtime 5x -count 5 ./host/wasm/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
