@@ -73,11 +73,13 @@ demo: modules
 test: build wasm
 	$(GO) test ./...
 
+# bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 bench: wasm
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./registry/...
 	$(GO) test -run '^$$' -bench 'BenchmarkCall$$' -benchtime 400x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench 'BenchmarkDeadlineOvershoot|BenchmarkFirstCall' -benchtime 40x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench 'BenchmarkRSSPerWord' -benchtime 5x -count 5 ./host/wasm/
+	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
