@@ -424,7 +424,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 				req := f.blob
 				go func() { answers <- d.Call(ctx, req) }()
 			case kindDone:
-				n := min(f.StdoutLen, len(f.blob))
+				n := max(0, min(f.StdoutLen, len(f.blob)))
 				raw := rawRun{
 					runOutcome: runOutcome{exited: f.Exited, exitCode: f.ExitCode},
 					stdout:     f.blob[:n], stderr: f.blob[n:],
