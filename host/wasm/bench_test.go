@@ -67,7 +67,9 @@ func BenchmarkCall(b *testing.B) {
 		benchCalls(b, h)
 	})
 	b.Run("inprocess", func(b *testing.B) { benchCalls(b, newHost(b, cached(wasm.Config{Isolation: wasm.InProcess}))) })
-	b.Run("process", func(b *testing.B) { benchCalls(b, newHost(b, cached(wasm.Config{Isolation: wasm.Process, MaxWorkers: 1}))) })
+	b.Run("process", func(b *testing.B) {
+		benchCalls(b, newHost(b, cached(wasm.Config{Isolation: wasm.Process, MaxWorkers: 1})))
+	})
 }
 
 // BenchmarkDeadlineOvershoot is how long after its deadline a runaway word is stopped.
@@ -107,7 +109,7 @@ func firstCall(iso string) int {
 	if err != nil {
 		return 3
 	}
-	cfg := wasm.Config{CacheDir: os.Getenv(firstCallEnv + "_CACHE"), CacheKeyFile: os.Getenv(firstCallEnv + "_CACHE") + ".key"}
+	cfg := wasm.Config{CacheDir: os.Getenv(firstCallEnv + "_CACHE"), CacheKeyFile: os.Getenv(firstCallEnv+"_CACHE") + ".key"}
 	if iso == "inprocess" {
 		cfg.Isolation = wasm.InProcess
 	}

@@ -17,7 +17,7 @@ import (
 // module builds a minimal module: one memory of pages pages and the given data section body.
 func module(pages byte, data []byte) []byte {
 	m := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
-	m = append(m, 5, 3, 1, 0, pages)           // memory section: one memory, min pages
+	m = append(m, 5, 3, 1, 0, pages)               // memory section: one memory, min pages
 	m = append(m, 7, 7, 1, 3, 'm', 'e', 'm', 2, 0) // export "mem" memory 0
 	m = append(m, 11, byte(len(data)))
 	return append(m, data...)
