@@ -90,9 +90,11 @@ func TestContainment(t *testing.T) {
 		code     string
 		denied   string // the capability that must be recorded as refused
 		maxExtra time.Duration
+		output   string // the exact output, when the attack completes
 	}{
 		{name: "WASI open of /etc/shadow", params: map[string]any{"attack": "wasi_open"}, outcome: wasm.Failed, code: errcode.WordFailed},
 		{name: "WASI listing of /", params: map[string]any{"attack": "wasi_list"}, outcome: wasm.Failed, code: errcode.WordFailed},
+		{name: "environment is empty", params: map[string]any{"attack": "env"}, outcome: wasm.Completed, output: `{"ok":true}`},
 		{name: "fs.read with ..", caps: fsCaps, params: map[string]any{"attack": "fs_read", "path": root + "/../../etc/shadow"},
 			outcome: wasm.Failed, code: errcode.CapabilityDenied, denied: "fs.read"},
 		{name: "fs.read through a symlink out of the root", caps: fsCaps, params: map[string]any{"attack": "fs_read", "path": root + "/escape"},
@@ -165,6 +167,9 @@ func TestContainment(t *testing.T) {
 					if d := res.Details["cap"]; d != tc.denied {
 						t.Fatalf("details.cap = %v, want %s", d, tc.denied)
 					}
+				}
+				if tc.output != "" && string(res.Output) != tc.output {
+					t.Fatalf("output %s, want %s", res.Output, tc.output)
 				}
 				if tc.maxExtra > 0 && took > 300*time.Millisecond+tc.maxExtra {
 					t.Fatalf("stopped after %s", took)

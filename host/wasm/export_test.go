@@ -33,3 +33,14 @@ func WorkerPIDs(h *Host) []int {
 	}
 	return pids
 }
+
+// WorkerExits returns a channel per live worker, closed when that worker process has exited.
+func WorkerExits(h *Host) []<-chan struct{} {
+	h.pool.mu.Lock()
+	defer h.pool.mu.Unlock()
+	var chans []<-chan struct{}
+	for w := range h.pool.live {
+		chans = append(chans, w.exited)
+	}
+	return chans
+}
