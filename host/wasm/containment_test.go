@@ -26,7 +26,7 @@ var evilSchemas = map[string]any{
 		"properties": {"ok": {"type": "boolean"}, "stolen": {"type": "string"}, "count": {"type": "integer"}}}`),
 }
 
-func evilManifest(t *testing.T, class string, caps []map[string]any, limits map[string]any) map[string]any {
+func evilManifest(t testing.TB, class string, caps []map[string]any, limits map[string]any) map[string]any {
 	t.Helper()
 	extra := map[string]any{"class": class}
 	for k, v := range evilSchemas {
@@ -41,7 +41,7 @@ func evilManifest(t *testing.T, class string, caps []map[string]any, limits map[
 	return extra
 }
 
-func sha256File(t *testing.T, p string) string {
+func sha256File(t testing.TB, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -90,9 +90,11 @@ func TestContainment(t *testing.T) {
 		code     string
 		denied   string // the capability that must be recorded as refused
 		maxExtra time.Duration
+		output   string // the exact output, when the attack completes
 	}{
 		{name: "WASI open of /etc/shadow", params: map[string]any{"attack": "wasi_open"}, outcome: wasm.Failed, code: errcode.WordFailed},
 		{name: "WASI listing of /", params: map[string]any{"attack": "wasi_list"}, outcome: wasm.Failed, code: errcode.WordFailed},
+		{name: "environment is empty", params: map[string]any{"attack": "env"}, outcome: wasm.Completed, output: `{"ok":true}`},
 		{name: "fs.read with ..", caps: fsCaps, params: map[string]any{"attack": "fs_read", "path": root + "/../../etc/shadow"},
 			outcome: wasm.Failed, code: errcode.CapabilityDenied, denied: "fs.read"},
 		{name: "fs.read through a symlink out of the root", caps: fsCaps, params: map[string]any{"attack": "fs_read", "path": root + "/escape"},
@@ -165,6 +167,9 @@ func TestContainment(t *testing.T) {
 					if d := res.Details["cap"]; d != tc.denied {
 						t.Fatalf("details.cap = %v, want %s", d, tc.denied)
 					}
+				}
+				if tc.output != "" && string(res.Output) != tc.output {
+					t.Fatalf("output %s, want %s", res.Output, tc.output)
 				}
 				if tc.maxExtra > 0 && took > 300*time.Millisecond+tc.maxExtra {
 					t.Fatalf("stopped after %s", took)

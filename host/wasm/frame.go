@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,7 +14,7 @@ import (
 
 const (
 	maxFrameHeader = 1 << 20
-	maxFrameBlob   = 1 << 30
+	maxFrameBlob   = 256 << 20 // a module; outputs and requests are far smaller
 )
 
 // Frame kinds.
@@ -92,17 +93,20 @@ func readFrame(r io.Reader) (*frame, error) {
 	if hl > maxFrameHeader || bl > maxFrameBlob {
 		return nil, fmt.Errorf("frame of %d+%d bytes is over the cap", hl, bl)
 	}
-	buf := make([]byte, int(hl)+int(bl))
-	if _, err := io.ReadFull(r, buf); err != nil {
+	// Grow with the bytes that really arrive, so a lying length costs nothing until it is sent.
+	var buf bytes.Buffer
+	buf.Grow(int(min(hl+bl, 64<<10)))
+	if n, err := io.CopyN(&buf, r, int64(hl)+int64(bl)); err != nil {
 		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+			err = fmt.Errorf("frame cut after %d bytes: %w", n, io.ErrUnexpectedEOF)
 		}
 		return nil, err
 	}
+	b := buf.Bytes()
 	f := &frame{}
-	if err := json.Unmarshal(buf[:hl], f); err != nil {
+	if err := json.Unmarshal(b[:hl], f); err != nil {
 		return nil, fmt.Errorf("frame header: %w", err)
 	}
-	f.blob = buf[hl:]
+	f.blob = b[hl:]
 	return f, nil
 }

@@ -63,6 +63,9 @@ type Config struct {
 	Isolation Isolation
 	// MaxWorkers bounds the worker processes, and so the concurrent invocations (default 4).
 	MaxWorkers int
+	// WorkerIdle is how long an idle worker is kept, its compiled words ready (default 5 minutes);
+	// after that it exits and gives its memory back.
+	WorkerIdle time.Duration
 	// Self lists the node's own names (host or host:port), what "@self" in a manifest stands for. They
 	// come from the node's local configuration, never from a job.
 	Self []string
@@ -238,6 +241,7 @@ type rawRun struct {
 	memExceeded          bool
 	killed               bool  // a worker killed at the deadline or on cancel
 	hostErr              error // the host, not the word, failed
+	ctxErr               error // why the word's own context ended, if it did
 }
 
 // Run runs the module once with input as its params and returns the result envelope. Run never
@@ -253,20 +257,26 @@ func (mod *Module) Run(ctx context.Context, input []byte) *Result {
 		return res.fail(Refused, err)
 	}
 	d := mod.word.Invocation()
-	runCtx, cancel := context.WithTimeout(ctx, mod.lim.wall)
-	defer cancel()
 	var raw rawRun
 	if mod.inproc != nil {
-		raw = mod.runInProcess(runCtx, input, d)
+		raw = mod.runInProcess(ctx, input, d)
 	} else {
-		raw = mod.h.pool.run(runCtx, mod, input, d)
+		raw = mod.h.pool.run(ctx, mod, input, d)
 	}
 	res.Capabilities = d.Calls()
 	res.Transcript = truncateRunes(string(raw.stderr), len(raw.stderr))
-	return mod.judge(res, raw, runCtx.Err())
+	return mod.judge(res, raw)
+}
+
+// wordContext is the context the word runs under: its wall time starts when its instance is about to
+// start, not while the host starts a worker or compiles.
+func (mod *Module) wordContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, mod.lim.wall)
 }
 
 func (mod *Module) runInProcess(ctx context.Context, input []byte, d *caps.Dispatcher) rawRun {
+	ctx, cancel := mod.wordContext(ctx)
+	defer cancel()
 	inv := &invocation{
 		stdin:  input,
 		stdout: &cappedBuffer{limit: mod.lim.output},
@@ -275,6 +285,7 @@ func (mod *Module) runInProcess(ctx context.Context, input []byte, d *caps.Dispa
 	}
 	out := mod.inproc.run(ctx, inv)
 	return rawRun{
+		ctxErr:      ctx.Err(),
 		runOutcome:  out,
 		stdout:      inv.stdout.buf.Bytes(),
 		stderr:      inv.stderr.buf.Bytes(),
@@ -289,8 +300,8 @@ type dispatchCaller struct{ d *caps.Dispatcher }
 func (c dispatchCaller) call(ctx context.Context, req []byte) []byte { return c.d.Call(ctx, req) }
 
 // judge turns how a run ended into the result envelope.
-func (mod *Module) judge(res *Result, raw rawRun, ctxErr error) *Result {
-	name := mod.m.Name
+func (mod *Module) judge(res *Result, raw rawRun) *Result {
+	name, ctxErr := mod.m.Name, raw.ctxErr
 	stopped := raw.killed || raw.trap != nil
 	switch {
 	case raw.hostErr != nil:

@@ -10,7 +10,8 @@ import (
 
 var refParams = map[string]any{
 	"params": json.RawMessage(`{"type": "object", "additionalProperties": false,
-		"properties": {"name": {"type": "string"}, "count": {"type": "integer"}}, "required": ["name"]}`),
+		"properties": {"name": {"type": "string"}, "count": {"type": "integer"}, "hold_ms": {"type": "integer"}},
+		"required": ["name"]}`),
 	"output": json.RawMessage(`{"type": "object", "required": ["greeting", "count"],
 		"properties": {"greeting": {"type": "string"}, "count": {"type": "integer"}}}`),
 }

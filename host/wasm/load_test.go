@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -186,5 +187,23 @@ func TestCacheKeyFileMustBePrivate(t *testing.T) {
 	os.Symlink(key, link)
 	if _, err := wasm.LoadCacheKey(link); errcode.Code(err) != errcode.KeyFileUntrusted {
 		t.Fatalf("symlinked key: %v", err)
+	}
+}
+
+func TestIdleWorkersExit(t *testing.T) {
+	module, digest := testWord(t, "ref")
+	h := newHost(t, cached(wasm.Config{WorkerIdle: 300 * time.Millisecond}))
+	mod := load(t, h, wordManifest(t, "ref", refParams), module, digest)
+	exits := wasm.WorkerExits(h)
+	if len(exits) != 1 {
+		t.Fatalf("%d workers after a load", len(exits))
+	}
+	select {
+	case <-exits[0]:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the idle worker did not exit")
+	}
+	if res := mod.Run(context.Background(), []byte(`{"name": "x"}`)); res.Outcome != wasm.Completed {
+		t.Fatalf("run after the reap: %s %s", res.Code, res.Message)
 	}
 }

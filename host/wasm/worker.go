@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
@@ -127,6 +128,7 @@ func (rl relay) call(_ context.Context, req []byte) []byte {
 type workerPool struct {
 	key      []byte
 	cacheDir string
+	idleFor  time.Duration
 	stats    *cacheCounters
 	log      *slog.Logger
 	slots    chan struct{}
@@ -154,7 +156,11 @@ func newWorkerPool(cfg Config, key []byte, stats *cacheCounters, log *slog.Logge
 	if n <= 0 {
 		n = 4
 	}
-	return &workerPool{key: key, cacheDir: cfg.CacheDir, stats: stats, log: log,
+	idle := cfg.WorkerIdle
+	if idle <= 0 {
+		idle = 5 * time.Minute
+	}
+	return &workerPool{key: key, cacheDir: cfg.CacheDir, idleFor: idle, stats: stats, log: log,
 		slots: make(chan struct{}, n), live: map[*worker]bool{}, modules: map[string]registered{}}, nil
 }
 
@@ -169,6 +175,7 @@ type worker struct {
 	exited chan struct{}
 	stop   chan struct{} // closed by kill, so the reader never blocks on a run nobody waits for
 	once   sync.Once
+	idle   *time.Timer // while idle: ends the worker when it has been idle too long
 }
 
 func (p *workerPool) spawn() (*worker, error) {
@@ -270,6 +277,7 @@ func (p *workerPool) acquire(ctx context.Context, key string) (*worker, error) {
 	if pick >= 0 {
 		wk = p.idle[pick]
 		p.idle = append(p.idle[:pick], p.idle[pick+1:]...)
+		wk.idle.Stop() // under p.mu: a reap that already fired finds it gone from p.idle and leaves it
 	}
 	p.mu.Unlock()
 	if wk != nil {
@@ -296,9 +304,24 @@ func (p *workerPool) release(wk *worker) {
 		}
 	} else {
 		p.idle = append(p.idle, wk)
+		wk.idle = time.AfterFunc(p.idleFor, func() { p.reap(wk) })
 	}
 	p.mu.Unlock()
 	<-p.slots
+}
+
+// reap ends a worker that stayed idle for idleFor, unless it was taken in the meantime.
+func (p *workerPool) reap(wk *worker) {
+	p.mu.Lock()
+	i := slices.Index(p.idle, wk)
+	if i < 0 {
+		p.mu.Unlock()
+		return
+	}
+	p.idle = slices.Delete(p.idle, i, i+1)
+	delete(p.live, wk)
+	p.mu.Unlock()
+	wk.kill()
 }
 
 // drop kills a worker in a state the host cannot trust and forgets it.
@@ -397,14 +420,19 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 	wk, err := p.acquire(ctx, key)
 	if err != nil {
 		if ctx.Err() != nil {
-			return rawRun{killed: true}
+			return rawRun{killed: true, ctxErr: ctx.Err()}
 		}
 		return rawRun{hostErr: err}
 	}
-	if err := p.ensureLoaded(context.WithoutCancel(ctx), wk, key); err != nil {
+	if err := p.ensureLoaded(ctx, wk, key); err != nil {
 		p.drop(wk, err.Error())
+		if ctx.Err() != nil {
+			return rawRun{killed: true, ctxErr: ctx.Err()}
+		}
 		return rawRun{hostErr: err}
 	}
+	ctx, cancel := mod.wordContext(ctx)
+	defer cancel()
 	err = wk.send(&frame{Kind: kindRun, Digest: mod.digest, Memory: mod.lim.memory,
 		Output: mod.lim.output, Transcript: mod.lim.transcript, blob: input})
 	if err != nil {
@@ -424,7 +452,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 				req := f.blob
 				go func() { answers <- d.Call(ctx, req) }()
 			case kindDone:
-				n := min(f.StdoutLen, len(f.blob))
+				n := max(0, min(f.StdoutLen, len(f.blob)))
 				raw := rawRun{
 					runOutcome: runOutcome{exited: f.Exited, exitCode: f.ExitCode},
 					stdout:     f.blob[:n], stderr: f.blob[n:],
@@ -446,7 +474,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 			}
 		case <-ctx.Done():
 			p.drop(wk, "stopped at the deadline")
-			return rawRun{killed: true}
+			return rawRun{killed: true, ctxErr: ctx.Err()}
 		}
 	}
 }

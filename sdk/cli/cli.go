@@ -56,6 +56,10 @@ func (e *Env) Progressf(format string, args ...any) {
 // Texter is a result that prints itself for people.
 type Texter interface{ Text(w io.Writer) }
 
+// Statuser is a result that is printed in full but still ends the command with a non-zero status, for
+// a command whose work ran and reports its own failure (a word that ran and failed).
+type Statuser interface{ ExitStatus() int }
+
 // UsageError is returned for wrong arguments; it exits 2.
 func UsageError(format string, args ...any) error {
 	return errcode.New(errcode.UsageInvalid, format, args...)
@@ -124,6 +128,9 @@ func Run(ctx context.Context, binary, about string, cmds []*Command, args []stri
 		writeJSON(stdout, result)
 	} else if t, ok := result.(Texter); ok {
 		t.Text(stdout)
+	}
+	if s, ok := result.(Statuser); ok {
+		return s.ExitStatus()
 	}
 	return 0
 }

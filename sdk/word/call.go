@@ -1,14 +1,11 @@
 package word
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
-
-func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
 func errRequestTooLarge(n int) error {
 	return errcode.New(errcode.CapabilityInvalid, "request of %d bytes is over the host's cap", n)

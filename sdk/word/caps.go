@@ -3,6 +3,8 @@ package word
 import (
 	"io/fs"
 
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
@@ -92,7 +94,7 @@ func (System) Disk(path string) (Disk, error) {
 		return Disk{}, err
 	}
 	if len(out.Disks) == 0 {
-		return Disk{}, Fail("capability.failed", "the host returned no filesystem for %s", path)
+		return Disk{}, Fail(errcode.CapabilityFailed, "the host returned no filesystem for %s", path)
 	}
 	return out.Disks[0], nil
 }

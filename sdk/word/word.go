@@ -27,6 +27,7 @@
 package word
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,7 +71,7 @@ func run[P, O any](in io.Reader, out io.Writer, fn func(P) (O, error)) int {
 }
 
 func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytesReader(data))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
 }

@@ -15,5 +15,5 @@ func main() {
 }
 
 func commands() []*cli.Command {
-	return []*cli.Command{joinCmd(), statusCmd(), leaveCmd(), runCmd()}
+	return []*cli.Command{joinCmd(), statusCmd(), leaveCmd(), runCmd(), wordRunCmd()}
 }
