@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bufio"
+	"flag"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,6 +30,7 @@ var root = func() string {
 }()
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	if testing.Short() {
 		os.Exit(0)
 	}
