@@ -2,9 +2,9 @@ package e2e_test
 
 import (
 	"bufio"
-	"flag"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
