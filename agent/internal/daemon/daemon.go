@@ -23,8 +23,8 @@ type Daemon struct {
 	Runner  *runner.Runner
 	Version string
 	Log     *slog.Logger
-	// Recipes reports the node's recipes on every claim; nil reports none.
-	Recipes func() []json.RawMessage
+	// Recipes reports the node's recipes and cases on every claim; nil reports none.
+	Recipes func() ([]channel.RecipeReport, []channel.CaseReport)
 }
 
 // Run works until ctx ends, or until the plane says this node's pairing is over.
@@ -74,10 +74,10 @@ func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
 func (d *Daemon) claim() channel.ClaimRequest {
 	req := channel.ClaimRequest{
 		Idle: true, Version: d.Version, Statement: d.Vocab.Ref(), Vocabulary: d.Vocab.Report(),
-		Untrusted: d.Vocab.Untrusted(), Recipes: []json.RawMessage{},
+		Untrusted: d.Vocab.Untrusted(), Recipes: []channel.RecipeReport{},
 	}
 	if d.Recipes != nil {
-		req.Recipes = d.Recipes()
+		req.Recipes, req.Cases = d.Recipes()
 	}
 	if b, _ := json.Marshal(req); len(b) > channel.DefaultBodyCap/2 {
 		req.ClaimSize = min(2*len(b), channel.MaxClaimCap)
