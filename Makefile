@@ -7,7 +7,7 @@ BIN := $(BUILD)/bin
 # Binaries are every main package under the owners' cmd/ folders and plugins/.
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 
-.PHONY: all build wasm test bench demo release lint clean
+.PHONY: all build wasm test bench demo release lint clean proto
 
 all: build
 
@@ -37,3 +37,11 @@ lint:
 
 clean:
 	rm -rf $(BUILD)
+
+# proto regenerates the driver contracts' gRPC code (committed) with the protoc-gen-go tools go.mod pins.
+PROTOS := sdk/driver/proto/driver.proto sdk/driver/cloud/proto/cloud.proto sdk/driver/dns/proto/dns.proto
+proto:
+	@mkdir -p $(BUILD)/tools
+	$(GO) build -o $(BUILD)/tools/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+	protoc -I . --plugin=protoc-gen-go=$(BUILD)/tools/protoc-gen-go --plugin=protoc-gen-go-grpc=$(BUILD)/tools/protoc-gen-go-grpc \
+		--go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)
