@@ -45,9 +45,9 @@ func TestScrubber(t *testing.T) {
 	sc.Add(driver.NewSecret("abc")) // too short to scrub safely
 	cases := map[string]string{
 		"401 for token " + cred + " at /v4": "401 for token [REDACTED] at /v4",
-		`{"k":"quo\"te\\secret"}`:          `{"k":"[REDACTED]"}`,
-		`raw quo"te\secret`:                `raw [REDACTED]`,
-		"abc stays":                        "abc stays",
+		`{"k":"quo\"te\\secret"}`:           `{"k":"[REDACTED]"}`,
+		`raw quo"te\secret`:                 `raw [REDACTED]`,
+		"abc stays":                         "abc stays",
 	}
 	for in, want := range cases {
 		if got := sc.Scrub(in); got != want {

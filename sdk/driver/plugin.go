@@ -122,4 +122,3 @@ func (s *scrubWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-

@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	driverpb "github.com/lexicon-fleet/lexicon/sdk/driver/proto"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // Served is the plugin-side state one driver process shares between its base service and its

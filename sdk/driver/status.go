@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	driverpb "github.com/lexicon-fleet/lexicon/sdk/driver/proto"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // TransportError is a gRPC failure that did not come from the driver's own code: the connection broke,
