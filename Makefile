@@ -24,6 +24,7 @@ test: wasm
 
 bench: wasm
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./registry/...
+	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
 
 release: build wasm
 	@echo "release: lexicon-release is not built yet"

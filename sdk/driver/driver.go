@@ -48,8 +48,8 @@ type Config struct {
 type Base interface {
 	// Info says who the driver is. It is called before SetConfig and must not need one.
 	Info(ctx context.Context) (Info, error)
-	// ConfigSchema returns the JSON Schema 2020-12 of the account settings (a closed object). The
-	// plugin side checks settings against it before SetConfig sees them.
+	// ConfigSchema returns the JSON Schema 2020-12 of the account settings (a closed object). The host
+	// checks settings against it (sdk/driver/configschema) before SetConfig sees them.
 	ConfigSchema(ctx context.Context) (json.RawMessage, error)
 	// SetConfig gives the driver its account. A driver that refuses a config (driver.config_invalid)
 	// keeps the one it had. It must never log the credential.

@@ -67,18 +67,11 @@ func (s *baseServer) ConfigSchema(ctx context.Context, _ *driverpb.ConfigSchemaR
 	return &driverpb.ConfigSchemaResponse{Schema: schema}, nil
 }
 
-// SetConfig checks the settings against the driver's own schema before the driver sees them, and
-// registers the credential for scrubbing before anything can echo it.
+// SetConfig registers the credential for scrubbing before anything can echo it. (The host has checked
+// the settings against the driver's schema; the driver decodes them strictly.)
 func (s *baseServer) SetConfig(ctx context.Context, req *driverpb.SetConfigRequest) (*driverpb.SetConfigResponse, error) {
 	cred := NewSecret(req.GetCredential())
 	s.served.Scrubber.Add(cred)
-	schema, err := s.impl.ConfigSchema(ctx)
-	if err != nil {
-		return nil, s.served.Status(err)
-	}
-	if err := ValidateSettings(schema, req.GetSettings()); err != nil {
-		return nil, s.served.Status(err)
-	}
 	if err := s.impl.SetConfig(ctx, Config{Settings: req.GetSettings(), Credential: cred}); err != nil {
 		return nil, s.served.Status(err)
 	}

@@ -62,6 +62,16 @@ func RunCloud(t *testing.T, newDriver func() cloud.Driver, cfg driver.Config, op
 	})
 }
 
+// RunCloudOn runs the cloud conformance suite once, against d as given (a host's proxy of a running
+// driver, say). d must not be configured yet: the suite configures it with cfg.
+func RunCloudOn(t *testing.T, d cloud.Driver, cfg driver.Config, opts CloudOptions) {
+	t.Helper()
+	if opts.Region == "" || opts.Type == "" || opts.Image == "" || opts.MissingID == "" {
+		t.Fatal("drivertest: CloudOptions needs Region, Type, Image and MissingID")
+	}
+	runCloud(t, d, cfg, opts)
+}
+
 // cloudSuite is one run of the suite against one driver.
 type cloudSuite struct {
 	d    cloud.Driver
@@ -324,10 +334,12 @@ func (s *cloudSuite) badInput(t *testing.T) {
 	}
 }
 
-// featureSet is what a driver says of its optional interfaces: over gRPC the host asks; in-process
-// the interfaces themselves answer.
+// featureSet is what a driver says of its optional interfaces: a proxy over the wire (cloud.Client,
+// a host's) answers Features; in-process the interfaces themselves answer.
 func (s *cloudSuite) featureSet(t *testing.T) cloud.Features {
-	if c, ok := s.d.(*cloud.Client); ok {
+	if c, ok := s.d.(interface {
+		Features(context.Context) (cloud.Features, error)
+	}); ok {
 		f, err := c.Features(ctx(t))
 		if err != nil {
 			t.Fatalf("Features: %v", err)
@@ -416,12 +428,12 @@ func (s *cloudSuite) features(t *testing.T) {
 	})
 }
 
-// swapFunc returns the driver's SwapIPv4, from the interface in-process or the Client over gRPC.
+// swapFunc returns the driver's SwapIPv4, whether it implements IPv4Swapper or is a proxy that
+// forwards the call.
 func (s *cloudSuite) swapFunc() func(context.Context, string, string) error {
-	switch d := s.d.(type) {
-	case *cloud.Client:
-		return d.SwapIPv4
-	case cloud.IPv4Swapper:
+	if d, ok := s.d.(interface {
+		SwapIPv4(context.Context, string, string) error
+	}); ok {
 		return d.SwapIPv4
 	}
 	return nil

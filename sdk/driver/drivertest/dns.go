@@ -49,6 +49,16 @@ func RunDNS(t *testing.T, newDriver func() dns.Driver, cfg driver.Config, opts D
 	})
 }
 
+// RunDNSOn runs the DNS conformance suite once, against d as given (a host's proxy of a running driver,
+// say). d must not be configured yet: the suite configures it with cfg.
+func RunDNSOn(t *testing.T, d dns.Driver, cfg driver.Config, opts DNSOptions) {
+	t.Helper()
+	if opts.Zone == "" {
+		t.Fatal("drivertest: DNSOptions needs Zone")
+	}
+	runDNS(t, d, cfg, opts)
+}
+
 type dnsSuite struct {
 	d    dns.Driver
 	zone string

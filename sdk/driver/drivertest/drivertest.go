@@ -30,6 +30,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
+	"github.com/lexicon-fleet/lexicon/sdk/driver/configschema"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -158,7 +159,7 @@ func runBase(t *testing.T, d driver.Base, kind driver.Kind, cfg driver.Config) {
 	if err != nil {
 		t.Fatalf("ConfigSchema: %v", err)
 	}
-	if err := driver.ValidateSettings(schema, cfg.Settings); err != nil {
+	if err := configschema.Validate(schema, cfg.Settings); err != nil {
 		t.Fatalf("the settings given to the suite do not satisfy the driver's own schema: %v", err)
 	}
 	if err := d.SetConfig(c, cfg); err != nil {
@@ -167,7 +168,7 @@ func runBase(t *testing.T, d driver.Base, kind driver.Kind, cfg driver.Config) {
 	// An unknown setting is refused (the schema is closed and the driver decodes strictly), and the
 	// driver keeps the config it had: the rest of the suite runs on it.
 	probe := driver.Config{Settings: []byte(`{"lexicon_drivertest_unknown": true}`), Credential: cfg.Credential}
-	if err := driver.ValidateSettings(schema, probe.Settings); err == nil {
+	if err := configschema.Validate(schema, probe.Settings); err == nil {
 		t.Errorf("ConfigSchema %s accepts an unknown setting: it must set additionalProperties to false", schema)
 	}
 	wantCode(t, d.SetConfig(c, probe), errcode.DriverConfigInvalid, "SetConfig with an unknown setting")
