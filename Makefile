@@ -7,7 +7,7 @@ BIN := $(BUILD)/bin
 # Binaries are every main package under the owners' cmd/ folders and plugins/.
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 
-.PHONY: all build wasm test bench demo release lint clean proto
+.PHONY: all build wasm test bench demo release lint clean proto drivers
 
 all: build
 
@@ -38,6 +38,18 @@ lint:
 
 clean:
 	rm -rf $(BUILD)
+
+# drivers builds every driver as lexicon-driver-<kind>-<name>, the way a release ships it: stripped,
+# without local paths (host/goplugin's start-up figures assume this build).
+DRIVERS := $(wildcard plugins/cloud/* plugins/dns/*)
+build: drivers
+drivers:
+	@mkdir -p $(BIN)
+	@set -e; for d in $(DRIVERS); do \
+		kind=$$(basename $$(dirname $$d)); name=$$(basename $$d); \
+		$(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/lexicon-driver-$$kind-$$name ./$$d; \
+	done
+	$(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/lexicon-driver-dns-memory ./examples/driver-memory
 
 # proto regenerates the driver contracts' gRPC code (committed) with the protoc-gen-go tools go.mod pins.
 PROTOS := sdk/driver/proto/driver.proto sdk/driver/cloud/proto/cloud.proto sdk/driver/dns/proto/dns.proto
