@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,19 +75,35 @@ func TestCloudDriverConformsThroughTheHost(t *testing.T) {
 	})
 }
 
+// The example driver, built as its author would, runs under the host and passes the suite.
+func TestOutsideAuthorsDriverConformsThroughTheHost(t *testing.T) {
+	store, digest := storeWith(t, "memory")
+	d, err := goplugin.Start(context.Background(), store, goplugin.Spec{Name: "dns-memory", Kind: driver.KindDNS, Digest: digest}, goplugin.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	n, err := d.DNS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := driver.Config{Settings: []byte(`{"zones": ["example.com"]}`), Credential: driver.NewSecret(credential)}
+	drivertest.RunDNSOn(t, n, cfg, drivertest.DNSOptions{Zone: "example.com"})
+}
+
 // The process runs from the sealed memfd: its executable is anonymous memory, not a file anyone can
 // replace.
 func TestExecutesTheSealedMemfd(t *testing.T) {
 	d, _ := startDNS(t, goplugin.Options{})
 	pid := d.Status().PID
-	exe, err := os.Readlink(filepath.Join("/proc", itoa(pid), "exe"))
+	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(exe, "/memfd:lexicon-driver-dns-test") {
 		t.Errorf("driver runs %q, want the sealed memfd", exe)
 	}
-	env, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "environ"))
+	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,19 +112,6 @@ func TestExecutesTheSealedMemfd(t *testing.T) {
 			t.Errorf("driver inherited %q from the host's environment", strings.SplitN(kv, "=", 2)[0])
 		}
 	}
-}
-
-func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
-
-func fmtInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 func TestAlteredBlobIsRefusedBeforeExec(t *testing.T) {

@@ -26,10 +26,14 @@ func TestMain(m *testing.M) {
 	}
 	code := func() int {
 		defer os.RemoveAll(dir)
-		for _, name := range []string{"dns", "cloud"} {
+		for name, pkg := range map[string]string{
+			"dns":    "./internal/testdriver/dns",
+			"cloud":  "./internal/testdriver/cloud",
+			"memory": "../../examples/driver-memory", // an outside author's driver
+		} {
 			out := filepath.Join(dir, name)
 			// Built as a release builds drivers: no symbol table or DWARF, no local paths.
-			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./internal/testdriver/"+name)
+			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
 			cmd.Stderr = os.Stderr
 			if err := cmd.Run(); err != nil {
 				fmt.Fprintf(os.Stderr, "build test driver %s: %v\n", name, err)
