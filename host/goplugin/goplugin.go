@@ -20,6 +20,7 @@ package goplugin
 import (
 	"context"
 	"log/slog"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // Spec names the driver to run.
 type Spec struct {
@@ -118,8 +121,8 @@ func Start(ctx context.Context, store *cas.Store, spec Spec, opts Options) (*Dri
 	if spec.Kind != driver.KindCloud && spec.Kind != driver.KindDNS {
 		return nil, errcode.New(errcode.UsageInvalid, "driver kind must be cloud or dns, not %q", spec.Kind)
 	}
-	if spec.Name == "" {
-		return nil, errcode.New(errcode.UsageInvalid, "a driver needs a name")
+	if !nameRE.MatchString(spec.Name) {
+		return nil, errcode.New(errcode.UsageInvalid, "driver name %q must be lowercase letters, digits, - and _ (at most 64)", spec.Name)
 	}
 	opts = opts.withDefaults()
 	d := &Driver{

@@ -1,12 +1,14 @@
 package goplugin
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-plugin"
@@ -46,7 +48,7 @@ func TestSecureConfigRefusesOtherBytes(t *testing.T) {
 	good := sha256.Sum256([]byte("the pinned driver"))
 	d := &Driver{spec: Spec{Name: "x", Kind: driver.KindDNS, Digest: hex.EncodeToString(good[:])}, opts: Options{}.withDefaults()}
 	d.log = d.opts.Logger
-	_, err := d.launchBytes(context.Background(), evil)
+	_, err := d.launchFrom(context.Background(), bytes.NewReader(evil))
 	if !errcode.Has(err, errcode.ModuleDigestMismatch) {
 		t.Fatalf("launch of bytes that do not match = %v, want module.digest_mismatch", err)
 	}
@@ -56,7 +58,7 @@ func TestSecureConfigRefusesOtherBytes(t *testing.T) {
 }
 
 func TestSealedExecutableCannotChange(t *testing.T) {
-	f, err := sealedExecutable("test", []byte("#!/bin/sh\n"))
+	f, err := sealedExecutable("test", strings.NewReader("#!/bin/sh\n"), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +86,11 @@ func TestBackoffDoublesToItsCap(t *testing.T) {
 		if got := d.backoff(n); int64(got) != w {
 			t.Errorf("backoff(%d) = %d, want %d", n, got, w)
 		}
+	}
+}
+
+func TestSealedExecutableRefusesOversizedBlobs(t *testing.T) {
+	if _, err := sealedExecutable("big", strings.NewReader(strings.Repeat("x", 101)), 100); !errors.Is(err, errTooLarge) {
+		t.Fatalf("a blob over the cap: %v", err)
 	}
 }

@@ -53,9 +53,12 @@ func versionedPlugins(kind driver.Kind) map[int]plugin.PluginSet {
 // MaxDriverSize caps a driver executable read from the store.
 const MaxDriverSize = 256 << 20
 
-// launch starts one process of the driver from the store. The blob is read as it is and hashed once,
-// by SecureConfig, in the sealed memfd it will run from: that is the one check that covers the bytes
-// exec sees, so the store's own re-hash would only double the cost of every start.
+// errTooLarge is a blob over MaxDriverSize.
+var errTooLarge = errors.New("driver executable over the size cap")
+
+// launch starts one process of the driver from the store. The blob is copied as it is into a sealed
+// memfd and hashed once, by SecureConfig, through that memfd: that is the one check that covers the
+// bytes exec sees, so a re-hash by the store first would only double the cost of every start.
 func (d *Driver) launch(ctx context.Context) (*instance, error) {
 	if !cas.ValidDigest(d.spec.Digest) {
 		return nil, errcode.New(errcode.ModuleNotFound, "%q is not a sha256 digest", d.spec.Digest)
@@ -68,24 +71,20 @@ func (d *Driver) launch(ctx context.Context) (*instance, error) {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read driver %s", d.spec.Digest)
 	}
 	defer f.Close()
-	blob, err := io.ReadAll(io.LimitReader(f, MaxDriverSize+1))
-	if err != nil {
-		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read driver %s", d.spec.Digest)
-	}
-	if len(blob) > MaxDriverSize {
-		return nil, errcode.New(errcode.ModuleDigestMismatch, "driver %s is over %d bytes: it is not the pinned one", d.spec.Digest, MaxDriverSize).With("sha256", d.spec.Digest)
-	}
-	return d.launchBytes(ctx, blob)
+	return d.launchFrom(ctx, f)
 }
 
-// launchBytes starts one process from blob, which must hash to the spec's digest.
-func (d *Driver) launchBytes(ctx context.Context, blob []byte) (*instance, error) {
+// launchFrom starts one process from the executable r holds, which must hash to the spec's digest.
+func (d *Driver) launchFrom(ctx context.Context, r io.Reader) (*instance, error) {
 	sum, err := hex.DecodeString(d.spec.Digest)
 	if err != nil || len(sum) != sha256.Size {
 		return nil, errcode.New(errcode.ModuleNotFound, "%q is not a sha256 digest", d.spec.Digest)
 	}
 	name := "lexicon-driver-" + d.spec.Name
-	exe, err := sealedExecutable(name, blob)
+	exe, err := sealedExecutable(name, r, MaxDriverSize)
+	if errors.Is(err, errTooLarge) {
+		return nil, errcode.New(errcode.ModuleDigestMismatch, "driver %s is over %d bytes: it is not the pinned one", d.spec.Digest, MaxDriverSize).With("sha256", d.spec.Digest)
+	}
 	if err != nil {
 		return nil, errcode.Wrap(err, errcode.DriverStartFailed, "cannot prepare driver %s", d.spec.Name).With("digest", d.spec.Digest)
 	}

@@ -5,6 +5,7 @@ package goplugin
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -14,7 +15,10 @@ import (
 // returns a read-only descriptor of it. Its /proc/self/fd path names those bytes and nothing else: no
 // one can swap the file between the checksum and exec, because there is no file on a disk to swap and
 // the sealed memory cannot be written, grown or shrunk, even by us.
-func sealedExecutable(name string, data []byte) (*os.File, error) {
+//
+// The bytes are copied from r (at most limit of them; more is an error) kernel-side where the kernel
+// can, without passing through this process's heap.
+func sealedExecutable(name string, r io.Reader, limit int64) (*os.File, error) {
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
 	if errors.Is(err, unix.EINVAL) { // kernels before 6.3 know no MFD_EXEC; executable is their default
 		fd, err = unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
@@ -24,8 +28,12 @@ func sealedExecutable(name string, data []byte) (*os.File, error) {
 	}
 	rw := os.NewFile(uintptr(fd), "memfd:"+name)
 	defer rw.Close()
-	if _, err := rw.Write(data); err != nil {
+	n, err := rw.ReadFrom(&io.LimitedReader{R: r, N: limit + 1})
+	if err != nil {
 		return nil, fmt.Errorf("write memfd: %w", err)
+	}
+	if n > limit {
+		return nil, errTooLarge
 	}
 	const seals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE | unix.F_SEAL_SEAL
 	if _, err := unix.FcntlInt(rw.Fd(), unix.F_ADD_SEALS, seals); err != nil {

@@ -4,13 +4,14 @@ package goplugin
 
 import (
 	"errors"
+	"io"
 	"os"
 )
 
 // Drivers run only on Linux: the executed bytes must be the verified bytes, which needs a sealed
 // memfd, and crash detection needs a pidfd.
 
-func sealedExecutable(string, []byte) (*os.File, error) {
+func sealedExecutable(string, io.Reader, int64) (*os.File, error) {
 	return nil, errors.New("drivers run only on Linux (sealed memfd)")
 }
 
