@@ -3,34 +3,60 @@ SHELL := /bin/bash
 GO ?= go
 BUILD := build
 BIN := $(BUILD)/bin
+VERSION ?= 0.1.0
 
-# Binaries are every main package under the owners' cmd/ folders and plugins/.
+# Binaries are every main package under the owners' cmd/ folders; drivers are plugins/<kind>/<name>.
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
+DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm test bench demo release lint clean proto drivers
+.PHONY: all build wasm modules test bench demo release lint clean proto
 
 all: build
 
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ $(addprefix ./,$(CMDS))
+	@for m in $(DRIVERS); do d=$$(dirname $$m); k=$$(basename $$(dirname $$d)); n=$$(basename $$d); \
+	  echo "$(GO) build -o $(BIN)/lexicon-driver-$$k-$$n ./$$d"; $(GO) build -o $(BIN)/lexicon-driver-$$k-$$n ./$$d || exit 1; done
 
 # wasm builds every word and recipe module; empty until words exist.
 wasm:
 	@true
 
-test: wasm
+# modules stages every built module the way lexicon-release build reads them: one folder each, with
+# its manifest.json and the file the manifest names.
+modules: build wasm
+	@rm -rf $(BUILD)/modules && mkdir -p $(BUILD)/modules
+	@for m in $(wildcard primitives/*/manifest.json); do n=$$(basename $$(dirname $$m)); \
+	  mkdir -p $(BUILD)/modules/word-$$n && cp $$m $(BUILD)/wasm/$$n.wasm $(BUILD)/modules/word-$$n/ || exit 1; done
+	@for m in $(wildcard primitives/recipes/*/manifest.json); do n=$$(basename $$(dirname $$m)); \
+	  mkdir -p $(BUILD)/modules/recipe-$$n && cp $$m $(BUILD)/wasm/recipes/$$n.wasm $(BUILD)/modules/recipe-$$n/ || exit 1; done
+	@for m in $(DRIVERS); do d=$$(dirname $$m); k=$$(basename $$(dirname $$d)); n=$$(basename $$d); \
+	  mkdir -p $(BUILD)/modules/driver-$$k-$$n && cp $$m $(BIN)/lexicon-driver-$$k-$$n $(BUILD)/modules/driver-$$k-$$n/ || exit 1; done
+	@echo "staged $$(ls $(BUILD)/modules | wc -l) modules in $(BUILD)/modules"
+
+# release signs every built module with the development key (made once, in build/keys) into
+# build/release, with a matching trust folder in build/trust. The sequence is the time, so each
+# release is newer than the last.
+release: modules
+	@mkdir -p $(BUILD)/keys
+	@test -f $(BUILD)/keys/publisher.key || $(BIN)/lexicon-release keygen --out $(BUILD)/keys
+	@rm -rf $(BUILD)/release $(BUILD)/trust
+	$(BIN)/lexicon-release build --key $(BUILD)/keys/publisher.key --modules $(BUILD)/modules \
+	  --release $(VERSION) --sequence $$(date +%s) --out $(BUILD)/release
+	$(BIN)/lexicon-release trust init --out $(BUILD)/trust --key $(BUILD)/keys/publisher.pub
+
+demo: modules
+	$(GO) run ./examples/fleet-in-a-box
+
+test: build wasm
 	$(GO) test ./...
 
+# bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 bench: wasm
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./registry/...
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
-
-release: build wasm
-	@echo "release: lexicon-release is not built yet"
-
-demo: release
-	@echo "demo: not yet"
+	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -38,18 +64,6 @@ lint:
 
 clean:
 	rm -rf $(BUILD)
-
-# drivers builds every driver as lexicon-driver-<kind>-<name>, the way a release ships it: stripped,
-# without local paths (host/goplugin's start-up figures assume this build).
-DRIVERS := $(wildcard plugins/cloud/* plugins/dns/*)
-build: drivers
-drivers:
-	@mkdir -p $(BIN)
-	@set -e; for d in $(DRIVERS); do \
-		kind=$$(basename $$(dirname $$d)); name=$$(basename $$d); \
-		$(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/lexicon-driver-$$kind-$$name ./$$d; \
-	done
-	$(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/lexicon-driver-dns-memory ./examples/driver-memory
 
 # proto regenerates the driver contracts' gRPC code (committed) with the protoc-gen-go tools go.mod pins.
 PROTOS := sdk/driver/proto/driver.proto sdk/driver/cloud/proto/cloud.proto sdk/driver/dns/proto/dns.proto

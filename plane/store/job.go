@@ -1,0 +1,531 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// JobStore keeps jobs. A job is handed out at most once: it goes from queued to running only through
+// JobClaim, one at a time per node, and nothing ever sets it back to queued. A running job ends with its
+// node's result (JobFinish), as lost (JobLoseRunning, JobExpire, the node ending its pairing), or as
+// failed by an operator (JobMarkFailed). A lost job is never run again.
+type JobStore interface {
+	// JobCreate queues a job for an active node that reports the word (with WordDigest, if given),
+	// recording the version and digest the node reports, and wakes the node's waiters on every replica.
+	// Refused: node.not_found, node.not_active, job.word_unavailable.
+	JobCreate(ctx context.Context, p JobCreateParams) (Job, error)
+	// JobClaim hands out the node's oldest queued job if the node has no running job, setting it
+	// running with a deadline of Now plus the job's budget. It returns nil when there is nothing to
+	// hand out. Refused: node.not_found, node.not_active.
+	JobClaim(ctx context.Context, p JobClaimParams) (*Job, error)
+	// JobFinish records a running job's result from the node that runs it. Outcome refused also counts
+	// a refusal on the node, in the same transaction. Refused: job.not_found (also for another node's
+	// job), job.not_running.
+	JobFinish(ctx context.Context, p JobFinishParams) (Job, error)
+	// JobLoseRunning makes the node's running job lost: its agent claimed while idle, so the job is no
+	// longer running there. It returns the jobs it changed.
+	JobLoseRunning(ctx context.Context, p JobLoseRunningParams) ([]Job, error)
+	// JobExpire makes every running job past its deadline lost and returns them.
+	JobExpire(ctx context.Context, p JobExpireParams) ([]Job, error)
+	// JobCancel cancels a queued job. Refused: job.not_found, job.not_queued.
+	JobCancel(ctx context.Context, p JobCancelParams) (Job, error)
+	// JobMarkFailed fails a queued or running job on an operator's word. A result arriving later is
+	// refused with job.not_running. Refused: job.not_found, job.finished.
+	JobMarkFailed(ctx context.Context, p JobMarkFailedParams) (Job, error)
+	// JobGet returns a job with its output, transcript and audit.
+	JobGet(ctx context.Context, p JobGetParams) (Job, error)
+	// JobList returns jobs newest first, without output, transcript and audit (JobGet has them).
+	JobList(ctx context.Context, p JobListParams) (JobListResult, error)
+}
+
+// JobState is where a job stands. Queued and running are live; the rest are final.
+type JobState string
+
+const (
+	JobQueued    JobState = "queued"
+	JobRunning   JobState = "running"
+	JobCompleted JobState = "completed"
+	JobFailed    JobState = "failed"
+	JobRefused   JobState = "refused"
+	JobLost      JobState = "lost"
+	JobCancelled JobState = "cancelled"
+)
+
+// Final reports whether a job in state s will never change again.
+func (s JobState) Final() bool { return s != JobQueued && s != JobRunning }
+
+// Job limits.
+const (
+	// DefaultJobBudget is how long a claimed job may run before it is lost, unless its word sets
+	// its own limit.
+	DefaultJobBudget = 15 * time.Minute
+	MaxJobBudget     = 24 * time.Hour
+	maxMessageLen    = 4096
+)
+
+// Job is a word to run on a node with params.
+type Job struct {
+	ID          string          `json:"id"`
+	NodeID      string          `json:"node_id"`
+	Word        string          `json:"word"`
+	WordVersion string          `json:"word_version"`
+	WordDigest  string          `json:"word_digest"`
+	Class       string          `json:"class"`
+	Params      json.RawMessage `json:"params"`
+	State       JobState        `json:"state"`
+	Budget      time.Duration   `json:"budget"`
+	CreatedBy   string          `json:"created_by"`
+	CreatedAt   time.Time       `json:"created_at"`
+	ClaimedAt   time.Time       `json:"claimed_at,omitzero"`
+	DeadlineAt  time.Time       `json:"deadline_at,omitzero"`
+	FinishedAt  time.Time       `json:"finished_at,omitzero"`
+	// OutcomeCode is "" for completed, the node's code for failed and refused, and job.lost,
+	// job.cancelled or job.marked_failed when the plane ended the job.
+	OutcomeCode    string          `json:"outcome_code,omitempty"`
+	OutcomeMessage string          `json:"outcome_message,omitempty"`
+	Output         json.RawMessage `json:"output,omitempty"`
+	Transcript     string          `json:"transcript,omitempty"`
+	Audit          json.RawMessage `json:"audit,omitempty"`
+	DurationMS     int64           `json:"duration_ms,omitempty"`
+	FinishedBy     string          `json:"finished_by,omitempty"` // the operator who cancelled or failed it
+}
+
+type JobCreateParams struct {
+	NodeID string
+	Word   string
+	// WordDigest, if set, must be the digest the node reports for Word: the caller validated Params
+	// against the manifest of that module, and a node that moved to another version since must not
+	// get them.
+	WordDigest string
+	// Class is the word's class from its manifest in the release (look, change, destructive): the
+	// class the caller authorised, not what the node says.
+	Class     string
+	Params    json.RawMessage // a JSON object
+	Budget    time.Duration   // 0: DefaultJobBudget; else the word's own limit
+	CreatedBy string
+	Now       time.Time
+}
+
+type JobClaimParams struct {
+	NodeID string
+	Now    time.Time
+}
+
+type JobFinishParams struct {
+	ID      string
+	NodeID  string   // the node the signature proved
+	Outcome JobState // completed, failed or refused
+	Code    string   // the node's error code for failed and refused
+	Message string
+	Output  json.RawMessage // nil for none
+	// Transcript and Audit are stored as given; bound them on intake.
+	Transcript string
+	Audit      json.RawMessage // nil for none
+	Duration   time.Duration
+	Now        time.Time
+}
+
+type JobLoseRunningParams struct {
+	NodeID string
+	Now    time.Time
+}
+
+type JobExpireParams struct {
+	Now time.Time
+}
+
+type JobCancelParams struct {
+	ID  string
+	By  string
+	Now time.Time
+}
+
+type JobMarkFailedParams struct {
+	ID      string
+	By      string
+	Message string
+	Now     time.Time
+}
+
+type JobGetParams struct {
+	ID string
+}
+
+type JobListParams struct {
+	NodeID string   // "" for every node
+	State  JobState // "" for every state
+	Limit  int      // 0: DefaultListLimit
+	Cursor string
+}
+
+type JobListResult struct {
+	Jobs       []Job
+	NextCursor string
+}
+
+func validClass(c string) bool { return c == "look" || c == "change" || c == "destructive" }
+
+func checkJSON(field string, b json.RawMessage, object bool) error {
+	if !json.Valid(b) {
+		return invalid(field, "%s is not valid JSON", field)
+	}
+	if object {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil || m == nil {
+			return invalid(field, "%s must be a JSON object", field)
+		}
+	}
+	return nil
+}
+
+func (p *JobCreateParams) check() error {
+	if err := checkID("node_id", p.NodeID); err != nil {
+		return err
+	}
+	if p.Word == "" || len(p.Word) > maxRefLen {
+		return invalid("word", "word must be 1 to %d bytes", maxRefLen)
+	}
+	if len(p.WordDigest) > maxRefLen {
+		return invalid("word_digest", "word digest is over %d bytes", maxRefLen)
+	}
+	if !validClass(p.Class) {
+		return invalid("class", "class %q is not look, change or destructive", p.Class)
+	}
+	if err := checkJSON("params", p.Params, true); err != nil {
+		return err
+	}
+	if p.Budget < 0 || p.Budget > MaxJobBudget || (p.Budget > 0 && p.Budget < time.Millisecond) {
+		return invalid("budget", "budget %s is outside [1ms, %s]", p.Budget, MaxJobBudget)
+	}
+	if p.CreatedBy == "" || len(p.CreatedBy) > maxActorLen {
+		return invalid("created_by", "created_by must be 1 to %d bytes", maxActorLen)
+	}
+	return nil
+}
+
+func (s *sqlStore) JobCreate(ctx context.Context, p JobCreateParams) (Job, error) {
+	if err := p.check(); err != nil {
+		return Job{}, err
+	}
+	budget := p.Budget
+	if budget == 0 {
+		budget = DefaultJobBudget
+	}
+	budget = budget.Truncate(time.Millisecond)
+	t := now(p.Now)
+	var j Job
+	err := s.tx(ctx, "create job", func(ex execer) error {
+		var state string
+		var vocabJSON []byte
+		err := ex.queryRow(ctx, s.q.NodeLockShared, p.NodeID).Scan(&state, &vocabJSON)
+		if s.drv.kind(err) == errNoRows {
+			return errcode.New(errcode.NodeNotFound, "no node %s", p.NodeID).With("node", p.NodeID)
+		}
+		if err != nil {
+			return err
+		}
+		n := Node{ID: p.NodeID, State: NodeState(state)}
+		if err := n.active(); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(vocabJSON, &n.Vocabulary); err != nil {
+			return err
+		}
+		w, ok := n.Word(p.Word)
+		if !ok {
+			return errcode.New(errcode.JobWordUnavailable,
+				"node %s does not report word %s; publish a release that contains it and wait for the node to load it, or pick a node that reports it",
+				p.NodeID, p.Word).With("word", p.Word).With("node_id", p.NodeID)
+		}
+		if p.WordDigest != "" && w.Digest != p.WordDigest {
+			return errcode.New(errcode.JobWordUnavailable,
+				"node %s now reports word %s with digest %s, not %s; build the job again", p.NodeID, p.Word, w.Digest, p.WordDigest).
+				With("word", p.Word).With("node_id", p.NodeID).With("digest", w.Digest)
+		}
+		j = Job{
+			ID: s.ids.next("job_", t), NodeID: p.NodeID, Word: p.Word, WordVersion: w.Version,
+			WordDigest: w.Digest, Class: p.Class, Params: p.Params, State: JobQueued, Budget: budget,
+			CreatedBy: p.CreatedBy, CreatedAt: t,
+		}
+		if _, err := ex.exec(ctx, s.q.JobInsert, j.ID, j.NodeID, j.Word, j.WordVersion, j.WordDigest, j.Class,
+			string(j.Params), j.Budget.Milliseconds(), j.CreatedBy, j.CreatedAt); err != nil {
+			return err
+		}
+		return s.drv.jobQueued(ctx, ex, j.NodeID)
+	})
+	if err != nil {
+		return Job{}, err
+	}
+	s.drv.jobCommitted(j.NodeID)
+	return j, nil
+}
+
+func (s *sqlStore) JobClaim(ctx context.Context, p JobClaimParams) (*Job, error) {
+	if err := checkID("node_id", p.NodeID); err != nil {
+		return nil, err
+	}
+	t := now(p.Now)
+	var claimed *Job
+	err := s.tx(ctx, "claim job", func(ex execer) error {
+		if err := s.lockActiveNode(ctx, ex, p.NodeID); err != nil {
+			return err
+		}
+		j, err := scanJob(ex.queryRow(ctx, s.q.JobClaim, p.NodeID, t))
+		switch s.drv.kind(err) {
+		case errNoRows:
+			return nil
+		case errUnique:
+			// jobs_one_running caught what the lock should have prevented. Hand out nothing.
+			return errcode.Wrap(err, errcode.StoreBusy, "node %s already has a running job", p.NodeID)
+		}
+		if err != nil {
+			return err
+		}
+		claimed = &j
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claimed, nil
+}
+
+// lockActiveNode takes the node's row lock (PostgreSQL) and refuses a node that is not active.
+func (s *sqlStore) lockActiveNode(ctx context.Context, ex execer, nodeID string) error {
+	var state string
+	err := ex.queryRow(ctx, s.q.NodeLock, nodeID).Scan(&state)
+	if s.drv.kind(err) == errNoRows {
+		return errcode.New(errcode.NodeNotFound, "no node %s", nodeID).With("node", nodeID)
+	}
+	if err != nil {
+		return err
+	}
+	return Node{ID: nodeID, State: NodeState(state)}.active()
+}
+
+func (p *JobFinishParams) check() error {
+	if err := checkID("id", p.ID); err != nil {
+		return err
+	}
+	if err := checkID("node_id", p.NodeID); err != nil {
+		return err
+	}
+	switch p.Outcome {
+	case JobCompleted, JobFailed, JobRefused:
+	default:
+		return invalid("outcome", "outcome %q is not completed, failed or refused", p.Outcome)
+	}
+	if len(p.Code) > maxRefLen || len(p.Message) > maxMessageLen {
+		return invalid("message", "code is at most %d bytes and message at most %d", maxRefLen, maxMessageLen)
+	}
+	if p.Output != nil {
+		if err := checkJSON("output", p.Output, false); err != nil {
+			return err
+		}
+	}
+	if p.Audit != nil {
+		if err := checkJSON("audit", p.Audit, false); err != nil {
+			return err
+		}
+	}
+	if p.Duration < 0 {
+		return invalid("duration", "duration cannot be negative")
+	}
+	return nil
+}
+
+func (s *sqlStore) JobFinish(ctx context.Context, p JobFinishParams) (Job, error) {
+	if err := p.check(); err != nil {
+		return Job{}, err
+	}
+	t := now(p.Now)
+	var j Job
+	err := s.tx(ctx, "finish job", func(ex execer) error {
+		// The node's row before the job's: the locking order every transaction keeps. The node may
+		// have ended its pairing meanwhile; then its running job is already lost.
+		var state string
+		if err := ex.queryRow(ctx, s.q.NodeLock, p.NodeID).Scan(&state); err != nil && s.drv.kind(err) != errNoRows {
+			return err
+		}
+		var err error
+		j, err = scanJob(ex.queryRow(ctx, s.q.JobFinish, p.ID, p.NodeID, string(p.Outcome), t, p.Code, p.Message,
+			jsonText(p.Output), p.Transcript, jsonText(p.Audit), p.Duration.Milliseconds()))
+		if s.drv.kind(err) == errNoRows {
+			cur, err := s.jobGet(ctx, ex, p.ID)
+			if err != nil || cur.NodeID != p.NodeID {
+				return errcode.New(errcode.JobNotFound, "node %s has no job %s", p.NodeID, p.ID).With("id", p.ID)
+			}
+			return errcode.New(errcode.JobNotRunning, "job %s is %s, not running; its result is dropped", p.ID, cur.State).
+				With("id", p.ID).With("state", string(cur.State))
+		}
+		if err != nil {
+			return err
+		}
+		if p.Outcome == JobRefused {
+			_, err = ex.exec(ctx, s.q.NodeRefusalAdd, p.NodeID)
+		}
+		return err
+	})
+	return j, err
+}
+
+func (s *sqlStore) JobLoseRunning(ctx context.Context, p JobLoseRunningParams) ([]Job, error) {
+	if err := checkID("node_id", p.NodeID); err != nil {
+		return nil, err
+	}
+	var out []Job
+	err := s.tx(ctx, "lose running job", func(ex execer) error {
+		var err error
+		out, err = s.jobs(ctx, ex, s.q.JobLoseRunning, p.NodeID, now(p.Now), errcode.JobLost,
+			"the node claimed while idle, so the job is no longer running there")
+		return err
+	})
+	return out, err
+}
+
+func (s *sqlStore) JobExpire(ctx context.Context, p JobExpireParams) ([]Job, error) {
+	var out []Job
+	err := s.tx(ctx, "expire jobs", func(ex execer) error {
+		var err error
+		out, err = s.jobs(ctx, ex, s.q.JobExpire, now(p.Now), errcode.JobLost,
+			"the job ran past its claim budget")
+		return err
+	})
+	return out, err
+}
+
+func (s *sqlStore) JobCancel(ctx context.Context, p JobCancelParams) (Job, error) {
+	return s.jobEnd(ctx, "cancel job", s.q.JobCancel, p.ID, p.By, p.Now, errcode.JobCancelled, "cancelled by an operator",
+		func(cur Job) error {
+			return errcode.New(errcode.JobNotQueued, "job %s is %s; only a queued job can be cancelled", cur.ID, cur.State).
+				With("id", cur.ID).With("state", string(cur.State))
+		})
+}
+
+func (s *sqlStore) JobMarkFailed(ctx context.Context, p JobMarkFailedParams) (Job, error) {
+	if len(p.Message) > maxMessageLen {
+		return Job{}, invalid("message", "message is over %d bytes", maxMessageLen)
+	}
+	msg := p.Message
+	if msg == "" {
+		msg = "marked failed by an operator"
+	}
+	return s.jobEnd(ctx, "mark job failed", s.q.JobMarkFailed, p.ID, p.By, p.Now, errcode.JobMarkedFailed, msg,
+		func(cur Job) error {
+			return errcode.New(errcode.JobFinished, "job %s is already %s", cur.ID, cur.State).
+				With("id", cur.ID).With("state", string(cur.State))
+		})
+}
+
+// jobEnd runs an operator's update of one job, explaining with refuse why it matched no row.
+func (s *sqlStore) jobEnd(ctx context.Context, what, query, id, by string, at time.Time, code, msg string,
+	refuse func(Job) error) (Job, error) {
+	if err := checkID("id", id); err != nil {
+		return Job{}, err
+	}
+	if err := checkActor(by); err != nil {
+		return Job{}, err
+	}
+	var j Job
+	err := s.tx(ctx, what, func(ex execer) error {
+		var err error
+		j, err = scanJob(ex.queryRow(ctx, query, id, now(at), code, msg, by))
+		if s.drv.kind(err) == errNoRows {
+			cur, err := s.jobGet(ctx, ex, id)
+			if err != nil {
+				return err
+			}
+			return refuse(cur)
+		}
+		return err
+	})
+	return j, err
+}
+
+func (s *sqlStore) JobGet(ctx context.Context, p JobGetParams) (Job, error) {
+	if err := checkID("id", p.ID); err != nil {
+		return Job{}, err
+	}
+	var j Job
+	err := s.read(ctx, "get job", func(ex execer) error {
+		var err error
+		j, err = s.jobGet(ctx, ex, p.ID)
+		return err
+	})
+	return j, err
+}
+
+func (s *sqlStore) jobGet(ctx context.Context, ex execer, id string) (Job, error) {
+	j, err := scanJob(ex.queryRow(ctx, s.q.JobGet, id))
+	if s.drv.kind(err) == errNoRows {
+		return Job{}, errcode.New(errcode.JobNotFound, "no job %s", id).With("id", id)
+	}
+	return j, err
+}
+
+func (s *sqlStore) JobList(ctx context.Context, p JobListParams) (JobListResult, error) {
+	switch p.State {
+	case "", JobQueued, JobRunning, JobCompleted, JobFailed, JobRefused, JobLost, JobCancelled:
+	default:
+		return JobListResult{}, invalid("state", "unknown job state %q", p.State)
+	}
+	limit, err := listLimit(p.Limit)
+	if err != nil {
+		return JobListResult{}, err
+	}
+	var res JobListResult
+	err = s.read(ctx, "list jobs", func(ex execer) error {
+		var err error
+		res.Jobs, err = s.jobs(ctx, ex, s.q.JobList, p.NodeID, string(p.State), p.Cursor, int64(limit+1))
+		return err
+	})
+	if len(res.Jobs) > limit {
+		res.Jobs = res.Jobs[:limit]
+		res.NextCursor = res.Jobs[limit-1].ID
+	}
+	return res, err
+}
+
+// jobs runs a query that returns job rows.
+func (s *sqlStore) jobs(ctx context.Context, ex execer, query string, args ...any) ([]Job, error) {
+	rs, err := ex.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Job
+	for rs.Next() {
+		j, err := scanJob(rs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rs.Err()
+}
+
+func scanJob(r row) (Job, error) {
+	var j Job
+	var params, output, audit []byte
+	var state string
+	var budgetMS int64
+	if err := r.Scan(&j.ID, &j.NodeID, &j.Word, &j.WordVersion, &j.WordDigest, &j.Class, &params, &state,
+		&budgetMS, &j.CreatedBy, stamp{&j.CreatedAt}, stamp{&j.ClaimedAt}, stamp{&j.DeadlineAt},
+		stamp{&j.FinishedAt}, &j.OutcomeCode, &j.OutcomeMessage, &output, &j.Transcript, &audit,
+		&j.DurationMS, &j.FinishedBy); err != nil {
+		return Job{}, err
+	}
+	j.State = JobState(state)
+	j.Budget = time.Duration(budgetMS) * time.Millisecond
+	j.Params = json.RawMessage(params)
+	if output != nil {
+		j.Output = json.RawMessage(output)
+	}
+	if audit != nil {
+		j.Audit = json.RawMessage(audit)
+	}
+	return j, nil
+}

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Migration is a schema change recorded as applied in the lexicon_migrations table.
+type Migration struct {
+	Version   int       `json:"version"`
+	Name      string    `json:"name"`
+	AppliedAt time.Time `json:"applied_at"`
+}
+
+// migrate applies, in one transaction, every migration the database has not recorded. Replicas that
+// start together queue on the dialect's migration lock, so each migration runs once; running it again
+// finds nothing to do. A database that records a migration this binary does not know is refused:
+// a newer plane upgraded it, and this one would misread it.
+func (s *sqlStore) migrate(ctx context.Context, ms []migration) error {
+	return s.tx(ctx, "migrate", func(ex execer) error {
+		if s.q.MigrationLock != "" {
+			if _, err := ex.exec(ctx, s.q.MigrationLock); err != nil {
+				return err
+			}
+		}
+		if _, err := ex.exec(ctx, s.q.MigrationTable); err != nil {
+			return err
+		}
+		applied, err := s.migrationList(ctx, ex)
+		if err != nil {
+			return err
+		}
+		latest := ms[len(ms)-1].version
+		done := map[int]bool{}
+		for _, a := range applied {
+			if a.Version > latest {
+				return errcode.New(errcode.StoreSchemaNewer,
+					"the database has migration %04d_%s, newer than this binary's %04d; run the newer plane",
+					a.Version, a.Name, latest).With("version", a.Version)
+			}
+			done[a.Version] = true
+		}
+		at := now(time.Time{})
+		for _, m := range ms {
+			if done[m.version] {
+				continue
+			}
+			if _, err := ex.exec(ctx, m.sql); err != nil {
+				return errcode.Wrap(err, errcode.StoreMigrationFailed, "migration %04d_%s failed", m.version, m.name).
+					With("version", m.version)
+			}
+			if _, err := ex.exec(ctx, s.q.MigrationInsert, int64(m.version), m.name, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *sqlStore) MigrationList(ctx context.Context) ([]Migration, error) {
+	var out []Migration
+	err := s.read(ctx, "list migrations", func(ex execer) error {
+		var err error
+		out, err = s.migrationList(ctx, ex)
+		return err
+	})
+	return out, err
+}
+
+func (s *sqlStore) migrationList(ctx context.Context, ex execer) ([]Migration, error) {
+	rs, err := ex.query(ctx, s.q.MigrationList)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Migration
+	for rs.Next() {
+		var m Migration
+		var v int64
+		if err := rs.Scan(&v, &m.Name, stamp{&m.AppliedAt}); err != nil {
+			return nil, err
+		}
+		m.Version = int(v)
+		out = append(out, m)
+	}
+	return out, rs.Err()
+}

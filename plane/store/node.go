@@ -1,0 +1,349 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// NodeStore keeps enrolled nodes and what each reported on its last claim.
+type NodeStore interface {
+	// NodeGet returns a node by id, or the active node of a name.
+	NodeGet(ctx context.Context, p NodeGetParams) (Node, error)
+	// NodeGetByKey returns the ACTIVE node holding a key; it is the lookup behind every signed request.
+	// A node that was disconnected or left is refused with node.not_active (details.state, details.id),
+	// so a caller cannot serve an ended pairing by forgetting to look at State.
+	NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node, error)
+	// NodeList returns nodes in enrolment order, optionally of one state.
+	NodeList(ctx context.Context, p NodeListParams) (NodeListResult, error)
+	// NodeReport records what an active node said on a claim, and when. Refused: node.not_active.
+	NodeReport(ctx context.Context, p NodeReportParams) (Node, error)
+	// NodeDisconnect ends the pairing from the plane's side: the node becomes disconnected, its key is
+	// retired, its queued jobs are cancelled and a running job is lost. Refused: node.not_active.
+	NodeDisconnect(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
+	// NodeLeave is the same for the agent's signed goodbye: the node becomes left.
+	NodeLeave(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
+}
+
+// NodeState is where a pairing stands. Only active nodes are served; the other two are final.
+type NodeState string
+
+const (
+	NodeActive       NodeState = "active"
+	NodeDisconnected NodeState = "disconnected"
+	NodeLeft         NodeState = "left"
+)
+
+// Bounds of what a claim reports.
+const (
+	maxVocabulary   = 4096
+	maxRefLen       = 255
+	maxRecipesBytes = 1 << 20
+)
+
+// Node is an enrolled machine.
+type Node struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Key         string    `json:"key"`
+	Fingerprint string    `json:"fingerprint"`
+	Addresses   []string  `json:"addresses"`
+	State       NodeState `json:"state"`
+	CreatedAt   time.Time `json:"created_at"`
+	LastSeenAt  time.Time `json:"last_seen_at,omitzero"`
+	EndedAt     time.Time `json:"ended_at,omitzero"` // when it was disconnected or left
+
+	// What the last claim reported.
+	AgentVersion      string          `json:"agent_version,omitempty"`
+	StatementSequence int64           `json:"statement_sequence,omitempty"`
+	StatementDigest   string          `json:"statement_digest,omitempty"`
+	Vocabulary        []WordRef       `json:"vocabulary"`
+	Recipes           json.RawMessage `json:"recipes"`
+	Idle              bool            `json:"idle"`
+	ClaimSizeCap      int64           `json:"claim_size_cap,omitempty"`
+
+	// Refusals counts jobs this node answered with the outcome refused.
+	Refusals int64 `json:"refusals"`
+}
+
+// WordRef is a word as a node reports it: the words of the newest statement it verified. Class is what
+// the node says; authorise by the class in the release's manifest.
+type WordRef struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Digest  string `json:"digest"`
+	Class   string `json:"class"`
+}
+
+// Word returns the node's word of that name.
+func (n Node) Word(name string) (WordRef, bool) {
+	for _, w := range n.Vocabulary {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return WordRef{}, false
+}
+
+type NodeGetParams struct {
+	ID   string // by id...
+	Name string // ...or the active node of this name; set exactly one
+}
+
+type NodeGetByKeyParams struct {
+	Fingerprint string // SHA256:...; the keyid of the channel's signatures
+}
+
+type NodeListParams struct {
+	State  NodeState // "" for all
+	Limit  int       // 0: DefaultListLimit
+	Cursor string
+}
+
+type NodeListResult struct {
+	Nodes      []Node
+	NextCursor string
+}
+
+type NodeReportParams struct {
+	ID                string
+	Now               time.Time
+	AgentVersion      string
+	StatementSequence int64
+	StatementDigest   string
+	Vocabulary        []WordRef
+	Recipes           json.RawMessage // a JSON array; nil for none
+	Idle              bool
+	ClaimSizeCap      int64
+}
+
+type NodeEndParams struct {
+	ID  string
+	By  string // who disconnected it ("" for the node itself)
+	Now time.Time
+}
+
+type NodeEndResult struct {
+	Node      Node
+	Cancelled []Job // queued jobs, now cancelled
+	Lost      []Job // the running job, now lost
+}
+
+func (s *sqlStore) NodeGet(ctx context.Context, p NodeGetParams) (Node, error) {
+	query, key := s.q.NodeGet, p.ID
+	switch {
+	case p.ID != "" && p.Name != "", p.ID == "" && p.Name == "":
+		return Node{}, invalid("id", "give a node id or a name")
+	case p.Name != "":
+		query, key = s.q.NodeGetByName, p.Name
+	default:
+		if err := checkID("id", p.ID); err != nil {
+			return Node{}, err
+		}
+	}
+	var n Node
+	err := s.read(ctx, "get node", func(ex execer) error {
+		var err error
+		n, err = s.nodeGet(ctx, ex, query, key)
+		return err
+	})
+	return n, err
+}
+
+func (s *sqlStore) nodeGet(ctx context.Context, ex execer, query, key string) (Node, error) {
+	n, err := scanNode(ex.queryRow(ctx, query, key))
+	if s.drv.kind(err) == errNoRows {
+		return Node{}, errcode.New(errcode.NodeNotFound, "no node %s", key).With("node", key)
+	}
+	return n, err
+}
+
+func (s *sqlStore) NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node, error) {
+	if err := checkFingerprint("fingerprint", p.Fingerprint); err != nil {
+		return Node{}, err
+	}
+	var n Node
+	err := s.read(ctx, "get node by key", func(ex execer) error {
+		var err error
+		if n, err = s.nodeGet(ctx, ex, s.q.NodeGetByKey, p.Fingerprint); err != nil {
+			return err
+		}
+		return n.active()
+	})
+	if err != nil {
+		return Node{}, err
+	}
+	return n, nil
+}
+
+func (n Node) active() error {
+	if n.State != NodeActive {
+		return errcode.New(errcode.NodeNotActive, "node %s is %s; the machine must join again with a fresh key", n.ID, n.State).
+			With("id", n.ID).With("state", string(n.State))
+	}
+	return nil
+}
+
+func (s *sqlStore) NodeList(ctx context.Context, p NodeListParams) (NodeListResult, error) {
+	switch p.State {
+	case "", NodeActive, NodeDisconnected, NodeLeft:
+	default:
+		return NodeListResult{}, invalid("state", "unknown node state %q", p.State)
+	}
+	limit, err := listLimit(p.Limit)
+	if err != nil {
+		return NodeListResult{}, err
+	}
+	var res NodeListResult
+	err = s.read(ctx, "list nodes", func(ex execer) error {
+		rs, err := ex.query(ctx, s.q.NodeList, string(p.State), p.Cursor, int64(limit+1))
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			n, err := scanNode(rs)
+			if err != nil {
+				return err
+			}
+			res.Nodes = append(res.Nodes, n)
+		}
+		return rs.Err()
+	})
+	if len(res.Nodes) > limit {
+		res.Nodes = res.Nodes[:limit]
+		res.NextCursor = res.Nodes[limit-1].ID
+	}
+	return res, err
+}
+
+func (p *NodeReportParams) check() error {
+	if err := checkID("id", p.ID); err != nil {
+		return err
+	}
+	if len(p.AgentVersion) > maxRefLen || len(p.StatementDigest) > maxRefLen {
+		return invalid("agent_version", "agent version and statement digest are at most %d bytes", maxRefLen)
+	}
+	if p.StatementSequence < 0 || p.ClaimSizeCap < 0 {
+		return invalid("statement_sequence", "statement sequence and claim size cap cannot be negative")
+	}
+	if len(p.Vocabulary) > maxVocabulary {
+		return invalid("vocabulary", "%d words, at most %d", len(p.Vocabulary), maxVocabulary)
+	}
+	seen := map[string]bool{}
+	for _, w := range p.Vocabulary {
+		if w.Name == "" || len(w.Name) > maxRefLen || len(w.Version) > maxRefLen || len(w.Digest) > maxRefLen || len(w.Class) > maxRefLen {
+			return invalid("vocabulary", "a word needs a name, and each field is at most %d bytes", maxRefLen)
+		}
+		if seen[w.Name] {
+			return invalid("vocabulary", "word %s is reported twice", w.Name)
+		}
+		seen[w.Name] = true
+	}
+	if p.Recipes != nil {
+		var list []json.RawMessage
+		if len(p.Recipes) > maxRecipesBytes || json.Unmarshal(p.Recipes, &list) != nil || list == nil {
+			return invalid("recipes", "recipes must be a JSON array of at most %d bytes", maxRecipesBytes)
+		}
+	}
+	return nil
+}
+
+func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, error) {
+	if err := p.check(); err != nil {
+		return Node{}, err
+	}
+	vocab := p.Vocabulary
+	if vocab == nil {
+		vocab = []WordRef{}
+	}
+	vocabJSON, _ := json.Marshal(vocab)
+	recipes := p.Recipes
+	if recipes == nil {
+		recipes = json.RawMessage(`[]`)
+	}
+	t := now(p.Now)
+	var n Node
+	err := s.tx(ctx, "record node report", func(ex execer) error {
+		var err error
+		n, err = scanNode(ex.queryRow(ctx, s.q.NodeReport, p.ID, t, p.AgentVersion, p.StatementSequence,
+			p.StatementDigest, string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap))
+		if s.drv.kind(err) == errNoRows {
+			return s.nodeNotActive(ctx, ex, p.ID)
+		}
+		return err
+	})
+	return n, err
+}
+
+// nodeNotActive explains why a statement meant for an active node matched nothing.
+func (s *sqlStore) nodeNotActive(ctx context.Context, ex execer, id string) error {
+	n, err := s.nodeGet(ctx, ex, s.q.NodeGet, id)
+	if err != nil {
+		return err
+	}
+	if err := n.active(); err != nil {
+		return err
+	}
+	return errcode.New(errcode.NodeNotActive, "node %s changed while it was being updated", id).With("id", id)
+}
+
+func (s *sqlStore) NodeDisconnect(ctx context.Context, p NodeEndParams) (NodeEndResult, error) {
+	return s.nodeEnd(ctx, p, NodeDisconnected, retiredByNodeDisconnection, "the plane disconnected the node")
+}
+
+func (s *sqlStore) NodeLeave(ctx context.Context, p NodeEndParams) (NodeEndResult, error) {
+	return s.nodeEnd(ctx, p, NodeLeft, retiredByNodeLeaving, "the node left the plane")
+}
+
+func (s *sqlStore) nodeEnd(ctx context.Context, p NodeEndParams, state NodeState, retired, why string) (NodeEndResult, error) {
+	if err := checkID("id", p.ID); err != nil {
+		return NodeEndResult{}, err
+	}
+	if err := checkActor(p.By); err != nil {
+		return NodeEndResult{}, err
+	}
+	t := now(p.Now)
+	var res NodeEndResult
+	err := s.tx(ctx, "end node", func(ex execer) error {
+		var err error
+		res.Node, err = scanNode(ex.queryRow(ctx, s.q.NodeEnd, p.ID, string(state), t))
+		if s.drv.kind(err) == errNoRows {
+			return s.nodeNotActive(ctx, ex, p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := ex.exec(ctx, s.q.KeyRetire, res.Node.Fingerprint, retired, t); err != nil {
+			return err
+		}
+		if res.Cancelled, err = s.jobs(ctx, ex, s.q.JobCancelQueuedForNode, p.ID, t, errcode.JobCancelled, why, p.By); err != nil {
+			return err
+		}
+		res.Lost, err = s.jobs(ctx, ex, s.q.JobLoseRunning, p.ID, t, errcode.JobLost, why)
+		return err
+	})
+	return res, err
+}
+
+func scanNode(r row) (Node, error) {
+	var n Node
+	var addrs, vocab, recipes []byte
+	var state string
+	if err := r.Scan(&n.ID, &n.Name, &n.Key, &n.Fingerprint, &addrs, &state, stamp{&n.CreatedAt},
+		stamp{&n.LastSeenAt}, stamp{&n.EndedAt}, &n.AgentVersion, &n.StatementSequence, &n.StatementDigest,
+		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals); err != nil {
+		return Node{}, err
+	}
+	n.State = NodeState(state)
+	if err := json.Unmarshal(addrs, &n.Addresses); err != nil {
+		return Node{}, err
+	}
+	if err := json.Unmarshal(vocab, &n.Vocabulary); err != nil {
+		return Node{}, err
+	}
+	n.Recipes = json.RawMessage(recipes)
+	return n, nil
+}

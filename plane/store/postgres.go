@@ -1,0 +1,237 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// ListenerApplicationName is the application_name of the connection on which a plane process listens
+// for queued jobs, so that an operator can tell it apart in pg_stat_activity.
+const ListenerApplicationName = "lexicon-plane-listener"
+
+// pgNotifySQL tells every replica's listener that a job was queued; see postgresDriver.jobQueued.
+const pgNotifySQL = `SELECT pg_notify($1, $2)`
+
+// OpenPostgres opens the store on the PostgreSQL database at url and migrates it. Tables live in the
+// first schema of the search_path, which url may set (postgres://...?search_path=plane): pgx passes
+// unknown parameters as run-time parameters of every connection in the pool, the listener's included.
+func OpenPostgres(ctx context.Context, url string) (Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx's message may quote the url, password included.
+		return nil, errcode.New(errcode.StoreURLInvalid, "cannot parse PostgreSQL url %s", redactURL(url))
+	}
+	q, err := loadQueries("postgres")
+	if err != nil {
+		return nil, err
+	}
+	ms, err := loadMigrations("postgres")
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, errcode.Wrap(err, errcode.StoreUnavailable, "cannot open PostgreSQL at %s", redactURL(url))
+	}
+	d := &postgresDriver{pool: pool, listenCfg: cfg.ConnConfig.Copy()}
+	d.listenCfg.RuntimeParams["application_name"] = ListenerApplicationName
+	d.hub = newHub(d.startListener)
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, errcode.Wrap(err, errcode.StoreUnavailable, "cannot reach PostgreSQL at %s", redactURL(url))
+	}
+	d.channel = notifyChannel(schema)
+	s, err := newSQLStore(ctx, d, q, ms)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// notifyChannel names the channel of one schema, so that stores on different schemas of one database
+// (tests, or two fleets) do not wake each other. Channel names are identifiers of at most 63 bytes.
+func notifyChannel(schema string) string {
+	ch := "lexicon_jobs." + schema
+	if len(ch) > 63 {
+		sum := sha256.Sum256([]byte(schema))
+		ch = "lexicon_jobs." + hex.EncodeToString(sum[:16])
+	}
+	return ch
+}
+
+type postgresDriver struct {
+	pool      *pgxpool.Pool
+	channel   string
+	listenCfg *pgx.ConnConfig
+	hub       *hub
+
+	mu      sync.Mutex
+	closed  bool
+	stop    context.CancelFunc // stops the listener
+	stopped chan struct{}      // closed when the listener has returned
+}
+
+func (d *postgresDriver) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return pgExec(ctx, d.pool, query, args)
+}
+
+func (d *postgresDriver) query(ctx context.Context, query string, args ...any) (rows, error) {
+	rs, err := d.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+func (d *postgresDriver) writer() execer { return d }
+
+func (d *postgresDriver) queryRow(ctx context.Context, query string, args ...any) row {
+	return d.pool.QueryRow(ctx, query, args...)
+}
+
+func (d *postgresDriver) tx(ctx context.Context, fn func(execer) error) error {
+	return pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+		return fn(pgTx{tx})
+	})
+}
+
+// jobQueued sends the notification from inside the transaction: PostgreSQL delivers it at commit, to
+// every listening replica (this one included), and drops it on rollback.
+func (d *postgresDriver) jobQueued(ctx context.Context, ex execer, nodeID string) error {
+	_, err := ex.exec(ctx, pgNotifySQL, d.channel, nodeID)
+	return err
+}
+
+func (d *postgresDriver) jobCommitted(string) {}
+
+func (d *postgresDriver) notifier() Notifier { return d.hub }
+
+func (d *postgresDriver) kind(err error) errKind {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return errNoRows
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "23505": // unique_violation
+			return errUnique
+		case "40001", "40P01", "55P03": // serialization_failure, deadlock_detected, lock_not_available
+			return errBusy
+		}
+	}
+	return errOther
+}
+
+func (d *postgresDriver) ping(ctx context.Context) error { return d.pool.Ping(ctx) }
+
+func (d *postgresDriver) close() error {
+	d.mu.Lock()
+	d.closed = true
+	stop, stopped := d.stop, d.stopped
+	d.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-stopped
+	}
+	d.hub.close()
+	d.pool.Close()
+	return nil
+}
+
+// startListener starts the one goroutine that listens for queued jobs on a connection of its own.
+func (d *postgresDriver) startListener() {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.stop, d.stopped = cancel, make(chan struct{})
+	stopped := d.stopped
+	d.mu.Unlock()
+	go func() {
+		defer close(stopped)
+		d.listen(ctx)
+	}()
+}
+
+// listen holds a LISTEN connection until ctx ends, reconnecting with backoff when it fails. After each
+// (re)connection it wakes every waiter: jobs queued while nobody listened raised no notification here,
+// and the waiters' next claims find them.
+func (d *postgresDriver) listen(ctx context.Context) {
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		conn, err := pgx.ConnectConfig(ctx, d.listenCfg)
+		if err == nil {
+			_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{d.channel}.Sanitize())
+			if err == nil {
+				backoff = 50 * time.Millisecond
+				d.hub.wakeAll()
+				for err == nil {
+					var n *pgconn.Notification
+					n, err = conn.WaitForNotification(ctx)
+					if err == nil {
+						d.hub.wake(n.Payload)
+					}
+				}
+			}
+			closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = conn.Close(closeCtx)
+			cancel()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// pgExec runs a statement on a pool or transaction.
+func pgExec(ctx context.Context, db interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, query string, args []any) (int64, error) {
+	tag, err := db.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+type pgTx struct{ tx pgx.Tx }
+
+func (t pgTx) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return pgExec(ctx, t.tx, query, args)
+}
+
+func (t pgTx) query(ctx context.Context, query string, args ...any) (rows, error) {
+	rs, err := t.tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+func (t pgTx) queryRow(ctx context.Context, query string, args ...any) row {
+	return t.tx.QueryRow(ctx, query, args...)
+}
+
+var (
+	_ driver = (*postgresDriver)(nil)
+	_ execer = pgTx{}
+)

@@ -1,0 +1,164 @@
+package store
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The SQL of each database lives in sql/<dialect>/: queries.sql for the statements the rules run, and
+// migrations/NNNN_name.sql for the schema.
+//
+//go:embed sql
+var sqlFiles embed.FS
+
+// queries holds one database's statements, by the name of their block in queries.sql. Loading fails
+// unless every field has a block and every block a field, so the two dialects cannot drift apart
+// silently. An empty statement means the database needs nothing there (SQLite's lock blocks).
+type queries struct {
+	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
+
+	JoinLock, JoinCount, JoinPendingByKey, JoinInsert, JoinSetExpires, JoinSetStatus      string
+	JoinGet, JoinGetForUpdate, JoinList, JoinDecide, JoinExpireAll, KeyRetired, KeyRetire string
+
+	NodeInsert, NodeGet, NodeGetByName, NodeGetByKey, NodeList, NodeReport, NodeLockShared string
+	NodeLock, NodeEnd, NodeRefusalAdd                                                      string
+
+	NonceUse, NoncePurge string
+
+	JobInsert, JobClaim, JobGet, JobFinish, JobLoseRunning, JobCancelQueuedForNode, JobExpire string
+	JobCancel, JobMarkFailed, JobList                                                         string
+
+	TokenInsert, TokenGetByHash, TokenList, TokenGet, TokenRevoke string
+
+	ReleaseLock, ReleaseMaxSequence, ReleaseInsert, ReleaseArtifactInsert, ReleaseCurrent string
+	ReleaseGet, ReleaseList, ReleaseArtifacts, ArtifactInsert, ArtifactGet, ArtifactHas   string
+}
+
+var (
+	blockRE    = regexp.MustCompile(`^-- (name|fragment): ([A-Za-z_][A-Za-z0-9_]*)\s*$`)
+	fragmentRE = regexp.MustCompile(`\{\{(\w+)\}\}`)
+)
+
+// loadQueries reads sql/<dialect>/queries.sql into a queries struct, expanding {{fragment}}s and
+// dropping comment lines.
+func loadQueries(dialect string) (*queries, error) {
+	file := path.Join("sql", dialect, "queries.sql")
+	raw, err := sqlFiles.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return parseQueries(file, string(raw))
+}
+
+func parseQueries(file, text string) (*queries, error) {
+	fragments := map[string]string{}
+	named := map[string]string{}
+	var kind, name string
+	var body []string
+	flush := func() error {
+		if kind == "" {
+			return nil
+		}
+		sql := strings.TrimSpace(strings.Join(body, "\n"))
+		if kind == "fragment" {
+			fragments[name] = sql
+			return nil
+		}
+		if _, dup := named[name]; dup {
+			return fmt.Errorf("%s: query %s is defined twice", file, name)
+		}
+		var missing error
+		sql = fragmentRE.ReplaceAllStringFunc(sql, func(ref string) string {
+			f, ok := fragments[ref[2:len(ref)-2]]
+			if !ok {
+				missing = fmt.Errorf("%s: query %s uses unknown fragment %s", file, name, ref)
+			}
+			return f
+		})
+		named[name] = sql
+		return missing
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if m := blockRE.FindStringSubmatch(line); m != nil {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			kind, name, body = m[1], m[2], nil
+			continue
+		}
+		if strings.HasPrefix(strings.TrimSpace(line), "--") {
+			continue
+		}
+		body = append(body, line)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+
+	q := &queries{}
+	v := reflect.ValueOf(q).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i).Name
+		sql, ok := named[f]
+		if !ok {
+			return nil, fmt.Errorf("%s: no query %s", file, f)
+		}
+		v.Field(i).SetString(sql)
+		delete(named, f)
+	}
+	if len(named) > 0 {
+		extra := make([]string, 0, len(named))
+		for n := range named {
+			extra = append(extra, n)
+		}
+		sort.Strings(extra)
+		return nil, fmt.Errorf("%s: queries no code runs: %s", file, strings.Join(extra, ", "))
+	}
+	return q, nil
+}
+
+// migration is one numbered schema change of one dialect.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+var migrationRE = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
+
+// loadMigrations reads sql/<dialect>/migrations in version order. Versions start at 1 and have no
+// gaps, so a missing file cannot pass unnoticed.
+func loadMigrations(dialect string) ([]migration, error) {
+	dir := path.Join("sql", dialect, "migrations")
+	entries, err := fs.ReadDir(sqlFiles, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		m := migrationRE.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("%s/%s: a migration is named NNNN_name.sql", dir, e.Name())
+		}
+		v, _ := strconv.Atoi(m[1])
+		b, err := sqlFiles.ReadFile(path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: m[2], sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("%s: migration %04d is missing", dir, i+1)
+		}
+	}
+	return out, nil
+}

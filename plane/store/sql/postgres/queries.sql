@@ -1,0 +1,289 @@
+-- Queries of the PostgreSQL store. Each block starts with "-- name: Field" (a field of the queries
+-- struct in queries.go) or "-- fragment: name" (text that {{name}} stands for in later blocks).
+-- Transactions run at READ COMMITTED: a statement that must see a row another transaction is changing
+-- locks that row first, and the locking order is always the node's row before its jobs' rows.
+
+-- fragment: join_columns
+id, name, node_key, key_fingerprint, addresses, source_address, status, created_at, expires_at,
+decided_at, decided_by, COALESCE(node_id, '')
+
+-- fragment: node_columns
+id, name, node_key, key_fingerprint, addresses, state, created_at, last_seen_at, ended_at,
+agent_version, statement_sequence, statement_digest, vocabulary, recipes, idle, claim_size_cap, refusals
+
+-- fragment: job_columns
+id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
+claimed_at, deadline_at, finished_at, outcome_code, outcome_message, output, transcript, audit,
+duration_ms, finished_by
+
+-- fragment: job_summary_columns
+id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
+claimed_at, deadline_at, finished_at, outcome_code, outcome_message, NULL::json, '', NULL::json,
+duration_ms, finished_by
+
+-- fragment: token_columns
+id, name, role, created_at, revoked_at
+
+-- fragment: release_columns
+sequence, version, statement_digest, published_at, published_by
+
+------------------------------------------------------------------------------------------------------
+-- Migrations
+
+-- name: MigrationLock
+-- Replicas starting together migrate one at a time; the lock is per schema, so tests on their own
+-- schemas do not wait for each other.
+SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.lexicon_migrations'))
+
+-- name: MigrationTable
+CREATE TABLE IF NOT EXISTS lexicon_migrations (
+    version    integer PRIMARY KEY,
+    name       text NOT NULL,
+    applied_at timestamptz NOT NULL
+)
+
+-- name: MigrationList
+SELECT version, name, applied_at FROM lexicon_migrations ORDER BY version
+
+-- name: MigrationInsert
+INSERT INTO lexicon_migrations (version, name, applied_at) VALUES ($1, $2, $3)
+
+------------------------------------------------------------------------------------------------------
+-- Joins
+
+-- name: JoinLock
+-- Counting pending joins and inserting one must not interleave, or two requests could both pass the cap.
+SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.lexicon_joins'))
+
+-- name: JoinCount
+SELECT count(*), COALESCE(sum(CASE WHEN source_address = $2 THEN 1 ELSE 0 END), 0)
+FROM joins WHERE status = 'pending' AND expires_at > $1
+
+-- name: JoinPendingByKey
+SELECT {{join_columns}} FROM joins WHERE key_fingerprint = $1 AND status = 'pending' FOR UPDATE
+
+-- name: JoinInsert
+INSERT INTO joins (id, name, node_key, key_fingerprint, addresses, source_address, status, created_at,
+                   expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)
+
+-- name: JoinSetExpires
+UPDATE joins SET expires_at = $2 WHERE id = $1
+
+-- name: JoinSetStatus
+UPDATE joins SET status = $2 WHERE id = $1
+
+-- name: JoinGet
+SELECT {{join_columns}} FROM joins WHERE id = $1
+
+-- name: JoinGetForUpdate
+SELECT {{join_columns}} FROM joins WHERE id = $1 FOR UPDATE
+
+-- name: JoinList
+-- A pending join past its expiry is listed as expired whether or not JoinExpire has marked it yet.
+SELECT {{join_columns}} FROM joins
+WHERE ($1 = ''
+       OR ($1 = 'pending' AND status = 'pending' AND expires_at > $2)
+       OR ($1 = 'expired' AND (status = 'expired' OR (status = 'pending' AND expires_at <= $2)))
+       OR ($1 IN ('approved', 'rejected') AND status = $1))
+  AND ($3 = '' OR id > $3)
+ORDER BY id
+LIMIT $4
+
+-- name: JoinDecide
+UPDATE joins SET status = $2, decided_at = $3, decided_by = $4, node_id = NULLIF($5::text, '') WHERE id = $1
+
+-- name: JoinExpireAll
+UPDATE joins SET status = 'expired' WHERE status = 'pending' AND expires_at <= $1
+
+-- name: KeyRetired
+SELECT EXISTS (SELECT 1 FROM retired_keys WHERE key_fingerprint = $1)
+
+-- name: KeyRetire
+INSERT INTO retired_keys (key_fingerprint, reason, retired_at) VALUES ($1, $2, $3)
+ON CONFLICT (key_fingerprint) DO NOTHING
+
+------------------------------------------------------------------------------------------------------
+-- Nodes
+
+-- name: NodeInsert
+INSERT INTO nodes (id, name, node_key, key_fingerprint, addresses, state, created_at)
+VALUES ($1, $2, $3, $4, $5, 'active', $6)
+
+-- name: NodeGet
+SELECT {{node_columns}} FROM nodes WHERE id = $1
+
+-- name: NodeGetByName
+SELECT {{node_columns}} FROM nodes WHERE name = $1 AND state = 'active'
+
+-- name: NodeGetByKey
+SELECT {{node_columns}} FROM nodes WHERE key_fingerprint = $1
+
+-- name: NodeList
+SELECT {{node_columns}} FROM nodes
+WHERE ($1 = '' OR state = $1) AND ($2 = '' OR id > $2)
+ORDER BY id
+LIMIT $3
+
+-- name: NodeReport
+UPDATE nodes
+SET last_seen_at = $2, agent_version = $3, statement_sequence = $4, statement_digest = $5,
+    vocabulary = $6, recipes = $7, idle = $8, claim_size_cap = $9
+WHERE id = $1 AND state = 'active'
+RETURNING {{node_columns}}
+
+-- name: NodeLockShared
+-- Taken by JobCreate: a node cannot end its pairing while a job is being queued for it.
+SELECT state, vocabulary FROM nodes WHERE id = $1 FOR SHARE
+
+-- name: NodeLock
+-- Taken by JobClaim and JobFinish: one of them at a time per node, so that the check for a running
+-- job and the hand-out of the next one cannot interleave with another claim for the same node.
+SELECT state FROM nodes WHERE id = $1 FOR NO KEY UPDATE
+
+-- name: NodeEnd
+UPDATE nodes SET state = $2, ended_at = $3 WHERE id = $1 AND state = 'active'
+RETURNING {{node_columns}}
+
+-- name: NodeRefusalAdd
+UPDATE nodes SET refusals = refusals + 1 WHERE id = $1
+
+------------------------------------------------------------------------------------------------------
+-- Nonces
+
+-- name: NonceUse
+-- Inserts the nonce, or takes over an expired row of the same nonce; a live row means a replay, and
+-- the statement then changes no row.
+INSERT INTO nonces (key_id, nonce, expires_at) VALUES ($1, $2, $3)
+ON CONFLICT (key_id, nonce) DO UPDATE SET expires_at = excluded.expires_at
+WHERE nonces.expires_at <= $4
+
+-- name: NoncePurge
+DELETE FROM nonces WHERE expires_at <= $1
+
+------------------------------------------------------------------------------------------------------
+-- Jobs
+
+-- name: JobInsert
+INSERT INTO jobs (id, node_id, word, word_version, word_digest, class, params, state, budget_ms,
+                  created_by, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10)
+
+-- name: JobClaim
+-- Runs after NodeLock, in a statement of its own so that its snapshot sees any job a claim that held
+-- the lock before us set running.
+UPDATE jobs
+SET state = 'running', claimed_at = $2, deadline_at = $2::timestamptz + budget_ms * interval '1 millisecond'
+WHERE id = (
+    SELECT id FROM jobs
+    WHERE node_id = $1 AND state = 'queued'
+      AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'running')
+    ORDER BY id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED)
+RETURNING {{job_columns}}
+
+-- name: JobGet
+SELECT {{job_columns}} FROM jobs WHERE id = $1
+
+-- name: JobFinish
+UPDATE jobs
+SET state = $3, finished_at = $4, outcome_code = $5, outcome_message = $6, output = $7,
+    transcript = $8, audit = $9, duration_ms = $10
+WHERE id = $1 AND node_id = $2 AND state = 'running'
+RETURNING {{job_columns}}
+
+-- name: JobLoseRunning
+UPDATE jobs SET state = 'lost', finished_at = $2, outcome_code = $3, outcome_message = $4
+WHERE node_id = $1 AND state = 'running'
+RETURNING {{job_columns}}
+
+-- name: JobCancelQueuedForNode
+UPDATE jobs SET state = 'cancelled', finished_at = $2, outcome_code = $3, outcome_message = $4,
+                finished_by = $5
+WHERE node_id = $1 AND state = 'queued'
+RETURNING {{job_columns}}
+
+-- name: JobExpire
+UPDATE jobs SET state = 'lost', finished_at = $1, outcome_code = $2, outcome_message = $3
+WHERE state = 'running' AND deadline_at <= $1
+RETURNING {{job_columns}}
+
+-- name: JobCancel
+UPDATE jobs SET state = 'cancelled', finished_at = $2, outcome_code = $3, outcome_message = $4,
+                finished_by = $5
+WHERE id = $1 AND state = 'queued'
+RETURNING {{job_columns}}
+
+-- name: JobMarkFailed
+UPDATE jobs SET state = 'failed', finished_at = $2, outcome_code = $3, outcome_message = $4,
+                finished_by = $5
+WHERE id = $1 AND state IN ('queued', 'running')
+RETURNING {{job_columns}}
+
+-- name: JobList
+SELECT {{job_summary_columns}} FROM jobs
+WHERE ($1 = '' OR node_id = $1) AND ($2 = '' OR state = $2) AND ($3 = '' OR id < $3)
+ORDER BY id DESC
+LIMIT $4
+
+------------------------------------------------------------------------------------------------------
+-- Tokens
+
+-- name: TokenInsert
+INSERT INTO tokens (id, name, role, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)
+
+-- name: TokenGetByHash
+SELECT {{token_columns}} FROM tokens WHERE token_hash = $1
+
+-- name: TokenList
+SELECT {{token_columns}} FROM tokens WHERE ($1::boolean OR revoked_at IS NULL) ORDER BY id
+
+-- name: TokenGet
+SELECT {{token_columns}} FROM tokens WHERE id = $1
+
+-- name: TokenRevoke
+UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING {{token_columns}}
+
+------------------------------------------------------------------------------------------------------
+-- Releases and artifacts
+
+-- name: ReleaseLock
+-- Publishers queue here, so that the check that a sequence is new and its insert cannot interleave.
+-- Readers are not blocked.
+LOCK TABLE releases IN SHARE ROW EXCLUSIVE MODE
+
+-- name: ReleaseMaxSequence
+SELECT COALESCE(max(sequence), 0) FROM releases
+
+-- name: ReleaseInsert
+INSERT INTO releases (sequence, version, statement_digest, bundle, published_at, published_by)
+VALUES ($1, $2, $3, $4, $5, $6)
+
+-- name: ReleaseArtifactInsert
+INSERT INTO release_artifacts (release_sequence, name, digest) VALUES ($1, $2, $3)
+
+-- name: ReleaseCurrent
+SELECT {{release_columns}}, bundle FROM releases ORDER BY sequence DESC LIMIT 1
+
+-- name: ReleaseGet
+SELECT {{release_columns}}, bundle FROM releases WHERE sequence = $1
+
+-- name: ReleaseList
+SELECT {{release_columns}}, NULL::bytea FROM releases ORDER BY sequence DESC LIMIT $1
+
+-- name: ReleaseArtifacts
+SELECT ra.name, ra.digest, a.size
+FROM release_artifacts ra JOIN artifacts a ON a.digest = ra.digest
+WHERE ra.release_sequence = $1
+ORDER BY ra.name COLLATE "C"
+
+-- name: ArtifactInsert
+INSERT INTO artifacts (digest, size, data, created_at) VALUES ($1, $2, $3, $4)
+ON CONFLICT (digest) DO NOTHING
+
+-- name: ArtifactGet
+SELECT digest, size, data FROM artifacts WHERE digest = $1
+
+-- name: ArtifactHas
+SELECT EXISTS (SELECT 1 FROM artifacts WHERE digest = $1)

@@ -1,0 +1,221 @@
+package storetest
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Sizes of the claim race: the fleet of the end-to-end test.
+const (
+	raceNodes       = 20
+	raceJobs        = 1000
+	claimersPerNode = 3 // two on one replica, one on the other
+)
+
+var concurrencyTests = []test{
+	{"Concurrent/ClaimsAcrossReplicas", testClaimRace},
+	{"Concurrent/NonceAcrossReplicas", func(f *fx) {
+		stores := []store.Store{f.s, f.env.Peer(f)}
+		var fresh atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Go(func() {
+				ok, err := stores[i%2].NonceUse(f.ctx, store.NonceUseParams{KeyID: "k", Nonce: "n",
+					ExpiresAt: f.at(time.Minute), Now: f.at(0)})
+				if err != nil {
+					f.Errorf("NonceUse: %v", err)
+				}
+				if ok {
+					fresh.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n := fresh.Load(); n != 1 {
+			f.Fatalf("%d uses of one nonce were fresh, want 1", n)
+		}
+	}},
+	{"Concurrent/JoinCapAcrossReplicas", func(f *fx) {
+		stores := []store.Store{f.s, f.env.Peer(f)}
+		var made, refused atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 10 {
+			wg.Go(func() {
+				p := f.joinParams("web", fmt.Sprintf("203.0.113.%d", i))
+				p.MaxPending = 3
+				_, err := stores[i%2].JoinCreate(f.ctx, p)
+				switch {
+				case err == nil:
+					made.Add(1)
+				case errcode.Has(err, errcode.JoinTooMany):
+					refused.Add(1)
+				default:
+					f.Errorf("JoinCreate: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if made.Load() != 3 || refused.Load() != 7 {
+			f.Fatalf("made %d, refused %d; want 3 and 7", made.Load(), refused.Load())
+		}
+	}},
+	{"Concurrent/ReleaseSequenceAcrossReplicas", func(f *fx) {
+		stores := []store.Store{f.s, f.env.Peer(f)}
+		var made, refused atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				_, err := stores[i%2].ReleasePut(f.ctx, f.release(1, artifact("word/a@1.0.0.wasm", []byte{byte(i)})))
+				switch {
+				case err == nil:
+					made.Add(1)
+				case errcode.Has(err, errcode.ReleaseRollback):
+					refused.Add(1)
+				default:
+					f.Errorf("ReleasePut: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if made.Load() != 1 || refused.Load() != 3 {
+			f.Fatalf("made %d, refused %d; want 1 and 3", made.Load(), refused.Load())
+		}
+	}},
+	{"Concurrent/FinishRacesLoss", func(f *fx) {
+		// A result and the agent's idle claim arrive together, through two replicas: exactly one wins.
+		n := f.node("web-1", "w")
+		peer := f.env.Peer(f)
+		for i := range 20 {
+			j := f.job(n, "w")
+			f.claim(n, f.at(time.Duration(i)*time.Second))
+			var finished bool
+			var lost []store.Job
+			var finishErr, loseErr error
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				_, finishErr = f.s.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(0)})
+				finished = finishErr == nil
+			})
+			wg.Go(func() {
+				lost, loseErr = peer.JobLoseRunning(f.ctx, store.JobLoseRunningParams{NodeID: n.ID, Now: f.at(0)})
+			})
+			wg.Wait()
+			noErr(f, loseErr, "JobLoseRunning")
+			if finishErr != nil && !errcode.Has(finishErr, errcode.JobNotRunning) {
+				f.Fatalf("JobFinish: %v", finishErr)
+			}
+			if finished == (len(lost) == 1) {
+				f.Fatalf("round %d: finished=%v and lost %d jobs; exactly one must win", i, finished, len(lost))
+			}
+			want := store.JobLost
+			if finished {
+				want = store.JobCompleted
+			}
+			if got := f.getJob(j.ID).State; got != want {
+				f.Fatalf("round %d: job is %s, want %s", i, got, want)
+			}
+		}
+	}},
+}
+
+// testClaimRace queues 1,000 jobs for 20 nodes while claimers on two replicas race for them. Every job
+// must be handed out exactly once, and no node may ever hold two claimed jobs at once.
+func testClaimRace(f *fx) {
+	stores := []store.Store{f.s, f.env.Peer(f)}
+	nodes := make([]store.Node, raceNodes)
+	for i := range nodes {
+		nodes[i] = f.node(fmt.Sprintf("node-%02d", i), "w")
+	}
+	perNode := raceJobs / raceNodes
+
+	var (
+		mu       sync.Mutex
+		handed   = map[string]string{} // job id -> node id
+		inFlight = make([]atomic.Int32, raceNodes)
+		finished = make([]atomic.Int32, raceNodes)
+		wg       sync.WaitGroup
+	)
+	// Creators queue jobs through both replicas while the claimers run.
+	for c := range 2 {
+		wg.Go(func() {
+			for k := range raceJobs / 2 {
+				n := nodes[(k*2+c)%raceNodes]
+				p := f.jobParams(n, "w")
+				p.Now = time.Time{}
+				if _, err := stores[c].JobCreate(f.ctx, p); err != nil {
+					f.Errorf("JobCreate: %v", err)
+					return
+				}
+			}
+		})
+	}
+	for i, n := range nodes {
+		for c := range claimersPerNode {
+			s := stores[c%2]
+			wg.Go(func() {
+				for finished[i].Load() < int32(perNode) && !f.Failed() {
+					j, err := s.JobClaim(f.ctx, store.JobClaimParams{NodeID: n.ID})
+					if err != nil {
+						f.Errorf("JobClaim: %v", err)
+						return
+					}
+					if j == nil {
+						runtime.Gosched()
+						continue
+					}
+					if now := inFlight[i].Add(1); now != 1 {
+						f.Errorf("node %s holds %d claimed jobs at once", n.ID, now)
+					}
+					mu.Lock()
+					if prev, dup := handed[j.ID]; dup {
+						f.Errorf("job %s handed out twice (to %s and %s)", j.ID, prev, n.ID)
+					}
+					handed[j.ID] = n.ID
+					mu.Unlock()
+					if j.NodeID != n.ID {
+						f.Errorf("job %s of node %s handed to %s", j.ID, j.NodeID, n.ID)
+					}
+					// Release our mark before finishing: once the result commits, another claimer
+					// may rightly take the next job.
+					inFlight[i].Add(-1)
+					if _, err := s.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: store.JobCompleted}); err != nil {
+						f.Errorf("JobFinish: %v", err)
+						return
+					}
+					finished[i].Add(1)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if f.Failed() {
+		return
+	}
+	if len(handed) != raceJobs {
+		f.Fatalf("%d jobs handed out, want %d", len(handed), raceJobs)
+	}
+	var completed int
+	cursor := ""
+	for {
+		res, err := f.s.JobList(f.ctx, store.JobListParams{Limit: store.MaxListLimit, Cursor: cursor})
+		noErr(f, err, "JobList")
+		for _, j := range res.Jobs {
+			if j.State != store.JobCompleted {
+				f.Fatalf("job %s is %s after the race", j.ID, j.State)
+			}
+			completed++
+		}
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if completed != raceJobs {
+		f.Fatalf("%d jobs completed, want %d", completed, raceJobs)
+	}
+}

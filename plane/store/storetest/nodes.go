@@ -1,0 +1,207 @@
+package storetest
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+var nodeTests = []test{
+	{"Node/GetUnknown", func(f *fx) {
+		_, err := f.s.NodeGet(f.ctx, store.NodeGetParams{ID: "node_missing"})
+		wantCode(f, err, errcode.NodeNotFound)
+		_, err = f.s.NodeGet(f.ctx, store.NodeGetParams{Name: "nobody"})
+		wantCode(f, err, errcode.NodeNotFound)
+		_, fp := nodeKey()
+		_, err = f.s.NodeGetByKey(f.ctx, store.NodeGetByKeyParams{Fingerprint: fp})
+		wantCode(f, err, errcode.NodeNotFound)
+		_, err = f.s.NodeGetByKey(f.ctx, store.NodeGetByKeyParams{Fingerprint: "SHA256:short"})
+		wantCode(f, err, errcode.StoreParamInvalid)
+		_, err = f.s.NodeGet(f.ctx, store.NodeGetParams{})
+		wantCode(f, err, errcode.StoreParamInvalid)
+	}},
+	{"Node/GetByName", func(f *fx) {
+		n := f.node("web-1")
+		got, err := f.s.NodeGet(f.ctx, store.NodeGetParams{Name: "web-1"})
+		noErr(f, err, "NodeGet by name")
+		same(f, "node", got, n)
+	}},
+	{"Node/Report", func(f *fx) {
+		n := f.node("web-1")
+		at := f.at(time.Minute)
+		p := store.NodeReportParams{ID: n.ID, Now: at, AgentVersion: "1.2.3", StatementSequence: 7,
+			StatementDigest: digest([]byte("s7")), Vocabulary: words("disk_usage", "host_report"),
+			Recipes: json.RawMessage(`[{"name":"disk_full","verdict":"ok"}]`), Idle: false, ClaimSizeCap: 1 << 20}
+		got, err := f.s.NodeReport(f.ctx, p)
+		noErr(f, err, "NodeReport")
+		if !got.LastSeenAt.Equal(at) || got.AgentVersion != "1.2.3" || got.StatementSequence != 7 ||
+			got.StatementDigest != p.StatementDigest || got.Idle || got.ClaimSizeCap != 1<<20 {
+			f.Fatalf("reported node %+v", got)
+		}
+		same(f, "vocabulary", got.Vocabulary, p.Vocabulary)
+		if !jsonEqual(got.Recipes, p.Recipes) {
+			f.Fatalf("recipes %s", got.Recipes)
+		}
+		same(f, "node as stored", f.getNode(n.ID), got)
+		if w, ok := got.Word("host_report"); !ok || w.Version != "1.0.0" {
+			f.Fatalf("Word(host_report) = %+v, %v", w, ok)
+		}
+
+		// Refused reports change nothing.
+		bad := []func(*store.NodeReportParams){
+			func(p *store.NodeReportParams) { p.Vocabulary = append(words("a"), words("a")...) },
+			func(p *store.NodeReportParams) { p.Vocabulary = []store.WordRef{{Version: "1"}} },
+			func(p *store.NodeReportParams) { p.Recipes = json.RawMessage(`{"not":"a list"}`) },
+			func(p *store.NodeReportParams) { p.Recipes = json.RawMessage(`null`) },
+			func(p *store.NodeReportParams) { p.Recipes = json.RawMessage(`[`) },
+			func(p *store.NodeReportParams) { p.AgentVersion = strings.Repeat("v", 300) },
+			func(p *store.NodeReportParams) { p.StatementSequence = -1 },
+		}
+		for i, edit := range bad {
+			q := p
+			q.Now = f.at(time.Hour)
+			edit(&q)
+			_, err := f.s.NodeReport(f.ctx, q)
+			if !errcode.Has(err, errcode.StoreParamInvalid) {
+				f.Fatalf("bad report %d: %v", i, err)
+			}
+		}
+		same(f, "node after refused reports", f.getNode(n.ID), got)
+		_, err = f.s.NodeReport(f.ctx, store.NodeReportParams{ID: "node_missing"})
+		wantCode(f, err, errcode.NodeNotFound)
+	}},
+	{"Node/Disconnect", func(f *fx) {
+		n := f.node("web-1", "disk_usage")
+		running := f.job(n, "disk_usage")
+		f.claim(n, f.at(time.Second))
+		queued := f.job(n, "disk_usage")
+		at := f.at(time.Minute)
+		res, err := f.s.NodeDisconnect(f.ctx, store.NodeEndParams{ID: n.ID, By: "alice", Now: at})
+		noErr(f, err, "NodeDisconnect")
+		if res.Node.State != store.NodeDisconnected || !res.Node.EndedAt.Equal(at) {
+			f.Fatalf("node %+v", res.Node)
+		}
+		if len(res.Cancelled) != 1 || res.Cancelled[0].ID != queued.ID || res.Cancelled[0].State != store.JobCancelled {
+			f.Fatalf("cancelled %+v", res.Cancelled)
+		}
+		if len(res.Lost) != 1 || res.Lost[0].ID != running.ID || res.Lost[0].State != store.JobLost ||
+			res.Lost[0].OutcomeCode != errcode.JobLost {
+			f.Fatalf("lost %+v", res.Lost)
+		}
+		same(f, "node as stored", f.getNode(n.ID), res.Node)
+		same(f, "cancelled job as stored", f.getJob(queued.ID), res.Cancelled[0])
+		// The key proves nothing any more, and can never join again.
+		_, err = f.s.NodeGetByKey(f.ctx, store.NodeGetByKeyParams{Fingerprint: n.Fingerprint})
+		wantCode(f, err, errcode.NodeNotActive)
+		p := f.joinParams("web-1", "203.0.113.7")
+		p.Key, p.Fingerprint = n.Key, n.Fingerprint
+		_, err = f.s.JoinCreate(f.ctx, p)
+		wantCode(f, err, errcode.JoinKeyRetired)
+		// Nothing more can happen to it.
+		_, err = f.s.NodeDisconnect(f.ctx, store.NodeEndParams{ID: n.ID, Now: at})
+		wantCode(f, err, errcode.NodeNotActive)
+		_, err = f.s.NodeLeave(f.ctx, store.NodeEndParams{ID: n.ID, Now: at})
+		wantCode(f, err, errcode.NodeNotActive)
+		_, err = f.s.NodeReport(f.ctx, store.NodeReportParams{ID: n.ID, Now: at})
+		wantCode(f, err, errcode.NodeNotActive)
+		_, err = f.s.JobCreate(f.ctx, f.jobParams(n, "disk_usage"))
+		wantCode(f, err, errcode.NodeNotActive)
+		_, err = f.s.JobClaim(f.ctx, store.JobClaimParams{NodeID: n.ID, Now: at})
+		wantCode(f, err, errcode.NodeNotActive)
+		_, err = f.s.JobFinish(f.ctx, store.JobFinishParams{ID: running.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: at})
+		wantCode(f, err, errcode.JobNotRunning)
+		same(f, "node after refusals", f.getNode(n.ID), res.Node)
+		_, err = f.s.NodeDisconnect(f.ctx, store.NodeEndParams{ID: "node_missing", Now: at})
+		wantCode(f, err, errcode.NodeNotFound)
+	}},
+	{"Node/Leave", func(f *fx) {
+		n := f.node("web-1")
+		res, err := f.s.NodeLeave(f.ctx, store.NodeEndParams{ID: n.ID, Now: f.at(time.Minute)})
+		noErr(f, err, "NodeLeave")
+		if res.Node.State != store.NodeLeft || len(res.Cancelled) != 0 || len(res.Lost) != 0 {
+			f.Fatalf("left %+v", res)
+		}
+		_, err = f.s.NodeGetByKey(f.ctx, store.NodeGetByKeyParams{Fingerprint: n.Fingerprint})
+		wantCode(f, err, errcode.NodeNotActive)
+		p := f.joinParams("web-1", "203.0.113.7")
+		p.Key, p.Fingerprint = n.Key, n.Fingerprint
+		_, err = f.s.JoinCreate(f.ctx, p)
+		wantCode(f, err, errcode.JoinKeyRetired)
+	}},
+	{"Node/List", func(f *fx) {
+		a := f.node("a")
+		b := f.node("b")
+		c := f.node("c")
+		_, err := f.s.NodeLeave(f.ctx, store.NodeEndParams{ID: b.ID, Now: f.at(0)})
+		noErr(f, err, "NodeLeave")
+		ids := func(p store.NodeListParams) ([]string, string) {
+			f.Helper()
+			res, err := f.s.NodeList(f.ctx, p)
+			noErr(f, err, "NodeList")
+			var out []string
+			for _, n := range res.Nodes {
+				out = append(out, n.ID)
+			}
+			return out, res.NextCursor
+		}
+		all, _ := ids(store.NodeListParams{})
+		same(f, "all", all, []string{a.ID, b.ID, c.ID})
+		active, _ := ids(store.NodeListParams{State: store.NodeActive})
+		same(f, "active", active, []string{a.ID, c.ID})
+		left, _ := ids(store.NodeListParams{State: store.NodeLeft})
+		same(f, "left", left, []string{b.ID})
+		page, cursor := ids(store.NodeListParams{Limit: 2})
+		same(f, "page 1", page, []string{a.ID, b.ID})
+		page, cursor = ids(store.NodeListParams{Limit: 2, Cursor: cursor})
+		same(f, "page 2", page, []string{c.ID})
+		if cursor != "" {
+			f.Fatalf("cursor after the last page: %q", cursor)
+		}
+		_, err = f.s.NodeList(f.ctx, store.NodeListParams{State: "gone"})
+		wantCode(f, err, errcode.StoreParamInvalid)
+		_, err = f.s.NodeList(f.ctx, store.NodeListParams{Limit: store.MaxListLimit + 1})
+		wantCode(f, err, errcode.StoreParamInvalid)
+	}},
+}
+
+var nonceTests = []test{
+	{"Nonce/UseOnce", func(f *fx) {
+		use := func(key, nonce string, at time.Time) bool {
+			f.Helper()
+			fresh, err := f.s.NonceUse(f.ctx, store.NonceUseParams{KeyID: key, Nonce: nonce, ExpiresAt: at.Add(10 * time.Minute), Now: at})
+			noErr(f, err, "NonceUse")
+			return fresh
+		}
+		if !use("k1", "n1", f.at(0)) {
+			f.Fatal("a fresh nonce was refused")
+		}
+		if use("k1", "n1", f.at(time.Minute)) {
+			f.Fatal("a replayed nonce was accepted")
+		}
+		if !use("k2", "n1", f.at(time.Minute)) {
+			f.Fatal("another key's nonce was refused")
+		}
+		// Once expired the nonce is forgotten (the signature's clock check refuses such a request).
+		if !use("k1", "n1", f.at(10*time.Minute)) {
+			f.Fatal("an expired nonce was still held")
+		}
+		if use("k1", "n1", f.at(11*time.Minute)) {
+			f.Fatal("a nonce reused after expiry was not held again")
+		}
+		n, err := f.s.NoncePurge(f.ctx, store.NoncePurgeParams{Now: f.at(11 * time.Minute)})
+		noErr(f, err, "NoncePurge")
+		if n != 1 { // k2/n1 expired at 11m; k1/n1 lives to 20m
+			f.Fatalf("purged %d, want 1", n)
+		}
+		if use("k1", "n1", f.at(12*time.Minute)) {
+			f.Fatal("purge dropped a live nonce")
+		}
+		_, err = f.s.NonceUse(f.ctx, store.NonceUseParams{KeyID: "k", Nonce: "", ExpiresAt: f.at(time.Minute), Now: f.at(0)})
+		wantCode(f, err, errcode.StoreParamInvalid)
+		_, err = f.s.NonceUse(f.ctx, store.NonceUseParams{KeyID: "k", Nonce: "n", ExpiresAt: f.at(0), Now: f.at(0)})
+		wantCode(f, err, errcode.StoreParamInvalid)
+	}},
+}

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"regexp"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// TokenStore keeps admin API bearer tokens by the sha256 of their text: the store never sees a token.
+type TokenStore interface {
+	// TokenCreate stores a token's hash. Refused: token.exists.
+	TokenCreate(ctx context.Context, p TokenCreateParams) (Token, error)
+	// TokenGetByHash returns the unrevoked token with that hash; it is the lookup behind every admin
+	// request. Refused: token.not_found, token.revoked.
+	TokenGetByHash(ctx context.Context, p TokenGetByHashParams) (Token, error)
+	// TokenList returns tokens in creation order.
+	TokenList(ctx context.Context, p TokenListParams) ([]Token, error)
+	// TokenRevoke revokes a token for good. Refused: token.not_found, token.revoked.
+	TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token, error)
+}
+
+// Role is what a token may do: viewer reads; operator also runs words of class look and change; admin
+// also runs destructive words, approves joins, and manages tokens and releases.
+type Role string
+
+const (
+	RoleViewer   Role = "viewer"
+	RoleOperator Role = "operator"
+	RoleAdmin    Role = "admin"
+)
+
+// Token is an admin API token, without its hash.
+type Token struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Role      Role      `json:"role"`
+	CreatedAt time.Time `json:"created_at"`
+	RevokedAt time.Time `json:"revoked_at,omitzero"`
+}
+
+type TokenCreateParams struct {
+	Name string
+	Role Role
+	Hash string // lowercase hex sha256 of the token's text
+	Now  time.Time
+}
+
+type TokenGetByHashParams struct {
+	Hash string
+}
+
+type TokenListParams struct {
+	IncludeRevoked bool
+}
+
+type TokenRevokeParams struct {
+	ID  string
+	Now time.Time
+}
+
+var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func checkHash(field, h string) error {
+	if !hashRE.MatchString(h) {
+		return invalid(field, "%s must be a lowercase hex sha256", field)
+	}
+	return nil
+}
+
+func (s *sqlStore) TokenCreate(ctx context.Context, p TokenCreateParams) (Token, error) {
+	if p.Name == "" || len(p.Name) > maxActorLen {
+		return Token{}, invalid("name", "token name must be 1 to %d bytes", maxActorLen)
+	}
+	switch p.Role {
+	case RoleViewer, RoleOperator, RoleAdmin:
+	default:
+		return Token{}, invalid("role", "role %q is not viewer, operator or admin", p.Role)
+	}
+	if err := checkHash("hash", p.Hash); err != nil {
+		return Token{}, err
+	}
+	t := now(p.Now)
+	tok := Token{ID: s.ids.next("token_", t), Name: p.Name, Role: p.Role, CreatedAt: t}
+	err := s.tx(ctx, "create token", func(ex execer) error {
+		_, err := ex.exec(ctx, s.q.TokenInsert, tok.ID, tok.Name, string(tok.Role), p.Hash, tok.CreatedAt)
+		if s.drv.kind(err) == errUnique {
+			return errcode.New(errcode.TokenExists, "a token with this hash is already stored")
+		}
+		return err
+	})
+	if err != nil {
+		return Token{}, err
+	}
+	return tok, nil
+}
+
+func (s *sqlStore) TokenGetByHash(ctx context.Context, p TokenGetByHashParams) (Token, error) {
+	if err := checkHash("hash", p.Hash); err != nil {
+		return Token{}, err
+	}
+	var tok Token
+	err := s.read(ctx, "get token", func(ex execer) error {
+		var err error
+		tok, err = scanToken(ex.queryRow(ctx, s.q.TokenGetByHash, p.Hash))
+		if s.drv.kind(err) == errNoRows {
+			return errcode.New(errcode.TokenNotFound, "no such token")
+		}
+		return err
+	})
+	if err != nil {
+		return Token{}, err
+	}
+	if !tok.RevokedAt.IsZero() {
+		return Token{}, errcode.New(errcode.TokenRevoked, "token %s was revoked", tok.ID).With("id", tok.ID)
+	}
+	return tok, nil
+}
+
+func (s *sqlStore) TokenList(ctx context.Context, p TokenListParams) ([]Token, error) {
+	var out []Token
+	err := s.read(ctx, "list tokens", func(ex execer) error {
+		rs, err := ex.query(ctx, s.q.TokenList, p.IncludeRevoked)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			tok, err := scanToken(rs)
+			if err != nil {
+				return err
+			}
+			out = append(out, tok)
+		}
+		return rs.Err()
+	})
+	return out, err
+}
+
+func (s *sqlStore) TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token, error) {
+	if err := checkID("id", p.ID); err != nil {
+		return Token{}, err
+	}
+	var tok Token
+	err := s.tx(ctx, "revoke token", func(ex execer) error {
+		var err error
+		tok, err = scanToken(ex.queryRow(ctx, s.q.TokenRevoke, p.ID, now(p.Now)))
+		if s.drv.kind(err) != errNoRows {
+			return err
+		}
+		cur, err := scanToken(ex.queryRow(ctx, s.q.TokenGet, p.ID))
+		if s.drv.kind(err) == errNoRows {
+			return errcode.New(errcode.TokenNotFound, "no token %s", p.ID).With("id", p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		return errcode.New(errcode.TokenRevoked, "token %s was already revoked", cur.ID).With("id", cur.ID)
+	})
+	return tok, err
+}
+
+func scanToken(r row) (Token, error) {
+	var tok Token
+	var role string
+	if err := r.Scan(&tok.ID, &tok.Name, &role, stamp{&tok.CreatedAt}, stamp{&tok.RevokedAt}); err != nil {
+		return Token{}, err
+	}
+	tok.Role = Role(role)
+	return tok, nil
+}

@@ -1,0 +1,83 @@
+// Package keys defines Lexicon's key types and the files that hold them.
+//
+// Publisher keys sign release statements, node keys sign channel requests, and log keys sign
+// transparency-log checkpoints. Each is its own Go type with its own text prefix, so a node key can
+// never be passed where a publisher key is expected, in code or in a file:
+//
+//	publisher-key:<base64>      publisher-private:<base64>
+//	node-key:<base64>           node-private:<base64>
+//	log-key:<origin>:<base64 PKIX DER>
+//
+// Public keys are compared with Equal (constant time), never ==. Their fingerprint is the one OpenSSH
+// prints ("SHA256:" and unpadded base64 of the SSH wire form), so an operator can check it with
+// ssh-keygen -lf.
+package keys
+
+import (
+	"crypto/ed25519"
+	"crypto/subtle"
+	"encoding/base64"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+const (
+	publisherPublicPrefix  = "publisher-key:"
+	publisherPrivatePrefix = "publisher-private:"
+	nodePublicPrefix       = "node-key:"
+	nodePrivatePrefix      = "node-private:"
+	logPublicPrefix        = "log-key:"
+)
+
+var b64 = base64.RawURLEncoding
+
+// edPublic is the shared body of the Ed25519 public key types. The zero-length func array makes the
+// types incomparable, so == cannot be used by mistake where Equal is meant.
+type edPublic struct {
+	_ [0]func()
+	k [ed25519.PublicKeySize]byte
+}
+
+func (p edPublic) equal(o edPublic) bool { return subtle.ConstantTimeCompare(p.k[:], o.k[:]) == 1 }
+
+func (p edPublic) isZero() bool { return p.k == [ed25519.PublicKeySize]byte{} }
+
+func (p edPublic) ed() ed25519.PublicKey { return ed25519.PublicKey(p.k[:]) }
+
+// fingerprint is OpenSSH's SHA256 fingerprint of the key.
+func (p edPublic) fingerprint() string {
+	pk, err := ssh.NewPublicKey(p.ed())
+	if err != nil {
+		return ""
+	}
+	return ssh.FingerprintSHA256(pk)
+}
+
+func parseEdPublic(s, prefix string) (edPublic, error) {
+	var p edPublic
+	body, ok := strings.CutPrefix(strings.TrimSpace(s), prefix)
+	if !ok {
+		return p, errcode.New(errcode.KeyMalformed, "key does not start with %q", prefix)
+	}
+	raw, err := b64.DecodeString(body)
+	if err != nil || len(raw) != ed25519.PublicKeySize {
+		return p, errcode.New(errcode.KeyMalformed, "%s key body is not %d base64url bytes", strings.TrimSuffix(prefix, ":"), ed25519.PublicKeySize)
+	}
+	copy(p.k[:], raw)
+	return p, nil
+}
+
+func parseEdPrivate(s, prefix string) (ed25519.PrivateKey, error) {
+	body, ok := strings.CutPrefix(strings.TrimSpace(s), prefix)
+	if !ok {
+		return nil, errcode.New(errcode.KeyMalformed, "private key does not start with %q", prefix)
+	}
+	seed, err := b64.DecodeString(body)
+	if err != nil || len(seed) != ed25519.SeedSize {
+		return nil, errcode.New(errcode.KeyMalformed, "%s key body is not a %d-byte base64url seed", strings.TrimSuffix(prefix, ":"), ed25519.SeedSize)
+	}
+	return ed25519.NewKeyFromSeed(seed), nil
+}

@@ -1,0 +1,173 @@
+package keys_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+func TestTextFormsRoundTripAndStayDistinct(t *testing.T) {
+	pub := keys.NewPublisher()
+	node := keys.NewNode()
+	p, err := keys.ParsePublisherPublic(pub.Public().String())
+	if err != nil || !p.Equal(pub.Public()) {
+		t.Fatalf("publisher round trip: %v", err)
+	}
+	priv, err := keys.ParsePublisherPrivate(pub.String())
+	if err != nil || !priv.Public().Equal(pub.Public()) {
+		t.Fatalf("publisher private round trip: %v", err)
+	}
+	n, err := keys.ParseNodePublic(node.Public().String())
+	if err != nil || !n.Equal(node.Public()) {
+		t.Fatalf("node round trip: %v", err)
+	}
+	// A node key is never accepted where a publisher key is expected, nor the reverse.
+	if _, err := keys.ParsePublisherPublic(node.Public().String()); errcode.Code(err) != errcode.KeyMalformed {
+		t.Fatalf("node key parsed as publisher key: %v", err)
+	}
+	if _, err := keys.ParseNodePublic(pub.Public().String()); errcode.Code(err) != errcode.KeyMalformed {
+		t.Fatalf("publisher key parsed as node key: %v", err)
+	}
+	if _, err := keys.ParsePublisherPublic("publisher-key:AAAA"); errcode.Code(err) != errcode.KeyMalformed {
+		t.Fatalf("short key: %v", err)
+	}
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	lk, err := keys.NewLogPublic("log.example.test", &ec.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := keys.ParseLogPublic(lk.String())
+	if err != nil || back.Origin() != "log.example.test" || string(back.ID()) != string(lk.ID()) {
+		t.Fatalf("log key round trip: %v", err)
+	}
+	if _, err := keys.ParseLogPublic(pub.Public().String()); errcode.Code(err) != errcode.KeyMalformed {
+		t.Fatalf("publisher key parsed as log key: %v", err)
+	}
+}
+
+func TestSignatures(t *testing.T) {
+	pub := keys.NewPublisher()
+	sig, _ := pub.SignPH([]byte("statement"))
+	if !pub.Public().VerifyPH([]byte("statement"), sig) || pub.Public().VerifyPH([]byte("statemenT"), sig) {
+		t.Fatal("ed25519ph sign/verify wrong")
+	}
+	node := keys.NewNode()
+	s := node.Sign([]byte("request"))
+	if !node.Public().Verify([]byte("request"), s) || keys.NewNode().Public().Verify([]byte("request"), s) {
+		t.Fatal("node sign/verify wrong")
+	}
+}
+
+func TestFingerprintMatchesSSHKeygen(t *testing.T) {
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("ssh-keygen missing in CI")
+		}
+		t.Skip("ssh-keygen not installed")
+	}
+	node := keys.NewNode()
+	path := filepath.Join(t.TempDir(), "node.pub")
+	if err := os.WriteFile(path, []byte(node.Public().AuthorizedKey()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("ssh-keygen", "-lf", path).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) < 2 || fields[1] != node.Public().Fingerprint() {
+		t.Fatalf("ssh-keygen says %q, we say %s", out, node.Public().Fingerprint())
+	}
+}
+
+func TestFileTrust(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "held.pub")
+	if err := keys.WritePublic(good, keys.NewPublisher().Public().String()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.ReadTrusted(good); err != nil {
+		t.Fatalf("good file refused: %v", err)
+	}
+	cases := []struct {
+		name  string
+		setup func(t *testing.T) string
+	}{
+		{"group-writable file", func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "k.pub")
+			os.WriteFile(p, []byte("x"), 0o664)
+			os.Chmod(p, 0o664)
+			return p
+		}},
+		{"other-writable file", func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "k.pub")
+			os.WriteFile(p, []byte("x"), 0o644)
+			os.Chmod(p, 0o646)
+			return p
+		}},
+		{"other-writable folder", func(t *testing.T) string {
+			d := t.TempDir()
+			os.Chmod(d, 0o777)
+			p := filepath.Join(d, "k.pub")
+			os.WriteFile(p, []byte("x"), 0o644)
+			return p
+		}},
+		{"symlink", func(t *testing.T) string {
+			d := t.TempDir()
+			p := filepath.Join(d, "k.pub")
+			os.Symlink(good, p)
+			return p
+		}},
+		{"owned by another user", func(t *testing.T) string {
+			if os.Getuid() != 0 {
+				t.Skip("only root can give a file away")
+			}
+			p := filepath.Join(t.TempDir(), "k.pub")
+			os.WriteFile(p, []byte("x"), 0o644)
+			if err := os.Chown(p, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := keys.ReadTrusted(tc.setup(t))
+			if errcode.Code(err) != errcode.KeyFileUntrusted {
+				t.Fatalf("err = %v, want key.file_untrusted", err)
+			}
+		})
+	}
+}
+
+func TestPrivateKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "publisher.key")
+	k := keys.NewPublisher()
+	if err := keys.WritePrivate(path, k.String()); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %o", fi.Mode().Perm())
+	}
+	if err := keys.WritePrivate(path, keys.NewPublisher().String()); err == nil {
+		t.Fatal("WritePrivate overwrote a key")
+	}
+	back, err := keys.ReadPublisherPrivateFile(path)
+	if err != nil || !back.Public().Equal(k.Public()) {
+		t.Fatalf("read back: %v", err)
+	}
+	os.Chmod(path, 0o640)
+	if _, err := keys.ReadPublisherPrivateFile(path); errcode.Code(err) != errcode.KeyFileUntrusted {
+		t.Fatalf("group-readable private key: %v", err)
+	}
+}

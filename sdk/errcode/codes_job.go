@@ -1,0 +1,28 @@
+package errcode
+
+// Codes of jobs. Returned as errors, nothing changed. JobLost, JobCancelled and JobMarkedFailed are
+// also written as a finished job's outcome code, to say why it ended without a result from its node.
+const (
+	// JobNotFound: no job has that id, or (for a node reporting a result) it is not that node's job.
+	JobNotFound = "job.not_found"
+	// JobWordUnavailable: the node has not reported the word, or reports it with another digest than
+	// the one the job was built for (details.word). Publish a release that contains the word and wait
+	// for the node to load it, or pick a node that reports it.
+	JobWordUnavailable = "job.word_unavailable"
+	// JobNotRunning: a result arrived for a job that is not running (details.state): it already finished,
+	// was lost or was cancelled, and its result is dropped.
+	JobNotRunning = "job.not_running"
+	// JobNotQueued: only a queued job can be cancelled (details.state); a running one can be marked
+	// failed.
+	JobNotQueued = "job.not_queued"
+	// JobFinished: the job already reached a final state (details.state), so it cannot be marked failed.
+	JobFinished = "job.finished"
+
+	// JobLost: outcome of a job whose node claimed idle while it ran, or that passed its claim budget.
+	// A lost job is never run again.
+	JobLost = "job.lost"
+	// JobCancelled: outcome of a queued job cancelled by an operator, or by its node ending the pairing.
+	JobCancelled = "job.cancelled"
+	// JobMarkedFailed: outcome of a job an operator marked failed.
+	JobMarkedFailed = "job.marked_failed"
+)

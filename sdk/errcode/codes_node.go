@@ -1,0 +1,13 @@
+package errcode
+
+// Codes of enrolled nodes. Nothing changed when any of them is returned.
+const (
+	// NodeNotFound: no node has that id, name or key.
+	NodeNotFound = "node.not_found"
+	// NodeNotActive: the node was disconnected by the plane or left on its own (details.state). Its key
+	// is retired; the machine must join again with a fresh key.
+	NodeNotActive = "node.not_active"
+	// NodeNameTaken: an active node already has that name. Approve under another name, or disconnect
+	// the other node first.
+	NodeNameTaken = "node.name_taken"
+)

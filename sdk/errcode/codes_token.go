@@ -1,0 +1,11 @@
+package errcode
+
+// Codes of admin API tokens. Nothing changed when any of them is returned.
+const (
+	// TokenNotFound: no token has that id or hash.
+	TokenNotFound = "token.not_found"
+	// TokenRevoked: the token was revoked; it grants nothing.
+	TokenRevoked = "token.revoked"
+	// TokenExists: a token with that hash is already stored.
+	TokenExists = "token.exists"
+)
