@@ -120,7 +120,7 @@ func TestProviderEchoIsScrubbedOverTheWire(t *testing.T) {
 	f.echoToken = true
 	f.mu.Unlock()
 	client, server := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{dns.PluginName: &dns.Plugin{Impl: &Driver{}}})
-	defer func() { _ = client.Close(); server.Stop() }()
+	defer func() { server.Stop(); _ = client.Close() }()
 	raw, err := client.Dispense(dns.PluginName)
 	if err != nil {
 		t.Fatal(err)

@@ -50,7 +50,7 @@ func TestCreateRequestValidate(t *testing.T) {
 func overGRPC(t *testing.T, impl cloud.Driver) *cloud.Client {
 	t.Helper()
 	client, server := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{cloud.PluginName: &cloud.Plugin{Impl: impl}})
-	t.Cleanup(func() { _ = client.Close(); server.Stop() })
+	t.Cleanup(func() { server.Stop(); _ = client.Close() }) // in this order: Close asks the server to stop itself, racing a Stop of ours
 	raw, err := client.Dispense(cloud.PluginName)
 	if err != nil {
 		t.Fatal(err)

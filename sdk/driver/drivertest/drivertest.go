@@ -74,8 +74,9 @@ func overGRPC(t *testing.T, name string, p plugin.Plugin) any {
 	t.Helper()
 	client, server := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{name: p})
 	t.Cleanup(func() {
-		_ = client.Close()
+		// Stop first: Close asks the server to stop itself, which would race a Stop of ours.
 		server.Stop()
+		_ = client.Close()
 	})
 	raw, err := client.Dispense(name)
 	if err != nil {
