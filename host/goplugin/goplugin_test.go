@@ -157,6 +157,13 @@ func TestStartTheSameDriverTwice(t *testing.T) {
 	}
 }
 
+// A driver that speaks only a contract version this host does not is refused at the handshake.
+func TestVersionsAreNegotiated(t *testing.T) {
+	store, digest := storeWith(t, "future")
+	_, err := goplugin.Start(context.Background(), store, goplugin.Spec{Name: "dns-future", Kind: driver.KindDNS, Digest: digest}, goplugin.Options{})
+	wantCode(t, err, errcode.DriverVersionMismatch)
+}
+
 func TestKindMismatchIsRefused(t *testing.T) {
 	store, digest := storeWith(t, "dns")
 	_, err := goplugin.Start(context.Background(), store, goplugin.Spec{Name: "liar", Kind: driver.KindCloud, Digest: digest}, goplugin.Options{})

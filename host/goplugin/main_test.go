@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 			"dns":    "./internal/testdriver/dns",
 			"cloud":  "./internal/testdriver/cloud",
 			"memory": "../../examples/driver-memory", // an outside author's driver
+			"future": "./internal/testdriver/future",
 		} {
 			out := filepath.Join(dir, name)
 			// Built as a release builds drivers: no symbol table or DWARF, no local paths.
