@@ -288,42 +288,30 @@ func (s *sqlStore) JobClaim(ctx context.Context, p JobClaimParams) (*Job, error)
 	if !claimable {
 		return nil, nil
 	}
+	// The node's row lock, then the hand-out in a statement of its own: see JobClaim in queries.sql.
+	// Both always run and commit together, so they go to the database in one round trip.
 	var claimed *Job
-	err = s.tx(ctx, "claim job", func(ex execer) error {
-		if err := s.lockActiveNode(ctx, ex, p.NodeID); err != nil {
-			return err
-		}
-		j, err := scanJob(ex.queryRow(ctx, s.q.JobClaim, p.NodeID, t))
-		switch s.drv.kind(err) {
-		case errNoRows:
+	err = s.pipeline(ctx, "claim job",
+		step{query: s.q.NodeLock, args: []any{p.NodeID}},
+		step{query: s.q.JobClaim, args: []any{p.NodeID, t}, scan: func(r row) error {
+			j, err := scanJob(r)
+			switch s.drv.kind(err) {
+			case errNoRows:
+				return nil
+			case errUnique:
+				// jobs_one_running caught what the lock should have prevented. Hand out nothing.
+				return errcode.Wrap(err, errcode.StoreBusy, "node %s already has a running job", p.NodeID)
+			}
+			if err != nil {
+				return err
+			}
+			claimed = &j
 			return nil
-		case errUnique:
-			// jobs_one_running caught what the lock should have prevented. Hand out nothing.
-			return errcode.Wrap(err, errcode.StoreBusy, "node %s already has a running job", p.NodeID)
-		}
-		if err != nil {
-			return err
-		}
-		claimed = &j
-		return nil
-	})
+		}})
 	if err != nil {
 		return nil, err
 	}
 	return claimed, nil
-}
-
-// lockActiveNode takes the node's row lock (PostgreSQL) and refuses a node that is not active.
-func (s *sqlStore) lockActiveNode(ctx context.Context, ex execer, nodeID string) error {
-	var state string
-	err := ex.queryRow(ctx, s.q.NodeLock, nodeID).Scan(&state)
-	if s.drv.kind(err) == errNoRows {
-		return errcode.New(errcode.NodeNotFound, "no node %s", nodeID).With("node", nodeID)
-	}
-	if err != nil {
-		return err
-	}
-	return Node{ID: nodeID, State: NodeState(state)}.active()
 }
 
 func (p *JobFinishParams) check() error {
@@ -364,12 +352,6 @@ func (s *sqlStore) JobFinish(ctx context.Context, p JobFinishParams) (Job, error
 	t := now(p.Now)
 	var j Job
 	err := s.tx(ctx, "finish job", func(ex execer) error {
-		// The node's row before the job's: the locking order every transaction keeps. The node may
-		// have ended its pairing meanwhile; then its running job is already lost.
-		var state string
-		if err := ex.queryRow(ctx, s.q.NodeLock, p.NodeID).Scan(&state); err != nil && s.drv.kind(err) != errNoRows {
-			return err
-		}
 		var err error
 		j, err = scanJob(ex.queryRow(ctx, s.q.JobFinish, p.ID, p.NodeID, string(p.Outcome), t, p.Code, p.Message,
 			jsonText(p.Output), p.Transcript, jsonText(p.Audit), p.Duration.Milliseconds()))

@@ -106,6 +106,41 @@ func (d *postgresDriver) tx(ctx context.Context, fn func(execer) error) error {
 	})
 }
 
+func (d *postgresDriver) pipeline(ctx context.Context, steps []step) (err error) {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	for _, st := range steps {
+		b.Queue(st.query, st.args...)
+	}
+	b.Queue("COMMIT")
+	br := d.pool.SendBatch(ctx, b)
+	defer func() {
+		// After an error the server skipped the rest, COMMIT included; the pool drops a connection
+		// left inside a transaction.
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if _, err := br.Exec(); err != nil {
+		return err
+	}
+	for _, st := range steps {
+		if st.scan == nil {
+			_, err = br.Exec()
+		} else {
+			err = st.scan(br.QueryRow())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	tag, err := br.Exec()
+	if err == nil && tag.String() != "COMMIT" {
+		err = errors.New("the transaction did not commit: " + tag.String())
+	}
+	return err
+}
+
 // jobQueued sends the notification from inside the transaction: PostgreSQL delivers it at commit, to
 // every listening replica (this one included), and drops it on rollback.
 func (d *postgresDriver) jobQueued(ctx context.Context, ex execer, nodeID string) error {
