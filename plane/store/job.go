@@ -378,25 +378,27 @@ func (s *sqlStore) JobLoseRunning(ctx context.Context, p JobLoseRunningParams) (
 	if err := checkID("node_id", p.NodeID); err != nil {
 		return nil, err
 	}
-	var out []Job
-	err := s.tx(ctx, "lose running job", func(ex execer) error {
-		var err error
-		out, err = s.jobs(ctx, ex, s.q.JobLoseRunning, p.NodeID, now(p.Now), errcode.JobLost,
-			"the node claimed while idle, so the job is no longer running there")
-		return err
-	})
-	return out, err
+	// One statement, so one autocommit round trip: it runs on every idle claim, and mostly changes
+	// nothing.
+	return s.writeJobs(ctx, "lose running job", s.q.JobLoseRunning, p.NodeID, now(p.Now), errcode.JobLost,
+		"the node claimed while idle, so the job is no longer running there")
 }
 
 func (s *sqlStore) JobExpire(ctx context.Context, p JobExpireParams) ([]Job, error) {
-	var out []Job
-	err := s.tx(ctx, "expire jobs", func(ex execer) error {
-		var err error
-		out, err = s.jobs(ctx, ex, s.q.JobExpire, now(p.Now), errcode.JobLost,
-			"the job ran past its claim budget")
-		return err
-	})
-	return out, err
+	return s.writeJobs(ctx, "expire jobs", s.q.JobExpire, now(p.Now), errcode.JobLost,
+		"the job ran past its claim budget")
+}
+
+// writeJobs runs one statement that changes jobs and returns them, in a transaction of its own.
+func (s *sqlStore) writeJobs(ctx context.Context, what, query string, args ...any) ([]Job, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	out, err := s.jobs(ctx, s.drv.writer(), query, args...)
+	if err != nil {
+		return nil, s.fail(err, what)
+	}
+	return out, nil
 }
 
 func (s *sqlStore) JobCancel(ctx context.Context, p JobCancelParams) (Job, error) {
