@@ -3,35 +3,85 @@ SHELL := /bin/bash
 GO ?= go
 BUILD := build
 BIN := $(BUILD)/bin
+VERSION ?= 0.1.0
 
-# Binaries are every main package under the owners' cmd/ folders and plugins/.
+# Binaries are every main package under the owners' cmd/ folders; drivers are plugins/<kind>/<name>.
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
+DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm test bench demo release lint clean
+.PHONY: all build wasm modules test bench demo release lint clean
 
 all: build
 
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ $(addprefix ./,$(CMDS))
+	@for m in $(DRIVERS); do d=$$(dirname $$m); k=$$(basename $$(dirname $$d)); n=$$(basename $$d); \
+	  echo "$(GO) build -o $(BIN)/lexicon-driver-$$k-$$n ./$$d"; $(GO) build -o $(BIN)/lexicon-driver-$$k-$$n ./$$d || exit 1; done
 
-# wasm builds every word and recipe module; empty until words exist.
-wasm:
-	@true
+# wasm builds every word and recipe module: primitives/<name> -> build/wasm/<name>.wasm, the example word,
+# and the host's test words. Each is built reproducibly (-trimpath, no VCS stamp) and its data segments
+# merged by wasmpost, before anything hashes or signs it.
+WASM_DIR := $(BUILD)/wasm
+WASMPOST := $(BUILD)/tools/wasmpost
+WORDS := $(patsubst primitives/%/main.go,%,$(wildcard primitives/*/main.go))
+TESTWORDS := $(patsubst host/wasm/testdata/%/main.go,%,$(wildcard host/wasm/testdata/*/main.go))
+WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.wasm) $(WASM_DIR)/examples/hello.wasm
+WORD_SDK := $(shell find sdk/word sdk/errcode -name '*.go' -not -name '*_test.go')
+WASM_BUILD = @mkdir -p $(dir $@) && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildvcs=false -o $@.raw ./$< && $(WASMPOST) -o $@ $@.raw && rm -f $@.raw
 
-test: wasm
+wasm: $(WASM_OUT)
+
+$(WASMPOST): $(wildcard host/wasm/internal/datamerge/*.go host/wasm/internal/cmd/wasmpost/*.go)
+	@mkdir -p $(dir $@)
+	$(GO) build -o $@ ./host/wasm/internal/cmd/wasmpost
+
+.SECONDEXPANSION:
+$(WASM_DIR)/%.wasm: primitives/% $$(wildcard primitives/%/*.go) $(WORD_SDK) $(WASMPOST)
+	$(WASM_BUILD)
+$(WASM_DIR)/testdata/%.wasm: host/wasm/testdata/% $$(wildcard host/wasm/testdata/%/*.go) $(WORD_SDK) $(WASMPOST)
+	$(WASM_BUILD)
+$(WASM_DIR)/examples/hello.wasm: examples/word-hello $(wildcard examples/word-hello/*.go) $(WORD_SDK) $(WASMPOST)
+	$(WASM_BUILD)
+
+# modules stages every built module the way lexicon-release build reads them: one folder each, with
+# its manifest.json and the file the manifest names.
+modules: build wasm
+	@rm -rf $(BUILD)/modules && mkdir -p $(BUILD)/modules
+	@for m in $(wildcard primitives/*/manifest.json); do n=$$(basename $$(dirname $$m)); \
+	  mkdir -p $(BUILD)/modules/word-$$n && cp $$m $(BUILD)/wasm/$$n.wasm $(BUILD)/modules/word-$$n/ || exit 1; done
+	@for m in $(wildcard primitives/recipes/*/manifest.json); do n=$$(basename $$(dirname $$m)); \
+	  mkdir -p $(BUILD)/modules/recipe-$$n && cp $$m $(BUILD)/wasm/recipes/$$n.wasm $(BUILD)/modules/recipe-$$n/ || exit 1; done
+	@for m in $(DRIVERS); do d=$$(dirname $$m); k=$$(basename $$(dirname $$d)); n=$$(basename $$d); \
+	  mkdir -p $(BUILD)/modules/driver-$$k-$$n && cp $$m $(BIN)/lexicon-driver-$$k-$$n $(BUILD)/modules/driver-$$k-$$n/ || exit 1; done
+	@echo "staged $$(ls $(BUILD)/modules | wc -l) modules in $(BUILD)/modules"
+
+# release signs every built module with the development key (made once, in build/keys) into
+# build/release, with a matching trust folder in build/trust. The sequence is the time, so each
+# release is newer than the last.
+release: modules
+	@mkdir -p $(BUILD)/keys
+	@test -f $(BUILD)/keys/publisher.key || $(BIN)/lexicon-release keygen --out $(BUILD)/keys
+	@rm -rf $(BUILD)/release $(BUILD)/trust
+	$(BIN)/lexicon-release build --key $(BUILD)/keys/publisher.key --modules $(BUILD)/modules \
+	  --release $(VERSION) --sequence $$(date +%s) --out $(BUILD)/release
+	$(BIN)/lexicon-release trust init --out $(BUILD)/trust --key $(BUILD)/keys/publisher.pub
+
+demo: modules
+	$(GO) run ./examples/fleet-in-a-box
+
+test: build wasm
 	$(GO) test ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
 
+# bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 bench: wasm
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./registry/...
+	$(GO) test -run '^$$' -bench 'BenchmarkCall$$' -benchtime 400x -count 5 ./host/wasm/
+	$(GO) test -run '^$$' -bench 'BenchmarkDeadlineOvershoot|BenchmarkFirstCall' -benchtime 40x -count 5 ./host/wasm/
+	$(GO) test -run '^$$' -bench 'BenchmarkRSSPerWord' -benchtime 5x -count 5 ./host/wasm/
+	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
-
-release: build wasm
-	@echo "release: lexicon-release is not built yet"
-
-demo: release
-	@echo "demo: not yet"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

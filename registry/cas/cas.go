@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -25,10 +24,25 @@ type Store struct {
 	dir string // <root>/sha256
 }
 
-var digestRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
-
 // ValidDigest reports whether d is a lowercase hex sha256, the only name a blob can have.
-func ValidDigest(d string) bool { return digestRE.MatchString(d) }
+func ValidDigest(d string) bool {
+	if len(d) != 2*sha256.Size {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if !lowerHex[d[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+var lowerHex = func() (t [256]bool) {
+	for _, c := range "0123456789abcdef" {
+		t[c] = true
+	}
+	return t
+}()
 
 // Sum returns the lowercase hex sha256 of data.
 func Sum(data []byte) string {

@@ -6,6 +6,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Capability is one door a module may use, with the bounds that fence it. Which bounds a capability
@@ -37,6 +39,12 @@ type Program struct {
 	Path   string          `json:"path"`
 	SHA256 string          `json:"sha256"`
 	Args   json.RawMessage `json:"args"`
+}
+
+// ArgsSchema compiles the schema the program's argument array must satisfy, for a host that checks
+// each call. Parse has already compiled it once, so it only fails on a Program built by hand.
+func (p Program) ArgsSchema() (*jsonschema.Schema, error) {
+	return compileSchema("args", p.Args)
 }
 
 // bound is a bit set of the bounds a capability takes.

@@ -1,13 +1,17 @@
 // Package strictjson decodes outside JSON the strict way: capped, one value, no unknown or repeated keys.
+//
+// It rests on github.com/go-json-experiment/json (the encoding/json/v2 prototype), which refuses
+// repeated object keys and unknown members natively and decodes several times faster than
+// encoding/json; statements of hundreds of modules are verified on every agent start.
 package strictjson
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ErrTooLarge is returned for input over the caller's cap.
@@ -25,74 +29,30 @@ type DuplicateKeyError struct{ Key string }
 func (e *DuplicateKeyError) Error() string { return fmt.Sprintf("key %q appears twice", e.Key) }
 
 // Decode decodes data into v. It refuses input over limit bytes, anything but exactly one JSON value,
-// repeated keys, and fields v does not declare.
+// repeated keys, and fields v does not declare. Names match case-sensitively.
 func Decode(data []byte, limit int, v any) error {
 	if len(data) > limit {
 		return ErrTooLarge
 	}
-	if err := CheckKeys(data); err != nil {
-		return err
+	err := json.Unmarshal(data, v, json.RejectUnknownMembers(true))
+	if err == nil {
+		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		const prefix = "json: unknown field "
-		if msg := err.Error(); strings.HasPrefix(msg, prefix) {
-			return &UnknownFieldError{Field: strings.Trim(strings.TrimPrefix(msg, prefix), `"`)}
-		}
-		return err
+	var se *json.SemanticError
+	if errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName) {
+		return &UnknownFieldError{Field: lastToken(se.JSONPointer)}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName) {
+		return &DuplicateKeyError{Key: lastToken(syn.JSONPointer)}
 	}
-	return nil
+	return err
 }
 
-// CheckKeys reports the first repeated key in any object of data, and malformed JSON.
-func CheckKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := walk(dec); err != nil {
-		return err
+func lastToken(p jsontext.Pointer) string {
+	s := string(p)
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		s = s[i+1:]
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
-}
-
-func walk(dec *json.Decoder) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]struct{}{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key := k.(string)
-			if _, dup := seen[key]; dup {
-				return &DuplicateKeyError{Key: key}
-			}
-			seen[key] = struct{}{}
-			if err := walk(dec); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-		return err
-	case json.Delim('['):
-		for dec.More() {
-			if err := walk(dec); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-		return err
-	}
-	return nil
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(s)
 }

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"flag"
+	"path/filepath"
+
+	"github.com/lexicon-fleet/lexicon/agent/internal/state"
+	"github.com/lexicon-fleet/lexicon/agent/policy"
+)
+
+// DefaultConfigDir holds policy.json and the trust folder; it is the admin's, the agent only reads it
+// (and records accepted sequences in trust/state).
+const DefaultConfigDir = "/etc/lexicon-agent"
+
+// dirs are the folders every command works in.
+type dirs struct{ state, config string }
+
+func (d *dirs) setup(fs *flag.FlagSet) {
+	fs.StringVar(&d.state, "state-dir", state.DefaultDir, "state folder: node key, pairing, cached modules")
+	fs.StringVar(&d.config, "config-dir", DefaultConfigDir, "config folder: policy.json and trust/")
+}
+
+func (d *dirs) open() (state.Dir, error) { return state.Open(d.state) }
+func (d *dirs) policyFile() string       { return filepath.Join(d.config, policy.FileName) }
+func (d *dirs) trustDir() string         { return filepath.Join(d.config, "trust") }

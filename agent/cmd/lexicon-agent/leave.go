@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/lexicon-fleet/lexicon/agent/internal/client"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/sdk/cli"
+)
+
+type leaveResult struct{ channel.LeaveResponse }
+
+func (r leaveResult) Text(w io.Writer) {
+	fmt.Fprintf(w, "node %s has left; its key is retired and the next join makes a fresh one\n", r.NodeID)
+}
+
+func leaveCmd() *cli.Command {
+	var d dirs
+	return &cli.Command{
+		Path: "leave", MaxArgs: 0, Summary: "end this machine's pairing with one signed goodbye",
+		Setup: d.setup,
+		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
+			sd, err := d.open()
+			if err != nil {
+				return nil, err
+			}
+			p, err := sd.Pairing()
+			if err != nil {
+				return nil, err
+			}
+			key, err := sd.ExistingKey()
+			if err != nil {
+				return nil, err
+			}
+			c, err := client.New(p.Plane, p.CA, key)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := c.Leave(ctx, "lexicon-agent leave")
+			if err != nil {
+				return nil, err
+			}
+			return leaveResult{resp}, sd.RetireKey()
+		},
+	}
+}

@@ -1,0 +1,123 @@
+// Package daemon is the agent's main loop: keep the vocabulary current, long-poll the plane for a job,
+// run it, report it, and never run a job twice.
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/agent/internal/client"
+	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
+	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Daemon is one running agent.
+type Daemon struct {
+	Client  *client.Client
+	Vocab   *vocab.Vocabulary
+	Runner  *runner.Runner
+	Version string
+	Log     *slog.Logger
+	// Recipes reports the node's recipes on every claim; nil reports none.
+	Recipes func() []json.RawMessage
+}
+
+// Run works until ctx ends, or until the plane says this node's pairing is over.
+func (d *Daemon) Run(ctx context.Context) error {
+	d.sync(ctx, channel.StatementRef{})
+	backoff := time.Second
+	for ctx.Err() == nil {
+		resp, err := d.Client.Claim(ctx, d.claim())
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			if ended(err) {
+				return errcode.Wrap(err, errcode.AgentNotJoined, "the plane no longer serves this node; join again with lexicon-agent join")
+			}
+			wait := backoff + time.Duration(rand.Int64N(int64(backoff)))
+			d.Log.Warn("claim failed; retrying", "err", err, "in", wait.Round(time.Millisecond))
+			if !sleep(ctx, wait) {
+				break
+			}
+			backoff = min(backoff*2, 30*time.Second)
+			continue
+		}
+		backoff = time.Second
+		if resp.Statement.Digest != "" && resp.Statement.Digest != d.Vocab.Ref().Digest {
+			d.sync(ctx, resp.Statement)
+		}
+		if resp.Job != nil {
+			d.runJob(ctx, *resp.Job)
+		}
+	}
+	return nil
+}
+
+// sync brings the vocabulary up to the plane's statement and says what it refused.
+func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
+	if err := d.Vocab.Sync(ctx, d.Client, want); err != nil {
+		d.Log.Warn("the plane's statement was refused; keeping the vocabulary this node had", "sequence", want.Sequence, "err", err)
+		return
+	}
+	d.Log.Info("vocabulary loaded", "sequence", d.Vocab.Ref().Sequence, "words", len(d.Vocab.Report()))
+	if why := d.Vocab.Untrusted(); why != "" {
+		d.Log.Warn("words left out of the vocabulary", "reason", why)
+	}
+}
+
+func (d *Daemon) claim() channel.ClaimRequest {
+	req := channel.ClaimRequest{
+		Idle: true, Version: d.Version, Statement: d.Vocab.Ref(), Vocabulary: d.Vocab.Report(),
+		Untrusted: d.Vocab.Untrusted(), Recipes: []json.RawMessage{},
+	}
+	if d.Recipes != nil {
+		req.Recipes = d.Recipes()
+	}
+	if b, _ := json.Marshal(req); len(b) > channel.DefaultBodyCap/2 {
+		req.ClaimSize = min(2*len(b), channel.MaxClaimCap)
+	}
+	return req
+}
+
+// runJob runs a job and reports it. The report is retried while the plane is unreachable; a job is
+// never run again, whatever happens to its report.
+func (d *Daemon) runJob(ctx context.Context, job channel.Job) {
+	d.Log.Info("job started", "job", job.ID, "word", job.Word)
+	res := d.Runner.Run(ctx, job)
+	d.Log.Info("job ended", "job", job.ID, "word", job.Word, "outcome", res.Outcome, "code", res.Code, "duration_ms", res.DurationMS)
+	for attempt := 0; attempt < 6; attempt++ {
+		_, err := d.Client.Result(ctx, res)
+		if err == nil || !errcode.Has(err, errcode.PlaneUnreachable) {
+			if err != nil {
+				d.Log.Warn("the plane refused the result", "job", job.ID, "err", err)
+			}
+			return
+		}
+		if !sleep(ctx, time.Duration(1<<attempt)*time.Second) {
+			return
+		}
+	}
+	d.Log.Error("could not report a result; the plane will count the job lost", "job", job.ID)
+}
+
+// ended reports whether err means the plane ended this node's pairing.
+func ended(err error) bool {
+	return errcode.Has(err, errcode.NodeNotActive) || errcode.Has(err, errcode.ChannelSignatureInvalid)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,151 @@
+// Package runner runs one job on the node: it checks the job against the node's vocabulary and policy,
+// runs the word through the word host under the job lock, and redacts what leaves the machine.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/agent/internal/joblock"
+	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
+	"github.com/lexicon-fleet/lexicon/agent/policy"
+	"github.com/lexicon-fleet/lexicon/agent/redact"
+	"github.com/lexicon-fleet/lexicon/host/wasm"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Runner runs jobs. It is safe for concurrent use; the job lock serialises the jobs themselves.
+type Runner struct {
+	Host       *wasm.Host
+	Vocab      *vocab.Vocabulary
+	PolicyFile string
+	LockFile   string
+	Log        *slog.Logger
+
+	mu     sync.Mutex
+	loaded map[string]*wasm.Module // by module digest
+}
+
+// Run runs job and returns the result to report. It never returns an error: every way a job can end
+// is an outcome with a code.
+func (r *Runner) Run(ctx context.Context, job channel.Job) channel.ResultRequest {
+	start := time.Now()
+	res := r.run(ctx, job)
+	res.JobID = job.ID
+	if res.DurationMS == 0 {
+		res.DurationMS = time.Since(start).Milliseconds()
+	}
+	return res
+}
+
+func refused(err error) channel.ResultRequest {
+	e := errcode.From(err, errcode.InternalError)
+	return channel.ResultRequest{Outcome: channel.OutcomeRefused, Code: e.Code, Message: e.Message}
+}
+
+func (r *Runner) run(ctx context.Context, job channel.Job) channel.ResultRequest {
+	w, ok := r.Vocab.Word(job.Word)
+	if !ok {
+		return refused(errcode.New(errcode.JobWordUnavailable, "this node's vocabulary has no word %q", job.Word))
+	}
+	if job.Digest != "" && job.Digest != w.Module {
+		return refused(errcode.New(errcode.WordVersionMismatch, "the job is for %s %s, this node runs %s", job.Word, job.Digest, w.Module))
+	}
+	// The class that counts is the one in the word's signed manifest, not the one the job names.
+	if err := policy.Load(r.PolicyFile).Check(w.Manifest); err != nil {
+		return refused(err)
+	}
+	lock, err := r.acquire(ctx, job.Deadline)
+	if err != nil {
+		return refused(err)
+	}
+	defer lock.Release()
+	mod, err := r.module(ctx, w)
+	if err != nil {
+		return refused(err)
+	}
+	params := job.Params
+	if len(params) == 0 {
+		params = json.RawMessage(`{}`)
+	}
+	out := mod.Run(ctx, params)
+	return r.report(out)
+}
+
+// acquire waits for the job lock (a repair may hold it) until the job's deadline.
+func (r *Runner) acquire(ctx context.Context, deadline time.Time) (*joblock.Lock, error) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		lock, err := joblock.TryAcquire(r.LockFile)
+		if !errcode.Has(err, errcode.AgentBusy) {
+			return lock, err
+		}
+		if !deadline.IsZero() && time.Until(deadline) < time.Minute {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errcode.Wrap(ctx.Err(), errcode.AgentBusy, "stopped waiting for the job lock")
+		case <-tick.C:
+		}
+	}
+}
+
+// module loads a word into the host once per digest; its bytes are re-hashed from the cache first.
+func (r *Runner) module(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.loaded == nil {
+		r.loaded = map[string]*wasm.Module{}
+	}
+	if m, ok := r.loaded[w.Module]; ok {
+		return m, nil
+	}
+	data, err := r.Vocab.Module(w)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.Host.Load(ctx, w.Manifest, data, w.Module)
+	if err != nil {
+		return nil, err
+	}
+	r.loaded[w.Module] = m
+	return m, nil
+}
+
+// report turns the host's result into the channel's, redacting output, transcript and audit arguments
+// on the node, before anything leaves it.
+func (r *Runner) report(res *wasm.Result) channel.ResultRequest {
+	out := channel.ResultRequest{
+		Outcome: string(res.Outcome), Code: res.Code, Message: res.Message, DurationMS: res.DurationMS,
+	}
+	out.Message, _ = redact.Text(out.Message)
+	out.Transcript, _ = redact.Text(res.Transcript)
+	if len(res.Output) > 0 {
+		red, counts, err := redact.JSON(res.Output)
+		if err != nil {
+			return channel.ResultRequest{Outcome: channel.OutcomeFailed, Code: errcode.WordOutputInvalid, Message: "output could not be redacted, so it was dropped"}
+		}
+		out.Output = red
+		if len(counts) > 0 && r.Log != nil {
+			r.Log.Info("output redacted", "counts", counts)
+		}
+	}
+	for _, c := range res.Capabilities {
+		args := c.Args
+		if len(args) > 0 {
+			if red, _, err := redact.JSON(args); err == nil {
+				args = red
+			} else {
+				args = nil
+			}
+		}
+		out.Capabilities = append(out.Capabilities, channel.Capability{Cap: c.Cap, Args: args, Allowed: c.Allowed})
+	}
+	return out
+}

@@ -1,0 +1,227 @@
+// Package vocab keeps the node's vocabulary: exactly the words of the newest statement the node could
+// verify with the keys it holds, with their manifests and modules cached by sha256.
+package vocab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/registry/statement"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Fetcher gets artifacts from the plane (the channel's artifact route).
+type Fetcher interface {
+	Artifact(ctx context.Context, query url.Values, limit int64) ([]byte, error)
+}
+
+// Word is one word the node can run.
+type Word struct {
+	Manifest *manifest.Manifest
+	Module   string // sha256 of the module, as the statement pins it
+}
+
+// Vocabulary is the node's current vocabulary. It is safe for concurrent use.
+type Vocabulary struct {
+	trustDir string
+	store    *cas.Store
+	now      func() time.Time
+
+	mu        sync.Mutex
+	release   *registry.Release
+	words     map[string]Word
+	untrusted string // why the newest statement or some of its modules were refused
+}
+
+// Files beside the store: the current statement's digest, and why modules were refused when it was
+// installed (kept so an offline restart can still say why).
+const (
+	currentFile = "current"
+	refusedFile = "refused"
+)
+
+// Open loads the vocabulary the node last accepted, re-verifying it offline. A node whose cached
+// statement no longer verifies starts with no words.
+func Open(trustDir, modulesDir string, now func() time.Time) (*Vocabulary, error) {
+	if now == nil {
+		now = time.Now
+	}
+	st, err := cas.Open(modulesDir)
+	if err != nil {
+		return nil, err
+	}
+	v := &Vocabulary{trustDir: trustDir, store: st, now: now, words: map[string]Word{}}
+	ptr, err := os.ReadFile(filepath.Join(modulesDir, currentFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return v, nil
+	}
+	if err != nil {
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", currentFile)
+	}
+	bundle, err := st.Get(strings.TrimSpace(string(ptr)))
+	if err == nil {
+		err = v.install(context.Background(), nil, bundle)
+	}
+	if err != nil {
+		v.untrusted = err.Error()
+	}
+	if why, err := os.ReadFile(filepath.Join(modulesDir, refusedFile)); err == nil && v.untrusted != "" {
+		v.untrusted = strings.TrimSpace(string(why))
+	}
+	return v, nil
+}
+
+// Sync fetches the plane's current statement when it differs from the node's, verifies it, fetches
+// and verifies every module it pins that is not cached yet, and only then switches the vocabulary. A
+// statement that does not verify leaves the vocabulary as it was; a module that does not verify is left
+// out of it. Both are reported by Untrusted.
+func (v *Vocabulary) Sync(ctx context.Context, f Fetcher, want channel.StatementRef) error {
+	if want.Digest != "" && want.Digest == v.Ref().Digest {
+		return nil
+	}
+	bundle, err := f.Artifact(ctx, url.Values{"statement": {"current"}}, statement.MaxBundleSize)
+	if errcode.Has(err, errcode.ReleaseNotFound) {
+		return nil // the plane has published nothing yet
+	}
+	if err != nil {
+		return err
+	}
+	return v.install(ctx, f, bundle)
+}
+
+// install verifies bundle, caches what it pins, and makes it current. With a nil Fetcher only cached
+// modules are used (start-up, offline).
+func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) error {
+	trust, err := registry.OpenTrust(v.trustDir)
+	if err != nil {
+		return v.refuse(err)
+	}
+	rel, err := trust.Verify(bundle, v.now())
+	if err != nil {
+		return v.refuse(err)
+	}
+	words := map[string]Word{}
+	var problems []string
+	for _, row := range rel.Modules() {
+		if row.Kind != manifest.KindWord {
+			continue
+		}
+		err := v.fetch(ctx, f, row.Manifest)
+		if err == nil {
+			err = v.fetch(ctx, f, row.Module)
+		}
+		var m *manifest.Manifest
+		if err == nil {
+			m, _, err = rel.LoadModule(v.store, manifest.KindWord, row.Name)
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %s", row.Name, errcode.From(err, errcode.IOFailed).Code))
+			continue
+		}
+		words[row.Name] = Word{Manifest: m, Module: row.Module}
+	}
+	if err := trust.Accept(rel); err != nil {
+		return v.refuse(err)
+	}
+	d, err := v.store.Put(bundle)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(v.store.Root(), currentFile), []byte(d+"\n"), 0o600)
+	}
+	if err != nil {
+		return errcode.Wrap(err, errcode.IOFailed, "cannot record the current statement")
+	}
+	why := ""
+	if len(problems) > 0 {
+		why = "modules refused: " + strings.Join(problems, ", ")
+	}
+	if f != nil {
+		refused := filepath.Join(v.store.Root(), refusedFile)
+		if why != "" {
+			_ = os.WriteFile(refused, []byte(why+"\n"), 0o600)
+		} else {
+			_ = os.Remove(refused)
+		}
+	}
+	v.mu.Lock()
+	v.release, v.words, v.untrusted = rel, words, why
+	v.mu.Unlock()
+	return nil
+}
+
+// fetch makes sure the blob named digest is cached and intact, fetching it when a Fetcher is given.
+func (v *Vocabulary) fetch(ctx context.Context, f Fetcher, digest string) error {
+	if v.store.Verify(digest) == nil {
+		return nil
+	}
+	if f == nil {
+		return errcode.New(errcode.ModuleNotFound, "module %s is not cached", digest)
+	}
+	data, err := f.Artifact(ctx, url.Values{"sha256": {digest}}, 256<<20)
+	if err != nil {
+		return err
+	}
+	return v.store.PutAs(digest, data) // module.digest_mismatch for bytes altered anywhere on the way
+}
+
+func (v *Vocabulary) refuse(err error) error {
+	v.mu.Lock()
+	v.untrusted = err.Error()
+	v.mu.Unlock()
+	return err
+}
+
+// Ref names the statement the node runs.
+func (v *Vocabulary) Ref() channel.StatementRef {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.release == nil {
+		return channel.StatementRef{}
+	}
+	return channel.StatementRef{Sequence: v.release.Statement.Predicate.Sequence, Digest: v.release.Digest}
+}
+
+// Untrusted says why the newest statement, or some modules, were refused; "" when nothing was.
+func (v *Vocabulary) Untrusted() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.untrusted
+}
+
+// Report lists the words as a claim reports them, sorted by name.
+func (v *Vocabulary) Report() []channel.Word {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]channel.Word, 0, len(v.words))
+	for _, w := range v.words {
+		out = append(out, channel.Word{Name: w.Manifest.Name, Version: w.Manifest.Version, Digest: w.Module, Class: string(w.Manifest.Class)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Word returns a word of the vocabulary.
+func (v *Vocabulary) Word(name string) (Word, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	w, ok := v.words[name]
+	return w, ok
+}
+
+// Module returns a word's module bytes from the cache, re-hashed against the pinned digest: the bytes
+// returned are the bytes to compile.
+func (v *Vocabulary) Module(w Word) ([]byte, error) {
+	return v.store.Get(w.Module)
+}

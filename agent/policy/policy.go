@@ -1,0 +1,93 @@
+// Package policy is the node's own say over what it runs: which word classes it accepts, and the names
+// it calls its own. It lives in policy.json in the agent's config folder and is trusted like a key
+// file; a policy that is missing, malformed or writable by others makes the node accept nothing.
+//
+//	{
+//	  "classes": {"look": "accept", "change": "accept", "destructive": "refuse"},
+//	  "names": ["www.example.com", "example.com:8443"]
+//	}
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// FileName is the policy's name in the config folder.
+const FileName = "policy.json"
+
+// Decisions for a class.
+const (
+	Accept = "accept"
+	Refuse = "refuse"
+)
+
+// Policy is a loaded policy. The zero Policy accepts nothing.
+type Policy struct {
+	Classes map[manifest.Class]string `json:"classes"`
+	// Names are the node's own host names (host or host:port): what "@self" means in a manifest.
+	Names []string `json:"names,omitempty"`
+
+	// problem is why the policy accepts nothing, when it could not be loaded.
+	problem error
+}
+
+// Load reads the policy at path. It never fails: a policy that cannot be trusted or read is a policy
+// that accepts nothing, and Check says why.
+func Load(path string) *Policy {
+	data, err := keys.ReadTrusted(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &Policy{problem: errcode.New(errcode.PolicyUntrusted, "no policy at %s: this node accepts nothing until one is written", path)}
+		}
+		return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s cannot be trusted, so this node accepts nothing", path)}
+	}
+	var p Policy
+	if err := json.Unmarshal(data, &p, json.RejectUnknownMembers(true)); err != nil {
+		return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s is not valid, so this node accepts nothing", path)}
+	}
+	for class, d := range p.Classes {
+		if class.Rank() == 0 || (d != Accept && d != Refuse) {
+			return &Policy{problem: errcode.New(errcode.PolicyUntrusted, "policy %s: class %q must be look, change or destructive, and accept or refuse, not %q", path, class, d)}
+		}
+	}
+	return &p
+}
+
+// Problem is why the policy accepts nothing, or nil.
+func (p *Policy) Problem() error { return p.problem }
+
+// Check refuses a word whose class the node does not accept. The class is the one in the word's signed
+// manifest, never the one a job names.
+func (p *Policy) Check(m *manifest.Manifest) error {
+	if p.problem != nil {
+		return p.problem
+	}
+	if p.Classes[m.Class] != Accept {
+		return errcode.New(errcode.PolicyRefused, "this node's policy does not accept %s words (%s)", m.Class, m.Name).
+			With("class", string(m.Class))
+	}
+	return nil
+}
+
+// String describes the policy for status output.
+func (p *Policy) String() string {
+	if p.problem != nil {
+		return "accepts nothing: " + p.problem.Error()
+	}
+	return fmt.Sprintf("look=%s change=%s destructive=%s", or(p.Classes[manifest.ClassLook]), or(p.Classes[manifest.ClassChange]), or(p.Classes[manifest.ClassDestructive]))
+}
+
+func or(d string) string {
+	if d == "" {
+		return Refuse
+	}
+	return d
+}

@@ -1,0 +1,235 @@
+// Command fleet-in-a-box is `make demo`: it signs a throwaway release of the built-in words, starts a
+// plane on SQLite and one agent on this machine, pairs them the way an admin would (comparing
+// fingerprints), runs host_report and disk_usage, and leaves the plane running. DEMO_ONESHOT=1 runs the
+// scenario and exits.
+//
+// It drives only the real binaries in build/bin, exactly as a person at a shell would.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var (
+	bin     = envOr("DEMO_BIN", "build/bin")
+	modules = envOr("DEMO_MODULES", "build/modules")
+	dir     = envOr("DEMO_DIR", "build/demo")
+	listen  = envOr("DEMO_LISTEN", "127.0.0.1:8443")
+)
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func main() {
+	if err := demo(); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func step(format string, args ...any) { fmt.Printf("\n==> "+format+"\n", args...) }
+
+func demo() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	keys, release := filepath.Join(dir, "keys"), filepath.Join(dir, "release")
+	planeData, agentState, agentConfig := filepath.Join(dir, "plane"), filepath.Join(dir, "agent", "state"), filepath.Join(dir, "agent", "config")
+
+	step("a throwaway publisher key, and a signed release of the built-in words")
+	if _, err := jsonOf("lexicon-release", "keygen", "--out", keys, "--name", "demo"); err != nil {
+		return err
+	}
+	rel, err := jsonOf("lexicon-release", "build", "--key", filepath.Join(keys, "demo.key"), "--modules", modules,
+		"--release", "0.1.0", "--sequence", "1", "--out", release)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("release %v: %d modules, statement %v\n", rel["release"], len(rel["modules"].([]any)), rel["statement"])
+	for _, trust := range []string{filepath.Join(planeData, "trust"), filepath.Join(agentConfig, "trust")} {
+		if _, err := jsonOf("lexicon-release", "trust", "init", "--out", trust, "--key", filepath.Join(keys, "demo.pub")); err != nil {
+			return err
+		}
+	}
+
+	step("a plane on SQLite at %s", listen)
+	plane := exec.CommandContext(ctx, filepath.Join(bin, "lexicon-plane"), "serve", "--listen", listen, "--data", planeData, "-o", "json")
+	plane.Stderr = logFile(filepath.Join(dir, "plane.log"))
+	out, _ := plane.StdoutPipe()
+	if err := plane.Start(); err != nil {
+		return err
+	}
+	defer stopProc(plane)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("the plane did not start; see %s", filepath.Join(dir, "plane.log"))
+	}
+	var ready struct {
+		URL           string `json:"url"`
+		CA            string `json:"ca"`
+		CAFingerprint string `json:"ca_fingerprint"`
+	}
+	if err := json.Unmarshal([]byte(line), &ready); err != nil {
+		return err
+	}
+	fmt.Printf("plane %s, CA %s (fingerprint %s)\n", ready.URL, ready.CA, ready.CAFingerprint)
+	tok, err := jsonOf("lexicon-plane", "token", "create", "--role", "admin", "--name", "demo-admin", "--data", planeData)
+	if err != nil {
+		return err
+	}
+	tokenFile := filepath.Join(dir, "admin.token")
+	if err := os.WriteFile(tokenFile, []byte(tok["token"].(string)+"\n"), 0o600); err != nil {
+		return err
+	}
+	admin := func(args ...string) (map[string]any, error) {
+		return jsonOf("lexicon", append(args, "--plane", ready.URL, "--ca", ready.CA, "--token-file", tokenFile)...)
+	}
+	if _, err := admin("releases", "publish", release); err != nil {
+		return err
+	}
+
+	step("an agent on this machine asks to join")
+	if err := os.MkdirAll(agentConfig, 0o755); err != nil {
+		return err
+	}
+	policy := `{"classes": {"look": "accept", "change": "accept", "destructive": "refuse"}}`
+	if err := os.WriteFile(filepath.Join(agentConfig, "policy.json"), []byte(policy), 0o644); err != nil {
+		return err
+	}
+	agentDirs := []string{"--state-dir", agentState, "--config-dir", agentConfig}
+	join, err := jsonOf("lexicon-agent", append([]string{"join", "--plane", ready.URL, "--ca", ready.CA, "--name", "demo-node", "--no-wait"}, agentDirs...)...)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("the agent shows fingerprint %v\n", join["fingerprint"])
+
+	step("the admin compares fingerprints and approves")
+	joins, err := admin("joins", "list")
+	if err != nil {
+		return err
+	}
+	var seen string
+	for _, j := range joins["joins"].([]any) {
+		if j.(map[string]any)["id"] == join["join_id"] {
+			seen = j.(map[string]any)["fingerprint"].(string)
+		}
+	}
+	fmt.Printf("the plane shows  fingerprint %s\n", seen)
+	if seen != join["fingerprint"] {
+		return errors.New("the fingerprints differ: not approving")
+	}
+	approved, err := admin("joins", "approve", join["join_id"].(string), "--fingerprint", seen)
+	if err != nil {
+		return err
+	}
+	nodeID := approved["node"].(map[string]any)["id"].(string)
+	if _, err := jsonOf("lexicon-agent", append([]string{"status"}, agentDirs...)...); err != nil {
+		return err
+	}
+	agent := exec.CommandContext(ctx, filepath.Join(bin, "lexicon-agent"), append([]string{"run"}, agentDirs...)...)
+	agent.Stderr = logFile(filepath.Join(dir, "agent.log"))
+	if err := agent.Start(); err != nil {
+		return err
+	}
+	defer stopProc(agent)
+	fmt.Printf("node %s approved; the agent runs (log: %s)\n", nodeID, filepath.Join(dir, "agent.log"))
+	if err := waitVocabulary(ctx, admin, nodeID); err != nil {
+		return err
+	}
+
+	for _, job := range [][]string{{"host_report"}, {"disk_usage", "--param", "root=/var", "--param", "top:=5"}} {
+		step("run %s", job[0])
+		res, err := admin(append([]string{"jobs", "run", nodeID}, append(job, "--wait")...)...)
+		if err != nil {
+			return err
+		}
+		pretty, _ := json.MarshalIndent(map[string]any{"state": res["state"], "output": res["output"], "duration_ms": res["duration_ms"]}, "", "  ")
+		fmt.Println(string(pretty))
+		if res["state"] != "completed" {
+			return fmt.Errorf("%s ended %v: %v %v", job[0], res["state"], res["outcome_code"], res["outcome_message"])
+		}
+	}
+
+	step("done")
+	fmt.Printf("plane: %s\n  export LEXICON_PLANE=%s LEXICON_CA=%s LEXICON_TOKEN_FILE=%s\n  %s/lexicon nodes list\n",
+		ready.URL, ready.URL, ready.CA, tokenFile, bin)
+	if os.Getenv("DEMO_ONESHOT") != "" {
+		return nil
+	}
+	fmt.Println("the plane and the agent keep running; Ctrl-C stops them")
+	<-ctx.Done()
+	return nil
+}
+
+func waitVocabulary(ctx context.Context, admin func(...string) (map[string]any, error), node string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		n, err := admin("nodes", "show", node)
+		if err != nil {
+			return err
+		}
+		if v, _ := n["vocabulary"].([]any); len(v) > 0 {
+			fmt.Printf("the node loaded %d words from the verified statement\n", len(v))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return errors.New("the node did not report a vocabulary; see agent.log")
+}
+
+// jsonOf runs a binary with -o json and decodes its answer; a failure shows the coded error.
+func jsonOf(name string, args ...string) (map[string]any, error) {
+	cmd := exec.Command(filepath.Join(bin, name), append(args, "-o", "json")...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	var m map[string]any
+	if jerr := json.Unmarshal(out, &m); jerr != nil {
+		return nil, fmt.Errorf("%s %s: %v %s", name, strings.Join(args, " "), err, out)
+	}
+	if err != nil {
+		return m, fmt.Errorf("%s %s: %v: %v", name, args[0], m["code"], m["message"])
+	}
+	return m, nil
+}
+
+func logFile(path string) *os.File {
+	f, err := os.Create(path)
+	if err != nil {
+		return os.Stderr
+	}
+	return f
+}
+
+func stopProc(c *exec.Cmd) {
+	if c.Process != nil {
+		_ = c.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = c.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = c.Process.Kill()
+		}
+	}
+}

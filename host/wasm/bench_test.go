@@ -1,0 +1,243 @@
+package wasm_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/host/wasm"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+)
+
+// The figures the issue asks for (make bench): each benchmark reports the median (p50) of its calls;
+// run with -benchtime 400x -count 5 and take the median of the runs.
+
+var benchParams = []byte(`{"name": "bench", "count": 1}`)
+
+func p50(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func reportP50(b *testing.B, ds []time.Duration) {
+	b.ReportMetric(float64(p50(ds).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(0, "ns/op") // the mean hides the distribution; p50 is the figure
+}
+
+func benchCalls(b *testing.B, h *wasm.Host) {
+	module, digest := testWord(b, "ref")
+	mod := load(b, h, wordManifest(b, "ref", refParams), module, digest)
+	for range 20 { // warm: worker started, code loaded, memory pooled
+		mod.Run(context.Background(), benchParams)
+	}
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t := time.Now()
+		res := mod.Run(context.Background(), benchParams)
+		ds = append(ds, time.Since(t))
+		if res.Outcome != wasm.Completed {
+			b.Fatalf("%s %s", res.Code, res.Message)
+		}
+	}
+	reportP50(b, ds)
+}
+
+// BenchmarkCall is a fresh-state call of the reference word: a new instance, params in, result out.
+//   - nodeadline: in process, no deadline enforcement at all (the baseline; unsafe, never offered)
+//   - inprocess: in process, wazero's close-on-deadline checks compiled into every loop
+//   - process: in a supervised worker process killed at the deadline (the default)
+func BenchmarkCall(b *testing.B) {
+	ctx := context.Background()
+	b.Run("nodeadline", func(b *testing.B) {
+		h, err := wasm.NewWithoutDeadline(ctx, cached(wasm.Config{}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		benchCalls(b, h)
+	})
+	b.Run("inprocess", func(b *testing.B) { benchCalls(b, newHost(b, cached(wasm.Config{Isolation: wasm.InProcess}))) })
+	b.Run("process", func(b *testing.B) {
+		benchCalls(b, newHost(b, cached(wasm.Config{Isolation: wasm.Process, MaxWorkers: 1})))
+	})
+}
+
+// BenchmarkDeadlineOvershoot is how long after its deadline a runaway word is stopped.
+func BenchmarkDeadlineOvershoot(b *testing.B) {
+	for _, iso := range []struct {
+		name string
+		iso  wasm.Isolation
+	}{{"process", wasm.Process}, {"inprocess", wasm.InProcess}} {
+		b.Run(iso.name, func(b *testing.B) {
+			module, digest := testWord(b, "evil")
+			h := newHost(b, cached(wasm.Config{Isolation: iso.iso}))
+			const wall = 100 * time.Millisecond
+			mod := load(b, h, wordManifest(b, "evil", evilManifest(b, "look", nil, map[string]any{"wall_time_ms": wall.Milliseconds()})), module, digest)
+			var over []time.Duration
+			b.ResetTimer()
+			for range b.N {
+				t := time.Now()
+				res := mod.Run(context.Background(), []byte(`{"attack": "loop"}`))
+				over = append(over, time.Since(t)-wall)
+				if res.Code != "word.deadline_exceeded" {
+					b.Fatalf("%s", res.Code)
+				}
+			}
+			reportP50(b, over)
+			b.ReportMetric(float64(slices.Max(over).Microseconds())/1000, "max-ms")
+		})
+	}
+}
+
+// firstCallEnv makes the test binary, started by BenchmarkFirstCall, load the reference word into a
+// new host with a warm disk cache, run it once and exit.
+const firstCallEnv = "LEXICON_WASM_BENCH_FIRST_CALL"
+
+func firstCall(iso string) int {
+	ctx := context.Background()
+	module, err := os.ReadFile(os.Getenv(firstCallEnv + "_MODULE"))
+	if err != nil {
+		return 3
+	}
+	cfg := wasm.Config{CacheDir: os.Getenv(firstCallEnv + "_CACHE"), CacheKeyFile: os.Getenv(firstCallEnv+"_CACHE") + ".key"}
+	if iso == "inprocess" {
+		cfg.Isolation = wasm.InProcess
+	}
+	h, err := wasm.New(ctx, cfg)
+	if err != nil {
+		return 4
+	}
+	defer h.Close()
+	m, err := manifest.Parse([]byte(`{"schema": "lexicon/manifest/v1", "name": "ref", "kind": "word", "version": "1.0.0",
+		"class": "look", "summary": "Reference word.", "params": {"type": "object", "additionalProperties": true},
+		"output": {"type": "object"}, "module": {"file": "ref.wasm"}}`))
+	if err != nil {
+		return 8
+	}
+	mod, err := h.Load(ctx, m, module, sha256Of(module))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 5
+	}
+	if res := mod.Run(ctx, benchParams); res.Outcome != wasm.Completed {
+		return 6
+	}
+	if s := h.CacheStats(); s.Hits != 1 {
+		fmt.Fprintln(os.Stderr, "cache was not warm:", s)
+		return 7
+	}
+	return 0
+}
+
+// BenchmarkFirstCall is a new process's first call with a warm disk cache: from exec of a fresh
+// process to its exit, having created a host, loaded the word from the cache and run it once.
+func BenchmarkFirstCall(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	module, _ := testWord(b, "ref")
+	modPath := filepath.Join(b.TempDir(), "ref.wasm")
+	os.WriteFile(modPath, module, 0o644)
+	for _, iso := range []string{"process", "inprocess"} {
+		b.Run(iso, func(b *testing.B) {
+			cache := filepath.Join(b.TempDir(), "cache")
+			run := func() error {
+				cmd := exec.Command(exe)
+				cmd.Env = append(os.Environ(), firstCallEnv+"="+iso, firstCallEnv+"_MODULE="+modPath, firstCallEnv+"_CACHE="+cache)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					return fmt.Errorf("%v: %s", err, out)
+				}
+				return nil
+			}
+			run() // fill the cache (this first run compiles and exits 7)
+			var ds []time.Duration
+			b.ResetTimer()
+			for range b.N {
+				t := time.Now()
+				if err := run(); err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, time.Since(t))
+			}
+			reportP50(b, ds)
+		})
+	}
+}
+
+func rssKiB(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// BenchmarkRSSPerWord is the resident memory each concurrently running word adds: n words held in
+// flight at once, the host's and its workers' RSS measured while they run, minus the idle figure.
+func BenchmarkRSSPerWord(b *testing.B) {
+	const n = 4
+	for _, iso := range []struct {
+		name string
+		iso  wasm.Isolation
+	}{{"process", wasm.Process}, {"inprocess", wasm.InProcess}} {
+		b.Run(iso.name, func(b *testing.B) {
+			module, digest := testWord(b, "ref")
+			h := newHost(b, cached(wasm.Config{Isolation: iso.iso, MaxWorkers: n}))
+			mod := load(b, h, wordManifest(b, "ref", refParams), module, digest)
+			total := func() int64 {
+				sum := rssKiB(os.Getpid())
+				if iso.iso == wasm.Process {
+					for _, p := range wasm.WorkerPIDs(h) {
+						sum += rssKiB(p)
+					}
+				}
+				return sum
+			}
+			var per []time.Duration // KiB, carried in a Duration to reuse p50
+			for range b.N {
+				idle := total()
+				var wg sync.WaitGroup
+				for range n {
+					wg.Go(func() { mod.Run(context.Background(), []byte(`{"name": "rss", "hold_ms": 300}`)) })
+				}
+				// Sample while they run and keep the peak.
+				done := make(chan struct{})
+				go func() { wg.Wait(); close(done) }()
+				peak := idle
+				tick := time.NewTicker(5 * time.Millisecond)
+			sample:
+				for {
+					select {
+					case <-done:
+						break sample
+					case <-tick.C:
+						peak = max(peak, total())
+					}
+				}
+				tick.Stop()
+				per = append(per, time.Duration((peak-idle)/n))
+			}
+			b.ReportMetric(float64(p50(per))/1024, "MiB/word")
+			b.ReportMetric(float64(total())/1024, "MiB-total-after")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

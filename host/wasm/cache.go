@@ -1,0 +1,342 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// The compile cache keeps wazero's compiled code on disk so that a new process loads a word in tens of
+// milliseconds instead of compiling it for a second. wazero's own file cache checks only a CRC32 of the
+// native code (and not even that of its function table), so anyone able to write the cache could make
+// the agent run code no statement pins. Each entry here is therefore sealed with an HMAC-SHA256 under a
+// key only the agent holds, bound to the module's pinned sha256, the wazero version and the compile
+// variant. An entry that does not verify is deleted and the word is compiled again from its verified
+// bytes. wazero is only ever shown a verified copy, in a private directory made for that one compile.
+
+// CacheKeySize is the length of the key that seals compile-cache entries.
+const CacheKeySize = 32
+
+const (
+	entryMagic   = "LXWC1\n"
+	macDomain    = "lexicon/wasm-compile-cache/v1"
+	maxEntrySize = 512 << 20
+)
+
+// CacheStats counts what the compile cache did since the host started.
+type CacheStats struct {
+	Hits     int64 `json:"hits"`     // entries verified and used
+	Misses   int64 `json:"misses"`   // no entry: compiled and stored
+	Rejected int64 `json:"rejected"` // entries that failed verification: deleted, compiled again
+}
+
+type cacheCounters struct{ hits, misses, rejected atomic.Int64 }
+
+func (c *cacheCounters) stats() CacheStats {
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Rejected: c.rejected.Load()}
+}
+
+func (c *cacheCounters) add(s CacheStats) {
+	c.hits.Add(s.Hits)
+	c.misses.Add(s.Misses)
+	c.rejected.Add(s.Rejected)
+}
+
+// compileCache is the sealed on-disk cache. A nil *compileCache caches nothing.
+type compileCache struct {
+	dir string // one directory per wazero version and platform
+	key []byte
+}
+
+// wazeroVersion names the wazero module this binary links, which decides whether compiled code fits.
+func wazeroVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/tetratelabs/wazero" {
+				if d.Replace != nil {
+					return d.Replace.Version + "-replaced"
+				}
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
+func openCompileCache(dir string, key []byte) (*compileCache, error) {
+	if len(key) != CacheKeySize {
+		return nil, errcode.New(errcode.KeyMalformed, "compile-cache key must be %d bytes, not %d", CacheKeySize, len(key))
+	}
+	d := filepath.Join(dir, fmt.Sprintf("wazero-%s-%s-%s", wazeroVersion(), runtime.GOOS, runtime.GOARCH))
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create compile cache %s", d)
+	}
+	return &compileCache{dir: d, key: bytes.Clone(key)}, nil
+}
+
+// LoadCacheKey reads the compile-cache key at path, creating it (0600) if it does not exist. A key file
+// that is not a regular file of the running user's, or that group or others can read or write, is
+// refused (key.file_untrusted): whoever can read the key can forge cache entries.
+func LoadCacheKey(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return createCacheKey(path)
+	}
+	if err != nil {
+		return nil, errcode.Wrap(err, errcode.KeyFileUntrusted, "cannot open compile-cache key %s", path)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot stat compile-cache key %s", path)
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.Mode().IsRegular():
+		return nil, errcode.New(errcode.KeyFileUntrusted, "compile-cache key %s is not a regular file", path)
+	case fi.Mode().Perm()&0o077 != 0:
+		return nil, errcode.New(errcode.KeyFileUntrusted, "compile-cache key %s is open to group or others (%v)", path, fi.Mode().Perm())
+	case st == nil || int(st.Uid) != os.Geteuid():
+		return nil, errcode.New(errcode.KeyFileUntrusted, "compile-cache key %s is not owned by the running user", path)
+	}
+	key, err := io.ReadAll(io.LimitReader(f, CacheKeySize+1))
+	if err != nil {
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read compile-cache key %s", path)
+	}
+	if len(key) != CacheKeySize {
+		return nil, errcode.New(errcode.KeyMalformed, "compile-cache key %s must hold %d bytes", path, CacheKeySize)
+	}
+	return key, nil
+}
+
+func createCacheKey(path string) ([]byte, error) {
+	key := make([]byte, CacheKeySize)
+	if _, err := rand.Read(key); err != nil {
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot make a compile-cache key")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create %s", filepath.Dir(path))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return LoadCacheKey(path) // another process made it first
+	}
+	if err != nil {
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create compile-cache key %s", path)
+	}
+	_, err = f.Write(key)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot write compile-cache key %s", path)
+	}
+	return key, nil
+}
+
+// cacheSession is one compile through the cache: a private directory that holds either a verified copy
+// of the entry or nothing, and the wazero cache pointed at it.
+type cacheSession struct {
+	c       *compileCache
+	entry   string // path of the sealed entry
+	digest  string
+	variant string
+	tmp     string
+	wz      wazero.CompilationCache
+	hadCopy string // wazero's file name of the verified copy, "" on a miss
+	stats   CacheStats
+}
+
+// begin prepares the compile of the module with digest (its pinned sha256) in variant.
+func (c *compileCache) begin(digest, variant string) (*cacheSession, error) {
+	s := &cacheSession{c: c, digest: digest, variant: variant,
+		entry: filepath.Join(c.dir, digest+"-"+variant+".entry")}
+	tmp, err := os.MkdirTemp(c.dir, ".compile-")
+	if err != nil {
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot use compile cache %s", c.dir)
+	}
+	s.tmp = tmp
+	wz, err := wazero.NewCompilationCacheWithDir(filepath.Join(tmp, "wz"))
+	if err != nil {
+		s.close()
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot open compile cache")
+	}
+	s.wz = wz
+	name, content, verr := c.readEntry(s.entry, digest, variant)
+	switch {
+	case verr == nil:
+		// wazero keeps its files one level down, in a directory it names for its version and platform
+		// and has just made; it reads an entry only when asked for it, so staging it now is in time.
+		sub := s.subdir()
+		if sub == "" {
+			err = errors.New("wazero made no cache directory")
+		} else {
+			err = os.WriteFile(filepath.Join(sub, name), content, 0o600)
+		}
+		if err != nil {
+			s.close()
+			_ = s.wz.Close(context.Background())
+			return nil, errcode.Wrap(err, errcode.IOFailed, "cannot stage compile-cache entry")
+		}
+		s.hadCopy = name
+	case errors.Is(verr, fs.ErrNotExist):
+	default:
+		os.Remove(s.entry)
+		s.stats.Rejected++
+	}
+	return s, nil
+}
+
+// forget deletes the entry, for when wazero could not use a verified one (a different CPU, say).
+func (s *cacheSession) forget() { os.Remove(s.entry) }
+
+// finish stores what wazero compiled when the entry was missing or rejected. It is called only after a
+// successful compile.
+func (s *cacheSession) finish() {
+	if s.hadCopy != "" {
+		// wazero deletes an entry it finds stale or broken and compiles anew; only count a real hit.
+		if _, err := os.Stat(filepath.Join(s.subdir(), s.hadCopy)); err == nil {
+			s.stats.Hits++
+			return
+		}
+	}
+	s.stats.Misses++
+	sub := s.subdir()
+	if sub == "" {
+		return
+	}
+	entries, err := os.ReadDir(sub)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || len(e.Name()) != 64 {
+			continue
+		}
+		content, err := os.ReadFile(filepath.Join(sub, e.Name()))
+		if err != nil {
+			return
+		}
+		_ = s.c.writeEntry(s.entry, s.digest, s.variant, e.Name(), content)
+		return
+	}
+}
+
+func (s *cacheSession) subdir() string {
+	entries, err := os.ReadDir(filepath.Join(s.tmp, "wz"))
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			return filepath.Join(s.tmp, "wz", e.Name())
+		}
+	}
+	return ""
+}
+
+// close removes the private directory. The compiled module lives on in memory, in the engine of s.wz,
+// which the caller closes with its runtime.
+func (s *cacheSession) close() {
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
+	}
+}
+
+// mac seals one entry: everything wazero will read, bound to what it was compiled from.
+func (c *compileCache) mac(digest, variant, name string, content []byte) []byte {
+	h := hmac.New(sha256.New, c.key)
+	for _, part := range [][]byte{[]byte(macDomain), []byte(wazeroVersion()), []byte(digest), []byte(variant), []byte(name), content} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
+	return h.Sum(nil)
+}
+
+// Entry file: magic, hex MAC, newline, wazero's file name, newline, content.
+func (c *compileCache) writeEntry(path, digest, variant, name string, content []byte) error {
+	var b bytes.Buffer
+	b.WriteString(entryMagic)
+	b.WriteString(hex.EncodeToString(c.mac(digest, variant, name, content)))
+	b.WriteByte('\n')
+	b.WriteString(name)
+	b.WriteByte('\n')
+	b.Write(content)
+	tmp, err := os.CreateTemp(c.dir, ".entry-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err = tmp.Write(b.Bytes()); err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// errEntryInvalid marks an entry that exists but does not verify.
+var errEntryInvalid = errors.New("compile-cache entry does not verify")
+
+// readEntry returns wazero's file name and content of a verified entry, fs.ErrNotExist when there is
+// none, or errEntryInvalid.
+func (c *compileCache) readEntry(path, digest, variant string) (string, []byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil, fs.ErrNotExist
+		}
+		return "", nil, errEntryInvalid
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxEntrySize+1))
+	if err != nil || len(data) > maxEntrySize {
+		return "", nil, errEntryInvalid
+	}
+	const headLen = len(entryMagic) + 64 + 1 + 64 + 1
+	if len(data) < headLen || string(data[:len(entryMagic)]) != entryMagic {
+		return "", nil, errEntryInvalid
+	}
+	p := data[len(entryMagic):]
+	want, err := hex.DecodeString(string(p[:64]))
+	if err != nil || p[64] != '\n' || p[129] != '\n' {
+		return "", nil, errEntryInvalid
+	}
+	name := string(p[65:129])
+	if _, err := hex.DecodeString(name); err != nil {
+		return "", nil, errEntryInvalid
+	}
+	content := p[130:]
+	if !hmac.Equal(want, c.mac(digest, variant, name, content)) {
+		return "", nil, errEntryInvalid
+	}
+	return name, content, nil
+}

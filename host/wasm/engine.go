@@ -1,0 +1,255 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// engine compiles verified modules and runs fresh instances of them. The same engine runs words in
+// this process and inside a worker process; only stopInCode differs.
+type engine struct {
+	cache *compileCache // nil: compile every time
+	// stopInCode makes compiled code check for a closed module at every loop header, so a deadline can
+	// stop a runaway inside this process. It costs most of a call's time; a worker process, which is
+	// killed instead, runs without it.
+	stopInCode bool
+}
+
+// maxMemoryPages is the runtime's own ceiling, the manifest's maximum. The word's real limit is enforced
+// by its memoryPool, which also tells a refused grow apart from a crash.
+const maxMemoryPages = manifest.MaxMemoryMiB << 20 >> 16
+
+// compiled is one word ready to instantiate.
+type compiled struct {
+	rt    wazero.Runtime
+	cm    wazero.CompiledModule
+	wz    wazero.CompilationCache
+	mem   *memoryPool
+	name  string
+	stats CacheStats
+}
+
+func (e *engine) variant() string {
+	if e.stopInCode {
+		return "stop"
+	}
+	return "plain"
+}
+
+// compile compiles module, which must hash to digest, for a word that may use memLimit bytes.
+func (e *engine) compile(ctx context.Context, name, digest string, module []byte, memLimit uint64) (*compiled, error) {
+	sum := sha256.Sum256(module)
+	if got := hex.EncodeToString(sum[:]); got != digest {
+		return nil, errcode.New(errcode.ModuleDigestMismatch, "module bytes hash to %s, not the pinned %s", got, digest).
+			With("sha256", digest)
+	}
+	c, err := e.compileOnce(ctx, name, digest, module, memLimit, true)
+	if err != nil && errcode.Code(err) == errcode.IOFailed {
+		c, err = e.compileOnce(ctx, name, digest, module, memLimit, false)
+	}
+	return c, err
+}
+
+func (e *engine) compileOnce(ctx context.Context, name, digest string, module []byte, memLimit uint64, useCache bool) (*compiled, error) {
+	cfg := wazero.NewRuntimeConfigCompiler().
+		WithCloseOnContextDone(e.stopInCode).
+		WithMemoryLimitPages(maxMemoryPages)
+	var sess *cacheSession
+	if e.cache != nil && useCache {
+		s, err := e.cache.begin(digest, e.variant())
+		if err != nil {
+			return nil, err
+		}
+		sess = s
+		defer sess.close()
+		cfg = cfg.WithCompilationCache(sess.wz)
+	}
+	c := &compiled{name: name, mem: newMemoryPool(memLimit)}
+	if sess != nil {
+		c.wz = sess.wz
+	}
+	c.rt = wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, c.rt); err != nil {
+		c.close()
+		return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot build wasi_snapshot_preview1")
+	}
+	if err := instantiateLexiconV1(ctx, c.rt); err != nil {
+		c.close()
+		return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot build %s", ModuleName)
+	}
+	cm, err := c.rt.CompileModule(ctx, module)
+	if err != nil {
+		c.close()
+		if sess != nil && sess.hadCopy != "" {
+			// A verified entry wazero could not use (another CPU, a wazero bug): drop it and compile.
+			sess.forget()
+			return nil, errcode.Wrap(err, errcode.IOFailed, "compile-cache entry unusable")
+		}
+		return nil, errcode.Wrap(err, errcode.WordModuleInvalid, "module does not compile")
+	}
+	c.cm = cm
+	if sess != nil {
+		sess.finish()
+		c.stats = sess.stats
+	}
+	if err := checkShape(cm, memLimit); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkShape refuses a module that is not a WASI command importing only what the host provides, or
+// whose initial memory is already over its limit.
+func checkShape(cm wazero.CompiledModule, memLimit uint64) error {
+	for _, f := range cm.ImportedFunctions() {
+		mod, fn, _ := f.Import()
+		if mod != wasi_snapshot_preview1.ModuleName && mod != ModuleName {
+			return errcode.New(errcode.WordModuleInvalid, "module imports %s.%s; words import only %s and %s",
+				mod, fn, wasi_snapshot_preview1.ModuleName, ModuleName).With("import", mod+"."+fn)
+		}
+	}
+	if len(cm.ImportedMemories()) > 0 {
+		return errcode.New(errcode.WordModuleInvalid, "module imports a memory; a word owns its own")
+	}
+	start, ok := cm.ExportedFunctions()["_start"]
+	if !ok || len(start.ParamTypes()) != 0 || len(start.ResultTypes()) != 0 {
+		return errcode.New(errcode.WordModuleInvalid, "module exports no _start(); a word is a WASI command")
+	}
+	for _, m := range cm.ExportedMemories() {
+		if uint64(m.Min())<<16 > memLimit {
+			return errcode.New(errcode.WordModuleInvalid, "module starts with %d MiB of memory, over its %d MiB limit",
+				uint64(m.Min())>>4, memLimit>>20).With("limit_mib", memLimit>>20)
+		}
+	}
+	return nil
+}
+
+func (c *compiled) close() {
+	ctx := context.Background()
+	if c.rt != nil {
+		_ = c.rt.Close(ctx)
+	}
+	if c.wz != nil {
+		_ = c.wz.Close(ctx)
+	}
+	if c.mem != nil {
+		c.mem.close()
+	}
+}
+
+// invocation is one run of a word: its input, its capped streams and what the host learned.
+type invocation struct {
+	stdin          []byte
+	stdout, stderr *cappedBuffer
+	mem            memoryTrack
+	caller         hostCaller
+	pending        []byte // a response too large for the guest's buffer, until take
+}
+
+// runOutcome is how a run ended, before it is judged.
+type runOutcome struct {
+	exited   bool
+	exitCode uint32
+	trap     error // set when the run ended neither by exit nor cleanly
+}
+
+// run instantiates a fresh instance and runs _start. ctx's deadline stops it only with stopInCode.
+func (c *compiled) run(ctx context.Context, inv *invocation) (out runOutcome) {
+	// A wazero panic must cost this call, never the host.
+	defer func() {
+		if r := recover(); r != nil {
+			out = runOutcome{trap: fmt.Errorf("host panic: %v", r)}
+		}
+	}()
+	ctx = context.WithValue(ctx, invocationKey{}, inv)
+	ctx = experimental.WithMemoryAllocator(ctx, c.mem.allocator(&inv.mem))
+	runCtx := ctx
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs(c.name).
+		WithStdin(bytes.NewReader(inv.stdin)).
+		WithStdout(inv.stdout).
+		WithStderr(inv.stderr).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(func(ns int64) { sleepCtx(runCtx, ns) }).
+		WithRandSource(rand.Reader).
+		WithStartFunctions()
+	mod, err := c.rt.InstantiateModule(ctx, c.cm, cfg)
+	if err != nil {
+		return classifyExit(err)
+	}
+	defer mod.Close(context.Background())
+	_, err = mod.ExportedFunction("_start").Call(ctx)
+	return classifyExit(err)
+}
+
+func classifyExit(err error) runOutcome {
+	if err == nil {
+		return runOutcome{exited: true}
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch exit.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded, sys.ExitCodeContextCanceled:
+			return runOutcome{trap: err}
+		}
+		return runOutcome{exited: true, exitCode: exit.ExitCode()}
+	}
+	return runOutcome{trap: err}
+}
+
+// sleepCtx is the word's clock sleep: it ends early when the invocation does, so a sleeping word cannot
+// hold a deadline open.
+func sleepCtx(ctx context.Context, ns int64) {
+	t := time.NewTimer(time.Duration(ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// cappedBuffer keeps at most limit bytes. A write past the cap stops the word at once: the host function
+// writing for it panics with a sys.ExitError, the way proc_exit ends a module, so a flood costs
+// nothing more than its cap.
+type cappedBuffer struct {
+	buf      bytes.Buffer
+	limit    int
+	overflow bool
+}
+
+// exitOverflow is the exit code a cap overflow stops the word with; overflow, not the code, is what the
+// host reads.
+const exitOverflow = 0x0f10
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.buf.Len(); len(p) > room {
+		b.buf.Write(p[:max(room, 0)])
+		b.overflow = true
+		panic(sys.NewExitError(exitOverflow))
+	}
+	return b.buf.Write(p)
+}
+
+var (
+	_ io.Writer  = (*cappedBuffer)(nil)
+	_ hostCaller = dispatchCaller{}
+	_ hostCaller = relay{}
+)

@@ -1,0 +1,112 @@
+package wasm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// The host and its worker processes talk over a pair of pipes in frames: a big-endian uint32 header
+// length, a uint32 blob length, the header (JSON) and the blob (module bytes, a request, output).
+
+const (
+	maxFrameHeader = 1 << 20
+	maxFrameBlob   = 256 << 20 // a module; outputs and requests are far smaller
+)
+
+// Frame kinds.
+const (
+	kindHello  = "hello"  // host → worker: the cache directory and key (blob)
+	kindLoad   = "load"   // host → worker: compile the module (blob)
+	kindLoaded = "loaded" // worker → host: compiled, with cache stats, or an error
+	kindRun    = "run"    // host → worker: run it with params (blob)
+	kindCall   = "call"   // worker → host: a capability request (blob)
+	kindAnswer = "answer" // host → worker: the response (blob)
+	kindDone   = "done"   // worker → host: how the run ended; blob is stdout then stderr
+)
+
+type frame struct {
+	Kind string `json:"kind"`
+
+	// hello
+	CacheDir string `json:"cache_dir,omitempty"`
+	// load, run
+	Name   string `json:"name,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	Memory uint64 `json:"memory,omitempty"`
+	// run
+	Output     int `json:"output,omitempty"`
+	Transcript int `json:"transcript,omitempty"`
+	// loaded
+	Stats *CacheStats `json:"stats,omitempty"`
+	Error *wireError  `json:"error,omitempty"`
+	// done
+	Exited      bool   `json:"exited,omitempty"`
+	ExitCode    uint32 `json:"exit_code,omitempty"`
+	Trap        string `json:"trap,omitempty"`
+	StdoutLen   int    `json:"stdout_len,omitempty"`
+	StdoutOver  bool   `json:"stdout_over,omitempty"`
+	StderrOver  bool   `json:"stderr_over,omitempty"`
+	MemExceeded bool   `json:"mem_exceeded,omitempty"`
+
+	blob []byte
+}
+
+type wireError struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+func writeFrame(w io.Writer, f *frame) error {
+	h, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	var n [8]byte
+	binary.BigEndian.PutUint32(n[:4], uint32(len(h)))
+	binary.BigEndian.PutUint32(n[4:], uint32(len(f.blob)))
+	// One write for small frames keeps the pipe traffic to a single syscall.
+	if len(h)+len(f.blob) < 64<<10 {
+		buf := make([]byte, 0, 8+len(h)+len(f.blob))
+		buf = append(append(append(buf, n[:]...), h...), f.blob...)
+		_, err = w.Write(buf)
+		return err
+	}
+	if _, err = w.Write(n[:]); err == nil {
+		if _, err = w.Write(h); err == nil {
+			_, err = w.Write(f.blob)
+		}
+	}
+	return err
+}
+
+func readFrame(r io.Reader) (*frame, error) {
+	var n [8]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
+	}
+	hl, bl := binary.BigEndian.Uint32(n[:4]), binary.BigEndian.Uint32(n[4:])
+	if hl > maxFrameHeader || bl > maxFrameBlob {
+		return nil, fmt.Errorf("frame of %d+%d bytes is over the cap", hl, bl)
+	}
+	// Grow with the bytes that really arrive, so a lying length costs nothing until it is sent.
+	var buf bytes.Buffer
+	buf.Grow(int(min(hl+bl, 64<<10)))
+	if n, err := io.CopyN(&buf, r, int64(hl)+int64(bl)); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("frame cut after %d bytes: %w", n, io.ErrUnexpectedEOF)
+		}
+		return nil, err
+	}
+	b := buf.Bytes()
+	f := &frame{}
+	if err := json.Unmarshal(b[:hl], f); err != nil {
+		return nil, fmt.Errorf("frame header: %w", err)
+	}
+	f.blob = b[hl:]
+	return f, nil
+}

@@ -1,0 +1,372 @@
+// Package wasm runs words and recipes: WebAssembly modules whose bytes a verified statement pins. Each
+// invocation gets a fresh instance with params on stdin, its result on stdout and a capped transcript
+// on stderr; it has no files, environment or sockets, and reaches the machine only through the
+// lexicon_v1 host module, whose every call is checked against the module's signed manifest and
+// recorded.
+//
+//	h, err := wasm.New(ctx, wasm.Config{CacheDir: dir, CacheKeyFile: key})
+//	defer h.Close()
+//	mod, err := h.Load(ctx, m, wasmBytes, pinnedSHA256) // module.not_pinned, module.digest_mismatch
+//	res := mod.Run(ctx, []byte(`{"unit": "nginx.service"}`))
+//
+// A binary using the default Process isolation must call ServeWorkerIfChild first thing in main (and
+// tests in TestMain): the host runs each invocation in a copy of the binary it can kill at the deadline.
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
+	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
+	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Isolation is where instances run.
+type Isolation int
+
+const (
+	// Process runs each invocation in a worker process, a copy of this binary the host supervises: it is
+	// killed at the deadline, so compiled code carries no deadline checks, and a crash of the engine
+	// costs a worker, never the host. The binary must call ServeWorkerIfChild.
+	Process Isolation = iota
+	// InProcess runs instances in this process, with deadline checks compiled into every loop (about
+	// twice the cost of a call). For tests and tools that cannot serve workers.
+	InProcess
+)
+
+// Defaults for manifest limits left at zero.
+const (
+	DefaultMemoryMiB       = 64
+	DefaultWallTime        = 10 * time.Second
+	DefaultOutputBytes     = 256 << 10
+	DefaultTranscriptBytes = 64 << 10
+)
+
+// Config configures a Host. The zero value is valid: process isolation, no disk cache, no systemd.
+type Config struct {
+	// CacheDir holds compiled code; empty compiles every module in every new process.
+	CacheDir string
+	// CacheKeyFile is the 0600 file holding the key that seals cache entries (created if missing). It
+	// must live outside CacheDir. Empty with a CacheDir uses a key that lives as long as the Host.
+	CacheKeyFile string
+	// Isolation says where instances run.
+	Isolation Isolation
+	// MaxWorkers bounds the worker processes, and so the concurrent invocations (default 4).
+	MaxWorkers int
+	// WorkerIdle is how long an idle worker is kept, its compiled words ready (default 5 minutes);
+	// after that it exits and gives its memory back.
+	WorkerIdle time.Duration
+	// Self lists the node's own names (host or host:port), what "@self" in a manifest stands for. They
+	// come from the node's local configuration, never from a job.
+	Self []string
+	// Systemd reaches the service manager; nil detects it (systemd.Detect).
+	Systemd systemd.Manager
+	// RootCAs verify net.http's TLS servers; nil uses the system's.
+	RootCAs *x509.CertPool
+	// Logger receives the host's own events (cache rejections, worker deaths); nil discards them.
+	Logger *slog.Logger
+}
+
+// Host loads and runs modules. It is safe for concurrent use.
+type Host struct {
+	cfg   Config
+	env   *caps.Env
+	eng   *engine     // InProcess
+	pool  *workerPool // Process
+	stats cacheCounters
+	log   *slog.Logger
+}
+
+// New returns a host.
+func New(ctx context.Context, cfg Config) (*Host, error) {
+	h := &Host{cfg: cfg, log: cfg.Logger}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	sd := cfg.Systemd
+	if sd == nil {
+		sd = systemd.Detect()
+	}
+	h.env = &caps.Env{Self: append([]string(nil), cfg.Self...), Systemd: sd, RootCAs: cfg.RootCAs}
+	var key []byte
+	if cfg.CacheDir != "" {
+		var err error
+		if cfg.CacheKeyFile != "" {
+			key, err = LoadCacheKey(cfg.CacheKeyFile)
+		} else {
+			key, err = randomKey()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch cfg.Isolation {
+	case InProcess:
+		h.eng = &engine{stopInCode: true}
+		if cfg.CacheDir != "" {
+			c, err := openCompileCache(cfg.CacheDir, key)
+			if err != nil {
+				return nil, err
+			}
+			h.eng.cache = c
+		}
+	case Process:
+		p, err := newWorkerPool(cfg, key, &h.stats, h.log)
+		if err != nil {
+			return nil, err
+		}
+		h.pool = p
+	default:
+		return nil, errcode.New(errcode.UsageInvalid, "unknown isolation %d", cfg.Isolation)
+	}
+	return h, nil
+}
+
+// Close stops the host's workers. Modules loaded from it cannot run any more.
+func (h *Host) Close() error {
+	if h.pool != nil {
+		h.pool.close()
+	}
+	return nil
+}
+
+// CacheStats reports what the compile cache did.
+func (h *Host) CacheStats() CacheStats { return h.stats.stats() }
+
+// Module is a loaded module, ready to run any number of times, concurrently.
+type Module struct {
+	h      *Host
+	m      *manifest.Manifest
+	digest string
+	word   *caps.Word
+	lim    limits
+	inproc *compiled
+}
+
+type limits struct {
+	memory     uint64
+	wall       time.Duration
+	output     int
+	transcript int
+}
+
+func limitsOf(m *manifest.Manifest) limits {
+	l := limits{memory: DefaultMemoryMiB << 20, wall: DefaultWallTime, output: DefaultOutputBytes, transcript: DefaultTranscriptBytes}
+	if m.Limits.MemoryMiB > 0 {
+		l.memory = uint64(m.Limits.MemoryMiB) << 20
+	}
+	if m.Limits.WallTimeMS > 0 {
+		l.wall = time.Duration(m.Limits.WallTimeMS) * time.Millisecond
+	}
+	if m.Limits.OutputBytes > 0 {
+		l.output = int(m.Limits.OutputBytes)
+	}
+	if m.Limits.TranscriptBytes > 0 {
+		l.transcript = int(m.Limits.TranscriptBytes)
+	}
+	return l
+}
+
+// Load readies the module m describes from its bytes. pinned is the sha256 a verified statement gives
+// for them: without one the module is module.not_pinned, and bytes that hash otherwise (or a manifest
+// naming other bytes) are module.digest_mismatch. The bytes compiled are exactly the bytes hashed.
+func (h *Host) Load(ctx context.Context, m *manifest.Manifest, module []byte, pinned string) (*Module, error) {
+	if m == nil {
+		return nil, errcode.New(errcode.UsageInvalid, "Load needs a manifest")
+	}
+	if pinned == "" || !cas.ValidDigest(pinned) {
+		return nil, errcode.New(errcode.ModuleNotPinned, "%s: no verified statement pins these bytes", m.Name).With("name", m.Name)
+	}
+	if m.Module.SHA256 != "" && m.Module.SHA256 != pinned {
+		return nil, errcode.New(errcode.ModuleDigestMismatch, "%s: manifest names module %s, the statement pins %s", m.Name, m.Module.SHA256, pinned).
+			With("sha256", pinned)
+	}
+	sum := sha256.Sum256(module)
+	if got := hex.EncodeToString(sum[:]); got != pinned {
+		return nil, errcode.New(errcode.ModuleDigestMismatch, "%s: module bytes hash to %s, not the pinned %s", m.Name, got, pinned).
+			With("sha256", pinned)
+	}
+	if m.Kind != manifest.KindWord && m.Kind != manifest.KindRecipe {
+		return nil, errcode.New(errcode.WordModuleInvalid, "%s is a %s, not a word or recipe", m.Name, m.Kind)
+	}
+	word, err := caps.Prepare(m, h.env)
+	if err != nil {
+		return nil, err
+	}
+	mod := &Module{h: h, m: m, digest: pinned, word: word, lim: limitsOf(m)}
+	if h.eng != nil {
+		c, err := h.eng.compile(ctx, m.Name, pinned, module, mod.lim.memory)
+		if err != nil {
+			return nil, err
+		}
+		h.stats.add(c.stats)
+		mod.inproc = c
+		return mod, nil
+	}
+	if err := h.pool.register(ctx, m.Name, pinned, module, mod.lim.memory); err != nil {
+		return nil, err
+	}
+	return mod, nil
+}
+
+// Manifest returns the module's manifest.
+func (mod *Module) Manifest() *manifest.Manifest { return mod.m }
+
+// Digest returns the module's pinned sha256.
+func (mod *Module) Digest() string { return mod.digest }
+
+// Close releases the module's compiled code (in-process isolation). Workers release theirs when
+// they exit.
+func (mod *Module) Close() {
+	if mod.inproc != nil {
+		mod.inproc.close()
+	}
+}
+
+// rawRun is what a runner learned about one run, before the host judges it.
+type rawRun struct {
+	runOutcome
+	stdout, stderr       []byte
+	stdoutOver, stdOverE bool
+	memExceeded          bool
+	killed               bool  // a worker killed at the deadline or on cancel
+	hostErr              error // the host, not the word, failed
+	ctxErr               error // why the word's own context ended, if it did
+}
+
+// Run runs the module once with input as its params and returns the result envelope. Run never
+// returns nil, and nothing a module does makes it panic.
+func (mod *Module) Run(ctx context.Context, input []byte) *Result {
+	start := time.Now()
+	res := &Result{Capabilities: []Call{}}
+	defer func() { res.DurationMS = time.Since(start).Milliseconds() }()
+	if len(input) == 0 {
+		input = []byte("{}")
+	}
+	if err := mod.m.CheckParams(input); err != nil {
+		return res.fail(Refused, err)
+	}
+	d := mod.word.Invocation()
+	var raw rawRun
+	if mod.inproc != nil {
+		raw = mod.runInProcess(ctx, input, d)
+	} else {
+		raw = mod.h.pool.run(ctx, mod, input, d)
+	}
+	res.Capabilities = d.Calls()
+	res.Transcript = truncateRunes(string(raw.stderr), len(raw.stderr))
+	return mod.judge(res, raw)
+}
+
+// wordContext is the context the word runs under: its wall time starts when its instance is about to
+// start, not while the host starts a worker or compiles.
+func (mod *Module) wordContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, mod.lim.wall)
+}
+
+func (mod *Module) runInProcess(ctx context.Context, input []byte, d *caps.Dispatcher) rawRun {
+	ctx, cancel := mod.wordContext(ctx)
+	defer cancel()
+	inv := &invocation{
+		stdin:  input,
+		stdout: &cappedBuffer{limit: mod.lim.output},
+		stderr: &cappedBuffer{limit: mod.lim.transcript},
+		caller: dispatchCaller{d},
+	}
+	out := mod.inproc.run(ctx, inv)
+	return rawRun{
+		ctxErr:      ctx.Err(),
+		runOutcome:  out,
+		stdout:      inv.stdout.buf.Bytes(),
+		stderr:      inv.stderr.buf.Bytes(),
+		stdoutOver:  inv.stdout.overflow,
+		stdOverE:    inv.stderr.overflow,
+		memExceeded: inv.mem.exceeded.Load(),
+	}
+}
+
+type dispatchCaller struct{ d *caps.Dispatcher }
+
+func (c dispatchCaller) call(ctx context.Context, req []byte) []byte { return c.d.Call(ctx, req) }
+
+// judge turns how a run ended into the result envelope.
+func (mod *Module) judge(res *Result, raw rawRun) *Result {
+	name, ctxErr := mod.m.Name, raw.ctxErr
+	stopped := raw.killed || raw.trap != nil
+	switch {
+	case raw.hostErr != nil:
+		return res.fail(Failed, raw.hostErr)
+	case raw.memExceeded:
+		return res.fail(Failed, errcode.New(errcode.WordMemoryExceeded, "%s tried to use more than its %d MiB of memory", name, mod.lim.memory>>20).
+			With("limit_mib", mod.lim.memory>>20))
+	case stopped && ctxErr == context.DeadlineExceeded:
+		return res.fail(Failed, errcode.New(errcode.WordDeadlineExceeded, "%s ran past its %s wall time and was stopped", name, mod.lim.wall).
+			With("limit_ms", mod.lim.wall.Milliseconds()))
+	case stopped && ctxErr == context.Canceled:
+		return res.fail(Failed, errcode.New(errcode.WordCancelled, "%s was cancelled", name))
+	case raw.stdoutOver:
+		return res.fail(Failed, errcode.New(errcode.WordOutputTooLarge, "%s wrote more than its %d-byte output cap", name, mod.lim.output).
+			With("limit_bytes", mod.lim.output))
+	case raw.stdOverE:
+		return res.fail(Failed, errcode.New(errcode.WordTranscriptTooLarge, "%s wrote more than its %d-byte transcript cap", name, mod.lim.transcript).
+			With("limit_bytes", mod.lim.transcript))
+	case raw.trap != nil:
+		msg := firstLine(raw.trap.Error())
+		if p := panicLine(res.Transcript); p != "" {
+			msg = p
+		}
+		return res.fail(Failed, errcode.New(errcode.WordCrashed, "%s crashed: %s", name, msg))
+	case raw.exitCode != 0:
+		if e, ok := wordFailure(raw.stdout); ok {
+			return res.fail(Failed, e)
+		}
+		msg := panicLine(res.Transcript)
+		if msg == "" {
+			msg = "no reason given"
+		}
+		return res.fail(Failed, errcode.New(errcode.WordCrashed, "%s exited with status %d: %s", name, raw.exitCode, msg).
+			With("exit_code", raw.exitCode))
+	}
+	out := trimJSON(raw.stdout)
+	if err := mod.m.CheckOutput(out); err != nil {
+		return res.fail(Failed, err)
+	}
+	if !jsonValid(out) {
+		return res.fail(Failed, errcode.New(errcode.WordOutputInvalid, "%s wrote no JSON result", name).With("field", ""))
+	}
+	res.Outcome, res.Output = Completed, out
+	return res
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+func randomKey() ([]byte, error) {
+	k := make([]byte, CacheKeySize)
+	if _, err := readRandom(k); err != nil {
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot make a compile-cache key")
+	}
+	return k, nil
+}
+
+func trimJSON(b []byte) []byte { return bytes.TrimSpace(b) }
+
+func jsonValid(b []byte) bool { return len(b) > 0 && json.Valid(b) }
+
+func readRandom(b []byte) (int, error) { return rand.Read(b) }

@@ -1,0 +1,178 @@
+package caps
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Paths are resolved by a walk of our own, one component at a time, each opened O_PATH|O_NOFOLLOW
+// relative to the directory before it. A symlink met on the way is read and its target, made absolute
+// and cleaned, must again lie beneath the same declared root; the walk then restarts from the root's
+// descriptor. Nothing is ever resolved by the kernel across a symlink, so a link (or a rename racing the
+// walk) cannot lead outside the root, and in-root absolute links such as Debian's sites-enabled still
+// work, which openat2's RESOLVE_BENEATH would refuse.
+
+// maxHops bounds the symlinks one resolution follows, as the kernel's ELOOP limit does.
+const maxHops = 40
+
+// within returns the declared root p lies beneath, or denies p. p must be absolute and clean.
+func within(cap string, roots []string, p string) (string, error) {
+	if p == "" || !filepath.IsAbs(p) {
+		return "", invalid("path", "path %q must be absolute", p)
+	}
+	if filepath.Clean(p) != p || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
+		return "", denied(cap, "path %q is not clean (no \"..\", \".\" or repeated slashes)", p).With("path", p)
+	}
+	best := ""
+	for _, r := range roots {
+		if under(r, p) && len(r) > len(best) {
+			best = r
+		}
+	}
+	if best == "" {
+		return "", denied(cap, "path %q is not beneath a declared root", p).With("path", p)
+	}
+	return best, nil
+}
+
+func under(root, p string) bool {
+	return root == "/" || p == root || strings.HasPrefix(p, root+"/")
+}
+
+// resolved is an open path: fd is an O_PATH descriptor of the final component (a symlink itself when
+// the walk was told not to follow a final link), dir an O_PATH descriptor of its parent, name its last
+// component, and path where it really is.
+type resolved struct {
+	fd, dir int
+	name    string
+	path    string
+}
+
+func (r *resolved) close() {
+	if r.fd >= 0 {
+		unix.Close(r.fd)
+	}
+	if r.dir >= 0 && r.dir != r.fd {
+		unix.Close(r.dir)
+	}
+}
+
+// resolve walks p beneath root. followLast says whether a symlink as last component is followed.
+func resolve(cap, root, p string, followLast bool) (*resolved, error) {
+	rootfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fsError(cap, root, err)
+	}
+	defer unix.Close(rootfd)
+	hops := 0
+	target := p
+restart:
+	rel := strings.TrimPrefix(strings.TrimPrefix(target, root), "/")
+	if root == "/" {
+		rel = strings.TrimPrefix(target, "/")
+	}
+	dir, err := unix.Dup(rootfd)
+	if err != nil {
+		return nil, fsError(cap, p, err)
+	}
+	if rel == "" {
+		fd, err := unix.Dup(rootfd)
+		if err != nil {
+			unix.Close(dir)
+			return nil, fsError(cap, p, err)
+		}
+		return &resolved{fd: fd, dir: dir, name: ".", path: root}, nil
+	}
+	comps := strings.Split(rel, "/")
+	cur := root
+	for i, c := range comps {
+		last := i == len(comps)-1
+		fd, err := unix.Openat(dir, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unix.Close(dir)
+			return nil, fsError(cap, p, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			unix.Close(dir)
+			return nil, fsError(cap, p, err)
+		}
+		next := filepath.Join(cur, c)
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK && (!last || followLast) {
+			link, err := readlinkFd(fd)
+			unix.Close(fd)
+			unix.Close(dir)
+			if err != nil {
+				return nil, fsError(cap, p, err)
+			}
+			if hops++; hops > maxHops {
+				return nil, denied(cap, "path %q has too many symlinks", p).With("path", p)
+			}
+			if !filepath.IsAbs(link) {
+				link = filepath.Join(cur, link)
+			}
+			link = filepath.Clean(link)
+			rest := strings.Join(comps[i+1:], "/")
+			if rest != "" {
+				link = filepath.Join(link, rest)
+			}
+			if !under(root, link) {
+				return nil, denied(cap, "path %q leads through a symlink out of its root %s", p, root).With("path", p)
+			}
+			target = link
+			goto restart
+		}
+		if last {
+			return &resolved{fd: fd, dir: dir, name: c, path: next}, nil
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			unix.Close(fd)
+			unix.Close(dir)
+			return nil, fsError(cap, p, unix.ENOTDIR)
+		}
+		unix.Close(dir)
+		dir, cur = fd, next
+	}
+	panic("unreachable")
+}
+
+// reopen opens the resolved final component for I/O with flags, refusing to follow a symlink put in its
+// place since the walk (O_NOFOLLOW) and to block on a FIFO (O_NONBLOCK).
+func (r *resolved) reopen(flags int) (int, error) {
+	if r.name == "." {
+		return unix.Openat(r.fd, ".", flags|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	}
+	return unix.Openat(r.dir, r.name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+}
+
+func readlinkFd(fd int) (string, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(fd, "", buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// fsError maps an errno to a capability code.
+func fsError(cap, p string, err error) error {
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		return errcode.Wrap(err, errcode.CapabilityFailed, "%s %s failed", cap, p).With("path", p)
+	}
+	switch errno {
+	case unix.ENOENT:
+		return errcode.New(errcode.CapabilityNotFound, "%s: %s does not exist", cap, p).With("path", p)
+	case unix.ENOTDIR:
+		return errcode.New(errcode.CapabilityNotFound, "%s: a component of %s is not a directory", cap, p).With("path", p)
+	case unix.ELOOP:
+		return denied(cap, "%s was replaced by a symlink", p).With("path", p)
+	}
+	return errcode.Wrap(err, errcode.CapabilityFailed, "%s %s: %v", cap, p, errno).With("path", p).With("errno", errno.Error())
+}

@@ -1,0 +1,209 @@
+package wasm_test
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/host/wasm"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+func TestLoadRefusals(t *testing.T) {
+	isolations(t, func(t *testing.T, iso wasm.Isolation) {
+		h := newHost(t, cached(wasm.Config{Isolation: iso}))
+		ref, refDigest := testWord(t, "ref")
+		bad, badDigest := testWord(t, "badimport")
+		other := strings.Repeat("a", 64)
+		withSHA := map[string]any{"module": map[string]any{"file": "ref.wasm", "sha256": other}}
+		for k, v := range refParams {
+			withSHA[k] = v
+		}
+		driver := wordManifest(t, "ref", refParams)
+		driver.Kind = "driver"
+		cases := []struct {
+			name   string
+			man    map[string]any
+			module []byte
+			pinned string
+			code   string
+		}{
+			{"no pinned digest", refParams, ref, "", errcode.ModuleNotPinned},
+			{"pinned digest not a digest", refParams, ref, "sha256:abc", errcode.ModuleNotPinned},
+			{"bytes are not the pinned ones", refParams, append([]byte{}, ref[:len(ref)-1]...), refDigest, errcode.ModuleDigestMismatch},
+			{"pinned digest of other bytes", refParams, ref, other, errcode.ModuleDigestMismatch},
+			{"manifest names other bytes", withSHA, ref, refDigest, errcode.ModuleDigestMismatch},
+			{"foreign import", refParams, bad, badDigest, errcode.WordModuleInvalid},
+			{"not WebAssembly", refParams, []byte("#!/bin/sh\n"), sha256Of([]byte("#!/bin/sh\n")), errcode.WordModuleInvalid},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := h.Load(context.Background(), wordManifest(t, "ref", tc.man), tc.module, tc.pinned)
+				if errcode.Code(err) != tc.code {
+					t.Fatalf("err = %v, want %s", err, tc.code)
+				}
+			})
+		}
+		if _, err := h.Load(context.Background(), driver, ref, refDigest); errcode.Code(err) != errcode.WordModuleInvalid {
+			t.Fatalf("driver manifest: %v", err)
+		}
+		// A refused load leaves the host working.
+		res := load(t, h, wordManifest(t, "ref", refParams), ref, refDigest).Run(context.Background(), []byte(`{"name": "x"}`))
+		if res.Outcome != wasm.Completed {
+			t.Fatalf("%s %s", res.Code, res.Message)
+		}
+	})
+}
+
+func TestFreshStatePerCall(t *testing.T) {
+	isolations(t, func(t *testing.T, iso wasm.Isolation) {
+		module, digest := testWord(t, "evil")
+		h := newHost(t, cached(wasm.Config{Isolation: iso, MaxWorkers: 1}))
+		mod := load(t, h, wordManifest(t, "evil", evilManifest(t, "look", nil, nil)), module, digest)
+		for i := range 3 {
+			res := mod.Run(context.Background(), []byte(`{"attack": "counter"}`))
+			if res.Outcome != wasm.Completed || string(res.Output) != `{"ok":true,"count":1}` {
+				t.Fatalf("call %d: %s %s %s", i, res.Outcome, res.Code, res.Output)
+			}
+		}
+	})
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	isolations(t, func(t *testing.T, iso wasm.Isolation) {
+		module, digest := testWord(t, "ref")
+		h := newHost(t, cached(wasm.Config{Isolation: iso, MaxWorkers: 2}))
+		mod := load(t, h, wordManifest(t, "ref", refParams), module, digest)
+		var wg sync.WaitGroup
+		errs := make(chan string, 16)
+		for i := range 16 {
+			wg.Go(func() {
+				res := mod.Run(context.Background(), mustJSON(t, map[string]any{"name": "n", "count": i}))
+				if res.Outcome != wasm.Completed || !strings.Contains(string(res.Output), `"count":`+itoa(i+1)) {
+					errs <- res.Code + " " + string(res.Output)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Fatal(e)
+		}
+	})
+}
+
+func TestWorkerDeathIsContained(t *testing.T) {
+	module, digest := testWord(t, "ref")
+	h := newHost(t, cached(wasm.Config{MaxWorkers: 1}))
+	mod := load(t, h, wordManifest(t, "ref", refParams), module, digest)
+	wasm.KillWorkers(h)
+	res := mod.Run(context.Background(), []byte(`{"name": "x"}`))
+	if res.Outcome != wasm.Failed || res.Code != errcode.WordHostFailed {
+		t.Fatalf("run on a dead worker: %s %s", res.Outcome, res.Code)
+	}
+	res = mod.Run(context.Background(), []byte(`{"name": "x"}`))
+	if res.Outcome != wasm.Completed {
+		t.Fatalf("the next run: %s %s %s", res.Outcome, res.Code, res.Message)
+	}
+}
+
+func TestCancelStopsTheWord(t *testing.T) {
+	isolations(t, func(t *testing.T, iso wasm.Isolation) {
+		module, digest := testWord(t, "evil")
+		h := newHost(t, cached(wasm.Config{Isolation: iso}))
+		mod := load(t, h, wordManifest(t, "evil", evilManifest(t, "look", nil, nil)), module, digest)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		res := mod.Run(ctx, []byte(`{"attack": "loop"}`))
+		if res.Code != errcode.WordCancelled {
+			t.Fatalf("%s %s", res.Code, res.Message)
+		}
+	})
+}
+
+// TestCompileCache: a second process-worth of host finds the entry, and an entry altered where wazero's
+// own CRC32 does not look (the function offsets) is rejected, deleted and rebuilt from verified bytes.
+func TestCompileCache(t *testing.T) {
+	isolations(t, func(t *testing.T, iso wasm.Isolation) {
+		dir := t.TempDir()
+		cfg := wasm.Config{Isolation: iso, CacheDir: filepath.Join(dir, "cache"), CacheKeyFile: filepath.Join(dir, "key")}
+		module, digest := testWord(t, "ref")
+		run := func(wantHits, wantMisses, wantRejected int64) {
+			t.Helper()
+			h := newHost(t, cfg)
+			res := load(t, h, wordManifest(t, "ref", refParams), module, digest).Run(context.Background(), []byte(`{"name": "c"}`))
+			if res.Outcome != wasm.Completed {
+				t.Fatalf("%s %s", res.Code, res.Message)
+			}
+			if s := h.CacheStats(); s != (wasm.CacheStats{Hits: wantHits, Misses: wantMisses, Rejected: wantRejected}) {
+				t.Fatalf("stats %+v, want %d/%d/%d", s, wantHits, wantMisses, wantRejected)
+			}
+			h.Close()
+		}
+		run(0, 1, 0)
+		run(1, 0, 0)
+		entries, _ := filepath.Glob(filepath.Join(dir, "cache", "*", digest+"-*.entry"))
+		if len(entries) != 1 {
+			t.Fatalf("entries %v", entries)
+		}
+		b, err := os.ReadFile(entries[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The entry holds wazero's file after a header line of magic, MAC and name. In wazero's file the
+		// first function's offset (uint64) follows "WAZEVO", the version and the function count; CRC32
+		// covers only the code, so wazero alone would accept the change.
+		body := b[6+65+65:]
+		off := 6 + 1 + int(body[6]) + 4
+		binary.LittleEndian.PutUint64(body[off:], binary.LittleEndian.Uint64(body[off:])+16)
+		if err := os.WriteFile(entries[0], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		run(0, 1, 1)
+		run(1, 0, 0)
+	})
+}
+
+func TestCacheKeyFileMustBePrivate(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if _, err := wasm.LoadCacheKey(key); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(key); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key created %v", fi.Mode())
+	}
+	os.Chmod(key, 0o644)
+	if _, err := wasm.LoadCacheKey(key); errcode.Code(err) != errcode.KeyFileUntrusted {
+		t.Fatalf("readable key: %v", err)
+	}
+	os.Chmod(key, 0o600)
+	link := filepath.Join(dir, "link")
+	os.Symlink(key, link)
+	if _, err := wasm.LoadCacheKey(link); errcode.Code(err) != errcode.KeyFileUntrusted {
+		t.Fatalf("symlinked key: %v", err)
+	}
+}
+
+func TestIdleWorkersExit(t *testing.T) {
+	module, digest := testWord(t, "ref")
+	h := newHost(t, cached(wasm.Config{WorkerIdle: 300 * time.Millisecond}))
+	mod := load(t, h, wordManifest(t, "ref", refParams), module, digest)
+	exits := wasm.WorkerExits(h)
+	if len(exits) != 1 {
+		t.Fatalf("%d workers after a load", len(exits))
+	}
+	select {
+	case <-exits[0]:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the idle worker did not exit")
+	}
+	if res := mod.Run(context.Background(), []byte(`{"name": "x"}`)); res.Outcome != wasm.Completed {
+		t.Fatalf("run after the reap: %s %s", res.Code, res.Message)
+	}
+}

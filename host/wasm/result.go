@@ -1,0 +1,116 @@
+package wasm
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Outcome is how an invocation ended.
+type Outcome string
+
+const (
+	// Completed: the word ran and its output satisfies its schema.
+	Completed Outcome = "completed"
+	// Failed: the word ran, or started, and did not complete (Code says why).
+	Failed Outcome = "failed"
+	// Refused: the word did not run (params invalid; the agent's policy uses it too).
+	Refused Outcome = "refused"
+)
+
+// Call is one capability call of an invocation, allowed or not, with its arguments.
+type Call = caps.Call
+
+// Result is the envelope of one invocation, the same for words and recipes:
+//
+//	{"outcome": "completed|failed|refused", "code", "message", "details", "output", "transcript",
+//	 "capabilities": [{"cap", "args", "allowed"}], "duration_ms"}
+type Result struct {
+	Outcome      Outcome         `json:"outcome"`
+	Code         string          `json:"code,omitempty"`
+	Message      string          `json:"message,omitempty"`
+	Details      map[string]any  `json:"details,omitempty"`
+	Output       json.RawMessage `json:"output,omitempty"`
+	Transcript   string          `json:"transcript"`
+	Capabilities []Call          `json:"capabilities"`
+	DurationMS   int64           `json:"duration_ms"`
+}
+
+// Err returns the result's failure as a coded error, or nil when it completed.
+func (r *Result) Err() error {
+	if r.Outcome == Completed {
+		return nil
+	}
+	e := errcode.New(r.Code, "%s", r.Message)
+	e.Details = r.Details
+	return e
+}
+
+func (r *Result) fail(outcome Outcome, err error) *Result {
+	e := errcode.From(err, errcode.WordHostFailed)
+	r.Outcome, r.Code, r.Message, r.Details = outcome, e.Code, e.Message, e.Details
+	r.Output = nil
+	return r
+}
+
+var codeRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}\.[a-z][a-z0-9_]{0,60}$`)
+
+// reservedAreas are code areas only the host and agent speak for. A word reporting failure may use any
+// other area, and capability.* to pass on what the host told it.
+var reservedAreas = map[string]bool{
+	"word": true, "module": true, "policy": true, "manifest": true, "statement": true, "key": true,
+	"usage": true, "io": true, "contract": true, "log": true, "node": true, "job": true,
+}
+
+// wordFailure reads the failure a word reported on stdout: {"error": {"code", "message", "details"}}.
+func wordFailure(stdout []byte) (*errcode.Error, bool) {
+	var env struct {
+		Error *struct {
+			Code    string         `json:"code"`
+			Message string         `json:"message"`
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(stdout, &env) != nil || env.Error == nil {
+		return nil, false
+	}
+	code, msg := env.Error.Code, truncateRunes(env.Error.Message, 1000)
+	area, _, _ := strings.Cut(code, ".")
+	if code == errcode.WordFailed {
+		return errcode.New(errcode.WordFailed, "%s", msg), true
+	}
+	if !codeRE.MatchString(code) || reservedAreas[area] {
+		return errcode.New(errcode.WordFailed, "%s", msg).With("reason", truncateRunes(code, 100)), true
+	}
+	e := errcode.New(code, "%s", msg)
+	if len(env.Error.Details) <= 32 {
+		e.Details = env.Error.Details
+	}
+	return e, true
+}
+
+func truncateRunes(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utfStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utfStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// panicLine finds what a crashed Go word said on its way down ("panic: ..." or "fatal error: ...").
+func panicLine(transcript string) string {
+	for line := range strings.SplitSeq(transcript, "\n") {
+		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
+			return truncateRunes(line, 300)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,175 @@
+// Package systemdtest is a fake service manager for tests on machines without systemd. It holds each
+// unit as the properties `systemctl show` prints and answers through the same parsing as the real one,
+// so a word tested against it sees what it would see on a systemd machine.
+package systemdtest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
+)
+
+// Fake is an in-memory service manager. Its zero value has no units.
+type Fake struct {
+	mu       sync.Mutex
+	units    map[string]map[string]string
+	journals map[string][]capv1.JournalEntry
+	failNext map[string]bool
+	actions  []string
+	nextPID  int
+}
+
+// New returns a fake with the given units, each given as `systemctl show` output.
+func New(units map[string]string) *Fake {
+	f := &Fake{}
+	for name, show := range units {
+		f.AddUnit(name, show)
+	}
+	return f
+}
+
+// AddUnit adds or replaces a unit from `systemctl show` output (Key=Value lines).
+func (f *Fake) AddUnit(name, show string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.units == nil {
+		f.units = map[string]map[string]string{}
+	}
+	p := systemd.ParseShow(show)
+	if p["Id"] == "" {
+		p["Id"] = name
+	}
+	f.units[name] = p
+}
+
+// SetJournal sets a unit's journal, oldest first.
+func (f *Fake) SetJournal(unit string, entries []capv1.JournalEntry) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.journals == nil {
+		f.journals = map[string][]capv1.JournalEntry{}
+	}
+	f.journals[unit] = entries
+}
+
+// FailNextRestart makes the unit's next restart fail the way a service whose start command exits 1
+// does: systemctl restart reports failure and the unit is left failed.
+func (f *Fake) FailNextRestart(unit string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failNext == nil {
+		f.failNext = map[string]bool{}
+	}
+	f.failNext[unit] = true
+}
+
+// Actions lists the changes asked of the fake, as "restart x.service" or "reset-failed x.service".
+func (f *Fake) Actions() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.actions)
+}
+
+// Property returns one property of a unit as systemctl show would print it.
+func (f *Fake) Property(unit, key string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.units[unit][key]
+}
+
+func (f *Fake) Unit(_ context.Context, name string) (capv1.Unit, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.units[name]
+	if !ok {
+		// What systemctl show prints for a unit it cannot find.
+		p = map[string]string{"Id": name, "LoadState": "not-found", "ActiveState": "inactive", "SubState": "dead",
+			"Result": "success", "ExecMainStatus": "0", "ExecMainCode": "0", "MainPID": "0", "NRestarts": "0"}
+	}
+	return systemd.UnitFromProperties(name, p), nil
+}
+
+func (f *Fake) FailedUnits(context.Context) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var names []string
+	for n, p := range f.units {
+		if p["ActiveState"] == "failed" {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+func (f *Fake) Restart(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.units[name]
+	if !ok {
+		return errcode.Wrap(systemd.ErrNotFound, errcode.CapabilityNotFound, "systemctl restart: unit %s not found", name)
+	}
+	f.actions = append(f.actions, "restart "+name)
+	f.nextPID += 100
+	now := time.Now().UTC().Format("Mon 2006-01-02 15:04:05 MST")
+	if f.failNext[name] {
+		delete(f.failNext, name)
+		p["ActiveState"], p["SubState"], p["Result"] = "failed", "failed", "exit-code"
+		p["ExecMainStatus"], p["ExecMainCode"], p["MainPID"] = "1", "1", "0"
+		return errcode.New(errcode.CapabilityFailed,
+			"systemctl restart failed: Job for %s failed because the control process exited with error code.", name)
+	}
+	p["ActiveState"], p["SubState"], p["Result"] = "active", "running", "success"
+	p["ExecMainStatus"], p["ExecMainCode"] = "0", "0"
+	p["MainPID"] = strconv.Itoa(1000 + f.nextPID)
+	p["ActiveEnterTimestamp"] = now
+	return nil
+}
+
+func (f *Fake) ResetFailed(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.units[name]
+	if !ok {
+		return errcode.Wrap(systemd.ErrNotFound, errcode.CapabilityNotFound, "systemctl reset-failed: unit %s not found", name)
+	}
+	f.actions = append(f.actions, "reset-failed "+name)
+	if p["ActiveState"] == "failed" {
+		p["ActiveState"], p["SubState"] = "inactive", "dead"
+	}
+	p["Result"] = "success"
+	return nil
+}
+
+func (f *Fake) Journal(_ context.Context, unit string, lines int) ([]capv1.JournalEntry, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.journals[unit]
+	if lines > 0 && len(e) > lines {
+		e = e[len(e)-lines:]
+	}
+	return slices.Clone(e), nil
+}
+
+// Show formats properties as systemctl show prints them, for building units in tests.
+func Show(props map[string]string) string {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var s string
+	for _, k := range keys {
+		s += fmt.Sprintf("%s=%s\n", k, props[k])
+	}
+	return s
+}
+
+var _ systemd.Manager = (*Fake)(nil)

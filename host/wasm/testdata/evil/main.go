@@ -1,0 +1,118 @@
+// Command evil is a hostile word for the host's containment tests: each attack tries to get out of its
+// sandbox or to take the host down, and reports anything it obtained in its output.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/word"
+)
+
+type params struct {
+	Attack string `json:"attack"`
+	Path   string `json:"path"`
+	URL    string `json:"url"`
+	Unit   string `json:"unit"`
+}
+
+type output struct {
+	OK     bool   `json:"ok"`
+	Stolen string `json:"stolen,omitempty"`
+	Count  int    `json:"count,omitempty"`
+	Bad    any    `json:"bad,omitempty"`
+}
+
+// runs counts the runs this instance has seen: a fresh instance per call always starts it at zero.
+var runs int
+
+func main() {
+	word.Run(func(p params) (output, error) {
+		runs++
+		switch p.Attack {
+		case "wasi_open":
+			b, err := os.ReadFile("/etc/shadow")
+			if err != nil {
+				return output{}, err
+			}
+			return output{OK: true, Stolen: string(b)}, nil
+		case "wasi_list":
+			entries, err := os.ReadDir("/")
+			if err != nil {
+				return output{}, err
+			}
+			return output{OK: true, Stolen: fmt.Sprint(len(entries), " entries")}, nil
+		case "env":
+			return output{OK: true, Stolen: strings.Join(os.Environ(), ";")}, nil
+		case "fs_read":
+			b, _, err := word.FS().Read(p.Path)
+			if err != nil {
+				return output{}, err
+			}
+			return output{OK: true, Stolen: string(b)}, nil
+		case "fs_write":
+			_, err := word.FS().Write(p.Path, []byte("owned\n"), 0o644)
+			return output{OK: err == nil}, err
+		case "undeclared_cap":
+			var out any
+			err := word.Call(map[string]any{"cap": "exec.pinned", "path": "/bin/sh", "args": []string{"-c", "id"}}, &out)
+			return output{OK: err == nil, Stolen: fmt.Sprint(out)}, err
+		case "unknown_cap":
+			err := word.Call(map[string]any{"cap": "shell.exec", "cmd": "id"}, nil)
+			return output{OK: err == nil}, err
+		case "unit":
+			u, err := word.Systemd().Unit(p.Unit)
+			return output{OK: err == nil, Stolen: u.ActiveState}, err
+		case "restart":
+			err := word.Systemd().Restart(p.Unit)
+			return output{OK: err == nil}, err
+		case "http":
+			r, err := word.HTTP().Get(p.URL)
+			return output{OK: err == nil, Stolen: string(r.Body)}, err
+		case "exec":
+			r, err := word.Exec().Run(p.Path, "-c", "id")
+			return output{OK: err == nil, Stolen: string(r.Stdout)}, err
+		case "loop":
+			for {
+			}
+		case "sleep":
+			time.Sleep(time.Hour)
+			return output{OK: true}, nil
+		case "memory":
+			var hoard [][]byte
+			for {
+				hoard = append(hoard, make([]byte, 1<<20))
+				hoard[len(hoard)-1][0] = 1
+			}
+		case "stdout_flood":
+			line := []byte(strings.Repeat("x", 4096))
+			for {
+				os.Stdout.Write(line)
+			}
+		case "stderr_flood":
+			line := []byte(strings.Repeat("y", 4096) + "\n")
+			for {
+				os.Stderr.Write(line)
+			}
+		case "panic":
+			panic("evil word panics on purpose")
+		case "exit":
+			os.Exit(3)
+		case "bad_output":
+			return output{OK: false, Bad: map[string]int{"not": 1}}, nil
+		case "fail":
+			return output{}, word.Fail("evil.gave_up", "the evil word gives up").With("tries", 3)
+		case "fail_reserved":
+			return output{}, word.Fail("word.deadline_exceeded", "pretending the host stopped me")
+		case "counter":
+			return output{OK: true, Count: runs}, nil
+		case "log":
+			word.Log("first line of the transcript")
+			word.Log("second line")
+			return output{OK: true}, nil
+		}
+		return output{}, word.Fail("evil.unknown_attack", "no attack %q", p.Attack)
+	})
+}

@@ -1,0 +1,480 @@
+package wasm
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Worker processes. The host re-executes its own binary (/proc/self/exe, so a binary replaced on disk
+// since start changes nothing) with workerEnv set and nothing else in its environment. The worker
+// compiles and runs instances; it touches the machine for nothing but its compile cache: every
+// capability call is sent to the host, checked and answered there. At the deadline the host kills the
+// worker, which is why compiled code needs no deadline checks, and why a word cannot outlive its time
+// whatever it loops on.
+
+const workerEnv = "LEXICON_WASM_WORKER"
+
+// loadTimeout bounds compiling one module in a worker (a cold compile of a large word takes seconds).
+const loadTimeout = 5 * time.Minute
+
+// ServeWorkerIfChild turns this process into a worker and exits, when the host started it as one; it
+// returns at once otherwise. A binary that runs words with Process isolation calls it first thing in
+// main, and its tests in TestMain.
+func ServeWorkerIfChild() {
+	if os.Getenv(workerEnv) != "1" {
+		return
+	}
+	os.Exit(serveWorker(os.NewFile(3, "from-host"), os.NewFile(4, "to-host")))
+}
+
+func serveWorker(in io.Reader, out io.Writer) int {
+	r := bufio.NewReaderSize(in, 64<<10)
+	w := bufio.NewWriterSize(out, 64<<10)
+	send := func(f *frame) {
+		if writeFrame(w, f) != nil || w.Flush() != nil {
+			os.Exit(0) // the host is gone
+		}
+	}
+	hello, err := readFrame(r)
+	if err != nil || hello.Kind != kindHello {
+		return 2
+	}
+	eng := &engine{}
+	if hello.CacheDir != "" {
+		c, err := openCompileCache(hello.CacheDir, hello.blob)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lexicon wasm worker:", err)
+			return 2
+		}
+		eng.cache = c
+	}
+	mods := map[string]*compiled{}
+	ctx := context.Background()
+	for {
+		f, err := readFrame(r)
+		if err != nil {
+			return 0 // the host closed the pipe
+		}
+		switch f.Kind {
+		case kindLoad:
+			key := loadKey(f.Digest, f.Memory)
+			if _, ok := mods[key]; ok {
+				send(&frame{Kind: kindLoaded, Stats: &CacheStats{}})
+				continue
+			}
+			c, err := eng.compile(ctx, f.Name, f.Digest, f.blob, f.Memory)
+			if err != nil {
+				e := errcode.From(err, errcode.WordHostFailed)
+				send(&frame{Kind: kindLoaded, Error: &wireError{Code: e.Code, Message: e.Message, Details: e.Details}})
+				continue
+			}
+			mods[key] = c
+			send(&frame{Kind: kindLoaded, Stats: &c.stats})
+		case kindRun:
+			c := mods[loadKey(f.Digest, f.Memory)]
+			if c == nil {
+				return 2
+			}
+			inv := &invocation{
+				stdin:  f.blob,
+				stdout: &cappedBuffer{limit: f.Output},
+				stderr: &cappedBuffer{limit: f.Transcript},
+				caller: relay{r: r, send: send},
+			}
+			o := c.run(ctx, inv)
+			done := &frame{Kind: kindDone, Exited: o.exited, ExitCode: o.exitCode,
+				StdoutLen: inv.stdout.buf.Len(), StdoutOver: inv.stdout.overflow, StderrOver: inv.stderr.overflow,
+				MemExceeded: inv.mem.exceeded.Load()}
+			if o.trap != nil {
+				done.Trap = o.trap.Error()
+			}
+			done.blob = append(inv.stdout.buf.Bytes(), inv.stderr.buf.Bytes()...)
+			send(done)
+		default:
+			return 2
+		}
+	}
+}
+
+func loadKey(digest string, memory uint64) string { return fmt.Sprintf("%s/%d", digest, memory) }
+
+// relay is the worker's side of a capability call: ask the host, wait for its answer.
+type relay struct {
+	r    io.Reader
+	send func(*frame)
+}
+
+func (rl relay) call(_ context.Context, req []byte) []byte {
+	rl.send(&frame{Kind: kindCall, blob: req})
+	f, err := readFrame(rl.r)
+	if err != nil || f.Kind != kindAnswer {
+		os.Exit(0) // the host is gone or confused; it will report this run
+	}
+	return f.blob
+}
+
+// workerPool is the host's side: it starts, hands out and kills workers.
+type workerPool struct {
+	key      []byte
+	cacheDir string
+	idleFor  time.Duration
+	stats    *cacheCounters
+	log      *slog.Logger
+	slots    chan struct{}
+
+	mu      sync.Mutex
+	idle    []*worker
+	live    map[*worker]bool
+	modules map[string]registered
+	closed  bool
+}
+
+type registered struct {
+	name, digest string
+	memory       uint64
+	bytes        []byte
+}
+
+func newWorkerPool(cfg Config, key []byte, stats *cacheCounters, log *slog.Logger) (*workerPool, error) {
+	if os.Getenv(workerEnv) == "1" {
+		// Started as a worker but running a host: the binary does not call ServeWorkerIfChild, and a
+		// pool here would start workers of workers.
+		return nil, errcode.New(errcode.WordHostFailed, "this process was started as a wasm worker; the binary must call wasm.ServeWorkerIfChild first")
+	}
+	n := cfg.MaxWorkers
+	if n <= 0 {
+		n = 4
+	}
+	idle := cfg.WorkerIdle
+	if idle <= 0 {
+		idle = 5 * time.Minute
+	}
+	return &workerPool{key: key, cacheDir: cfg.CacheDir, idleFor: idle, stats: stats, log: log,
+		slots: make(chan struct{}, n), live: map[*worker]bool{}, modules: map[string]registered{}}, nil
+}
+
+// worker is one worker process.
+type worker struct {
+	cmd    *exec.Cmd
+	w      *bufio.Writer
+	toW    io.Closer
+	frames chan *frame // closed when the worker's pipe ends
+	loaded map[string]bool
+	dead   bool
+	exited chan struct{}
+	stop   chan struct{} // closed by kill, so the reader never blocks on a run nobody waits for
+	once   sync.Once
+	idle   *time.Timer // while idle: ends the worker when it has been idle too long
+}
+
+func (p *workerPool) spawn() (*worker, error) {
+	toChildR, toChildW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	fromChildR, fromChildW, err := os.Pipe()
+	if err != nil {
+		toChildR.Close()
+		toChildW.Close()
+		return nil, err
+	}
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = []string{"lexicon-wasm-worker"}
+	cmd.Env = []string{workerEnv + "=1"}
+	cmd.Dir = "/"
+	cmd.ExtraFiles = []*os.File{toChildR, fromChildW}
+	cmd.Stderr = os.Stderr
+	err = cmd.Start()
+	toChildR.Close()
+	fromChildW.Close()
+	if err != nil {
+		toChildW.Close()
+		fromChildR.Close()
+		return nil, err
+	}
+	wk := &worker{cmd: cmd, w: bufio.NewWriterSize(toChildW, 64<<10), toW: toChildW,
+		frames: make(chan *frame, 1), loaded: map[string]bool{}, exited: make(chan struct{}), stop: make(chan struct{})}
+	go func() {
+		r := bufio.NewReaderSize(fromChildR, 64<<10)
+		for {
+			f, err := readFrame(r)
+			if err != nil {
+				close(wk.frames)
+				fromChildR.Close()
+				return
+			}
+			select {
+			case wk.frames <- f:
+			case <-wk.stop:
+				close(wk.frames)
+				fromChildR.Close()
+				return
+			}
+		}
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(wk.exited)
+	}()
+	if err := wk.send(&frame{Kind: kindHello, CacheDir: p.cacheDir, blob: p.key}); err != nil {
+		wk.kill()
+		return nil, err
+	}
+	return wk, nil
+}
+
+func (wk *worker) send(f *frame) error {
+	if err := writeFrame(wk.w, f); err != nil {
+		return err
+	}
+	return wk.w.Flush()
+}
+
+// kill stops the worker at once. Its pipes end, which ends its reader.
+func (wk *worker) kill() {
+	wk.dead = true
+	wk.once.Do(func() {
+		close(wk.stop)
+		_ = wk.cmd.Process.Kill()
+		_ = wk.toW.Close()
+	})
+}
+
+// acquire takes a slot and a worker, preferring one that has the module loaded.
+func (p *workerPool) acquire(ctx context.Context, key string) (*worker, error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.slots
+		return nil, errcode.New(errcode.WordHostFailed, "the host is closed")
+	}
+	pick := -1
+	for i, w := range p.idle {
+		if w.loaded[key] {
+			pick = i
+		}
+	}
+	if pick < 0 && len(p.idle) > 0 {
+		pick = len(p.idle) - 1
+	}
+	var wk *worker
+	if pick >= 0 {
+		wk = p.idle[pick]
+		p.idle = append(p.idle[:pick], p.idle[pick+1:]...)
+		wk.idle.Stop() // under p.mu: a reap that already fired finds it gone from p.idle and leaves it
+	}
+	p.mu.Unlock()
+	if wk != nil {
+		return wk, nil
+	}
+	wk, err := p.spawn()
+	if err != nil {
+		<-p.slots
+		return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot start a wasm worker")
+	}
+	p.mu.Lock()
+	p.live[wk] = true
+	p.mu.Unlock()
+	return wk, nil
+}
+
+// release gives the worker back, or forgets it if it died.
+func (p *workerPool) release(wk *worker) {
+	p.mu.Lock()
+	if wk.dead || p.closed {
+		delete(p.live, wk)
+		if !wk.dead {
+			wk.kill()
+		}
+	} else {
+		p.idle = append(p.idle, wk)
+		wk.idle = time.AfterFunc(p.idleFor, func() { p.reap(wk) })
+	}
+	p.mu.Unlock()
+	<-p.slots
+}
+
+// reap ends a worker that stayed idle for idleFor, unless it was taken in the meantime.
+func (p *workerPool) reap(wk *worker) {
+	p.mu.Lock()
+	i := slices.Index(p.idle, wk)
+	if i < 0 {
+		p.mu.Unlock()
+		return
+	}
+	p.idle = slices.Delete(p.idle, i, i+1)
+	delete(p.live, wk)
+	p.mu.Unlock()
+	wk.kill()
+}
+
+// drop kills a worker in a state the host cannot trust and forgets it.
+func (p *workerPool) drop(wk *worker, why string) {
+	p.log.Info("wasm worker stopped", "pid", wk.cmd.Process.Pid, "reason", why)
+	wk.kill()
+	p.release(wk)
+}
+
+func (p *workerPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	ws := make([]*worker, 0, len(p.live))
+	for w := range p.live {
+		ws = append(ws, w)
+	}
+	p.idle = nil
+	p.mu.Unlock()
+	for _, w := range ws {
+		w.kill()
+		<-w.exited
+	}
+}
+
+// register keeps a module's bytes for the workers and compiles it in one, so that a module that cannot
+// load fails here rather than at its first run.
+func (p *workerPool) register(ctx context.Context, name, digest string, module []byte, memory uint64) error {
+	key := loadKey(digest, memory)
+	p.mu.Lock()
+	p.modules[key] = registered{name: name, digest: digest, memory: memory, bytes: module}
+	p.mu.Unlock()
+	wk, err := p.acquire(ctx, key)
+	if err != nil {
+		return err
+	}
+	err = p.ensureLoaded(ctx, wk, key)
+	if err != nil && !errcode.Has(err, errcode.WordModuleInvalid) && !errcode.Has(err, errcode.ModuleDigestMismatch) {
+		p.drop(wk, err.Error())
+	} else {
+		p.release(wk)
+	}
+	if err != nil {
+		p.mu.Lock()
+		delete(p.modules, key)
+		p.mu.Unlock()
+	}
+	return err
+}
+
+// ensureLoaded has the worker compile the module if it has not.
+func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key string) error {
+	if wk.loaded[key] {
+		return nil
+	}
+	p.mu.Lock()
+	reg, ok := p.modules[key]
+	p.mu.Unlock()
+	if !ok {
+		return errcode.New(errcode.WordHostFailed, "module %s is not registered", key)
+	}
+	if err := wk.send(&frame{Kind: kindLoad, Name: reg.name, Digest: reg.digest, Memory: reg.memory, blob: reg.bytes}); err != nil {
+		return errcode.Wrap(err, errcode.WordHostFailed, "wasm worker is gone")
+	}
+	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+	defer cancel()
+	select {
+	case f, ok := <-wk.frames:
+		if !ok {
+			return errcode.New(errcode.WordHostFailed, "wasm worker exited while loading %s (does the binary call wasm.ServeWorkerIfChild?)", reg.name)
+		}
+		if f.Kind != kindLoaded {
+			return errcode.New(errcode.WordHostFailed, "wasm worker answered %q to a load", f.Kind)
+		}
+		if f.Error != nil {
+			e := errcode.New(f.Error.Code, "%s", f.Error.Message)
+			e.Details = f.Error.Details
+			return e
+		}
+		if f.Stats != nil {
+			p.stats.add(*f.Stats)
+			if f.Stats.Rejected > 0 {
+				p.log.Warn("compile-cache entry failed verification; recompiled from verified bytes", "module", reg.name, "sha256", reg.digest)
+			}
+		}
+		wk.loaded[key] = true
+		return nil
+	case <-ctx.Done():
+		return errcode.Wrap(ctx.Err(), errcode.WordHostFailed, "loading %s in a worker took too long", reg.name)
+	}
+}
+
+// run runs one invocation in a worker, answering its capability calls, and kills the worker when ctx
+// ends first.
+func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps.Dispatcher) rawRun {
+	key := loadKey(mod.digest, mod.lim.memory)
+	wk, err := p.acquire(ctx, key)
+	if err != nil {
+		if ctx.Err() != nil {
+			return rawRun{killed: true, ctxErr: ctx.Err()}
+		}
+		return rawRun{hostErr: err}
+	}
+	if err := p.ensureLoaded(ctx, wk, key); err != nil {
+		p.drop(wk, err.Error())
+		if ctx.Err() != nil {
+			return rawRun{killed: true, ctxErr: ctx.Err()}
+		}
+		return rawRun{hostErr: err}
+	}
+	ctx, cancel := mod.wordContext(ctx)
+	defer cancel()
+	err = wk.send(&frame{Kind: kindRun, Digest: mod.digest, Memory: mod.lim.memory,
+		Output: mod.lim.output, Transcript: mod.lim.transcript, blob: input})
+	if err != nil {
+		p.drop(wk, "cannot send run")
+		return rawRun{hostErr: errcode.Wrap(err, errcode.WordHostFailed, "wasm worker is gone")}
+	}
+	answers := make(chan []byte, 1)
+	for {
+		select {
+		case f, ok := <-wk.frames:
+			if !ok {
+				p.drop(wk, "exited during a run")
+				return rawRun{hostErr: errcode.New(errcode.WordHostFailed, "the wasm worker running %s died", mod.m.Name)}
+			}
+			switch f.Kind {
+			case kindCall:
+				req := f.blob
+				go func() { answers <- d.Call(ctx, req) }()
+			case kindDone:
+				n := max(0, min(f.StdoutLen, len(f.blob)))
+				raw := rawRun{
+					runOutcome: runOutcome{exited: f.Exited, exitCode: f.ExitCode},
+					stdout:     f.blob[:n], stderr: f.blob[n:],
+					stdoutOver: f.StdoutOver, stdOverE: f.StderrOver, memExceeded: f.MemExceeded,
+				}
+				if f.Trap != "" {
+					raw.trap = fmt.Errorf("%s", f.Trap)
+				}
+				p.release(wk)
+				return raw
+			default:
+				p.drop(wk, "unexpected frame "+f.Kind)
+				return rawRun{hostErr: errcode.New(errcode.WordHostFailed, "the wasm worker sent %q during a run", f.Kind)}
+			}
+		case resp := <-answers:
+			if err := wk.send(&frame{Kind: kindAnswer, blob: resp}); err != nil {
+				p.drop(wk, "cannot answer")
+				return rawRun{hostErr: errcode.Wrap(err, errcode.WordHostFailed, "wasm worker is gone")}
+			}
+		case <-ctx.Done():
+			p.drop(wk, "stopped at the deadline")
+			return rawRun{killed: true, ctxErr: ctx.Err()}
+		}
+	}
+}

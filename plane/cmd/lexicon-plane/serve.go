@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tlsboot"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/cli"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// storeFlags are shared by every command that opens the store.
+type storeFlags struct{ data, db string }
+
+func (f *storeFlags) setup(fs *flag.FlagSet) {
+	fs.StringVar(&f.data, "data", "/var/lib/lexicon-plane", "data folder: the SQLite store, TLS files, trust folder")
+	fs.StringVar(&f.db, "db", "", "store URL: postgres://... for PostgreSQL; default SQLite in the data folder")
+}
+
+func (f *storeFlags) open(ctx context.Context) (store.Store, error) {
+	if err := os.MkdirAll(f.data, 0o700); err != nil {
+		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create data folder %s", f.data)
+	}
+	url := f.db
+	if url == "" {
+		url = filepath.Join(f.data, "plane.db")
+	}
+	return store.Open(ctx, url)
+}
+
+type readyLine struct {
+	URL           string `json:"url"`
+	Listen        string `json:"listen"`
+	CA            string `json:"ca,omitempty"`
+	CAFingerprint string `json:"ca_fingerprint,omitempty"`
+	Store         string `json:"store"`
+}
+
+func serveCmd() *cli.Command {
+	var (
+		sf                            storeFlags
+		listen, cert, key, trust, ext string
+		names                         string
+		insecure                      bool
+		claimWait                     time.Duration
+	)
+	return &cli.Command{
+		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
+		Summary: "serve the agent channel and the admin API until interrupted",
+		Setup: func(fs *flag.FlagSet) {
+			sf.setup(fs)
+			fs.StringVar(&listen, "listen", ":8443", "address to listen on")
+			fs.StringVar(&cert, "tls-cert", "", "TLS certificate file; without it a local CA is minted in the data folder")
+			fs.StringVar(&key, "tls-key", "", "TLS key file, with --tls-cert")
+			fs.StringVar(&names, "tls-names", "", "comma-separated extra host names for the minted certificate")
+			fs.BoolVar(&insecure, "insecure-http", false, "serve plain HTTP; allowed only on a loopback address")
+			fs.StringVar(&trust, "trust", "", "trust folder that verifies published releases (default DATA/trust)")
+			fs.StringVar(&ext, "external-url", "", "the URL agents use, when the plane sits behind a proxy")
+			fs.DurationVar(&claimWait, "claim-wait", 0, "how long a claim is held without a job (default 25s)")
+		},
+		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
+			log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return nil, errcode.Wrap(err, errcode.IOFailed, "cannot listen on %s", listen)
+			}
+			defer ln.Close()
+			host, _, _ := net.SplitHostPort(ln.Addr().String())
+			if insecure && !net.ParseIP(host).IsLoopback() {
+				return nil, cli.UsageError("--insecure-http is allowed only on a loopback address, not %s", listen)
+			}
+			st, err := sf.open(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer st.Close()
+			if trust == "" {
+				trust = filepath.Join(sf.data, "trust")
+			}
+			var base *url.URL
+			if ext != "" {
+				if base, err = url.Parse(ext); err != nil || base.Host == "" {
+					return nil, cli.UsageError("--external-url %q is not an absolute URL", ext)
+				}
+			}
+			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait})
+			httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+			ready := readyLine{Listen: ln.Addr().String(), Store: "sqlite"}
+			if sf.db != "" {
+				ready.Store = "postgres"
+			}
+			scheme := "http"
+			if !insecure {
+				scheme = "https"
+				id, err := tlsIdentity(sf.data, cert, key, host, names)
+				if err != nil {
+					return nil, err
+				}
+				httpSrv.TLSConfig = id.Config
+				ready.CA, ready.CAFingerprint = id.CAPath, id.CAFingerprint
+				if id.Minted {
+					log.Info("minted a local CA; give agents its file and fingerprint", "ca", id.CAPath, "fingerprint", id.CAFingerprint)
+				}
+			}
+			ready.URL = scheme + "://" + ln.Addr().String()
+			if env.JSON {
+				line, _ := json.Marshal(ready)
+				fmt.Fprintln(env.Stdout, string(line))
+			} else {
+				fmt.Fprintf(env.Stdout, "lexicon-plane serving %s (store: %s)\n", ready.URL, ready.Store)
+				if ready.CA != "" {
+					fmt.Fprintf(env.Stdout, "CA %s\nCA fingerprint %s\n", ready.CA, ready.CAFingerprint)
+				}
+			}
+			if f, ok := env.Stdout.(*os.File); ok {
+				_ = f.Sync()
+			}
+			go srv.Run(ctx)
+			go func() {
+				<-ctx.Done()
+				shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = httpSrv.Shutdown(shutdown)
+			}()
+			if scheme == "https" {
+				err = httpSrv.ServeTLS(ln, "", "")
+			} else {
+				err = httpSrv.Serve(ln)
+			}
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return nil, errcode.Wrap(err, errcode.IOFailed, "serving stopped")
+			}
+			log.Info("plane stopped")
+			return nil, nil
+		},
+	}
+}
+
+func tlsIdentity(data, cert, key, host, names string) (*tlsboot.Identity, error) {
+	if cert != "" || key != "" {
+		if cert == "" || key == "" {
+			return nil, cli.UsageError("--tls-cert and --tls-key go together")
+		}
+		return tlsboot.FromFiles(cert, key)
+	}
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	if h, err := os.Hostname(); err == nil {
+		hosts = append(hosts, h)
+	}
+	if host != "" && !net.ParseIP(host).IsUnspecified() {
+		hosts = append(hosts, host)
+	}
+	for _, n := range strings.Split(names, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			hosts = append(hosts, n)
+		}
+	}
+	return tlsboot.LocalCA(filepath.Join(data, "tls"), dedupe(hosts), time.Now())
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

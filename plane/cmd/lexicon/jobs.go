@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/cli"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+type jobOne struct{ store.Job }
+
+func (j jobOne) Text(w io.Writer) {
+	fmt.Fprintf(w, "job %s: %s on node %s, %s\n", j.ID, j.Word, j.NodeID, j.State)
+	if j.OutcomeCode != "" || j.OutcomeMessage != "" {
+		fmt.Fprintf(w, "%s: %s\n", j.OutcomeCode, j.OutcomeMessage)
+	}
+	if len(j.Output) > 0 {
+		var pretty any
+		if json.Unmarshal(j.Output, &pretty) == nil {
+			b, _ := json.MarshalIndent(pretty, "", "  ")
+			fmt.Fprintf(w, "%s\n", b)
+		}
+	}
+	if j.Transcript != "" {
+		fmt.Fprintf(w, "transcript:\n%s\n", j.Transcript)
+	}
+}
+
+// final reports whether a job state will not change again.
+func final(s store.JobState) bool {
+	return s != store.JobQueued && s != store.JobRunning
+}
+
+// params turns --param k=v (a string) and k:=JSON (any JSON value) into a params object.
+func params(pairs []string, file string) (json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", file)
+		}
+		if err := json.Unmarshal(data, &obj); err != nil {
+			return nil, errcode.Wrap(err, errcode.UsageInvalid, "%s is not a JSON object", file)
+		}
+	}
+	for _, p := range pairs {
+		if k, v, ok := strings.Cut(p, ":="); ok {
+			if !json.Valid([]byte(v)) {
+				return nil, cli.UsageError("--param %s:= needs JSON, got %q", k, v)
+			}
+			obj[k] = json.RawMessage(v)
+			continue
+		}
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, cli.UsageError("--param takes key=string or key:=JSON, not %q", p)
+		}
+		b, _ := json.Marshal(v)
+		obj[k] = b
+	}
+	return json.Marshal(obj)
+}
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+func jobsRunCmd() *cli.Command {
+	var pairs multi
+	var file string
+	var wait bool
+	return simple("jobs run", "NODE WORD [--param k=v | --param k:=JSON]... [--params-file F] [--wait]",
+		"queue a word on a node; params are checked here and again on the node", 2, 2,
+		func(fs *flag.FlagSet) {
+			fs.Var(&pairs, "param", "a param: key=string, or key:=JSON for numbers, booleans and objects (repeatable)")
+			fs.StringVar(&file, "params-file", "", "a JSON object of params")
+			fs.BoolVar(&wait, "wait", false, "wait for the job to finish, showing its progress")
+		},
+		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
+			p, err := params(pairs, file)
+			if err != nil {
+				return nil, err
+			}
+			var j jobOne
+			if err := c.postJSON(ctx, "/jobs", map[string]any{"node": args[0], "word": args[1], "params": p}, &j); err != nil {
+				return nil, err
+			}
+			env.Progressf("job %s queued: %s on %s", j.ID, j.Word, args[0])
+			if !wait {
+				return j, nil
+			}
+			return watch(ctx, env, c, j.ID)
+		})
+}
+
+// watch polls a job until it is final, printing each state it passes through to stderr.
+func watch(ctx context.Context, env *cli.Env, c *client, id string) (jobOne, error) {
+	var last store.JobState
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var j jobOne
+		if err := c.getJSON(ctx, "/jobs/"+pathEscape(id), &j); err != nil {
+			return j, err
+		}
+		if j.State != last {
+			env.Progressf("job %s: %s", id, j.State)
+			last = j.State
+		}
+		if final(j.State) {
+			return j, nil
+		}
+		select {
+		case <-ctx.Done():
+			return j, errcode.Wrap(ctx.Err(), errcode.UsageInvalid, "stopped watching job %s; it goes on", id)
+		case <-tick.C:
+		}
+	}
+}
+
+func jobsShowCmd() *cli.Command {
+	return simple("jobs show", "ID", "show a job with its output, transcript and audit", 1, 1, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var j jobOne
+			return j, c.getJSON(ctx, "/jobs/"+pathEscape(args[0]), &j)
+		})
+}
+
+func jobsWatchCmd() *cli.Command {
+	return simple("jobs watch", "ID", "follow a job until it finishes", 1, 1, nil,
+		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
+			return watch(ctx, env, c, args[0])
+		})
+}
+
+type jobList struct {
+	Jobs       []store.Job `json:"jobs"`
+	NextCursor string      `json:"next_cursor,omitempty"`
+}
+
+func (l jobList) Text(w io.Writer) {
+	if len(l.Jobs) == 0 {
+		fmt.Fprintln(w, "no jobs")
+	}
+	for _, j := range l.Jobs {
+		fmt.Fprintf(w, "%s  %-10s %-18s node %s  %s %s\n", j.ID, j.State, j.Word, j.NodeID, short(j.CreatedAt), j.OutcomeCode)
+	}
+}
+
+func jobsListCmd() *cli.Command {
+	var node, state string
+	var limit int
+	return simple("jobs list", "[--node NODE] [--state STATE] [--limit N]", "list jobs, newest first", 0, 0,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&node, "node", "", "only this node's jobs")
+			fs.StringVar(&state, "state", "", "only jobs in this state")
+			fs.IntVar(&limit, "limit", 50, "at most this many")
+		},
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			q := url.Values{"node": {node}, "state": {state}, "limit": {fmt.Sprint(limit)}}
+			var l jobList
+			return l, c.getJSON(ctx, "/jobs?"+q.Encode(), &l)
+		})
+}
+
+func jobsCancelCmd() *cli.Command {
+	return simple("jobs cancel", "ID", "cancel a queued job", 1, 1, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var j jobOne
+			return j, c.postJSON(ctx, "/jobs/"+pathEscape(args[0])+"/cancel", nil, &j)
+		})
+}
+
+func jobsMarkFailedCmd() *cli.Command {
+	var msg string
+	return simple("jobs mark-failed", "ID [--message TEXT]", "fail a queued or running job; a late result is refused", 1, 1,
+		func(fs *flag.FlagSet) { fs.StringVar(&msg, "message", "marked failed by an operator", "why") },
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var j jobOne
+			return j, c.postJSON(ctx, "/jobs/"+pathEscape(args[0])+"/mark-failed", map[string]string{"message": msg}, &j)
+		})
+}

@@ -1,0 +1,19 @@
+// Command lexicon is the admin CLI: it approves joins, lists nodes, runs words as jobs and publishes
+// releases through the plane's admin API.
+package main
+
+import "github.com/lexicon-fleet/lexicon/sdk/cli"
+
+func main() {
+	cli.Main("lexicon", "administer a Lexicon fleet through its plane", commands())
+}
+
+func commands() []*cli.Command {
+	return []*cli.Command{
+		whoamiCmd(),
+		joinsListCmd(), joinsApproveCmd(), joinsRejectCmd(),
+		nodesListCmd(), nodesShowCmd(), nodesDisconnectCmd(),
+		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
+		releasesPublishCmd(), releasesListCmd(),
+	}
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/cli"
+)
+
+// simple builds a command that takes conn flags, optional extra flags, and a request.
+func simple(path, args, summary string, minArgs, maxArgs int, extra func(fs *flag.FlagSet), run func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error)) *cli.Command {
+	var cn conn
+	return &cli.Command{
+		Path: path, Args: args, Summary: summary, MinArgs: minArgs, MaxArgs: maxArgs,
+		Setup: func(fs *flag.FlagSet) {
+			cn.setup(fs)
+			if extra != nil {
+				extra(fs)
+			}
+		},
+		Run: func(ctx context.Context, env *cli.Env, args []string) (any, error) {
+			c, err := cn.client()
+			if err != nil {
+				return nil, err
+			}
+			return run(ctx, env, c, args)
+		},
+	}
+}
+
+type whoami struct{ store.Token }
+
+func (t whoami) Text(w io.Writer) { fmt.Fprintf(w, "token %s (%s), role %s\n", t.Name, t.ID, t.Role) }
+
+func whoamiCmd() *cli.Command {
+	return simple("whoami", "", "show the token's name and role", 0, 0, nil, func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+		var t whoami
+		return t, c.getJSON(ctx, "/whoami", &t)
+	})
+}
+
+type joinList struct {
+	Joins      []store.Join `json:"joins"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+func (l joinList) Text(w io.Writer) {
+	if len(l.Joins) == 0 {
+		fmt.Fprintln(w, "no joins")
+	}
+	for _, j := range l.Joins {
+		fmt.Fprintf(w, "%s  %-9s %-20s %s  from %s  expires %s\n", j.ID, j.Status, j.Name, j.Fingerprint, j.SourceAddress, short(j.ExpiresAt))
+	}
+}
+
+func joinsListCmd() *cli.Command {
+	var status string
+	return simple("joins list", "[--status pending|approved|rejected|expired]", "list join requests and the fingerprints to compare", 0, 0,
+		func(fs *flag.FlagSet) { fs.StringVar(&status, "status", "pending", "status to list (empty for all)") },
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			var l joinList
+			return l, c.getJSON(ctx, "/joins?status="+url.QueryEscape(status), &l)
+		})
+}
+
+type approved struct {
+	Join store.Join `json:"join"`
+	Node store.Node `json:"node"`
+}
+
+func (a approved) Text(w io.Writer) {
+	fmt.Fprintf(w, "approved: node %s (%s), key %s\n", a.Node.Name, a.Node.ID, a.Node.Fingerprint)
+}
+
+func joinsApproveCmd() *cli.Command {
+	var fp, name string
+	return simple("joins approve", "ID --fingerprint SHA256:... [--name NAME]",
+		"approve a join after comparing the fingerprint the machine shows; it must match exactly", 1, 1,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&fp, "fingerprint", "", "the fingerprint the machine prints, SHA256:... (required)")
+			fs.StringVar(&name, "name", "", "name the node differently from the name it claimed")
+		},
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			if fp == "" {
+				return nil, cli.UsageError("approve needs --fingerprint: read it on the machine (lexicon-agent status) and compare")
+			}
+			var a approved
+			return a, c.postJSON(ctx, "/joins/"+pathEscape(args[0])+"/approve", map[string]string{"fingerprint": fp, "name": name}, &a)
+		})
+}
+
+type joinOne struct{ store.Join }
+
+func (j joinOne) Text(w io.Writer) { fmt.Fprintf(w, "join %s is %s\n", j.ID, j.Status) }
+
+func joinsRejectCmd() *cli.Command {
+	return simple("joins reject", "ID", "reject a join; its key is retired for good", 1, 1, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var j joinOne
+			return j, c.postJSON(ctx, "/joins/"+pathEscape(args[0])+"/reject", nil, &j)
+		})
+}
+
+type nodeList struct {
+	Nodes      []store.Node `json:"nodes"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+func (l nodeList) Text(w io.Writer) {
+	if len(l.Nodes) == 0 {
+		fmt.Fprintln(w, "no nodes")
+	}
+	for _, n := range l.Nodes {
+		fmt.Fprintf(w, "%s  %-20s %-12s words %-3d refusals %-3d seen %s\n", n.ID, n.Name, n.State, len(n.Vocabulary), n.Refusals, short(n.LastSeenAt))
+	}
+}
+
+func nodesListCmd() *cli.Command {
+	var state string
+	return simple("nodes list", "[--state active|disconnected|left]", "list nodes", 0, 0,
+		func(fs *flag.FlagSet) { fs.StringVar(&state, "state", "", "state to list (empty for all)") },
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			var l nodeList
+			return l, c.getJSON(ctx, "/nodes?state="+url.QueryEscape(state), &l)
+		})
+}
+
+type nodeOne struct{ store.Node }
+
+func (n nodeOne) Text(w io.Writer) {
+	fmt.Fprintf(w, "node %s (%s) %s\nkey %s\naddresses %v\nagent %s, statement %d, seen %s, refusals %d\n",
+		n.Name, n.ID, n.State, n.Fingerprint, n.Addresses, n.AgentVersion, n.StatementSequence, short(n.LastSeenAt), n.Refusals)
+	for _, word := range n.Vocabulary {
+		fmt.Fprintf(w, "  word %-20s %-8s %-11s %s\n", word.Name, word.Version, word.Class, word.Digest)
+	}
+}
+
+func nodesShowCmd() *cli.Command {
+	return simple("nodes show", "NODE", "show a node (by id or name): its vocabulary and what it last reported", 1, 1, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var n nodeOne
+			return n, c.getJSON(ctx, "/nodes/"+pathEscape(args[0]), &n)
+		})
+}
+
+type ended struct {
+	Node      store.Node  `json:"node"`
+	Cancelled []store.Job `json:"cancelled"`
+	Lost      []store.Job `json:"lost"`
+}
+
+func (e ended) Text(w io.Writer) {
+	fmt.Fprintf(w, "node %s is %s; %d queued jobs cancelled, %d running jobs lost\n", e.Node.Name, e.Node.State, len(e.Cancelled), len(e.Lost))
+}
+
+func nodesDisconnectCmd() *cli.Command {
+	return simple("nodes disconnect", "NODE", "end a node's pairing; it must join again with a new key", 1, 1, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var e ended
+			return e, c.postJSON(ctx, "/nodes/"+pathEscape(args[0])+"/disconnect", nil, &e)
+		})
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"archive/tar"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/sdk/cli"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+type releaseOne struct{ store.Release }
+
+func (r releaseOne) Text(w io.Writer) {
+	fmt.Fprintf(w, "published release %s (sequence %d), %d artifacts, statement %s\n", r.Version, r.Sequence, len(r.Artifacts), r.StatementDigest)
+}
+
+// releasesPublishCmd streams a release folder to the plane as a tar of statement.bundle.json and
+// sha256/<hex>; the plane verifies it with its own trust folder before storing anything.
+func releasesPublishCmd() *cli.Command {
+	return simple("releases publish", "RELEASE_DIR", "upload a release; the plane verifies it before storing it", 1, 1, nil,
+		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
+			dir := args[0]
+			store0, err := cas.Open(dir)
+			if err != nil {
+				return nil, err
+			}
+			blobs, err := store0.List()
+			if err != nil {
+				return nil, err
+			}
+			if _, err := os.Stat(filepath.Join(dir, registry.BundleFile)); err != nil {
+				return nil, errcode.Wrap(err, errcode.IOFailed, "%s is not a release folder: no %s", dir, registry.BundleFile)
+			}
+			pr, pw := io.Pipe()
+			go func() {
+				pw.CloseWithError(writeTar(pw, dir, blobs, env))
+			}()
+			var r releaseOne
+			err = c.do(ctx, http.MethodPost, "/releases", pr, "application/x-tar", &r)
+			pr.Close()
+			return r, err
+		})
+}
+
+func writeTar(w io.Writer, dir string, blobs []string, env *cli.Env) error {
+	tw := tar.NewWriter(w)
+	files := append([]string{registry.BundleFile}, prefixed(blobs)...)
+	for i, name := range files {
+		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return err
+		}
+		fi, err := f.Stat()
+		if err == nil {
+			err = tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: fi.Size(), Typeflag: tar.TypeReg})
+		}
+		if err == nil {
+			_, err = io.Copy(tw, f)
+		}
+		f.Close()
+		if err != nil {
+			return err
+		}
+		env.Progressf("[%d/%d] %s (%d bytes)", i+1, len(files), name, fi.Size())
+	}
+	return tw.Close()
+}
+
+func prefixed(blobs []string) []string {
+	out := make([]string, len(blobs))
+	for i, b := range blobs {
+		out[i] = "sha256/" + b
+	}
+	return out
+}
+
+type releaseList struct {
+	Releases []store.Release `json:"releases"`
+}
+
+func (l releaseList) Text(w io.Writer) {
+	if len(l.Releases) == 0 {
+		fmt.Fprintln(w, "no releases")
+	}
+	for _, r := range l.Releases {
+		fmt.Fprintf(w, "%-6d %-10s %s  published %s by %s\n", r.Sequence, r.Version, r.StatementDigest[:16], short(r.PublishedAt), r.PublishedBy)
+	}
+}
+
+func releasesListCmd() *cli.Command {
+	return simple("releases list", "", "list published releases, newest first", 0, 0, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			var l releaseList
+			return l, c.getJSON(ctx, "/releases", &l)
+		})
+}

@@ -1,0 +1,196 @@
+package e2e_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// spinManifest describes a test word built by `make wasm` (host/wasm/testdata/evil) that can spin until
+// its deadline: the job that is running when its agent is killed.
+const spinManifest = `{"schema": "lexicon/manifest/v1", "name": "e2e_spin", "kind": "word", "version": "1.0.0", "class": "look",
+  "summary": "Spins or sleeps on request (end-to-end tests).",
+  "params": {"type": "object", "additionalProperties": false, "properties": {"attack": {"type": "string", "enum": ["loop", "sleep", "counter"]}}, "required": ["attack"]},
+  "output": {"type": "object"}, "limits": {"wall_time_ms": 120000}, "module": {"file": "e2e_spin.wasm"}}`
+
+// fleet is a publisher, a plane with its store, and an admin token: everything but the agents.
+type fleet struct {
+	t         testing.TB
+	dir       string
+	keyFile   string
+	pubFile   string
+	modules   string
+	store     string
+	planeData string
+	plane     *proc
+	url, ca   string
+	tokenFile string
+}
+
+type fleetOptions struct {
+	store     string // a store URL shared with another plane, or "" for a fresh one
+	claimWait string
+}
+
+func newFleet(t testing.TB, backend string, o fleetOptions) *fleet {
+	t.Helper()
+	f := &fleet{t: t, dir: t.TempDir()}
+	f.keyFile, f.pubFile = filepath.Join(f.dir, "keys", "publisher.key"), filepath.Join(f.dir, "keys", "publisher.pub")
+	run(t, false, "lexicon-release", "keygen", "--out", filepath.Join(f.dir, "keys"))
+	f.modules = stageModules(t, filepath.Join(f.dir, "modules"))
+	release := filepath.Join(f.dir, "release")
+	run(t, false, "lexicon-release", "build", "--key", f.keyFile, "--modules", f.modules, "--release", "1.0.0", "--sequence", "1", "--out", release)
+	f.store = o.store
+	if f.store == "" {
+		f.store = storeURL(t, backend)
+	}
+	f.planeData = filepath.Join(f.dir, "plane")
+	run(t, false, "lexicon-release", "trust", "init", "--out", filepath.Join(f.planeData, "trust"), "--key", f.pubFile)
+	f.startPlane(o.claimWait)
+	tok := runJSON(t, false, "lexicon-plane", "token", "create", "--role", "admin", "--name", "e2e-admin", "--data", f.planeData, "--db", f.store)
+	f.tokenFile = filepath.Join(f.dir, "admin.token")
+	must(t, os.WriteFile(f.tokenFile, []byte(tok["token"].(string)+"\n"), 0o600))
+	f.lexicon(false, "releases", "publish", release)
+	return f
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startPlane starts lexicon-plane on a free loopback port and reads its ready line.
+func (f *fleet) startPlane(claimWait string) {
+	t := f.t
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data", f.planeData, "--db", f.store, "-o", "json"}
+	if claimWait != "" {
+		args = append(args, "--claim-wait", claimWait)
+	}
+	p, stdout := start(t, "lexicon-plane", args...)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("plane did not start: %v\n%s", err, p.log())
+	}
+	var ready struct{ URL, CA string }
+	if err := json.Unmarshal([]byte(line), &ready); err != nil {
+		t.Fatalf("plane ready line %q: %v", line, err)
+	}
+	f.plane, f.url, f.ca = p, ready.URL, ready.CA
+}
+
+// lexicon runs the admin CLI against the fleet's plane.
+func (f *fleet) lexicon(wantFail bool, args ...string) map[string]any {
+	f.t.Helper()
+	return runJSON(f.t, wantFail, "lexicon", append(args, "--plane", f.url, "--ca", f.ca, "--token-file", f.tokenFile)...)
+}
+
+// stageModules lays out module folders for lexicon-release build: the built-in words built by
+// `make wasm`, and the e2e spin word.
+func stageModules(t testing.TB, dir string) string {
+	t.Helper()
+	for _, name := range []string{"host_report", "disk_usage"} {
+		m, err := os.ReadFile(filepath.Join(root, "primitives", name, "manifest.json"))
+		must(t, err)
+		stage(t, dir, name, m, filepath.Join(root, "build", "wasm", name+".wasm"), name+".wasm")
+	}
+	stage(t, dir, "e2e_spin", []byte(spinManifest), filepath.Join(root, "build", "wasm", "testdata", "evil.wasm"), "e2e_spin.wasm")
+	return dir
+}
+
+func stage(t testing.TB, dir, name string, manifest []byte, artifact, file string) {
+	t.Helper()
+	data, err := os.ReadFile(artifact)
+	if err != nil {
+		t.Fatalf("%s is missing: run `make wasm` (make test does) first: %v", artifact, err)
+	}
+	d := filepath.Join(dir, name)
+	must(t, os.MkdirAll(d, 0o755))
+	must(t, os.WriteFile(filepath.Join(d, "manifest.json"), manifest, 0o644))
+	must(t, os.WriteFile(filepath.Join(d, file), data, 0o644))
+}
+
+// agent is one lexicon-agent with its own state and config folders.
+type agent struct {
+	f                   *fleet
+	name                string
+	state, config       string
+	joinID, fingerprint string
+	nodeID              string
+	p                   *proc
+}
+
+// AcceptLookAndChange is the policy most tests give their nodes.
+const acceptLookAndChange = `{"classes": {"look": "accept", "change": "accept", "destructive": "refuse"}}`
+
+// newAgent prepares an agent's folders: its policy and a trust folder holding the publisher's key.
+func (f *fleet) newAgent(name, policy string) *agent {
+	t := f.t
+	a := &agent{f: f, name: name, state: filepath.Join(f.dir, "agents", name, "state"), config: filepath.Join(f.dir, "agents", name, "config")}
+	must(t, os.MkdirAll(a.config, 0o755))
+	must(t, os.WriteFile(filepath.Join(a.config, "policy.json"), []byte(policy), 0o644))
+	run(t, false, "lexicon-release", "trust", "init", "--out", filepath.Join(a.config, "trust"), "--key", f.pubFile)
+	return a
+}
+
+func (a *agent) dirs() []string { return []string{"--state-dir", a.state, "--config-dir", a.config} }
+
+// join asks the plane to pair, without waiting.
+func (a *agent) join() {
+	a.f.t.Helper()
+	res := runJSON(a.f.t, false, "lexicon-agent", append([]string{"join", "--plane", a.f.url, "--ca", a.f.ca, "--name", a.name, "--no-wait"}, a.dirs()...)...)
+	a.joinID, a.fingerprint = res["join_id"].(string), res["fingerprint"].(string)
+}
+
+// approve approves the join through the admin CLI with the fingerprint the agent printed, and lets the
+// agent learn the outcome.
+func (a *agent) approve() {
+	a.f.t.Helper()
+	res := a.f.lexicon(false, "joins", "approve", a.joinID, "--fingerprint", a.fingerprint)
+	a.nodeID = res["node"].(map[string]any)["id"].(string)
+	st := runJSON(a.f.t, false, "lexicon-agent", append([]string{"status"}, a.dirs()...)...)
+	if st["status"] != "approved" || st["node_id"] != a.nodeID {
+		a.f.t.Fatalf("agent status after approval: %v", st)
+	}
+}
+
+// start runs the agent daemon and waits until the plane has its vocabulary.
+func (a *agent) start() {
+	a.f.t.Helper()
+	a.p, _ = start(a.f.t, "lexicon-agent", append([]string{"run"}, a.dirs()...)...)
+	eventually(a.f.t, 60*time.Second, a.name+" reporting its vocabulary", func() bool {
+		n := a.f.lexicon(false, "nodes", "show", a.nodeID)
+		v, _ := n["vocabulary"].([]any)
+		return len(v) > 0
+	})
+}
+
+// enrol is join, approve and start.
+func (f *fleet) enrol(name, policy string) *agent {
+	a := f.newAgent(name, policy)
+	a.join()
+	a.approve()
+	a.start()
+	return a
+}
+
+// runJob queues a word and waits for the job to finish, returning the job.
+func (f *fleet) runJob(node, word string, params ...string) map[string]any {
+	f.t.Helper()
+	args := []string{"jobs", "run", node, word, "--wait"}
+	for _, p := range params {
+		args = append(args, "--param", p)
+	}
+	return f.lexicon(false, args...)
+}
+
+func (f *fleet) job(id string) map[string]any {
+	return f.lexicon(false, "jobs", "show", id)
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

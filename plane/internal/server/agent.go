@@ -1,0 +1,412 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/httpsig"
+	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// sourceAddr is the address a request came from, for per-address limits and the join record.
+func sourceAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// verify checks a signed request with keys looked up by lookup. A request that proves no node is
+// charged to its source address, never to a node, so a bad neighbour cannot exhaust a node's budget.
+func (s *Server) verify(r *http.Request, body []byte, lookup httpsig.KeyLookup) (httpsig.Proof, error) {
+	v := &httpsig.Verifier{Base: s.cfg.Base, Keys: lookup, Nonces: s.nonces}
+	proof, err := v.Verify(r, body, s.now())
+	if err != nil {
+		if lerr := s.addrLimit.allow(sourceAddr(r), s.now()); lerr != nil {
+			return proof, lerr
+		}
+		return proof, err
+	}
+	return proof, nil
+}
+
+// signed wraps a handler for a node: the body is read under limit, the signature must prove an active
+// node, and the node's own rate limit applies. The handler gets the node the signature proved; it
+// never trusts an id in the body.
+func (s *Server) signed(limit int64, h func(http.ResponseWriter, *http.Request, store.Node, []byte)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := readBody(r, limit)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var node store.Node
+		_, err = s.verify(r, body, func(ctx context.Context, keyID string) (keys.NodePublic, bool, error) {
+			n, err := s.store.NodeGetByKey(ctx, store.NodeGetByKeyParams{Fingerprint: keyID})
+			if errcode.Has(err, errcode.NodeNotFound) {
+				return keys.NodePublic{}, false, nil
+			}
+			if err != nil {
+				return keys.NodePublic{}, false, err
+			}
+			k, err := keys.ParseNodePublic(n.Key)
+			node = n
+			return k, err == nil, err
+		})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.nodeLimit.allow(node.ID, s.now()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h(w, r, node, body)
+	}
+}
+
+var nodeNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// join records a pending join. It is unauthenticated and grants nothing: the key is only paired once an
+// admin has compared its fingerprint.
+func (s *Server) join(w http.ResponseWriter, r *http.Request) {
+	now := s.now()
+	if err := s.addrLimit.allow(sourceAddr(r), now); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	body, err := readBody(r, 8<<10)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req channel.JoinRequest
+	if err := decodeLenient(body, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	key, err := keys.ParseNodePublic(req.Key)
+	if err != nil {
+		s.writeError(w, r, errcode.Wrap(err, errcode.RequestMalformed, "key is not a node key").With("field", "key"))
+		return
+	}
+	if !nodeNameRE.MatchString(req.Name) {
+		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "name %q must be a host name of at most 63 characters", req.Name).With("field", "name"))
+		return
+	}
+	if len(req.Addresses) > 16 {
+		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "at most 16 addresses").With("field", "addresses"))
+		return
+	}
+	for _, a := range req.Addresses {
+		if net.ParseIP(a) == nil {
+			s.writeError(w, r, errcode.New(errcode.RequestMalformed, "address %q is not an IP address", a).With("field", "addresses"))
+			return
+		}
+	}
+	res, err := s.store.JoinCreate(r.Context(), store.JoinCreateParams{
+		Name: req.Name, Key: key.String(), Fingerprint: key.Fingerprint(), Addresses: req.Addresses,
+		SourceAddress: sourceAddr(r), Now: now,
+		MaxPending: s.cfg.MaxPendingJoins, MaxPendingPerSource: s.cfg.MaxPendingJoinsPerSource,
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.Info("join requested", "join", res.Join.ID, "name", res.Join.Name, "fingerprint", res.Join.Fingerprint,
+		"source", res.Join.SourceAddress, "renewed", res.Renewed)
+	writeJSON(w, http.StatusAccepted, channel.JoinResponse{
+		JoinID: res.Join.ID, Fingerprint: res.Join.Fingerprint, Status: string(res.Join.Status), ExpiresAt: res.Join.ExpiresAt,
+	})
+}
+
+// joinStatus answers the key that asked to join, signed by that key; a pending join is renewed by
+// asking, so an agent that waits keeps its request alive and an abandoned one expires.
+func (s *Server) joinStatus(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r, channel.DefaultBodyCap)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req channel.JoinStatusRequest
+	if err := decodeLenient(body, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var join store.Join
+	_, err = s.verify(r, body, func(ctx context.Context, keyID string) (keys.NodePublic, bool, error) {
+		j, err := s.store.JoinGet(ctx, store.JoinGetParams{ID: req.JoinID, Now: s.now()})
+		if err != nil || j.Fingerprint != keyID {
+			return keys.NodePublic{}, false, nil
+		}
+		k, err := keys.ParseNodePublic(j.Key)
+		join = j
+		return k, err == nil, err
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if join.Status == store.JoinPending {
+		if renewed, err := s.store.JoinRenew(r.Context(), store.JoinRenewParams{ID: join.ID, Now: s.now()}); err == nil {
+			join = renewed
+		}
+	}
+	writeJSON(w, http.StatusOK, channel.JoinStatusResponse{Status: string(join.Status), NodeID: join.NodeID, ExpiresAt: join.ExpiresAt})
+}
+
+// claim records what the node reports and holds the request until a job is queued for it or the wait
+// runs out. A node that claims while idle has no job running: one the plane thinks is running is lost.
+func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {
+	capacity := node.ClaimSizeCap
+	if capacity < channel.DefaultBodyCap {
+		capacity = channel.DefaultBodyCap
+	}
+	if int64(len(body)) > capacity {
+		s.writeError(w, r, errcode.New(errcode.RequestTooLarge, "claim is over this node's %d-byte cap; report claim_size", capacity).With("cap", capacity))
+		return
+	}
+	var req channel.ClaimRequest
+	if err := decodeLenient(body, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	vocab := make([]store.WordRef, len(req.Vocabulary))
+	for i, w := range req.Vocabulary {
+		vocab[i] = store.WordRef{Name: w.Name, Version: w.Version, Digest: w.Digest, Class: w.Class}
+	}
+	recipes, _ := json.Marshal(req.Recipes)
+	if req.Recipes == nil {
+		recipes = nil
+	}
+	claimCap := int64(min(max(req.ClaimSize, channel.DefaultBodyCap), channel.MaxClaimCap))
+	ctx := r.Context()
+	if _, err := s.store.NodeReport(ctx, store.NodeReportParams{
+		ID: node.ID, Now: s.now(), AgentVersion: req.Version, StatementSequence: int64(req.Statement.Sequence),
+		StatementDigest: req.Statement.Digest, Vocabulary: vocab, Recipes: recipes, Idle: req.Idle, ClaimSizeCap: claimCap,
+	}); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Untrusted != "" {
+		s.log.Warn("node cannot verify the plane's statement", "node", node.ID, "reason", req.Untrusted)
+	}
+	resp := channel.ClaimResponse{Statement: s.currentStatement(ctx)}
+	if !req.Idle {
+		writeJSON(w, http.StatusOK, resp) // a busy node reports; work waits until it is idle
+		return
+	}
+	lost, err := s.store.JobLoseRunning(ctx, store.JobLoseRunningParams{NodeID: node.ID, Now: s.now()})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	for _, j := range lost {
+		s.log.Warn("job lost: its node claimed while idle", "job", j.ID, "node", node.ID, "word", j.Word)
+	}
+	wake, stop := s.store.Notifier().Subscribe(node.ID)
+	defer stop()
+	timer := time.NewTimer(s.cfg.ClaimWait)
+	defer timer.Stop()
+	for {
+		job, err := s.store.JobClaim(ctx, store.JobClaimParams{NodeID: node.ID, Now: s.now()})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if job != nil {
+			resp.Job = &channel.Job{
+				ID: job.ID, Word: job.Word, Version: job.WordVersion, Digest: job.WordDigest, Class: job.Class,
+				Params: job.Params, Deadline: job.DeadlineAt,
+			}
+			s.log.Info("job handed out", "job", job.ID, "node", node.ID, "word", job.Word)
+			writeJSON(w, http.StatusOK, resp)
+			return
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+			writeJSON(w, http.StatusOK, resp)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// result records how a job ended, bounded on intake: an output over its cap fails the job rather than
+// being stored, a long transcript is cut, and the audit list is capped.
+func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {
+	var req channel.ResultRequest
+	if err := decodeLenient(body, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	outcome := store.JobState(req.Outcome)
+	switch req.Outcome {
+	case channel.OutcomeCompleted, channel.OutcomeFailed, channel.OutcomeRefused:
+	default:
+		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "outcome must be completed, failed or refused, not %q", req.Outcome).With("field", "outcome"))
+		return
+	}
+	code, message, output := req.Code, req.Message, []byte(req.Output)
+	if len(output) > channel.OutputCap || (len(output) > 0 && !json.Valid(output)) {
+		outcome, code, output = store.JobState(channel.OutcomeFailed), errcode.RequestTooLarge, nil
+		message = "the node's output was over the plane's cap or not JSON, and was dropped"
+	}
+	transcript := req.Transcript
+	if len(transcript) > channel.TranscriptCap {
+		transcript = transcript[:channel.TranscriptCap] + "\n[transcript cut at the plane's cap]"
+	}
+	audit := req.Capabilities
+	if len(audit) > channel.AuditCap {
+		audit = audit[:channel.AuditCap]
+	}
+	var auditJSON json.RawMessage
+	if len(audit) > 0 {
+		auditJSON, _ = json.Marshal(audit)
+	}
+	job, err := s.store.JobFinish(r.Context(), store.JobFinishParams{
+		ID: req.JobID, NodeID: node.ID, Outcome: outcome, Code: code, Message: message, Output: output,
+		Transcript: transcript, Audit: auditJSON, Duration: time.Duration(req.DurationMS) * time.Millisecond, Now: s.now(),
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.Info("job finished", "job", job.ID, "node", node.ID, "word", job.Word, "state", job.State, "code", code)
+	writeJSON(w, http.StatusOK, channel.ResultResponse{JobID: job.ID, State: string(job.State)})
+}
+
+func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {
+	var req channel.JobStatusRequest
+	if err := decodeLenient(body, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	job, err := s.store.JobGet(r.Context(), store.JobGetParams{ID: req.JobID})
+	if err == nil && job.NodeID != node.ID {
+		err = errcode.New(errcode.JobNotFound, "no job %s for this node", req.JobID)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, channel.JobStatusResponse{JobID: job.ID, State: string(job.State)})
+}
+
+func (s *Server) leave(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {
+	var req channel.LeaveRequest
+	if err := decodeLenient(body, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.store.NodeLeave(r.Context(), store.NodeEndParams{ID: node.ID, Now: s.now()})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.Info("node left", "node", node.ID, "name", node.Name, "reason", req.Reason, "cancelled", len(res.Cancelled), "lost", len(res.Lost))
+	writeJSON(w, http.StatusOK, channel.LeaveResponse{NodeID: node.ID, State: string(res.Node.State)})
+}
+
+// artifact serves the current statement, a stored artifact by digest, or the current release's agent
+// binary for a platform. It never takes a path.
+func (s *Server) artifact(w http.ResponseWriter, r *http.Request, _ store.Node, _ []byte) {
+	q := r.URL.Query()
+	ctx := r.Context()
+	var data []byte
+	switch {
+	case len(q) != 1:
+		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "ask for exactly one of statement=current, sha256=<hex> or agent=<os>-<arch>"))
+		return
+	case q.Get("statement") == "current":
+		rel, err := s.store.ReleaseCurrent(ctx)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		data = rel.Bundle
+	case q.Has("sha256"):
+		d := q.Get("sha256")
+		if !cas.ValidDigest(d) {
+			s.writeError(w, r, errcode.New(errcode.RequestMalformed, "sha256 must be 64 lowercase hex digits"))
+			return
+		}
+		a, err := s.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: d})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		data = a.Data
+	case q.Has("agent"):
+		rel, err := s.store.ReleaseCurrent(ctx)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		digest := ""
+		for _, a := range rel.Artifacts {
+			if a.Name == "agent/"+q.Get("agent") {
+				digest = a.Digest
+			}
+		}
+		if digest == "" {
+			s.writeError(w, r, errcode.New(errcode.ModuleNotFound, "the current release has no agent for %q", q.Get("agent")))
+			return
+		}
+		a, err := s.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: digest})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		data = a.Data
+	default:
+		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "ask for statement=current, sha256=<hex> or agent=<os>-<arch>"))
+		return
+	}
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/octet-stream")
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
+}
+
+// currentStatement is the newest release as claims report it, cached for a few seconds: a claim per
+// node per poll must not read the bundle from the database.
+func (s *Server) currentStatement(ctx context.Context) channel.StatementRef {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.now().Sub(s.fetched) < 5*time.Second {
+		return s.current
+	}
+	list, err := s.store.ReleaseList(ctx, store.ReleaseListParams{Limit: 1})
+	if err == nil {
+		s.fetched = s.now()
+		s.current = channel.StatementRef{}
+		if len(list) > 0 {
+			s.current = channel.StatementRef{Sequence: uint64(list[0].Sequence), Digest: list[0].StatementDigest}
+		}
+	}
+	return s.current
+}
+
+func (s *Server) forgetCurrent() {
+	s.mu.Lock()
+	s.fetched = time.Time{}
+	s.mu.Unlock()
+}
+
+func notFound(r *http.Request) error {
+	return errcode.New(errcode.RouteNotFound, "no route %s %s", r.Method, r.URL.Path)
+}

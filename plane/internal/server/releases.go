@@ -1,0 +1,263 @@
+package server
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/registry/statement"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// MaxReleaseUpload caps a published release (a tar of statement.bundle.json and sha256/<hex>).
+const MaxReleaseUpload = 1 << 30
+
+// publish takes a release folder as a tar stream, verifies it with the plane's trust folder exactly as
+// a node would, checks word contracts against the current release, and stores it. Nothing is stored
+// unless every check passes.
+func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
+	who := tokenFrom(r.Context())
+	dir, err := os.MkdirTemp("", "lexicon-publish-")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	if err := untarRelease(http.MaxBytesReader(w, r.Body, MaxReleaseUpload), dir); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if s.cfg.TrustDir == "" {
+		s.writeError(w, r, errcode.New(errcode.KeyMalformed, "this plane has no trust folder; start it with --trust (make one with lexicon-release trust init)"))
+		return
+	}
+	trust, err := registry.OpenTrust(s.cfg.TrustDir)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rel, rep, err := trust.VerifyDir(dir, s.now(), true)
+	if err != nil {
+		s.writeError(w, r, errcode.From(err, errcode.StatementInvalid).With("checks", rep.Checks))
+		return
+	}
+	if err := s.checkContracts(r.Context(), rel, dir); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	store0, _ := cas.Open(dir)
+	puts := make([]store.ArtifactPut, 0, len(rel.Statement.Subject))
+	for _, sub := range rel.Statement.Subject {
+		data, err := store0.Get(sub.SHA256())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		puts = append(puts, store.ArtifactPut{Name: sub.Name, Digest: sub.SHA256(), Data: data})
+	}
+	bundle, err := os.ReadFile(filepath.Join(dir, registry.BundleFile))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p := rel.Statement.Predicate
+	stored, err := s.store.ReleasePut(r.Context(), store.ReleasePutParams{
+		Sequence: int64(p.Sequence), Version: p.Release, StatementDigest: rel.Digest, Bundle: bundle,
+		Artifacts: puts, By: who.Name, Now: s.now(),
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := trust.Accept(rel); err != nil {
+		s.log.Warn("release stored but the plane's trust state did not move", "sequence", p.Sequence, "err", err)
+	}
+	s.forgetCurrent()
+	s.log.Info("release published", "release", p.Release, "sequence", p.Sequence, "by", who.Name, "artifacts", len(puts))
+	stored.Bundle = nil
+	writeJSON(w, http.StatusCreated, stored)
+}
+
+// untarRelease unpacks only statement.bundle.json and sha256/<hex> regular files; anything else (a
+// path, a link, a device) is refused, so an upload can never write outside dir.
+func untarRelease(r io.Reader, dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "sha256"), 0o755); err != nil {
+		return err
+	}
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return errcode.New(errcode.RequestTooLarge, "release upload is over %d bytes", MaxReleaseUpload)
+			}
+			return errcode.Wrap(err, errcode.RequestMalformed, "release upload is not a tar stream")
+		}
+		name := strings.TrimPrefix(h.Name, "./")
+		if h.Typeflag == tar.TypeDir && (name == "sha256" || name == "sha256/" || name == "" || name == ".") {
+			continue
+		}
+		hexName, inStore := strings.CutPrefix(name, "sha256/")
+		if h.Typeflag != tar.TypeReg || (name != registry.BundleFile && !(inStore && cas.ValidDigest(hexName))) {
+			return errcode.New(errcode.RequestMalformed, "release upload holds %q; only %s and sha256/<hex> files belong in a release", h.Name, registry.BundleFile)
+		}
+		if h.Size > store.MaxArtifactSize {
+			return errcode.New(errcode.RequestTooLarge, "%s is over %d bytes", name, store.MaxArtifactSize)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, filepath.FromSlash(name)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return errcode.Wrap(err, errcode.RequestMalformed, "release upload repeats %s", name)
+		}
+		_, err = io.Copy(f, tr)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return errcode.Wrap(err, errcode.RequestMalformed, "cannot unpack %s", name)
+		}
+	}
+}
+
+// checkContracts refuses a release that breaks a word of the current release, even if its publisher's
+// tool was told to skip the check.
+func (s *Server) checkContracts(ctx context.Context, rel *registry.Release, dir string) error {
+	store0, err := cas.Open(dir)
+	if err != nil {
+		return err
+	}
+	for _, row := range rel.Modules() {
+		if row.Kind != manifest.KindWord {
+			continue
+		}
+		old, ok, err := s.manifests.currentWord(ctx, row.Name)
+		if err != nil || !ok {
+			return err
+		}
+		raw, err := store0.Get(row.Manifest)
+		if err != nil {
+			return err
+		}
+		next, err := manifest.Parse(raw)
+		if err != nil {
+			return err
+		}
+		if err := manifest.CheckContract(old, next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// manifestIndex finds the manifest of a word by the module digest a node reports, across the stored
+// releases. Manifests are immutable per digest, so entries never go stale.
+type manifestIndex struct {
+	store store.Store
+
+	mu       sync.Mutex
+	byModule map[string]*manifest.Manifest // module digest -> manifest
+	loaded   map[int64]bool                // release sequences indexed
+}
+
+func newManifestIndex(s store.Store) *manifestIndex {
+	return &manifestIndex{store: s, byModule: map[string]*manifest.Manifest{}, loaded: map[int64]bool{}}
+}
+
+// word returns the manifest of the word module with that digest, looking through stored releases newest
+// first.
+func (x *manifestIndex) word(ctx context.Context, digest string) (*manifest.Manifest, bool, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if m, ok := x.byModule[digest]; ok {
+		return m, true, nil
+	}
+	list, err := x.store.ReleaseList(ctx, store.ReleaseListParams{Limit: 20})
+	if err != nil {
+		return nil, false, err
+	}
+	for _, rel := range list {
+		if x.loaded[rel.Sequence] {
+			continue
+		}
+		if err := x.load(ctx, rel.Sequence); err != nil {
+			return nil, false, err
+		}
+		if m, ok := x.byModule[digest]; ok {
+			return m, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// currentWord returns the current release's manifest of a word by name.
+func (x *manifestIndex) currentWord(ctx context.Context, name string) (*manifest.Manifest, bool, error) {
+	cur, err := x.store.ReleaseCurrent(ctx)
+	if errcode.Has(err, errcode.ReleaseNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	st, err := decodeStatement(cur.Bundle)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, row := range st.Predicate.Modules {
+		if row.Kind == manifest.KindWord && row.Name == name {
+			return x.word(ctx, row.Module)
+		}
+	}
+	return nil, false, nil
+}
+
+func (x *manifestIndex) load(ctx context.Context, seq int64) error {
+	rel, err := x.store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: seq})
+	if err != nil {
+		return err
+	}
+	st, err := decodeStatement(rel.Bundle)
+	if err != nil {
+		return err
+	}
+	for _, row := range st.Predicate.Modules {
+		if row.Kind != manifest.KindWord {
+			continue
+		}
+		a, err := x.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: row.Manifest})
+		if err != nil {
+			return err
+		}
+		if cas.Sum(a.Data) != row.Manifest {
+			return errcode.New(errcode.ModuleDigestMismatch, "stored manifest of %s was altered", row.Name)
+		}
+		m, err := manifest.Parse(a.Data)
+		if err != nil {
+			return err
+		}
+		x.byModule[row.Module] = m
+	}
+	x.loaded[seq] = true
+	return nil
+}
+
+// decodeStatement reads a stored bundle's statement. It was verified when it was published.
+func decodeStatement(bundle []byte) (*statement.Statement, error) {
+	b, err := statement.ParseBundle(bundle)
+	if err != nil {
+		return nil, err
+	}
+	return statement.Decode(b.GetDsseEnvelope().Payload)
+}

@@ -1,0 +1,46 @@
+package registry_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/tlog/tlogtest"
+)
+
+// BenchmarkVerifyStatement200 measures offline verification of a 200-module statement: parse, key
+// chain, signature, sequence and expiry, plus the inclusion proof and checkpoint when logged. Artifact
+// hashing is left out: it depends on module sizes, not on the statement.
+func BenchmarkVerifyStatement200(b *testing.B) {
+	for _, logged := range []bool{false, true} {
+		name := "unlogged"
+		if logged {
+			name = "logged"
+		}
+		b.Run(name, func(b *testing.B) {
+			f := &fixture{key: newKey(), modules: writeModules(b, 199, nil), log: tlogtest.New("log.lexicon.test")}
+			srv := f.log.Server()
+			defer srv.Close()
+			f.logURL = srv.URL
+			dir := f.build(b, 1, nil)
+			if logged {
+				f.addLog(b, dir)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, registry.BundleFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr, err := registry.OpenTrust(f.newTrust(b, logged))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(len(data))/1024, "bundle-KiB")
+			for b.Loop() {
+				if _, err := tr.Verify(data, now); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,181 @@
+// Package channel is the agent channel's wire format: the routes an agent calls on the plane, their
+// JSON bodies and their caps. The agent and the plane both build on it, so the two can never disagree
+// about a field.
+//
+// Every route is under /api/v1/agent/. join is unauthenticated and grants nothing; every other request
+// is signed by the node key (registry/httpsig), and the plane acts on the identity the signature
+// proves, never on a name or id in the body. Errors use the errcode envelope.
+//
+//	POST join         JoinRequest        -> JoinResponse        (202)
+//	POST join_status  JoinStatusRequest  -> JoinStatusResponse
+//	POST claim        ClaimRequest       -> ClaimResponse       (long poll, up to ~25 s)
+//	POST result       ResultRequest      -> ResultResponse
+//	POST job_status   JobStatusRequest   -> JobStatusResponse
+//	POST leave        LeaveRequest       -> LeaveResponse
+//	GET  artifact?statement=current | ?sha256=<hex> | ?agent=<os>-<arch>   -> bytes
+package channel
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Routes.
+const (
+	Prefix         = "/api/v1/agent/"
+	PathJoin       = Prefix + "join"
+	PathJoinStatus = Prefix + "join_status"
+	PathClaim      = Prefix + "claim"
+	PathResult     = Prefix + "result"
+	PathJobStatus  = Prefix + "job_status"
+	PathLeave      = Prefix + "leave"
+	PathArtifact   = Prefix + "artifact"
+)
+
+// Caps on request bodies. A claim may report a larger size (ClaimRequest.ClaimSize) for the claims
+// after it, up to MaxClaimCap, because a node with a large vocabulary reports it on every claim.
+const (
+	DefaultBodyCap = 64 << 10
+	MaxClaimCap    = 1 << 20
+	ResultCap      = 2 << 20
+	OutputCap      = 1 << 20
+	TranscriptCap  = 64 << 10
+	AuditCap       = 1000 // capability calls recorded per result
+	ClaimWait      = 25 * time.Second
+)
+
+// Join states.
+const (
+	JoinPending  = "pending"
+	JoinApproved = "approved"
+	JoinRejected = "rejected"
+	JoinExpired  = "expired"
+)
+
+// Job outcomes as the node reports them.
+const (
+	OutcomeCompleted = "completed"
+	OutcomeFailed    = "failed"
+	OutcomeRefused   = "refused"
+)
+
+// JoinRequest asks to pair a node key with the plane. It grants nothing until an admin approves it
+// after comparing the fingerprint both sides show.
+type JoinRequest struct {
+	Name         string   `json:"name"`
+	Key          string   `json:"key"` // node-key:...
+	Addresses    []string `json:"addresses"`
+	AgentVersion string   `json:"agent_version"`
+}
+
+// JoinResponse is the plane's receipt for a join request.
+type JoinResponse struct {
+	JoinID      string    `json:"join_id"`
+	Fingerprint string    `json:"fingerprint"`
+	Status      string    `json:"status"`
+	ExpiresAt   time.Time `json:"expires_at"`
+}
+
+// JoinStatusRequest asks how a join request stands; it is signed by the key that asked to join.
+type JoinStatusRequest struct {
+	JoinID string `json:"join_id"`
+}
+
+// JoinStatusResponse says whether the join was approved, and as which node.
+type JoinStatusResponse struct {
+	Status    string    `json:"status"`
+	NodeID    string    `json:"node_id,omitempty"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// StatementRef names a release statement.
+type StatementRef struct {
+	Sequence uint64 `json:"sequence"`
+	Digest   string `json:"digest"`
+}
+
+// Word is one word of a node's vocabulary as the node reports it.
+type Word struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Digest  string `json:"digest"`
+	Class   string `json:"class"`
+}
+
+// ClaimRequest is a node's long poll for work, and its report of itself.
+type ClaimRequest struct {
+	Idle       bool              `json:"idle"`
+	RunningJob string            `json:"running_job,omitempty"`
+	Version    string            `json:"version"`
+	Statement  StatementRef      `json:"statement"`
+	Untrusted  string            `json:"untrusted,omitempty"` // why the node could not verify the plane's statement
+	Vocabulary []Word            `json:"vocabulary"`
+	Recipes    []json.RawMessage `json:"recipes"`
+	Cases      []json.RawMessage `json:"cases,omitempty"`
+	ClaimSize  int               `json:"claim_size,omitempty"`
+}
+
+// Job is work handed to a node: a word and its params, never a command.
+type Job struct {
+	ID       string          `json:"id"`
+	Word     string          `json:"word"`
+	Version  string          `json:"version"`
+	Digest   string          `json:"digest"`
+	Class    string          `json:"class"`
+	Params   json.RawMessage `json:"params"`
+	Deadline time.Time       `json:"deadline"`
+}
+
+// ClaimResponse carries a job, or none when the wait ran out, and the statement the plane serves so
+// the node knows when to fetch a new one.
+type ClaimResponse struct {
+	Job       *Job         `json:"job"`
+	Statement StatementRef `json:"statement"`
+}
+
+// Capability is one call a word made through lexicon_v1, allowed or not.
+type Capability struct {
+	Cap     string          `json:"cap"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Allowed bool            `json:"allowed"`
+}
+
+// ResultRequest reports how a job ended. Output is already redacted on the node.
+type ResultRequest struct {
+	JobID        string          `json:"job_id"`
+	Outcome      string          `json:"outcome"`
+	Code         string          `json:"code,omitempty"`
+	Message      string          `json:"message,omitempty"`
+	Output       json.RawMessage `json:"output,omitempty"`
+	Transcript   string          `json:"transcript,omitempty"`
+	Capabilities []Capability    `json:"capabilities,omitempty"`
+	DurationMS   int64           `json:"duration_ms"`
+}
+
+// ResultResponse acknowledges a result.
+type ResultResponse struct {
+	JobID string `json:"job_id"`
+	State string `json:"state"`
+}
+
+// JobStatusRequest asks the state of a job handed to this node.
+type JobStatusRequest struct {
+	JobID string `json:"job_id"`
+}
+
+// JobStatusResponse is a job's state on the plane.
+type JobStatusResponse struct {
+	JobID string `json:"job_id"`
+	State string `json:"state"`
+}
+
+// LeaveRequest is a node's one signed goodbye.
+type LeaveRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// LeaveResponse confirms the pairing ended.
+type LeaveResponse struct {
+	NodeID string `json:"node_id"`
+	State  string `json:"state"`
+}

@@ -1,0 +1,161 @@
+package statement
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"golang.org/x/mod/semver"
+
+	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/internal/strictjson"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+func malformed(err error, layer, format string, args ...any) error {
+	return errcode.Wrap(err, errcode.StatementMalformed, format, args...).With("layer", layer)
+}
+
+// ParseBundle reads statement.bundle.json. It checks shape only; trust is the verifier's business.
+func ParseBundle(data []byte) (*bundle.Bundle, error) {
+	if len(data) > MaxBundleSize {
+		return nil, errcode.New(errcode.StatementTooLarge, "bundle is %d bytes, over the %d-byte cap", len(data), MaxBundleSize).
+			With("layer", "bundle")
+	}
+	var b bundle.Bundle
+	if err := b.UnmarshalJSON(data); err != nil {
+		return nil, malformed(err, "bundle", "bundle is not a valid Sigstore bundle")
+	}
+	env := b.GetDsseEnvelope()
+	if env == nil {
+		return nil, malformed(nil, "envelope", "bundle holds no DSSE envelope")
+	}
+	if env.PayloadType != PayloadType {
+		return nil, malformed(nil, "envelope", "envelope payload type is %q, not %q", env.PayloadType, PayloadType)
+	}
+	if len(env.Signatures) != 1 {
+		return nil, errcode.New(errcode.StatementSignatureInvalid, "envelope has %d signatures; exactly one is allowed", len(env.Signatures))
+	}
+	if b.GetVerificationMaterial().GetPublicKey() == nil {
+		return nil, malformed(nil, "bundle", "bundle names no publisher key")
+	}
+	return &b, nil
+}
+
+// Decode parses and checks a statement payload. It needs no key: it runs before trust is decided,
+// and only checks that the statement is well formed.
+func Decode(payload []byte) (*Statement, error) {
+	if len(payload) > MaxPayloadSize {
+		return nil, errcode.New(errcode.StatementTooLarge, "statement is %d bytes, over the %d-byte cap", len(payload), MaxPayloadSize).
+			With("layer", "statement")
+	}
+	var s Statement
+	if err := strictjson.Decode(payload, MaxPayloadSize, &s); err != nil {
+		var unknown *strictjson.UnknownFieldError
+		if errors.As(err, &unknown) {
+			return nil, malformed(err, "statement", "statement has unknown field %q", unknown.Field)
+		}
+		return nil, malformed(err, "statement", "statement is not valid JSON of the release schema")
+	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func invalid(field, format string, args ...any) error {
+	return errcode.New(errcode.StatementInvalid, format, args...).With("field", field)
+}
+
+func (s *Statement) check() error {
+	if s.Type != StatementType {
+		return invalid("_type", "statement type is %q, not %q", s.Type, StatementType)
+	}
+	if s.PredicateType != PredicateType {
+		return invalid("predicateType", "predicate type is %q, not %q", s.PredicateType, PredicateType)
+	}
+	if len(s.Subject) == 0 || len(s.Subject) > MaxSubjects {
+		return invalid("subject", "a statement has 1 to %d subjects, this one %d", MaxSubjects, len(s.Subject))
+	}
+	pinned := make(map[string]string, len(s.Subject)) // name -> digest
+	for _, sub := range s.Subject {
+		if sub.Name == "" || strings.ContainsAny(sub.Name, "\x00\n") {
+			return invalid("subject", "subject name %q is empty or has control characters", sub.Name)
+		}
+		if _, dup := pinned[sub.Name]; dup {
+			return errcode.New(errcode.StatementSubjectDuplicate, "subject %q appears twice", sub.Name).With("subject", sub.Name)
+		}
+		if !cas.ValidDigest(sub.SHA256()) {
+			return invalid("subject", "subject %q needs exactly one sha256 digest", sub.Name)
+		}
+		pinned[sub.Name] = sub.SHA256()
+	}
+	p := &s.Predicate
+	if !semver.IsValid("v"+p.Release) || semver.Canonical("v"+p.Release) != "v"+p.Release {
+		return invalid("predicate.release", "release %q is not MAJOR.MINOR.PATCH semver", p.Release)
+	}
+	if p.Floor != "" && !semver.IsValid("v"+p.Floor) {
+		return invalid("predicate.floor", "floor %q is not semver", p.Floor)
+	}
+	if p.Sequence == 0 {
+		return invalid("predicate.sequence", "sequence starts at 1")
+	}
+	if p.IssuedAt.IsZero() || p.ExpiresAt.IsZero() || !p.ExpiresAt.After(p.IssuedAt) {
+		return invalid("predicate.expires_at", "issued_at and expires_at are required and expires_at comes after issued_at")
+	}
+	seen := map[string]bool{}
+	for _, m := range p.Modules {
+		id := string(m.Kind) + "/" + m.Name
+		if seen[id] {
+			return invalid("predicate.modules", "module %s appears twice", id)
+		}
+		seen[id] = true
+		if !cas.ValidDigest(m.Manifest) || !cas.ValidDigest(m.Module) {
+			return invalid("predicate.modules", "module %s needs sha256 digests of its manifest and module", id)
+		}
+		if pinned[m.ManifestSubject()] != m.Manifest {
+			return errcode.New(errcode.ModuleNotPinned, "the manifest of %s is not a subject of the statement", id).With("module", id)
+		}
+		if !s.pins(pinned, m) {
+			return errcode.New(errcode.ModuleNotPinned, "the artifact of %s is not a subject of the statement", id).With("module", id)
+		}
+	}
+	for i, e := range p.KeyChain {
+		if (e.Op != OpAdd && e.Op != OpRetire) || e.Key.IsZero() || e.SignedBy == "" || e.Signature == "" {
+			return invalid("predicate.key_chain", "key-chain entry %d is incomplete or has op %q", i, e.Op)
+		}
+	}
+	return nil
+}
+
+// pins reports whether a subject pins the module's artifact under the module's name. Drivers carry
+// a platform after their name, so they are looked up by prefix; there are few of them.
+func (s *Statement) pins(pinned map[string]string, m Module) bool {
+	name := m.SubjectPrefix()
+	if m.Kind != manifest.KindDriver {
+		return pinned[name] == m.Module
+	}
+	for _, sub := range s.Subject {
+		if strings.HasPrefix(sub.Name, name) && sub.SHA256() == m.Module {
+			return true
+		}
+	}
+	return false
+}
+
+// ManifestSubject is the subject name of the module's manifest.
+func (m Module) ManifestSubject() string {
+	mf := manifest.Manifest{Name: m.Name, Kind: m.Kind, Version: m.Version}
+	return mf.ManifestSubjectName()
+}
+
+// SubjectPrefix is the start of the module artifact's subject name; drivers add a platform after it.
+func (m Module) SubjectPrefix() string {
+	mf := manifest.Manifest{Name: m.Name, Kind: m.Kind, Version: m.Version, Class: m.Class}
+	if m.Kind == manifest.KindDriver {
+		n := mf.SubjectName() // driver/<class>-<name>@<v>/<platform>
+		return n[:strings.LastIndex(n, "/")+1]
+	}
+	return mf.SubjectName()
+}

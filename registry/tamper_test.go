@@ -1,0 +1,376 @@
+package registry_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+
+	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/registry/statement"
+	"github.com/lexicon-fleet/lexicon/registry/tlog/tlogtest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+func TestVerifyGoodRelease(t *testing.T) {
+	f := newFixture(t)
+	dir := f.build(t, 1, nil)
+	rel, rep, err := verifyDir(t, f.trustDir, dir)
+	if err != nil {
+		t.Fatalf("verify: %v\n%+v", err, rep)
+	}
+	if rel.Statement.Predicate.Sequence != 1 || len(rel.Modules()) != 4 {
+		t.Fatalf("release %+v", rel.Statement.Predicate)
+	}
+	for _, c := range rep.Checks {
+		if !c.OK {
+			t.Fatalf("check %s not ok: %s", c.Check, c.Message)
+		}
+	}
+	// The state moved: the same statement verifies again, and it is remembered.
+	tr, err := registry.OpenTrust(f.trustDir)
+	must(t, err)
+	if tr.State().Sequence != 1 || tr.State().Statement != rel.Digest {
+		t.Fatalf("state %+v", tr.State())
+	}
+	if _, _, err := verifyDir(t, f.trustDir, dir); err != nil {
+		t.Fatalf("re-verify the accepted release: %v", err)
+	}
+}
+
+func TestVerifyLoggedRelease(t *testing.T) {
+	f := newFixture(t)
+	dir := f.build(t, 1, nil)
+	f.addLog(t, dir)
+	rel, _, err := verifyDir(t, f.newTrust(t, true), dir)
+	if err != nil || !rel.Logged {
+		t.Fatalf("logged release: %v", err)
+	}
+}
+
+// TestTampering is the trust core's promise: each tampering fails closed, with its own code.
+func TestTampering(t *testing.T) {
+	cases := []struct {
+		name string
+		code string
+		run  func(t *testing.T, f *fixture) error
+	}{
+		{"modified module bytes", errcode.ModuleDigestMismatch, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			must(t, os.WriteFile(blobOf(t, dir, "word/word_000@"), []byte("\x00asm evil"), 0o644))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"modified manifest", errcode.ModuleDigestMismatch, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			p := blobOf(t, dir, "manifest/word_000@")
+			m, _ := os.ReadFile(p)
+			must(t, os.WriteFile(p, bytes.Replace(m, []byte(`"look"`), []byte(`"destructive"`), 1), 0o644))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"artifact missing from the statement", errcode.ModuleNotPinned, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			resign(t, dir, f.key, func(st *statement.Statement) {
+				st.Subject = dropSubject(st.Subject, "word/word_001@")
+			})
+			return verify(t, f.trustDir, dir)
+		}},
+		{"extra unpinned file", errcode.ModuleNotPinned, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			must(t, os.WriteFile(filepath.Join(dir, "sha256", strings.Repeat("e", 64)), []byte("extra"), 0o644))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"duplicate subject", errcode.StatementSubjectDuplicate, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			resign(t, dir, f.key, func(st *statement.Statement) {
+				dup := st.Subject[0]
+				dup.Digest.SHA256 = strings.Repeat("d", 64)
+				st.Subject = append(st.Subject, dup)
+			})
+			return verify(t, f.trustDir, dir)
+		}},
+		{"unknown signing key", errcode.StatementSignatureInvalid, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			resign(t, dir, keys.NewPublisher(), func(*statement.Statement) {})
+			return verify(t, f.trustDir, dir)
+		}},
+		{"signature over another payload", errcode.StatementSignatureInvalid, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			other := readBundle(t, f.build(t, 2, nil))
+			b := readBundle(t, dir)
+			b.GetDsseEnvelope().Signatures = other.GetDsseEnvelope().Signatures
+			writeBundle(t, dir, b)
+			return verify(t, f.trustDir, dir)
+		}},
+		{"payload edited after signing", errcode.StatementSignatureInvalid, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			b := readBundle(t, dir)
+			env := b.GetDsseEnvelope()
+			env.Payload = bytes.Replace(env.Payload, []byte(`"release":"1.1.0"`), []byte(`"release":"1.9.0"`), 1)
+			writeBundle(t, dir, b)
+			return verify(t, f.trustDir, dir)
+		}},
+		{"two signatures", errcode.StatementSignatureInvalid, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			b := readBundle(t, dir)
+			env := b.GetDsseEnvelope()
+			env.Signatures = append(env.Signatures, env.Signatures[0])
+			writeBundle(t, dir, b)
+			return verify(t, f.trustDir, dir)
+		}},
+		{"statement names another publisher", errcode.StatementSignatureInvalid, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			resign(t, dir, f.key, func(st *statement.Statement) { st.Predicate.Publisher = keys.NewPublisher().Public() })
+			return verify(t, f.trustDir, dir)
+		}},
+		{"rollback to a lower sequence", errcode.StatementRollback, func(t *testing.T, f *fixture) error {
+			must(t, verify(t, f.trustDir, f.build(t, 5, nil)))
+			return verify(t, f.trustDir, f.build(t, 4, nil))
+		}},
+		{"another statement at the accepted sequence", errcode.StatementRollback, func(t *testing.T, f *fixture) error {
+			must(t, verify(t, f.trustDir, f.build(t, 5, nil)))
+			return verify(t, f.trustDir, f.build(t, 5, func(o *registry.BuildOptions) { o.Release = "9.9.9" }))
+		}},
+		{"expired statement", errcode.StatementExpired, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, func(o *registry.BuildOptions) { o.Now = now.AddDate(-1, 0, 0) })
+			return verify(t, f.trustDir, dir)
+		}},
+		{"retired key", errcode.KeyRetired, func(t *testing.T, f *fixture) error {
+			k2 := keys.NewPublisher()
+			chain := []statement.ChainEntry{
+				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 2}, f.key),
+				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpRetire, Key: f.key.Public(), FromSequence: 3}, k2),
+			}
+			must(t, verify(t, f.trustDir, f.build(t, 2, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, chain })))
+			// The retired key signs sequence 3 with a chain that leaves its retirement out: the node
+			// remembers the retirement it accepted at sequence 2.
+			return verify(t, f.trustDir, f.build(t, 3, nil))
+		}},
+		{"retired key, retirement in the same statement", errcode.KeyRetired, func(t *testing.T, f *fixture) error {
+			k2 := keys.NewPublisher()
+			chain := []statement.ChainEntry{
+				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 1}, f.key),
+				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpRetire, Key: f.key.Public(), FromSequence: 2}, k2),
+			}
+			return verify(t, f.trustDir, f.build(t, 2, func(o *registry.BuildOptions) { o.Chain = chain }))
+		}},
+		{"key-chain link signed by a key not held", errcode.KeyChainInvalid, func(t *testing.T, f *fixture) error {
+			rogue, k2 := keys.NewPublisher(), keys.NewPublisher()
+			chain := []statement.ChainEntry{statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 1}, rogue)}
+			return verify(t, f.trustDir, f.build(t, 1, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, chain }))
+		}},
+		{"key-chain link with a forged signature", errcode.KeyChainInvalid, func(t *testing.T, f *fixture) error {
+			k2 := keys.NewPublisher()
+			e := statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 1}, f.key)
+			e.FromSequence = 0 // the signature covered 1
+			return verify(t, f.trustDir, f.build(t, 1, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, []statement.ChainEntry{e} }))
+		}},
+		{"key used before its chain start", errcode.KeyChainInvalid, func(t *testing.T, f *fixture) error {
+			k2 := keys.NewPublisher()
+			chain := []statement.ChainEntry{statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 10}, f.key)}
+			return verify(t, f.trustDir, f.build(t, 3, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, chain }))
+		}},
+		{"log entry spliced in from another statement", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
+			dir, other := f.build(t, 1, nil), f.build(t, 2, nil)
+			f.addLog(t, other)
+			b := readBundle(t, dir)
+			b.VerificationMaterial.TlogEntries = readBundle(t, other).VerificationMaterial.TlogEntries
+			writeBundle(t, dir, b)
+			return verify(t, f.newTrust(t, true), dir)
+		}},
+		{"altered inclusion proof", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
+			f.addLog(t, f.build(t, 7, nil)) // a non-trivial tree
+			dir := f.build(t, 1, nil)
+			f.addLog(t, dir)
+			b := readBundle(t, dir)
+			b.VerificationMaterial.TlogEntries[0].InclusionProof.Hashes[0][0] ^= 1
+			writeBundle(t, dir, b)
+			return verify(t, f.newTrust(t, true), dir)
+		}},
+		{"checkpoint signed by a rogue log key", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
+			rogue := tlogtest.New("log.lexicon.test") // same origin, another key
+			srv := rogue.Server()
+			defer srv.Close()
+			dir := f.build(t, 1, nil)
+			honest := *f
+			honest.logURL = srv.URL
+			honest.addLog(t, dir)
+			b := readBundle(t, dir)
+			b.VerificationMaterial.TlogEntries[0].LogId = &protocommon.LogId{KeyId: f.log.PublicKey().ID()}
+			writeBundle(t, dir, b)
+			return verify(t, f.newTrust(t, true), dir)
+		}},
+		{"missing log entry once log keys are held", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
+			return verify(t, f.newTrust(t, true), f.build(t, 1, nil))
+		}},
+		{"log keys removed after being held", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
+			trust := f.newTrust(t, true)
+			dir := f.build(t, 1, nil)
+			f.addLog(t, dir)
+			must(t, verify(t, trust, dir))
+			must(t, os.RemoveAll(filepath.Join(trust, "log_keys")))
+			return verify(t, trust, f.build(t, 2, nil))
+		}},
+		{"group-writable key file", errcode.KeyFileUntrusted, func(t *testing.T, f *fixture) error {
+			matches, _ := filepath.Glob(filepath.Join(f.trustDir, "statement_keys", "*.pub"))
+			must(t, os.Chmod(matches[0], 0o664))
+			return verify(t, f.trustDir, f.build(t, 1, nil))
+		}},
+		{"contract broken: param removed", errcode.ContractBroken, func(t *testing.T, f *fixture) error {
+			return buildNext(t, f, func(m string) string {
+				return strings.Replace(m, `"top": {"type": "integer"}`, `"depth": {"type": "integer"}`, 1)
+			})
+		}},
+		{"contract broken: param type changed", errcode.ContractBroken, func(t *testing.T, f *fixture) error {
+			return buildNext(t, f, func(m string) string {
+				return strings.Replace(m, `"top": {"type": "integer"}`, `"top": {"type": "string"}`, 1)
+			})
+		}},
+		{"contract broken: output field removed", errcode.ContractBroken, func(t *testing.T, f *fixture) error {
+			return buildNext(t, f, func(m string) string { return strings.Replace(m, `, "truncated": {"type": "boolean"}`, ``, 1) })
+		}},
+		{"oversized statement", errcode.StatementTooLarge, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			big := bytes.Repeat([]byte(" "), statement.MaxBundleSize+1)
+			must(t, os.WriteFile(filepath.Join(dir, registry.BundleFile), big, 0o644))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"oversized payload", errcode.StatementTooLarge, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			signPayload(t, dir, f.key, bytes.Repeat([]byte(" "), statement.MaxPayloadSize+1))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"unknown manifest field", errcode.ManifestUnknownField, func(t *testing.T, f *fixture) error {
+			return buildWith(t, f, func(m string) string {
+				return strings.Replace(m, `"kind": "word",`, `"kind": "word", "run_as": "root",`, 1)
+			})
+		}},
+		{"params schema without additionalProperties false", errcode.ManifestParamsOpen, func(t *testing.T, f *fixture) error {
+			return buildWith(t, f, func(m string) string { return strings.Replace(m, `"additionalProperties": false,`, ``, 1) })
+		}},
+		{"malformed JSON: manifest", errcode.ManifestMalformed, func(t *testing.T, f *fixture) error {
+			return buildWith(t, f, func(m string) string { return m[:len(m)/2] })
+		}},
+		{"malformed JSON: bundle", errcode.StatementMalformed, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			must(t, os.WriteFile(filepath.Join(dir, registry.BundleFile), []byte(`{"mediaType": `), 0o644))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"malformed JSON: envelope payload", errcode.StatementMalformed, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			signPayload(t, dir, f.key, []byte(`{"_type": "https://in-toto.io/Statement/v1", "subject": [`))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"malformed JSON: payload is not base64", errcode.StatementMalformed, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			data, _ := os.ReadFile(filepath.Join(dir, registry.BundleFile))
+			payload := base64.StdEncoding.EncodeToString(readBundle(t, dir).GetDsseEnvelope().Payload)
+			must(t, os.WriteFile(filepath.Join(dir, registry.BundleFile), bytes.Replace(data, []byte(payload), []byte("%%%not base64%%%"), 1), 0o644))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"malformed JSON: trust state", errcode.StatementMalformed, func(t *testing.T, f *fixture) error {
+			must(t, os.WriteFile(filepath.Join(f.trustDir, "state"), []byte(`{"sequence": "seven"}`), 0o644))
+			return verify(t, f.trustDir, f.build(t, 1, nil))
+		}},
+		{"malformed key file", errcode.KeyMalformed, func(t *testing.T, f *fixture) error {
+			must(t, os.WriteFile(filepath.Join(f.trustDir, "statement_keys", "bad.pub"), []byte("node-key:AAAA\n"), 0o644))
+			return verify(t, f.trustDir, f.build(t, 1, nil))
+		}},
+		{"unknown field in the statement", errcode.StatementMalformed, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			payload := readBundle(t, dir).GetDsseEnvelope().Payload
+			signPayload(t, dir, f.key, bytes.Replace(payload, []byte(`"floor":`), []byte(`"run_first":"rm -rf /","floor":`), 1))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"repeated key in the statement", errcode.StatementMalformed, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			payload := readBundle(t, dir).GetDsseEnvelope().Payload
+			signPayload(t, dir, f.key, bytes.Replace(payload, []byte(`"sequence":1,`), []byte(`"sequence":1,"sequence":99,`), 1))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"wrong predicate type", errcode.StatementInvalid, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			resign(t, dir, f.key, func(st *statement.Statement) { st.PredicateType = "https://slsa.dev/provenance/v1" })
+			return verify(t, f.trustDir, dir)
+		}},
+		{"manifest describes another module than its row", errcode.StatementInvalid, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			resign(t, dir, f.key, func(st *statement.Statement) {
+				m0, m1 := &st.Predicate.Modules[0], &st.Predicate.Modules[1]
+				m0.Manifest, m1.Manifest = m1.Manifest, m0.Manifest
+				for i, s := range st.Subject { // keep the subjects naming their rows' manifests
+					switch s.Name {
+					case m0.ManifestSubject():
+						st.Subject[i].Digest.SHA256 = m0.Manifest
+					case m1.ManifestSubject():
+						st.Subject[i].Digest.SHA256 = m1.Manifest
+					}
+				}
+			})
+			return verify(t, f.trustDir, dir)
+		}},
+	}
+	if len(cases) < 25 {
+		t.Fatalf("only %d tampering cases", len(cases))
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			before, _ := os.ReadFile(filepath.Join(f.trustDir, "state"))
+			err := tc.run(t, f)
+			wantCode(t, err, tc.code)
+			// Failing closed means the trust directory did not move.
+			after, _ := os.ReadFile(filepath.Join(f.trustDir, "state"))
+			if tc.code != errcode.StatementRollback && tc.code != errcode.StatementUnlogged && tc.code != errcode.KeyRetired &&
+				tc.code != errcode.StatementMalformed && !bytes.Equal(before, after) {
+				t.Fatalf("refused verification changed the trust state: %s -> %s", before, after)
+			}
+		})
+	}
+}
+
+func verify(t *testing.T, trustDir, dir string) error {
+	t.Helper()
+	_, _, err := verifyDir(t, trustDir, dir)
+	return err
+}
+
+// buildWith builds a first release from modules whose manifests went through edit.
+func buildWith(t *testing.T, f *fixture, edit func(string) string) error {
+	t.Helper()
+	_, err := registry.Build(registry.BuildOptions{
+		Key: f.key, ModulesDir: writeModules(t, 2, func(_, m string) string { return edit(m) }),
+		Release: "1.0.0", Sequence: 1, OutDir: filepath.Join(t.TempDir(), "r"), Now: now,
+	})
+	return err
+}
+
+// buildNext builds a release after the fixture's first, with word_001's manifest edited.
+func buildNext(t *testing.T, f *fixture, edit func(string) string) error {
+	t.Helper()
+	prev := f.build(t, 1, nil)
+	_, err := registry.Build(registry.BuildOptions{
+		Key: f.key, PreviousDir: prev, Release: "1.1.0", Sequence: 2, OutDir: filepath.Join(t.TempDir(), "r"), Now: now,
+		ModulesDir: writeModules(t, 3, func(name, m string) string {
+			if name == "word_001" {
+				return strings.Replace(edit(m), `"version": "1.0.0"`, `"version": "1.1.0"`, 1)
+			}
+			return m
+		}),
+	})
+	return err
+}
+
+func dropSubject(subjects []statement.Subject, prefix string) []statement.Subject {
+	var out []statement.Subject
+	for _, s := range subjects {
+		if !strings.HasPrefix(s.Name, prefix) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,262 @@
+package registry
+
+import (
+	"crypto"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/registry/statement"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Check names, in the order verification runs them (ARCHITECTURE.md, "Release statement").
+const (
+	CheckParse     = "parse"
+	CheckSignature = "signature"
+	CheckLog       = "transparency_log"
+	CheckSequence  = "sequence"
+	CheckExpiry    = "expiry"
+	CheckDigests   = "artifact_digests"
+	CheckPinning   = "pinning"
+)
+
+// CheckResult is one verdict of a verification run.
+type CheckResult struct {
+	Check   string `json:"check"`
+	OK      bool   `json:"ok"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+}
+
+// Report lists the verdicts of a run. Checks after the first failure are marked skipped: verification
+// fails closed and stops there.
+type Report struct {
+	Checks []CheckResult `json:"checks"`
+}
+
+func (r *Report) pass(check, format string, args ...any) {
+	r.Checks = append(r.Checks, CheckResult{Check: check, OK: true, Message: fmt.Sprintf(format, args...)})
+}
+
+// fail records err against check and every check after it as skipped, and returns err.
+func (r *Report) fail(check string, err error, rest ...string) error {
+	r.Checks = append(r.Checks, CheckResult{Check: check, Code: errcode.Code(err), Message: err.Error()})
+	for _, c := range rest {
+		r.Checks = append(r.Checks, CheckResult{Check: c, Skipped: true, Message: "not run: an earlier check failed"})
+	}
+	return err
+}
+
+var statementChecks = []string{CheckParse, CheckSignature, CheckLog, CheckSequence, CheckExpiry}
+
+func after(check string, all []string) []string {
+	for i, c := range all {
+		if c == check {
+			return all[i+1:]
+		}
+	}
+	return nil
+}
+
+// Verify checks a statement bundle against the trust directory, offline, in the architecture's order:
+// signature by a held, unretired key; the transparency-log entry when log keys are held; sequence not
+// rolled back; not expired. It changes nothing; call Accept to remember the release.
+func (t *Trust) Verify(bundleJSON []byte, now time.Time) (*Release, error) {
+	var rep Report
+	return t.verify(bundleJSON, now, &rep, statementChecks)
+}
+
+func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []string) (*Release, error) {
+	fail := func(check string, err error) (*Release, error) {
+		return nil, rep.fail(check, err, after(check, order)...)
+	}
+	b, err := statement.ParseBundle(bundleJSON)
+	if err != nil {
+		return fail(CheckParse, err)
+	}
+	payload := b.GetDsseEnvelope().Payload
+	st, err := statement.Decode(payload)
+	if err != nil {
+		return fail(CheckParse, err)
+	}
+	digest := sha256.Sum256(payload)
+	rel := &Release{Statement: st, Payload: payload, Digest: hex.EncodeToString(digest[:])}
+	rel.index()
+	rep.pass(CheckParse, "release %s, sequence %d, %d subjects", st.Predicate.Release, st.Predicate.Sequence, len(st.Subject))
+
+	signer, material, err := t.checkSigner(b, st, rel)
+	if err != nil {
+		return fail(CheckSignature, err)
+	}
+	rel.Signer = signer
+	rep.pass(CheckSignature, "signed by held key %s", signer.Fingerprint())
+
+	if t.RequiresLog() {
+		if err := t.checkLog(b, material); err != nil {
+			return fail(CheckLog, err)
+		}
+		rel.Logged = true
+		rep.pass(CheckLog, "inclusion proven in a log whose key is held")
+	} else {
+		rep.pass(CheckLog, "no log keys held: a log entry is not required")
+	}
+
+	seq := st.Predicate.Sequence
+	switch {
+	case seq < t.state.Sequence:
+		return fail(CheckSequence, errcode.New(errcode.StatementRollback, "sequence %d is below the accepted %d", seq, t.state.Sequence).
+			With("sequence", seq).With("accepted", t.state.Sequence))
+	case seq == t.state.Sequence && rel.Digest != t.state.Statement:
+		return fail(CheckSequence, errcode.New(errcode.StatementRollback, "sequence %d was accepted for another statement", seq).
+			With("sequence", seq))
+	}
+	rep.pass(CheckSequence, "sequence %d is not below the accepted %d", seq, t.state.Sequence)
+
+	if exp := st.Predicate.ExpiresAt; !now.Before(exp) {
+		return fail(CheckExpiry, errcode.New(errcode.StatementExpired, "statement expired at %s", exp.UTC().Format(time.RFC3339)).
+			With("expires_at", exp))
+	}
+	rep.pass(CheckExpiry, "valid until %s", st.Predicate.ExpiresAt.UTC().Format(time.RFC3339))
+	return rel, nil
+}
+
+// checkSigner walks the key chain, finds the key the bundle names among those held, and verifies the
+// envelope signature with sigstore-go. sigstore-go knows nothing of retirement, so that is checked here.
+func (t *Trust) checkSigner(b *bundle.Bundle, st *statement.Statement, rel *Release) (keys.PublisherPublic, root.TrustedMaterial, error) {
+	held, learned, err := t.walkChain(st.Predicate.KeyChain)
+	if err != nil {
+		return keys.PublisherPublic{}, nil, err
+	}
+	rel.learned = learned
+	hint := b.GetVerificationMaterial().GetPublicKey().GetHint()
+	h, ok := held[hint]
+	if !ok {
+		return keys.PublisherPublic{}, nil, errcode.New(errcode.StatementSignatureInvalid,
+			"statement is signed by %q, a key this trust directory does not hold", hint).With("key", hint)
+	}
+	verifier, err := signature.LoadED25519phVerifier(h.key.Ed25519())
+	if err != nil {
+		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "cannot load key %s", hint)
+	}
+	material := root.NewTrustedPublicKeyMaterialFromMapping(map[string]*root.ExpiringKey{
+		hint: root.NewExpiringKey(verifier, time.Time{}, time.Time{}),
+	})
+	sig, err := b.SignatureContent()
+	if err != nil {
+		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "bundle signature unreadable")
+	}
+	vc, err := b.VerificationContent()
+	if err != nil {
+		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "bundle verification material unreadable")
+	}
+	if err := sgverify.VerifySignature(sig, vc, material); err != nil {
+		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "envelope signature does not verify with key %s", hint).
+			With("key", hint)
+	}
+	if !st.Predicate.Publisher.Equal(h.key) {
+		return keys.PublisherPublic{}, nil, errcode.New(errcode.StatementSignatureInvalid, "statement names publisher %s but is signed by %s",
+			st.Predicate.Publisher.Fingerprint(), hint)
+	}
+	seq := st.Predicate.Sequence
+	if h.retired != 0 && seq >= h.retired {
+		return keys.PublisherPublic{}, nil, errcode.New(errcode.KeyRetired, "key %s was retired from sequence %d; this statement is sequence %d", hint, h.retired, seq).
+			With("key", hint).With("retired_from", h.retired)
+	}
+	if seq < h.from {
+		return keys.PublisherPublic{}, nil, errcode.New(errcode.KeyChainInvalid, "key %s may sign only from sequence %d; this statement is sequence %d", hint, h.from, seq).
+			With("key", hint)
+	}
+	return h.key, material, nil
+}
+
+// walkChain applies a statement's key chain to a copy of the held keys. Each entry must be signed by a
+// key held at that point and valid at the entry's sequence. It returns the resulting keys and the lines
+// Accept appends for what was new.
+func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []string, error) {
+	held := make(map[string]heldKey, len(t.held)+len(chain))
+	for k, v := range t.held {
+		held[k] = v
+	}
+	var learned []string
+	for i, e := range chain {
+		signer, ok := held[e.SignedBy]
+		if !ok {
+			return nil, nil, errcode.New(errcode.KeyChainInvalid, "key-chain entry %d (%s) is signed by %s, a key not held", i, e, e.SignedBy).
+				With("entry", i)
+		}
+		if !signer.validAt(e.FromSequence) {
+			return nil, nil, errcode.New(errcode.KeyChainInvalid, "key-chain entry %d (%s) is signed by %s, which may not sign at sequence %d", i, e, e.SignedBy, e.FromSequence).
+				With("entry", i)
+		}
+		if !e.VerifyBy(signer.key) {
+			return nil, nil, errcode.New(errcode.KeyChainInvalid, "key-chain entry %d (%s) has a bad signature", i, e).With("entry", i)
+		}
+		fp := e.Key.Fingerprint()
+		h, had := held[fp]
+		switch e.Op {
+		case statement.OpAdd:
+			if had && h.from <= e.FromSequence {
+				continue
+			}
+			if !had {
+				h = heldKey{key: e.Key, from: e.FromSequence}
+			} else {
+				h.from = e.FromSequence
+			}
+			learned = append(learned, fmt.Sprintf("%s from %d", e.Key, e.FromSequence))
+		case statement.OpRetire:
+			if had && h.retired != 0 && h.retired <= e.FromSequence {
+				continue
+			}
+			if !had {
+				h = heldKey{key: e.Key, from: ^uint64(0)}
+			}
+			h.retired = e.FromSequence
+			learned = append(learned, fmt.Sprintf("retire %s from %d", e.Key, e.FromSequence))
+		}
+		held[fp] = h
+	}
+	return held, learned, nil
+}
+
+// checkLog requires one Rekor v2 entry, bound to this envelope, proven included under a checkpoint
+// signed by a held log key. sigstore-go rebuilds the entry from the bundle, so an entry spliced in from
+// another statement does not verify.
+func (t *Trust) checkLog(b *bundle.Bundle, publisher root.TrustedMaterial) error {
+	if len(t.logs) == 0 {
+		return errcode.New(errcode.StatementUnlogged, "this trust directory once held log keys and holds none now; refusing rather than loosening")
+	}
+	if len(b.GetVerificationMaterial().GetTlogEntries()) == 0 {
+		return errcode.New(errcode.StatementUnlogged, "log keys are held and the statement carries no transparency-log entry")
+	}
+	logs := make(map[string]*root.TransparencyLog, len(t.logs))
+	for _, l := range t.logs {
+		logs[hex.EncodeToString(l.ID())] = &root.TransparencyLog{
+			BaseURL:           "https://" + l.Origin(),
+			ID:                l.ID(),
+			HashFunc:          crypto.SHA256,
+			PublicKey:         l.Key(),
+			SignatureHashFunc: crypto.SHA256,
+		}
+	}
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, nil, nil, nil, logs)
+	if err != nil {
+		return errcode.Wrap(err, errcode.StatementUnlogged, "cannot build the log trust root")
+	}
+	// The publisher key is in the material too: Rekor v2 entries are rebuilt from the bundle's
+	// signature and key, which is what binds the entry to this envelope.
+	material := root.TrustedMaterialCollection{tr, publisher}
+	if _, err := sgverify.VerifyTlogEntry(b, material, 1, false); err != nil {
+		return errcode.Wrap(err, errcode.StatementUnlogged, "no valid transparency-log entry for this statement")
+	}
+	return nil
+}

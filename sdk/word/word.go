@@ -1,0 +1,111 @@
+// Package word is what a word's author writes against: typed params in, a typed result out, and typed
+// calls to the capabilities the word's manifest declares. A word is a Go program built with
+// GOOS=wasip1 GOARCH=wasm and run by the Lexicon host in a fresh sandbox for every call.
+//
+//	type Params struct{ Unit string `json:"unit"` }
+//	type Output struct{ State string `json:"state"` }
+//
+//	func main() {
+//		word.Run(func(p Params) (Output, error) {
+//			u, err := word.Systemd().Unit(p.Unit)
+//			if word.IsUnknown(err) {
+//				return Output{State: "unknown"}, nil // no systemd here: say so, never guess
+//			}
+//			if err != nil {
+//				return Output{}, err
+//			}
+//			return Output{State: u.ActiveState}, nil
+//		})
+//	}
+//
+// Params arrive as JSON on stdin (the host has already checked them against the manifest's schema), the
+// result leaves as JSON on stdout (the host checks it against the output schema), and Log writes the
+// transcript on stderr. A word fails with a reason by returning an error made by Fail, whose code is
+// the word's own ("disk_usage.root_missing"); a capability error passed through keeps its code
+// (capability.denied, capability.unknown, ...). The package sdk/word/wordtest runs a built word
+// through the real host in ordinary `go test`.
+package word
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// maxParams caps what Run reads from stdin.
+const maxParams = 8 << 20
+
+// Run decodes the params into P, calls fn, writes its result and exits: status 0 with the result, or
+// status 1 with the error envelope. It never returns. A panic in fn is left to crash the word, which
+// the host reports as word.crashed.
+func Run[P, O any](fn func(P) (O, error)) {
+	os.Exit(run(os.Stdin, os.Stdout, fn))
+}
+
+func run[P, O any](in io.Reader, out io.Writer, fn func(P) (O, error)) int {
+	var p P
+	data, err := io.ReadAll(io.LimitReader(in, maxParams))
+	if err == nil && len(data) > 0 {
+		err = decodeStrict(data, &p)
+	}
+	if err != nil {
+		return fail(out, errcode.Wrap(err, errcode.WordParamInvalid, "params do not decode into %T: %v", p, err))
+	}
+	result, err := fn(p)
+	if err != nil {
+		return fail(out, err)
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		return fail(out, errcode.Wrap(err, errcode.WordOutputInvalid, "result does not encode: %v", err))
+	}
+	if _, err := out.Write(b); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func fail(out io.Writer, err error) int {
+	e := errcode.From(err, errcode.WordFailed)
+	b, _ := json.Marshal(e.Envelope())
+	out.Write(b)
+	return 1
+}
+
+// Fail returns an error that makes Run fail with code (the word's own, "area.reason") and a message.
+// Add details with its With method.
+func Fail(code, format string, args ...any) *errcode.Error {
+	return errcode.New(code, format, args...)
+}
+
+// Log writes one line to the transcript (stderr), which the host keeps up to the word's cap. Do not
+// log secrets: the transcript leaves the machine.
+func Log(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
+// IsUnknown reports whether err says this machine cannot answer (capability.unknown).
+func IsUnknown(err error) bool { return errcode.Has(err, errcode.CapabilityUnknown) }
+
+// IsDenied reports whether err is a refusal by the host (capability.denied).
+func IsDenied(err error) bool { return errcode.Has(err, errcode.CapabilityDenied) }
+
+// IsNotFound reports whether the path, unit or program asked for does not exist.
+func IsNotFound(err error) bool { return errcode.Has(err, errcode.CapabilityNotFound) }
+
+// Code returns err's code, or "" when it has none.
+func Code(err error) string { return errcode.Code(err) }
+
+// ErrNoHost is what capability calls return outside the Lexicon host (in a plain `go test`).
+var ErrNoHost = errors.New("not running inside the Lexicon host")

@@ -1,0 +1,199 @@
+//go:build !wasip1
+
+// Package wordtest runs a built word through the real Lexicon host inside an ordinary `go test`: the
+// same loading, schema checks, limits and capability checks a node applies, against this machine.
+//
+//	func TestHello(t *testing.T) {
+//		w := wordtest.Load(t, "../../build/wasm/examples/hello.wasm", "manifest.json")
+//		var out struct{ Greeting string }
+//		w.Must(map[string]any{"name": "node"}, &out)
+//		if out.Greeting != "hello, node" { t.Fatal(out.Greeting) }
+//	}
+//
+// Capabilities reach the real machine, so a test points the manifest's roots at its own temporary
+// directories (Paths) and gives a fake service manager (WithSystemd with systemdtest.Fake) where this
+// machine has no systemd. The module is pinned by its own sha256, as a release would pin it.
+package wordtest
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lexicon-fleet/lexicon/host/wasm"
+	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
+	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+)
+
+// Word is a word loaded into a host for one test.
+type Word struct {
+	t   testing.TB
+	mod *wasm.Module
+}
+
+type config struct {
+	host   wasm.Config
+	isoSet bool
+	edits  []func(*manifest.Manifest)
+}
+
+// Option adjusts how a word is loaded.
+type Option func(*config)
+
+// WithSystemd gives the host a service manager, typically a systemdtest.Fake.
+func WithSystemd(m systemd.Manager) Option { return func(c *config) { c.host.Systemd = m } }
+
+// WithSelf sets the node's own names, what "@self" stands for (host or host:port).
+func WithSelf(names ...string) Option { return func(c *config) { c.host.Self = names } }
+
+// WithRootCAs sets the roots net.http trusts, for a test's own TLS server.
+func WithRootCAs(pool *x509.CertPool) Option { return func(c *config) { c.host.RootCAs = pool } }
+
+// WithIsolation runs the word in worker processes (wasm.Process), as a node does. The test binary must
+// then call wasm.ServeWorkerIfChild in TestMain; see Main. The default is wasm.InProcess.
+func WithIsolation(iso wasm.Isolation) Option {
+	return func(c *config) { c.host.Isolation, c.isoSet = iso, true }
+}
+
+// Paths replaces the roots of the declared capability cap, so a test can point a word at a temporary
+// directory instead of /etc.
+func Paths(cap string, paths ...string) Option {
+	return WithManifest(func(m *manifest.Manifest) {
+		for i := range m.Capabilities {
+			if m.Capabilities[i].Cap == cap {
+				m.Capabilities[i].Paths = paths
+			}
+		}
+	})
+}
+
+// WithManifest edits the manifest before loading. The edited manifest is checked again as a whole.
+func WithManifest(edit func(*manifest.Manifest)) Option {
+	return func(c *config) { c.edits = append(c.edits, edit) }
+}
+
+// Main is a TestMain for tests using WithIsolation(wasm.Process):
+//
+//	func TestMain(m *testing.M) { wordtest.Main(m) }
+func Main(m *testing.M) {
+	wasm.ServeWorkerIfChild()
+	os.Exit(m.Run())
+}
+
+// Load loads the built module at wasmPath under the manifest at manifestPath into a fresh host, and
+// fails the test if it cannot. The host closes when the test ends.
+func Load(t testing.TB, wasmPath, manifestPath string, opts ...Option) *Word {
+	t.Helper()
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	if !c.isoSet {
+		c.host.Isolation = wasm.InProcess
+	}
+	module, err := os.ReadFile(wasmPath)
+	if err != nil {
+		t.Fatalf("wordtest: %v (build the word first: make wasm)", err)
+	}
+	mb, err := os.ReadFile(manifestPath)
+	if err != nil {
+		t.Fatalf("wordtest: %v", err)
+	}
+	m, err := manifest.Parse(mb)
+	if err != nil {
+		t.Fatalf("wordtest: %s: %v", manifestPath, err)
+	}
+	if len(c.edits) > 0 {
+		for _, e := range c.edits {
+			e(m)
+		}
+		b, err := json.Marshal(m)
+		if err == nil {
+			m, err = manifest.Parse(b)
+		}
+		if err != nil {
+			t.Fatalf("wordtest: edited manifest: %v", err)
+		}
+	}
+	if c.host.CacheDir == "" {
+		c.host.CacheDir, c.host.CacheKeyFile = cacheDir(t)
+	}
+	h, err := wasm.New(context.Background(), c.host)
+	if err != nil {
+		t.Fatalf("wordtest: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	sum := sha256.Sum256(module)
+	mod, err := h.Load(context.Background(), m, module, hex.EncodeToString(sum[:]))
+	if err != nil {
+		t.Fatalf("wordtest: load %s: %v", wasmPath, err)
+	}
+	t.Cleanup(mod.Close)
+	return &Word{t: t, mod: mod}
+}
+
+// cacheDir is a compile cache shared by a user's test runs, so a word compiles once, not per test.
+func cacheDir(t testing.TB) (string, string) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "lexicon", "wordtest")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatalf("wordtest: %v", err)
+	}
+	return filepath.Join(dir, "cache"), filepath.Join(dir, "cache.key")
+}
+
+// Run runs the word with params: a value to encode as JSON, or json.RawMessage/[]byte/string as is.
+func (w *Word) Run(params any) *wasm.Result {
+	w.t.Helper()
+	var input []byte
+	switch p := params.(type) {
+	case nil:
+		input = []byte("{}")
+	case json.RawMessage:
+		input = p
+	case []byte:
+		input = p
+	case string:
+		input = []byte(p)
+	default:
+		b, err := json.Marshal(p)
+		if err != nil {
+			w.t.Fatalf("wordtest: params: %v", err)
+		}
+		input = b
+	}
+	return w.mod.Run(context.Background(), input)
+}
+
+// Must runs the word, fails the test unless it completed, and decodes its output into out (if not nil).
+func (w *Word) Must(params, out any) *wasm.Result {
+	w.t.Helper()
+	res := w.Run(params)
+	if res.Outcome != wasm.Completed {
+		w.t.Fatalf("wordtest: %s: %s %s: %s\ntranscript:\n%s", w.mod.Manifest().Name, res.Outcome, res.Code, res.Message, res.Transcript)
+	}
+	if out != nil {
+		if err := json.Unmarshal(res.Output, out); err != nil {
+			w.t.Fatalf("wordtest: output %s: %v", res.Output, err)
+		}
+	}
+	return res
+}
+
+// Manifest returns the manifest the word was loaded with, after edits.
+func (w *Word) Manifest() *manifest.Manifest { return w.mod.Manifest() }
+
+// FakeSystemd is a service manager for tests on machines without systemd; see systemdtest.
+type FakeSystemd = systemdtest.Fake
+
+// NewFakeSystemd returns a fake whose units are given as `systemctl show` output (Key=Value lines).
+func NewFakeSystemd(units map[string]string) *FakeSystemd { return systemdtest.New(units) }
