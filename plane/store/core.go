@@ -159,6 +159,18 @@ func (s *sqlStore) read(ctx context.Context, what string, fn func(execer) error)
 	return nil
 }
 
+// write runs fn against the write side outside a transaction: each statement commits on its own, so
+// fn runs one statement that needs no rule around it.
+func (s *sqlStore) write(ctx context.Context, what string, fn func(execer) error) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := fn(s.drv.writer()); err != nil {
+		return s.fail(err, what)
+	}
+	return nil
+}
+
 // fail gives an uncoded database error its store code; coded errors pass through.
 func (s *sqlStore) fail(err error, what string) error {
 	var coded *errcode.Error

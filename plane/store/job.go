@@ -350,28 +350,48 @@ func (s *sqlStore) JobFinish(ctx context.Context, p JobFinishParams) (Job, error
 		return Job{}, err
 	}
 	t := now(p.Now)
+	args := []any{p.ID, p.NodeID, string(p.Outcome), t, p.Code, p.Message, jsonText(p.Output), p.Transcript,
+		jsonText(p.Audit), p.Duration.Milliseconds()}
 	var j Job
-	err := s.tx(ctx, "finish job", func(ex execer) error {
+	var matched bool
+	finish := func(ex execer) error {
 		var err error
-		j, err = scanJob(ex.queryRow(ctx, s.q.JobFinish, p.ID, p.NodeID, string(p.Outcome), t, p.Code, p.Message,
-			jsonText(p.Output), p.Transcript, jsonText(p.Audit), p.Duration.Milliseconds()))
+		j, err = scanJob(ex.queryRow(ctx, s.q.JobFinish, args...))
 		if s.drv.kind(err) == errNoRows {
-			cur, err := s.jobGet(ctx, ex, p.ID)
-			if err != nil || cur.NodeID != p.NodeID {
-				return errcode.New(errcode.JobNotFound, "node %s has no job %s", p.NodeID, p.ID).With("id", p.ID)
-			}
-			return errcode.New(errcode.JobNotRunning, "job %s is %s, not running; its result is dropped", p.ID, cur.State).
-				With("id", p.ID).With("state", string(cur.State))
+			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if p.Outcome == JobRefused {
+		matched = true
+		if p.Outcome == JobRefused && s.q.NodeRefusalAdd != "" {
 			_, err = ex.exec(ctx, s.q.NodeRefusalAdd, p.NodeID)
 		}
 		return err
+	}
+	var err error
+	if s.q.NodeRefusalAdd == "" {
+		// The dialect's JobFinish counts a refusal itself (PostgreSQL): one statement, one round trip.
+		err = s.write(ctx, "finish job", finish)
+	} else {
+		err = s.tx(ctx, "finish job", finish)
+	}
+	if err != nil {
+		return Job{}, err
+	}
+	if matched {
+		return j, nil
+	}
+	// Nothing changed: say why.
+	err = s.read(ctx, "finish job", func(ex execer) error {
+		cur, err := s.jobGet(ctx, ex, p.ID)
+		if err != nil || cur.NodeID != p.NodeID {
+			return errcode.New(errcode.JobNotFound, "node %s has no job %s", p.NodeID, p.ID).With("id", p.ID)
+		}
+		return errcode.New(errcode.JobNotRunning, "job %s is %s, not running; its result is dropped", p.ID, cur.State).
+			With("id", p.ID).With("state", string(cur.State))
 	})
-	return j, err
+	return Job{}, err
 }
 
 func (s *sqlStore) JobLoseRunning(ctx context.Context, p JobLoseRunningParams) ([]Job, error) {
@@ -391,14 +411,13 @@ func (s *sqlStore) JobExpire(ctx context.Context, p JobExpireParams) ([]Job, err
 
 // writeJobs runs one statement that changes jobs and returns them, in a transaction of its own.
 func (s *sqlStore) writeJobs(ctx context.Context, what, query string, args ...any) ([]Job, error) {
-	if err := s.usable(); err != nil {
-		return nil, err
-	}
-	out, err := s.jobs(ctx, s.drv.writer(), query, args...)
-	if err != nil {
-		return nil, s.fail(err, what)
-	}
-	return out, nil
+	var out []Job
+	err := s.write(ctx, what, func(ex execer) error {
+		var err error
+		out, err = s.jobs(ctx, ex, query, args...)
+		return err
+	})
+	return out, err
 }
 
 func (s *sqlStore) JobCancel(ctx context.Context, p JobCancelParams) (Job, error) {

@@ -159,7 +159,7 @@ UPDATE nodes SET state = $2, ended_at = $3 WHERE id = $1 AND state = 'active'
 RETURNING {{node_columns}}
 
 -- name: NodeRefusalAdd
-UPDATE nodes SET refusals = refusals + 1 WHERE id = $1
+-- Nothing: JobFinish counts the refusal in its own statement.
 
 ------------------------------------------------------------------------------------------------------
 -- Nonces
@@ -208,11 +208,20 @@ RETURNING {{job_columns}}
 SELECT {{job_columns}} FROM jobs WHERE id = $1
 
 -- name: JobFinish
-UPDATE jobs
-SET state = $3, finished_at = $4, outcome_code = $5, outcome_message = $6, output = $7,
-    transcript = $8, audit = $9, duration_ms = $10
-WHERE id = $1 AND node_id = $2 AND state = 'running'
-RETURNING {{job_columns}}
+-- One statement, so one autocommit round trip: the result and, for a refusal, the node's count, taken
+-- in the order every transaction keeps (the job's row, then the node's). The count moves only if the
+-- job did.
+WITH done AS (
+    UPDATE jobs
+    SET state = $3, finished_at = $4, outcome_code = $5, outcome_message = $6, output = $7,
+        transcript = $8, audit = $9, duration_ms = $10
+    WHERE id = $1 AND node_id = $2 AND state = 'running'
+    RETURNING {{job_columns}}
+), counted AS (
+    UPDATE nodes SET refusals = refusals + 1
+    WHERE id = $2 AND $3 = 'refused' AND EXISTS (SELECT 1 FROM done)
+)
+SELECT * FROM done
 
 -- name: JobLoseRunning
 UPDATE jobs SET state = 'lost', finished_at = $2, outcome_code = $3, outcome_message = $4

@@ -151,6 +151,7 @@ UPDATE nodes SET state = ?2, ended_at = ?3 WHERE id = ?1 AND state = 'active'
 RETURNING {{node_columns}}
 
 -- name: NodeRefusalAdd
+-- Run after JobFinish, in its transaction, when the job was refused.
 UPDATE nodes SET refusals = refusals + 1 WHERE id = ?1
 
 ------------------------------------------------------------------------------------------------------
