@@ -119,7 +119,8 @@ func firstCall(iso string) int {
 	}
 	defer h.Close()
 	m, err := manifest.Parse([]byte(`{"schema": "lexicon/manifest/v1", "name": "ref", "kind": "word", "version": "1.0.0",
-		"class": "look", "summary": "Reference word.", "params": {"type": "object", "additionalProperties": true},
+		"class": "look", "summary": "Reference word.", "params": {"type": "object", "additionalProperties": false,
+		"properties": {"name": {"type": "string"}, "count": {"type": "integer"}}},
 		"output": {"type": "object"}, "module": {"file": "ref.wasm"}}`))
 	if err != nil {
 		return 8
