@@ -239,17 +239,16 @@ type rawRun struct {
 	stdout, stderr       []byte
 	stdoutOver, stdOverE bool
 	memExceeded          bool
-	killed               bool  // a worker killed at the deadline or on cancel
-	hostErr              error // the host, not the word, failed
-	ctxErr               error // why the word's own context ended, if it did
+	killed               bool          // a worker killed at the deadline or on cancel
+	hostErr              error         // the host, not the word, failed
+	ctxErr               error         // why the word's own context ended, if it did
+	took                 time.Duration // from the start of the word's instance to its end
 }
 
 // Run runs the module once with input as its params and returns the result envelope. Run never
 // returns nil, and nothing a module does makes it panic.
 func (mod *Module) Run(ctx context.Context, input []byte) *Result {
-	start := time.Now()
 	res := &Result{Capabilities: []Call{}}
-	defer func() { res.DurationMS = time.Since(start).Milliseconds() }()
 	if len(input) == 0 {
 		input = []byte("{}")
 	}
@@ -265,6 +264,7 @@ func (mod *Module) Run(ctx context.Context, input []byte) *Result {
 	}
 	res.Capabilities = d.Calls()
 	res.Transcript = truncateRunes(string(raw.stderr), len(raw.stderr))
+	res.DurationMS = raw.took.Milliseconds()
 	return mod.judge(res, raw)
 }
 
@@ -283,8 +283,10 @@ func (mod *Module) runInProcess(ctx context.Context, input []byte, d *caps.Dispa
 		stderr: &cappedBuffer{limit: mod.lim.transcript},
 		caller: dispatchCaller{d},
 	}
+	start := time.Now()
 	out := mod.inproc.run(ctx, inv)
 	return rawRun{
+		took:        time.Since(start),
 		ctxErr:      ctx.Err(),
 		runOutcome:  out,
 		stdout:      inv.stdout.buf.Bytes(),

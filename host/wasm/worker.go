@@ -433,6 +433,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 	}
 	ctx, cancel := mod.wordContext(ctx)
 	defer cancel()
+	start := time.Now()
 	err = wk.send(&frame{Kind: kindRun, Digest: mod.digest, Memory: mod.lim.memory,
 		Output: mod.lim.output, Transcript: mod.lim.transcript, blob: input})
 	if err != nil {
@@ -461,6 +462,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 				if f.Trap != "" {
 					raw.trap = fmt.Errorf("%s", f.Trap)
 				}
+				raw.took = time.Since(start)
 				p.release(wk)
 				return raw
 			default:
@@ -474,7 +476,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 			}
 		case <-ctx.Done():
 			p.drop(wk, "stopped at the deadline")
-			return rawRun{killed: true, ctxErr: ctx.Err()}
+			return rawRun{killed: true, ctxErr: ctx.Err(), took: time.Since(start)}
 		}
 	}
 }
