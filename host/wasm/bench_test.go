@@ -192,8 +192,10 @@ func rssKiB(pid int) int64 {
 	return 0
 }
 
-// BenchmarkRSSPerWord is the resident memory each concurrently running word adds: n words held in
-// flight at once, the host's and its workers' RSS measured while they run, minus the idle figure.
+// BenchmarkRSSPerWord is the resident memory each concurrently running word costs: n words held in
+// flight at once by a fresh host, the peak RSS of the host and its workers while they run, minus the
+// host's own RSS once the word is loaded, divided by n. With process isolation every running word has
+// a worker process of its own, which is counted whole.
 func BenchmarkRSSPerWord(b *testing.B) {
 	const n = 4
 	for _, iso := range []struct {
@@ -202,28 +204,34 @@ func BenchmarkRSSPerWord(b *testing.B) {
 	}{{"process", wasm.Process}, {"inprocess", wasm.InProcess}} {
 		b.Run(iso.name, func(b *testing.B) {
 			module, digest := testWord(b, "ref")
-			h := newHost(b, cached(wasm.Config{Isolation: iso.iso, MaxWorkers: n}))
-			mod := load(b, h, wordManifest(b, "ref", refParams), module, digest)
-			total := func() int64 {
-				sum := rssKiB(os.Getpid())
-				if iso.iso == wasm.Process {
-					for _, p := range wasm.WorkerPIDs(h) {
-						sum += rssKiB(p)
-					}
-				}
-				return sum
-			}
-			var per []time.Duration // KiB, carried in a Duration to reuse p50
+			var per, workers []time.Duration // KiB, carried in a Duration to reuse p50
 			for range b.N {
-				idle := total()
+				h, err := wasm.New(context.Background(), cached(wasm.Config{Isolation: iso.iso, MaxWorkers: n}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				mod, err := h.Load(context.Background(), wordManifest(b, "ref", refParams), module, digest)
+				if err != nil {
+					b.Fatal(err)
+				}
+				base := rssKiB(os.Getpid())
+				total := func() (int64, int64) {
+					sum, ws := rssKiB(os.Getpid()), int64(0)
+					if iso.iso == wasm.Process {
+						for _, p := range wasm.WorkerPIDs(h) {
+							ws += rssKiB(p)
+						}
+					}
+					return sum + ws, ws
+				}
 				var wg sync.WaitGroup
 				for range n {
-					wg.Go(func() { mod.Run(context.Background(), []byte(`{"name": "rss", "hold_ms": 300}`)) })
+					wg.Go(func() { mod.Run(context.Background(), []byte(`{"name": "rss", "hold_ms": 500}`)) })
 				}
 				// Sample while they run and keep the peak.
 				done := make(chan struct{})
 				go func() { wg.Wait(); close(done) }()
-				peak := idle
+				var peak, peakWorkers int64
 				tick := time.NewTicker(5 * time.Millisecond)
 			sample:
 				for {
@@ -231,14 +239,21 @@ func BenchmarkRSSPerWord(b *testing.B) {
 					case <-done:
 						break sample
 					case <-tick.C:
-						peak = max(peak, total())
+						if t, w := total(); t > peak {
+							peak, peakWorkers = t, w
+						}
 					}
 				}
 				tick.Stop()
-				per = append(per, time.Duration((peak-idle)/n))
+				per = append(per, time.Duration((peak-base)/n))
+				workers = append(workers, time.Duration(peakWorkers/n))
+				mod.Close()
+				h.Close()
 			}
 			b.ReportMetric(float64(p50(per))/1024, "MiB/word")
-			b.ReportMetric(float64(total())/1024, "MiB-total-after")
+			if iso.iso == wasm.Process {
+				b.ReportMetric(float64(p50(workers))/1024, "MiB/worker")
+			}
 			b.ReportMetric(0, "ns/op")
 		})
 	}

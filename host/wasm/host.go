@@ -61,7 +61,8 @@ type Config struct {
 	CacheKeyFile string
 	// Isolation says where instances run.
 	Isolation Isolation
-	// MaxWorkers bounds the worker processes, and so the concurrent invocations (default 4).
+	// MaxWorkers bounds the worker processes, and so the concurrent invocations (default 2: each running
+	// word costs a worker of ~40 MiB resident).
 	MaxWorkers int
 	// WorkerIdle is how long an idle worker is kept, its compiled words ready (default 5 minutes);
 	// after that it exits and gives its memory back.

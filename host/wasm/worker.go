@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -80,6 +81,9 @@ func serveWorker(in io.Reader, out io.Writer) int {
 				continue
 			}
 			mods[key] = c
+			// Compiling leaves tens of MiB of garbage (the decoded module, the cache read); give it back
+			// now rather than whenever the scavenger gets to it, since a worker lives on, idle, for minutes.
+			debug.FreeOSMemory()
 			send(&frame{Kind: kindLoaded, Stats: &c.stats})
 		case kindRun:
 			c := mods[loadKey(f.Digest, f.Memory)]
@@ -154,7 +158,7 @@ func newWorkerPool(cfg Config, key []byte, stats *cacheCounters, log *slog.Logge
 	}
 	n := cfg.MaxWorkers
 	if n <= 0 {
-		n = 4
+		n = 2
 	}
 	idle := cfg.WorkerIdle
 	if idle <= 0 {
