@@ -17,8 +17,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"golang.org/x/sys/unix"
@@ -91,7 +93,21 @@ func openCompileCache(dir string, key []byte) (*compileCache, error) {
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create compile cache %s", d)
 	}
+	removeStale(d)
 	return &compileCache{dir: d, key: bytes.Clone(key)}, nil
+}
+
+// removeStale removes compile directories and temp entries a process that died mid-compile left.
+func removeStale(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".compile-") && !strings.HasPrefix(e.Name(), ".entry-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // LoadCacheKey reads the compile-cache key at path, creating it (0600) if it does not exist. A key file
@@ -223,7 +239,7 @@ func (s *cacheSession) forget() { os.Remove(s.entry) }
 func (s *cacheSession) finish() {
 	if s.hadCopy != "" {
 		// wazero deletes an entry it finds stale or broken and compiles anew; only count a real hit.
-		if _, err := os.Lstat(filepath.Join(s.subdir(), s.hadCopy)); err == nil {
+		if fi, err := os.Lstat(filepath.Join(s.subdir(), s.hadCopy)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			s.stats.Hits++
 			return
 		}

@@ -309,7 +309,8 @@ func (mod *Module) judge(res *Result, raw rawRun) *Result {
 	switch {
 	case raw.hostErr != nil:
 		return res.fail(Failed, raw.hostErr)
-	case raw.memExceeded:
+	case raw.memExceeded && !(raw.exited && raw.exitCode == 0):
+		// A grow past the limit was refused and the word did not survive it.
 		return res.fail(Failed, errcode.New(errcode.WordMemoryExceeded, "%s tried to use more than its %d MiB of memory", name, mod.lim.memory>>20).
 			With("limit_mib", mod.lim.memory>>20))
 	case stopped && ctxErr == context.DeadlineExceeded:
