@@ -276,6 +276,7 @@ func (mod *Module) wordContext(ctx context.Context) (context.Context, context.Ca
 }
 
 func (mod *Module) runInProcess(ctx context.Context, input []byte, d *caps.Dispatcher) rawRun {
+	start := time.Now()
 	ctx, cancel := mod.wordContext(ctx)
 	defer cancel()
 	inv := &invocation{
@@ -284,7 +285,6 @@ func (mod *Module) runInProcess(ctx context.Context, input []byte, d *caps.Dispa
 		stderr: &cappedBuffer{limit: mod.lim.transcript},
 		caller: dispatchCaller{d},
 	}
-	start := time.Now()
 	out := mod.inproc.run(ctx, inv)
 	return rawRun{
 		took:        time.Since(start),

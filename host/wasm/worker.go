@@ -435,9 +435,9 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 		}
 		return rawRun{hostErr: err}
 	}
+	start := time.Now() // before the deadline is set, so a word stopped at it is seen to run it all
 	ctx, cancel := mod.wordContext(ctx)
 	defer cancel()
-	start := time.Now()
 	err = wk.send(&frame{Kind: kindRun, Digest: mod.digest, Memory: mod.lim.memory,
 		Output: mod.lim.output, Transcript: mod.lim.transcript, blob: input})
 	if err != nil {
