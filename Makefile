@@ -9,7 +9,7 @@ VERSION ?= 0.1.0
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules test bench demo release lint clean
+.PHONY: all build wasm modules test bench demo release lint clean proto
 
 all: build
 
@@ -72,6 +72,7 @@ demo: modules
 
 test: build wasm
 	$(GO) test ./...
+	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
 
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 bench: wasm
@@ -79,7 +80,9 @@ bench: wasm
 	$(GO) test -run '^$$' -bench 'BenchmarkCall$$' -benchtime 400x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench 'BenchmarkDeadlineOvershoot|BenchmarkFirstCall' -benchtime 40x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench 'BenchmarkRSSPerWord' -benchtime 5x -count 5 ./host/wasm/
+	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
+	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -87,3 +90,11 @@ lint:
 
 clean:
 	rm -rf $(BUILD)
+
+# proto regenerates the driver contracts' gRPC code (committed) with the protoc-gen-go tools go.mod pins.
+PROTOS := sdk/driver/proto/driver.proto sdk/driver/cloud/proto/cloud.proto sdk/driver/dns/proto/dns.proto
+proto:
+	@mkdir -p $(BUILD)/tools
+	$(GO) build -o $(BUILD)/tools/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+	protoc -I . --plugin=protoc-gen-go=$(BUILD)/tools/protoc-gen-go --plugin=protoc-gen-go-grpc=$(BUILD)/tools/protoc-gen-go-grpc \
+		--go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)

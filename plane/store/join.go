@@ -345,6 +345,9 @@ func (s *sqlStore) JoinList(ctx context.Context, p JoinListParams) (JoinListResu
 	default:
 		return JoinListResult{}, invalid("status", "unknown join status %q", p.Status)
 	}
+	if err := checkCursor(p.Cursor); err != nil {
+		return JoinListResult{}, err
+	}
 	limit, err := listLimit(p.Limit)
 	if err != nil {
 		return JoinListResult{}, err

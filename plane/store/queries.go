@@ -28,12 +28,12 @@ type queries struct {
 	JoinGet, JoinGetForUpdate, JoinList, JoinDecide, JoinExpireAll, KeyRetired, KeyRetire string
 
 	NodeInsert, NodeGet, NodeGetByName, NodeGetByKey, NodeList, NodeReport, NodeLockShared string
-	NodeLock, NodeEnd, NodeRefusalAdd                                                      string
+	NodeLock, NodeEndLockJobs, NodeEnd, NodeRefusalAdd, RelaxCommit                        string
 
 	NonceUse, NoncePurge string
 
-	JobInsert, JobClaim, JobGet, JobFinish, JobLoseRunning, JobCancelQueuedForNode, JobExpire string
-	JobCancel, JobMarkFailed, JobList                                                         string
+	JobInsert, JobClaimable, JobClaim, JobGet, JobFinish, JobLoseRunning, JobCancelQueuedForNode, JobExpire string
+	JobCancel, JobMarkFailed, JobList                                                                       string
 
 	TokenInsert, TokenGetByHash, TokenList, TokenGet, TokenRevoke string
 

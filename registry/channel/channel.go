@@ -104,16 +104,88 @@ type Word struct {
 
 // ClaimRequest is a node's long poll for work, and its report of itself.
 type ClaimRequest struct {
-	Idle       bool              `json:"idle"`
-	RunningJob string            `json:"running_job,omitempty"`
-	Version    string            `json:"version"`
-	Statement  StatementRef      `json:"statement"`
-	Untrusted  string            `json:"untrusted,omitempty"` // why the node could not verify the plane's statement
-	Vocabulary []Word            `json:"vocabulary"`
-	Recipes    []json.RawMessage `json:"recipes"`
-	Cases      []json.RawMessage `json:"cases,omitempty"`
-	ClaimSize  int               `json:"claim_size,omitempty"`
+	Idle       bool           `json:"idle"`
+	RunningJob string         `json:"running_job,omitempty"`
+	Version    string         `json:"version"`
+	Statement  StatementRef   `json:"statement"`
+	Untrusted  string         `json:"untrusted,omitempty"` // why the node could not verify the plane's statement
+	Vocabulary []Word         `json:"vocabulary"`
+	Recipes    []RecipeReport `json:"recipes"`
+	Cases      []CaseReport   `json:"cases,omitempty"`
+	ClaimSize  int            `json:"claim_size,omitempty"`
 }
+
+// Recipe states as a claim reports them.
+const (
+	RecipeActive        = "active"
+	RecipeNotApplicable = "not_applicable"
+	RecipeHeld          = "held"
+)
+
+// Check verdicts.
+const (
+	VerdictPass    = "pass"
+	VerdictFail    = "fail"
+	VerdictUnknown = "unknown"
+)
+
+// RecipeReport is one of the node's recipes as a claim reports it: which module, where it stands, and
+// its last verdict.
+type RecipeReport struct {
+	Name        string    `json:"name"`
+	Version     string    `json:"version"`
+	Digest      string    `json:"digest"`
+	State       string    `json:"state"`
+	LastVerdict string    `json:"last_verdict,omitempty"`
+	LastCheckAt time.Time `json:"last_check_at,omitzero"`
+	Detail      string    `json:"detail,omitempty"`
+}
+
+// Case states.
+const (
+	CaseOpen   = "open"
+	CaseClosed = "closed"
+)
+
+// CaseReport is the most recent case of one recipe, open or closed, as a summary. Notes the plane may
+// not have seen yet ride along, and so does the body, until a claim carrying them succeeds. Case ids
+// increase per node, so the plane can tell a newer case from an older one.
+type CaseReport struct {
+	ID       uint64     `json:"id"`
+	Recipe   string     `json:"recipe"`
+	State    string     `json:"state"`
+	OpenedAt time.Time  `json:"opened_at"`
+	ClosedAt time.Time  `json:"closed_at,omitzero"`
+	Summary  string     `json:"summary"`
+	Notes    []CaseNote `json:"notes,omitempty"`
+	Body     *CaseBody  `json:"body,omitempty"`
+}
+
+// CaseNote is one further failing tick on an open case. Seq increases within a case.
+type CaseNote struct {
+	Seq  int       `json:"seq"`
+	At   time.Time `json:"at"`
+	Text string    `json:"text"`
+}
+
+// CaseBody is composed once, when the escalation opens: what the node tried and what it looked like.
+type CaseBody struct {
+	Mode       string            `json:"mode"` // repair or report-only
+	Attempts   []json.RawMessage `json:"attempts"`
+	HostReport json.RawMessage   `json:"host_report,omitempty"`
+	Vocabulary []Word            `json:"vocabulary"`
+	Recipes    []RecipeReport    `json:"recipes"`
+}
+
+// Caps on what a node says about its recipes and cases; the plane re-checks them on intake.
+const (
+	MaxRecipes       = 64
+	MaxCases         = 64
+	MaxCaseText      = 1024
+	MaxCaseNotes     = 32
+	MaxCaseBody      = 256 << 10
+	MaxOpenCasesNode = 16
+)
 
 // Job is work handed to a node: a word and its params, never a command.
 type Job struct {

@@ -23,15 +23,13 @@ type Daemon struct {
 	Runner  *runner.Runner
 	Version string
 	Log     *slog.Logger
-	// Recipes reports the node's recipes on every claim; nil reports none.
-	Recipes func() []json.RawMessage
+	// Recipes reports the node's recipes and cases on every claim; nil reports none.
+	Recipes func() ([]channel.RecipeReport, []channel.CaseReport)
 }
 
 // Run works until ctx ends, or until the plane says this node's pairing is over.
 func (d *Daemon) Run(ctx context.Context) error {
-	if err := d.Vocab.Sync(ctx, d.Client, channel.StatementRef{}); err != nil {
-		d.Log.Warn("cannot load the plane's statement; keeping the vocabulary this node had", "err", err)
-	}
+	d.sync(ctx, channel.StatementRef{})
 	backoff := time.Second
 	for ctx.Err() == nil {
 		resp, err := d.Client.Claim(ctx, d.claim())
@@ -52,11 +50,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		backoff = time.Second
 		if resp.Statement.Digest != "" && resp.Statement.Digest != d.Vocab.Ref().Digest {
-			if err := d.Vocab.Sync(ctx, d.Client, resp.Statement); err != nil {
-				d.Log.Warn("the plane's new statement was refused", "sequence", resp.Statement.Sequence, "err", err)
-			} else {
-				d.Log.Info("vocabulary updated", "sequence", d.Vocab.Ref().Sequence, "words", len(d.Vocab.Report()))
-			}
+			d.sync(ctx, resp.Statement)
 		}
 		if resp.Job != nil {
 			d.runJob(ctx, *resp.Job)
@@ -65,13 +59,25 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return nil
 }
 
+// sync brings the vocabulary up to the plane's statement and says what it refused.
+func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
+	if err := d.Vocab.Sync(ctx, d.Client, want); err != nil {
+		d.Log.Warn("the plane's statement was refused; keeping the vocabulary this node had", "sequence", want.Sequence, "err", err)
+		return
+	}
+	d.Log.Info("vocabulary loaded", "sequence", d.Vocab.Ref().Sequence, "words", len(d.Vocab.Report()))
+	if why := d.Vocab.Untrusted(); why != "" {
+		d.Log.Warn("words left out of the vocabulary", "reason", why)
+	}
+}
+
 func (d *Daemon) claim() channel.ClaimRequest {
 	req := channel.ClaimRequest{
 		Idle: true, Version: d.Version, Statement: d.Vocab.Ref(), Vocabulary: d.Vocab.Report(),
-		Untrusted: d.Vocab.Untrusted(), Recipes: []json.RawMessage{},
+		Untrusted: d.Vocab.Untrusted(), Recipes: []channel.RecipeReport{},
 	}
 	if d.Recipes != nil {
-		req.Recipes = d.Recipes()
+		req.Recipes, req.Cases = d.Recipes()
 	}
 	if b, _ := json.Marshal(req); len(b) > channel.DefaultBodyCap/2 {
 		req.ClaimSize = min(2*len(b), channel.MaxClaimCap)

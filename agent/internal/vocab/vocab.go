@@ -46,7 +46,12 @@ type Vocabulary struct {
 	untrusted string // why the newest statement or some of its modules were refused
 }
 
-const currentFile = "current"
+// Files beside the store: the current statement's digest, and why modules were refused when it was
+// installed (kept so an offline restart can still say why).
+const (
+	currentFile = "current"
+	refusedFile = "refused"
+)
 
 // Open loads the vocabulary the node last accepted, re-verifying it offline. A node whose cached
 // statement no longer verifies starts with no words.
@@ -72,6 +77,9 @@ func Open(trustDir, modulesDir string, now func() time.Time) (*Vocabulary, error
 	}
 	if err != nil {
 		v.untrusted = err.Error()
+	}
+	if why, err := os.ReadFile(filepath.Join(modulesDir, refusedFile)); err == nil && v.untrusted != "" {
+		v.untrusted = strings.TrimSpace(string(why))
 	}
 	return v, nil
 }
@@ -135,12 +143,20 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 	if err != nil {
 		return errcode.Wrap(err, errcode.IOFailed, "cannot record the current statement")
 	}
-	v.mu.Lock()
-	v.release, v.words = rel, words
-	v.untrusted = ""
+	why := ""
 	if len(problems) > 0 {
-		v.untrusted = "modules refused: " + strings.Join(problems, ", ")
+		why = "modules refused: " + strings.Join(problems, ", ")
 	}
+	if f != nil {
+		refused := filepath.Join(v.store.Root(), refusedFile)
+		if why != "" {
+			_ = os.WriteFile(refused, []byte(why+"\n"), 0o600)
+		} else {
+			_ = os.Remove(refused)
+		}
+	}
+	v.mu.Lock()
+	v.release, v.words, v.untrusted = rel, words, why
 	v.mu.Unlock()
 	return nil
 }

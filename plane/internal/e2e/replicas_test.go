@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
 )
 
 // TestTwoPlanesOnePostgres runs two plane processes on one PostgreSQL with 20 agents split between
@@ -64,14 +67,29 @@ func TestTwoPlanesOnePostgres(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	var all []string
+	var all, finished []string
 	for id := range ids {
 		all = append(all, id)
 	}
+	st, err := store.Open(context.Background(), f.store)
+	must(t, err)
+	defer st.Close()
 	eventually(t, 5*time.Minute, "every job finished", func() bool {
-		done := f.lexicon(false, "jobs", "list", "--state", "completed", "--limit", "2000")
-		return len(done["jobs"].([]any)) == jobs
+		for len(all) > 0 {
+			j, err := st.JobGet(context.Background(), store.JobGetParams{ID: all[0]})
+			must(t, err)
+			if j.State == store.JobQueued || j.State == store.JobRunning {
+				return false
+			}
+			if j.State != store.JobCompleted {
+				t.Fatalf("job %s ended %s: %s %s", j.ID, j.State, j.OutcomeCode, j.OutcomeMessage)
+			}
+			finished = append(finished, all[0])
+			all = all[1:]
+		}
+		return true
 	})
+	all = finished
 	// Each job was started exactly once, on the node it was queued for, across every agent's log.
 	started := map[string]int{}
 	for _, a := range nodes {

@@ -215,7 +215,7 @@ func (a *simAgent) send(ctx context.Context, c *http.Client, url, path string, i
 }
 
 func (a *simAgent) claim() channel.ClaimRequest {
-	return channel.ClaimRequest{Idle: true, Version: "load", Vocabulary: []channel.Word{noop}, Recipes: []json.RawMessage{}}
+	return channel.ClaimRequest{Idle: true, Version: "load", Vocabulary: []channel.Word{noop}, Recipes: []channel.RecipeReport{}}
 }
 
 // poll long-polls until ctx ends, answering every job at once and timestamping its arrival.

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,8 +17,23 @@ const (
 	claimersPerNode = 3 // two on one replica, one on the other
 )
 
+type raceSize struct{ nodes, jobs int }
+
 var concurrencyTests = []test{
-	{"Concurrent/ClaimsAcrossReplicas", testClaimRace},
+	{"Concurrent/ClaimsAcrossReplicas", func(f *fx) {
+		if f.env.Replicas {
+			testClaimRace(f, []store.Store{f.s, f.env.Peer(f)}, raceSize{raceNodes, raceJobs})
+			return
+		}
+		testClaimRace(f, []store.Store{f.s, f.env.Peer(f)}, raceSize{raceNodes / 4, raceJobs / 10})
+	}},
+	{"Concurrent/ClaimsInOneInstance", func(f *fx) {
+		size := raceSize{raceNodes, raceJobs}
+		if raceDetector && !f.env.Replicas {
+			size.jobs /= 5 // SQLite's one writer under the race detector: fewer jobs, as many claimers
+		}
+		testClaimRace(f, []store.Store{f.s, f.s}, size)
+	}},
 	{"Concurrent/NonceAcrossReplicas", func(f *fx) {
 		stores := []store.Store{f.s, f.env.Peer(f)}
 		var fresh atomic.Int32
@@ -124,34 +138,58 @@ var concurrencyTests = []test{
 	}},
 }
 
-// testClaimRace queues 1,000 jobs for 20 nodes while claimers on two replicas race for them. Every job
-// must be handed out exactly once, and no node may ever hold two claimed jobs at once.
-func testClaimRace(f *fx) {
-	stores := []store.Store{f.s, f.env.Peer(f)}
-	nodes := make([]store.Node, raceNodes)
+// testClaimRace queues jobs for nodes while claimers on two stores race for them. Every job must be
+// handed out exactly once, and no node may ever hold two claimed jobs at once.
+func testClaimRace(f *fx, stores []store.Store, size raceSize) {
+	if size.jobs%(2*size.nodes) != 0 {
+		f.Fatalf("%d jobs do not split evenly over 2 creators and %d nodes", size.jobs, size.nodes)
+	}
+	nodes := make([]store.Node, size.nodes)
 	for i := range nodes {
 		nodes[i] = f.node(fmt.Sprintf("node-%02d", i), "w")
 	}
-	perNode := raceJobs / raceNodes
+	perNode := size.jobs / size.nodes
 
 	var (
 		mu       sync.Mutex
 		handed   = map[string]string{} // job id -> node id
-		inFlight = make([]atomic.Int32, raceNodes)
-		finished = make([]atomic.Int32, raceNodes)
+		inFlight = make([]atomic.Int32, size.nodes)
+		finished = make([]atomic.Int32, size.nodes)
 		wg       sync.WaitGroup
+		// A claimer that found nothing waits for the node's next job or result instead of spinning,
+		// as an agent waits on its long poll; the claimer that just finished claims at once, so every
+		// hand-out is still raced by at least two claimers.
+		kick = make([]chan struct{}, size.nodes)
+		done = make([]chan struct{}, size.nodes)
 	)
+	for i := range nodes {
+		kick[i], done[i] = make(chan struct{}, 1), make(chan struct{})
+	}
+	// On any error every claimer stops, rather than wait for a kick that will not come.
+	abort := make(chan struct{})
+	var abortOnce sync.Once
+	fail := func(format string, args ...any) {
+		f.Errorf(format, args...)
+		abortOnce.Do(func() { close(abort) })
+	}
+	nudge := func(i int) {
+		select {
+		case kick[i] <- struct{}{}:
+		default:
+		}
+	}
 	// Creators queue jobs through both replicas while the claimers run.
 	for c := range 2 {
 		wg.Go(func() {
-			for k := range raceJobs / 2 {
-				n := nodes[(k*2+c)%raceNodes]
-				p := f.jobParams(n, "w")
+			for k := range size.jobs / 2 {
+				i := (k*2 + c) % size.nodes
+				p := f.jobParams(nodes[i], "w")
 				p.Now = time.Time{}
 				if _, err := stores[c].JobCreate(f.ctx, p); err != nil {
-					f.Errorf("JobCreate: %v", err)
+					fail("JobCreate: %v", err)
 					return
 				}
+				nudge(i)
 			}
 		})
 	}
@@ -162,33 +200,40 @@ func testClaimRace(f *fx) {
 				for finished[i].Load() < int32(perNode) && !f.Failed() {
 					j, err := s.JobClaim(f.ctx, store.JobClaimParams{NodeID: n.ID})
 					if err != nil {
-						f.Errorf("JobClaim: %v", err)
+						fail("JobClaim: %v", err)
 						return
 					}
 					if j == nil {
-						runtime.Gosched()
+						select {
+						case <-kick[i]:
+						case <-done[i]:
+						case <-abort:
+						}
 						continue
 					}
 					if now := inFlight[i].Add(1); now != 1 {
-						f.Errorf("node %s holds %d claimed jobs at once", n.ID, now)
+						fail("node %s holds %d claimed jobs at once", n.ID, now)
 					}
 					mu.Lock()
 					if prev, dup := handed[j.ID]; dup {
-						f.Errorf("job %s handed out twice (to %s and %s)", j.ID, prev, n.ID)
+						fail("job %s handed out twice (to %s and %s)", j.ID, prev, n.ID)
 					}
 					handed[j.ID] = n.ID
 					mu.Unlock()
 					if j.NodeID != n.ID {
-						f.Errorf("job %s of node %s handed to %s", j.ID, j.NodeID, n.ID)
+						fail("job %s of node %s handed to %s", j.ID, j.NodeID, n.ID)
 					}
 					// Release our mark before finishing: once the result commits, another claimer
 					// may rightly take the next job.
 					inFlight[i].Add(-1)
 					if _, err := s.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: store.JobCompleted}); err != nil {
-						f.Errorf("JobFinish: %v", err)
+						fail("JobFinish: %v", err)
 						return
 					}
-					finished[i].Add(1)
+					if finished[i].Add(1) == int32(perNode) {
+						close(done[i])
+					}
+					nudge(i)
 				}
 			})
 		}
@@ -197,8 +242,8 @@ func testClaimRace(f *fx) {
 	if f.Failed() {
 		return
 	}
-	if len(handed) != raceJobs {
-		f.Fatalf("%d jobs handed out, want %d", len(handed), raceJobs)
+	if len(handed) != size.jobs {
+		f.Fatalf("%d jobs handed out, want %d", len(handed), size.jobs)
 	}
 	var completed int
 	cursor := ""
@@ -215,7 +260,7 @@ func testClaimRace(f *fx) {
 			break
 		}
 	}
-	if completed != raceJobs {
-		f.Fatalf("%d jobs completed, want %d", completed, raceJobs)
+	if completed != size.jobs {
+		f.Fatalf("%d jobs completed, want %d", completed, size.jobs)
 	}
 }

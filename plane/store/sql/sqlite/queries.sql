@@ -124,6 +124,9 @@ WHERE (?1 = '' OR state = ?1) AND (?2 = '' OR id > ?2)
 ORDER BY id
 LIMIT ?3
 
+-- name: RelaxCommit
+-- Nothing: synchronous is per connection in SQLite, and stays FULL.
+
 -- name: NodeReport
 UPDATE nodes
 SET last_seen_at = ?2, agent_version = ?3, statement_sequence = ?4, statement_digest = ?5,
@@ -139,11 +142,16 @@ SELECT state, vocabulary FROM nodes WHERE id = ?1
 -- A read: the write transaction already keeps claims of one node from interleaving.
 SELECT state FROM nodes WHERE id = ?1
 
+-- name: NodeEndLockJobs
+-- A read: the write transaction already holds every lock.
+SELECT id FROM jobs WHERE node_id = ?1 AND state IN ('queued', 'running')
+
 -- name: NodeEnd
 UPDATE nodes SET state = ?2, ended_at = ?3 WHERE id = ?1 AND state = 'active'
 RETURNING {{node_columns}}
 
 -- name: NodeRefusalAdd
+-- Run after JobFinish, in its transaction, when the job was refused.
 UPDATE nodes SET refusals = refusals + 1 WHERE id = ?1
 
 ------------------------------------------------------------------------------------------------------
@@ -167,6 +175,13 @@ INSERT INTO jobs (id, node_id, word, word_version, word_digest, class, params, s
                   created_by, created_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10)
 
+-- name: JobClaimable
+-- The claim's read-only first look: most claims find nothing to hand out, and should not lock or write.
+SELECT state,
+       EXISTS (SELECT 1 FROM jobs WHERE node_id = ?1 AND state = 'queued')
+       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = ?1 AND state = 'running')
+FROM nodes WHERE id = ?1
+
 -- name: JobClaim
 -- One job at a time per node is held by the write lock; jobs_one_running backs it up.
 UPDATE jobs
@@ -175,6 +190,7 @@ WHERE id = (
     SELECT id FROM jobs
     WHERE node_id = ?1 AND state = 'queued'
       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = ?1 AND state = 'running')
+      AND EXISTS (SELECT 1 FROM nodes WHERE id = ?1 AND state = 'active')
     ORDER BY id
     LIMIT 1)
 RETURNING {{job_columns}}

@@ -1,0 +1,135 @@
+package goplugin
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/driver"
+	"github.com/lexicon-fleet/lexicon/sdk/driver/configschema"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// crashGrace bounds how long a call that lost its connection waits for the kernel to say the process
+// exited, to tell a crash (driver.crashed) from a connection that broke on its own.
+const crashGrace = 2 * time.Second
+
+// acquire returns the running instance, waiting through a restart until ctx ends.
+func (d *Driver) acquire(ctx context.Context) (*instance, error) {
+	for {
+		d.mu.Lock()
+		state, inst, ready, lastErr := d.state, d.cur, d.ready, d.lastErr
+		d.mu.Unlock()
+		switch {
+		case state == StateDisabled:
+			return nil, errcode.New(errcode.DriverDisabled, "driver %s is disabled", d.spec.Name)
+		case inst != nil:
+			select {
+			case <-inst.exited: // dead but not yet marked: mark it, then wait for the restart
+				d.markLost(inst)
+				continue
+			default:
+				return inst, nil
+			}
+		}
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, errcode.Wrap(ctx.Err(), errcode.DriverUnavailable, "driver %s is restarting after a crash (%s)", d.spec.Name, lastErr)
+		}
+	}
+}
+
+// call runs f on the running instance under the call timeout, and turns what went wrong on the
+// host's side into its code: driver.disabled, driver.timeout, driver.crashed (the process died during
+// the call) or driver.unavailable. A driver's own answer keeps its code, with secrets scrubbed.
+func call[T any](d *Driver, ctx context.Context, f func(context.Context, *instance) (T, error)) (T, error) {
+	var zero T
+	ctx, cancel := context.WithTimeout(ctx, d.opts.CallTimeout)
+	defer cancel()
+	inst, err := d.acquire(ctx)
+	if err != nil {
+		return zero, err
+	}
+	v, err := f(ctx, inst)
+	if err == nil {
+		d.crashes.Store(0)
+		return v, nil
+	}
+	if !driver.IsTransport(err) {
+		return zero, d.scrubbed(err)
+	}
+	if d.disabled() {
+		return zero, errcode.New(errcode.DriverDisabled, "driver %s was disabled during the call", d.spec.Name)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errcode.Has(err, errcode.DriverTimeout) {
+		select {
+		case <-inst.exited:
+			return zero, d.crashed(inst, err)
+		default:
+		}
+		return zero, errcode.Wrap(err, errcode.DriverTimeout, "driver %s did not answer within %s", d.spec.Name, d.opts.CallTimeout)
+	}
+	if ctx.Err() != nil { // the caller gave up
+		return zero, errcode.Wrap(ctx.Err(), errcode.DriverUnavailable, "call to driver %s canceled", d.spec.Name)
+	}
+	grace := time.NewTimer(crashGrace)
+	defer grace.Stop()
+	select {
+	case <-inst.exited:
+		return zero, d.crashed(inst, err)
+	case <-grace.C:
+		return zero, d.scrubbed(err)
+	}
+}
+
+func (d *Driver) crashed(inst *instance, cause error) error {
+	d.markLost(inst)
+	return errcode.Wrap(cause, errcode.DriverCrashed, "driver %s crashed during the call; it is being restarted", d.spec.Name)
+}
+
+func (d *Driver) disabled() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.state == StateDisabled
+}
+
+// scrubbed returns err with the secrets the host gave the driver removed from its message and details.
+func (d *Driver) scrubbed(err error) error {
+	var e *errcode.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	out := &errcode.Error{Code: e.Code, Message: d.scrub.Scrub(e.Message), Err: e.Err}
+	for k, v := range e.Details {
+		if s, ok := v.(string); ok {
+			v = d.scrub.Scrub(s)
+		}
+		out.With(k, v)
+	}
+	return out
+}
+
+// setConfig checks cfg's settings against the driver's schema, sends cfg to the driver and, once
+// accepted, keeps it to replay after a restart. The credential is registered for scrubbing before it
+// leaves the host.
+func (d *Driver) setConfig(ctx context.Context, cfg driver.Config) error {
+	d.scrub.Add(cfg.Credential)
+	_, err := call(d, ctx, func(ctx context.Context, i *instance) (struct{}, error) {
+		schema, err := i.base.ConfigSchema(ctx)
+		if err != nil {
+			return struct{}{}, err
+		}
+		if err := configschema.Validate(schema, cfg.Settings); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, i.base.SetConfig(ctx, cfg)
+	})
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.config = &cfg
+	d.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,2 @@
+// Package cloudpb is the generated gRPC code of the cloud driver contract; regenerate it with make proto.
+package cloudpb

@@ -1,0 +1,26 @@
+package errcode
+
+// Codes a cloud driver returns (sdk/driver/cloud). Unless a code says otherwise the provider refused the
+// request or was not asked, and nothing changed in the account.
+const (
+	// CloudNotFound: no instance, region, type or image with that name or id (details.id).
+	CloudNotFound = "cloud.not_found"
+	// CloudInvalid: the request is malformed or the provider refused its values (details.field when
+	// known).
+	CloudInvalid = "cloud.invalid"
+	// CloudAuth: the credential was refused or lacks the permission for this call.
+	CloudAuth = "cloud.auth"
+	// CloudQuota: the account's limit (instances, IPs, spend) does not allow this.
+	CloudQuota = "cloud.quota"
+	// CloudRateLimited: the provider answered 429 and the driver's retries ran out
+	// (details.retry_after_seconds when the provider said).
+	CloudRateLimited = "cloud.rate_limited"
+	// CloudUnsupported: this driver or provider does not offer the feature or the option asked for.
+	CloudUnsupported = "cloud.unsupported"
+	// CloudConflict: the resource is in a state that does not allow this now (busy, locked, running
+	// when it must be stopped, label taken).
+	CloudConflict = "cloud.conflict"
+	// CloudUnavailable: the provider failed (5xx or an unreadable answer). The request may have been
+	// applied; check before retrying a create.
+	CloudUnavailable = "cloud.unavailable"
+)
