@@ -2,10 +2,10 @@ package registry_test
 
 import (
 	"os"
-	"syscall"
-	"time"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/tlog/tlogtest"
