@@ -27,7 +27,7 @@ type Runner struct {
 	Log        *slog.Logger
 
 	mu     sync.Mutex
-	loaded map[string]*wasm.Module // by module digest
+	loaded map[string]*wasm.Module // by module and manifest digest
 }
 
 // Run runs job and returns the result to report. It never returns an error: every way a job can end
@@ -128,15 +128,17 @@ func (r *Runner) acquire(ctx context.Context, deadline time.Time) (*joblock.Lock
 	}
 }
 
-// Load loads a verified module, word or recipe, into the host once per digest; its bytes are re-hashed
-// from the cache first.
+// Load loads a verified module, word or recipe, into the host once per module and manifest: a new
+// statement may pin the same bytes under a changed manifest (other capability bounds), and the loaded
+// module must enforce the manifest pinned now. Its bytes are re-hashed from the cache first.
 func (r *Runner) Load(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.loaded == nil {
 		r.loaded = map[string]*wasm.Module{}
 	}
-	if m, ok := r.loaded[w.Module]; ok {
+	key := w.Module + "/" + w.ManifestDigest
+	if m, ok := r.loaded[key]; ok {
 		return m, nil
 	}
 	data, err := r.Vocab.Module(w)
@@ -147,7 +149,7 @@ func (r *Runner) Load(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.loaded[w.Module] = m
+	r.loaded[key] = m
 	return m, nil
 }
 

@@ -30,8 +30,9 @@ type Fetcher interface {
 
 // Word is one word the node can run.
 type Word struct {
-	Manifest *manifest.Manifest
-	Module   string // sha256 of the module, as the statement pins it
+	Manifest       *manifest.Manifest
+	Module         string // sha256 of the module, as the statement pins it
+	ManifestDigest string // sha256 of the manifest, as the statement pins it
 }
 
 // Recipe is one recipe the node runs: its manifest and the module digest the statement pins, verified
@@ -137,10 +138,10 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 			continue
 		}
 		if row.Kind == manifest.KindRecipe {
-			recipes[row.Name] = Recipe{Manifest: m, Module: row.Module}
+			recipes[row.Name] = Recipe{Manifest: m, Module: row.Module, ManifestDigest: row.Manifest}
 			continue
 		}
-		words[row.Name] = Word{Manifest: m, Module: row.Module}
+		words[row.Name] = Word{Manifest: m, Module: row.Module, ManifestDigest: row.Manifest}
 	}
 	if err := trust.Accept(rel); err != nil {
 		return v.refuse(err)

@@ -31,8 +31,20 @@ type Release struct {
 	Dir, Trust string
 }
 
+// Options change how Build signs.
+type Options struct {
+	// Agents pins agent binaries: "linux/amd64" -> the binary's path.
+	Agents map[string]string
+}
+
 // Build signs a release of mods (sequence 1) and a trust folder for it.
 func Build(t testing.TB, mods ...Module) Release {
+	t.Helper()
+	return BuildWith(t, Options{}, mods...)
+}
+
+// BuildWith is Build with options.
+func BuildWith(t testing.TB, o Options, mods ...Module) Release {
 	t.Helper()
 	src := t.TempDir()
 	for _, m := range mods {
@@ -71,7 +83,7 @@ func Build(t testing.TB, mods ...Module) Release {
 	key := keys.NewPublisher()
 	rel := Release{Dir: filepath.Join(t.TempDir(), "release"), Trust: filepath.Join(t.TempDir(), "trust")}
 	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: src, Release: "1.0.0", Sequence: 1,
-		OutDir: rel.Dir, Now: time.Now()}); err != nil {
+		Agents: o.Agents, OutDir: rel.Dir, Now: time.Now()}); err != nil {
 		t.Fatalf("vocabtest: build: %v", err)
 	}
 	if err := registry.InitTrust(rel.Trust, []keys.PublisherPublic{key.Public()}, nil); err != nil {
