@@ -126,6 +126,14 @@ func TestWaitsAndEscalation(t *testing.T) {
 	if raw, _ := json.Marshal(b); len(raw) > channel.MaxCaseBody {
 		t.Fatalf("body of %d bytes", len(raw))
 	}
+	list, err := Inspect(e.state)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("inspect %+v %v", list, err)
+	}
+	if s := list[0]; s.Name != "unit_health" || s.LastVerdict != "fail" || s.FailingTicks != 11 || s.Attempts != 3 ||
+		s.Case == nil || s.Case.ID != 1 || s.LastEvent.Event != EventEscalationNote {
+		t.Fatalf("inspect %+v", s)
+	}
 }
 
 // TestCaseNotesAndClose: further failing ticks are notes on the open case; unknown neither notes nor
