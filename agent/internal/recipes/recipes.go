@@ -358,15 +358,15 @@ func (l *Loop) tick(ctx context.Context, r *recipe, now time.Time) {
 		return
 	}
 	l.mu.Lock()
-	c := l.files[r.name]
+	open := l.files[r.name].open()
 	l.mu.Unlock()
 	switch {
 	case v.verdict == channel.VerdictUnknown:
 	case v.verdict == channel.VerdictPass:
-		if c.open() {
+		if open {
 			l.closeCase(r, now)
 		}
-	case c.open():
+	case open:
 		l.note(r, v, now)
 	case r.st.fails < failingTicks:
 	case !repairable(r.def.Manifest) || len(r.st.attempts) >= len(attemptWaits):
