@@ -101,6 +101,7 @@ type Loop struct {
 	ledgers    string
 	cases      caseStore
 	onStep     func() // tests: called after every step of Run
+	wake       chan struct{}
 
 	// Owned by the goroutine that steps.
 	recipes map[string]*recipe
@@ -144,7 +145,7 @@ func New(cfg Config) (*Loop, error) {
 	l := &Loop{
 		cfg: cfg, clock: cfg.Clock, log: cfg.Log, reportOnly: ReportOnly,
 		ledgers: filepath.Join(cfg.Dir, "ledger"), cases: caseStore{dir: filepath.Join(cfg.Dir, "cases")},
-		recipes: map[string]*recipe{}, reports: map[string]channel.RecipeReport{},
+		recipes: map[string]*recipe{}, reports: map[string]channel.RecipeReport{}, wake: make(chan struct{}, 1),
 	}
 	for _, d := range []string{cfg.Dir, l.ledgers, l.cases.dir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -171,7 +172,17 @@ func (l *Loop) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-l.clock.After(l.untilNext()):
+		case <-l.wake:
 		}
+	}
+}
+
+// Wake makes Run step at once: the daemon calls it when the vocabulary changed, so a new statement's
+// recipes start now rather than within maxWait. It never blocks.
+func (l *Loop) Wake() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -705,3 +716,9 @@ func fitBody(b *channel.CaseBody) {
 		b.Recipes = b.Recipes[:len(b.Recipes)/2]
 	}
 }
+
+var _ interface {
+	Report() ([]channel.RecipeReport, []channel.CaseReport)
+	Delivered([]channel.CaseReport)
+	Wake()
+} = (*Loop)(nil)
