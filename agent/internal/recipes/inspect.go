@@ -46,7 +46,7 @@ func Inspect(dir string) ([]Summary, error) {
 	var cases map[string]*caseFile
 	if _, err := os.Stat(filepath.Join(dir, "cases")); err == nil {
 		var err error
-		if cases, err = (caseStore{dir: filepath.Join(dir, "cases")}).load(); err != nil {
+		if cases, _, err = (caseStore{dir: filepath.Join(dir, "cases")}).load(); err != nil {
 			return nil, err
 		}
 	}

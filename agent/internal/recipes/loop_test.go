@@ -432,3 +432,22 @@ func TestRepairWordLikeAJob(t *testing.T) {
 		})
 	}
 }
+
+// TestDamagedCaseFile: a case file that does not decode is skipped, never a reason not to start, and
+// the recipe's next case replaces it.
+func TestDamagedCaseFile(t *testing.T) {
+	e := newEnv(t, scripted(func(m *manifest.Manifest) { m.Recipe.NoRepair = true }))
+	if err := os.WriteFile(filepath.Join(e.state, "cases", "scripted.json"), []byte(`{"case": {`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e = newEnv(t, setup{dirs: e})
+	if _, cases := e.loop.Report(); len(cases) != 0 {
+		t.Fatalf("cases %+v", cases)
+	}
+	e.answer(fail(nil))
+	e.step()
+	e.after(tick)
+	if c := e.report("scripted").cases; len(c) != 1 || c[0].ID != 1 || c[0].State != channel.CaseOpen {
+		t.Fatalf("cases %+v", c)
+	}
+}

@@ -66,7 +66,8 @@ const failingTicks = 2
 // the two-tick rule, each later one from the attempt before. Their number is the budget.
 var attemptWaits = [...]time.Duration{0, 10 * time.Minute, 30 * time.Minute}
 
-// maxWait bounds the loop's sleep, so the recipes of a new statement start within a minute.
+// maxWait bounds the loop's sleep, so the recipes of a new statement start within a minute even when
+// nothing wakes the loop (the daemon does, when it loads one).
 const maxWait = time.Minute
 
 // HostReportWord is the word whose output a case body carries, when the vocabulary has it.
@@ -152,9 +153,12 @@ func New(cfg Config) (*Loop, error) {
 			return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create %s", d)
 		}
 	}
-	files, err := l.cases.load()
+	files, problems, err := l.cases.load()
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range problems {
+		l.log.Error("case file skipped", "err", p)
 	}
 	l.files = files
 	l.sync(l.clock.Now())
