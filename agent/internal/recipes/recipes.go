@@ -419,12 +419,18 @@ func (l *Loop) check(ctx context.Context, r *recipe) verdict {
 	if res.Outcome != wasm.Completed {
 		return unknown("the check did not complete: %s: %s", res.Code, res.Message)
 	}
+	return parseVerdict(res.Output)
+}
+
+// parseVerdict reads a check's output. Anything but a verdict is unknown; the detail is redacted and
+// capped; repair params are kept only on a failing verdict.
+func parseVerdict(output []byte) verdict {
 	var out struct {
 		Verdict string          `json:"verdict"`
 		Detail  string          `json:"detail"`
 		Repair  json.RawMessage `json:"repair"`
 	}
-	if err := json.Unmarshal(res.Output, &out); err != nil {
+	if err := json.Unmarshal(output, &out); err != nil {
 		return unknown("the check answered no verdict: %v", err)
 	}
 	switch out.Verdict {
