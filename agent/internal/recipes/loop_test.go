@@ -451,3 +451,25 @@ func TestDamagedCaseFile(t *testing.T) {
 		t.Fatalf("cases %+v", c)
 	}
 }
+
+// TestNewStatement: the loop follows the vocabulary. A recipe the new statement adds starts ticking, one
+// it drops stops being reported, and the dropped recipe's open case keeps riding.
+func TestNewStatement(t *testing.T) {
+	e := newEnv(t, scripted(func(m *manifest.Manifest) { m.Recipe.NoRepair = true }))
+	e.answer(fail(nil))
+	e.step()
+	e.after(tick)
+	next := e.rel.Next(t, vocabtest.Options{}, recipeMod("unit_health", nil), wordMod("restart_unit"))
+	if err := e.loop.cfg.Vocab.Sync(e.ctx, next, channel.StatementRef{}); err != nil {
+		t.Fatal(err)
+	}
+	e.after(time.Minute)
+	recipes, cases := e.loop.Report()
+	if len(recipes) != 1 || recipes[0].Name != "unit_health" || recipes[0].LastVerdict != "fail" {
+		t.Fatalf("recipes %+v", recipes)
+	}
+	if len(cases) != 1 || cases[0].Recipe != "scripted" || cases[0].State != channel.CaseOpen {
+		t.Fatalf("cases %+v", cases)
+	}
+	e.want("unit_health", "6 check:fail")
+}

@@ -222,8 +222,9 @@ func (l *Loop) untilNext() time.Duration {
 	return max(wait, 0)
 }
 
-// sync follows the vocabulary: a new recipe is loaded (its ledger replayed), a changed one has its
-// scope judged again, and one that left is dropped (its last case keeps riding).
+// sync follows the vocabulary: a new recipe is loaded (its ledger replayed), every recipe takes its
+// manifest from the new statement and has its scope judged again (the statement may pin another agent),
+// and one that left is dropped (its last case keeps riding).
 func (l *Loop) sync(now time.Time) {
 	ref := l.cfg.Vocab.Ref()
 	if l.synced && ref == l.ref {
@@ -239,8 +240,6 @@ func (l *Loop) sync(now time.Time) {
 			r = &recipe{name: name, ledger: ledger{path: ledgerPath(l.ledgers, name)}, next: now}
 			l.replay(r, now)
 			l.recipes[name] = r
-		} else if r.def.Module == def.Module {
-			continue
 		}
 		r.def = def
 		ok, why := l.fits(def.Manifest)

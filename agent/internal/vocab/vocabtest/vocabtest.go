@@ -5,6 +5,7 @@ package vocabtest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,6 +30,9 @@ type Module struct {
 // Release is a signed release on disk with a trust folder holding its publisher key.
 type Release struct {
 	Dir, Trust string
+
+	key      keys.PublisherPrivate
+	sequence uint64
 }
 
 // Options change how Build signs.
@@ -45,6 +49,25 @@ func Build(t testing.TB, mods ...Module) Release {
 
 // BuildWith is Build with options.
 func BuildWith(t testing.TB, o Options, mods ...Module) Release {
+	t.Helper()
+	key := keys.NewPublisher()
+	rel := Release{Dir: filepath.Join(t.TempDir(), "release"), Trust: filepath.Join(t.TempDir(), "trust"), key: key, sequence: 1}
+	rel.build(t, o, mods)
+	if err := registry.InitTrust(rel.Trust, []keys.PublisherPublic{key.Public()}, nil); err != nil {
+		t.Fatalf("vocabtest: %v", err)
+	}
+	return rel
+}
+
+// Next signs the release that follows r (same publisher and trust folder, next sequence) with mods.
+func (r Release) Next(t testing.TB, o Options, mods ...Module) Release {
+	t.Helper()
+	next := Release{Dir: filepath.Join(t.TempDir(), "release"), Trust: r.Trust, key: r.key, sequence: r.sequence + 1}
+	next.build(t, o, mods)
+	return next
+}
+
+func (r Release) build(t testing.TB, o Options, mods []Module) {
 	t.Helper()
 	src := t.TempDir()
 	for _, m := range mods {
@@ -80,16 +103,10 @@ func BuildWith(t testing.TB, o Options, mods ...Module) Release {
 			t.Fatal(err)
 		}
 	}
-	key := keys.NewPublisher()
-	rel := Release{Dir: filepath.Join(t.TempDir(), "release"), Trust: filepath.Join(t.TempDir(), "trust")}
-	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: src, Release: "1.0.0", Sequence: 1,
-		Agents: o.Agents, OutDir: rel.Dir, Now: time.Now()}); err != nil {
+	if _, err := registry.Build(registry.BuildOptions{Key: r.key, ModulesDir: src, Release: fmt.Sprintf("1.0.%d", r.sequence),
+		Sequence: r.sequence, Agents: o.Agents, OutDir: r.Dir, Now: time.Now()}); err != nil {
 		t.Fatalf("vocabtest: build: %v", err)
 	}
-	if err := registry.InitTrust(rel.Trust, []keys.PublisherPublic{key.Public()}, nil); err != nil {
-		t.Fatalf("vocabtest: %v", err)
-	}
-	return rel
 }
 
 // Open returns the vocabulary a node with a fresh state folder loads from the release.
