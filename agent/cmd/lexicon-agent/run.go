@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/lexicon-fleet/lexicon/agent"
-	"github.com/lexicon-fleet/lexicon/agent/internal/client"
 	"github.com/lexicon-fleet/lexicon/agent/internal/daemon"
 	"github.com/lexicon-fleet/lexicon/agent/internal/recipes"
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
@@ -80,11 +79,7 @@ func runCmd() *cli.Command {
 				<-ctx.Done()
 				return nil, nil
 			}
-			key, err := sd.ExistingKey()
-			if err != nil {
-				return nil, err
-			}
-			c, err := client.New(p.Plane, p.CA, key)
+			_, _, c, err := d.paired()
 			if err != nil {
 				return nil, err
 			}
