@@ -73,6 +73,7 @@ demo: modules
 test: build wasm
 	$(GO) test ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
+	$(GO) test -race ./plane/internal/webhook/ ./plane/internal/server/
 
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 bench: wasm

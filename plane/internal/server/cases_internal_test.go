@@ -92,3 +92,34 @@ func TestCapRecipes(t *testing.T) {
 		t.Fatalf("capped to %d, cut %v", len(out), cut)
 	}
 }
+
+// FuzzCaseFromWire feeds claim bodies through the plane's case intake: whatever a node sends, a case is
+// either refused with case.invalid or comes out within the store's contract.
+func FuzzCaseFromWire(f *testing.F) {
+	f.Add([]byte(`{"cases":[{"id":1,"recipe":"unit_health","state":"open","opened_at":"2030-01-01T00:00:00Z","summary":"x","notes":[{"seq":1,"at":"2030-01-01T00:00:00Z","text":"y"}],"body":{"mode":"repair","attempts":[]}}]}`))
+	f.Add([]byte(`{"cases":[{"id":18446744073709551615,"recipe":"a","state":"closed","opened_at":"2030-01-01T00:00:00Z","closed_at":"2030-01-01T00:00:00Z","summary":"\u0000\u001b[2J"}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req channel.ClaimRequest
+		if json.Unmarshal(body, &req) != nil {
+			return
+		}
+		for _, r := range req.Cases {
+			c, _, err := caseFromWire(r)
+			if err != nil {
+				if !errcode.Has(err, errcode.CaseInvalid) {
+					t.Fatalf("refused without case.invalid: %v", err)
+				}
+				continue
+			}
+			if err := c.Check(); err != nil {
+				t.Fatalf("took a case the store refuses: %v", err)
+			}
+		}
+		list, _ := capRecipes(req.Recipes)
+		for _, r := range list {
+			if !utf8.ValidString(r.Detail) || strings.Contains(r.Detail, "\x00") || len(r.Detail) > channel.MaxCaseText {
+				t.Fatalf("recipe detail %q", r.Detail)
+			}
+		}
+	})
+}
