@@ -41,7 +41,7 @@ type queries struct {
 	ReleaseGet, ReleaseList, ReleaseArtifacts, ArtifactInsert, ArtifactGet, ArtifactHas   string
 
 	CaseGet, CaseOpenForRecipe, CaseNewest, CaseOpenCount, CaseInsert, CaseClose, CaseSetBody, CaseTouch string
-	CaseNoteCount, CaseNoteInsert, CaseNotes, CaseList                                                   string
+	CaseNoteCount, CaseNoteInsert, CaseNotes, CaseList, CaseNodeState, CaseNodeNoteSeqs                  string
 
 	IncidentOpenFor, IncidentLatestFor, IncidentInsert, IncidentReopen, IncidentClear, IncidentSetTriage string
 	IncidentSetCase, IncidentEventNext, IncidentEventInsert, IncidentGet, IncidentGetForUpdate           string

@@ -352,6 +352,13 @@ SELECT author, seq, at, text, received_at FROM case_notes
 WHERE node_id = $1 AND case_id = $2
 ORDER BY at, author, seq
 
+-- name: CaseNodeState
+-- Intake's read-only first look.
+SELECT state FROM nodes WHERE id = $1
+
+-- name: CaseNodeNoteSeqs
+SELECT seq FROM case_notes WHERE node_id = $1 AND case_id = $2 AND author = 'node'
+
 -- name: CaseList
 SELECT {{case_columns}} FROM cases WHERE node_id = $1 ORDER BY case_id DESC LIMIT $2
 
