@@ -155,3 +155,14 @@ func TestIncidentsCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeShowEscapesWhatTheNodeSaid(t *testing.T) {
+	var out bytes.Buffer
+	nodeOne{store.Node{Name: "web-1", AgentVersion: hostile, Untrusted: hostile,
+		Vocabulary: []store.WordRef{{Name: hostile, Version: hostile, Class: hostile, Digest: hostile}},
+		Recipes:    json.RawMessage(`[{"name":"cert_expiry","state":"active","last_verdict":"fail","detail":"\u001b[2J\u202e"}]`)}}.Text(&out)
+	noControls(t, "nodes show", out.String())
+	if !strings.Contains(out.String(), `cannot verify the plane's statement: \x1b]0;pwned`) || !strings.Contains(out.String(), `recipe cert_expiry`) {
+		t.Fatalf("nodes show:\n%s", out.String())
+	}
+}
