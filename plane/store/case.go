@@ -629,3 +629,17 @@ func scanCase(r row) (Case, error) {
 	}
 	return c, nil
 }
+
+// lockActiveNode takes the node's row lock (PostgreSQL; SQLite's write transaction already excludes
+// every other writer) and refuses a node that is not active.
+func (s *sqlStore) lockActiveNode(ctx context.Context, ex execer, nodeID string) error {
+	var state string
+	err := ex.queryRow(ctx, s.q.NodeLock, nodeID).Scan(&state)
+	if s.drv.kind(err) == errNoRows {
+		return errcode.New(errcode.NodeNotFound, "no node %s", nodeID).With("node", nodeID)
+	}
+	if err != nil {
+		return err
+	}
+	return Node{ID: nodeID, State: NodeState(state)}.active()
+}

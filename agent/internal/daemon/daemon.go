@@ -29,6 +29,9 @@ type Daemon struct {
 	accepted int // the claim size the plane accepted with the last claim
 }
 
+// Waker is a Reporter that wants to know when the vocabulary changed, to load new recipes at once.
+type Waker interface{ Wake() }
+
 // Reporter is what a claim says about the node's recipes and cases: the recipe loop.
 type Reporter interface {
 	Report() ([]channel.RecipeReport, []channel.CaseReport)
@@ -81,6 +84,9 @@ func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
 		return
 	}
 	d.Log.Info("vocabulary loaded", "sequence", d.Vocab.Ref().Sequence, "words", len(d.Vocab.Report()))
+	if w, ok := d.Recipes.(Waker); ok {
+		w.Wake()
+	}
 	if why := d.Vocab.Untrusted(); why != "" {
 		d.Log.Warn("words left out of the vocabulary", "reason", why)
 	}

@@ -76,29 +76,33 @@ func (s caseStore) save(c *caseFile) error {
 }
 
 // load reads every case file, whatever the current vocabulary: a recipe that left it keeps its last
-// case riding, so nothing the plane should hear is dropped.
-func (s caseStore) load() (map[string]*caseFile, error) {
+// case riding, so nothing the plane should hear is dropped. A file that cannot be read or is damaged is
+// left where it is and named in problems: the recipe's next case replaces it, and one bad file must not
+// stop the agent.
+func (s caseStore) load() (cases map[string]*caseFile, problems []error, err error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", s.dir)
+		return nil, nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", s.dir)
 	}
 	out := map[string]*caseFile{}
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !e.Type().IsRegular() {
+		if !ok || strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(s.dir, e.Name()))
 		if err != nil {
-			return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read case file %s", e.Name())
+			problems = append(problems, errcode.Wrap(err, errcode.IOFailed, "cannot read case file %s", e.Name()))
+			continue
 		}
 		var c caseFile
 		if err := json.Unmarshal(data, &c); err != nil || c.Case.Recipe != name || c.Case.ID == 0 {
-			return nil, errcode.New(errcode.IOFailed, "case file %s is damaged", e.Name())
+			problems = append(problems, errcode.New(errcode.IOFailed, "case file %s is damaged", e.Name()))
+			continue
 		}
 		out[name] = &c
 	}
-	return out, nil
+	return out, problems, nil
 }
 
 // writeAtomic replaces path with data: a temporary file in the same folder, synced, then renamed.

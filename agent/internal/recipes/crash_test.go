@@ -88,6 +88,9 @@ func TestRun(t *testing.T) {
 		}
 	})
 	<-stepped
+	e.loop.Wake() // a new vocabulary: Run steps at once, without the clock moving
+	<-stepped
+	<-e.clock.waiting // the wait the wake cut short
 	for range 3 {
 		<-e.clock.waiting
 		e.clock.Advance(tick)

@@ -126,6 +126,14 @@ func TestWaitsAndEscalation(t *testing.T) {
 	if raw, _ := json.Marshal(b); len(raw) > channel.MaxCaseBody {
 		t.Fatalf("body of %d bytes", len(raw))
 	}
+	list, err := Inspect(e.state)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("inspect %+v %v", list, err)
+	}
+	if s := list[0]; s.Name != "unit_health" || s.LastVerdict != "fail" || s.FailingTicks != 11 || s.Attempts != 3 ||
+		s.Case == nil || s.Case.ID != 1 || s.LastEvent.Event != EventEscalationNote {
+		t.Fatalf("inspect %+v", s)
+	}
 }
 
 // TestCaseNotesAndClose: further failing ticks are notes on the open case; unknown neither notes nor
@@ -422,5 +430,24 @@ func TestRepairWordLikeAJob(t *testing.T) {
 				t.Fatal("ran")
 			}
 		})
+	}
+}
+
+// TestDamagedCaseFile: a case file that does not decode is skipped, never a reason not to start, and
+// the recipe's next case replaces it.
+func TestDamagedCaseFile(t *testing.T) {
+	e := newEnv(t, scripted(func(m *manifest.Manifest) { m.Recipe.NoRepair = true }))
+	if err := os.WriteFile(filepath.Join(e.state, "cases", "scripted.json"), []byte(`{"case": {`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e = newEnv(t, setup{dirs: e})
+	if _, cases := e.loop.Report(); len(cases) != 0 {
+		t.Fatalf("cases %+v", cases)
+	}
+	e.answer(fail(nil))
+	e.step()
+	e.after(tick)
+	if c := e.report("scripted").cases; len(c) != 1 || c[0].ID != 1 || c[0].State != channel.CaseOpen {
+		t.Fatalf("cases %+v", c)
 	}
 }

@@ -66,7 +66,8 @@ const failingTicks = 2
 // the two-tick rule, each later one from the attempt before. Their number is the budget.
 var attemptWaits = [...]time.Duration{0, 10 * time.Minute, 30 * time.Minute}
 
-// maxWait bounds the loop's sleep, so the recipes of a new statement start within a minute.
+// maxWait bounds the loop's sleep, so the recipes of a new statement start within a minute even when
+// nothing wakes the loop (the daemon does, when it loads one).
 const maxWait = time.Minute
 
 // HostReportWord is the word whose output a case body carries, when the vocabulary has it.
@@ -101,6 +102,7 @@ type Loop struct {
 	ledgers    string
 	cases      caseStore
 	onStep     func() // tests: called after every step of Run
+	wake       chan struct{}
 
 	// Owned by the goroutine that steps.
 	recipes map[string]*recipe
@@ -144,16 +146,19 @@ func New(cfg Config) (*Loop, error) {
 	l := &Loop{
 		cfg: cfg, clock: cfg.Clock, log: cfg.Log, reportOnly: ReportOnly,
 		ledgers: filepath.Join(cfg.Dir, "ledger"), cases: caseStore{dir: filepath.Join(cfg.Dir, "cases")},
-		recipes: map[string]*recipe{}, reports: map[string]channel.RecipeReport{},
+		recipes: map[string]*recipe{}, reports: map[string]channel.RecipeReport{}, wake: make(chan struct{}, 1),
 	}
 	for _, d := range []string{cfg.Dir, l.ledgers, l.cases.dir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create %s", d)
 		}
 	}
-	files, err := l.cases.load()
+	files, problems, err := l.cases.load()
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range problems {
+		l.log.Error("case file skipped", "err", p)
 	}
 	l.files = files
 	l.sync(l.clock.Now())
@@ -171,7 +176,17 @@ func (l *Loop) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-l.clock.After(l.untilNext()):
+		case <-l.wake:
 		}
+	}
+}
+
+// Wake makes Run step at once: the daemon calls it when the vocabulary changed, so a new statement's
+// recipes start now rather than within maxWait. It never blocks.
+func (l *Loop) Wake() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -358,15 +373,15 @@ func (l *Loop) tick(ctx context.Context, r *recipe, now time.Time) {
 		return
 	}
 	l.mu.Lock()
-	c := l.files[r.name]
+	open := l.files[r.name].open()
 	l.mu.Unlock()
 	switch {
 	case v.verdict == channel.VerdictUnknown:
 	case v.verdict == channel.VerdictPass:
-		if c.open() {
+		if open {
 			l.closeCase(r, now)
 		}
-	case c.open():
+	case open:
 		l.note(r, v, now)
 	case r.st.fails < failingTicks:
 	case !repairable(r.def.Manifest) || len(r.st.attempts) >= len(attemptWaits):
@@ -705,3 +720,9 @@ func fitBody(b *channel.CaseBody) {
 		b.Recipes = b.Recipes[:len(b.Recipes)/2]
 	}
 }
+
+var _ interface {
+	Report() ([]channel.RecipeReport, []channel.CaseReport)
+	Delivered([]channel.CaseReport)
+	Wake()
+} = (*Loop)(nil)

@@ -47,8 +47,9 @@ func (s *runState) apply(ev Event) {
 			}
 		}
 	case EventHeld:
-		// An operator took over: the failing run ends, and a new one starts from scratch after the hold.
-		s.held, s.ignored, s.fails, s.attempts = true, false, 0, nil
+		// An operator took over: the failing run ends, and a new one starts from scratch after the hold;
+		// the first check after it is ledgered, whatever it says, so the ledger shows the hold ended.
+		s.held, s.ignored, s.fails, s.attempts, s.verdict = true, false, 0, nil, ""
 	case EventHoldIgnored:
 		s.ignored = true
 	}

@@ -16,7 +16,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -252,5 +251,3 @@ func wait(t testing.TB, ch <-chan struct{}, what string) {
 		t.Fatalf("%s: no wake-up", what)
 	}
 }
-
-var errStop = errors.New("stop")
