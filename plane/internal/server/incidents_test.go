@@ -58,9 +58,9 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// plane is a server on loopback over a fresh SQLite store, with one enrolled node, a token per role and
+// incidentPlane is a server on loopback over a fresh SQLite store, with one enrolled node, a token per role and
 // a webhook receiver.
-type plane struct {
+type incidentPlane struct {
 	t       *testing.T
 	srv     *server.Server
 	http    *httptest.Server
@@ -74,9 +74,9 @@ type plane struct {
 	hookGot [][]byte
 }
 
-func newPlane(t *testing.T) *plane {
+func newIncidentPlane(t *testing.T) *incidentPlane {
 	t.Helper()
-	p := &plane{t: t, clock: &clock{t: time.Now().UTC().Truncate(time.Second)}, log: &logs{}, tokens: map[store.Role]string{}}
+	p := &incidentPlane{t: t, clock: &clock{t: time.Now().UTC().Truncate(time.Second)}, log: &logs{}, tokens: map[store.Role]string{}}
 	p.store = storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -115,7 +115,7 @@ func newPlane(t *testing.T) *plane {
 }
 
 // claim sends a signed claim and fails the test unless the plane answers 200.
-func (p *plane) claim(req channel.ClaimRequest) {
+func (p *incidentPlane) claim(req channel.ClaimRequest) {
 	p.t.Helper()
 	if req.Vocabulary == nil {
 		req.Vocabulary = []channel.Word{{Name: "host_report", Version: "1.0.0", Digest: strings.Repeat("a", 64), Class: "look"}}
@@ -137,7 +137,7 @@ func (p *plane) claim(req channel.ClaimRequest) {
 }
 
 // admin calls the admin API with the role's token and decodes the answer into out; it returns the status.
-func (p *plane) admin(role store.Role, method, path string, in, out any) int {
+func (p *incidentPlane) admin(role store.Role, method, path string, in, out any) int {
 	p.t.Helper()
 	var body io.Reader
 	if in != nil {
@@ -160,7 +160,7 @@ func (p *plane) admin(role store.Role, method, path string, in, out any) int {
 	return resp.StatusCode
 }
 
-func (p *plane) hooks() int {
+func (p *incidentPlane) hooks() int {
 	p.hookMu.Lock()
 	defer p.hookMu.Unlock()
 	return len(p.hookGot)
@@ -179,7 +179,7 @@ type errorBody struct {
 }
 
 func TestClaimTakesInCasesAndNeverFailsOnARefusedOne(t *testing.T) {
-	p := newPlane(t)
+	p := newIncidentPlane(t)
 	at := p.clock.Now()
 	good := openCase(1, "unit_health", at)
 	good.Notes = []channel.CaseNote{{Seq: 1, At: at, Text: "still failing"}}
@@ -236,7 +236,7 @@ func TestClaimTakesInCasesAndNeverFailsOnARefusedOne(t *testing.T) {
 }
 
 func TestIncidentAdminAPI(t *testing.T) {
-	p := newPlane(t)
+	p := newIncidentPlane(t)
 	at := p.clock.Now()
 	p.claim(channel.ClaimRequest{Idle: true, Version: "1.0.0", Cases: []channel.CaseReport{openCase(1, "unit_health", at)}})
 	var list struct{ Incidents []store.Incident }
@@ -300,7 +300,7 @@ func TestIncidentAdminAPI(t *testing.T) {
 }
 
 func TestUntrustedReportOpensAnIncident(t *testing.T) {
-	p := newPlane(t)
+	p := newIncidentPlane(t)
 	p.claim(channel.ClaimRequest{Idle: true, Version: "1.0.0", Untrusted: "statement.signature_invalid: no held key signed it"})
 	p.srv.ReconcileIncidents(t.Context())
 	var list struct{ Incidents []store.Incident }
