@@ -82,6 +82,7 @@ demo: modules
 test: build wasm
 	$(GO) test ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
+	$(GO) test -race ./plane/internal/webhook/ ./plane/internal/server/
 	$(GO) test -race -run 'TestRun$$' ./agent/internal/recipes/
 
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.

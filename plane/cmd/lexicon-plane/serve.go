@@ -17,6 +17,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tlsboot"
+	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -56,6 +57,8 @@ func serveCmd() *cli.Command {
 		names                         string
 		insecure                      bool
 		claimWait                     time.Duration
+		webhooks                      string
+		reconcileEvery                time.Duration
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -70,9 +73,18 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&trust, "trust", "", "trust folder that verifies published releases (default DATA/trust)")
 			fs.StringVar(&ext, "external-url", "", "the URL agents use, when the plane sits behind a proxy")
 			fs.DurationVar(&claimWait, "claim-wait", 0, "how long a claim is held without a job (default 25s)")
+			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
+			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
+			var hooks []webhook.Endpoint
+			if webhooks != "" {
+				var err error
+				if hooks, err = webhook.Load(webhooks); err != nil {
+					return nil, err
+				}
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return nil, errcode.Wrap(err, errcode.IOFailed, "cannot listen on %s", listen)
@@ -96,7 +108,11 @@ func serveCmd() *cli.Command {
 					return nil, cli.UsageError("--external-url %q is not an absolute URL", ext)
 				}
 			}
-			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait})
+			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
+				Webhooks: hooks, ReconcileEvery: reconcileEvery})
+			if len(hooks) > 0 {
+				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
+			}
 			httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 			ready := readyLine{Listen: ln.Addr().String(), Store: "sqlite"}
 			if sf.db != "" {

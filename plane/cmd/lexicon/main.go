@@ -1,5 +1,5 @@
-// Command lexicon is the admin CLI: it approves joins, lists nodes, runs words as jobs and publishes
-// releases through the plane's admin API.
+// Command lexicon is the admin CLI: it approves joins, lists nodes, runs words as jobs, publishes
+// releases and triages incidents through the plane's admin API.
 package main
 
 import "github.com/lexicon-fleet/lexicon/sdk/cli"
@@ -15,5 +15,6 @@ func commands() []*cli.Command {
 		nodesListCmd(), nodesShowCmd(), nodesDisconnectCmd(),
 		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
 		releasesPublishCmd(), releasesListCmd(),
+		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 	}
 }
