@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -26,31 +27,41 @@ type Release struct {
 	Signer    keys.PublisherPublic
 	Logged    bool
 
+	learned []string // trust lines the key chain taught
+
+	// The subject indexes are built on first use: verification itself never needs them.
+	indexed  sync.Once
 	subjects map[string]string   // name -> digest
 	pinned   map[string][]string // digest -> names
-	learned  []string            // trust lines the key chain taught
 }
 
 func (r *Release) index() {
-	r.subjects = make(map[string]string, len(r.Statement.Subject))
-	r.pinned = make(map[string][]string, len(r.Statement.Subject))
-	for _, s := range r.Statement.Subject {
-		r.subjects[s.Name] = s.SHA256()
-		r.pinned[s.SHA256()] = append(r.pinned[s.SHA256()], s.Name)
-	}
+	r.indexed.Do(func() {
+		r.subjects = make(map[string]string, len(r.Statement.Subject))
+		r.pinned = make(map[string][]string, len(r.Statement.Subject))
+		for _, s := range r.Statement.Subject {
+			r.subjects[s.Name] = s.SHA256()
+			r.pinned[s.SHA256()] = append(r.pinned[s.SHA256()], s.Name)
+		}
+	})
 }
 
 // Subject returns the digest pinned for an artifact name.
 func (r *Release) Subject(name string) (string, bool) {
+	r.index()
 	d, ok := r.subjects[name]
 	return d, ok
 }
 
 // IsPinned reports whether any subject pins digest.
-func (r *Release) IsPinned(digest string) bool { return len(r.pinned[digest]) > 0 }
+func (r *Release) IsPinned(digest string) bool {
+	r.index()
+	return len(r.pinned[digest]) > 0
+}
 
 // CheckArtifact checks data against the digest the statement pins for name.
 func (r *Release) CheckArtifact(name string, data []byte) error {
+	r.index()
 	want, ok := r.subjects[name]
 	if !ok {
 		return errcode.New(errcode.ModuleNotPinned, "%s is not pinned by release %s", name, r.Statement.Predicate.Release).With("artifact", name)

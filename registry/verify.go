@@ -90,7 +90,6 @@ func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []st
 	}
 	digest := sha256.Sum256(payload)
 	rel := &Release{Statement: st, Payload: payload, Digest: hex.EncodeToString(digest[:])}
-	rel.index()
 	rep.pass(CheckParse, "release %s, sequence %d, %d subjects", st.Predicate.Release, st.Predicate.Sequence, len(st.Subject))
 
 	sb := &signedBundle{Bundle: b}
