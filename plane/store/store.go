@@ -33,6 +33,7 @@ type Store interface {
 	JobStore
 	TokenStore
 	ReleaseStore
+	DriverStore
 
 	// Notifier returns the wake-ups for jobs queued by any replica sharing this database.
 	Notifier() Notifier
