@@ -1,5 +1,5 @@
-// Command lexicon is the admin CLI: it approves joins, lists nodes, runs words as jobs and publishes
-// releases through the plane's admin API.
+// Command lexicon is the admin CLI: it approves joins, lists nodes, runs words as jobs, publishes
+// releases, and enables drivers, manages their accounts and calls them, through the plane's admin API.
 package main
 
 import "github.com/lexicon-fleet/lexicon/sdk/cli"
@@ -15,5 +15,9 @@ func commands() []*cli.Command {
 		nodesListCmd(), nodesShowCmd(), nodesDisconnectCmd(),
 		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
 		releasesPublishCmd(), releasesListCmd(),
+		driversListCmd(), driversEnableCmd(), driversDisableCmd(), driversStatusCmd(), driversAuditCmd(),
+		accountsAddCmd(), accountsListCmd(), accountsRemoveCmd(),
+		dnsZonesCmd(), dnsRecordsCmd(), dnsReconcileCmd(),
+		cloudRegionsCmd(), cloudTypesCmd(), cloudInstancesCmd(),
 	}
 }
