@@ -18,6 +18,7 @@ build:
 	$(GO) build -o $(BIN)/ $(addprefix ./,$(CMDS))
 	@for m in $(DRIVERS); do d=$$(dirname $$m); k=$$(basename $$(dirname $$d)); n=$$(basename $$d); \
 	  echo "$(GO) build -o $(BIN)/lexicon-driver-$$k-$$n ./$$d"; $(GO) build -o $(BIN)/lexicon-driver-$$k-$$n ./$$d || exit 1; done
+	$(GO) build -o $(BIN)/lexicon-driver-dns-memory ./examples/driver-memory
 
 # wasm builds every word and recipe module: primitives/<name> -> build/wasm/<name>.wasm, the example word,
 # and the host's test words. Each is built reproducibly (-trimpath, no VCS stamp) and its data segments
@@ -73,6 +74,7 @@ demo: modules
 test: build wasm
 	$(GO) test ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
+	$(GO) test -race ./plane/internal/drivers/ ./plane/internal/seal/
 
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 bench: wasm

@@ -46,28 +46,34 @@ var builds = []struct{ name, pkg, flags string }{
 	{"cloud-mock", "./host/goplugin/internal/testdriver/cloud", "-s -w"},
 }
 
+// binDir holds the built drivers; they are built on first use, so that fuzz workers (which run
+// TestMain too) never build them.
+var binDir string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "plane-drivers-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := func() int {
-		defer os.RemoveAll(dir)
-		for _, b := range builds {
-			out := filepath.Join(dir, b.name)
-			cmd := exec.Command("go", "build", "-trimpath", "-ldflags="+b.flags, "-o", out, b.pkg)
-			cmd.Dir, cmd.Stderr = root, os.Stderr
-			if err := cmd.Run(); err != nil {
-				fmt.Fprintf(os.Stderr, "build %s: %v\n", b.pkg, err)
-				return 1
-			}
-			bins[b.name] = out
-		}
-		return m.Run()
-	}()
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+var buildBins = sync.OnceValue(func() error {
+	for _, b := range builds {
+		out := filepath.Join(binDir, b.name)
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags="+b.flags, "-o", out, b.pkg)
+		cmd.Dir = root
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v\n%s", b.pkg, err, msg)
+		}
+		bins[b.name] = out
+	}
+	return nil
+})
 
 // credential is the secret every test account gets; no log line or answer may ever hold it.
 const credential = "tsig-Zk9pQ2rX7vL1mN4bW8cY3dF6gH0jK5sA"
@@ -118,6 +124,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, url string) *fixture {
 	t.Helper()
+	must(t, buildBins())
 	if url == "" {
 		url = filepath.Join(t.TempDir(), "plane.db")
 	}

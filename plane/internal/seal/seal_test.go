@@ -196,3 +196,19 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzOpen feeds arbitrary sealed bytes, as they could be found in an altered database, to Open: it
+// must never panic, and never open what Seal did not make.
+func FuzzOpen(f *testing.F) {
+	k, _ := seal.New(bytes.Repeat([]byte{7}, seal.KeySize))
+	ctx := seal.AccountContext("prod", "dns-memory")
+	f.Add(k.Seal([]byte("token"), ctx))
+	f.Add([]byte{1})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, sealed []byte) {
+		plain, err := k.Open(sealed, ctx)
+		if err == nil && string(plain) != "token" {
+			t.Fatalf("opened forged bytes to %q", plain)
+		}
+	})
+}
