@@ -91,7 +91,7 @@ func (m *Manager) accountAdd(ctx context.Context, actor string, req AccountAddRe
 		return store.Account{}, err
 	}
 	sl.mu.Lock()
-	if sl.base != nil && sl.entry.Digest == e.Digest {
+	if sl.base != nil && sl.entry.Digest == e.Digest && !m.isClosed() {
 		sl.accounts[a.ID] = &accountProc{id: a.ID, name: a.Name, d: d}
 		d = nil
 	}
@@ -222,6 +222,9 @@ func (m *Manager) resolve(ctx context.Context, actor, account string, kind drive
 	}
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
+	if m.isClosed() {
+		return u, errcode.New(errcode.DriverUnavailable, "the plane is stopping")
+	}
 	if sl.base == nil || sl.entry.Digest != e.Digest {
 		return u, errcode.New(errcode.DriverUnavailable, "driver %s is being restarted; try again", e.Name)
 	}

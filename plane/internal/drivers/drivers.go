@@ -160,9 +160,7 @@ func (m *Manager) Sync(ctx context.Context) {
 		if !ok {
 			continue
 		}
-		if _, err := m.ensure(ctx, e, false); err != nil && !errcode.Has(err, errcode.DriverUnavailable) {
-			m.log.Error("drivers: enabled driver does not start", "driver", e.Name, "sha256", e.Digest, "err", err)
-		}
+		_, _ = m.ensure(ctx, e, false) // a failure is logged once per attempt and kept for Status
 	}
 	for _, sl := range m.slotList() {
 		e, pinned := cat.get(sl.name)

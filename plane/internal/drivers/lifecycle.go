@@ -48,6 +48,12 @@ func checkName(name string) error {
 	return nil
 }
 
+func (m *Manager) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
 func (m *Manager) slotFor(name string) (*slot, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -72,6 +78,9 @@ func (m *Manager) ensure(ctx context.Context, e Entry, force bool) (*slot, error
 	}
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
+	if m.isClosed() { // Close may have stopped this slot while we waited for it
+		return nil, errcode.New(errcode.DriverUnavailable, "the plane is stopping")
+	}
 	if sl.base != nil && sl.entry.Digest == e.Digest {
 		return sl, nil
 	}
@@ -86,6 +95,7 @@ func (m *Manager) ensure(ctx context.Context, e Entry, force bool) (*slot, error
 	d, err := m.start(ctx, e)
 	if err != nil {
 		sl.failErr, sl.failDigest, sl.failedAt = err, e.Digest, m.cfg.Now()
+		m.log.Error("driver did not start; nothing of it runs", "driver", e.Name, "sha256", e.Digest, "err", err)
 		return nil, err
 	}
 	sl.base, sl.entry, sl.failErr = d, e, nil
@@ -95,7 +105,6 @@ func (m *Manager) ensure(ctx context.Context, e Entry, force bool) (*slot, error
 // start starts one process of e from the local copy, fetching it from the plane store first.
 func (m *Manager) start(ctx context.Context, e Entry) (*goplugin.Driver, error) {
 	if err := m.materialize(ctx, e); err != nil {
-		m.log.Error("driver refused: its executable is not the one the release pins", "driver", e.Name, "sha256", e.Digest, "err", err)
 		return nil, err
 	}
 	d, err := goplugin.Start(ctx, m.cas, goplugin.Spec{Name: e.Name, Kind: e.Kind, Digest: e.Digest}, m.cfg.Plugin)
