@@ -83,6 +83,7 @@ bench: wasm
 	$(GO) test -run '^$$' -bench 'BenchmarkDeadlineOvershoot|BenchmarkFirstCall' -benchtime 40x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench 'BenchmarkRSSPerWord' -benchtime 5x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
+	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 

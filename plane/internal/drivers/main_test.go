@@ -107,7 +107,7 @@ func (l *logBuf) String() string {
 
 // fixture is a plane store with releases, a master key, and a driver manager on them.
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	url  string
 	st   store.Store
 	key  *seal.Key
@@ -122,7 +122,7 @@ type fixture struct {
 	driverDir string
 }
 
-func newFixture(t *testing.T, url string) *fixture {
+func newFixture(t testing.TB, url string) *fixture {
 	t.Helper()
 	must(t, buildBins())
 	if url == "" {
@@ -211,7 +211,7 @@ func (f *fixture) publish(names ...string) store.Release {
 }
 
 // digestOf is the digest of a built test driver.
-func digestOf(t *testing.T, name string) string {
+func digestOf(t testing.TB, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(bins[name])
 	must(t, err)
