@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,6 +34,26 @@ func reportP50(b *testing.B, ds []time.Duration) {
 	b.ReportMetric(0, "ns/op") // the mean hides the distribution; p50 is the figure
 }
 
+// cpuTime is the CPU this process and the host's workers have used: on a machine shared with other
+// work, wall-clock medians inflate with the load and CPU per call does not.
+func cpuTime(h *wasm.Host) time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	t := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	for _, pid := range wasm.WorkerPIDs(h) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		// Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		t += time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+	}
+	return t
+}
+
 func benchCalls(b *testing.B, h *wasm.Host) {
 	module, digest := testWord(b, "ref")
 	mod := load(b, h, wordManifest(b, "ref", refParams), module, digest)
@@ -40,6 +61,7 @@ func benchCalls(b *testing.B, h *wasm.Host) {
 		mod.Run(context.Background(), benchParams)
 	}
 	ds := make([]time.Duration, 0, b.N)
+	cpu0 := cpuTime(h)
 	b.ResetTimer()
 	for range b.N {
 		t := time.Now()
@@ -49,7 +71,9 @@ func benchCalls(b *testing.B, h *wasm.Host) {
 			b.Fatalf("%s %s", res.Code, res.Message)
 		}
 	}
+	b.StopTimer()
 	reportP50(b, ds)
+	b.ReportMetric(float64((cpuTime(h)-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkCall is a fresh-state call of the reference word: a new instance, params in, result out.
@@ -72,7 +96,7 @@ func BenchmarkCall(b *testing.B) {
 	})
 }
 
-// BenchmarkDeadlineOvershoot is how long after its deadline a runaway word is stopped.
+// BenchmarkDeadlineOvershoot is how long after its deadline a runaway word is stopped (ms precision).
 func BenchmarkDeadlineOvershoot(b *testing.B) {
 	for _, iso := range []struct {
 		name string
@@ -86,9 +110,10 @@ func BenchmarkDeadlineOvershoot(b *testing.B) {
 			var over []time.Duration
 			b.ResetTimer()
 			for range b.N {
-				t := time.Now()
 				res := mod.Run(context.Background(), []byte(`{"attack": "loop"}`))
-				over = append(over, time.Since(t)-wall)
+				// The word's own time: a worker killed at the deadline is replaced before the next
+				// call, which is the host's time, not the word's.
+				over = append(over, time.Duration(res.DurationMS)*time.Millisecond-wall)
 				if res.Code != "word.deadline_exceeded" {
 					b.Fatalf("%s", res.Code)
 				}
@@ -119,7 +144,8 @@ func firstCall(iso string) int {
 	}
 	defer h.Close()
 	m, err := manifest.Parse([]byte(`{"schema": "lexicon/manifest/v1", "name": "ref", "kind": "word", "version": "1.0.0",
-		"class": "look", "summary": "Reference word.", "params": {"type": "object", "additionalProperties": true},
+		"class": "look", "summary": "Reference word.", "params": {"type": "object", "additionalProperties": false,
+		"properties": {"name": {"type": "string"}, "count": {"type": "integer"}}},
 		"output": {"type": "object"}, "module": {"file": "ref.wasm"}}`))
 	if err != nil {
 		return 8
@@ -152,26 +178,31 @@ func BenchmarkFirstCall(b *testing.B) {
 	for _, iso := range []string{"process", "inprocess"} {
 		b.Run(iso, func(b *testing.B) {
 			cache := filepath.Join(b.TempDir(), "cache")
-			run := func() error {
+			// cpu is the CPU the process and its worker used: wall time on a loaded machine is mostly
+			// waiting to be scheduled.
+			run := func() (cpu time.Duration, err error) {
 				cmd := exec.Command(exe)
 				cmd.Env = append(os.Environ(), firstCallEnv+"="+iso, firstCallEnv+"_MODULE="+modPath, firstCallEnv+"_CACHE="+cache)
 				out, err := cmd.CombinedOutput()
 				if err != nil {
-					return fmt.Errorf("%v: %s", err, out)
+					return 0, fmt.Errorf("%v: %s", err, out)
 				}
-				return nil
+				return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 			}
 			run() // fill the cache (this first run compiles and exits 7)
-			var ds []time.Duration
+			var ds, cpus []time.Duration
 			b.ResetTimer()
 			for range b.N {
 				t := time.Now()
-				if err := run(); err != nil {
+				cpu, err := run()
+				if err != nil {
 					b.Fatal(err)
 				}
 				ds = append(ds, time.Since(t))
+				cpus = append(cpus, cpu)
 			}
 			reportP50(b, ds)
+			b.ReportMetric(float64(p50(cpus).Microseconds())/1000, "cpu-ms")
 		})
 	}
 }
@@ -190,8 +221,10 @@ func rssKiB(pid int) int64 {
 	return 0
 }
 
-// BenchmarkRSSPerWord is the resident memory each concurrently running word adds: n words held in
-// flight at once, the host's and its workers' RSS measured while they run, minus the idle figure.
+// BenchmarkRSSPerWord is the resident memory each concurrently running word costs: n words held in
+// flight at once by a fresh host, the peak RSS of the host and its workers while they run, minus the
+// host's own RSS once the word is loaded, divided by n. With process isolation every running word has
+// a worker process of its own, which is counted whole.
 func BenchmarkRSSPerWord(b *testing.B) {
 	const n = 4
 	for _, iso := range []struct {
@@ -200,28 +233,34 @@ func BenchmarkRSSPerWord(b *testing.B) {
 	}{{"process", wasm.Process}, {"inprocess", wasm.InProcess}} {
 		b.Run(iso.name, func(b *testing.B) {
 			module, digest := testWord(b, "ref")
-			h := newHost(b, cached(wasm.Config{Isolation: iso.iso, MaxWorkers: n}))
-			mod := load(b, h, wordManifest(b, "ref", refParams), module, digest)
-			total := func() int64 {
-				sum := rssKiB(os.Getpid())
-				if iso.iso == wasm.Process {
-					for _, p := range wasm.WorkerPIDs(h) {
-						sum += rssKiB(p)
-					}
-				}
-				return sum
-			}
-			var per []time.Duration // KiB, carried in a Duration to reuse p50
+			var per, workers []time.Duration // KiB, carried in a Duration to reuse p50
 			for range b.N {
-				idle := total()
+				h, err := wasm.New(context.Background(), cached(wasm.Config{Isolation: iso.iso, MaxWorkers: n}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				mod, err := h.Load(context.Background(), wordManifest(b, "ref", refParams), module, digest)
+				if err != nil {
+					b.Fatal(err)
+				}
+				base := rssKiB(os.Getpid())
+				total := func() (int64, int64) {
+					sum, ws := rssKiB(os.Getpid()), int64(0)
+					if iso.iso == wasm.Process {
+						for _, p := range wasm.WorkerPIDs(h) {
+							ws += rssKiB(p)
+						}
+					}
+					return sum + ws, ws
+				}
 				var wg sync.WaitGroup
 				for range n {
-					wg.Go(func() { mod.Run(context.Background(), []byte(`{"name": "rss", "hold_ms": 300}`)) })
+					wg.Go(func() { mod.Run(context.Background(), []byte(`{"name": "rss", "hold_ms": 500}`)) })
 				}
 				// Sample while they run and keep the peak.
 				done := make(chan struct{})
 				go func() { wg.Wait(); close(done) }()
-				peak := idle
+				var peak, peakWorkers int64
 				tick := time.NewTicker(5 * time.Millisecond)
 			sample:
 				for {
@@ -229,14 +268,21 @@ func BenchmarkRSSPerWord(b *testing.B) {
 					case <-done:
 						break sample
 					case <-tick.C:
-						peak = max(peak, total())
+						if t, w := total(); t > peak {
+							peak, peakWorkers = t, w
+						}
 					}
 				}
 				tick.Stop()
-				per = append(per, time.Duration((peak-idle)/n))
+				per = append(per, time.Duration((peak-base)/n))
+				workers = append(workers, time.Duration(peakWorkers/n))
+				mod.Close()
+				h.Close()
 			}
 			b.ReportMetric(float64(p50(per))/1024, "MiB/word")
-			b.ReportMetric(float64(total())/1024, "MiB-total-after")
+			if iso.iso == wasm.Process {
+				b.ReportMetric(float64(p50(workers))/1024, "MiB/worker")
+			}
 			b.ReportMetric(0, "ns/op")
 		})
 	}

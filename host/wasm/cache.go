@@ -10,16 +10,20 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/tetratelabs/wazero"
+	"golang.org/x/sys/unix"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -89,7 +93,21 @@ func openCompileCache(dir string, key []byte) (*compileCache, error) {
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create compile cache %s", d)
 	}
+	removeStale(d)
 	return &compileCache{dir: d, key: bytes.Clone(key)}, nil
+}
+
+// removeStale removes compile directories and temp entries a process that died mid-compile left.
+func removeStale(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".compile-") && !strings.HasPrefix(e.Name(), ".entry-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // LoadCacheKey reads the compile-cache key at path, creating it (0600) if it does not exist. A key file
@@ -166,6 +184,7 @@ type cacheSession struct {
 	tmp     string
 	wz      wazero.CompilationCache
 	hadCopy string // wazero's file name of the verified copy, "" on a miss
+	memfd   int    // the sealed memfd holding it, or 0
 	stats   CacheStats
 }
 
@@ -184,16 +203,19 @@ func (c *compileCache) begin(digest, variant string) (*cacheSession, error) {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot open compile cache")
 	}
 	s.wz = wz
-	name, content, verr := c.readEntry(s.entry, digest, variant)
+	name, fd, verr := c.stageEntry(s.entry, digest, variant)
 	switch {
 	case verr == nil:
 		// wazero keeps its files one level down, in a directory it names for its version and platform
-		// and has just made; it reads an entry only when asked for it, so staging it now is in time.
+		// and has just made; it reads an entry only when asked for it, so staging it now is in time. The
+		// name it opens is a link to the sealed memfd holding the verified bytes: nothing on disk is read
+		// after the check, and nothing can change the memfd any more.
+		s.memfd = fd
 		sub := s.subdir()
 		if sub == "" {
 			err = errors.New("wazero made no cache directory")
 		} else {
-			err = os.WriteFile(filepath.Join(sub, name), content, 0o600)
+			err = os.Symlink(fmt.Sprintf("/proc/self/fd/%d", fd), filepath.Join(sub, name))
 		}
 		if err != nil {
 			s.close()
@@ -217,7 +239,7 @@ func (s *cacheSession) forget() { os.Remove(s.entry) }
 func (s *cacheSession) finish() {
 	if s.hadCopy != "" {
 		// wazero deletes an entry it finds stale or broken and compiles anew; only count a real hit.
-		if _, err := os.Stat(filepath.Join(s.subdir(), s.hadCopy)); err == nil {
+		if fi, err := os.Lstat(filepath.Join(s.subdir(), s.hadCopy)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			s.stats.Hits++
 			return
 		}
@@ -260,20 +282,35 @@ func (s *cacheSession) subdir() string {
 // close removes the private directory. The compiled module lives on in memory, in the engine of s.wz,
 // which the caller closes with its runtime.
 func (s *cacheSession) close() {
+	if s.memfd > 0 {
+		unix.Close(s.memfd)
+		s.memfd = 0
+	}
 	if s.tmp != "" {
 		os.RemoveAll(s.tmp)
 	}
 }
 
-// mac seals one entry: everything wazero will read, bound to what it was compiled from.
-func (c *compileCache) mac(digest, variant, name string, content []byte) []byte {
+// macOf starts the seal of one entry: everything wazero will read, bound to what it was compiled from.
+// The content, of size bytes, is written to the returned hash.
+func (c *compileCache) macOf(digest, variant, name string, size int64) hash.Hash {
 	h := hmac.New(sha256.New, c.key)
-	for _, part := range [][]byte{[]byte(macDomain), []byte(wazeroVersion()), []byte(digest), []byte(variant), []byte(name), content} {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
-		h.Write(n[:])
-		h.Write(part)
+	part := func(n int) {
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], uint64(n))
+		h.Write(b[:])
 	}
+	for _, p := range []string{macDomain, wazeroVersion(), digest, variant, name} {
+		part(len(p))
+		h.Write([]byte(p))
+	}
+	part(int(size))
+	return h
+}
+
+func (c *compileCache) mac(digest, variant, name string, content []byte) []byte {
+	h := c.macOf(digest, variant, name, int64(len(content)))
+	h.Write(content)
 	return h.Sum(nil)
 }
 
@@ -306,37 +343,57 @@ func (c *compileCache) writeEntry(path, digest, variant, name string, content []
 // errEntryInvalid marks an entry that exists but does not verify.
 var errEntryInvalid = errors.New("compile-cache entry does not verify")
 
-// readEntry returns wazero's file name and content of a verified entry, fs.ErrNotExist when there is
-// none, or errEntryInvalid.
-func (c *compileCache) readEntry(path, digest, variant string) (string, []byte, error) {
+const headLen = len(entryMagic) + 64 + 1 + 64 + 1
+
+// stageEntry copies a verified entry's content into a sealed memfd and returns wazero's file name and
+// the memfd; fs.ErrNotExist when there is no entry, errEntryInvalid when it does not verify. The entry
+// is read once, in chunks, hashed and copied as it is read.
+func (c *compileCache) stageEntry(path, digest, variant string) (string, int, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", nil, fs.ErrNotExist
+			return "", 0, fs.ErrNotExist
 		}
-		return "", nil, errEntryInvalid
+		return "", 0, errEntryInvalid
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxEntrySize+1))
-	if err != nil || len(data) > maxEntrySize {
-		return "", nil, errEntryInvalid
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < int64(headLen) || fi.Size() > maxEntrySize {
+		return "", 0, errEntryInvalid
 	}
-	const headLen = len(entryMagic) + 64 + 1 + 64 + 1
-	if len(data) < headLen || string(data[:len(entryMagic)]) != entryMagic {
-		return "", nil, errEntryInvalid
+	head := make([]byte, headLen)
+	if _, err := io.ReadFull(f, head); err != nil || string(head[:len(entryMagic)]) != entryMagic {
+		return "", 0, errEntryInvalid
 	}
-	p := data[len(entryMagic):]
+	p := head[len(entryMagic):]
 	want, err := hex.DecodeString(string(p[:64]))
 	if err != nil || p[64] != '\n' || p[129] != '\n' {
-		return "", nil, errEntryInvalid
+		return "", 0, errEntryInvalid
 	}
 	name := string(p[65:129])
 	if _, err := hex.DecodeString(name); err != nil {
-		return "", nil, errEntryInvalid
+		return "", 0, errEntryInvalid
 	}
-	content := p[130:]
-	if !hmac.Equal(want, c.mac(digest, variant, name, content)) {
-		return "", nil, errEntryInvalid
+	size := fi.Size() - int64(headLen)
+	fd, err := unix.MemfdCreate("lexicon-compile-cache", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return "", 0, errEntryInvalid
 	}
-	return name, content, nil
+	h := c.macOf(digest, variant, name, size)
+	mem := os.NewFile(uintptr(fd), "memfd")
+	n, err := io.CopyBuffer(io.MultiWriter(h, mem), io.LimitReader(f, size+1), make([]byte, 1<<20))
+	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+	if err == nil && n == size && hmac.Equal(want, h.Sum(nil)) {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err == nil {
+			// Hand the descriptor over; the *os.File must not close it when collected.
+			dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+			mem.Close()
+			if err != nil {
+				return "", 0, errEntryInvalid
+			}
+			return name, dup, nil
+		}
+	}
+	mem.Close()
+	return "", 0, errEntryInvalid
 }

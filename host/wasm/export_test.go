@@ -25,6 +25,9 @@ func NewWithoutDeadline(ctx context.Context, cfg Config) (*Host, error) {
 
 // WorkerPIDs lists the host's live worker processes.
 func WorkerPIDs(h *Host) []int {
+	if h.pool == nil {
+		return nil
+	}
 	h.pool.mu.Lock()
 	defer h.pool.mu.Unlock()
 	var pids []int
@@ -36,6 +39,9 @@ func WorkerPIDs(h *Host) []int {
 
 // WorkerExits returns a channel per live worker, closed when that worker process has exited.
 func WorkerExits(h *Host) []<-chan struct{} {
+	if h.pool == nil {
+		return nil
+	}
 	h.pool.mu.Lock()
 	defer h.pool.mu.Unlock()
 	var chans []<-chan struct{}

@@ -61,7 +61,8 @@ type Config struct {
 	CacheKeyFile string
 	// Isolation says where instances run.
 	Isolation Isolation
-	// MaxWorkers bounds the worker processes, and so the concurrent invocations (default 4).
+	// MaxWorkers bounds the worker processes, and so the concurrent invocations (default 2: each running
+	// word costs a worker of ~40 MiB resident).
 	MaxWorkers int
 	// WorkerIdle is how long an idle worker is kept, its compiled words ready (default 5 minutes);
 	// after that it exits and gives its memory back.
@@ -239,17 +240,16 @@ type rawRun struct {
 	stdout, stderr       []byte
 	stdoutOver, stdOverE bool
 	memExceeded          bool
-	killed               bool  // a worker killed at the deadline or on cancel
-	hostErr              error // the host, not the word, failed
-	ctxErr               error // why the word's own context ended, if it did
+	killed               bool          // a worker killed at the deadline or on cancel
+	hostErr              error         // the host, not the word, failed
+	ctxErr               error         // why the word's own context ended, if it did
+	took                 time.Duration // from the start of the word's instance to its end
 }
 
 // Run runs the module once with input as its params and returns the result envelope. Run never
 // returns nil, and nothing a module does makes it panic.
 func (mod *Module) Run(ctx context.Context, input []byte) *Result {
-	start := time.Now()
 	res := &Result{Capabilities: []Call{}}
-	defer func() { res.DurationMS = time.Since(start).Milliseconds() }()
 	if len(input) == 0 {
 		input = []byte("{}")
 	}
@@ -265,6 +265,7 @@ func (mod *Module) Run(ctx context.Context, input []byte) *Result {
 	}
 	res.Capabilities = d.Calls()
 	res.Transcript = truncateRunes(string(raw.stderr), len(raw.stderr))
+	res.DurationMS = raw.took.Milliseconds()
 	return mod.judge(res, raw)
 }
 
@@ -275,6 +276,7 @@ func (mod *Module) wordContext(ctx context.Context) (context.Context, context.Ca
 }
 
 func (mod *Module) runInProcess(ctx context.Context, input []byte, d *caps.Dispatcher) rawRun {
+	start := time.Now()
 	ctx, cancel := mod.wordContext(ctx)
 	defer cancel()
 	inv := &invocation{
@@ -285,6 +287,7 @@ func (mod *Module) runInProcess(ctx context.Context, input []byte, d *caps.Dispa
 	}
 	out := mod.inproc.run(ctx, inv)
 	return rawRun{
+		took:        time.Since(start),
 		ctxErr:      ctx.Err(),
 		runOutcome:  out,
 		stdout:      inv.stdout.buf.Bytes(),
@@ -306,7 +309,8 @@ func (mod *Module) judge(res *Result, raw rawRun) *Result {
 	switch {
 	case raw.hostErr != nil:
 		return res.fail(Failed, raw.hostErr)
-	case raw.memExceeded:
+	case raw.memExceeded && !(raw.exited && raw.exitCode == 0):
+		// A grow past the limit was refused and the word did not survive it.
 		return res.fail(Failed, errcode.New(errcode.WordMemoryExceeded, "%s tried to use more than its %d MiB of memory", name, mod.lim.memory>>20).
 			With("limit_mib", mod.lim.memory>>20))
 	case stopped && ctxErr == context.DeadlineExceeded:

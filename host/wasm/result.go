@@ -36,7 +36,9 @@ type Result struct {
 	Output       json.RawMessage `json:"output,omitempty"`
 	Transcript   string          `json:"transcript"`
 	Capabilities []Call          `json:"capabilities"`
-	DurationMS   int64           `json:"duration_ms"`
+	// DurationMS is how long the word ran, from the start of its instance to its end (0 when it did not
+	// run); starting a worker or compiling is the host's time, not the word's.
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // Err returns the result's failure as a coded error, or nil when it completed.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -80,6 +81,9 @@ func serveWorker(in io.Reader, out io.Writer) int {
 				continue
 			}
 			mods[key] = c
+			// Compiling leaves tens of MiB of garbage (the decoded module, the cache read); give it back
+			// now rather than whenever the scavenger gets to it, since a worker lives on, idle, for minutes.
+			debug.FreeOSMemory()
 			send(&frame{Kind: kindLoaded, Stats: &c.stats})
 		case kindRun:
 			c := mods[loadKey(f.Digest, f.Memory)]
@@ -154,7 +158,7 @@ func newWorkerPool(cfg Config, key []byte, stats *cacheCounters, log *slog.Logge
 	}
 	n := cfg.MaxWorkers
 	if n <= 0 {
-		n = 4
+		n = 2
 	}
 	idle := cfg.WorkerIdle
 	if idle <= 0 {
@@ -431,6 +435,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 		}
 		return rawRun{hostErr: err}
 	}
+	start := time.Now() // before the deadline is set, so a word stopped at it is seen to run it all
 	ctx, cancel := mod.wordContext(ctx)
 	defer cancel()
 	err = wk.send(&frame{Kind: kindRun, Digest: mod.digest, Memory: mod.lim.memory,
@@ -461,6 +466,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 				if f.Trap != "" {
 					raw.trap = fmt.Errorf("%s", f.Trap)
 				}
+				raw.took = time.Since(start)
 				p.release(wk)
 				return raw
 			default:
@@ -474,7 +480,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 			}
 		case <-ctx.Done():
 			p.drop(wk, "stopped at the deadline")
-			return rawRun{killed: true, ctxErr: ctx.Err()}
+			return rawRun{killed: true, ctxErr: ctx.Err(), took: time.Since(start)}
 		}
 	}
 }

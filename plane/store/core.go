@@ -51,6 +51,11 @@ type driver interface {
 	// store are serialised where the database needs it (SQLite); on PostgreSQL they run at READ
 	// COMMITTED and the SQL takes the row locks.
 	tx(ctx context.Context, fn func(execer) error) error
+	// pipeline runs steps in one write transaction without waiting for each result before sending the
+	// next (PostgreSQL: BEGIN, the steps and COMMIT go in one round trip). The COMMIT is sent with
+	// them, so a step cannot veto it: use pipeline only where every step's effect stands whatever the
+	// results. A database error stops it, and nothing commits.
+	pipeline(ctx context.Context, steps []step) error
 	// jobQueued runs inside the transaction that queued a job for nodeID, so that every replica hears
 	// of it when (and only if) it commits.
 	jobQueued(ctx context.Context, ex execer, nodeID string) error
@@ -61,6 +66,13 @@ type driver interface {
 	kind(err error) errKind
 	ping(ctx context.Context) error
 	close() error
+}
+
+// step is one statement of a pipeline; scan reads its row, or is nil to discard what it returns.
+type step struct {
+	query string
+	args  []any
+	scan  func(row) error
 }
 
 type errKind int
@@ -119,12 +131,41 @@ func (s *sqlStore) tx(ctx context.Context, what string, fn func(execer) error) e
 	return nil
 }
 
+// pipeline runs steps (empty queries are left out) in one write transaction; see driver.pipeline.
+func (s *sqlStore) pipeline(ctx context.Context, what string, steps ...step) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	run := steps[:0:0]
+	for _, st := range steps {
+		if st.query != "" {
+			run = append(run, st)
+		}
+	}
+	if err := s.drv.pipeline(ctx, run); err != nil {
+		return s.fail(err, what)
+	}
+	return nil
+}
+
 // read runs fn against the read side of the store.
 func (s *sqlStore) read(ctx context.Context, what string, fn func(execer) error) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
 	if err := fn(s.drv); err != nil {
+		return s.fail(err, what)
+	}
+	return nil
+}
+
+// write runs fn against the write side outside a transaction: each statement commits on its own, so
+// fn runs one statement that needs no rule around it.
+func (s *sqlStore) write(ctx context.Context, what string, fn func(execer) error) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := fn(s.drv.writer()); err != nil {
 		return s.fail(err, what)
 	}
 	return nil

@@ -288,42 +288,30 @@ func (s *sqlStore) JobClaim(ctx context.Context, p JobClaimParams) (*Job, error)
 	if !claimable {
 		return nil, nil
 	}
+	// The node's row lock, then the hand-out in a statement of its own: see JobClaim in queries.sql.
+	// Both always run and commit together, so they go to the database in one round trip.
 	var claimed *Job
-	err = s.tx(ctx, "claim job", func(ex execer) error {
-		if err := s.lockActiveNode(ctx, ex, p.NodeID); err != nil {
-			return err
-		}
-		j, err := scanJob(ex.queryRow(ctx, s.q.JobClaim, p.NodeID, t))
-		switch s.drv.kind(err) {
-		case errNoRows:
+	err = s.pipeline(ctx, "claim job",
+		step{query: s.q.NodeLock, args: []any{p.NodeID}},
+		step{query: s.q.JobClaim, args: []any{p.NodeID, t}, scan: func(r row) error {
+			j, err := scanJob(r)
+			switch s.drv.kind(err) {
+			case errNoRows:
+				return nil
+			case errUnique:
+				// jobs_one_running caught what the lock should have prevented. Hand out nothing.
+				return errcode.Wrap(err, errcode.StoreBusy, "node %s already has a running job", p.NodeID)
+			}
+			if err != nil {
+				return err
+			}
+			claimed = &j
 			return nil
-		case errUnique:
-			// jobs_one_running caught what the lock should have prevented. Hand out nothing.
-			return errcode.Wrap(err, errcode.StoreBusy, "node %s already has a running job", p.NodeID)
-		}
-		if err != nil {
-			return err
-		}
-		claimed = &j
-		return nil
-	})
+		}})
 	if err != nil {
 		return nil, err
 	}
 	return claimed, nil
-}
-
-// lockActiveNode takes the node's row lock (PostgreSQL) and refuses a node that is not active.
-func (s *sqlStore) lockActiveNode(ctx context.Context, ex execer, nodeID string) error {
-	var state string
-	err := ex.queryRow(ctx, s.q.NodeLock, nodeID).Scan(&state)
-	if s.drv.kind(err) == errNoRows {
-		return errcode.New(errcode.NodeNotFound, "no node %s", nodeID).With("node", nodeID)
-	}
-	if err != nil {
-		return err
-	}
-	return Node{ID: nodeID, State: NodeState(state)}.active()
 }
 
 func (p *JobFinishParams) check() error {
@@ -362,56 +350,71 @@ func (s *sqlStore) JobFinish(ctx context.Context, p JobFinishParams) (Job, error
 		return Job{}, err
 	}
 	t := now(p.Now)
+	args := []any{p.ID, p.NodeID, string(p.Outcome), t, p.Code, p.Message, jsonText(p.Output), p.Transcript,
+		jsonText(p.Audit), p.Duration.Milliseconds()}
 	var j Job
-	err := s.tx(ctx, "finish job", func(ex execer) error {
-		// The node's row before the job's: the locking order every transaction keeps. The node may
-		// have ended its pairing meanwhile; then its running job is already lost.
-		var state string
-		if err := ex.queryRow(ctx, s.q.NodeLock, p.NodeID).Scan(&state); err != nil && s.drv.kind(err) != errNoRows {
-			return err
-		}
+	var matched bool
+	finish := func(ex execer) error {
 		var err error
-		j, err = scanJob(ex.queryRow(ctx, s.q.JobFinish, p.ID, p.NodeID, string(p.Outcome), t, p.Code, p.Message,
-			jsonText(p.Output), p.Transcript, jsonText(p.Audit), p.Duration.Milliseconds()))
+		j, err = scanJob(ex.queryRow(ctx, s.q.JobFinish, args...))
 		if s.drv.kind(err) == errNoRows {
-			cur, err := s.jobGet(ctx, ex, p.ID)
-			if err != nil || cur.NodeID != p.NodeID {
-				return errcode.New(errcode.JobNotFound, "node %s has no job %s", p.NodeID, p.ID).With("id", p.ID)
-			}
-			return errcode.New(errcode.JobNotRunning, "job %s is %s, not running; its result is dropped", p.ID, cur.State).
-				With("id", p.ID).With("state", string(cur.State))
+			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if p.Outcome == JobRefused {
+		matched = true
+		if p.Outcome == JobRefused && s.q.NodeRefusalAdd != "" {
 			_, err = ex.exec(ctx, s.q.NodeRefusalAdd, p.NodeID)
 		}
 		return err
+	}
+	var err error
+	if s.q.NodeRefusalAdd == "" {
+		// The dialect's JobFinish counts a refusal itself (PostgreSQL): one statement, one round trip.
+		err = s.write(ctx, "finish job", finish)
+	} else {
+		err = s.tx(ctx, "finish job", finish)
+	}
+	if err != nil {
+		return Job{}, err
+	}
+	if matched {
+		return j, nil
+	}
+	// Nothing changed: say why.
+	err = s.read(ctx, "finish job", func(ex execer) error {
+		cur, err := s.jobGet(ctx, ex, p.ID)
+		if err != nil || cur.NodeID != p.NodeID {
+			return errcode.New(errcode.JobNotFound, "node %s has no job %s", p.NodeID, p.ID).With("id", p.ID)
+		}
+		return errcode.New(errcode.JobNotRunning, "job %s is %s, not running; its result is dropped", p.ID, cur.State).
+			With("id", p.ID).With("state", string(cur.State))
 	})
-	return j, err
+	return Job{}, err
 }
 
 func (s *sqlStore) JobLoseRunning(ctx context.Context, p JobLoseRunningParams) ([]Job, error) {
 	if err := checkID("node_id", p.NodeID); err != nil {
 		return nil, err
 	}
-	var out []Job
-	err := s.tx(ctx, "lose running job", func(ex execer) error {
-		var err error
-		out, err = s.jobs(ctx, ex, s.q.JobLoseRunning, p.NodeID, now(p.Now), errcode.JobLost,
-			"the node claimed while idle, so the job is no longer running there")
-		return err
-	})
-	return out, err
+	// One statement, so one autocommit round trip: it runs on every idle claim, and mostly changes
+	// nothing.
+	return s.writeJobs(ctx, "lose running job", s.q.JobLoseRunning, p.NodeID, now(p.Now), errcode.JobLost,
+		"the node claimed while idle, so the job is no longer running there")
 }
 
 func (s *sqlStore) JobExpire(ctx context.Context, p JobExpireParams) ([]Job, error) {
+	return s.writeJobs(ctx, "expire jobs", s.q.JobExpire, now(p.Now), errcode.JobLost,
+		"the job ran past its claim budget")
+}
+
+// writeJobs runs one statement that changes jobs and returns them, in a transaction of its own.
+func (s *sqlStore) writeJobs(ctx context.Context, what, query string, args ...any) ([]Job, error) {
 	var out []Job
-	err := s.tx(ctx, "expire jobs", func(ex execer) error {
+	err := s.write(ctx, what, func(ex execer) error {
 		var err error
-		out, err = s.jobs(ctx, ex, s.q.JobExpire, now(p.Now), errcode.JobLost,
-			"the job ran past its claim budget")
+		out, err = s.jobs(ctx, ex, query, args...)
 		return err
 	})
 	return out, err

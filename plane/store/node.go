@@ -269,22 +269,28 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 	}
 	t := now(p.Now)
 	var n Node
-	err := s.tx(ctx, "record node report", func(ex execer) error {
-		// A report lost to a crash of the database's machine is sent again on the next claim.
-		if s.q.RelaxCommit != "" {
-			if _, err := ex.exec(ctx, s.q.RelaxCommit); err != nil {
-				return err
+	var matched bool
+	// A report lost to a crash of the database's machine is sent again on the next claim: it may
+	// commit without waiting for the disk, and goes in one round trip.
+	err := s.pipeline(ctx, "record node report",
+		step{query: s.q.RelaxCommit},
+		step{query: s.q.NodeReport, args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
+			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap}, scan: func(r row) error {
+			var err error
+			n, err = scanNode(r)
+			if s.drv.kind(err) == errNoRows {
+				return nil
 			}
-		}
-		var err error
-		n, err = scanNode(ex.queryRow(ctx, s.q.NodeReport, p.ID, t, p.AgentVersion, p.StatementSequence,
-			p.StatementDigest, string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap))
-		if s.drv.kind(err) == errNoRows {
-			return s.nodeNotActive(ctx, ex, p.ID)
-		}
-		return err
-	})
-	return n, err
+			matched = err == nil
+			return err
+		}})
+	if err != nil {
+		return Node{}, err
+	}
+	if !matched {
+		return Node{}, s.read(ctx, "record node report", func(ex execer) error { return s.nodeNotActive(ctx, ex, p.ID) })
+	}
+	return n, nil
 }
 
 // nodeNotActive explains why a statement meant for an active node matched nothing.
@@ -317,6 +323,10 @@ func (s *sqlStore) nodeEnd(ctx context.Context, p NodeEndParams, state NodeState
 	t := now(p.Now)
 	var res NodeEndResult
 	err := s.tx(ctx, "end node", func(ex execer) error {
+		// The node's live jobs first, then its row: the order JobFinish takes them in.
+		if _, err := ex.exec(ctx, s.q.NodeEndLockJobs, p.ID); err != nil {
+			return err
+		}
 		var err error
 		res.Node, err = scanNode(ex.queryRow(ctx, s.q.NodeEnd, p.ID, string(state), t))
 		if s.drv.kind(err) == errNoRows {

@@ -40,24 +40,22 @@ func (s *sqlStore) NonceUse(ctx context.Context, p NonceUseParams) (bool, error)
 	if !p.ExpiresAt.After(t) {
 		return false, invalid("expires_at", "a nonce must expire after now")
 	}
-	if err := s.usable(); err != nil {
-		return false, err
-	}
 	// One autocommit statement: an insert that changes no row met a live nonce.
-	n, err := s.drv.writer().exec(ctx, s.q.NonceUse, p.KeyID, p.Nonce, now(p.ExpiresAt), t)
-	if err != nil {
-		return false, s.fail(err, "use nonce")
-	}
-	return n == 1, nil
+	var n int64
+	err := s.write(ctx, "use nonce", func(ex execer) error {
+		var err error
+		n, err = ex.exec(ctx, s.q.NonceUse, p.KeyID, p.Nonce, now(p.ExpiresAt), t)
+		return err
+	})
+	return n == 1 && err == nil, err
 }
 
 func (s *sqlStore) NoncePurge(ctx context.Context, p NoncePurgeParams) (int64, error) {
-	if err := s.usable(); err != nil {
-		return 0, err
-	}
-	n, err := s.drv.writer().exec(ctx, s.q.NoncePurge, now(p.Now))
-	if err != nil {
-		return 0, s.fail(err, "purge nonces")
-	}
-	return n, nil
+	var n int64
+	err := s.write(ctx, "purge nonces", func(ex execer) error {
+		var err error
+		n, err = ex.exec(ctx, s.q.NoncePurge, now(p.Now))
+		return err
+	})
+	return n, err
 }

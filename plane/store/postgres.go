@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,9 @@ import (
 // for queued jobs, so that an operator can tell it apart in pg_stat_activity.
 const ListenerApplicationName = "lexicon-plane-listener"
 
+// DefaultPoolMaxConns is the size of a plane's connection pool unless its URL sets pool_max_conns.
+const DefaultPoolMaxConns = 16
+
 // pgNotifySQL tells every replica's listener that a job was queued; see postgresDriver.jobQueued.
 const pgNotifySQL = `SELECT pg_notify($1, $2)`
 
@@ -30,6 +34,11 @@ func OpenPostgres(ctx context.Context, url string) (Store, error) {
 	if err != nil {
 		// pgx's message may quote the url, password included.
 		return nil, errcode.New(errcode.StoreURLInvalid, "cannot parse PostgreSQL url %s", redactURL(url))
+	}
+	if !strings.Contains(url, "pool_max_conns=") {
+		// pgxpool's default, max(4, CPUs), caps how many commits can share one WAL flush; a plane's
+		// hot paths are short statements from many long polls at once.
+		cfg.MaxConns = DefaultPoolMaxConns
 	}
 	q, err := loadQueries("postgres")
 	if err != nil {
@@ -104,6 +113,41 @@ func (d *postgresDriver) tx(ctx context.Context, fn func(execer) error) error {
 	return pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		return fn(pgTx{tx})
 	})
+}
+
+func (d *postgresDriver) pipeline(ctx context.Context, steps []step) (err error) {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	for _, st := range steps {
+		b.Queue(st.query, st.args...)
+	}
+	b.Queue("COMMIT")
+	br := d.pool.SendBatch(ctx, b)
+	defer func() {
+		// After an error the server skipped the rest, COMMIT included; the pool drops a connection
+		// left inside a transaction.
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if _, err := br.Exec(); err != nil {
+		return err
+	}
+	for _, st := range steps {
+		if st.scan == nil {
+			_, err = br.Exec()
+		} else {
+			err = st.scan(br.QueryRow())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	tag, err := br.Exec()
+	if err == nil && tag.String() != "COMMIT" {
+		err = errors.New("the transaction did not commit: " + tag.String())
+	}
+	return err
 }
 
 // jobQueued sends the notification from inside the transaction: PostgreSQL delivers it at commit, to

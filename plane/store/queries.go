@@ -31,7 +31,7 @@ type queries struct {
 	JoinGet, JoinGetForUpdate, JoinList, JoinDecide, JoinExpireAll, KeyRetired, KeyRetire string
 
 	NodeInsert, NodeGet, NodeGetByName, NodeGetByKey, NodeList, NodeReport, NodeLockShared string
-	NodeLock, NodeEnd, NodeRefusalAdd, RelaxCommit                                         string
+	NodeLock, NodeEndLockJobs, NodeEnd, NodeRefusalAdd, RelaxCommit                        string
 
 	NonceUse, NoncePurge string
 

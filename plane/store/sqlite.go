@@ -115,6 +115,23 @@ func (d *sqliteDriver) tx(ctx context.Context, fn func(execer) error) error {
 	return tx.Commit()
 }
 
+func (d *sqliteDriver) pipeline(ctx context.Context, steps []step) error {
+	return d.tx(ctx, func(ex execer) error {
+		for _, st := range steps {
+			var err error
+			if st.scan == nil {
+				_, err = ex.exec(ctx, st.query, st.args...)
+			} else {
+				err = st.scan(ex.queryRow(ctx, st.query, st.args...))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func (d *sqliteDriver) jobQueued(context.Context, execer, string) error { return nil }
 
 // jobCommitted wakes this process's waiters. Another process sharing the file is not woken: its long

@@ -55,7 +55,7 @@ func TestRefusals(t *testing.T) {
 	if len(fake.Actions()) != 0 {
 		t.Fatalf("actions %v", fake.Actions())
 	}
-	nosd := wordtest.Load(t, wasmFile, "manifest.json")
+	nosd := wordtest.Load(t, wasmFile, "manifest.json", wordtest.WithoutSystemd())
 	if res := nosd.Run(map[string]any{"unit": "nginx.service"}); res.Code != errcode.CapabilityUnknown {
 		t.Fatalf("without systemd: %s", res.Code)
 	}

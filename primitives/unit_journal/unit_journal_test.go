@@ -40,7 +40,7 @@ func TestLastLines(t *testing.T) {
 }
 
 func TestUnknownWithoutSystemd(t *testing.T) {
-	w := wordtest.Load(t, wasmFile, "manifest.json")
+	w := wordtest.Load(t, wasmFile, "manifest.json", wordtest.WithoutSystemd())
 	var j journal
 	w.Must(map[string]any{"unit": "nginx.service"}, &j)
 	if j.Known || len(j.Lines) != 0 {

@@ -41,7 +41,7 @@ func TestFailedUnit(t *testing.T) {
 }
 
 func TestUnknownWithoutSystemd(t *testing.T) {
-	w := wordtest.Load(t, wasmFile, "manifest.json")
+	w := wordtest.Load(t, wasmFile, "manifest.json", wordtest.WithoutSystemd())
 	var s status
 	w.Must(map[string]any{"unit": "nginx.service"}, &s)
 	if s.Known || s.ActiveState != "unknown" {

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"path/filepath"
 
+	"github.com/lexicon-fleet/lexicon/agent/internal/client"
+
 	"github.com/lexicon-fleet/lexicon/agent/internal/state"
 	"github.com/lexicon-fleet/lexicon/agent/policy"
 )
@@ -23,3 +25,21 @@ func (d *dirs) setup(fs *flag.FlagSet) {
 func (d *dirs) open() (state.Dir, error) { return state.Open(d.state) }
 func (d *dirs) policyFile() string       { return filepath.Join(d.config, policy.FileName) }
 func (d *dirs) trustDir() string         { return filepath.Join(d.config, "trust") }
+
+// paired opens the state folder, the pairing this agent made, and a client signing for its key.
+func (d *dirs) paired() (state.Dir, state.Pairing, *client.Client, error) {
+	sd, err := d.open()
+	if err != nil {
+		return "", state.Pairing{}, nil, err
+	}
+	p, err := sd.Pairing()
+	if err != nil {
+		return "", state.Pairing{}, nil, err
+	}
+	key, err := sd.ExistingKey()
+	if err != nil {
+		return "", state.Pairing{}, nil, err
+	}
+	c, err := client.New(p.Plane, p.CA, key)
+	return sd, p, c, err
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/lexicon-fleet/lexicon/agent/internal/client"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 )
@@ -22,19 +21,7 @@ func leaveCmd() *cli.Command {
 		Path: "leave", MaxArgs: 0, Summary: "end this machine's pairing with one signed goodbye",
 		Setup: d.setup,
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
-			sd, err := d.open()
-			if err != nil {
-				return nil, err
-			}
-			p, err := sd.Pairing()
-			if err != nil {
-				return nil, err
-			}
-			key, err := sd.ExistingKey()
-			if err != nil {
-				return nil, err
-			}
-			c, err := client.New(p.Plane, p.CA, key)
+			sd, _, c, err := d.paired()
 			if err != nil {
 				return nil, err
 			}

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/lexicon-fleet/lexicon/agent"
-	"github.com/lexicon-fleet/lexicon/agent/internal/client"
 	"github.com/lexicon-fleet/lexicon/agent/internal/daemon"
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
@@ -33,24 +32,12 @@ func runCmd() *cli.Command {
 				level = slog.LevelDebug
 			}
 			log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-			sd, err := d.open()
-			if err != nil {
-				return nil, err
-			}
-			p, err := sd.Pairing()
+			sd, p, c, err := d.paired()
 			if err != nil {
 				return nil, err
 			}
 			if p.Status != channel.JoinApproved {
 				return nil, errcode.New(errcode.AgentNotJoined, "the join is %s, not approved; lexicon-agent status shows it", p.Status)
-			}
-			key, err := sd.ExistingKey()
-			if err != nil {
-				return nil, err
-			}
-			c, err := client.New(p.Plane, p.CA, key)
-			if err != nil {
-				return nil, err
 			}
 			v, err := vocab.Open(d.trustDir(), sd.ModulesDir(), nil)
 			if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/lexicon-fleet/lexicon/agent/internal/client"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/agent/policy"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -46,23 +45,11 @@ func statusCmd() *cli.Command {
 		Path: "status", MaxArgs: 0, Summary: "show the pairing, the key fingerprint, the policy and the vocabulary",
 		Setup: d.setup,
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
-			sd, err := d.open()
-			if err != nil {
-				return nil, err
-			}
-			p, err := sd.Pairing()
+			sd, p, c, err := d.paired()
 			if err != nil {
 				return nil, err
 			}
 			if p.Status == channel.JoinPending {
-				key, err := sd.ExistingKey()
-				if err != nil {
-					return nil, err
-				}
-				c, err := client.New(p.Plane, p.CA, key)
-				if err != nil {
-					return nil, err
-				}
 				if p, err = decide(ctx, c, sd, p); err != nil {
 					return nil, err
 				}

@@ -3,7 +3,6 @@ package tlsboot_test
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,5 +60,4 @@ func TestLocalCA(t *testing.T) {
 	if err := leaf.VerifyHostname("plane.example.test"); err != nil {
 		t.Fatalf("renewed certificate does not cover the new name: %v", err)
 	}
-	_ = net.IPv4len
 }

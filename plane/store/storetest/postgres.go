@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,9 +32,14 @@ func PostgresURL(t testing.TB) string {
 	if base == "" {
 		base = DefaultPostgresURL
 	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		t.Fatalf("%s must be a postgres:// url", PostgresEnv)
+	}
+	admin := adminURL(u)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
+	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
 		msg := "PostgreSQL is not reachable at %s (set %s to point tests at one): %v"
 		if os.Getenv("CI") == "true" {
@@ -51,7 +57,7 @@ func PostgresURL(t testing.TB) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
+		conn, err := pgx.Connect(ctx, admin)
 		if err != nil {
 			t.Errorf("drop schema %s: %v", schema, err)
 			return
@@ -61,14 +67,24 @@ func PostgresURL(t testing.TB) string {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		t.Fatalf("%s must be a postgres:// url", PostgresEnv)
-	}
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// adminURL is u without the pgxpool settings (pool_max_conns, ...), which a single connection would
+// send to the server as run-time parameters it does not know.
+func adminURL(u *url.URL) string {
+	a := *u
+	q := a.Query()
+	for k := range q {
+		if strings.HasPrefix(k, "pool_") {
+			q.Del(k)
+		}
+	}
+	a.RawQuery = q.Encode()
+	return a.String()
 }
 
 // PostgresOpener opens each test's store on a fresh PostgreSQL schema; peers share it.

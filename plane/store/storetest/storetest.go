@@ -1,14 +1,11 @@
 // Package storetest is the conformance suite every plane store passes: one set of tests and benchmarks,
 // run against SQLite and against PostgreSQL, so the two cannot disagree on a rule.
 //
-//	func TestPostgres(t *testing.T) {
-//		storetest.Run(t, func(t testing.TB) storetest.Env {
-//			url := storetest.PostgresURL(t) // a fresh schema, dropped at cleanup
-//			return storetest.Env{Store: storetest.Open(t, url), Peer: func(t testing.TB) store.Store {
-//				return storetest.Open(t, url)
-//			}, PeerWakes: true}
-//		})
-//	}
+//	func TestPostgres(t *testing.T)       { storetest.Run(t, storetest.PostgresOpener) }
+//	func TestSQLite(t *testing.T)         { storetest.Run(t, storetest.SQLiteOpener) }
+//	func BenchmarkPostgres(b *testing.B)  { storetest.Bench(b, storetest.PostgresOpener) }
+//
+// PostgresURL gives any test (the plane's end-to-end tests too) a fresh schema of its own.
 package storetest
 
 import (
@@ -16,7 +13,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -252,5 +248,3 @@ func wait(t testing.TB, ch <-chan struct{}, what string) {
 		t.Fatalf("%s: no wake-up", what)
 	}
 }
-
-var errStop = errors.New("stop")

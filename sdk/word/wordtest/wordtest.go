@@ -197,3 +197,9 @@ type FakeSystemd = systemdtest.Fake
 
 // NewFakeSystemd returns a fake whose units are given as `systemctl show` output (Key=Value lines).
 func NewFakeSystemd(units map[string]string) *FakeSystemd { return systemdtest.New(units) }
+
+// WithoutSystemd makes the host answer every systemd and journal call as a machine without systemd
+// does (capability.unknown), whatever this machine runs.
+func WithoutSystemd() Option {
+	return WithSystemd(systemd.Unavailable{Reason: "systemd is not running on this machine"})
+}

@@ -1,7 +1,8 @@
 -- Queries of the PostgreSQL store. Each block starts with "-- name: Field" (a field of the queries
 -- struct in queries.go) or "-- fragment: name" (text that {{name}} stands for in later blocks).
 -- Transactions run at READ COMMITTED: a statement that must see a row another transaction is changing
--- locks that row first, and the locking order is always the node's row before its jobs' rows.
+-- locks that row first. Where a transaction waits for both, it takes a job's row before its node's
+-- (JobFinish, NodeEnd); JobClaim takes the node's first but skips locked jobs instead of waiting.
 
 -- fragment: join_columns
 id, name, node_key, key_fingerprint, addresses, source_address, status, created_at, expires_at,
@@ -143,16 +144,22 @@ RETURNING {{node_columns}}
 SELECT state, vocabulary FROM nodes WHERE id = $1 FOR SHARE
 
 -- name: NodeLock
--- Taken by JobClaim and JobFinish: one of them at a time per node, so that the check for a running
--- job and the hand-out of the next one cannot interleave with another claim for the same node.
+-- Taken by JobClaim: one claim at a time per node, so that the check for a running job and the
+-- hand-out of the next one cannot interleave with another claim for the same node.
 SELECT state FROM nodes WHERE id = $1 FOR NO KEY UPDATE
+
+-- name: NodeEndLockJobs
+-- A node ending its pairing locks its live jobs before its own row, the order JobFinish (job, then the
+-- node's refusal count) takes them in. JobClaim holds the node's row first but never waits for a job's
+-- lock (SKIP LOCKED), so no two of them can wait on each other.
+SELECT id FROM jobs WHERE node_id = $1 AND state IN ('queued', 'running') FOR UPDATE
 
 -- name: NodeEnd
 UPDATE nodes SET state = $2, ended_at = $3 WHERE id = $1 AND state = 'active'
 RETURNING {{node_columns}}
 
 -- name: NodeRefusalAdd
-UPDATE nodes SET refusals = refusals + 1 WHERE id = $1
+-- Nothing: JobFinish counts the refusal in its own statement.
 
 ------------------------------------------------------------------------------------------------------
 -- Nonces
@@ -191,6 +198,7 @@ WHERE id = (
     SELECT id FROM jobs
     WHERE node_id = $1 AND state = 'queued'
       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'running')
+      AND EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND state = 'active')
     ORDER BY id
     LIMIT 1
     FOR UPDATE SKIP LOCKED)
@@ -200,11 +208,20 @@ RETURNING {{job_columns}}
 SELECT {{job_columns}} FROM jobs WHERE id = $1
 
 -- name: JobFinish
-UPDATE jobs
-SET state = $3, finished_at = $4, outcome_code = $5, outcome_message = $6, output = $7,
-    transcript = $8, audit = $9, duration_ms = $10
-WHERE id = $1 AND node_id = $2 AND state = 'running'
-RETURNING {{job_columns}}
+-- One statement, so one autocommit round trip: the result and, for a refusal, the node's count, taken
+-- in the order every transaction keeps (the job's row, then the node's). The count moves only if the
+-- job did.
+WITH done AS (
+    UPDATE jobs
+    SET state = $3, finished_at = $4, outcome_code = $5, outcome_message = $6, output = $7,
+        transcript = $8, audit = $9, duration_ms = $10
+    WHERE id = $1 AND node_id = $2 AND state = 'running'
+    RETURNING {{job_columns}}
+), counted AS (
+    UPDATE nodes SET refusals = refusals + 1
+    WHERE id = $2 AND $3 = 'refused' AND EXISTS (SELECT 1 FROM done)
+)
+SELECT * FROM done
 
 -- name: JobLoseRunning
 UPDATE jobs SET state = 'lost', finished_at = $2, outcome_code = $3, outcome_message = $4

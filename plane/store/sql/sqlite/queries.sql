@@ -142,11 +142,16 @@ SELECT state, vocabulary FROM nodes WHERE id = ?1
 -- A read: the write transaction already keeps claims of one node from interleaving.
 SELECT state FROM nodes WHERE id = ?1
 
+-- name: NodeEndLockJobs
+-- A read: the write transaction already holds every lock.
+SELECT id FROM jobs WHERE node_id = ?1 AND state IN ('queued', 'running')
+
 -- name: NodeEnd
 UPDATE nodes SET state = ?2, ended_at = ?3 WHERE id = ?1 AND state = 'active'
 RETURNING {{node_columns}}
 
 -- name: NodeRefusalAdd
+-- Run after JobFinish, in its transaction, when the job was refused.
 UPDATE nodes SET refusals = refusals + 1 WHERE id = ?1
 
 ------------------------------------------------------------------------------------------------------
@@ -185,6 +190,7 @@ WHERE id = (
     SELECT id FROM jobs
     WHERE node_id = ?1 AND state = 'queued'
       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = ?1 AND state = 'running')
+      AND EXISTS (SELECT 1 FROM nodes WHERE id = ?1 AND state = 'active')
     ORDER BY id
     LIMIT 1)
 RETURNING {{job_columns}}

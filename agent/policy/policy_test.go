@@ -1,0 +1,67 @@
+package policy_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lexicon-fleet/lexicon/agent/policy"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+func word(class manifest.Class) *manifest.Manifest {
+	return &manifest.Manifest{Name: "w", Kind: manifest.KindWord, Class: class}
+}
+
+func write(t *testing.T, body string, mode os.FileMode) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), policy.FileName)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestAcceptAndRefuseByClass(t *testing.T) {
+	p := policy.Load(write(t, `{"classes": {"look": "accept", "change": "refuse"}, "names": ["www.example.test"]}`, 0o644))
+	if err := p.Check(word(manifest.ClassLook)); err != nil {
+		t.Fatalf("look: %v", err)
+	}
+	for _, c := range []manifest.Class{manifest.ClassChange, manifest.ClassDestructive} {
+		if err := p.Check(word(c)); errcode.Code(err) != errcode.PolicyRefused {
+			t.Fatalf("%s: %v", c, err)
+		}
+	}
+	if len(p.Names) != 1 || p.Names[0] != "www.example.test" {
+		t.Fatalf("names: %v", p.Names)
+	}
+}
+
+// TestFailsClosed: any policy the node cannot trust makes it accept nothing, and say why.
+func TestFailsClosed(t *testing.T) {
+	cases := map[string]string{
+		"missing":           filepath.Join(t.TempDir(), "policy.json"),
+		"others can write":  write(t, `{"classes": {"look": "accept"}}`, 0o666),
+		"group can write":   write(t, `{"classes": {"look": "accept"}}`, 0o664),
+		"not JSON":          write(t, `{"classes": `, 0o644),
+		"unknown field":     write(t, `{"classes": {"look": "accept"}, "allow_all": true}`, 0o644),
+		"unknown class":     write(t, `{"classes": {"root": "accept"}}`, 0o644),
+		"unknown decision":  write(t, `{"classes": {"look": "maybe"}}`, 0o644),
+		"repeated decision": write(t, `{"classes": {"look": "refuse", "look": "accept"}}`, 0o644),
+	}
+	for name, path := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := policy.Load(path)
+			if errcode.Code(p.Problem()) != errcode.PolicyUntrusted {
+				t.Fatalf("problem = %v", p.Problem())
+			}
+			if err := p.Check(word(manifest.ClassLook)); errcode.Code(err) != errcode.PolicyUntrusted {
+				t.Fatalf("a look word under an untrusted policy: %v", err)
+			}
+		})
+	}
+}
