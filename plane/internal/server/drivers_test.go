@@ -34,9 +34,12 @@ var root = func() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }()
 
-// driverBins are the driver executables TestMain builds: the outside author's in-memory DNS driver and
-// host/goplugin's misbehaving one.
-var driverBins = map[string]string{}
+// driverBins are the driver executables the tests build on first use: the outside author's in-memory
+// DNS driver and host/goplugin's misbehaving one.
+var (
+	driverBins = map[string]string{}
+	binDir     string
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "plane-server-test-")
@@ -44,22 +47,24 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := func() int {
-		defer os.RemoveAll(dir)
-		for name, pkg := range map[string]string{"memory": "./examples/driver-memory", "crashy": "./host/goplugin/internal/testdriver/dns"} {
-			out := filepath.Join(dir, "lexicon-driver-dns-"+name)
-			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
-			cmd.Dir, cmd.Stderr = root, os.Stderr
-			if err := cmd.Run(); err != nil {
-				fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
-				return 1
-			}
-			driverBins[name] = out
-		}
-		return m.Run()
-	}()
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+var buildDrivers = sync.OnceValue(func() error {
+	for name, pkg := range map[string]string{"memory": "./examples/driver-memory", "crashy": "./host/goplugin/internal/testdriver/dns"} {
+		out := filepath.Join(binDir, "lexicon-driver-dns-"+name)
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+		cmd.Dir = root
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v\n%s", pkg, err, msg)
+		}
+		driverBins[name] = out
+	}
+	return nil
+})
 
 const credential = "cf-token-8QzW3nX5vB7mK2pL9rT4yU6iO1aS0dFg"
 
@@ -83,7 +88,7 @@ func (b *syncBuf) String() string {
 
 // plane is an in-process plane with drivers, and one token per role. Every answer it gives is kept, to
 // be searched for the credential.
-type plane struct {
+type driverPlane struct {
 	t       *testing.T
 	url     string
 	log     *syncBuf
@@ -94,8 +99,11 @@ type plane struct {
 	seq     uint64
 }
 
-func newPlane(t *testing.T) *plane {
+func newDriverPlane(t *testing.T) *driverPlane {
 	t.Helper()
+	if err := buildDrivers(); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	st := storetest.Open(t, filepath.Join(dir, "plane.db"))
 	pub := keys.NewPublisher()
@@ -118,7 +126,7 @@ func newPlane(t *testing.T) *plane {
 	srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Drivers: mgr})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	p := &plane{t: t, url: hs.URL, log: lb, tokens: map[store.Role]string{}, pub: pub}
+	p := &driverPlane{t: t, url: hs.URL, log: lb, tokens: map[store.Role]string{}, pub: pub}
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator, store.RoleAdmin} {
 		tok, hash := server.NewToken()
 		if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "tok-" + string(role), Role: role, Hash: hash}); err != nil {
@@ -140,7 +148,7 @@ func newPlane(t *testing.T) *plane {
 }
 
 // call sends a request as role and returns the status and the decoded answer.
-func (p *plane) call(role store.Role, method, path string, body any) (int, map[string]any) {
+func (p *driverPlane) call(role store.Role, method, path string, body any) (int, map[string]any) {
 	p.t.Helper()
 	var r io.Reader
 	ct := "application/json"
@@ -178,7 +186,7 @@ func (p *plane) call(role store.Role, method, path string, body any) (int, map[s
 }
 
 // want fails the test unless the call answered status (and, for errors, code).
-func (p *plane) want(status int, code string, role store.Role, method, path string, body any) map[string]any {
+func (p *driverPlane) want(status int, code string, role store.Role, method, path string, body any) map[string]any {
 	p.t.Helper()
 	got, out := p.call(role, method, path, body)
 	if got != status {
@@ -195,7 +203,7 @@ func (p *plane) want(status int, code string, role store.Role, method, path stri
 
 // publish signs a release of the named test drivers and publishes it through the admin API, as
 // `lexicon releases publish` does.
-func (p *plane) publish(names ...string) {
+func (p *driverPlane) publish(names ...string) {
 	p.t.Helper()
 	mods := filepath.Join(p.t.TempDir(), "modules")
 	for _, n := range names {
@@ -245,7 +253,7 @@ func prefix(list []string) []string {
 }
 
 func TestDriverRoutes(t *testing.T) {
-	p := newPlane(t)
+	p := newDriverPlane(t)
 	const (
 		viewer   = store.RoleViewer
 		operator = store.RoleOperator
