@@ -69,6 +69,12 @@ func (m *Manager) accountAdd(ctx context.Context, actor string, req AccountAddRe
 	} else if !errcode.Has(err, errcode.AccountNotFound) {
 		return store.Account{}, err
 	}
+	life, err := m.slotFor(req.Driver)
+	if err != nil {
+		return store.Account{}, err
+	}
+	life.life.RLock()
+	defer life.life.RUnlock()
 	e, err := m.usable(ctx, req.Driver)
 	if err != nil {
 		return store.Account{}, err
@@ -207,6 +213,12 @@ func (m *Manager) resolve(ctx context.Context, actor, account string, kind drive
 	}
 	u.account = a
 	u.entry.Name = a.Driver
+	life, err := m.slotFor(a.Driver)
+	if err != nil {
+		return u, err
+	}
+	life.life.RLock()
+	defer life.life.RUnlock()
 	e, err := m.usable(ctx, a.Driver)
 	if err != nil {
 		return u, err

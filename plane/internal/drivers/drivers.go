@@ -137,8 +137,10 @@ func (m *Manager) ReleaseChanged() {
 	}
 }
 
-// Sync brings this replica's processes in line with the store and the current release once. Failures
-// are logged and kept in Status; the next Sync tries again.
+// Sync brings this replica's processes in line with the store and the current release once. Each
+// driver is decided under its lifecycle lock from its state read under that lock, so an enable or a
+// disable in progress here is never undone by a decision made from an older read. Failures are logged
+// and kept in Status; the next Sync tries again.
 func (m *Manager) Sync(ctx context.Context) {
 	cat, err := m.catalog(ctx, true)
 	if err != nil {
@@ -150,26 +152,41 @@ func (m *Manager) Sync(ctx context.Context) {
 		m.log.Warn("drivers: cannot read which drivers are enabled", "err", err)
 		return
 	}
-	enabled := map[string]bool{}
+	names := map[string]bool{}
 	for _, st := range states {
-		if !st.Enabled {
-			continue
+		if _, pinned := cat.get(st.Name); st.Enabled && pinned {
+			names[st.Name] = true
 		}
-		enabled[st.Name] = true
-		e, ok := cat.get(st.Name)
-		if !ok {
-			continue
-		}
-		_, _ = m.ensure(ctx, e, false) // a failure is logged once per attempt and kept for Status
 	}
 	for _, sl := range m.slotList() {
-		e, pinned := cat.get(sl.name)
-		switch {
-		case !enabled[sl.name]:
-			m.stopSlot(sl, "disabled")
-		case !pinned:
-			m.stopSlot(sl, "no longer pinned by the current release")
-		default:
+		names[sl.name] = true
+	}
+	for name := range names {
+		sl, err := m.slotFor(name)
+		if err != nil {
+			return
+		}
+		sl.life.Lock()
+		m.syncOne(ctx, cat, sl)
+		sl.life.Unlock()
+	}
+}
+
+// syncOne decides one driver; sl.life is held.
+func (m *Manager) syncOne(ctx context.Context, cat *catalog, sl *slot) {
+	st, err := m.store.DriverGet(ctx, store.DriverGetParams{Name: sl.name})
+	if err != nil {
+		m.log.Warn("drivers: cannot read a driver's state", "driver", sl.name, "err", err)
+		return
+	}
+	e, pinned := cat.get(sl.name)
+	switch {
+	case !st.Enabled:
+		m.stopSlot(sl, "disabled")
+	case !pinned:
+		m.stopSlot(sl, "no longer pinned by the current release")
+	default:
+		if _, err := m.ensure(ctx, e, false); err == nil { // a failure is logged once per attempt and kept for Status
 			m.reapAccounts(ctx, sl, e)
 		}
 	}

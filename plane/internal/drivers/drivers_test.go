@@ -567,3 +567,38 @@ func TestPlanAdditive(t *testing.T) {
 		})
 	}
 }
+
+// Enable and Disable must hold against a sync running at the same time: a sync that read the store
+// before an enable committed must not stop the driver the enable just started, nor start one a disable
+// just stopped.
+func TestEnableAndDisableHoldAgainstAConcurrentSync(t *testing.T) {
+	f := newFixture(t, "")
+	f.publish("dns-memory")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				f.m.ReleaseChanged() // every pass reads the release and the store afresh
+				f.m.Sync(f.ctx)
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for i := range 4 {
+		_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
+		must(t, err)
+		if s := statusOf(t, f.m, "dns-memory"); s.State != "running" || !running(s.PID, "dns-memory") {
+			t.Fatalf("round %d: just enabled, status %+v", i, s)
+		}
+		_, err = f.m.Disable(f.ctx, "alice", "dns-memory")
+		must(t, err)
+		if s := statusOf(t, f.m, "dns-memory"); s.State != "disabled" || s.PID != 0 {
+			t.Fatalf("round %d: just disabled, status %+v", i, s)
+		}
+	}
+}

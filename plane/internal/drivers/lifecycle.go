@@ -22,6 +22,11 @@ import (
 type slot struct {
 	name string
 
+	// life orders what decides whether the driver runs here: Enable, Disable and Sync hold it to
+	// write; a call holds it to read while it checks the store and starts what it needs, so a disable
+	// cannot fall between a call's check and its start.
+	life sync.RWMutex
+
 	mu       sync.Mutex // held while processes start or stop
 	entry    Entry      // what runs
 	base     *goplugin.Driver
@@ -217,6 +222,12 @@ func (m *Manager) enable(ctx context.Context, actor, name string) (wire.Driver, 
 	if !ok {
 		return wire.Driver{}, cat.notPinned(name, m.cfg.Platform)
 	}
+	sl, err := m.slotFor(name)
+	if err != nil {
+		return wire.Driver{}, err
+	}
+	sl.life.Lock()
+	defer sl.life.Unlock()
 	if _, err := m.ensure(ctx, e, true); err != nil {
 		return wire.Driver{}, err
 	}
@@ -258,6 +269,12 @@ func (m *Manager) disable(ctx context.Context, actor, name string) (wire.Driver,
 		}
 		e = Entry{Name: name}
 	}
+	sl, err := m.slotFor(name)
+	if err != nil {
+		return wire.Driver{}, err
+	}
+	sl.life.Lock()
+	defer sl.life.Unlock()
 	st, err := m.store.DriverDisable(ctx, store.DriverSetParams{Name: name, By: actor, Now: m.cfg.Now()})
 	if err != nil {
 		return wire.Driver{}, err
@@ -298,8 +315,8 @@ func (m *Manager) List(ctx context.Context) (wire.DriverList, error) {
 	return out, nil
 }
 
-// Status returns the processes of this replica, for every driver that is enabled, pinned and enabled,
-// or running here.
+// Status returns this replica's processes for every driver an admin enabled or disabled, and any other
+// running here or that failed to start.
 func (m *Manager) Status(ctx context.Context) (wire.StatusList, error) {
 	cat, err := m.catalog(ctx, false)
 	if err != nil {
@@ -311,17 +328,17 @@ func (m *Manager) Status(ctx context.Context) (wire.StatusList, error) {
 	}
 	names := map[string]bool{}
 	enabled := map[string]bool{}
-	for _, st := range states {
-		if st.Enabled {
-			names[st.Name], enabled[st.Name] = true, true
-		}
+	for _, st := range states { // every driver an admin enabled or disabled
+		names[st.Name], enabled[st.Name] = true, st.Enabled
 	}
-	m.mu.Lock()
 	slots := map[string]*slot{}
-	for n, sl := range m.slots {
-		slots[n], names[n] = sl, true
+	for _, sl := range m.slotList() {
+		sl.mu.Lock()
+		if sl.base != nil || sl.failErr != nil {
+			slots[sl.name], names[sl.name] = sl, true
+		}
+		sl.mu.Unlock()
 	}
-	m.mu.Unlock()
 	out := wire.StatusList{Replica: m.replica, Drivers: []wire.Status{}}
 	sorted := make([]string, 0, len(names))
 	for n := range names {
