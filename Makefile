@@ -28,6 +28,11 @@ WASMPOST := $(BUILD)/tools/wasmpost
 WORDS := $(patsubst primitives/%/main.go,%,$(wildcard primitives/*/main.go))
 TESTWORDS := $(patsubst host/wasm/testdata/%/main.go,%,$(wildcard host/wasm/testdata/*/main.go))
 WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.wasm) $(WASM_DIR)/examples/hello.wasm
+# Recipes: primitives/recipes/<name> -> build/wasm/recipes/<name>.wasm (staged by `modules`), and the
+# recipe loop's test modules agent/internal/recipes/testdata/<name> -> build/wasm/recipetest/<name>.wasm.
+RECIPES := $(patsubst primitives/recipes/%/main.go,%,$(wildcard primitives/recipes/*/main.go))
+RECIPETESTS := $(patsubst agent/internal/recipes/testdata/%/main.go,%,$(wildcard agent/internal/recipes/testdata/*/main.go))
+WASM_OUT += $(RECIPES:%=$(WASM_DIR)/recipes/%.wasm) $(RECIPETESTS:%=$(WASM_DIR)/recipetest/%.wasm)
 WORD_SDK := $(shell find sdk/word sdk/errcode -name '*.go' -not -name '*_test.go')
 WASM_BUILD = @mkdir -p $(dir $@) && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildvcs=false -o $@.raw ./$< && $(WASMPOST) -o $@ $@.raw && rm -f $@.raw
 
@@ -43,6 +48,10 @@ $(WASM_DIR)/%.wasm: primitives/% $$(wildcard primitives/%/*.go) $(WORD_SDK) $(WA
 $(WASM_DIR)/testdata/%.wasm: host/wasm/testdata/% $$(wildcard host/wasm/testdata/%/*.go) $(WORD_SDK) $(WASMPOST)
 	$(WASM_BUILD)
 $(WASM_DIR)/examples/hello.wasm: examples/word-hello $(wildcard examples/word-hello/*.go) $(WORD_SDK) $(WASMPOST)
+	$(WASM_BUILD)
+$(WASM_DIR)/recipes/%.wasm: primitives/recipes/% $$(wildcard primitives/recipes/%/*.go) $(WORD_SDK) $(WASMPOST)
+	$(WASM_BUILD)
+$(WASM_DIR)/recipetest/%.wasm: agent/internal/recipes/testdata/% $$(wildcard agent/internal/recipes/testdata/%/*.go) $(WORD_SDK) $(WASMPOST)
 	$(WASM_BUILD)
 
 # modules stages every built module the way lexicon-release build reads them: one folder each, with
@@ -75,6 +84,8 @@ test: build wasm
 	$(GO) test ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
 	$(GO) test -race ./plane/internal/drivers/ ./plane/internal/seal/
+	$(GO) test -race ./plane/internal/webhook/ ./plane/internal/server/
+	$(GO) test -race -run 'TestRun$$' ./agent/internal/recipes/
 
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 bench: wasm

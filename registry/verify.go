@@ -93,7 +93,8 @@ func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []st
 	rel.index()
 	rep.pass(CheckParse, "release %s, sequence %d, %d subjects", st.Predicate.Release, st.Predicate.Sequence, len(st.Subject))
 
-	signer, material, err := t.checkSigner(b, st, rel)
+	sb := &signedBundle{Bundle: b}
+	signer, material, err := t.checkSigner(sb, st, rel)
 	if err != nil {
 		return fail(CheckSignature, err)
 	}
@@ -101,7 +102,7 @@ func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []st
 	rep.pass(CheckSignature, "signed by held key %s", signer.Fingerprint())
 
 	if t.RequiresLog() {
-		if err := t.checkLog(b, material); err != nil {
+		if err := t.checkLog(sb, material); err != nil {
 			return fail(CheckLog, err)
 		}
 		rel.Logged = true
@@ -129,9 +130,27 @@ func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []st
 	return rel, nil
 }
 
+// signedBundle remembers the bundle's signature content: sigstore-go's Bundle rebuilds it, base64 of
+// the whole payload included, on every call, and verification asks for it twice.
+type signedBundle struct {
+	*bundle.Bundle
+	content sgverify.SignatureContent
+}
+
+func (b *signedBundle) SignatureContent() (sgverify.SignatureContent, error) {
+	if b.content == nil {
+		c, err := b.Bundle.SignatureContent()
+		if err != nil {
+			return nil, err
+		}
+		b.content = c
+	}
+	return b.content, nil
+}
+
 // checkSigner walks the key chain, finds the key the bundle names among those held, and verifies the
 // envelope signature with sigstore-go. sigstore-go knows nothing of retirement, so that is checked here.
-func (t *Trust) checkSigner(b *bundle.Bundle, st *statement.Statement, rel *Release) (keys.PublisherPublic, root.TrustedMaterial, error) {
+func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Release) (keys.PublisherPublic, root.TrustedMaterial, error) {
 	held, learned, err := t.walkChain(st.Predicate.KeyChain)
 	if err != nil {
 		return keys.PublisherPublic{}, nil, err
@@ -231,7 +250,7 @@ func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []s
 // checkLog requires one Rekor v2 entry, bound to this envelope, proven included under a checkpoint
 // signed by a held log key. sigstore-go rebuilds the entry from the bundle, so an entry spliced in from
 // another statement does not verify.
-func (t *Trust) checkLog(b *bundle.Bundle, publisher root.TrustedMaterial) error {
+func (t *Trust) checkLog(b *signedBundle, publisher root.TrustedMaterial) error {
 	if len(t.logs) == 0 {
 		return errcode.New(errcode.StatementUnlogged, "this trust directory once held log keys and holds none now; refusing rather than loosening")
 	}

@@ -63,6 +63,9 @@ type Node struct {
 	Recipes           json.RawMessage `json:"recipes"`
 	Idle              bool            `json:"idle"`
 	ClaimSizeCap      int64           `json:"claim_size_cap,omitempty"`
+	// Untrusted is why the node could not verify the plane's statement or some of its modules, in the
+	// node's own words; "" when it could. The plane:untrusted_release detector reads it.
+	Untrusted string `json:"untrusted,omitempty"`
 
 	// Refusals counts jobs this node answered with the outcome refused.
 	Refusals int64 `json:"refusals"`
@@ -117,6 +120,9 @@ type NodeReportParams struct {
 	Recipes           json.RawMessage // a JSON array; nil for none
 	Idle              bool
 	ClaimSizeCap      int64
+	// Untrusted is the node's reason for distrusting the plane's statement, "" when it trusts it. Each
+	// report replaces the last, so a caller that leaves it empty records a node that trusts.
+	Untrusted string
 }
 
 type NodeEndParams struct {
@@ -229,6 +235,9 @@ func (p *NodeReportParams) check() error {
 	if len(p.AgentVersion) > maxRefLen || len(p.StatementDigest) > maxRefLen {
 		return invalid("agent_version", "agent version and statement digest are at most %d bytes", maxRefLen)
 	}
+	if len(p.Untrusted) > maxMessageLen || !cleanText(p.Untrusted) {
+		return invalid("untrusted", "untrusted is at most %d bytes of UTF-8 without NUL", maxMessageLen)
+	}
 	if p.StatementSequence < 0 || p.ClaimSizeCap < 0 {
 		return invalid("statement_sequence", "statement sequence and claim size cap cannot be negative")
 	}
@@ -275,7 +284,7 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 	err := s.pipeline(ctx, "record node report",
 		step{query: s.q.RelaxCommit},
 		step{query: s.q.NodeReport, args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
-			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap}, scan: func(r row) error {
+			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted}, scan: func(r row) error {
 			var err error
 			n, err = scanNode(r)
 			if s.drv.kind(err) == errNoRows {
@@ -353,7 +362,7 @@ func scanNode(r row) (Node, error) {
 	var state string
 	if err := r.Scan(&n.ID, &n.Name, &n.Key, &n.Fingerprint, &addrs, &state, stamp{&n.CreatedAt},
 		stamp{&n.LastSeenAt}, stamp{&n.EndedAt}, &n.AgentVersion, &n.StatementSequence, &n.StatementDigest,
-		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals); err != nil {
+		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals, &n.Untrusted); err != nil {
 		return Node{}, err
 	}
 	n.State = NodeState(state)

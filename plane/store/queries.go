@@ -42,6 +42,18 @@ type queries struct {
 
 	ReleaseLock, ReleaseMaxSequence, ReleaseInsert, ReleaseArtifactInsert, ReleaseCurrent string
 	ReleaseGet, ReleaseList, ReleaseArtifacts, ArtifactInsert, ArtifactGet, ArtifactHas   string
+
+	CaseGet, CaseOpenForRecipe, CaseNewest, CaseOpenCount, CaseInsert, CaseClose, CaseSetBody, CaseTouch string
+	CaseNoteCount, CaseNoteInsert, CaseNotes, CaseList, CaseNodeState, CaseNodeNoteSeqs                  string
+
+	IncidentOpenFor, IncidentLatestFor, IncidentInsert, IncidentReopen, IncidentClear, IncidentSetTriage string
+	IncidentSetCase, IncidentEventNext, IncidentEventInsert, IncidentGet, IncidentGetForUpdate           string
+	IncidentList, IncidentEvents, IncidentReconcileLock, IncidentOpenOfEndedNodes, IncidentOpenBySource  string
+	DetectSilent, DetectJobs, DetectUntrusted                                                            string
+
+	NotificationInsert, NotificationExhaust, NotificationClaim, NotificationAttemptInsert string
+	NotificationRecord, NotificationAttemptUpdate, NotificationGet, NotificationList      string
+	NotificationAttempts                                                                  string
 }
 
 var (
@@ -187,6 +199,11 @@ func loadMigrations(dialect string) ([]migration, error) {
 		out = append(out, migration{version: v, name: m[2], sql: string(b)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i := 1; i < len(out); i++ {
+		if out[i].version == out[i-1].version {
+			return nil, fmt.Errorf("%s: two migrations are numbered %04d (%s and %s)", dir, out[i].version, out[i-1].name, out[i].name)
+		}
+	}
 	for i, m := range out {
 		if m.version != i+1 {
 			return nil, fmt.Errorf("%s: migration %04d is missing", dir, i+1)

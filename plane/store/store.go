@@ -1,4 +1,5 @@
-// Package store keeps the plane's state (joins, nodes, nonces, jobs, tokens, releases) behind one
+// Package store keeps the plane's state (joins, nodes, nonces, jobs, tokens, releases, cases, incidents
+// and their notifications) behind one
 // interface, on PostgreSQL for fleets served by several plane replicas or on embedded SQLite for one box.
 //
 //	s, err := store.Open(ctx, "postgres://postgres@127.0.0.1:5432/lexicon") // or a file path
@@ -34,6 +35,9 @@ type Store interface {
 	TokenStore
 	ReleaseStore
 	DriverStore
+	CaseStore
+	IncidentStore
+	NotificationStore
 
 	// Notifier returns the wake-ups for jobs queued by any replica sharing this database.
 	Notifier() Notifier

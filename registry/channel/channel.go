@@ -170,7 +170,7 @@ type CaseNote struct {
 
 // CaseBody is composed once, when the escalation opens: what the node tried and what it looked like.
 type CaseBody struct {
-	Mode       string            `json:"mode"` // repair or report-only
+	Mode       string            `json:"mode"` // repair, report-only, or check-only (the recipe has no repair)
 	Attempts   []json.RawMessage `json:"attempts"`
 	HostReport json.RawMessage   `json:"host_report,omitempty"`
 	Vocabulary []Word            `json:"vocabulary"`

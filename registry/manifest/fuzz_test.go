@@ -26,5 +26,12 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = m.CheckParams([]byte(`{}`))
 		_ = m.SubjectName()
+		if decl, err := m.Declaration([]string{"www.example.com"}); err == nil {
+			if m.CheckParams(decl) != nil {
+				t.Fatalf("a declaration its own schema refuses: %s", decl)
+			}
+		} else if errcode.Code(err) != errcode.WordParamInvalid {
+			t.Fatalf("uncoded declaration refusal: %v", err)
+		}
 	})
 }

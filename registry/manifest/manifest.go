@@ -206,3 +206,42 @@ func (m *Manifest) Capability(cap string) (Capability, bool) {
 	}
 	return Capability{}, false
 }
+
+// NamesProperty is the params property of a recipe that the agent fills with the node's own names.
+const NamesProperty = "names"
+
+// Declaration is a recipe check's input: every top-level property of the params schema that has a
+// default takes it, and the property "names", when the schema declares it, takes the node's own names.
+// Only the signed manifest and the node's own configuration feed it; the result is checked against the
+// params schema (word.param_invalid).
+func (m *Manifest) Declaration(names []string) (json.RawMessage, error) {
+	var schema struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	decl := map[string]any{}
+	if len(m.Params) > 0 {
+		if err := json.Unmarshal(m.Params, &schema); err != nil {
+			return nil, errcode.Wrap(err, errcode.WordParamInvalid, "%s: params schema does not decode", m.Name).With("field", "")
+		}
+	}
+	for name, p := range schema.Properties {
+		switch {
+		case name == NamesProperty:
+			if len(names) > 0 {
+				decl[name] = names
+			}
+		case len(p.Default) > 0:
+			decl[name] = p.Default
+		}
+	}
+	b, err := json.Marshal(decl)
+	if err != nil {
+		return nil, errcode.Wrap(err, errcode.WordParamInvalid, "%s: declaration does not encode", m.Name).With("field", "")
+	}
+	if err := m.CheckParams(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -149,3 +149,35 @@ func TestRecipeAndDriver(t *testing.T) {
 		t.Fatalf("driver subject %q", d.SubjectName())
 	}
 }
+
+func TestDeclaration(t *testing.T) {
+	recipe := `{"schema": "lexicon/manifest/v1", "name": "cert_expiry", "kind": "recipe", "version": "1.0.0", "summary": "x",
+	  "params": {"type": "object", "additionalProperties": false, "properties": {
+	    "names": {"type": "array", "items": {"type": "string"}},
+	    "min_days": {"type": "integer", "minimum": 1, "default": 14},
+	    "note": {"type": "string"}}},
+	  "output": {"type": "object"}, "recipe": {"scope": "site"}, "module": {"file": "c.wasm"}}`
+	m := mustParse(t, recipe)
+	cases := []struct {
+		names []string
+		want  string
+	}{
+		{nil, `{"min_days":14}`},
+		{[]string{"www.example.com", "example.com:8443"}, `{"min_days":14,"names":["www.example.com","example.com:8443"]}`},
+	}
+	for _, tc := range cases {
+		got, err := m.Declaration(tc.names)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("Declaration(%v) = %s, %v; want %s", tc.names, got, err, tc.want)
+		}
+	}
+	bad := mustParse(t, strings.Replace(recipe, `"default": 14`, `"default": 0`, 1))
+	if _, err := bad.Declaration(nil); errcode.Code(err) != errcode.WordParamInvalid {
+		t.Fatalf("a default its own schema refuses: %v", err)
+	}
+	none := mustParse(t, `{"schema": "lexicon/manifest/v1", "name": "x", "kind": "recipe", "version": "1.0.0", "summary": "x",
+	  "recipe": {"scope": "any"}, "module": {"file": "x.wasm"}}`)
+	if got, err := none.Declaration([]string{"a"}); err != nil || string(got) != `{}` {
+		t.Fatalf("no params: %s %v", got, err)
+	}
+}

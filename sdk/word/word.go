@@ -22,8 +22,9 @@
 // result leaves as JSON on stdout (the host checks it against the output schema), and Log writes the
 // transcript on stderr. A word fails with a reason by returning an error made by Fail, whose code is
 // the word's own ("disk_usage.root_missing"); a capability error passed through keeps its code
-// (capability.denied, capability.unknown, ...). The package sdk/word/wordtest runs a built word
-// through the real host in ordinary `go test`.
+// (capability.denied, capability.unknown, ...). A recipe's check is written the same way, with Check
+// in place of Run, answering a Verdict (recipe.go). The package sdk/word/wordtest runs a built word or
+// recipe through the real host in ordinary `go test`.
 package word
 
 import (

@@ -2,9 +2,11 @@ package word
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -53,5 +55,56 @@ func TestCallOutsideTheHost(t *testing.T) {
 	}
 	if IsUnknown(errcode.New(errcode.CapabilityDenied, "x")) || !IsDenied(errcode.New(errcode.CapabilityDenied, "x")) {
 		t.Fatal("IsUnknown/IsDenied confuse codes")
+	}
+}
+
+type decl struct {
+	Units []string `json:"units"`
+}
+
+func TestCheck(t *testing.T) {
+	fn := func(d decl) (Verdict, error) {
+		switch {
+		case len(d.Units) == 0:
+			return Pass("nothing declared"), nil
+		case d.Units[0] == "unknown":
+			return Verdict{}, errcode.New(errcode.CapabilityUnknown, "no systemd on this machine")
+		case d.Units[0] == "broken":
+			return Verdict{}, errors.New("the check broke")
+		case d.Units[0] == "bad":
+			return Verdict{Verdict: "maybe"}, nil
+		case d.Units[0] == "passrepair":
+			return Pass("ok").WithRepair(map[string]string{"unit": "x"}), nil
+		case d.Units[0] == "long":
+			return Failing("%s", strings.Repeat("é", MaxDetail)), nil
+		}
+		return Failing("%s is failed", d.Units[0]).WithRepair(map[string]string{"unit": d.Units[0]}), nil
+	}
+	cases := []struct {
+		in, out string
+		status  int
+	}{
+		{`{}`, `{"verdict":"pass","detail":"nothing declared"}`, 0},
+		{`{"units": ["nginx.service"]}`, `{"verdict":"fail","detail":"nginx.service is failed","repair":{"unit":"nginx.service"}}`, 0},
+		{`{"units": ["unknown"]}`, `{"verdict":"unknown","detail":"no systemd on this machine"}`, 0},
+		{`{"units": ["broken"]}`, `{"error":{"code":"word.failed","message":"the check broke"}}`, 1},
+		{`{"units": ["bad"]}`, `"code":"recipe.no_verdict"`, 1},
+		{`{"units": ["passrepair"]}`, `"code":"recipe.no_verdict"`, 1},
+		{`{"units": [1]}`, `"code":"word.param_invalid"`, 1},
+	}
+	for _, tc := range cases {
+		var out bytes.Buffer
+		status := check(strings.NewReader(tc.in), &out, fn)
+		if status != tc.status || !strings.Contains(out.String(), tc.out) {
+			t.Errorf("%s: status %d, out %s", tc.in, status, out.String())
+		}
+	}
+	var out bytes.Buffer
+	if check(strings.NewReader(`{"units": ["long"]}`), &out, fn) != 0 {
+		t.Fatal(out.String())
+	}
+	var v struct{ Detail string }
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || len(v.Detail) > MaxDetail || !utf8.ValidString(v.Detail) {
+		t.Fatalf("detail of %d bytes, valid %v: %v", len(v.Detail), utf8.ValidString(v.Detail), err)
 	}
 }

@@ -2,26 +2,31 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
+	"io"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/lexicon-fleet/lexicon/agent"
 	"github.com/lexicon-fleet/lexicon/agent/internal/daemon"
+	"github.com/lexicon-fleet/lexicon/agent/internal/recipes"
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/agent/policy"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
-	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 func runCmd() *cli.Command {
 	var d dirs
 	var debug bool
 	return &cli.Command{
-		Path: "run", MaxArgs: 0, Summary: "run the agent: keep the vocabulary current and run the plane's jobs",
+		Path: "run", MaxArgs: 0,
+		Summary: "run the agent: the recipes of its verified vocabulary and, once joined, the plane's jobs",
 		Setup: func(fs *flag.FlagSet) {
 			d.setup(fs)
 			fs.BoolVar(&debug, "debug", false, "log debug events")
@@ -32,12 +37,9 @@ func runCmd() *cli.Command {
 				level = slog.LevelDebug
 			}
 			log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-			sd, p, c, err := d.paired()
+			sd, err := d.open()
 			if err != nil {
 				return nil, err
-			}
-			if p.Status != channel.JoinApproved {
-				return nil, errcode.New(errcode.AgentNotJoined, "the join is %s, not approved; lexicon-agent status shows it", p.Status)
 			}
 			v, err := vocab.Open(d.trustDir(), sd.ModulesDir(), nil)
 			if err != nil {
@@ -45,20 +47,64 @@ func runCmd() *cli.Command {
 			}
 			pol := policy.Load(d.policyFile())
 			if err := pol.Problem(); err != nil {
-				log.Warn("this node accepts no jobs until its policy is fixed", "err", err)
+				log.Warn("this node accepts no jobs and runs no repairs until its policy is fixed", "err", err)
 			}
 			h, err := wasm.New(ctx, wasm.Config{CacheDir: sd.WasmCache(), CacheKeyFile: sd.WasmCacheKey(), Self: pol.Names, Logger: log})
 			if err != nil {
 				return nil, err
 			}
 			defer h.Close()
+			rn := &runner.Runner{Host: h, Vocab: v, PolicyFile: d.policyFile(), LockFile: sd.LockFile(), Log: log}
+			loop, err := recipes.New(recipes.Config{Vocab: v, Runner: rn, Dir: sd.RecipesDir(), ConfigDir: d.config,
+				AgentDigest: selfDigest(log), Log: log.With("part", "recipes")})
+			if err != nil {
+				return nil, err
+			}
+			// The recipe loop runs on every agent, paired or not, beside the claim loop.
+			ctx, cancel := context.WithCancel(ctx)
+			var wg sync.WaitGroup
+			wg.Go(func() { _ = loop.Run(ctx) })
+			defer wg.Wait()
+			defer cancel()
+
+			p, err := sd.Pairing()
+			if err == nil && p.Status != channel.JoinApproved {
+				log.Warn("the join is not approved; running recipes only (restart once lexicon-agent status says approved)", "status", p.Status)
+			}
+			if err != nil || p.Status != channel.JoinApproved {
+				if err != nil {
+					log.Warn("not joined to a plane; running recipes only", "err", err)
+				}
+				log.Info("agent running", "version", agent.Version, "policy", pol.String(), "statement", v.Ref().Sequence, "pid", os.Getpid())
+				<-ctx.Done()
+				return nil, nil
+			}
+			_, _, c, err := d.paired()
+			if err != nil {
+				return nil, err
+			}
 			log.Info("agent running", "node", p.NodeID, "plane", p.Plane, "version", agent.Version, "policy", pol.String(),
 				"statement", v.Ref().Sequence, "pid", os.Getpid())
-			dm := &daemon.Daemon{
-				Client: c, Vocab: v, Version: agent.Version, Log: log,
-				Runner: &runner.Runner{Host: h, Vocab: v, PolicyFile: d.policyFile(), LockFile: sd.LockFile(), Log: log},
-			}
+			dm := &daemon.Daemon{Client: c, Vocab: v, Version: agent.Version, Log: log, Runner: rn, Recipes: loop}
 			return nil, dm.Run(ctx)
 		},
 	}
+}
+
+// selfDigest is the sha256 of the running binary, which scope release compares with the agent the
+// statement pins. "" when it cannot be read: then no release-scoped recipe applies.
+func selfDigest(log *slog.Logger) string {
+	path, err := os.Executable()
+	if err == nil {
+		var f *os.File
+		if f, err = os.Open(path); err == nil {
+			defer f.Close()
+			h := sha256.New()
+			if _, err = io.Copy(h, f); err == nil {
+				return hex.EncodeToString(h.Sum(nil))
+			}
+		}
+	}
+	log.Warn("cannot hash this agent's binary; release-scoped recipes will not apply", "err", err)
+	return ""
 }

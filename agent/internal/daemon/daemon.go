@@ -24,7 +24,20 @@ type Daemon struct {
 	Version string
 	Log     *slog.Logger
 	// Recipes reports the node's recipes and cases on every claim; nil reports none.
-	Recipes func() ([]channel.RecipeReport, []channel.CaseReport)
+	Recipes Reporter
+
+	accepted int // the claim size the plane accepted with the last claim
+}
+
+// Waker is a Reporter that wants to know when the vocabulary changed, to load new recipes at once.
+type Waker interface{ Wake() }
+
+// Reporter is what a claim says about the node's recipes and cases: the recipe loop.
+type Reporter interface {
+	Report() ([]channel.RecipeReport, []channel.CaseReport)
+	// Delivered is given the cases a claim carried once the plane accepted it, so bodies and notes
+	// stop riding.
+	Delivered(cases []channel.CaseReport)
 }
 
 // Run works until ctx ends, or until the plane says this node's pairing is over.
@@ -32,7 +45,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.sync(ctx, channel.StatementRef{})
 	backoff := time.Second
 	for ctx.Err() == nil {
-		resp, err := d.Client.Claim(ctx, d.claim())
+		req := d.claim()
+		resp, err := d.Client.Claim(ctx, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -49,6 +63,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 			continue
 		}
 		backoff = time.Second
+		d.accepted = max(req.ClaimSize, channel.DefaultBodyCap)
+		if d.Recipes != nil && len(req.Cases) > 0 {
+			d.Recipes.Delivered(req.Cases)
+		}
 		if resp.Statement.Digest != "" && resp.Statement.Digest != d.Vocab.Ref().Digest {
 			d.sync(ctx, resp.Statement)
 		}
@@ -66,6 +84,9 @@ func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
 		return
 	}
 	d.Log.Info("vocabulary loaded", "sequence", d.Vocab.Ref().Sequence, "words", len(d.Vocab.Report()))
+	if w, ok := d.Recipes.(Waker); ok {
+		w.Wake()
+	}
 	if why := d.Vocab.Untrusted(); why != "" {
 		d.Log.Warn("words left out of the vocabulary", "reason", why)
 	}
@@ -77,12 +98,23 @@ func (d *Daemon) claim() channel.ClaimRequest {
 		Untrusted: d.Vocab.Untrusted(), Recipes: []channel.RecipeReport{},
 	}
 	if d.Recipes != nil {
-		req.Recipes, req.Cases = d.Recipes()
+		req.Recipes, req.Cases = d.Recipes.Report()
 	}
-	if b, _ := json.Marshal(req); len(b) > channel.DefaultBodyCap/2 {
-		req.ClaimSize = min(2*len(b), channel.MaxClaimCap)
+	if n := size(req); n > channel.DefaultBodyCap/2 {
+		req.ClaimSize = min(2*n, channel.MaxClaimCap)
+	}
+	// The plane accepts a claim up to the size the last one announced. A case body that would not fit
+	// rides on a later claim, after this one has announced the room it needs.
+	limit := max(d.accepted, channel.DefaultBodyCap)
+	for i := len(req.Cases) - 1; i >= 0 && size(req) > limit; i-- {
+		req.Cases[i].Body = nil
 	}
 	return req
+}
+
+func size(req channel.ClaimRequest) int {
+	b, _ := json.Marshal(req)
+	return len(b)
 }
 
 // runJob runs a job and reports it. The report is retried while the plane is unreachable; a job is

@@ -27,7 +27,7 @@ type Runner struct {
 	Log        *slog.Logger
 
 	mu     sync.Mutex
-	loaded map[string]*wasm.Module // by module digest
+	loaded map[string]*wasm.Module // by module and manifest digest
 }
 
 // Run runs job and returns the result to report. It never returns an error: every way a job can end
@@ -55,8 +55,8 @@ func (r *Runner) run(ctx context.Context, job channel.Job) channel.ResultRequest
 	if job.Digest != "" && job.Digest != w.Module {
 		return refused(errcode.New(errcode.WordVersionMismatch, "the job is for %s %s, this node runs %s", job.Word, job.Digest, w.Module))
 	}
-	// The class that counts is the one in the word's signed manifest, not the one the job names.
-	if err := policy.Load(r.PolicyFile).Check(w.Manifest); err != nil {
+	p, err := r.prepare(ctx, w)
+	if err != nil {
 		return refused(err)
 	}
 	lock, err := r.acquire(ctx, job.Deadline)
@@ -64,16 +64,48 @@ func (r *Runner) run(ctx context.Context, job channel.Job) channel.ResultRequest
 		return refused(err)
 	}
 	defer lock.Release()
-	mod, err := r.module(ctx, w)
-	if err != nil {
-		return refused(err)
+	return p.Run(ctx, job.Params)
+}
+
+// Prepared is a word checked against the node's vocabulary and policy and loaded into the host, ready
+// to run under the job lock.
+type Prepared struct {
+	r    *Runner
+	Word vocab.Word
+	mod  *wasm.Module
+}
+
+// Prepare readies the word name as Run would for a job: it must be in the vocabulary
+// (job.word_unavailable) and its class, from its signed manifest, accepted by the node's policy
+// (policy.refused, policy.untrusted). Repairs go through here, so a recipe can run nothing a job could
+// not.
+func (r *Runner) Prepare(ctx context.Context, name string) (*Prepared, error) {
+	w, ok := r.Vocab.Word(name)
+	if !ok {
+		return nil, errcode.New(errcode.JobWordUnavailable, "this node's vocabulary has no word %q", name)
 	}
-	params := job.Params
+	return r.prepare(ctx, w)
+}
+
+func (r *Runner) prepare(ctx context.Context, w vocab.Word) (*Prepared, error) {
+	// The class that counts is the one in the word's signed manifest, not the one the job names.
+	if err := policy.Load(r.PolicyFile).Check(w.Manifest); err != nil {
+		return nil, err
+	}
+	mod, err := r.Load(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{r: r, Word: w, mod: mod}, nil
+}
+
+// Run runs the prepared word with params; the caller holds the job lock. The result is redacted and
+// never nil.
+func (p *Prepared) Run(ctx context.Context, params json.RawMessage) channel.ResultRequest {
 	if len(params) == 0 {
 		params = json.RawMessage(`{}`)
 	}
-	out := mod.Run(ctx, params)
-	return r.report(out)
+	return p.r.report(p.mod.Run(ctx, params))
 }
 
 // acquire waits for the job lock (a repair may hold it) until the job's deadline.
@@ -96,14 +128,17 @@ func (r *Runner) acquire(ctx context.Context, deadline time.Time) (*joblock.Lock
 	}
 }
 
-// module loads a word into the host once per digest; its bytes are re-hashed from the cache first.
-func (r *Runner) module(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
+// Load loads a verified module, word or recipe, into the host once per module and manifest: a new
+// statement may pin the same bytes under a changed manifest (other capability bounds), and the loaded
+// module must enforce the manifest pinned now. Its bytes are re-hashed from the cache first.
+func (r *Runner) Load(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.loaded == nil {
 		r.loaded = map[string]*wasm.Module{}
 	}
-	if m, ok := r.loaded[w.Module]; ok {
+	key := w.Module + "/" + w.ManifestDigest
+	if m, ok := r.loaded[key]; ok {
 		return m, nil
 	}
 	data, err := r.Vocab.Module(w)
@@ -114,7 +149,7 @@ func (r *Runner) module(ctx context.Context, w vocab.Word) (*wasm.Module, error)
 	if err != nil {
 		return nil, err
 	}
-	r.loaded[w.Module] = m
+	r.loaded[key] = m
 	return m, nil
 }
 

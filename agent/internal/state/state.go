@@ -7,6 +7,7 @@
 //	<state>/modules/       statements and modules by sha256, re-hashed on every load
 //	<state>/wasm-cache/    compiled words, sealed by <state>/wasm-cache.key
 //	<state>/job.lock       held while a job or a repair runs
+//	<state>/recipes/       the recipe loop: ledger/<recipe>.jsonl, cases/<recipe>.json, case_seq
 package state
 
 import (
@@ -43,6 +44,7 @@ func (d Dir) ModulesDir() string   { return d.path("modules") }
 func (d Dir) WasmCache() string    { return d.path("wasm-cache") }
 func (d Dir) WasmCacheKey() string { return d.path("wasm-cache.key") }
 func (d Dir) LockFile() string     { return d.path("job.lock") }
+func (d Dir) RecipesDir() string   { return d.path("recipes") }
 func (d Dir) pairingFile() string  { return d.path("pairing.json") }
 
 // Key returns the node key, making one (0600) if there is none.

@@ -1,5 +1,5 @@
-// Package vocab keeps the node's vocabulary: exactly the words of the newest statement the node could
-// verify with the keys it holds, with their manifests and modules cached by sha256.
+// Package vocab keeps the node's vocabulary: exactly the words and recipes of the newest statement the
+// node could verify with the keys it holds, with their manifests and modules cached by sha256.
 package vocab
 
 import (
@@ -30,9 +30,14 @@ type Fetcher interface {
 
 // Word is one word the node can run.
 type Word struct {
-	Manifest *manifest.Manifest
-	Module   string // sha256 of the module, as the statement pins it
+	Manifest       *manifest.Manifest
+	Module         string // sha256 of the module, as the statement pins it
+	ManifestDigest string // sha256 of the manifest, as the statement pins it
 }
+
+// Recipe is one recipe the node runs: its manifest and the module digest the statement pins, verified
+// exactly as a word's.
+type Recipe = Word
 
 // Vocabulary is the node's current vocabulary. It is safe for concurrent use.
 type Vocabulary struct {
@@ -43,6 +48,7 @@ type Vocabulary struct {
 	mu        sync.Mutex
 	release   *registry.Release
 	words     map[string]Word
+	recipes   map[string]Recipe
 	untrusted string // why the newest statement or some of its modules were refused
 }
 
@@ -63,7 +69,7 @@ func Open(trustDir, modulesDir string, now func() time.Time) (*Vocabulary, error
 	if err != nil {
 		return nil, err
 	}
-	v := &Vocabulary{trustDir: trustDir, store: st, now: now, words: map[string]Word{}}
+	v := &Vocabulary{trustDir: trustDir, store: st, now: now, words: map[string]Word{}, recipes: map[string]Recipe{}}
 	ptr, err := os.ReadFile(filepath.Join(modulesDir, currentFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return v, nil
@@ -113,10 +119,10 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 	if err != nil {
 		return v.refuse(err)
 	}
-	words := map[string]Word{}
+	words, recipes := map[string]Word{}, map[string]Recipe{}
 	var problems []string
 	for _, row := range rel.Modules() {
-		if row.Kind != manifest.KindWord {
+		if row.Kind != manifest.KindWord && row.Kind != manifest.KindRecipe {
 			continue
 		}
 		err := v.fetch(ctx, f, row.Manifest)
@@ -125,13 +131,17 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 		}
 		var m *manifest.Manifest
 		if err == nil {
-			m, _, err = rel.LoadModule(v.store, manifest.KindWord, row.Name)
+			m, _, err = rel.LoadModule(v.store, row.Kind, row.Name)
 		}
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %s", row.Name, errcode.From(err, errcode.IOFailed).Code))
 			continue
 		}
-		words[row.Name] = Word{Manifest: m, Module: row.Module}
+		if row.Kind == manifest.KindRecipe {
+			recipes[row.Name] = Recipe{Manifest: m, Module: row.Module, ManifestDigest: row.Manifest}
+			continue
+		}
+		words[row.Name] = Word{Manifest: m, Module: row.Module, ManifestDigest: row.Manifest}
 	}
 	if err := trust.Accept(rel); err != nil {
 		return v.refuse(err)
@@ -156,7 +166,7 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 		}
 	}
 	v.mu.Lock()
-	v.release, v.words, v.untrusted = rel, words, why
+	v.release, v.words, v.recipes, v.untrusted = rel, words, recipes, why
 	v.mu.Unlock()
 	return nil
 }
@@ -220,7 +230,29 @@ func (v *Vocabulary) Word(name string) (Word, bool) {
 	return w, ok
 }
 
-// Module returns a word's module bytes from the cache, re-hashed against the pinned digest: the bytes
+// Recipes lists the recipes of the vocabulary, sorted by name.
+func (v *Vocabulary) Recipes() []Recipe {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]Recipe, 0, len(v.recipes))
+	for _, r := range v.recipes {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Manifest.Name < out[j].Manifest.Name })
+	return out
+}
+
+// AgentDigest returns the sha256 the statement pins for the agent binary of platform ("linux-amd64").
+func (v *Vocabulary) AgentDigest(platform string) (string, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.release == nil {
+		return "", false
+	}
+	return v.release.Subject("agent/" + platform)
+}
+
+// Module returns a word's or recipe's module bytes from the cache, re-hashed against the pinned digest: the bytes
 // returned are the bytes to compile.
 func (v *Vocabulary) Module(w Word) ([]byte, error) {
 	return v.store.Get(w.Module)

@@ -55,7 +55,7 @@ var ErrNotFound = errors.New("unit not found")
 // ShowProperties are the properties Unit reads, in systemctl show's names.
 var ShowProperties = []string{
 	"Id", "Description", "LoadState", "ActiveState", "SubState", "Result",
-	"ExecMainStatus", "ExecMainCode", "MainPID", "NRestarts", "ActiveEnterTimestamp",
+	"ExecMainStatus", "ExecMainCode", "MainPID", "NRestarts", "ActiveEnterTimestamp", "UnitFileState", "Restart",
 }
 
 // ParseShow reads systemctl show's Key=Value lines.
@@ -80,6 +80,9 @@ func UnitFromProperties(name string, p map[string]string) capv1.Unit {
 		SubState:    p["SubState"],
 		Result:      p["Result"],
 		ActiveEnter: p["ActiveEnterTimestamp"],
+
+		UnitFileState: p["UnitFileState"],
+		Restart:       p["Restart"],
 	}
 	if u.Name == "" {
 		u.Name = name

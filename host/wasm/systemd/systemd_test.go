@@ -23,7 +23,7 @@ func TestParseShow(t *testing.T) {
 	u := systemd.UnitFromProperties("nginx.service", systemd.ParseShow(read(t, "show-nginx-failed.txt")))
 	want := capv1.Unit{Name: "nginx.service", Description: "A high performance web server and a reverse proxy server",
 		LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainStatus: 1,
-		ExecMainCode: "exited", ActiveEnter: "Sun 2026-11-29 22:03:11 UTC"}
+		ExecMainCode: "exited", ActiveEnter: "Sun 2026-11-29 22:03:11 UTC", UnitFileState: "enabled", Restart: "on-failure"}
 	if u != want {
 		t.Fatalf("%+v", u)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tlsboot"
+	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -59,6 +60,8 @@ func serveCmd() *cli.Command {
 		names, masterKey              string
 		insecure                      bool
 		claimWait                     time.Duration
+		webhooks                      string
+		reconcileEvery                time.Duration
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -74,9 +77,18 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&ext, "external-url", "", "the URL agents use, when the plane sits behind a proxy")
 			fs.DurationVar(&claimWait, "claim-wait", 0, "how long a claim is held without a job (default 25s)")
 			fs.StringVar(&masterKey, "master-key", "", "file of the master key that seals driver credentials, made on first start (default DATA/master.key); every replica needs the same one")
+			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
+			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
+			var hooks []webhook.Endpoint
+			if webhooks != "" {
+				var err error
+				if hooks, err = webhook.Load(webhooks); err != nil {
+					return nil, err
+				}
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return nil, errcode.Wrap(err, errcode.IOFailed, "cannot listen on %s", listen)
@@ -104,7 +116,11 @@ func serveCmd() *cli.Command {
 			if err != nil {
 				return nil, err
 			}
-			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, Drivers: mgr})
+			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
+				Webhooks: hooks, ReconcileEvery: reconcileEvery, Drivers: mgr})
+			if len(hooks) > 0 {
+				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
+			}
 			httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 			ready := readyLine{Listen: ln.Addr().String(), Store: "sqlite"}
 			if sf.db != "" {

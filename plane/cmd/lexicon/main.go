@@ -1,5 +1,6 @@
 // Command lexicon is the admin CLI: it approves joins, lists nodes, runs words as jobs, publishes
-// releases, and enables drivers, manages their accounts and calls them, through the plane's admin API.
+// releases, triages incidents, and enables drivers, manages their accounts and calls them, through the
+// plane's admin API.
 package main
 
 import "github.com/lexicon-fleet/lexicon/sdk/cli"
@@ -19,5 +20,6 @@ func commands() []*cli.Command {
 		accountsAddCmd(), accountsListCmd(), accountsRemoveCmd(),
 		dnsZonesCmd(), dnsRecordsCmd(), dnsReconcileCmd(),
 		cloudRegionsCmd(), cloudTypesCmd(), cloudInstancesCmd(),
+		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 	}
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/url"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 )
 
@@ -131,11 +133,25 @@ func nodesListCmd() *cli.Command {
 
 type nodeOne struct{ store.Node }
 
+// Text shows what the node reported as text (esc): the plane does not vouch for any of it.
 func (n nodeOne) Text(w io.Writer) {
 	fmt.Fprintf(w, "node %s (%s) %s\nkey %s\naddresses %v\nagent %s, statement %d, seen %s, refusals %d\n",
-		n.Name, n.ID, n.State, n.Fingerprint, n.Addresses, n.AgentVersion, n.StatementSequence, short(n.LastSeenAt), n.Refusals)
+		n.Name, n.ID, n.State, n.Fingerprint, n.Addresses, esc(n.AgentVersion), n.StatementSequence, short(n.LastSeenAt), n.Refusals)
+	if n.Untrusted != "" {
+		fmt.Fprintf(w, "cannot verify the plane's statement: %s\n", esc(n.Untrusted))
+	}
 	for _, word := range n.Vocabulary {
-		fmt.Fprintf(w, "  word %-20s %-8s %-11s %s\n", word.Name, word.Version, word.Class, word.Digest)
+		fmt.Fprintf(w, "  word %-20s %-8s %-11s %s\n", esc(word.Name), esc(word.Version), esc(word.Class), esc(word.Digest))
+	}
+	var recipes []channel.RecipeReport
+	if json.Unmarshal(n.Recipes, &recipes) == nil {
+		for _, r := range recipes {
+			line := fmt.Sprintf("  recipe %-18s %-8s %-14s %-7s", esc(r.Name), esc(r.Version), esc(r.State), esc(r.LastVerdict))
+			if r.Detail != "" {
+				line += " " + clip(esc(r.Detail), 120)
+			}
+			fmt.Fprintln(w, line)
+		}
 	}
 }
 

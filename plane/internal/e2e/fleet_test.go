@@ -29,11 +29,14 @@ type fleet struct {
 	plane     *proc
 	url, ca   string
 	tokenFile string
+	serveArgs []string
 }
 
 type fleetOptions struct {
 	store     string // a store URL shared with another plane, or "" for a fresh one
 	claimWait string
+	serveArgs []string         // more flags for lexicon-plane serve
+	stage     func(dir string) // stages more modules into the release's modules folder
 }
 
 func newFleet(t testing.TB, backend string, o fleetOptions) *fleet {
@@ -42,6 +45,10 @@ func newFleet(t testing.TB, backend string, o fleetOptions) *fleet {
 	f.keyFile, f.pubFile = filepath.Join(f.dir, "keys", "publisher.key"), filepath.Join(f.dir, "keys", "publisher.pub")
 	run(t, false, "lexicon-release", "keygen", "--out", filepath.Join(f.dir, "keys"))
 	f.modules = stageModules(t, filepath.Join(f.dir, "modules"))
+	if o.stage != nil {
+		o.stage(f.modules)
+	}
+	f.serveArgs = o.serveArgs
 	release := filepath.Join(f.dir, "release")
 	run(t, false, "lexicon-release", "build", "--key", f.keyFile, "--modules", f.modules, "--release", "1.0.0", "--sequence", "1", "--out", release)
 	f.store = o.store
@@ -69,6 +76,7 @@ func must(t testing.TB, err error) {
 func (f *fleet) startPlane(claimWait string) {
 	t := f.t
 	args := []string{"serve", "--listen", "127.0.0.1:0", "--data", f.planeData, "--db", f.store, "-o", "json"}
+	args = append(args, f.serveArgs...)
 	if claimWait != "" {
 		args = append(args, "--claim-wait", claimWait)
 	}

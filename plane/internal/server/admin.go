@@ -114,6 +114,7 @@ func (s *Server) adminRoutes(r chi.Router) {
 	r.Get("/jobs/{id}", s.with(store.RoleViewer, s.jobShow))
 	r.Post("/jobs/{id}/cancel", s.with(store.RoleOperator, s.jobCancel))
 	r.Post("/jobs/{id}/mark-failed", s.with(store.RoleOperator, s.jobMarkFailed))
+	s.incidentRoutes(r)
 	r.Get("/releases", s.with(store.RoleViewer, func(r *http.Request) (int, any, error) {
 		list, err := s.store.ReleaseList(r.Context(), store.ReleaseListParams{Limit: limitParam(r)})
 		return http.StatusOK, map[string]any{"releases": nonNil(list)}, err

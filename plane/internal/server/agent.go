@@ -164,8 +164,8 @@ func (s *Server) joinStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, channel.JoinStatusResponse{Status: string(join.Status), NodeID: join.NodeID, ExpiresAt: join.ExpiresAt})
 }
 
-// claim records what the node reports and holds the request until a job is queued for it or the wait
-// runs out. A node that claims while idle has no job running: one the plane thinks is running is lost.
+// claim records what the node reports (its cases included) and holds the request until a job is queued
+// for it or the wait runs out. A node that claims while idle has no job running: one the plane thinks is running is lost.
 func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {
 	capacity := node.ClaimSizeCap
 	if capacity < channel.DefaultBodyCap {
@@ -184,21 +184,32 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 	for i, w := range req.Vocabulary {
 		vocab[i] = store.WordRef{Name: w.Name, Version: w.Version, Digest: w.Digest, Class: w.Class}
 	}
-	recipes, _ := json.Marshal(req.Recipes)
-	if req.Recipes == nil {
-		recipes = nil
+	var recipes []byte
+	if req.Recipes != nil {
+		list, cut := capRecipes(req.Recipes)
+		if len(cut) > 0 {
+			s.log.Warn("recipe report capped", "code", errcode.CaseCapped, "node", node.ID, "fields", []string(cut))
+		}
+		recipes, _ = json.Marshal(list)
 	}
+	untrusted, _ := capText(req.Untrusted, channel.MaxCaseText)
 	claimCap := int64(min(max(req.ClaimSize, channel.DefaultBodyCap), channel.MaxClaimCap))
 	ctx := r.Context()
 	if _, err := s.store.NodeReport(ctx, store.NodeReportParams{
 		ID: node.ID, Now: s.now(), AgentVersion: req.Version, StatementSequence: int64(req.Statement.Sequence),
 		StatementDigest: req.Statement.Digest, Vocabulary: vocab, Recipes: recipes, Idle: req.Idle, ClaimSizeCap: claimCap,
+		Untrusted: untrusted,
 	}); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if req.Untrusted != "" {
-		s.log.Warn("node cannot verify the plane's statement", "node", node.ID, "reason", req.Untrusted)
+	if untrusted != "" {
+		s.log.Warn("node cannot verify the plane's statement", "node", node.ID, "reason", untrusted)
+	}
+	// Cases are taken in before the long poll, so that an incident opens while the claim waits.
+	if err := s.intakeCases(ctx, node, req.Cases); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	resp := channel.ClaimResponse{Statement: s.currentStatement(ctx)}
 	if !req.Idle {

@@ -15,6 +15,43 @@ func Bench(b *testing.B, open Opener) {
 	b.Run("JobRoundTripParallel", func(b *testing.B) { benchRoundTripParallel(b, open(b)) })
 	b.Run("NodeGetByKey", func(b *testing.B) { benchNodeGetByKey(b, open(b)) })
 	b.Run("NonceUse", func(b *testing.B) { benchNonceUse(b, open(b)) })
+	b.Run("CaseIntakeUnchanged", func(b *testing.B) { benchCaseIntakeUnchanged(b, open(b)) })
+	b.Run("IncidentReconcileQuiet", func(b *testing.B) { benchReconcileQuiet(b, open(b)) })
+}
+
+// benchCaseIntakeUnchanged measures what a claim carrying a case the plane already holds costs: every
+// claim of a node carries its latest case of each recipe, so this is the common case.
+func benchCaseIntakeUnchanged(b *testing.B, env Env) {
+	f := benchFx{b, env.Store}
+	ctx := b.Context()
+	n := f.node("bench")
+	t0 := time.Now()
+	c := store.CaseReport{ID: 1, Recipe: "unit_health", State: store.CaseClosed, OpenedAt: t0, ClosedAt: t0, Summary: "nginx failed"}
+	p := store.CaseIntakeParams{NodeID: n.ID, Cases: []store.CaseReport{c}}
+	if _, err := f.s.CaseIntake(ctx, p); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		res, err := f.s.CaseIntake(ctx, p)
+		if err != nil || res.Outcomes[0].Result != store.CaseUnchanged {
+			b.Fatalf("CaseIntake: %v %+v", err, res)
+		}
+	}
+}
+
+// benchReconcileQuiet measures one reconciler run over 1,000 healthy nodes, which writes nothing.
+func benchReconcileQuiet(b *testing.B, env Env) {
+	f := benchFx{b, env.Store}
+	ctx := b.Context()
+	for i := range 1000 {
+		f.node(fmt.Sprintf("n%d", i))
+	}
+	for b.Loop() {
+		res, err := f.s.IncidentReconcile(ctx, store.IncidentReconcileParams{})
+		if err != nil || len(res.Changes) != 0 {
+			b.Fatalf("IncidentReconcile: %v %d changes", err, len(res.Changes))
+		}
+	}
 }
 
 // benchFx is a fixture for benchmarks, which have no *testing.T.

@@ -220,6 +220,10 @@ type Unit struct {
 	MainPID        int    `json:"main_pid"`
 	NRestarts      int    `json:"n_restarts"`
 	ActiveEnter    string `json:"active_enter,omitempty"`
+	// UnitFileState is whether the unit starts at boot: enabled, disabled, static, masked, ...
+	UnitFileState string `json:"unit_file_state,omitempty"`
+	// Restart is the service's Restart= setting: no, on-failure, always, ...
+	Restart string `json:"restart,omitempty"`
 }
 
 // FailedUnits lists failed units by name.

@@ -1,6 +1,6 @@
 //go:build !wasip1
 
-// Package wordtest runs a built word through the real Lexicon host inside an ordinary `go test`: the
+// Package wordtest runs a built word or recipe through the real Lexicon host inside an ordinary `go test`: the
 // same loading, schema checks, limits and capability checks a node applies, against this machine.
 //
 //	func TestHello(t *testing.T) {
@@ -31,10 +31,11 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 )
 
-// Word is a word loaded into a host for one test.
+// Word is a word (or recipe) loaded into a host for one test.
 type Word struct {
-	t   testing.TB
-	mod *wasm.Module
+	t    testing.TB
+	mod  *wasm.Module
+	self []string
 }
 
 type config struct {
@@ -48,6 +49,12 @@ type Option func(*config)
 
 // WithSystemd gives the host a service manager, typically a systemdtest.Fake.
 func WithSystemd(m systemd.Manager) Option { return func(c *config) { c.host.Systemd = m } }
+
+// WithoutSystemd gives the host a machine without a service manager, whatever this machine has: every
+// systemd.* and journal.read call answers capability.unknown.
+func WithoutSystemd() Option {
+	return func(c *config) { c.host.Systemd = systemd.Unavailable{Reason: "no systemd on this machine (wordtest)"} }
+}
 
 // WithSelf sets the node's own names, what "@self" stands for (host or host:port).
 func WithSelf(names ...string) Option { return func(c *config) { c.host.Self = names } }
@@ -135,7 +142,7 @@ func Load(t testing.TB, wasmPath, manifestPath string, opts ...Option) *Word {
 		t.Fatalf("wordtest: load %s: %v", wasmPath, err)
 	}
 	t.Cleanup(mod.Close)
-	return &Word{t: t, mod: mod}
+	return &Word{t: t, mod: mod, self: c.host.Self}
 }
 
 // cacheDir is a compile cache shared by a user's test runs, so a word compiles once, not per test.
@@ -198,8 +205,26 @@ type FakeSystemd = systemdtest.Fake
 // NewFakeSystemd returns a fake whose units are given as `systemctl show` output (Key=Value lines).
 func NewFakeSystemd(units map[string]string) *FakeSystemd { return systemdtest.New(units) }
 
-// WithoutSystemd makes the host answer every systemd and journal call as a machine without systemd
-// does (capability.unknown), whatever this machine runs.
-func WithoutSystemd() Option {
-	return WithSystemd(systemd.Unavailable{Reason: "systemd is not running on this machine"})
+// Verdict is a recipe check's answer, as the agent reads it.
+type Verdict struct {
+	Verdict string          `json:"verdict"`
+	Detail  string          `json:"detail"`
+	Repair  json.RawMessage `json:"repair,omitempty"`
+}
+
+// Check runs a recipe's check, fails the test unless it completed, and returns its verdict. A nil decl
+// gives the check what the agent gives it: its manifest's declaration, with the node's own names
+// (WithSelf) as "names".
+func (w *Word) Check(decl any) Verdict {
+	w.t.Helper()
+	if decl == nil {
+		d, err := w.mod.Manifest().Declaration(w.self)
+		if err != nil {
+			w.t.Fatalf("wordtest: declaration: %v", err)
+		}
+		decl = d
+	}
+	var v Verdict
+	w.Must(decl, &v)
+	return v
 }

@@ -11,7 +11,8 @@ decided_at, decided_by, COALESCE(node_id, '')
 
 -- fragment: node_columns
 id, name, node_key, key_fingerprint, addresses, state, created_at, last_seen_at, ended_at,
-agent_version, statement_sequence, statement_digest, vocabulary, recipes, idle, claim_size_cap, refusals
+agent_version, statement_sequence, statement_digest, vocabulary, recipes, idle, claim_size_cap, refusals,
+untrusted
 
 -- fragment: job_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
@@ -130,7 +131,7 @@ LIMIT ?3
 -- name: NodeReport
 UPDATE nodes
 SET last_seen_at = ?2, agent_version = ?3, statement_sequence = ?4, statement_digest = ?5,
-    vocabulary = ?6, recipes = ?7, idle = ?8, claim_size_cap = ?9
+    vocabulary = ?6, recipes = ?7, idle = ?8, claim_size_cap = ?9, untrusted = ?10
 WHERE id = ?1 AND state = 'active'
 RETURNING {{node_columns}}
 
@@ -297,3 +298,204 @@ SELECT digest, size, data FROM artifacts WHERE digest = ?1
 
 -- name: ArtifactHas
 SELECT EXISTS (SELECT 1 FROM artifacts WHERE digest = ?1)
+
+------------------------------------------------------------------------------------------------------
+-- Cases. Intake runs in one write transaction, which serialises it with every other writer.
+
+-- fragment: case_columns
+node_id, case_id, recipe, state, opened_at, closed_at, closed_by, summary, body, received_at, updated_at
+
+-- name: CaseGet
+SELECT {{case_columns}} FROM cases WHERE node_id = ?1 AND case_id = ?2
+
+-- name: CaseOpenForRecipe
+SELECT {{case_columns}} FROM cases WHERE node_id = ?1 AND recipe = ?2 AND state = 'open'
+
+-- name: CaseNewest
+SELECT COALESCE(max(case_id), 0) FROM cases WHERE node_id = ?1 AND recipe = ?2
+
+-- name: CaseOpenCount
+SELECT count(*) FROM cases WHERE node_id = ?1 AND state = 'open'
+
+-- name: CaseInsert
+INSERT INTO cases (node_id, case_id, recipe, state, opened_at, closed_at, closed_by, summary, body,
+                   received_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+
+-- name: CaseClose
+UPDATE cases SET state = 'closed', closed_at = ?3, closed_by = ?4, updated_at = ?5
+WHERE node_id = ?1 AND case_id = ?2 AND state = 'open'
+
+-- name: CaseSetBody
+-- The body rides every claim until one succeeds: the first copy is kept.
+UPDATE cases SET body = ?3, updated_at = ?4 WHERE node_id = ?1 AND case_id = ?2 AND body IS NULL
+
+-- name: CaseTouch
+UPDATE cases SET updated_at = ?3 WHERE node_id = ?1 AND case_id = ?2
+
+-- name: CaseNoteCount
+SELECT count(*), COALESCE(max(CASE WHEN author = 'plane' THEN seq END), 0)
+FROM case_notes WHERE node_id = ?1 AND case_id = ?2
+
+-- name: CaseNoteInsert
+-- A note the plane has already (its claim was sent again) changes nothing.
+INSERT INTO case_notes (node_id, case_id, author, seq, at, text, received_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+ON CONFLICT (node_id, case_id, author, seq) DO NOTHING
+
+-- name: CaseNotes
+SELECT author, seq, at, text, received_at FROM case_notes
+WHERE node_id = ?1 AND case_id = ?2
+ORDER BY at, author, seq
+
+-- name: CaseNodeState
+-- Intake's read-only first look.
+SELECT state FROM nodes WHERE id = ?1
+
+-- name: CaseNodeNoteSeqs
+SELECT seq FROM case_notes WHERE node_id = ?1 AND case_id = ?2 AND author = 'node'
+
+-- name: CaseList
+SELECT {{case_columns}} FROM cases WHERE node_id = ?1 ORDER BY case_id DESC LIMIT ?2
+
+------------------------------------------------------------------------------------------------------
+-- Incidents. The write transaction serialises every change; the PostgreSQL queries' row locks have
+-- nothing to add here.
+
+-- fragment: incident_columns
+i.id, i.node_id, n.name, i.source, i.severity, i.condition, i.triage, i.snoozed_until, i.summary, i.case_id,
+i.opened_at, i.changed_at, i.cleared_at, i.triaged_at, i.triaged_by, i.reason, i.events
+
+-- name: IncidentOpenFor
+SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id
+WHERE i.node_id = ?1 AND i.source = ?2 AND i.condition = 'open'
+
+-- name: IncidentLatestFor
+SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id
+WHERE i.node_id = ?1 AND i.source = ?2
+ORDER BY i.opened_at DESC, i.id DESC
+LIMIT 1
+
+-- name: IncidentInsert
+INSERT INTO incidents (id, node_id, source, severity, condition, triage, summary, case_id, opened_at, changed_at)
+VALUES (?1, ?2, ?3, ?4, 'open', 'new', ?5, ?6, ?7, ?7)
+
+-- name: IncidentReopen
+UPDATE incidents
+SET condition = 'open', triage = 'new', snoozed_until = NULL, cleared_at = NULL, changed_at = ?2,
+    triaged_at = ?2, triaged_by = 'plane', reason = 'the condition came back soon after it cleared',
+    severity = ?3, summary = ?4, case_id = ?5
+WHERE id = ?1
+
+-- name: IncidentClear
+UPDATE incidents SET condition = 'cleared', cleared_at = ?2, changed_at = ?2 WHERE id = ?1 AND condition = 'open'
+
+-- name: IncidentSetTriage
+UPDATE incidents SET triage = ?2, snoozed_until = ?3, triaged_at = ?4, triaged_by = ?5, reason = ?6 WHERE id = ?1
+
+-- name: IncidentSetCase
+UPDATE incidents SET case_id = ?2, summary = ?3 WHERE id = ?1
+
+-- name: IncidentEventNext
+UPDATE incidents SET events = events + 1 WHERE id = ?1 RETURNING events
+
+-- name: IncidentEventInsert
+INSERT INTO incident_events (incident_id, seq, at, kind, actor, triage, snoozed_until, text)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+
+-- name: IncidentGet
+SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id WHERE i.id = ?1
+
+-- name: IncidentGetForUpdate
+SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id WHERE i.id = ?1
+
+-- name: IncidentList
+SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id
+WHERE (?1 = '' OR i.node_id = ?1)
+  AND (NOT ?2 OR i.triage = 'new' OR (i.triage = 'snoozed' AND i.snoozed_until <= ?3))
+  AND (?4 = '' OR i.condition = ?4)
+  AND (?5 = '' OR i.id < ?5)
+ORDER BY i.id DESC
+LIMIT ?6
+
+-- name: IncidentEvents
+SELECT incident_id, seq, at, kind, actor, triage, snoozed_until, text FROM incident_events
+WHERE incident_id = ?1 ORDER BY seq
+
+-- name: IncidentReconcileLock
+-- Nothing: the write transaction already serialises reconciler runs.
+
+-- name: IncidentOpenOfEndedNodes
+SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id
+WHERE i.condition = 'open' AND n.state <> 'active'
+ORDER BY i.id
+
+-- name: IncidentOpenBySource
+SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id
+WHERE i.condition = 'open' AND i.source = ?1
+ORDER BY i.id
+
+-- name: DetectSilent
+SELECT id, last_seen_at, created_at FROM nodes
+WHERE state = 'active' AND COALESCE(last_seen_at, created_at) <= ?1
+
+-- name: DetectJobs
+SELECT j.node_id, count(*) FROM jobs j JOIN nodes n ON n.id = j.node_id
+WHERE n.state = 'active' AND j.state = ?1 AND j.finished_at > ?2
+GROUP BY j.node_id
+HAVING count(*) > ?3
+
+-- name: DetectUntrusted
+SELECT id, untrusted FROM nodes WHERE state = 'active' AND untrusted <> ''
+
+------------------------------------------------------------------------------------------------------
+-- Notifications
+
+-- fragment: notification_columns
+id, incident_id, event_seq, webhook, kind, state, attempts, next_at, last_error, created_at, finished_at
+
+-- name: NotificationInsert
+INSERT INTO notifications (id, incident_id, event_seq, webhook, kind, state, next_at, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)
+
+-- name: NotificationExhaust
+UPDATE notifications
+SET state = 'failed', finished_at = ?1, lease_until = NULL, lease_holder = '',
+    last_error = CASE WHEN last_error = '' THEN 'no outcome was recorded for its last attempt' ELSE last_error END
+WHERE state = 'pending' AND attempts >= ?2 AND (lease_until IS NULL OR lease_until <= ?1)
+
+-- name: NotificationClaim
+UPDATE notifications SET attempts = attempts + 1, lease_until = ?2, lease_holder = ?3
+WHERE id IN (
+    SELECT id FROM notifications
+    WHERE state = 'pending' AND next_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
+      AND attempts < ?4
+      AND webhook IN (SELECT value FROM json_each(?5))
+    ORDER BY next_at, id
+    LIMIT ?6)
+RETURNING {{notification_columns}}
+
+-- name: NotificationAttemptInsert
+INSERT INTO notification_attempts (notification_id, attempt, at, holder, error)
+VALUES (?1, ?2, ?3, ?4, 'no outcome was recorded (the plane stopped while delivering?)')
+
+-- name: NotificationRecord
+UPDATE notifications
+SET state = ?3, next_at = ?4, last_error = ?5, finished_at = ?6, lease_until = NULL, lease_holder = ''
+WHERE id = ?1 AND lease_holder = ?2 AND state = 'pending'
+RETURNING {{notification_columns}}
+
+-- name: NotificationAttemptUpdate
+UPDATE notification_attempts SET status = ?3, error = ?4, duration_ms = ?5 WHERE notification_id = ?1 AND attempt = ?2
+
+-- name: NotificationGet
+SELECT {{notification_columns}} FROM notifications WHERE id = ?1
+
+-- name: NotificationList
+SELECT {{notification_columns}} FROM notifications WHERE incident_id = ?1 ORDER BY created_at, id
+
+-- name: NotificationAttempts
+SELECT a.notification_id, a.attempt, a.at, a.status, a.error, a.duration_ms
+FROM notification_attempts a JOIN notifications n ON n.id = a.notification_id
+WHERE n.incident_id = ?1
+ORDER BY a.notification_id, a.attempt

@@ -1,0 +1,212 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// A detector is one of the plane's own conditions: a query over stored state naming the nodes where the
+// condition holds now. Detectors never probe a node; they read what the plane already keeps.
+type detector struct {
+	source   string
+	severity Severity
+	// skip says the detector cannot judge yet (the plane has not been up long enough to call anyone
+	// silent): its incidents are then left as they are, neither opened nor cleared.
+	skip    bool
+	find    func(ctx context.Context, ex execer) (map[string]finding, error)
+	cleared string // the text of the cleared event
+}
+
+type finding struct{ summary string }
+
+func (p *IncidentReconcileParams) check() error {
+	if p.SilentAfter < 0 || p.RefusalThreshold < 0 || p.LostThreshold < 0 {
+		return invalid("silent_after", "detector settings cannot be negative")
+	}
+	if err := checkNotify(p.Notify); err != nil {
+		return err
+	}
+	return checkReopen(p.ReopenWithin)
+}
+
+func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector {
+	silentAfter := p.SilentAfter
+	if silentAfter == 0 {
+		silentAfter = DefaultSilentAfter
+	}
+	refusals := p.RefusalThreshold
+	if refusals == 0 {
+		refusals = DefaultRefusalThreshold
+	}
+	silentBefore := t.Add(-silentAfter)
+	since := t.Add(-DetectorWindow)
+	return []detector{
+		{
+			source: DetectorAgentSilent, severity: SeverityCritical,
+			skip:    !p.Up.IsZero() && p.Up.After(silentBefore),
+			cleared: "the agent claimed again",
+			find: func(ctx context.Context, ex execer) (map[string]finding, error) {
+				return collect(ctx, ex, s.q.DetectSilent, []any{silentBefore}, func(r row) (string, finding, error) {
+					var id string
+					var seen, created time.Time
+					if err := r.Scan(&id, stamp{&seen}, stamp{&created}); err != nil {
+						return "", finding{}, err
+					}
+					if seen.IsZero() {
+						return id, finding{fmt.Sprintf("the agent has not claimed since the node was approved at %s",
+							created.Format(time.RFC3339))}, nil
+					}
+					return id, finding{fmt.Sprintf("the agent has not claimed for over %s; its last claim was at %s",
+						silentAfter, seen.Format(time.RFC3339))}, nil
+				})
+			},
+		},
+		s.jobDetector(DetectorRefusals, JobRefused, since, refusals,
+			fmt.Sprintf("%%d jobs refused in the last hour, more than %d", refusals),
+			"refusals in the last hour are back at or below the threshold"),
+		s.jobDetector(DetectorLostJobs, JobLost, since, p.LostThreshold,
+			"%d jobs lost in the last hour",
+			"no job lost in the last hour"),
+		{
+			source: DetectorUntrustedRelease, severity: SeverityCritical,
+			cleared: "the node verifies the plane's statement again",
+			find: func(ctx context.Context, ex execer) (map[string]finding, error) {
+				return collect(ctx, ex, s.q.DetectUntrusted, nil, func(r row) (string, finding, error) {
+					var id, why string
+					err := r.Scan(&id, &why)
+					return id, finding{"the node cannot verify the plane's statement: " + why}, err
+				})
+			},
+		},
+	}
+}
+
+// jobDetector finds nodes with more than threshold jobs in state since the window began.
+func (s *sqlStore) jobDetector(source string, state JobState, since time.Time, threshold int, summary, cleared string) detector {
+	return detector{
+		source: source, severity: SeverityWarning, cleared: cleared,
+		find: func(ctx context.Context, ex execer) (map[string]finding, error) {
+			return collect(ctx, ex, s.q.DetectJobs, []any{string(state), since, int64(threshold)}, func(r row) (string, finding, error) {
+				var id string
+				var n int64
+				err := r.Scan(&id, &n)
+				return id, finding{fmt.Sprintf(summary, n)}, err
+			})
+		},
+	}
+}
+
+func collect(ctx context.Context, ex execer, query string, args []any, scan func(row) (string, finding, error)) (map[string]finding, error) {
+	rs, err := ex.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	out := map[string]finding{}
+	for rs.Next() {
+		id, f, err := scan(rs)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = f
+	}
+	return out, rs.Err()
+}
+
+func (s *sqlStore) IncidentReconcile(ctx context.Context, p IncidentReconcileParams) (IncidentReconcileResult, error) {
+	if err := p.check(); err != nil {
+		return IncidentReconcileResult{}, err
+	}
+	t := now(p.Now)
+	w := incidentWriter{s: s, ctx: ctx, t: t, reopenWithin: reopenWithin(p.ReopenWithin), notify: p.Notify}
+	err := s.tx(ctx, "reconcile incidents", func(ex execer) error {
+		w.ex, w.changes = ex, nil
+		// Replicas reconcile one at a time, each seeing what the one before it wrote, so that the
+		// second finds nothing to do.
+		if s.q.IncidentReconcileLock != "" {
+			if _, err := ex.exec(ctx, s.q.IncidentReconcileLock); err != nil {
+				return err
+			}
+		}
+		// A node that ended its pairing is not observed any more: its conditions end with it.
+		ended, err := s.incidents(ctx, ex, s.q.IncidentOpenOfEndedNodes)
+		if err != nil {
+			return err
+		}
+		for _, inc := range ended {
+			if err := w.clear(inc, AuthorPlane, "the node is no longer paired with the plane"); err != nil {
+				return err
+			}
+		}
+		for _, d := range s.detectors(p, t) {
+			if d.skip {
+				continue
+			}
+			if err := w.detect(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return IncidentReconcileResult{}, err
+	}
+	return IncidentReconcileResult{Changes: w.changes}, nil
+}
+
+// detect brings one detector's incidents in line with what it finds: an incident for every node where the
+// condition holds, none open elsewhere.
+func (w *incidentWriter) detect(d detector) error {
+	found, err := d.find(w.ctx, w.ex)
+	if err != nil {
+		return err
+	}
+	open, err := w.s.incidents(w.ctx, w.ex, w.s.q.IncidentOpenBySource, d.source)
+	if err != nil {
+		return err
+	}
+	isOpen := map[string]bool{}
+	for _, inc := range open {
+		isOpen[inc.NodeID] = true
+		if _, still := found[inc.NodeID]; !still {
+			if err := w.clear(inc, AuthorPlane, d.cleared); err != nil {
+				return err
+			}
+		}
+	}
+	nodes := make([]string, 0, len(found))
+	for id := range found {
+		if !isOpen[id] {
+			nodes = append(nodes, id)
+		}
+	}
+	sort.Strings(nodes)
+	for _, id := range nodes {
+		f := found[id]
+		if err := w.raise(raise{nodeID: id, source: d.source, severity: d.severity, summary: f.summary,
+			actor: AuthorPlane, text: f.summary}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// incidents runs a query that returns incident rows.
+func (s *sqlStore) incidents(ctx context.Context, ex execer, query string, args ...any) ([]Incident, error) {
+	rs, err := ex.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Incident
+	for rs.Next() {
+		inc, err := scanIncident(rs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, inc)
+	}
+	return out, rs.Err()
+}

@@ -1,0 +1,591 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// IncidentStore keeps incidents: one condition (a source) on one node, with two separate answers. Is it
+// still happening? Its source says: open or cleared. What is being done? A person says: triage new,
+// snoozed until a time, resolved or ignored. Every change is an event on the incident's timeline, and
+// nothing is written while nothing changes, however often the reconciler looks.
+//
+// Sources are agent cases (recipe:<name>, written by CaseIntake) and the plane's own detectors
+// (plane:<name>, written by IncidentReconcile), which read only stored state. An incident that clears
+// while its triage is still new is resolved by the plane, with that reason; a condition that comes back
+// within ReopenWithin of clearing reopens its incident as new, and later opens a new one. Opening and
+// reopening each write one notification per configured webhook, in the same transaction.
+type IncidentStore interface {
+	// IncidentReconcile runs every detector against the stored state and opens, reopens and clears
+	// the plane's incidents to match; it also clears the incidents of nodes that are no longer
+	// active. Every replica may run it: runs are serialised, and a run that finds the incidents as
+	// they should be writes nothing.
+	IncidentReconcile(ctx context.Context, p IncidentReconcileParams) (IncidentReconcileResult, error)
+	// IncidentGet returns one incident. Refused: incident.not_found.
+	IncidentGet(ctx context.Context, p IncidentGetParams) (Incident, error)
+	// IncidentList returns incidents newest first, optionally only those that need a person.
+	IncidentList(ctx context.Context, p IncidentListParams) (IncidentListResult, error)
+	// IncidentEventList returns an incident's timeline, oldest first. Refused: incident.not_found.
+	IncidentEventList(ctx context.Context, p IncidentEventListParams) ([]IncidentEvent, error)
+	// IncidentTriage records a person's answer. Setting the triage it already has (and the same
+	// snooze) changes nothing and writes no event. Refused: incident.not_found.
+	IncidentTriage(ctx context.Context, p IncidentTriageParams) (IncidentChange, error)
+	// IncidentNote adds a person's note to the timeline. Refused: incident.not_found.
+	IncidentNote(ctx context.Context, p IncidentNoteParams) (IncidentEvent, error)
+}
+
+// Severity is how urgent an incident is.
+type Severity string
+
+const (
+	SeverityCritical Severity = "critical"
+	SeverityWarning  Severity = "warning"
+)
+
+// Condition is whether an incident's source still says it is happening.
+type Condition string
+
+const (
+	ConditionOpen    Condition = "open"
+	ConditionCleared Condition = "cleared"
+)
+
+// Triage is what a person says is being done.
+type Triage string
+
+const (
+	TriageNew      Triage = "new"
+	TriageSnoozed  Triage = "snoozed"
+	TriageResolved Triage = "resolved"
+	TriageIgnored  Triage = "ignored"
+)
+
+// EventKind names a change on an incident's timeline.
+type EventKind string
+
+const (
+	EventOpened   EventKind = "opened"
+	EventCleared  EventKind = "cleared"
+	EventReopened EventKind = "reopened"
+	EventTriage   EventKind = "triage"
+	EventNote     EventKind = "note"
+)
+
+// The plane's detectors, by source name.
+const (
+	DetectorAgentSilent      = "plane:agent_silent"
+	DetectorRefusals         = "plane:refusals"
+	DetectorLostJobs         = "plane:lost_jobs"
+	DetectorUntrustedRelease = "plane:untrusted_release"
+)
+
+// Defaults of the detectors and of reopening.
+const (
+	DefaultSilentAfter      = 10 * time.Minute
+	DefaultRefusalThreshold = 5 // more than this many refusals in DetectorWindow
+	DefaultLostThreshold    = 0 // more than this many lost jobs in DetectorWindow
+	DetectorWindow          = time.Hour
+	DefaultReopenWithin     = time.Hour
+	MaxReopenWithin         = 7 * 24 * time.Hour
+)
+
+// reasonClearedUnseen is the plane's reason for resolving an incident nobody triaged before it cleared.
+const reasonClearedUnseen = "cleared before anyone looked"
+
+// Incident is one condition on one node.
+type Incident struct {
+	ID           string    `json:"id"`
+	NodeID       string    `json:"node_id"`
+	NodeName     string    `json:"node_name"`
+	Source       string    `json:"source"`
+	Severity     Severity  `json:"severity"`
+	Condition    Condition `json:"condition"`
+	Triage       Triage    `json:"triage"`
+	SnoozedUntil time.Time `json:"snoozed_until,omitzero"`
+	// Summary says what the condition is. For a case it is the node's own text: show it as text.
+	Summary   string    `json:"summary"`
+	CaseID    int64     `json:"case_id,omitempty"` // the node's case, for recipe:<name> sources
+	OpenedAt  time.Time `json:"opened_at"`
+	ChangedAt time.Time `json:"changed_at"` // the condition's last change: opened, cleared, reopened
+	ClearedAt time.Time `json:"cleared_at,omitzero"`
+	TriagedAt time.Time `json:"triaged_at,omitzero"`
+	TriagedBy string    `json:"triaged_by,omitempty"`
+	Reason    string    `json:"reason,omitempty"` // why the triage is what it is
+	Events    int       `json:"events"`
+	// NeedsYou is NeedsYouAt the time the incident was read.
+	NeedsYou bool `json:"needs_you"`
+}
+
+// NeedsYouAt reports whether the incident needs a person at t: it is new, or snoozed and due.
+func (i Incident) NeedsYouAt(t time.Time) bool {
+	return i.Triage == TriageNew || (i.Triage == TriageSnoozed && !i.SnoozedUntil.After(t))
+}
+
+// IncidentEvent is one change on an incident's timeline.
+type IncidentEvent struct {
+	IncidentID   string    `json:"incident_id"`
+	Seq          int       `json:"seq"`
+	At           time.Time `json:"at"`
+	Kind         EventKind `json:"kind"`
+	Actor        string    `json:"actor"` // plane, node, or the token that did it
+	Triage       Triage    `json:"triage,omitempty"`
+	SnoozedUntil time.Time `json:"snoozed_until,omitzero"`
+	Text         string    `json:"text,omitempty"`
+}
+
+// IncidentChange is one event a call wrote, with the incident as it stood after it.
+type IncidentChange struct {
+	Incident      Incident      `json:"incident"`
+	Event         IncidentEvent `json:"event"`
+	Notifications int           `json:"notifications"` // notifications queued with the event
+}
+
+type IncidentReconcileParams struct {
+	Now time.Time
+	// Up is when this plane process started. Silence is counted from it as well as from a node's
+	// last claim: a plane that was down has not heard anyone, and must not call the fleet silent.
+	Up time.Time
+	// SilentAfter: 0 means DefaultSilentAfter.
+	SilentAfter time.Duration
+	// RefusalThreshold and LostThreshold: more than this many in DetectorWindow opens the incident.
+	// Negative means the default.
+	RefusalThreshold, LostThreshold int
+	ReopenWithin                    time.Duration // 0: DefaultReopenWithin
+	// Notify names the webhooks that each opened or reopened incident notifies.
+	Notify []string
+}
+
+type IncidentReconcileResult struct {
+	Changes []IncidentChange
+}
+
+type IncidentGetParams struct {
+	ID  string
+	Now time.Time // for NeedsYou
+}
+
+type IncidentListParams struct {
+	NodeID    string    // "" for every node
+	NeedsYou  bool      // only incidents that are new, or snoozed and due at Now
+	Condition Condition // "" for both
+	Now       time.Time
+	Limit     int // 0: DefaultListLimit
+	Cursor    string
+}
+
+type IncidentListResult struct {
+	Incidents  []Incident
+	NextCursor string
+}
+
+type IncidentEventListParams struct {
+	ID string
+}
+
+type IncidentTriageParams struct {
+	ID           string
+	Triage       Triage
+	SnoozedUntil time.Time // after Now, exactly when Triage is snoozed
+	By           string
+	Reason       string
+	Now          time.Time
+}
+
+type IncidentNoteParams struct {
+	ID   string
+	By   string
+	Text string
+	Now  time.Time
+}
+
+var webhookNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
+
+// MaxWebhooks bounds the webhooks one incident notifies.
+const MaxWebhooks = 32
+
+// ValidWebhookName reports whether name may name a webhook.
+func ValidWebhookName(name string) bool { return webhookNameRE.MatchString(name) }
+
+func checkNotify(names []string) error {
+	if len(names) > MaxWebhooks {
+		return invalid("notify", "%d webhooks, at most %d", len(names), MaxWebhooks)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !ValidWebhookName(n) || seen[n] {
+			return invalid("notify", "webhook name %q is not a name, or is given twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func checkReopen(d time.Duration) error {
+	if d < 0 || d > MaxReopenWithin {
+		return invalid("reopen_within", "reopen_within %s is outside [0, %s]", d, MaxReopenWithin)
+	}
+	return nil
+}
+
+func reopenWithin(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultReopenWithin
+	}
+	return d
+}
+
+// incidentWriter opens, reopens and clears incidents inside a transaction, writing their events and
+// notifications, and keeps the changes it made.
+type incidentWriter struct {
+	s            *sqlStore
+	ctx          context.Context
+	ex           execer
+	t            time.Time
+	reopenWithin time.Duration
+	notify       []string
+	changes      []IncidentChange
+}
+
+// raise says a condition is happening.
+type raise struct {
+	nodeID, source string
+	severity       Severity
+	summary        string
+	caseID         int64
+	actor, text    string
+	quiet          bool // write no notifications: the plane learnt of it after it cleared
+}
+
+// raise opens the condition's incident, unless it is open already: it reopens the incident that cleared
+// within reopenWithin, or opens a new one. Opening and reopening queue the notifications.
+func (w *incidentWriter) raise(r raise) error {
+	if _, found, err := w.find(w.s.q.IncidentOpenFor, r.nodeID, r.source); err != nil || found {
+		return err
+	}
+	latest, found, err := w.find(w.s.q.IncidentLatestFor, r.nodeID, r.source)
+	if err != nil {
+		return err
+	}
+	id, kind := "", EventOpened
+	if found && latest.Condition == ConditionCleared && w.t.Sub(latest.ClearedAt) <= w.reopenWithin {
+		id, kind = latest.ID, EventReopened
+		if _, err := w.ex.exec(w.ctx, w.s.q.IncidentReopen, id, w.t, string(r.severity), r.summary, r.caseID); err != nil {
+			return err
+		}
+	} else {
+		id = w.s.ids.next("inc_", w.t)
+		if _, err := w.ex.exec(w.ctx, w.s.q.IncidentInsert, id, r.nodeID, r.source, string(r.severity), r.summary, r.caseID, w.t); err != nil {
+			return w.busyOnUnique(err, r)
+		}
+	}
+	ev, err := w.event(id, IncidentEvent{Kind: kind, Actor: r.actor, Text: r.text})
+	if err != nil {
+		return err
+	}
+	queued := 0
+	if !r.quiet {
+		for _, hook := range w.notify {
+			if _, err := w.ex.exec(w.ctx, w.s.q.NotificationInsert, w.s.ids.next("ntf_", w.t), id, int64(ev.Seq), hook,
+				string(kind), w.t); err != nil {
+				return err
+			}
+			queued++
+		}
+	}
+	return w.changed(id, ev, queued)
+}
+
+// busyOnUnique turns a lost race for the one open incident of a condition into store.busy: another
+// transaction opened it between our look and our insert, which the locks taken before should prevent.
+func (w *incidentWriter) busyOnUnique(err error, r raise) error {
+	if w.s.drv.kind(err) == errUnique {
+		return errcode.Wrap(err, errcode.StoreBusy, "incident %s on node %s was opened meanwhile", r.source, r.nodeID)
+	}
+	return err
+}
+
+// clearSource clears the condition's open incident, if it has one.
+func (w *incidentWriter) clearSource(nodeID, source, actor, text string) error {
+	inc, found, err := w.find(w.s.q.IncidentOpenFor, nodeID, source)
+	if err != nil || !found {
+		return err
+	}
+	return w.clear(inc, actor, text)
+}
+
+// clear says an open incident's condition stopped. If nobody had triaged it, the plane resolves it.
+func (w *incidentWriter) clear(inc Incident, actor, text string) error {
+	n, err := w.ex.exec(w.ctx, w.s.q.IncidentClear, inc.ID, w.t)
+	if err != nil || n == 0 {
+		return err
+	}
+	ev, err := w.event(inc.ID, IncidentEvent{Kind: EventCleared, Actor: actor, Text: text})
+	if err != nil {
+		return err
+	}
+	if err := w.changed(inc.ID, ev, 0); err != nil {
+		return err
+	}
+	if inc.Triage != TriageNew {
+		return nil
+	}
+	if _, err := w.ex.exec(w.ctx, w.s.q.IncidentSetTriage, inc.ID, string(TriageResolved), nil, w.t, AuthorPlane,
+		reasonClearedUnseen); err != nil {
+		return err
+	}
+	ev, err = w.event(inc.ID, IncidentEvent{Kind: EventTriage, Actor: AuthorPlane, Triage: TriageResolved, Text: reasonClearedUnseen})
+	if err != nil {
+		return err
+	}
+	return w.changed(inc.ID, ev, 0)
+}
+
+// caseMoved points the recipe's open incident at the case that superseded the one it followed.
+func (w *incidentWriter) caseMoved(nodeID, source string, from, to int64, summary string) error {
+	inc, found, err := w.find(w.s.q.IncidentOpenFor, nodeID, source)
+	if err != nil || !found || inc.CaseID == to {
+		return err
+	}
+	if _, err := w.ex.exec(w.ctx, w.s.q.IncidentSetCase, inc.ID, to, summary); err != nil {
+		return err
+	}
+	ev, err := w.event(inc.ID, IncidentEvent{Kind: EventNote, Actor: AuthorPlane,
+		Text: fmt.Sprintf("case %d follows case %d, whose close went unheard: %s", to, from, summary)})
+	if err != nil {
+		return err
+	}
+	return w.changed(inc.ID, ev, 0)
+}
+
+// event appends e to the incident's timeline, numbering it under the incident's row lock.
+func (w *incidentWriter) event(id string, e IncidentEvent) (IncidentEvent, error) {
+	return writeEvent(w.ctx, w.s, w.ex, id, w.t, e)
+}
+
+func writeEvent(ctx context.Context, s *sqlStore, ex execer, id string, t time.Time, e IncidentEvent) (IncidentEvent, error) {
+	var seq int64
+	if err := ex.queryRow(ctx, s.q.IncidentEventNext, id).Scan(&seq); err != nil {
+		return e, err
+	}
+	e.IncidentID, e.Seq, e.At = id, int(seq), t
+	_, err := ex.exec(ctx, s.q.IncidentEventInsert, id, seq, t, string(e.Kind), e.Actor, string(e.Triage), at(e.SnoozedUntil), e.Text)
+	return e, err
+}
+
+func (w *incidentWriter) changed(id string, ev IncidentEvent, queued int) error {
+	inc, err := scanIncident(w.ex.queryRow(w.ctx, w.s.q.IncidentGet, id))
+	if err != nil {
+		return err
+	}
+	inc.NeedsYou = inc.NeedsYouAt(w.t)
+	w.changes = append(w.changes, IncidentChange{Incident: inc, Event: ev, Notifications: queued})
+	return nil
+}
+
+func (w *incidentWriter) find(query, nodeID, source string) (Incident, bool, error) {
+	inc, err := scanIncident(w.ex.queryRow(w.ctx, query, nodeID, source))
+	if w.s.drv.kind(err) == errNoRows {
+		return Incident{}, false, nil
+	}
+	return inc, err == nil, err
+}
+
+func (s *sqlStore) IncidentGet(ctx context.Context, p IncidentGetParams) (Incident, error) {
+	if err := checkID("id", p.ID); err != nil {
+		return Incident{}, err
+	}
+	var inc Incident
+	err := s.read(ctx, "get incident", func(ex execer) error {
+		var err error
+		inc, err = s.incidentGet(ctx, ex, s.q.IncidentGet, p.ID)
+		return err
+	})
+	inc.NeedsYou = inc.NeedsYouAt(now(p.Now))
+	return inc, err
+}
+
+func (s *sqlStore) incidentGet(ctx context.Context, ex execer, query, id string) (Incident, error) {
+	inc, err := scanIncident(ex.queryRow(ctx, query, id))
+	if s.drv.kind(err) == errNoRows {
+		return Incident{}, errcode.New(errcode.IncidentNotFound, "no incident %s", id).With("id", id)
+	}
+	return inc, err
+}
+
+func (s *sqlStore) IncidentList(ctx context.Context, p IncidentListParams) (IncidentListResult, error) {
+	switch p.Condition {
+	case "", ConditionOpen, ConditionCleared:
+	default:
+		return IncidentListResult{}, invalid("condition", "condition %q is not open or cleared", p.Condition)
+	}
+	if p.NodeID != "" {
+		if err := checkID("node_id", p.NodeID); err != nil {
+			return IncidentListResult{}, err
+		}
+	}
+	if err := checkCursor(p.Cursor); err != nil {
+		return IncidentListResult{}, err
+	}
+	limit, err := listLimit(p.Limit)
+	if err != nil {
+		return IncidentListResult{}, err
+	}
+	t := now(p.Now)
+	var res IncidentListResult
+	err = s.read(ctx, "list incidents", func(ex execer) error {
+		rs, err := ex.query(ctx, s.q.IncidentList, p.NodeID, p.NeedsYou, t, string(p.Condition), p.Cursor, int64(limit+1))
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			inc, err := scanIncident(rs)
+			if err != nil {
+				return err
+			}
+			inc.NeedsYou = inc.NeedsYouAt(t)
+			res.Incidents = append(res.Incidents, inc)
+		}
+		return rs.Err()
+	})
+	if len(res.Incidents) > limit {
+		res.Incidents = res.Incidents[:limit]
+		res.NextCursor = res.Incidents[limit-1].ID
+	}
+	return res, err
+}
+
+func (s *sqlStore) IncidentEventList(ctx context.Context, p IncidentEventListParams) ([]IncidentEvent, error) {
+	if err := checkID("id", p.ID); err != nil {
+		return nil, err
+	}
+	var out []IncidentEvent
+	err := s.read(ctx, "list incident events", func(ex execer) error {
+		rs, err := ex.query(ctx, s.q.IncidentEvents, p.ID)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var e IncidentEvent
+			var kind, triage string
+			if err := rs.Scan(&e.IncidentID, &e.Seq, stamp{&e.At}, &kind, &e.Actor, &triage, stamp{&e.SnoozedUntil}, &e.Text); err != nil {
+				return err
+			}
+			e.Kind, e.Triage = EventKind(kind), Triage(triage)
+			out = append(out, e)
+		}
+		if err := rs.Err(); err != nil {
+			return err
+		}
+		if len(out) == 0 {
+			// Every incident has its opened event: none means no incident.
+			_, err := s.incidentGet(ctx, ex, s.q.IncidentGet, p.ID)
+			return err
+		}
+		return nil
+	})
+	return out, err
+}
+
+func validTriage(t Triage) bool {
+	return t == TriageNew || t == TriageSnoozed || t == TriageResolved || t == TriageIgnored
+}
+
+func (p *IncidentTriageParams) check(t time.Time) error {
+	if err := checkID("id", p.ID); err != nil {
+		return err
+	}
+	if !validTriage(p.Triage) {
+		return invalid("triage", "triage %q is not new, snoozed, resolved or ignored", p.Triage)
+	}
+	if (p.Triage == TriageSnoozed) != !p.SnoozedUntil.IsZero() {
+		return invalid("snoozed_until", "a snooze needs a time, and only a snooze has one")
+	}
+	if p.Triage == TriageSnoozed && !p.SnoozedUntil.After(t) {
+		return invalid("snoozed_until", "a snooze must end after now")
+	}
+	if p.By == "" || len(p.By) > maxActorLen {
+		return invalid("by", "by must be 1 to %d bytes", maxActorLen)
+	}
+	if len(p.Reason) > maxMessageLen || !cleanText(p.Reason) {
+		return invalid("reason", "reason is at most %d bytes of UTF-8 without NUL", maxMessageLen)
+	}
+	return nil
+}
+
+func (s *sqlStore) IncidentTriage(ctx context.Context, p IncidentTriageParams) (IncidentChange, error) {
+	t := now(p.Now)
+	if err := p.check(t); err != nil {
+		return IncidentChange{}, err
+	}
+	var ch IncidentChange
+	err := s.tx(ctx, "triage incident", func(ex execer) error {
+		cur, err := s.incidentGet(ctx, ex, s.q.IncidentGetForUpdate, p.ID)
+		if err != nil {
+			return err
+		}
+		var until time.Time
+		if p.Triage == TriageSnoozed {
+			until = p.SnoozedUntil.UTC().Truncate(time.Microsecond)
+		}
+		if cur.Triage == p.Triage && cur.SnoozedUntil.Equal(until) {
+			cur.NeedsYou = cur.NeedsYouAt(t)
+			ch = IncidentChange{Incident: cur}
+			return nil
+		}
+		if _, err := ex.exec(ctx, s.q.IncidentSetTriage, p.ID, string(p.Triage), at(until), t, p.By, p.Reason); err != nil {
+			return err
+		}
+		ev, err := writeEvent(ctx, s, ex, p.ID, t, IncidentEvent{Kind: EventTriage, Actor: p.By, Triage: p.Triage,
+			SnoozedUntil: until, Text: p.Reason})
+		if err != nil {
+			return err
+		}
+		inc, err := s.incidentGet(ctx, ex, s.q.IncidentGet, p.ID)
+		inc.NeedsYou = inc.NeedsYouAt(t)
+		ch = IncidentChange{Incident: inc, Event: ev}
+		return err
+	})
+	return ch, err
+}
+
+func (s *sqlStore) IncidentNote(ctx context.Context, p IncidentNoteParams) (IncidentEvent, error) {
+	if err := checkID("id", p.ID); err != nil {
+		return IncidentEvent{}, err
+	}
+	if p.By == "" || len(p.By) > maxActorLen {
+		return IncidentEvent{}, invalid("by", "by must be 1 to %d bytes", maxActorLen)
+	}
+	if p.Text == "" || len(p.Text) > maxMessageLen || !cleanText(p.Text) {
+		return IncidentEvent{}, invalid("text", "a note is 1 to %d bytes of UTF-8 without NUL", maxMessageLen)
+	}
+	t := now(p.Now)
+	var ev IncidentEvent
+	err := s.tx(ctx, "note incident", func(ex execer) error {
+		if _, err := s.incidentGet(ctx, ex, s.q.IncidentGetForUpdate, p.ID); err != nil {
+			return err
+		}
+		var err error
+		ev, err = writeEvent(ctx, s, ex, p.ID, t, IncidentEvent{Kind: EventNote, Actor: p.By, Text: p.Text})
+		return err
+	})
+	return ev, err
+}
+
+func scanIncident(r row) (Incident, error) {
+	var i Incident
+	var severity, condition, triage string
+	var events int64
+	if err := r.Scan(&i.ID, &i.NodeID, &i.NodeName, &i.Source, &severity, &condition, &triage, stamp{&i.SnoozedUntil},
+		&i.Summary, &i.CaseID, stamp{&i.OpenedAt}, stamp{&i.ChangedAt}, stamp{&i.ClearedAt}, stamp{&i.TriagedAt},
+		&i.TriagedBy, &i.Reason, &events); err != nil {
+		return Incident{}, err
+	}
+	i.Severity, i.Condition, i.Triage, i.Events = Severity(severity), Condition(condition), Triage(triage), int(events)
+	return i, nil
+}

@@ -1,0 +1,271 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// NotificationStore keeps the webhook notifications incidents send: an outbox. A notification is
+// written in the transaction that opened or reopened its incident, one per webhook, so it exists exactly
+// when the event does. A plane replica claims due notifications under a lease (no other replica takes
+// them until it runs out), records an attempt before it sends and the outcome after, and either
+// finishes the notification or schedules its next try. Attempts are bounded: a notification whose
+// attempts ran out fails for good.
+type NotificationStore interface {
+	// NotificationClaim leases up to Limit due, pending notifications for the named webhooks, counting
+	// an attempt on each (written before the delivery, so a replica that dies while sending still spent
+	// it). Notifications whose attempts ran out and whose last lease expired fail first.
+	NotificationClaim(ctx context.Context, p NotificationClaimParams) ([]Notification, error)
+	// NotificationRecord records the outcome of a leased attempt: delivered, retried at RetryAt, or
+	// failed for good. Refused: notification.not_found, notification.lease_lost (another replica holds
+	// it now, or it is finished).
+	NotificationRecord(ctx context.Context, p NotificationRecordParams) (Notification, error)
+	// NotificationList returns an incident's notifications, oldest first, with their attempts.
+	NotificationList(ctx context.Context, p NotificationListParams) ([]Notification, error)
+}
+
+// NotificationState is where a notification stands. Delivered and failed are final.
+type NotificationState string
+
+const (
+	NotificationPending   NotificationState = "pending"
+	NotificationDelivered NotificationState = "delivered"
+	NotificationFailed    NotificationState = "failed"
+)
+
+// Defaults of delivery.
+const (
+	DefaultNotificationLease    = 2 * time.Minute
+	DefaultNotificationAttempts = 5
+	MaxNotificationAttempts     = 100
+	maxNotificationClaim        = 100
+)
+
+// Notification is one incident event on its way to one webhook.
+type Notification struct {
+	ID         string            `json:"id"`
+	IncidentID string            `json:"incident_id"`
+	EventSeq   int               `json:"event_seq"`
+	Webhook    string            `json:"webhook"`
+	Kind       EventKind         `json:"kind"` // opened or reopened
+	State      NotificationState `json:"state"`
+	Attempts   int               `json:"attempts"`
+	NextAt     time.Time         `json:"next_at"`
+	LastError  string            `json:"last_error,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	FinishedAt time.Time         `json:"finished_at,omitzero"`
+	// Lease is the token of the claim that holds the notification; NotificationRecord needs it.
+	Lease string `json:"-"`
+	// History is every attempt, oldest first (NotificationList only).
+	History []NotificationAttempt `json:"history,omitempty"`
+}
+
+// NotificationAttempt is one try at delivering.
+type NotificationAttempt struct {
+	Attempt  int       `json:"attempt"`
+	At       time.Time `json:"at"`
+	Status   int       `json:"status,omitempty"` // the webhook's HTTP status; 0 when it gave none
+	Error    string    `json:"error,omitempty"`
+	Duration int64     `json:"duration_ms"`
+}
+
+type NotificationClaimParams struct {
+	Webhooks    []string // the webhooks this replica can deliver to
+	Now         time.Time
+	Lease       time.Duration // 0: DefaultNotificationLease
+	Limit       int           // 0: 10
+	MaxAttempts int           // 0: DefaultNotificationAttempts
+}
+
+type NotificationRecordParams struct {
+	ID        string
+	Lease     string
+	Delivered bool
+	Status    int
+	Error     string
+	Duration  time.Duration
+	// RetryAt is when to try again after a failure; zero fails the notification for good.
+	RetryAt time.Time
+	Now     time.Time
+}
+
+type NotificationListParams struct {
+	IncidentID string
+}
+
+func (p *NotificationClaimParams) defaults() error {
+	if len(p.Webhooks) == 0 {
+		return invalid("webhooks", "name at least one webhook")
+	}
+	if err := checkNotify(p.Webhooks); err != nil {
+		return err
+	}
+	switch {
+	case p.Lease == 0:
+		p.Lease = DefaultNotificationLease
+	case p.Lease < time.Second || p.Lease > time.Hour:
+		return invalid("lease", "lease %s is outside [1s, 1h]", p.Lease)
+	}
+	switch {
+	case p.Limit == 0:
+		p.Limit = 10
+	case p.Limit < 0 || p.Limit > maxNotificationClaim:
+		return invalid("limit", "limit %d is outside 1..%d", p.Limit, maxNotificationClaim)
+	}
+	switch {
+	case p.MaxAttempts == 0:
+		p.MaxAttempts = DefaultNotificationAttempts
+	case p.MaxAttempts < 0 || p.MaxAttempts > MaxNotificationAttempts:
+		return invalid("max_attempts", "max_attempts %d is outside 1..%d", p.MaxAttempts, MaxNotificationAttempts)
+	}
+	return nil
+}
+
+func (s *sqlStore) NotificationClaim(ctx context.Context, p NotificationClaimParams) ([]Notification, error) {
+	if err := p.defaults(); err != nil {
+		return nil, err
+	}
+	t := now(p.Now)
+	hooks, _ := json.Marshal(p.Webhooks)
+	holder := s.ids.next("lease_", t)
+	var out []Notification
+	err := s.tx(ctx, "claim notifications", func(ex execer) error {
+		out = nil
+		if _, err := ex.exec(ctx, s.q.NotificationExhaust, t, int64(p.MaxAttempts)); err != nil {
+			return err
+		}
+		rs, err := s.notifications(ctx, ex, s.q.NotificationClaim, t, t.Add(p.Lease), holder, int64(p.MaxAttempts),
+			string(hooks), int64(p.Limit))
+		if err != nil {
+			return err
+		}
+		for _, n := range rs {
+			if _, err := ex.exec(ctx, s.q.NotificationAttemptInsert, n.ID, int64(n.Attempts), t, holder); err != nil {
+				return err
+			}
+			n.Lease = holder
+			out = append(out, n)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (p *NotificationRecordParams) check() error {
+	if err := checkID("id", p.ID); err != nil {
+		return err
+	}
+	if err := checkID("lease", p.Lease); err != nil {
+		return err
+	}
+	if p.Status < 0 || p.Status > 999 || p.Duration < 0 {
+		return invalid("status", "status is an HTTP status or 0, and duration cannot be negative")
+	}
+	if len(p.Error) > maxMessageLen || !cleanText(p.Error) {
+		return invalid("error", "error is at most %d bytes of UTF-8 without NUL", maxMessageLen)
+	}
+	if p.Delivered && !p.RetryAt.IsZero() {
+		return invalid("retry_at", "a delivered notification is not retried")
+	}
+	return nil
+}
+
+func (s *sqlStore) NotificationRecord(ctx context.Context, p NotificationRecordParams) (Notification, error) {
+	if err := p.check(); err != nil {
+		return Notification{}, err
+	}
+	t := now(p.Now)
+	state, next, finished := NotificationFailed, t, any(t)
+	switch {
+	case p.Delivered:
+		state = NotificationDelivered
+	case !p.RetryAt.IsZero():
+		state, next, finished = NotificationPending, now(p.RetryAt), nil
+	}
+	var n Notification
+	err := s.tx(ctx, "record notification", func(ex execer) error {
+		list, err := s.notifications(ctx, ex, s.q.NotificationRecord, p.ID, p.Lease, string(state), next, p.Error, finished)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			cur, err := s.notifications(ctx, ex, s.q.NotificationGet, p.ID)
+			if err != nil {
+				return err
+			}
+			if len(cur) == 0 {
+				return errcode.New(errcode.NotificationNotFound, "no notification %s", p.ID).With("id", p.ID)
+			}
+			return errcode.New(errcode.NotificationLeaseLost,
+				"notification %s is %s and no longer held by this lease; the outcome was not recorded", p.ID, cur[0].State).
+				With("id", p.ID).With("state", string(cur[0].State))
+		}
+		n = list[0]
+		_, err = ex.exec(ctx, s.q.NotificationAttemptUpdate, p.ID, int64(n.Attempts), int64(p.Status), p.Error,
+			p.Duration.Milliseconds())
+		return err
+	})
+	return n, err
+}
+
+func (s *sqlStore) NotificationList(ctx context.Context, p NotificationListParams) ([]Notification, error) {
+	if err := checkID("incident_id", p.IncidentID); err != nil {
+		return nil, err
+	}
+	var out []Notification
+	err := s.read(ctx, "list notifications", func(ex execer) error {
+		var err error
+		if out, err = s.notifications(ctx, ex, s.q.NotificationList, p.IncidentID); err != nil {
+			return err
+		}
+		index := map[string]int{}
+		for i, n := range out {
+			index[n.ID] = i
+		}
+		rs, err := ex.query(ctx, s.q.NotificationAttempts, p.IncidentID)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var id string
+			var a NotificationAttempt
+			var attempt, status int64
+			if err := rs.Scan(&id, &attempt, stamp{&a.At}, &status, &a.Error, &a.Duration); err != nil {
+				return err
+			}
+			a.Attempt, a.Status = int(attempt), int(status)
+			if i, ok := index[id]; ok {
+				out[i].History = append(out[i].History, a)
+			}
+		}
+		return rs.Err()
+	})
+	return out, err
+}
+
+// notifications runs a query that returns notification rows, reading them all before returning (a
+// transaction runs its next statement on the same connection).
+func (s *sqlStore) notifications(ctx context.Context, ex execer, query string, args ...any) ([]Notification, error) {
+	rs, err := ex.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Notification
+	for rs.Next() {
+		var n Notification
+		var seq, attempts int64
+		var kind, state string
+		if err := rs.Scan(&n.ID, &n.IncidentID, &seq, &n.Webhook, &kind, &state, &attempts, stamp{&n.NextAt},
+			&n.LastError, stamp{&n.CreatedAt}, stamp{&n.FinishedAt}); err != nil {
+			return nil, err
+		}
+		n.EventSeq, n.Attempts, n.Kind, n.State = int(seq), int(attempts), EventKind(kind), NotificationState(state)
+		out = append(out, n)
+	}
+	return out, rs.Err()
+}
