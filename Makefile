@@ -18,6 +18,7 @@ build:
 	$(GO) build -o $(BIN)/ $(addprefix ./,$(CMDS))
 	@for m in $(DRIVERS); do d=$$(dirname $$m); k=$$(basename $$(dirname $$d)); n=$$(basename $$d); \
 	  echo "$(GO) build -o $(BIN)/lexicon-driver-$$k-$$n ./$$d"; $(GO) build -o $(BIN)/lexicon-driver-$$k-$$n ./$$d || exit 1; done
+	$(GO) build -o $(BIN)/lexicon-driver-dns-memory ./examples/driver-memory
 
 # wasm builds every word and recipe module: primitives/<name> -> build/wasm/<name>.wasm, the example word,
 # and the host's test words. Each is built reproducibly (-trimpath, no VCS stamp) and its data segments
@@ -82,6 +83,7 @@ demo: modules
 test: build wasm
 	$(GO) test ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
+	$(GO) test -race ./plane/internal/drivers/ ./plane/internal/seal/
 	$(GO) test -race ./plane/internal/webhook/ ./plane/internal/server/
 	$(GO) test -race -run 'TestRun$$' ./agent/internal/recipes/
 
@@ -92,6 +94,7 @@ bench: wasm
 	$(GO) test -run '^$$' -bench 'BenchmarkDeadlineOvershoot|BenchmarkFirstCall' -benchtime 40x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench 'BenchmarkRSSPerWord' -benchtime 5x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
+	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 

@@ -63,7 +63,7 @@ func TestQueryFilesLoad(t *testing.T) {
 }
 
 func TestParseQueriesRefusesDrift(t *testing.T) {
-	full, err := sqlFiles.ReadFile("sql/sqlite/queries.sql")
+	full, err := queryText("sqlite")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,12 +33,24 @@ func (s *sqlStore) migrate(ctx context.Context, ms []migration) error {
 			return err
 		}
 		latest := ms[len(ms)-1].version
+		names := map[int]string{}
+		for _, m := range ms {
+			names[m.version] = m.name
+		}
 		done := map[int]bool{}
 		for _, a := range applied {
 			if a.Version > latest {
 				return errcode.New(errcode.StoreSchemaNewer,
 					"the database has migration %04d_%s, newer than this binary's %04d; run the newer plane",
 					a.Version, a.Name, latest).With("version", a.Version)
+			}
+			// A number recorded under another name was applied by a build that gave it other SQL (a
+			// placeholder reserved while two branches were apart): skipping it would leave this binary's
+			// tables missing.
+			if names[a.Version] != a.Name {
+				return errcode.New(errcode.StoreMigrationFailed,
+					"the database records migration %04d_%s where this binary has %04d_%s: it was made by another build; nothing changed",
+					a.Version, a.Name, a.Version, names[a.Version]).With("version", a.Version)
 			}
 			done[a.Version] = true
 		}

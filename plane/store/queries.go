@@ -12,8 +12,9 @@ import (
 	"strings"
 )
 
-// The SQL of each database lives in sql/<dialect>/: queries.sql for the statements the rules run, and
-// migrations/NNNN_name.sql for the schema.
+// The SQL of each database lives in sql/<dialect>/: queries.sql for the statements the rules run (and
+// queries_<area>.sql for an area kept apart, read after it in name order), and migrations/NNNN_name.sql
+// for the schema.
 //
 //go:embed sql
 var sqlFiles embed.FS
@@ -22,6 +23,8 @@ var sqlFiles embed.FS
 // unless every field has a block and every block a field, so the two dialects cannot drift apart
 // silently. An empty statement means the database needs nothing there (SQLite's lock blocks).
 type queries struct {
+	driverQueries // queries_drivers.sql
+
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
 	JoinLock, JoinCount, JoinPendingByKey, JoinInsert, JoinSetExpires, JoinSetStatus      string
@@ -58,15 +61,41 @@ var (
 	fragmentRE = regexp.MustCompile(`\{\{(\w+)\}\}`)
 )
 
-// loadQueries reads sql/<dialect>/queries.sql into a queries struct, expanding {{fragment}}s and
-// dropping comment lines.
+// loadQueries reads the queries of dialect into a queries struct, expanding {{fragment}}s and dropping
+// comment lines.
 func loadQueries(dialect string) (*queries, error) {
-	file := path.Join("sql", dialect, "queries.sql")
-	raw, err := sqlFiles.ReadFile(file)
+	text, err := queryText(dialect)
 	if err != nil {
 		return nil, err
 	}
-	return parseQueries(file, string(raw))
+	return parseQueries(path.Join("sql", dialect, "queries*.sql"), text)
+}
+
+// queryText is sql/<dialect>/queries.sql followed by every queries_<area>.sql in name order, so that an
+// area's file can use the main file's fragments.
+func queryText(dialect string) (string, error) {
+	dir := path.Join("sql", dialect)
+	entries, err := fs.ReadDir(sqlFiles, dir)
+	if err != nil {
+		return "", err
+	}
+	files := []string{"queries.sql"}
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, "queries_") && strings.HasSuffix(n, ".sql") {
+			files = append(files, n)
+		}
+	}
+	sort.Strings(files[1:])
+	var text strings.Builder
+	for _, f := range files {
+		raw, err := sqlFiles.ReadFile(path.Join(dir, f))
+		if err != nil {
+			return "", err
+		}
+		text.Write(raw)
+		text.WriteString("\n")
+	}
+	return text.String(), nil
 }
 
 func parseQueries(file, text string) (*queries, error) {
@@ -116,13 +145,16 @@ func parseQueries(file, text string) (*queries, error) {
 
 	q := &queries{}
 	v := reflect.ValueOf(q).Elem()
-	for i := 0; i < v.NumField(); i++ {
-		f := v.Type().Field(i).Name
+	for _, sf := range reflect.VisibleFields(v.Type()) {
+		if sf.Type.Kind() != reflect.String { // an embedded struct of an area's queries
+			continue
+		}
+		f := sf.Name
 		sql, ok := named[f]
 		if !ok {
 			return nil, fmt.Errorf("%s: no query %s", file, f)
 		}
-		v.Field(i).SetString(sql)
+		v.FieldByIndex(sf.Index).SetString(sql)
 		delete(named, f)
 	}
 	if len(named) > 0 {

@@ -34,6 +34,7 @@ type Store interface {
 	JobStore
 	TokenStore
 	ReleaseStore
+	DriverStore
 	CaseStore
 	IncidentStore
 	NotificationStore

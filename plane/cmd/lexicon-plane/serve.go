@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tlsboot"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
@@ -54,7 +57,7 @@ func serveCmd() *cli.Command {
 	var (
 		sf                            storeFlags
 		listen, cert, key, trust, ext string
-		names                         string
+		names, masterKey              string
 		insecure                      bool
 		claimWait                     time.Duration
 		webhooks                      string
@@ -73,6 +76,7 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&trust, "trust", "", "trust folder that verifies published releases (default DATA/trust)")
 			fs.StringVar(&ext, "external-url", "", "the URL agents use, when the plane sits behind a proxy")
 			fs.DurationVar(&claimWait, "claim-wait", 0, "how long a claim is held without a job (default 25s)")
+			fs.StringVar(&masterKey, "master-key", "", "file of the master key that seals driver credentials, made on first start (default DATA/master.key); every replica needs the same one")
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
 		},
@@ -108,8 +112,12 @@ func serveCmd() *cli.Command {
 					return nil, cli.UsageError("--external-url %q is not an absolute URL", ext)
 				}
 			}
+			mgr, err := driverManager(sf.data, masterKey, st, log)
+			if err != nil {
+				return nil, err
+			}
 			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
-				Webhooks: hooks, ReconcileEvery: reconcileEvery})
+				Webhooks: hooks, ReconcileEvery: reconcileEvery, Drivers: mgr})
 			if len(hooks) > 0 {
 				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
 			}
@@ -145,6 +153,13 @@ func serveCmd() *cli.Command {
 				_ = f.Sync()
 			}
 			go srv.Run(ctx)
+			driversCtx, stopDrivers := context.WithCancel(ctx)
+			driversDone := make(chan struct{})
+			go func() {
+				defer close(driversDone)
+				mgr.Run(driversCtx) // starts the enabled drivers; stops them all when it returns
+			}()
+			defer func() { stopDrivers(); <-driversDone }()
 			go func() {
 				<-ctx.Done()
 				shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -163,6 +178,25 @@ func serveCmd() *cli.Command {
 			return nil, nil
 		},
 	}
+}
+
+// driverManager loads (or, on first start, makes) the master key and sets up the drivers.
+func driverManager(data, keyFile string, st store.Store, log *slog.Logger) (*drivers.Manager, error) {
+	if keyFile == "" {
+		keyFile = filepath.Join(data, "master.key")
+	}
+	_, statErr := os.Lstat(keyFile)
+	key, err := seal.LoadOrCreate(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		log.Warn("made a master key for driver credentials; back it up, and give every replica the same file",
+			"file", keyFile, "key_id", key.ID())
+	} else {
+		log.Info("master key loaded", "file", keyFile, "key_id", key.ID())
+	}
+	return drivers.New(drivers.Config{Store: st, Dir: filepath.Join(data, "drivers"), Key: key, Log: log})
 }
 
 func tlsIdentity(data, cert, key, host, names string) (*tlsboot.Identity, error) {

@@ -1,5 +1,6 @@
 // Command lexicon is the admin CLI: it approves joins, lists nodes, runs words as jobs, publishes
-// releases and triages incidents through the plane's admin API.
+// releases, triages incidents, and enables drivers, manages their accounts and calls them, through the
+// plane's admin API.
 package main
 
 import "github.com/lexicon-fleet/lexicon/sdk/cli"
@@ -15,6 +16,10 @@ func commands() []*cli.Command {
 		nodesListCmd(), nodesShowCmd(), nodesDisconnectCmd(),
 		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
 		releasesPublishCmd(), releasesListCmd(),
+		driversListCmd(), driversEnableCmd(), driversDisableCmd(), driversStatusCmd(), driversAuditCmd(),
+		accountsAddCmd(), accountsListCmd(), accountsRemoveCmd(),
+		dnsZonesCmd(), dnsRecordsCmd(), dnsReconcileCmd(),
+		cloudRegionsCmd(), cloudTypesCmd(), cloudInstancesCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 	}
 }

@@ -126,6 +126,7 @@ func (s *Server) adminRoutes(r chi.Router) {
 		}
 		s.publish(w, r)
 	})
+	s.driverRoutes(r)
 }
 
 func nonNil[T any](v []T) []T {

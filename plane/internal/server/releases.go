@@ -83,6 +83,9 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("release stored but the plane's trust state did not move", "sequence", p.Sequence, "err", err)
 	}
 	s.forgetCurrent()
+	if s.cfg.Drivers != nil {
+		s.cfg.Drivers.ReleaseChanged() // re-pin drivers now, not at the next sync
+	}
 	s.log.Info("release published", "release", p.Release, "sequence", p.Sequence, "by", who.Name, "artifacts", len(puts))
 	stored.Bundle = nil
 	writeJSON(w, http.StatusCreated, stored)

@@ -15,8 +15,14 @@ import (
 func status(code string) int {
 	area, reason, _ := strings.Cut(code, ".")
 	switch {
-	case code == errcode.InternalError:
+	case code == errcode.InternalError, code == errcode.AccountKeyMismatch, code == errcode.AccountSealBroken:
 		return http.StatusInternalServerError
+	case code == errcode.DriverCrashed, code == errcode.DriverStartFailed, code == errcode.DriverInternal:
+		return http.StatusBadGateway
+	case code == errcode.DriverTimeout:
+		return http.StatusGatewayTimeout
+	case code == errcode.DriverUnavailable:
+		return http.StatusServiceUnavailable
 	case area == "store" && (reason == "unavailable" || reason == "busy" || reason == "closed"), code == errcode.ChannelBusy:
 		return http.StatusServiceUnavailable
 	case code == errcode.RequestRateLimited:
@@ -33,7 +39,7 @@ func status(code string) int {
 		return http.StatusUnprocessableEntity
 	case reason == "rollback", reason == "fingerprint_mismatch", strings.HasPrefix(reason, "not_"), reason == "finished",
 		reason == "exists", reason == "name_taken", reason == "key_retired", reason == "key_enrolled", reason == "expired",
-		reason == "too_many":
+		reason == "too_many", code == errcode.DriverDisabled:
 		return http.StatusConflict
 	}
 	return http.StatusBadRequest

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -35,6 +36,8 @@ type Config struct {
 	NodeBurst, AddrBurst int
 	// Caps on pending joins overall and per source address.
 	MaxPendingJoins, MaxPendingJoinsPerSource int
+	// Drivers runs the plane's drivers; nil refuses the driver routes.
+	Drivers *drivers.Manager
 
 	// Webhooks are notified when an incident opens or reopens (from lexicon-plane serve --webhooks).
 	Webhooks []webhook.Endpoint

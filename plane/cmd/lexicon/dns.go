@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
+	"github.com/lexicon-fleet/lexicon/sdk/cli"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// ExitConflicts is the exit status of a reconcile that left conflicts: it ran, and the zone does not
+// hold every record the file asks for.
+const ExitConflicts = 3
+
+func dnsPath(account string, rest ...string) string {
+	p := "/dns/" + url.PathEscape(account)
+	for _, r := range rest {
+		p += "/" + url.PathEscape(r)
+	}
+	return p
+}
+
+type zoneList struct {
+	Zones []wire.Zone `json:"zones"`
+}
+
+func (l zoneList) Text(w io.Writer) {
+	for _, z := range l.Zones {
+		fmt.Fprintln(w, z.Name)
+	}
+}
+
+func needAccount(account string) error {
+	if account == "" {
+		return cli.UsageError("name the account with --account (lexicon accounts list)")
+	}
+	return nil
+}
+
+func dnsZonesCmd() *cli.Command {
+	var account string
+	return simple("dns zones", "--account A", "list the zones a DNS account serves", 0, 0,
+		func(fs *flag.FlagSet) { fs.StringVar(&account, "account", "", "the DNS account") },
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			if err := needAccount(account); err != nil {
+				return nil, err
+			}
+			var l zoneList
+			return l, c.getJSON(ctx, dnsPath(account, "zones"), &l)
+		})
+}
+
+type recordList struct {
+	Records []wire.Record `json:"records"`
+}
+
+func (l recordList) Text(w io.Writer) {
+	if len(l.Records) == 0 {
+		fmt.Fprintln(w, "no records")
+	}
+	for _, r := range l.Records {
+		fmt.Fprintln(w, recordLine(r))
+	}
+}
+
+func recordLine(r wire.Record) string {
+	prio := ""
+	if r.Priority != 0 {
+		prio = fmt.Sprintf("%d ", r.Priority)
+	}
+	return fmt.Sprintf("%-24s %6d %-5s %s%s", r.Name, r.TTL, r.Type, prio, r.Value)
+}
+
+func dnsRecordsCmd() *cli.Command {
+	var account, zone string
+	return simple("dns records", "--account A --zone Z", "list a zone's records", 0, 0,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&account, "account", "", "the DNS account")
+			fs.StringVar(&zone, "zone", "", "the zone")
+		},
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			if err := needAccount(account); err != nil {
+				return nil, err
+			}
+			if zone == "" {
+				return nil, cli.UsageError("name the zone with --zone")
+			}
+			var l recordList
+			return l, c.getJSON(ctx, dnsPath(account, "zones", zone, "records"), &l)
+		})
+}
+
+type reconcileReport struct{ wire.ReconcileReport }
+
+func (r reconcileReport) Text(w io.Writer) {
+	verb := "created"
+	if r.DryRun {
+		verb = "would create"
+	}
+	fmt.Fprintf(w, "zone %s (account %s): %d %s, %d already present, %d conflicts\n", r.Zone, r.Account, len(r.Created), verb, len(r.Present), len(r.Conflicts))
+	for _, rec := range r.Created {
+		fmt.Fprintf(w, "  + %s\n", recordLine(rec))
+	}
+	for _, rec := range r.Present {
+		fmt.Fprintf(w, "  = %s\n", recordLine(rec))
+	}
+	for _, c := range r.Conflicts {
+		fmt.Fprintf(w, "  ! %s\n      %s; left alone:\n", recordLine(c.Record), c.Reason)
+		for _, e := range c.Existing {
+			fmt.Fprintf(w, "      %s\n", recordLine(e))
+		}
+	}
+}
+
+// ExitStatus is ExitConflicts when conflicts remain: the report is printed in full either way.
+func (r reconcileReport) ExitStatus() int {
+	if len(r.Conflicts) > 0 {
+		return ExitConflicts
+	}
+	return 0
+}
+
+func dnsReconcileCmd() *cli.Command {
+	var account, zone, file string
+	var dry bool
+	return simple("dns reconcile", "--account A --zone Z --records-file F [--dry-run]",
+		"add the records a zone lacks; never change or delete one, and name each conflict (exit status 3 when any remain)", 0, 0,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&account, "account", "", "the DNS account")
+			fs.StringVar(&zone, "zone", "", "the zone")
+			fs.StringVar(&file, "records-file", "", `JSON file: {"records": [{"type": "A", "name": "www", "value": "192.0.2.1", "ttl": 300}, ...]}`)
+			fs.BoolVar(&dry, "dry-run", false, "read the zone and report, change nothing")
+		},
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			if err := needAccount(account); err != nil {
+				return nil, err
+			}
+			if zone == "" || file == "" {
+				return nil, cli.UsageError("dns reconcile needs --zone and --records-file")
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read records file %s", file)
+			}
+			var rf wire.RecordsFile
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&rf); err != nil {
+				return nil, cli.UsageError("records file %s: %v", file, err)
+			}
+			var r reconcileReport
+			return r, c.postJSON(ctx, dnsPath(account, "zones", zone, "reconcile"), wire.Reconcile{Records: rf.Records, DryRun: dry}, &r)
+		})
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/cli"
+)
+
+type driverList struct{ wire.DriverList }
+
+func (l driverList) Text(w io.Writer) {
+	if l.Sequence == 0 {
+		fmt.Fprintln(w, "no release is published: no driver is pinned")
+	} else {
+		fmt.Fprintf(w, "drivers pinned by release %s (sequence %d):\n", l.Release, l.Sequence)
+	}
+	for _, d := range l.Drivers {
+		state := "disabled"
+		if d.Enabled {
+			state = "enabled"
+		}
+		pin := "sha256:" + short12(d.Digest)
+		if !d.Pinned {
+			pin = "not pinned by the current release"
+		}
+		fmt.Fprintf(w, "  %-22s %-5s %-8s %-8s %s\n", d.Name, d.Kind, d.Version, state, pin)
+	}
+}
+
+func short12(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func driversListCmd() *cli.Command {
+	return simple("drivers list", "", "list the drivers the current release pins and whether each is enabled", 0, 0, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			var l driverList
+			return l, c.getJSON(ctx, "/drivers", &l)
+		})
+}
+
+type driverOne struct{ wire.Driver }
+
+func (d driverOne) Text(w io.Writer) {
+	state := "disabled"
+	if d.Enabled {
+		state = "enabled"
+	}
+	fmt.Fprintf(w, "driver %s %s by %s\n", d.Name, state, d.ChangedBy)
+	if d.Digest != "" {
+		fmt.Fprintf(w, "  runs %s %s, sha256 %s\n", d.Kind, d.Version, d.Digest)
+	}
+}
+
+func driversEnableCmd() *cli.Command {
+	return simple("drivers enable", "NAME", "enable a driver the current release pins; the plane verifies and starts it", 1, 1, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var d driverOne
+			return d, c.postJSON(ctx, "/drivers/"+url.PathEscape(args[0])+"/enable", nil, &d)
+		})
+}
+
+func driversDisableCmd() *cli.Command {
+	return simple("drivers disable", "NAME", "disable a driver: its processes stop on every replica and calls are refused", 1, 1, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var d driverOne
+			return d, c.postJSON(ctx, "/drivers/"+url.PathEscape(args[0])+"/disable", nil, &d)
+		})
+}
+
+type statusList struct{ wire.StatusList }
+
+func (l statusList) Text(w io.Writer) {
+	if len(l.Drivers) == 0 {
+		fmt.Fprintf(w, "no driver is enabled or running on replica %s\n", l.Replica)
+	}
+	for _, d := range l.Drivers {
+		fmt.Fprintf(w, "%-22s %-10s", d.Name, d.State)
+		if d.PID != 0 {
+			fmt.Fprintf(w, " pid %d", d.PID)
+		}
+		if d.Digest != "" {
+			fmt.Fprintf(w, " %s sha256:%s", d.Version, short12(d.Digest))
+		}
+		if d.Restarts > 0 {
+			fmt.Fprintf(w, " restarts %d", d.Restarts)
+		}
+		if d.Enabled && !d.Pinned {
+			fmt.Fprint(w, " (enabled, not pinned by the current release)")
+		}
+		fmt.Fprintln(w)
+		if d.LastError != "" {
+			fmt.Fprintf(w, "  last error: %s\n", d.LastError)
+		}
+		for _, a := range d.Accounts {
+			fmt.Fprintf(w, "  account %-18s %-10s pid %d restarts %d\n", a.Account, a.State, a.PID, a.Restarts)
+		}
+	}
+}
+
+func driversStatusCmd() *cli.Command {
+	return simple("drivers status", "", "show the driver processes of the replica that answers", 0, 0, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			var l statusList
+			return l, c.getJSON(ctx, "/drivers/status", &l)
+		})
+}
+
+type auditList struct{ store.DriverCallListResult }
+
+func (l auditList) Text(w io.Writer) {
+	if len(l.Calls) == 0 {
+		fmt.Fprintln(w, "no driver calls recorded")
+	}
+	for _, c := range l.Calls {
+		account := c.Account
+		if account == "" {
+			account = "-"
+		}
+		fmt.Fprintf(w, "%s  %-14s %-16s %-18s %-22s %-20s %5dms %s\n", short(c.At), c.Actor, account, c.Driver, c.Operation, c.Code, c.DurationMS, c.Target)
+	}
+	if l.NextCursor != "" {
+		fmt.Fprintf(w, "more: --cursor %s\n", l.NextCursor)
+	}
+}
+
+func driversAuditCmd() *cli.Command {
+	var drv, account, cursor string
+	var limit int
+	return simple("drivers audit", "[--driver NAME] [--account NAME] [--limit N] [--cursor C]",
+		"show the audit log of driver calls, newest first: who asked, account, operation, outcome", 0, 0,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&drv, "driver", "", "only calls to this driver")
+			fs.StringVar(&account, "account", "", "only calls for this account")
+			fs.IntVar(&limit, "limit", 0, "at most this many records (default 100)")
+			fs.StringVar(&cursor, "cursor", "", "continue from a previous page")
+		},
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			q := url.Values{}
+			for k, v := range map[string]string{"driver": drv, "account": account, "cursor": cursor} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			if limit != 0 {
+				q.Set("limit", fmt.Sprint(limit))
+			}
+			var l auditList
+			return l, c.getJSON(ctx, "/drivers/audit?"+q.Encode(), &l)
+		})
+}

@@ -1,0 +1,127 @@
+package drivers
+
+import (
+	"context"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/host/goplugin"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/driver"
+	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
+	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// record appends one entry to the audit log: names and a code, never a credential or an answer. A
+// record that cannot be written is logged at error level; the call's own outcome stands.
+func (m *Manager) record(ctx context.Context, actor, account, drv, op, target string, t0 time.Time, err error) {
+	code := store.CodeOK
+	if err != nil {
+		if code = errcode.Code(err); code == "" {
+			code = errcode.InternalError
+		}
+	}
+	if !nameRE.MatchString(drv) {
+		return // a name no driver can have: refused before anything was asked of a driver
+	}
+	if len(target) > 255 {
+		target = target[:255]
+	}
+	_, aerr := m.store.DriverCallAdd(context.WithoutCancel(ctx), store.DriverCallAddParams{
+		Actor: actor, Account: account, Driver: drv, Operation: op, Target: target, Code: code,
+		Duration: max(m.cfg.Now().Sub(t0), 0), Now: m.cfg.Now(),
+	})
+	if aerr != nil {
+		m.log.Error("drivers: audit record not written", "driver", drv, "account", account, "operation", op, "code", code, "by", actor, "err", aerr)
+	}
+}
+
+// Audit returns the audit log of driver calls, newest first.
+func (m *Manager) Audit(ctx context.Context, p store.DriverCallListParams) (store.DriverCallListResult, error) {
+	return m.store.DriverCallList(ctx, p)
+}
+
+// do runs one driver call for account, audited under op.
+func do[T any](m *Manager, ctx context.Context, actor, account string, kind driver.Kind, op, target string,
+	f func(context.Context, *goplugin.Driver) (T, error)) (T, error) {
+	var zero T
+	t0 := m.cfg.Now()
+	u, err := m.resolve(ctx, actor, account, kind)
+	if err == nil {
+		var v T
+		v, err = f(ctx, u.d)
+		if err == nil {
+			m.record(ctx, actor, account, u.entry.Name, op, target, t0, nil)
+			return v, nil
+		}
+	}
+	m.record(ctx, actor, u.account.Name, u.entry.Name, op, target, t0, err)
+	return zero, err
+}
+
+func dnsCall[T any](m *Manager, ctx context.Context, actor, account, op, target string, f func(context.Context, *goplugin.DNS) (T, error)) (T, error) {
+	return do(m, ctx, actor, account, driver.KindDNS, op, target, func(ctx context.Context, d *goplugin.Driver) (T, error) {
+		n, err := d.DNS()
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return f(ctx, n)
+	})
+}
+
+func cloudCall[T any](m *Manager, ctx context.Context, actor, account, op, target string, f func(context.Context, *goplugin.Cloud) (T, error)) (T, error) {
+	return do(m, ctx, actor, account, driver.KindCloud, op, target, func(ctx context.Context, d *goplugin.Driver) (T, error) {
+		c, err := d.Cloud()
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return f(ctx, c)
+	})
+}
+
+// DNSZones lists the zones a DNS account serves.
+func (m *Manager) DNSZones(ctx context.Context, actor, account string) ([]dns.Zone, error) {
+	return dnsCall(m, ctx, actor, account, "dns.list_zones", "", func(ctx context.Context, n *goplugin.DNS) ([]dns.Zone, error) {
+		return n.ListZones(ctx)
+	})
+}
+
+// DNSRecords returns a zone's records.
+func (m *Manager) DNSRecords(ctx context.Context, actor, account, zone string) ([]dns.Record, error) {
+	z, err := dns.NormalizeZone(zone)
+	if err != nil {
+		return nil, err
+	}
+	return dnsCall(m, ctx, actor, account, "dns.get_records", z, func(ctx context.Context, n *goplugin.DNS) ([]dns.Record, error) {
+		return n.GetRecords(ctx, z)
+	})
+}
+
+// CloudRegions lists the regions of a cloud account.
+func (m *Manager) CloudRegions(ctx context.Context, actor, account string) ([]cloud.Region, error) {
+	return cloudCall(m, ctx, actor, account, "cloud.regions", "", func(ctx context.Context, c *goplugin.Cloud) ([]cloud.Region, error) {
+		return c.Regions(ctx)
+	})
+}
+
+// CloudInstanceTypes lists the instance types of a region.
+func (m *Manager) CloudInstanceTypes(ctx context.Context, actor, account, region string) ([]cloud.InstanceType, error) {
+	if region == "" || len(region) > 64 {
+		return nil, errcode.New(errcode.CloudInvalid, "name a region (lexicon cloud regions)").With("field", "region")
+	}
+	return cloudCall(m, ctx, actor, account, "cloud.instance_types", region, func(ctx context.Context, c *goplugin.Cloud) ([]cloud.InstanceType, error) {
+		return c.InstanceTypes(ctx, region)
+	})
+}
+
+// CloudInstances returns one page of a cloud account's instances.
+func (m *Manager) CloudInstances(ctx context.Context, actor, account string, req cloud.ListRequest) (cloud.InstancePage, error) {
+	if err := req.Validate(); err != nil {
+		return cloud.InstancePage{}, err
+	}
+	return cloudCall(m, ctx, actor, account, "cloud.list_instances", "", func(ctx context.Context, c *goplugin.Cloud) (cloud.InstancePage, error) {
+		return c.ListInstances(ctx, req)
+	})
+}

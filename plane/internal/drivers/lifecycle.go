@@ -1,0 +1,383 @@
+package drivers
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/host/goplugin"
+	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// slot is one driver on this replica: its accountless process (proof that the pinned executable
+// verifies and starts, and its status) and one process per account in use.
+type slot struct {
+	name string
+
+	// life orders what decides whether the driver runs here: Enable, Disable and Sync hold it to
+	// write; a call holds it to read while it checks the store and starts what it needs, so a disable
+	// cannot fall between a call's check and its start.
+	life sync.RWMutex
+
+	mu       sync.Mutex // held while processes start or stop
+	entry    Entry      // what runs
+	base     *goplugin.Driver
+	accounts map[string]*accountProc // by account id
+	// The last failed start, so that calls and Run do not hash a broken executable again and again.
+	failErr    error
+	failDigest string
+	failedAt   time.Time
+}
+
+// accountProc is the process serving one account; it holds that account's credential and no other.
+type accountProc struct {
+	id, name string
+	d        *goplugin.Driver
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+func checkName(name string) error {
+	if !nameRE.MatchString(name) {
+		return errcode.New(errcode.RequestMalformed, "%q is not a driver name (<class>-<name>, as lexicon drivers list shows)", name).
+			With("field", "name")
+	}
+	return nil
+}
+
+func (m *Manager) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
+func (m *Manager) slotFor(name string) (*slot, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errcode.New(errcode.DriverUnavailable, "the plane is stopping")
+	}
+	sl := m.slots[name]
+	if sl == nil {
+		sl = &slot{name: name, accounts: map[string]*accountProc{}}
+		m.slots[name] = sl
+	}
+	return sl, nil
+}
+
+// ensure makes sure e's pinned executable runs on this replica. A driver running another digest (the
+// current release re-pinned it) is stopped, with its accounts' processes, and started on the new one.
+// A start that failed less than RetryAfter ago is not tried again unless force is set.
+func (m *Manager) ensure(ctx context.Context, e Entry, force bool) (*slot, error) {
+	sl, err := m.slotFor(e.Name)
+	if err != nil {
+		return nil, err
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if m.isClosed() { // Close may have stopped this slot while we waited for it
+		return nil, errcode.New(errcode.DriverUnavailable, "the plane is stopping")
+	}
+	if sl.base != nil && sl.entry.Digest == e.Digest {
+		return sl, nil
+	}
+	if sl.base != nil {
+		m.log.Warn("driver re-pinned by the current release: restarting it on the new executable",
+			"driver", e.Name, "old_sha256", sl.entry.Digest, "sha256", e.Digest, "version", e.Version)
+		sl.stopLocked()
+	}
+	if !force && sl.failErr != nil && sl.failDigest == e.Digest && m.cfg.Now().Sub(sl.failedAt) < m.cfg.RetryAfter {
+		return nil, sl.failErr
+	}
+	d, err := m.start(ctx, e)
+	if err != nil {
+		sl.failErr, sl.failDigest, sl.failedAt = err, e.Digest, m.cfg.Now()
+		m.log.Error("driver did not start; nothing of it runs", "driver", e.Name, "sha256", e.Digest, "err", err)
+		return nil, err
+	}
+	sl.base, sl.entry, sl.failErr = d, e, nil
+	return sl, nil
+}
+
+// start starts one process of e from the local copy, fetching it from the plane store first.
+func (m *Manager) start(ctx context.Context, e Entry) (*goplugin.Driver, error) {
+	if err := m.materialize(ctx, e); err != nil {
+		return nil, err
+	}
+	d, err := goplugin.Start(ctx, m.cas, goplugin.Spec{Name: e.Name, Kind: e.Kind, Digest: e.Digest}, m.cfg.Plugin)
+	if errcode.Has(err, errcode.ModuleDigestMismatch) {
+		// The local copy was altered after it was fetched (and checked): go-plugin's hash refused it
+		// before exec. Remove it so that the next start fetches the store's copy again.
+		path := m.cas.Path(e.Digest)
+		m.log.Error("driver refused before exec: the plane's local copy of its executable was altered; removing it",
+			"driver", e.Name, "sha256", e.Digest, "path", path)
+		_ = os.Remove(path)
+		return nil, err
+	}
+	return d, err
+}
+
+// materialize copies e's executable from the plane store into the local copy, refusing bytes that do
+// not hash to the pinned digest. A copy already present is left to go-plugin's hash at exec, the one
+// check that covers the bytes that run.
+func (m *Manager) materialize(ctx context.Context, e Entry) error {
+	if m.cas.Has(e.Digest) {
+		return nil
+	}
+	a, err := m.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: e.Digest})
+	if err != nil {
+		return err
+	}
+	if got := cas.Sum(a.Data); got != e.Digest {
+		return errcode.New(errcode.ModuleDigestMismatch,
+			"the plane store's copy of driver %s hashes to %s, not to the %s the release pins: refused, nothing was run",
+			e.Name, got, e.Digest).With("sha256", e.Digest).With("driver", e.Name)
+	}
+	_, _, err = m.cas.PutReader(bytes.NewReader(a.Data))
+	return err
+}
+
+// stopLocked stops the driver's processes; sl.mu is held.
+func (sl *slot) stopLocked() {
+	for id, p := range sl.accounts {
+		p.d.Stop()
+		delete(sl.accounts, id)
+	}
+	if sl.base != nil {
+		sl.base.Stop()
+		sl.base = nil
+	}
+}
+
+func (m *Manager) stopSlot(sl *slot, why string) {
+	sl.mu.Lock()
+	running := sl.base != nil
+	sl.stopLocked()
+	sl.failErr = nil
+	sl.mu.Unlock()
+	if running {
+		m.log.Info("driver stopped", "driver", sl.name, "why", why)
+	}
+}
+
+// stopName stops a driver's processes on this replica, if it has any.
+func (m *Manager) stopName(name, why string) {
+	m.mu.Lock()
+	sl := m.slots[name]
+	m.mu.Unlock()
+	if sl != nil {
+		m.stopSlot(sl, why)
+	}
+}
+
+// reapAccounts stops the processes of accounts that no longer exist (removed through any replica).
+func (m *Manager) reapAccounts(ctx context.Context, sl *slot, e Entry) {
+	accts, err := m.store.AccountList(ctx, store.AccountListParams{Driver: e.Name})
+	if err != nil {
+		return
+	}
+	live := map[string]bool{}
+	for _, a := range accts {
+		live[a.ID] = true
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	for id, p := range sl.accounts {
+		if !live[id] {
+			p.d.Stop()
+			delete(sl.accounts, id)
+			m.log.Info("driver process of a removed account stopped", "driver", sl.name, "account", p.name)
+		}
+	}
+}
+
+// Enable enables a driver the current release pins: its executable is fetched, verified and started
+// here first (so an altered executable is refused now, before exec, and nothing is recorded), then the
+// store records it enabled for every replica. Refused: driver.not_pinned, module.digest_mismatch,
+// driver.start_failed.
+func (m *Manager) Enable(ctx context.Context, actor, name string) (wire.Driver, error) {
+	if err := checkName(name); err != nil {
+		return wire.Driver{}, err
+	}
+	t0 := m.cfg.Now()
+	d, err := m.enable(ctx, actor, name)
+	m.record(ctx, actor, "", name, "driver.enable", "", t0, err)
+	return d, err
+}
+
+func (m *Manager) enable(ctx context.Context, actor, name string) (wire.Driver, error) {
+	cat, err := m.catalog(ctx, true)
+	if err != nil {
+		return wire.Driver{}, err
+	}
+	e, ok := cat.get(name)
+	if !ok {
+		return wire.Driver{}, cat.notPinned(name, m.cfg.Platform)
+	}
+	sl, err := m.slotFor(name)
+	if err != nil {
+		return wire.Driver{}, err
+	}
+	sl.life.Lock()
+	defer sl.life.Unlock()
+	if _, err := m.ensure(ctx, e, true); err != nil {
+		return wire.Driver{}, err
+	}
+	st, err := m.store.DriverEnable(ctx, store.DriverSetParams{Name: name, Digest: e.Digest, By: actor, Now: m.cfg.Now()})
+	if err != nil {
+		m.stopName(name, "enabling it was not recorded")
+		return wire.Driver{}, err
+	}
+	m.log.Info("driver enabled", "driver", name, "sha256", e.Digest, "version", e.Version, "by", actor)
+	return listing(e, true, st), nil
+}
+
+// Disable records a driver disabled for every replica and stops its processes here; other replicas
+// refuse calls at once (every call reads the store) and stop theirs within SyncEvery. Calls in flight
+// fail with driver.disabled.
+func (m *Manager) Disable(ctx context.Context, actor, name string) (wire.Driver, error) {
+	if err := checkName(name); err != nil {
+		return wire.Driver{}, err
+	}
+	t0 := m.cfg.Now()
+	d, err := m.disable(ctx, actor, name)
+	m.record(ctx, actor, "", name, "driver.disable", "", t0, err)
+	return d, err
+}
+
+func (m *Manager) disable(ctx context.Context, actor, name string) (wire.Driver, error) {
+	cat, err := m.catalog(ctx, false)
+	if err != nil {
+		return wire.Driver{}, err
+	}
+	e, pinned := cat.get(name)
+	if !pinned {
+		cur, err := m.store.DriverGet(ctx, store.DriverGetParams{Name: name})
+		if err != nil {
+			return wire.Driver{}, err
+		}
+		if cur.ChangedAt.IsZero() { // neither pinned nor ever enabled: a typo
+			return wire.Driver{}, cat.notPinned(name, m.cfg.Platform)
+		}
+		e = Entry{Name: name}
+	}
+	sl, err := m.slotFor(name)
+	if err != nil {
+		return wire.Driver{}, err
+	}
+	sl.life.Lock()
+	defer sl.life.Unlock()
+	st, err := m.store.DriverDisable(ctx, store.DriverSetParams{Name: name, By: actor, Now: m.cfg.Now()})
+	if err != nil {
+		return wire.Driver{}, err
+	}
+	m.stopName(name, "disabled by "+actor)
+	m.log.Info("driver disabled", "driver", name, "by", actor)
+	return listing(e, pinned, st), nil
+}
+
+func listing(e Entry, pinned bool, st store.DriverState) wire.Driver {
+	return wire.Driver{Name: e.Name, Kind: string(e.Kind), Version: e.Version, Summary: e.Summary, Platform: e.Platform,
+		Digest: e.Digest, Pinned: pinned, Enabled: st.Enabled, ChangedAt: st.ChangedAt, ChangedBy: st.ChangedBy}
+}
+
+// List returns the drivers the current release pins, and those enabled that it no longer pins.
+func (m *Manager) List(ctx context.Context) (wire.DriverList, error) {
+	cat, err := m.catalog(ctx, false)
+	if err != nil {
+		return wire.DriverList{}, err
+	}
+	states, err := m.store.DriverList(ctx)
+	if err != nil {
+		return wire.DriverList{}, err
+	}
+	byName := map[string]store.DriverState{}
+	for _, st := range states {
+		byName[st.Name] = st
+	}
+	out := wire.DriverList{Release: cat.release, Sequence: cat.sequence, Drivers: []wire.Driver{}}
+	for _, e := range cat.sorted() {
+		out.Drivers = append(out.Drivers, listing(e, true, byName[e.Name]))
+	}
+	for _, st := range states {
+		if _, ok := cat.get(st.Name); !ok && st.Enabled {
+			out.Drivers = append(out.Drivers, listing(Entry{Name: st.Name}, false, st))
+		}
+	}
+	return out, nil
+}
+
+// Status returns this replica's processes for every driver an admin enabled or disabled, and any other
+// running here or that failed to start.
+func (m *Manager) Status(ctx context.Context) (wire.StatusList, error) {
+	cat, err := m.catalog(ctx, false)
+	if err != nil {
+		return wire.StatusList{}, err
+	}
+	states, err := m.store.DriverList(ctx)
+	if err != nil {
+		return wire.StatusList{}, err
+	}
+	names := map[string]bool{}
+	enabled := map[string]bool{}
+	for _, st := range states { // every driver an admin enabled or disabled
+		names[st.Name], enabled[st.Name] = true, st.Enabled
+	}
+	slots := map[string]*slot{}
+	for _, sl := range m.slotList() {
+		sl.mu.Lock()
+		if sl.base != nil || sl.failErr != nil {
+			slots[sl.name], names[sl.name] = sl, true
+		}
+		sl.mu.Unlock()
+	}
+	out := wire.StatusList{Replica: m.replica, Drivers: []wire.Status{}}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	slices.Sort(sorted)
+	for _, n := range sorted {
+		e, pinned := cat.get(n)
+		s := wire.Status{Name: n, Replica: m.replica, Enabled: enabled[n], Pinned: pinned, Kind: string(e.Kind), Version: e.Version,
+			State: "stopped", Accounts: []wire.ProcessInfo{}}
+		if !enabled[n] {
+			s.State = "disabled"
+		}
+		if sl := slots[n]; sl != nil {
+			sl.status(&s)
+		}
+		out.Drivers = append(out.Drivers, s)
+	}
+	return out, nil
+}
+
+func (sl *slot) status(s *wire.Status) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.failErr != nil {
+		s.State, s.LastError = "failed", sl.failErr.Error()
+	}
+	if sl.base == nil {
+		return
+	}
+	st := sl.base.Status()
+	s.State, s.PID, s.Restarts, s.Digest = string(st.State), st.PID, st.Restarts, sl.entry.Digest
+	s.Kind, s.Version = string(sl.entry.Kind), sl.entry.Version
+	if st.LastError != "" {
+		s.LastError = st.LastError
+	}
+	for _, p := range sl.accounts {
+		ps := p.d.Status()
+		s.Accounts = append(s.Accounts, wire.ProcessInfo{Account: p.name, State: string(ps.State), PID: ps.PID, Restarts: ps.Restarts, LastError: ps.LastError})
+	}
+	slices.SortFunc(s.Accounts, func(a, b wire.ProcessInfo) int { return strings.Compare(a.Account, b.Account) })
+}

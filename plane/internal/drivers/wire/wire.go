@@ -1,0 +1,154 @@
+// Package wire holds the JSON shapes of the plane's driver API (drivers, accounts, audit, DNS and cloud
+// calls), shared by the plane and the lexicon CLI without pulling driver processes into the CLI.
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Driver is a driver as `lexicon drivers list` shows it: what the current release pins and whether an
+// admin enabled it.
+type Driver struct {
+	Name     string `json:"name"` // <class>-<name>: "dns-memory"
+	Kind     string `json:"kind,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Summary  string `json:"summary,omitempty"`
+	Platform string `json:"platform,omitempty"`
+	Digest   string `json:"digest,omitempty"` // the executable the current release pins
+	// Pinned says the current release pins it for this plane's platform; only then can it run.
+	Pinned    bool      `json:"pinned"`
+	Enabled   bool      `json:"enabled"`
+	ChangedAt time.Time `json:"changed_at,omitzero"`
+	ChangedBy string    `json:"changed_by,omitempty"`
+}
+
+// DriverList is the answer of GET /drivers.
+type DriverList struct {
+	Release  string   `json:"release,omitempty"`
+	Sequence int64    `json:"sequence"`
+	Drivers  []Driver `json:"drivers"`
+}
+
+// Status is a driver's processes on one replica (`lexicon drivers status`).
+type Status struct {
+	Name    string `json:"name"`
+	Replica string `json:"replica"`
+	Enabled bool   `json:"enabled"`
+	Pinned  bool   `json:"pinned"`
+	Kind    string `json:"kind,omitempty"`
+	Version string `json:"version,omitempty"`
+	Digest  string `json:"digest,omitempty"` // what runs
+	// State is running, restarting (after a crash), failed (it would not start: LastError says why),
+	// stopped (not running on this replica) or disabled.
+	State     string        `json:"state"`
+	PID       int           `json:"pid,omitempty"`
+	Restarts  int           `json:"restarts"`
+	LastError string        `json:"last_error,omitempty"`
+	Accounts  []ProcessInfo `json:"accounts"`
+}
+
+// ProcessInfo is the process serving one account.
+type ProcessInfo struct {
+	Account   string `json:"account"`
+	State     string `json:"state"`
+	PID       int    `json:"pid,omitempty"`
+	Restarts  int    `json:"restarts"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// StatusList is the answer of GET /drivers/status.
+type StatusList struct {
+	Replica string   `json:"replica"`
+	Drivers []Status `json:"drivers"`
+}
+
+// AccountAdd is the body of POST /accounts. The credential travels only here, in a request body over
+// TLS; the plane seals it before storing it and never answers with it.
+type AccountAdd struct {
+	Driver     string          `json:"driver"`
+	Name       string          `json:"name"`
+	Settings   json.RawMessage `json:"settings,omitempty"`
+	Credential string          `json:"credential"`
+}
+
+// Record is a DNS record on the wire: TTL in whole seconds.
+type Record struct {
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	Value    string `json:"value"`
+	TTL      int64  `json:"ttl,omitempty"`
+	Priority uint16 `json:"priority,omitempty"`
+}
+
+// RecordsFile is what `lexicon dns reconcile --records-file` reads and the body of a reconcile.
+type RecordsFile struct {
+	Records []Record `json:"records"`
+}
+
+// Reconcile is the body of POST /dns/{account}/zones/{zone}/reconcile.
+type Reconcile struct {
+	Records []Record `json:"records"`
+	DryRun  bool     `json:"dry_run,omitempty"`
+}
+
+// ReconcileReport says what an additive reconcile did: the records it created (would create, in a dry
+// run), the ones already present, and each conflict it left alone.
+type ReconcileReport struct {
+	Account   string     `json:"account"`
+	Zone      string     `json:"zone"`
+	DryRun    bool       `json:"dry_run"`
+	Created   []Record   `json:"created"`
+	Present   []Record   `json:"present"`
+	Conflicts []Conflict `json:"conflicts"`
+}
+
+// Conflict is a wanted record the reconciler did not create because the zone holds other records it
+// must not touch.
+type Conflict struct {
+	Record   Record   `json:"record"`
+	Existing []Record `json:"existing"`
+	Reason   string   `json:"reason"`
+}
+
+// Zone is a DNS zone.
+type Zone struct {
+	Name string `json:"name"`
+}
+
+// Region is a cloud region.
+type Region struct {
+	ID      string `json:"id"`
+	Label   string `json:"label,omitempty"`
+	Country string `json:"country,omitempty"`
+}
+
+// InstanceType is a cloud instance size.
+type InstanceType struct {
+	ID        string `json:"id"`
+	Label     string `json:"label,omitempty"`
+	VCPUs     int    `json:"vcpus"`
+	MemoryMiB int64  `json:"memory_mib"`
+	DiskGiB   int64  `json:"disk_gib"`
+}
+
+// Instance is a cloud instance.
+type Instance struct {
+	ID      string    `json:"id"`
+	Label   string    `json:"label,omitempty"`
+	Region  string    `json:"region,omitempty"`
+	Type    string    `json:"type,omitempty"`
+	Image   string    `json:"image,omitempty"`
+	Status  string    `json:"status"`
+	IPv4    []string  `json:"ipv4,omitempty"`
+	IPv6    []string  `json:"ipv6,omitempty"`
+	Tags    []string  `json:"tags,omitempty"`
+	Created time.Time `json:"created,omitzero"`
+}
+
+// InstancePage is one page of instances.
+type InstancePage struct {
+	Instances     []Instance `json:"instances"`
+	NextPageToken string     `json:"next_page_token,omitempty"`
+}

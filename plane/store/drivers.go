@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"regexp"
+	"time"
+)
+
+// DriverStore keeps what the plane needs to run drivers: which drivers an admin enabled, the accounts
+// they serve (each credential sealed by the plane before it reaches the store), and the audit log of
+// every driver call. Which executable runs is never stored here: it is the digest the current release
+// pins, read from the release on every start.
+type DriverStore interface {
+	// DriverEnable records that name is enabled, with the digest the current release pinned when the
+	// admin enabled it. Every replica starts the drivers this table says are enabled.
+	DriverEnable(ctx context.Context, p DriverSetParams) (DriverState, error)
+	// DriverDisable records that name is disabled. Disabling a driver never enabled records it too.
+	DriverDisable(ctx context.Context, p DriverSetParams) (DriverState, error)
+	// DriverGet returns a driver's state; a driver never enabled is returned disabled, not refused.
+	DriverGet(ctx context.Context, p DriverGetParams) (DriverState, error)
+	// DriverList returns every driver ever enabled or disabled, by name.
+	DriverList(ctx context.Context) ([]DriverState, error)
+
+	// AccountCreate stores an account with its sealed credential. Refused: account.exists.
+	AccountCreate(ctx context.Context, p AccountCreateParams) (Account, error)
+	// AccountGet returns an account with its sealed credential. Refused: account.not_found.
+	AccountGet(ctx context.Context, p AccountGetParams) (Account, error)
+	// AccountList returns accounts by name, without their sealed credentials.
+	AccountList(ctx context.Context, p AccountListParams) ([]Account, error)
+	// AccountRemove deletes an account and its sealed credential, returning what it deleted (without
+	// the credential). Refused: account.not_found.
+	AccountRemove(ctx context.Context, p AccountRemoveParams) (Account, error)
+
+	// DriverCallAdd appends a record to the audit log of driver calls.
+	DriverCallAdd(ctx context.Context, p DriverCallAddParams) (DriverCall, error)
+	// DriverCallList returns audit records newest first.
+	DriverCallList(ctx context.Context, p DriverCallListParams) (DriverCallListResult, error)
+}
+
+// DriverState is whether an admin enabled a driver. Name is the driver's class and name as the
+// release's subject spells it ("dns-rfc2136", "cloud-linode").
+type DriverState struct {
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+	// Digest is the executable the current release pinned when the driver was last enabled. What runs is
+	// always what the current release pins; this says what the admin saw.
+	Digest    string    `json:"digest,omitempty"`
+	ChangedAt time.Time `json:"changed_at,omitzero"`
+	ChangedBy string    `json:"changed_by,omitempty"`
+}
+
+type DriverSetParams struct {
+	Name   string
+	Digest string // DriverEnable: lowercase hex sha256; DriverDisable: ignored
+	By     string
+	Now    time.Time
+}
+
+type DriverGetParams struct {
+	Name string
+}
+
+// driverNameRE is a driver's name on the plane: <class>-<name>, the form host/goplugin takes.
+var driverNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+func checkDriverName(field, name string) error {
+	if !driverNameRE.MatchString(name) {
+		return invalid(field, "%s %q must be lowercase letters, digits, - and _ (at most 64)", field, name)
+	}
+	return nil
+}
+
+func (s *sqlStore) DriverEnable(ctx context.Context, p DriverSetParams) (DriverState, error) {
+	if err := checkHash("digest", p.Digest); err != nil {
+		return DriverState{}, err
+	}
+	return s.driverSet(ctx, p, true)
+}
+
+func (s *sqlStore) DriverDisable(ctx context.Context, p DriverSetParams) (DriverState, error) {
+	p.Digest = ""
+	return s.driverSet(ctx, p, false)
+}
+
+func (s *sqlStore) driverSet(ctx context.Context, p DriverSetParams, enabled bool) (DriverState, error) {
+	if err := checkDriverName("name", p.Name); err != nil {
+		return DriverState{}, err
+	}
+	if err := checkActor(p.By); err != nil {
+		return DriverState{}, err
+	}
+	var d DriverState
+	err := s.tx(ctx, "set driver", func(ex execer) error {
+		var err error
+		d, err = scanDriverState(ex.queryRow(ctx, s.q.DriverUpsert, p.Name, enabled, p.Digest, now(p.Now), p.By))
+		return err
+	})
+	return d, err
+}
+
+func (s *sqlStore) DriverGet(ctx context.Context, p DriverGetParams) (DriverState, error) {
+	if err := checkDriverName("name", p.Name); err != nil {
+		return DriverState{}, err
+	}
+	var d DriverState
+	err := s.read(ctx, "get driver", func(ex execer) error {
+		var err error
+		d, err = scanDriverState(ex.queryRow(ctx, s.q.DriverGet, p.Name))
+		if s.drv.kind(err) == errNoRows {
+			d, err = DriverState{Name: p.Name}, nil
+		}
+		return err
+	})
+	return d, err
+}
+
+func (s *sqlStore) DriverList(ctx context.Context) ([]DriverState, error) {
+	out := []DriverState{}
+	err := s.read(ctx, "list drivers", func(ex execer) error {
+		rs, err := ex.query(ctx, s.q.DriverList)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			d, err := scanDriverState(rs)
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		return rs.Err()
+	})
+	return out, err
+}
+
+func scanDriverState(r row) (DriverState, error) {
+	var d DriverState
+	err := r.Scan(&d.Name, &d.Enabled, &d.Digest, stamp{&d.ChangedAt}, &d.ChangedBy)
+	return d, err
+}
+
+// driverQueries are the statements of queries_drivers.sql.
+type driverQueries struct {
+	DriverUpsert, DriverGet, DriverList             string
+	AccountInsert, AccountGet, AccountList          string
+	AccountDelete, DriverCallInsert, DriverCallList string
+}
