@@ -25,6 +25,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"golang.org/x/sys/unix"
 
+	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -153,23 +154,13 @@ func createCacheKey(path string) ([]byte, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create %s", filepath.Dir(path))
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	// Created whole or not at all, so a process racing to load it never reads half a key.
+	err := keys.CreateExclusive(path, key, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return LoadCacheKey(path) // another process made it first
 	}
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create compile-cache key %s", path)
-	}
-	_, err = f.Write(key)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot write compile-cache key %s", path)
+		return nil, err
 	}
 	return key, nil
 }

@@ -91,40 +91,39 @@ func readChecked(path string, private bool) ([]byte, error) {
 // WritePrivate creates a private key file, mode 0600. It never overwrites: losing a key to a typo is
 // worse than a refusal.
 func WritePrivate(path, text string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return errcode.Wrap(err, errcode.IOFailed, "cannot create %s", path)
-	}
-	if _, err := f.WriteString(text + "\n"); err != nil {
-		f.Close()
-		return errcode.Wrap(err, errcode.IOFailed, "cannot write %s", path)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return errcode.Wrap(err, errcode.IOFailed, "cannot write %s", path)
-	}
-	return f.Close()
+	return CreateExclusive(path, []byte(text+"\n"), 0o600)
 }
 
 // WritePublic writes a public key file, mode 0644, replacing nothing.
 func WritePublic(path, text string) error {
-	return writeNew(path, text+"\n", 0o644)
+	return CreateExclusive(path, []byte(text+"\n"), 0o644)
 }
 
-func writeNew(path, text string, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+// CreateExclusive creates path holding data, failing with an error that wraps fs.ErrExist if it is
+// already there. The file appears whole or not at all: it is written and synced under a temporary name
+// and then linked into place, so a process that races to create or read the same file never sees half
+// of it.
+func CreateExclusive(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".new-*")
 	if err != nil {
 		return errcode.Wrap(err, errcode.IOFailed, "cannot create %s", path)
 	}
-	_, err = f.WriteString(text)
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
 	if err == nil {
-		err = f.Sync()
+		err = tmp.Chmod(mode)
 	}
-	if cerr := f.Close(); err == nil {
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Link(tmp.Name(), path)
+	}
 	if err != nil {
-		return errcode.Wrap(err, errcode.IOFailed, "cannot write %s", path)
+		return errcode.Wrap(err, errcode.IOFailed, "cannot create %s", path)
 	}
 	return nil
 }

@@ -109,23 +109,9 @@ func LoadOrCreate(path string) (*Key, error) {
 	}
 	raw := make([]byte, KeySize)
 	_, _ = rand.Read(raw)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return Load(path)
-	}
-	if err != nil {
+	err = keys.CreateExclusive(path, []byte(filePrefix+base64.RawURLEncoding.EncodeToString(raw)+"\n"), 0o600)
+	if err != nil && !errors.Is(err, fs.ErrExist) { // another replica made it first: use theirs
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create master key %s", path)
-	}
-	_, err = f.WriteString(filePrefix + base64.RawURLEncoding.EncodeToString(raw) + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(path)
-		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot write master key %s", path)
 	}
 	return Load(path)
 }
