@@ -26,7 +26,8 @@ type Daemon struct {
 	// Recipes reports the node's recipes and cases on every claim; nil reports none.
 	Recipes Reporter
 
-	accepted int // the claim size the plane accepted with the last claim
+	accepted int           // the claim size the plane accepted with the last claim
+	retry    time.Duration // the first wait before a failed claim or report is sent again; 0 is a second
 }
 
 // Waker is a Reporter that wants to know when the vocabulary changed, to load new recipes at once.
@@ -43,7 +44,8 @@ type Reporter interface {
 // Run works until ctx ends, or until the plane says this node's pairing is over.
 func (d *Daemon) Run(ctx context.Context) error {
 	d.sync(ctx, channel.StatementRef{})
-	backoff := time.Second
+	first := d.retryBase()
+	backoff := first
 	for ctx.Err() == nil {
 		req := d.claim()
 		resp, err := d.Client.Claim(ctx, req)
@@ -59,10 +61,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 			if !sleep(ctx, wait) {
 				break
 			}
-			backoff = min(backoff*2, 30*time.Second)
+			backoff = min(backoff*2, 30*first)
 			continue
 		}
-		backoff = time.Second
+		backoff = first
 		d.accepted = max(req.ClaimSize, channel.DefaultBodyCap)
 		if d.Recipes != nil && len(req.Cases) > 0 {
 			d.Recipes.Delivered(req.Cases)
@@ -117,25 +119,44 @@ func size(req channel.ClaimRequest) int {
 	return len(b)
 }
 
-// runJob runs a job and reports it. The report is retried while the plane is unreachable; a job is
-// never run again, whatever happens to its report.
+// runJob runs a job and reports it. The report is retried while the plane is unreachable or says it
+// cannot take it yet; a job is never run again, whatever happens to its report.
 func (d *Daemon) runJob(ctx context.Context, job channel.Job) {
 	d.Log.Info("job started", "job", job.ID, "word", job.Word)
 	res := d.Runner.Run(ctx, job)
 	d.Log.Info("job ended", "job", job.ID, "word", job.Word, "outcome", res.Outcome, "code", res.Code, "duration_ms", res.DurationMS)
 	for attempt := 0; attempt < 6; attempt++ {
 		_, err := d.Client.Result(ctx, res)
-		if err == nil || !errcode.Has(err, errcode.PlaneUnreachable) {
+		if err == nil || !transient(err) {
 			if err != nil {
 				d.Log.Warn("the plane refused the result", "job", job.ID, "err", err)
 			}
 			return
 		}
-		if !sleep(ctx, time.Duration(1<<attempt)*time.Second) {
+		if !sleep(ctx, time.Duration(1<<attempt)*d.retryBase()) {
 			return
 		}
 	}
 	d.Log.Error("could not report a result; the plane will count the job lost", "job", job.ID)
+}
+
+func (d *Daemon) retryBase() time.Duration {
+	if d.retry == 0 {
+		return time.Second
+	}
+	return d.retry
+}
+
+// transient reports whether a report that failed with err may be taken if sent again: the plane was
+// out of reach, its database failed or was busy, or it asked this node to slow down. Anything else
+// is the plane's considered answer.
+func transient(err error) bool {
+	for _, code := range []string{errcode.PlaneUnreachable, errcode.StoreUnavailable, errcode.StoreBusy, errcode.RequestRateLimited} {
+		if errcode.Has(err, code) {
+			return true
+		}
+	}
+	return false
 }
 
 // ended reports whether err means the plane ended this node's pairing.

@@ -1,13 +1,24 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/lexicon-fleet/lexicon/agent/internal/client"
+	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 type reporter struct {
@@ -53,5 +64,84 @@ func TestCaseBodyWaitsForRoom(t *testing.T) {
 	}
 	if b, _ := json.Marshal(second); len(b) > d.accepted {
 		t.Fatalf("second claim of %d bytes over the %d accepted", len(b), d.accepted)
+	}
+}
+
+// TestRunRetriesWhatThePlaneCouldNotTake runs the daemon against a plane whose database fails once on
+// a claim and once on a result. The failed claim does not count as delivering the case it carried, so
+// the body rides again; the result is sent again and taken; the job is not run twice.
+func TestRunRetriesWhatThePlaneCouldNotTake(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	unavailable := func(w http.ResponseWriter) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		json.NewEncoder(w).Encode(errcode.New(errcode.StoreUnavailable, "the database failed"))
+	}
+	var mu sync.Mutex
+	var claims []channel.ClaimRequest
+	var results []channel.ResultRequest
+	plane := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		body, _ := io.ReadAll(r.Body)
+		switch r.URL.Path {
+		case channel.PathClaim:
+			var req channel.ClaimRequest
+			json.Unmarshal(body, &req)
+			claims = append(claims, req)
+			switch len(claims) {
+			case 1:
+				unavailable(w)
+			case 2:
+				json.NewEncoder(w).Encode(channel.ClaimResponse{Job: &channel.Job{ID: "job_1", Word: "absent"}})
+			default:
+				cancel() // the test is over
+				json.NewEncoder(w).Encode(channel.ClaimResponse{})
+			}
+		case channel.PathResult:
+			var req channel.ResultRequest
+			json.Unmarshal(body, &req)
+			results = append(results, req)
+			if len(results) == 1 {
+				unavailable(w)
+				return
+			}
+			json.NewEncoder(w).Encode(channel.ResultResponse{JobID: req.JobID, State: req.Outcome})
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer plane.Close()
+	c, err := client.New(plane.URL, "", keys.NewNode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := vocab.Open(filepath.Join(t.TempDir(), "trust"), filepath.Join(t.TempDir(), "modules"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &reporter{cases: []channel.CaseReport{{ID: 1, Recipe: "unit_health", State: channel.CaseOpen, Summary: "s",
+		Body: &channel.CaseBody{Mode: "repair"}}}}
+	log := slog.New(slog.DiscardHandler)
+	d := &Daemon{Client: c, Vocab: v, Runner: &runner.Runner{Vocab: v, Log: log}, Version: "test", Log: log, Recipes: rep,
+		retry: time.Millisecond}
+	if err := d.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(claims) != 3 {
+		t.Fatalf("%d claims, want 3", len(claims))
+	}
+	for i, c := range claims[:2] {
+		if len(c.Cases) != 1 || c.Cases[0].Body == nil {
+			t.Fatalf("claim %d carried %+v; the body rides until a claim carrying it is taken", i+1, c.Cases)
+		}
+	}
+	if len(rep.delivered) < 1 || rep.delivered[0][0].Body == nil {
+		t.Fatalf("delivered %+v: the second claim, which the plane took, delivered the body", rep.delivered)
+	}
+	if len(results) != 2 || results[0].JobID != "job_1" || results[1].JobID != "job_1" || results[1].Code != errcode.JobWordUnavailable {
+		t.Fatalf("results %+v: the refusal is reported twice, the second taken", results)
 	}
 }

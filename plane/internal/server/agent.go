@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -269,14 +270,19 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "outcome must be completed, failed or refused, not %q", req.Outcome).With("field", "outcome"))
 		return
 	}
-	code, message, output := req.Code, req.Message, []byte(req.Output)
+	// Text is cut on a character boundary and made valid UTF-8 without NUL, so that no database can
+	// refuse it: a result the store refused would leave the job running, to be counted lost.
+	code, _ := capText(req.Code, channel.CodeCap)
+	message, _ := capText(req.Message, channel.MessageCap)
+	transcript, _ := capText(req.Transcript, channel.TranscriptCap)
+	output := []byte(req.Output)
 	if len(output) > channel.OutputCap || (len(output) > 0 && !json.Valid(output)) {
 		outcome, code, output = store.JobState(channel.OutcomeFailed), errcode.RequestTooLarge, nil
 		message = "the node's output was over the plane's cap or not JSON, and was dropped"
 	}
-	transcript := req.Transcript
-	if len(transcript) > channel.TranscriptCap {
-		transcript = transcript[:channel.TranscriptCap] + "\n[transcript cut at the plane's cap]"
+	// Invalid UTF-8 can only sit inside JSON strings, so replacing it keeps the document valid.
+	if len(output) > 0 {
+		output = bytes.ToValidUTF8(output, []byte("\uFFFD"))
 	}
 	audit := req.Capabilities
 	if len(audit) > channel.AuditCap {

@@ -5,15 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
@@ -31,12 +33,13 @@ type plane struct {
 
 func newPlane(t *testing.T, cfg server.Config) *plane {
 	t.Helper()
+	return newPlaneOn(t, cfg, storetest.SQLiteOpener(t).Store)
+}
+
+// newPlaneOn is newPlane on the store st.
+func newPlaneOn(t *testing.T, cfg server.Config, st store.Store) *plane {
+	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "plane.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	cfg.Store = st
 	if cfg.ClaimWait == 0 {
 		cfg.ClaimWait = 10 * time.Millisecond
@@ -58,6 +61,12 @@ func newPlane(t *testing.T, cfg server.Config) *plane {
 // post sends body to path, signed by key unless key is zero, and returns the status and error code.
 func (p *plane) post(path string, body []byte, key keys.NodePrivate) (int, string) {
 	p.t.Helper()
+	return p.call(path, body, key, nil)
+}
+
+// call is post that also decodes a successful answer into out, unless out is nil.
+func (p *plane) call(path string, body []byte, key keys.NodePrivate, out any) (int, string) {
+	p.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, p.url+path, bytes.NewReader(body))
 	if !key.IsZero() {
 		if err := httpsig.Sign(req, body, key, time.Now()); err != nil {
@@ -69,8 +78,14 @@ func (p *plane) post(path string, body []byte, key keys.NodePrivate) (int, strin
 		p.t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusOK && out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			p.t.Fatalf("%s: %v: %s", path, err, data)
+		}
+	}
 	var env errcode.Envelope
-	_ = json.NewDecoder(resp.Body).Decode(&env)
+	_ = json.Unmarshal(data, &env)
 	return resp.StatusCode, env.Error.Code
 }
 
@@ -213,5 +228,84 @@ func TestAdminNeedsTokenAndRole(t *testing.T) {
 	}
 	if status, code := call(viewer, "POST", "/joins/x/approve", `{"fingerprint":"SHA256:x"}`); status != 403 || code != errcode.AuthForbidden {
 		t.Fatalf("viewer approving: %d %s", status, code)
+	}
+}
+
+// TestResultBoundedOnIntake sends results no database would store as given: text cut inside a
+// character, NUL, invalid UTF-8, fields over their caps. Each is stored bounded and the job ends; none
+// leaves the job running, to be counted lost.
+func TestResultBoundedOnIntake(t *testing.T) {
+	for name, open := range map[string]func(testing.TB) storetest.Env{"SQLite": storetest.SQLiteOpener, "Postgres": storetest.PostgresOpener} {
+		t.Run(name, func(t *testing.T) {
+			p := newPlaneOn(t, server.Config{}, open(t).Store)
+			ctx := context.Background()
+			noop := channel.Word{Name: "noop", Version: "1.0.0", Digest: strings.Repeat("a", 64), Class: "look"}
+			claim, _ := json.Marshal(channel.ClaimRequest{Idle: true, Version: "test", Vocabulary: []channel.Word{noop}, Recipes: []channel.RecipeReport{}})
+			// finish queues a job, claims it and reports body (a result with its job_id left for us
+			// to fill in), then returns the job as stored.
+			finish := func(result string) store.Job {
+				t.Helper()
+				if status, code := p.post(channel.PathClaim, claim, p.key); status != 200 {
+					t.Fatalf("report vocabulary: %d %s", status, code)
+				}
+				job, err := p.st.JobCreate(ctx, store.JobCreateParams{NodeID: p.node.ID, Word: noop.Name, WordDigest: noop.Digest, Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "test"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var resp channel.ClaimResponse
+				if status, code := p.call(channel.PathClaim, claim, p.key, &resp); status != 200 || resp.Job == nil || resp.Job.ID != job.ID {
+					t.Fatalf("claim: %d %s %+v", status, code, resp.Job)
+				}
+				body := []byte(`{"job_id": "` + job.ID + `", ` + result[1:])
+				if status, code := p.post(channel.PathResult, body, p.key); status != 200 {
+					t.Fatalf("result: %d %s", status, code)
+				}
+				got, err := p.st.JobGet(ctx, store.JobGetParams{ID: job.ID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			text := func(field string, v any) string { b, _ := json.Marshal(v); return fmt.Sprintf("%q: %s", field, b) }
+
+			// Text over its cap, cut at a byte inside a two-byte character; NUL; a code far too long.
+			long := strings.Repeat("é", channel.TranscriptCap)
+			j := finish(`{"outcome": "failed", ` + text("code", strings.Repeat("c", 1000)) + `, ` +
+				text("message", "a\x00"+long) + `, ` + text("transcript", "b"+long) + `}`)
+			if j.State != store.JobFailed {
+				t.Fatalf("state %s", j.State)
+			}
+			for field, v := range map[string]struct {
+				s   string
+				cap int
+			}{"code": {j.OutcomeCode, channel.CodeCap}, "message": {j.OutcomeMessage, channel.MessageCap}, "transcript": {j.Transcript, channel.TranscriptCap}} {
+				if len(v.s) > v.cap || !utf8.ValidString(v.s) || strings.ContainsRune(v.s, 0) || !strings.HasSuffix(v.s, "[cut]") {
+					t.Fatalf("%s stored as %d bytes (cap %d), valid UTF-8 %v, ending %q", field, len(v.s), v.cap, utf8.ValidString(v.s), v.s[max(len(v.s)-10, 0):])
+				}
+			}
+
+			// Output with invalid UTF-8 inside a string is kept, made valid.
+			j = finish("{\"outcome\": \"completed\", \"output\": {\"name\": \"x\xff\xfey\"}}")
+			if j.State != store.JobCompleted || !utf8.Valid(j.Output) || !json.Valid(j.Output) || !strings.Contains(string(j.Output), "x\uFFFD") {
+				t.Fatalf("output with invalid UTF-8: %s %q", j.State, j.Output)
+			}
+
+			// Output over its cap fails the job and is dropped.
+			j = finish(`{"outcome": "completed", "output": {"s": "` + strings.Repeat("x", channel.OutputCap) + `"}}`)
+			if j.State != store.JobFailed || j.OutcomeCode != errcode.RequestTooLarge || len(j.Output) != 0 {
+				t.Fatalf("output over its cap: %s %s, %d bytes kept", j.State, j.OutcomeCode, len(j.Output))
+			}
+
+			// The audit list is capped.
+			calls := make([]channel.Capability, channel.AuditCap+50)
+			for i := range calls {
+				calls[i] = channel.Capability{Cap: "fs.read", Allowed: true}
+			}
+			j = finish(`{"outcome": "completed", ` + text("capabilities", calls) + `}`)
+			var audit []channel.Capability
+			if err := json.Unmarshal(j.Audit, &audit); err != nil || len(audit) != channel.AuditCap {
+				t.Fatalf("audit: %d calls kept (cap %d), %v", len(audit), channel.AuditCap, err)
+			}
+		})
 	}
 }
