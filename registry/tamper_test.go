@@ -3,6 +3,8 @@ package registry_test
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,6 +160,18 @@ func TestTampering(t *testing.T) {
 			}
 			return verify(t, f.trustDir, f.build(t, 2, func(o *registry.BuildOptions) { o.Chain = chain }))
 		}},
+		{"retired key hands its authority to a key dated before its retirement", errcode.KeyRetired, func(t *testing.T, f *fixture) error {
+			k2, k3 := keys.NewPublisher(), keys.NewPublisher()
+			chain := []statement.ChainEntry{
+				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 2}, f.key),
+				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpRetire, Key: f.key.Public(), FromSequence: 3}, k2),
+			}
+			must(t, verify(t, f.trustDir, f.build(t, 2, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, chain })))
+			// Whoever holds the retired key adds a key of their own "from sequence 2", when the old key
+			// could still sign, and signs sequence 10 with it.
+			forged := append(chain, statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k3.Public(), FromSequence: 2}, f.key))
+			return verify(t, f.trustDir, f.build(t, 10, func(o *registry.BuildOptions) { o.Key, o.Chain = k3, forged }))
+		}},
 		{"key-chain link signed by a key not held", errcode.KeyChainInvalid, func(t *testing.T, f *fixture) error {
 			rogue, k2 := keys.NewPublisher(), keys.NewPublisher()
 			chain := []statement.ChainEntry{statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 1}, rogue)}
@@ -274,10 +288,12 @@ func TestTampering(t *testing.T) {
 		}},
 		{"malformed JSON: trust state", errcode.StatementMalformed, func(t *testing.T, f *fixture) error {
 			must(t, os.WriteFile(filepath.Join(f.trustDir, "state"), []byte(`{"sequence": "seven"}`), 0o644))
+			tampered(t, f)
 			return verify(t, f.trustDir, f.build(t, 1, nil))
 		}},
 		{"malformed key file", errcode.KeyMalformed, func(t *testing.T, f *fixture) error {
 			must(t, os.WriteFile(filepath.Join(f.trustDir, "statement_keys", "bad.pub"), []byte("node-key:AAAA\n"), 0o644))
+			tampered(t, f)
 			return verify(t, f.trustDir, f.build(t, 1, nil))
 		}},
 		{"unknown field in the statement", errcode.StatementMalformed, func(t *testing.T, f *fixture) error {
@@ -320,23 +336,49 @@ func TestTampering(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			before, _ := os.ReadFile(filepath.Join(f.trustDir, "state"))
+			accepted[f.trustDir] = trustContents(t, f.trustDir)
 			err := tc.run(t, f)
 			wantCode(t, err, tc.code)
-			// Failing closed means the trust directory did not move.
-			after, _ := os.ReadFile(filepath.Join(f.trustDir, "state"))
-			if tc.code != errcode.StatementRollback && tc.code != errcode.StatementUnlogged && tc.code != errcode.KeyRetired &&
-				tc.code != errcode.StatementMalformed && !bytes.Equal(before, after) {
-				t.Fatalf("refused verification changed the trust state: %s -> %s", before, after)
+			// Failing closed means the trust directory is as the last release it accepted left it.
+			if after := trustContents(t, f.trustDir); after != accepted[f.trustDir] {
+				t.Fatalf("refused verification changed the trust directory:\n%s\n->\n%s", accepted[f.trustDir], after)
 			}
 		})
 	}
 }
 
+// accepted holds each trust directory's contents as of the last release it accepted.
+var accepted = map[string]string{}
+
 func verify(t *testing.T, trustDir, dir string) error {
 	t.Helper()
 	_, _, err := verifyDir(t, trustDir, dir)
+	if err == nil {
+		accepted[trustDir] = trustContents(t, trustDir)
+	}
 	return err
+}
+
+// tampered records a case's own change to the trust directory, which verification must then leave as
+// it is.
+func tampered(t *testing.T, f *fixture) { accepted[f.trustDir] = trustContents(t, f.trustDir) }
+
+// trustContents is every file of a trust directory, named, in one string.
+func trustContents(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		fmt.Fprintf(&b, "%s:\n%s\n", strings.TrimPrefix(path, dir), data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // buildWith builds a first release from modules whose manifests went through edit.

@@ -196,9 +196,14 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 	return h.key, material, nil
 }
 
-// walkChain applies a statement's key chain to a copy of the held keys. Each entry must be signed by a
-// key held at that point and valid at the entry's sequence. It returns the resulting keys and the lines
-// Accept appends for what was new.
+// walkChain applies a statement's key chain to a copy of the held keys. It returns the resulting keys
+// and the lines Accept appends for what was new.
+//
+// An entry that changes nothing held is history this trust directory already has, and is passed over.
+// A new entry must be signed by a key held at that point in the walk and valid at the first sequence
+// the entry can affect here: its own from_sequence, but never below the next sequence this directory
+// can accept. Without that floor a retired key could sign an entry dated before its retirement and so
+// hand its authority to a key it made up after it.
 func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []string, error) {
 	held := make(map[string]heldKey, len(t.held)+len(chain))
 	for k, v := range t.held {
@@ -206,25 +211,32 @@ func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []s
 	}
 	var learned []string
 	for i, e := range chain {
+		fp := e.Key.Fingerprint()
+		h, had := held[fp]
+		switch {
+		case e.Op == statement.OpAdd && had && h.from <= e.FromSequence,
+			e.Op == statement.OpRetire && had && h.retired != 0 && h.retired <= e.FromSequence:
+			continue
+		}
 		signer, ok := held[e.SignedBy]
 		if !ok {
 			return nil, nil, errcode.New(errcode.KeyChainInvalid, "key-chain entry %d (%s) is signed by %s, a key not held", i, e, e.SignedBy).
 				With("entry", i)
 		}
-		if !signer.validAt(e.FromSequence) {
-			return nil, nil, errcode.New(errcode.KeyChainInvalid, "key-chain entry %d (%s) is signed by %s, which may not sign at sequence %d", i, e, e.SignedBy, e.FromSequence).
-				With("entry", i)
+		at := max(e.FromSequence, t.state.Sequence+1)
+		if !signer.validAt(at) {
+			code := errcode.KeyChainInvalid
+			if signer.retired != 0 && at >= signer.retired {
+				code = errcode.KeyRetired
+			}
+			return nil, nil, errcode.New(code, "key-chain entry %d (%s) is signed by %s, which may not sign at sequence %d", i, e, e.SignedBy, at).
+				With("entry", i).With("key", e.SignedBy)
 		}
 		if !e.VerifyBy(signer.key) {
 			return nil, nil, errcode.New(errcode.KeyChainInvalid, "key-chain entry %d (%s) has a bad signature", i, e).With("entry", i)
 		}
-		fp := e.Key.Fingerprint()
-		h, had := held[fp]
 		switch e.Op {
 		case statement.OpAdd:
-			if had && h.from <= e.FromSequence {
-				continue
-			}
 			if !had {
 				h = heldKey{key: e.Key, from: e.FromSequence}
 			} else {
@@ -232,9 +244,6 @@ func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []s
 			}
 			learned = append(learned, fmt.Sprintf("%s from %d", e.Key, e.FromSequence))
 		case statement.OpRetire:
-			if had && h.retired != 0 && h.retired <= e.FromSequence {
-				continue
-			}
 			if !had {
 				h = heldKey{key: e.Key, from: ^uint64(0)}
 			}
