@@ -157,6 +157,11 @@ func (s *Server) joinStatus(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	// The key proved is the join's, not yet a node's: it gets a budget of its own, as a node would.
+	if err := s.nodeLimit.allow("join:"+join.ID, s.now()); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if join.Status == store.JoinPending {
 		if renewed, err := s.store.JoinRenew(r.Context(), store.JoinRenewParams{ID: join.ID, Now: s.now()}); err == nil {
 			join = renewed

@@ -79,7 +79,7 @@ func (p *plane) call(path string, body []byte, key keys.NodePrivate, out any) (i
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusOK && out != nil {
+	if resp.StatusCode/100 == 2 && out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
 			p.t.Fatalf("%s: %v: %s", path, err, data)
 		}
