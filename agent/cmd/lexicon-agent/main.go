@@ -15,5 +15,5 @@ func main() {
 }
 
 func commands() []*cli.Command {
-	return []*cli.Command{joinCmd(), statusCmd(), leaveCmd(), runCmd(), recipesCmd(), wordRunCmd()}
+	return []*cli.Command{joinCmd(), statusCmd(), leaveCmd(), runCmd(), recipesCmd(), wordRunCmd(), releaseInstallCmd()}
 }

@@ -33,6 +33,22 @@ func runAgent(t *testing.T, args ...string) (int, string, string) {
 // holds its publisher key.
 func signedRelease(t *testing.T) (release, trust string) {
 	t.Helper()
+	mods := helloModules(t)
+	key := keys.NewPublisher()
+	release, trust = filepath.Join(t.TempDir(), "release"), filepath.Join(t.TempDir(), "trust")
+	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: mods, Release: "1.0.0", Sequence: 1,
+		OutDir: release, Now: time.Now()}); err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	if err := registry.InitTrust(trust, []keys.PublisherPublic{key.Public()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return release, trust
+}
+
+// helloModules is a modules folder, as lexicon-release build reads it, holding the example word hello.
+func helloModules(t *testing.T) string {
+	t.Helper()
 	module, err := os.ReadFile("../../../build/wasm/examples/hello.wasm")
 	if err != nil {
 		t.Fatalf("build the words first (make wasm): %v", err)
@@ -45,16 +61,7 @@ func signedRelease(t *testing.T) (release, trust string) {
 	os.MkdirAll(filepath.Join(mods, "hello"), 0o755)
 	os.WriteFile(filepath.Join(mods, "hello", "manifest.json"), manifest, 0o644)
 	os.WriteFile(filepath.Join(mods, "hello", "hello.wasm"), module, 0o644)
-	key := keys.NewPublisher()
-	release, trust = filepath.Join(t.TempDir(), "release"), filepath.Join(t.TempDir(), "trust")
-	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: mods, Release: "1.0.0", Sequence: 1,
-		OutDir: release, Now: time.Now()}); err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	if err := registry.InitTrust(trust, []keys.PublisherPublic{key.Public()}, nil); err != nil {
-		t.Fatal(err)
-	}
-	return release, trust
+	return mods
 }
 
 func TestWordRunFromRelease(t *testing.T) {
