@@ -245,6 +245,10 @@ func (wk *worker) send(f *frame) error {
 	return wk.w.Flush()
 }
 
+// reapWait bounds how long a run waits for a killed worker to be gone; SIGKILL cannot be caught, so
+// only a process stuck in the kernel takes longer.
+const reapWait = 5 * time.Second
+
 // kill stops the worker at once. Its pipes end, which ends its reader.
 func (wk *worker) kill() {
 	wk.dead = true
@@ -480,6 +484,13 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 			}
 		case <-ctx.Done():
 			p.drop(wk, "stopped at the deadline")
+			// The word has stopped when its process is gone, not when the kill is sent: that is the
+			// time the result reports.
+			select {
+			case <-wk.exited:
+			case <-time.After(reapWait):
+				p.log.Warn("wasm worker killed at the deadline has not exited", "pid", wk.cmd.Process.Pid, "after", reapWait)
+			}
 			return rawRun{killed: true, ctxErr: ctx.Err(), took: time.Since(start)}
 		}
 	}
