@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -169,8 +170,8 @@ type JobListResult struct {
 func validClass(c string) bool { return c == "look" || c == "change" || c == "destructive" }
 
 func checkJSON(field string, b json.RawMessage, object bool) error {
-	if !json.Valid(b) {
-		return invalid(field, "%s is not valid JSON", field)
+	if !json.Valid(b) || !utf8.Valid(b) {
+		return invalid(field, "%s is not valid JSON in UTF-8", field)
 	}
 	if object {
 		var m map[string]json.RawMessage

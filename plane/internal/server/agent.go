@@ -260,6 +260,15 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 	}
 }
 
+// validUTF8 makes raw JSON from a node storable: invalid UTF-8 can only sit inside its strings (and
+// json.Marshal keeps a RawMessage's bytes), so replacing it keeps the document valid.
+func validUTF8(doc []byte) []byte {
+	if len(doc) == 0 {
+		return doc
+	}
+	return bytes.ToValidUTF8(doc, []byte("\uFFFD"))
+}
+
 // result records how a job ended, bounded on intake: an output over its cap fails the job rather than
 // being stored, a long transcript is cut, and the audit list is capped.
 func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {
@@ -285,10 +294,6 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 		outcome, code, output = store.JobState(channel.OutcomeFailed), errcode.RequestTooLarge, nil
 		message = "the node's output was over the plane's cap or not JSON, and was dropped"
 	}
-	// Invalid UTF-8 can only sit inside JSON strings, so replacing it keeps the document valid.
-	if len(output) > 0 {
-		output = bytes.ToValidUTF8(output, []byte("\uFFFD"))
-	}
 	audit := req.Capabilities
 	if len(audit) > channel.AuditCap {
 		audit = audit[:channel.AuditCap]
@@ -297,6 +302,7 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 	if len(audit) > 0 {
 		auditJSON, _ = json.Marshal(audit)
 	}
+	output, auditJSON = validUTF8(output), validUTF8(auditJSON)
 	job, err := s.store.JobFinish(r.Context(), store.JobFinishParams{
 		ID: req.JobID, NodeID: node.ID, Outcome: outcome, Code: code, Message: message, Output: output,
 		Transcript: transcript, Audit: auditJSON, Duration: time.Duration(req.DurationMS) * time.Millisecond, Now: s.now(),

@@ -74,7 +74,8 @@ func caseFromWire(r channel.CaseReport) (store.CaseReport, capped, error) {
 		case err != nil, len(body) > store.MaxCaseBody:
 			cut.add("body")
 		default:
-			c.Body = body
+			c.Body = validUTF8(body) // attempts and host report are the node's raw JSON
+
 		}
 	}
 	if err := c.Check(); err != nil {

@@ -123,3 +123,18 @@ func FuzzCaseFromWire(f *testing.F) {
 		}
 	})
 }
+
+// TestCaseBodyMadeStorable: a body's raw JSON keeps its bytes through intake, except invalid UTF-8,
+// which no database stores; the document stays valid JSON.
+func TestCaseBodyMadeStorable(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	r := channel.CaseReport{ID: 1, Recipe: "unit_health", State: channel.CaseOpen, OpenedAt: at, Summary: "s",
+		Body: &channel.CaseBody{Mode: "repair", Attempts: []json.RawMessage{json.RawMessage("{\"detail\": \"bad \xff\xfe unit\"}")}}}
+	c, _, err := caseFromWire(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.Valid(c.Body) || !json.Valid(c.Body) || !strings.Contains(string(c.Body), "bad \uFFFD") {
+		t.Fatalf("body %q", c.Body)
+	}
+}

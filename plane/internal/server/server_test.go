@@ -306,6 +306,12 @@ func TestResultBoundedOnIntake(t *testing.T) {
 			if err := json.Unmarshal(j.Audit, &audit); err != nil || len(audit) != channel.AuditCap {
 				t.Fatalf("audit: %d calls kept (cap %d), %v", len(audit), channel.AuditCap, err)
 			}
+
+			// A capability call's args are the node's raw JSON: invalid UTF-8 in them is made valid.
+			j = finish("{\"outcome\": \"completed\", \"capabilities\": [{\"cap\": \"fs.read\", \"args\": {\"path\": \"/x\xff\"}, \"allowed\": true}]}")
+			if j.State != store.JobCompleted || !utf8.Valid(j.Audit) || !strings.Contains(string(j.Audit), "/x\uFFFD") {
+				t.Fatalf("audit with invalid UTF-8: %s %q", j.State, j.Audit)
+			}
 		})
 	}
 }

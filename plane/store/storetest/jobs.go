@@ -45,6 +45,7 @@ var jobTests = []test{
 			{"params not JSON", func(p *store.JobCreateParams) { p.Params = json.RawMessage(`{"a":`) }, errcode.StoreParamInvalid},
 			{"params not an object", func(p *store.JobCreateParams) { p.Params = json.RawMessage(`[1]`) }, errcode.StoreParamInvalid},
 			{"params null", func(p *store.JobCreateParams) { p.Params = json.RawMessage(`null`) }, errcode.StoreParamInvalid},
+			{"params not UTF-8", func(p *store.JobCreateParams) { p.Params = json.RawMessage("{\"a\": \"\xff\"}") }, errcode.StoreParamInvalid},
 			{"unknown class", func(p *store.JobCreateParams) { p.Class = "harmless" }, errcode.StoreParamInvalid},
 			{"no creator", func(p *store.JobCreateParams) { p.CreatedBy = "" }, errcode.StoreParamInvalid},
 			{"budget too long", func(p *store.JobCreateParams) { p.Budget = store.MaxJobBudget + time.Second }, errcode.StoreParamInvalid},
