@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -232,8 +234,8 @@ func (p *NodeReportParams) check() error {
 	if err := checkID("id", p.ID); err != nil {
 		return err
 	}
-	if len(p.AgentVersion) > maxRefLen || len(p.StatementDigest) > maxRefLen {
-		return invalid("agent_version", "agent version and statement digest are at most %d bytes", maxRefLen)
+	if len(p.AgentVersion) > maxRefLen || len(p.StatementDigest) > maxRefLen || !cleanText(p.AgentVersion+p.StatementDigest) {
+		return invalid("agent_version", "agent version and statement digest are at most %d bytes of UTF-8 without NUL", maxRefLen)
 	}
 	if len(p.Untrusted) > maxMessageLen || !cleanText(p.Untrusted) {
 		return invalid("untrusted", "untrusted is at most %d bytes of UTF-8 without NUL", maxMessageLen)
@@ -249,6 +251,9 @@ func (p *NodeReportParams) check() error {
 		if w.Name == "" || len(w.Name) > maxRefLen || len(w.Version) > maxRefLen || len(w.Digest) > maxRefLen || len(w.Class) > maxRefLen {
 			return invalid("vocabulary", "a word needs a name, and each field is at most %d bytes", maxRefLen)
 		}
+		if !cleanText(w.Name + w.Version + w.Digest + w.Class) {
+			return invalid("vocabulary", "a word's fields are UTF-8 without NUL")
+		}
 		if seen[w.Name] {
 			return invalid("vocabulary", "word %s is reported twice", w.Name)
 		}
@@ -258,6 +263,10 @@ func (p *NodeReportParams) check() error {
 		var list []json.RawMessage
 		if len(p.Recipes) > maxRecipesBytes || json.Unmarshal(p.Recipes, &list) != nil || list == nil {
 			return invalid("recipes", "recipes must be a JSON array of at most %d bytes", maxRecipesBytes)
+		}
+		// PostgreSQL's jsonb keeps neither invalid UTF-8 nor NUL.
+		if !utf8.Valid(p.Recipes) || bytes.Contains(p.Recipes, []byte(`\u0000`)) {
+			return invalid("recipes", "recipes must be UTF-8 without NUL")
 		}
 	}
 	return nil

@@ -59,6 +59,10 @@ var nodeTests = []test{
 			func(p *store.NodeReportParams) { p.Recipes = json.RawMessage(`[`) },
 			func(p *store.NodeReportParams) { p.AgentVersion = strings.Repeat("v", 300) },
 			func(p *store.NodeReportParams) { p.StatementSequence = -1 },
+			func(p *store.NodeReportParams) { p.AgentVersion = "1\x00" },
+			func(p *store.NodeReportParams) { p.Vocabulary = []store.WordRef{{Name: "a\x00b"}} },
+			func(p *store.NodeReportParams) { p.Recipes = json.RawMessage(`[{"name": "a\u0000"}]`) },
+			func(p *store.NodeReportParams) { p.Recipes = json.RawMessage("[{\"name\": \"a\xff\"}]") },
 		}
 		for i, edit := range bad {
 			q := p
