@@ -91,7 +91,7 @@ test: build wasm
 bench: wasm
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./registry/...
 	$(GO) test -run '^$$' -bench 'BenchmarkCall$$' -benchtime 400x -count 5 ./host/wasm/
-	$(GO) test -run '^$$' -bench 'BenchmarkDeadlineOvershoot|BenchmarkFirstCall' -benchtime 40x -count 5 ./host/wasm/
+	$(GO) test -run '^$$' -bench 'BenchmarkDeadlineOvershoot|BenchmarkFirstCall' -benchtime 300x -count 1 ./host/wasm/
 	$(GO) test -run '^$$' -bench 'BenchmarkRSSPerWord' -benchtime 5x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
