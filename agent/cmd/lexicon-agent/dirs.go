@@ -7,6 +7,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/agent/internal/client"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/state"
+	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/agent/policy"
 )
 
@@ -25,6 +26,16 @@ func (d *dirs) setup(fs *flag.FlagSet) {
 func (d *dirs) open() (state.Dir, error) { return state.Open(d.state) }
 func (d *dirs) policyFile() string       { return filepath.Join(d.config, policy.FileName) }
 func (d *dirs) trustDir() string         { return filepath.Join(d.config, "trust") }
+
+// vocabulary opens the state folder and the vocabulary the node last accepted.
+func (d *dirs) vocabulary() (state.Dir, *vocab.Vocabulary, error) {
+	sd, err := d.open()
+	if err != nil {
+		return "", nil, err
+	}
+	v, err := vocab.Open(d.trustDir(), sd.ModulesDir(), nil)
+	return sd, v, err
+}
 
 // paired opens the state folder, the pairing this agent made, and a client signing for its key.
 func (d *dirs) paired() (state.Dir, state.Pairing, *client.Client, error) {

@@ -35,11 +35,7 @@ func releaseInstallCmd() *cli.Command {
 		Summary: "verify a release folder with this node's trust and make it the node's vocabulary (for a node without a plane)",
 		Setup:   d.setup,
 		Run: func(ctx context.Context, env *cli.Env, args []string) (any, error) {
-			sd, err := d.open()
-			if err != nil {
-				return nil, err
-			}
-			v, err := vocab.Open(d.trustDir(), sd.ModulesDir(), nil)
+			_, v, err := d.vocabulary()
 			if err != nil {
 				return nil, err
 			}
