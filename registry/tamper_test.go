@@ -14,6 +14,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
 	"github.com/lexicon-fleet/lexicon/registry/tlog/tlogtest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -257,6 +258,9 @@ func TestTampering(t *testing.T) {
 			dir := f.build(t, 1, nil)
 			signPayload(t, dir, f.key, bytes.Repeat([]byte(" "), statement.MaxPayloadSize+1))
 			return verify(t, f.trustDir, dir)
+		}},
+		{"oversized manifest", errcode.StatementTooLarge, func(t *testing.T, f *fixture) error {
+			return buildWith(t, f, func(m string) string { return m + strings.Repeat(" ", manifest.MaxSize) })
 		}},
 		{"unknown manifest field", errcode.ManifestUnknownField, func(t *testing.T, f *fixture) error {
 			return buildWith(t, f, func(m string) string {
