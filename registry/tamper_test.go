@@ -173,6 +173,17 @@ func TestTampering(t *testing.T) {
 			forged := append(chain, statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k3.Public(), FromSequence: 2}, f.key))
 			return verify(t, f.trustDir, f.build(t, 10, func(o *registry.BuildOptions) { o.Key, o.Chain = k3, forged }))
 		}},
+		{"retired key revived by a retirement from sequence 0", errcode.KeyRetired, func(t *testing.T, f *fixture) error {
+			k2 := keys.NewPublisher()
+			chain := []statement.ChainEntry{
+				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 2}, f.key),
+				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpRetire, Key: f.key.Public(), FromSequence: 3}, k2),
+			}
+			must(t, verify(t, f.trustDir, f.build(t, 2, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, chain })))
+			// "From 0" is before every sequence: it retires, it never reads as "not retired".
+			zero := statement.SignChainEntry(statement.ChainEntry{Op: statement.OpRetire, Key: f.key.Public(), FromSequence: 0}, k2)
+			return verify(t, f.trustDir, f.build(t, 3, func(o *registry.BuildOptions) { o.Chain = append(chain, zero) }))
+		}},
 		{"key-chain link signed by a key not held", errcode.KeyChainInvalid, func(t *testing.T, f *fixture) error {
 			rogue, k2 := keys.NewPublisher(), keys.NewPublisher()
 			chain := []statement.ChainEntry{statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 1}, rogue)}

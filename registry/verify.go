@@ -215,7 +215,7 @@ func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []s
 		h, had := held[fp]
 		switch {
 		case e.Op == statement.OpAdd && had && h.from <= e.FromSequence,
-			e.Op == statement.OpRetire && had && h.retired != 0 && h.retired <= e.FromSequence:
+			e.Op == statement.OpRetire && had && h.retired != 0 && h.retired <= retiredFrom(e.FromSequence):
 			continue
 		}
 		signer, ok := held[e.SignedBy]
@@ -247,7 +247,7 @@ func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []s
 			if !had {
 				h = heldKey{key: e.Key, from: ^uint64(0)}
 			}
-			h.retired = e.FromSequence
+			h.retired = retiredFrom(e.FromSequence)
 			learned = append(learned, fmt.Sprintf("retire %s from %d", e.Key, e.FromSequence))
 		}
 		held[fp] = h
