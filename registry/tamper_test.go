@@ -206,7 +206,7 @@ func TestTampering(t *testing.T) {
 			b := readBundle(t, dir)
 			b.VerificationMaterial.TlogEntries = readBundle(t, other).VerificationMaterial.TlogEntries
 			writeBundle(t, dir, b)
-			return verify(t, f.newTrust(t, true), dir)
+			return wantLogCheck(t, verify(t, f.newTrust(t, true), dir), registry.LogCheckEntry)
 		}},
 		{"altered inclusion proof", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
 			f.addLog(t, f.build(t, 7, nil)) // a non-trivial tree
@@ -215,7 +215,7 @@ func TestTampering(t *testing.T) {
 			b := readBundle(t, dir)
 			b.VerificationMaterial.TlogEntries[0].InclusionProof.Hashes[0][0] ^= 1
 			writeBundle(t, dir, b)
-			return verify(t, f.newTrust(t, true), dir)
+			return wantLogCheck(t, verify(t, f.newTrust(t, true), dir), registry.LogCheckEntry)
 		}},
 		{"checkpoint signed by a rogue log key", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
 			rogue := tlogtest.New("log.lexicon.test") // same origin, another key
@@ -228,7 +228,22 @@ func TestTampering(t *testing.T) {
 			b := readBundle(t, dir)
 			b.VerificationMaterial.TlogEntries[0].LogId = &protocommon.LogId{KeyId: f.log.PublicKey().ID()}
 			writeBundle(t, dir, b)
-			return verify(t, f.newTrust(t, true), dir)
+			// The same code as every log failure, but the refusal says it was the checkpoint's signature.
+			err := wantLogCheck(t, verify(t, f.newTrust(t, true), dir), registry.LogCheckCheckpoint)
+			if !strings.Contains(err.Error(), "checkpoint is not signed by the held key of log log.lexicon.test") {
+				t.Fatalf("rogue checkpoint refusal does not name the checkpoint and the log: %v", err)
+			}
+			return err
+		}},
+		{"log entry from a log whose key is not held", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
+			other := tlogtest.New("other.lexicon.test")
+			srv := other.Server()
+			defer srv.Close()
+			dir := f.build(t, 1, nil)
+			elsewhere := *f
+			elsewhere.logURL = srv.URL
+			elsewhere.addLog(t, dir)
+			return wantLogCheck(t, verify(t, f.newTrust(t, true), dir), registry.LogCheckKey)
 		}},
 		{"missing log entry once log keys are held", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
 			return verify(t, f.newTrust(t, true), f.build(t, 1, nil))
@@ -360,6 +375,15 @@ func TestTampering(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wantLogCheck fails unless err is a statement.unlogged refusal whose details.log_check is why.
+func wantLogCheck(t *testing.T, err error, why string) error {
+	t.Helper()
+	if got := errcode.From(err, "").Details["log_check"]; got != why {
+		t.Fatalf("log_check = %v, want %q (%v)", got, why, err)
+	}
+	return err
 }
 
 // accepted holds each trust directory's contents as of the last release it accepted.
