@@ -14,6 +14,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
 	"github.com/lexicon-fleet/lexicon/registry/tlog/tlogtest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -172,6 +173,17 @@ func TestTampering(t *testing.T) {
 			forged := append(chain, statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k3.Public(), FromSequence: 2}, f.key))
 			return verify(t, f.trustDir, f.build(t, 10, func(o *registry.BuildOptions) { o.Key, o.Chain = k3, forged }))
 		}},
+		{"retired key revived by a retirement from sequence 0", errcode.KeyRetired, func(t *testing.T, f *fixture) error {
+			k2 := keys.NewPublisher()
+			chain := []statement.ChainEntry{
+				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 2}, f.key),
+				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpRetire, Key: f.key.Public(), FromSequence: 3}, k2),
+			}
+			must(t, verify(t, f.trustDir, f.build(t, 2, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, chain })))
+			// "From 0" is before every sequence: it retires, it never reads as "not retired".
+			zero := statement.SignChainEntry(statement.ChainEntry{Op: statement.OpRetire, Key: f.key.Public(), FromSequence: 0}, k2)
+			return verify(t, f.trustDir, f.build(t, 3, func(o *registry.BuildOptions) { o.Chain = append(chain, zero) }))
+		}},
 		{"key-chain link signed by a key not held", errcode.KeyChainInvalid, func(t *testing.T, f *fixture) error {
 			rogue, k2 := keys.NewPublisher(), keys.NewPublisher()
 			chain := []statement.ChainEntry{statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 1}, rogue)}
@@ -194,7 +206,7 @@ func TestTampering(t *testing.T) {
 			b := readBundle(t, dir)
 			b.VerificationMaterial.TlogEntries = readBundle(t, other).VerificationMaterial.TlogEntries
 			writeBundle(t, dir, b)
-			return verify(t, f.newTrust(t, true), dir)
+			return wantLogCheck(t, verify(t, f.newTrust(t, true), dir), registry.LogCheckEntry)
 		}},
 		{"altered inclusion proof", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
 			f.addLog(t, f.build(t, 7, nil)) // a non-trivial tree
@@ -203,7 +215,7 @@ func TestTampering(t *testing.T) {
 			b := readBundle(t, dir)
 			b.VerificationMaterial.TlogEntries[0].InclusionProof.Hashes[0][0] ^= 1
 			writeBundle(t, dir, b)
-			return verify(t, f.newTrust(t, true), dir)
+			return wantLogCheck(t, verify(t, f.newTrust(t, true), dir), registry.LogCheckEntry)
 		}},
 		{"checkpoint signed by a rogue log key", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
 			rogue := tlogtest.New("log.lexicon.test") // same origin, another key
@@ -216,7 +228,22 @@ func TestTampering(t *testing.T) {
 			b := readBundle(t, dir)
 			b.VerificationMaterial.TlogEntries[0].LogId = &protocommon.LogId{KeyId: f.log.PublicKey().ID()}
 			writeBundle(t, dir, b)
-			return verify(t, f.newTrust(t, true), dir)
+			// The same code as every log failure, but the refusal says it was the checkpoint's signature.
+			err := wantLogCheck(t, verify(t, f.newTrust(t, true), dir), registry.LogCheckCheckpoint)
+			if !strings.Contains(err.Error(), "checkpoint is not signed by the held key of log log.lexicon.test") {
+				t.Fatalf("rogue checkpoint refusal does not name the checkpoint and the log: %v", err)
+			}
+			return err
+		}},
+		{"log entry from a log whose key is not held", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
+			other := tlogtest.New("other.lexicon.test")
+			srv := other.Server()
+			defer srv.Close()
+			dir := f.build(t, 1, nil)
+			elsewhere := *f
+			elsewhere.logURL = srv.URL
+			elsewhere.addLog(t, dir)
+			return wantLogCheck(t, verify(t, f.newTrust(t, true), dir), registry.LogCheckKey)
 		}},
 		{"missing log entry once log keys are held", errcode.StatementUnlogged, func(t *testing.T, f *fixture) error {
 			return verify(t, f.newTrust(t, true), f.build(t, 1, nil))
@@ -257,6 +284,9 @@ func TestTampering(t *testing.T) {
 			dir := f.build(t, 1, nil)
 			signPayload(t, dir, f.key, bytes.Repeat([]byte(" "), statement.MaxPayloadSize+1))
 			return verify(t, f.trustDir, dir)
+		}},
+		{"oversized manifest", errcode.StatementTooLarge, func(t *testing.T, f *fixture) error {
+			return buildWith(t, f, func(m string) string { return m + strings.Repeat(" ", manifest.MaxSize) })
 		}},
 		{"unknown manifest field", errcode.ManifestUnknownField, func(t *testing.T, f *fixture) error {
 			return buildWith(t, f, func(m string) string {
@@ -345,6 +375,15 @@ func TestTampering(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wantLogCheck fails unless err is a statement.unlogged refusal whose details.log_check is why.
+func wantLogCheck(t *testing.T, err error, why string) error {
+	t.Helper()
+	if got := errcode.From(err, "").Details["log_check"]; got != why {
+		t.Fatalf("log_check = %v, want %q (%v)", got, why, err)
+	}
+	return err
 }
 
 // accepted holds each trust directory's contents as of the last release it accepted.

@@ -48,6 +48,10 @@ type heldKey struct {
 	retired uint64 // may not sign sequences >= retired; 0 means never retired
 }
 
+// retiredFrom is the sequence a retirement "from n" takes effect at. Sequences start at 1, so a
+// retirement from 0 is one from 1; it must not read as 0, which means never retired.
+func retiredFrom(n uint64) uint64 { return max(n, 1) }
+
 func (h heldKey) validAt(seq uint64) bool {
 	return seq >= h.from && (h.retired == 0 || seq < h.retired)
 }
@@ -151,6 +155,9 @@ func (t *Trust) addLine(line string) error {
 			return errcode.New(errcode.KeyMalformed, "bad sequence in %q", line)
 		}
 	}
+	if retire {
+		from = retiredFrom(from)
+	}
 	fp := k.Fingerprint()
 	h, ok := t.held[fp]
 	switch {
@@ -178,10 +185,24 @@ func (t *Trust) readState() error {
 	if err != nil {
 		return err
 	}
-	if err := strictjson.Decode(data, keys.MaxFileSize, &t.state); err != nil {
-		return errcode.Wrap(err, errcode.StatementMalformed, "trust state %s is not valid", path).With("layer", "state")
+	st, err := parseState(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
+	t.state = st
 	return nil
+}
+
+// parseState reads the state file's bytes: one JSON object, known fields only, under keys.MaxFileSize.
+func parseState(data []byte) (State, error) {
+	var st State
+	if err := strictjson.Decode(data, keys.MaxFileSize, &st); err != nil {
+		if errors.Is(err, strictjson.ErrTooLarge) {
+			return State{}, errcode.New(errcode.StatementTooLarge, "trust state is over %d bytes", keys.MaxFileSize).With("layer", "state")
+		}
+		return State{}, errcode.Wrap(err, errcode.StatementMalformed, "trust state is not valid").With("layer", "state")
+	}
+	return st, nil
 }
 
 // State returns what the trust directory remembers.

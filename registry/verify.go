@@ -1,12 +1,15 @@
 package registry
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"time"
 
+	rekornote "github.com/sigstore/rekor-tiles/v2/pkg/note"
+	rekorverify "github.com/sigstore/rekor-tiles/v2/pkg/verify"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
@@ -215,7 +218,7 @@ func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []s
 		h, had := held[fp]
 		switch {
 		case e.Op == statement.OpAdd && had && h.from <= e.FromSequence,
-			e.Op == statement.OpRetire && had && h.retired != 0 && h.retired <= e.FromSequence:
+			e.Op == statement.OpRetire && had && h.retired != 0 && h.retired <= retiredFrom(e.FromSequence):
 			continue
 		}
 		signer, ok := held[e.SignedBy]
@@ -247,7 +250,7 @@ func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []s
 			if !had {
 				h = heldKey{key: e.Key, from: ^uint64(0)}
 			}
-			h.retired = e.FromSequence
+			h.retired = retiredFrom(e.FromSequence)
 			learned = append(learned, fmt.Sprintf("retire %s from %d", e.Key, e.FromSequence))
 		}
 		held[fp] = h
@@ -283,7 +286,41 @@ func (t *Trust) checkLog(b *signedBundle, publisher root.TrustedMaterial) error 
 	// signature and key, which is what binds the entry to this envelope.
 	material := root.TrustedMaterialCollection{tr, publisher}
 	if _, err := sgverify.VerifyTlogEntry(b, material, 1, false); err != nil {
-		return errcode.Wrap(err, errcode.StatementUnlogged, "no valid transparency-log entry for this statement")
+		why, msg := t.whyUnlogged(b)
+		return errcode.Wrap(err, errcode.StatementUnlogged, "no valid transparency-log entry for this statement: %s", msg).
+			With("log_check", why)
 	}
 	return nil
+}
+
+// Reasons a log entry fails, in details.log_check of a statement.unlogged refusal.
+const (
+	LogCheckKey        = "log_key"    // no entry names a held log key
+	LogCheckCheckpoint = "checkpoint" // the checkpoint is not signed by the held log key the entry names
+	LogCheckEntry      = "entry"      // the entry is not bound to this envelope or not proven included
+)
+
+// whyUnlogged names which part of the log evidence failed once sigstore-go has refused it: its errors
+// are text, and "unlogged" alone does not tell a forged checkpoint from a spliced entry.
+func (t *Trust) whyUnlogged(b *signedBundle) (string, string) {
+	for _, e := range b.GetVerificationMaterial().GetTlogEntries() {
+		for _, l := range t.logs {
+			if !bytes.Equal(e.GetLogId().GetKeyId(), l.ID()) {
+				continue
+			}
+			v, err := signature.LoadVerifier(l.Key(), crypto.SHA256)
+			if err != nil {
+				return LogCheckCheckpoint, fmt.Sprintf("log key %s cannot verify checkpoints: %v", l.Origin(), err)
+			}
+			nv, err := rekornote.NewNoteVerifier(l.Origin(), v)
+			if err != nil {
+				return LogCheckCheckpoint, fmt.Sprintf("log key %s cannot verify checkpoints: %v", l.Origin(), err)
+			}
+			if _, err := rekorverify.VerifyCheckpoint(e.GetInclusionProof().GetCheckpoint().GetEnvelope(), nv); err != nil {
+				return LogCheckCheckpoint, fmt.Sprintf("the checkpoint is not signed by the held key of log %s", l.Origin())
+			}
+			return LogCheckEntry, fmt.Sprintf("the entry in log %s is not bound to this statement or not proven included", l.Origin())
+		}
+	}
+	return LogCheckKey, "no entry names a held log key"
 }

@@ -2,16 +2,58 @@ package main_test
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/sdk/word/wordtest"
 )
 
-// The word as `make wasm` builds it. An author outside this repository points at their own build.
-const wasmFile = "../../build/wasm/examples/hello.wasm"
+// wasmEnv names a prebuilt module to test instead (`make wasm` builds build/wasm/examples/hello.wasm).
+// Unset, the test builds the word from this folder's source, as the README does, so it tests what the
+// author wrote and not whatever was built last.
+const wasmEnv = "LEXICON_HELLO_WASM"
+
+var built struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+	out  []byte
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// wasmFile is the module under test: the file wasmEnv names, or the word built from source.
+func wasmFile(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv(wasmEnv); p != "" {
+		return p
+	}
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "word-hello-"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "hello.wasm")
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", built.path, ".")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		built.out, built.err = cmd.CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("GOOS=wasip1 GOARCH=wasm go build: %v\n%s", built.err, built.out)
+	}
+	return built.path
+}
 
 func TestHello(t *testing.T) {
-	w := wordtest.Load(t, wasmFile, "manifest.json")
+	w := wordtest.Load(t, wasmFile(t), "manifest.json")
 	var out struct{ Greeting, Host string }
 	res := w.Must(map[string]any{"name": "node", "shout": true}, &out)
 	host, _ := os.Hostname()
@@ -27,7 +69,7 @@ func TestHello(t *testing.T) {
 }
 
 func TestHelloRefusesBadParams(t *testing.T) {
-	w := wordtest.Load(t, wasmFile, "manifest.json")
+	w := wordtest.Load(t, wasmFile(t), "manifest.json")
 	if res := w.Run(map[string]any{"name": "x", "admin": true}); res.Code != "word.param_invalid" {
 		t.Fatalf("extra param: %s", res.Code)
 	}

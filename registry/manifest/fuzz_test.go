@@ -15,10 +15,17 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := manifest.Parse(data)
+		if err == nil && len(data) > manifest.MaxSize {
+			t.Fatalf("a manifest of %d bytes, over the cap, was accepted", len(data))
+		}
 		if err != nil {
 			switch errcode.Code(err) {
 			case errcode.ManifestMalformed, errcode.ManifestUnknownField, errcode.ManifestInvalid,
 				errcode.ManifestSchemaInvalid, errcode.ManifestParamsOpen:
+			case errcode.StatementTooLarge:
+				if len(data) <= manifest.MaxSize {
+					t.Fatalf("%d bytes refused as too large: %v", len(data), err)
+				}
 			default:
 				t.Fatalf("uncoded refusal: %v", err)
 			}

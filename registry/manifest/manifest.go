@@ -5,7 +5,7 @@
 // (capabilities with their bounds) and how much it may use (limits). Unknown fields are refused, so a
 // manifest never says more than the host understands.
 //
-//	m, err := manifest.Parse(data) // errcode manifest.* on any fault
+//	m, err := manifest.Parse(data) // errcode manifest.* on any fault, statement.too_large over MaxSize
 //	err = manifest.CheckContract(previous, m)
 package manifest
 
@@ -148,7 +148,8 @@ func Parse(data []byte) (*Manifest, error) {
 			return nil, errcode.Wrap(err, errcode.ManifestUnknownField, "manifest has unknown field %q", unknown.Field).
 				With("field", unknown.Field)
 		case errors.Is(err, strictjson.ErrTooLarge):
-			return nil, errcode.New(errcode.ManifestMalformed, "manifest is %d bytes, over the %d-byte cap", len(data), MaxSize)
+			return nil, errcode.New(errcode.StatementTooLarge, "manifest is over %d bytes (it has %d)", MaxSize, len(data)).
+				With("limit", MaxSize)
 		}
 		return nil, errcode.Wrap(err, errcode.ManifestMalformed, "manifest is not valid JSON")
 	}

@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -94,11 +95,20 @@ func TestParseRefusals(t *testing.T) {
 	}
 }
 
+// TestParseTooLarge: a manifest is read up to MaxSize bytes and refused as statement.too_large above it,
+// before it is parsed.
 func TestParseTooLarge(t *testing.T) {
-	big := strings.Replace(goodWord, `"Largest`, `"`+strings.Repeat("x", manifest.MaxSize)+`Largest`, 1)
-	_, err := manifest.Parse([]byte(big))
-	if errcode.Code(err) != errcode.ManifestMalformed || !strings.Contains(err.Error(), "cap") {
+	pad := func(n int) []byte { return []byte(goodWord + strings.Repeat(" ", n-len(goodWord))) }
+	if _, err := manifest.Parse(pad(manifest.MaxSize)); err != nil {
+		t.Fatalf("manifest of exactly %d bytes: %v", manifest.MaxSize, err)
+	}
+	_, err := manifest.Parse(pad(manifest.MaxSize + 1))
+	if errcode.Code(err) != errcode.StatementTooLarge || !strings.Contains(err.Error(), fmt.Sprintf("manifest is over %d bytes", manifest.MaxSize)) {
 		t.Fatalf("err = %v", err)
+	}
+	// Size is checked first: an oversized manifest that is not even JSON is still too large.
+	if _, err := manifest.Parse([]byte(strings.Repeat("{", manifest.MaxSize+1))); errcode.Code(err) != errcode.StatementTooLarge {
+		t.Fatalf("oversized non-JSON: %v", err)
 	}
 }
 

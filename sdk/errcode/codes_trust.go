@@ -4,7 +4,8 @@ package errcode
 // Unless a code says otherwise, nothing changed when it was returned: verification is all or nothing,
 // and the stored highest sequence and held keys move only after every check has passed.
 const (
-	// ManifestMalformed: the manifest is not a single JSON object or is over its size cap.
+	// ManifestMalformed: the manifest is not a single JSON object (one over its size cap is
+	// statement.too_large).
 	ManifestMalformed = "manifest.malformed"
 	// ManifestUnknownField: the manifest names a field the schema does not know.
 	ManifestUnknownField = "manifest.unknown_field"
@@ -22,7 +23,7 @@ const (
 	// ModuleNotFound: the store holds no blob with that digest.
 	ModuleNotFound = "module.not_found"
 
-	// StatementTooLarge: a bundle, payload or trust file is over its size cap.
+	// StatementTooLarge: a bundle, payload, manifest or trust file is over its size cap.
 	StatementTooLarge = "statement.too_large"
 	// StatementMalformed: a bundle, envelope, statement or predicate cannot be parsed (details.layer).
 	StatementMalformed = "statement.malformed"
