@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -25,7 +24,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry"
-	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 )
 
@@ -228,20 +226,7 @@ func (p *driverPlane) publish(names ...string) {
 	if _, err := registry.Build(registry.BuildOptions{Key: p.pub, ModulesDir: mods, Release: "1.0.0", Sequence: p.seq, OutDir: out}); err != nil {
 		p.t.Fatal(err)
 	}
-	blobs, _ := cas.Open(out)
-	list, _ := blobs.List()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, name := range append([]string{registry.BundleFile}, prefix(list)...) {
-		data, err := os.ReadFile(filepath.Join(out, name))
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		_ = tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg})
-		_, _ = tw.Write(data)
-	}
-	_ = tw.Close()
-	p.want(http.StatusCreated, "", store.RoleAdmin, http.MethodPost, "/releases", buf.Bytes())
+	p.want(http.StatusCreated, "", store.RoleAdmin, http.MethodPost, "/releases", tarRelease(p.t, out))
 }
 
 func prefix(list []string) []string {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -313,5 +315,248 @@ func TestResultBoundedOnIntake(t *testing.T) {
 				t.Fatalf("audit with invalid UTF-8: %s %q", j.State, j.Audit)
 			}
 		})
+	}
+}
+
+// report sends a busy node's claim with vocab, which the plane records and answers at once.
+func (p *plane) report(key keys.NodePrivate, vocab ...channel.Word) {
+	p.t.Helper()
+	body, _ := json.Marshal(channel.ClaimRequest{Version: "test", Vocabulary: vocab, Recipes: []channel.RecipeReport{}})
+	if status, code := p.post(channel.PathClaim, body, key); status != http.StatusOK {
+		p.t.Fatalf("claim reporting %d words: %d %s", len(vocab), status, code)
+	}
+}
+
+// claimJob sends an idle node's claim with vocab and returns the job it is handed, or nil.
+func (p *plane) claimJob(vocab ...channel.Word) *channel.Job {
+	p.t.Helper()
+	body, _ := json.Marshal(channel.ClaimRequest{Idle: true, Version: "test", Vocabulary: vocab, Recipes: []channel.RecipeReport{}})
+	var resp channel.ClaimResponse
+	if status, code := p.call(channel.PathClaim, body, p.key, &resp); status != http.StatusOK {
+		p.t.Fatalf("idle claim: %d %s", status, code)
+	}
+	return resp.Job
+}
+
+func jobBody(node, word string) []byte {
+	b, _ := json.Marshal(server.JobRequest{Node: node, Word: word, Params: json.RawMessage(`{}`)})
+	return b
+}
+
+// TestRolesOnAdminRoutes walks each role through the admin API: a viewer only reads; an operator queues
+// words of class look and change but not destructive, by the class the signed manifest states rather
+// than the one the node reports, and cancels and fails jobs; pairing, disconnecting and publishing are
+// an admin's.
+func TestRolesOnAdminRoutes(t *testing.T) {
+	p := newTrustedPlane(t, server.Config{})
+	const viewer, operator, admin = store.RoleViewer, store.RoleOperator, store.RoleAdmin
+	get, post := http.MethodGet, http.MethodPost
+	rel := p.publish([]testWord{{name: "peek", class: manifest.ClassLook}, {name: "tweak", class: manifest.ClassChange}, {name: "wipe", class: manifest.ClassDestructive}}, nil)
+	wipe := rel.words["wipe"]
+	wipe.Class = string(manifest.ClassLook) // what the node says is not what authorises
+	p.report(p.key, rel.words["peek"], rel.words["tweak"], wipe)
+
+	for _, path := range []string{"/whoami", "/joins", "/nodes", "/nodes/" + p.node.ID, "/jobs", "/releases"} {
+		p.want(http.StatusOK, "", viewer, get, path, nil, nil)
+	}
+	for _, w := range []string{"peek", "tweak", "wipe"} {
+		p.want(http.StatusForbidden, errcode.AuthForbidden, viewer, post, "/jobs", jobBody(p.node.ID, w), nil)
+	}
+	jobs := map[string]store.Job{}
+	for _, w := range []string{"peek", "tweak"} {
+		var j store.Job
+		p.want(http.StatusCreated, "", operator, post, "/jobs", jobBody(p.node.ID, w), &j)
+		if j.State != store.JobQueued || j.Word != w || j.CreatedBy != "tok-operator" {
+			t.Fatalf("%s queued by an operator: %+v", w, j)
+		}
+		jobs[w] = j
+	}
+	p.want(http.StatusForbidden, errcode.AuthForbidden, operator, post, "/jobs", jobBody(p.node.ID, "wipe"), nil)
+	var destructive store.Job
+	p.want(http.StatusCreated, "", admin, post, "/jobs", jobBody(p.node.ID, "wipe"), &destructive)
+	if destructive.Class != string(manifest.ClassDestructive) || destructive.CreatedBy != "tok-admin" {
+		t.Fatalf("wipe queued by an admin: %+v", destructive)
+	}
+
+	// Ending jobs is an operator's.
+	p.want(http.StatusForbidden, errcode.AuthForbidden, viewer, post, "/jobs/"+jobs["peek"].ID+"/cancel", nil, nil)
+	p.want(http.StatusForbidden, errcode.AuthForbidden, viewer, post, "/jobs/"+jobs["tweak"].ID+"/mark-failed", nil, nil)
+	var j store.Job
+	p.want(http.StatusOK, "", operator, post, "/jobs/"+jobs["peek"].ID+"/cancel", nil, &j)
+	if j.State != store.JobCancelled || j.OutcomeCode != errcode.JobCancelled || j.FinishedBy != "tok-operator" {
+		t.Fatalf("cancelled by an operator: %+v", j)
+	}
+	p.want(http.StatusOK, "", operator, post, "/jobs/"+jobs["tweak"].ID+"/mark-failed", []byte(`{"message":"stuck"}`), &j)
+	if j.State != store.JobFailed || j.OutcomeCode != errcode.JobMarkedFailed || j.OutcomeMessage != "stuck" {
+		t.Fatalf("failed by an operator: %+v", j)
+	}
+
+	// Pairing, disconnecting and publishing are an admin's; refused, they change nothing.
+	k := keys.NewNode()
+	pending, err := p.st.JoinCreate(t.Context(), store.JoinCreateParams{Name: "n2", Key: k.Public().String(), Fingerprint: k.Public().Fingerprint(), SourceAddress: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approve, _ := json.Marshal(map[string]string{"fingerprint": k.Public().Fingerprint()})
+	next := tarRelease(t, p.build(p.pub, []testWord{{name: "peek", class: manifest.ClassLook}}, nil).dir)
+	for _, role := range []store.Role{viewer, operator} {
+		p.want(http.StatusForbidden, errcode.AuthForbidden, role, post, "/joins/"+pending.Join.ID+"/approve", approve, nil)
+		p.want(http.StatusForbidden, errcode.AuthForbidden, role, post, "/joins/"+pending.Join.ID+"/reject", nil, nil)
+		p.want(http.StatusForbidden, errcode.AuthForbidden, role, post, "/nodes/"+p.node.ID+"/disconnect", nil, nil)
+		p.want(http.StatusForbidden, errcode.AuthForbidden, role, post, "/releases", next, nil)
+	}
+	if j, err := p.st.JoinGet(t.Context(), store.JoinGetParams{ID: pending.Join.ID}); err != nil || j.Status != store.JoinPending {
+		t.Fatalf("join after refused approvals: %+v %v", j, err)
+	}
+	if n, err := p.st.NodeGet(t.Context(), store.NodeGetParams{ID: p.node.ID}); err != nil || n.State != store.NodeActive {
+		t.Fatalf("node after refused disconnects: %+v %v", n, err)
+	}
+	if list, err := p.st.ReleaseList(t.Context(), store.ReleaseListParams{}); err != nil || len(list) != 1 {
+		t.Fatalf("releases after refused publishes: %d %v", len(list), err)
+	}
+	var approved store.JoinApproveResult
+	p.want(http.StatusOK, "", admin, post, "/joins/"+pending.Join.ID+"/approve", approve, &approved)
+	if approved.Node.State != store.NodeActive || approved.Node.Name != "n2" {
+		t.Fatalf("approved by an admin: %+v", approved)
+	}
+	p.want(http.StatusOK, "", admin, post, "/nodes/"+p.node.ID+"/disconnect", nil, nil)
+	if n, err := p.st.NodeGet(t.Context(), store.NodeGetParams{ID: p.node.ID}); err != nil || n.State != store.NodeDisconnected {
+		t.Fatalf("node disconnected by an admin: %+v %v", n, err)
+	}
+	p.want(http.StatusCreated, "", admin, post, "/releases", next, nil)
+	// Tokens are made on the plane's host (lexicon-plane token create), never through the API.
+	p.want(http.StatusNotFound, errcode.RouteNotFound, admin, post, "/tokens", []byte(`{"name":"x","role":"admin"}`), nil)
+}
+
+// TestClaimFieldsReachTheNode sends a claim with every field a node reports and reads the node back
+// from the store and through the admin API.
+func TestClaimFieldsReachTheNode(t *testing.T) {
+	p := newTrustedPlane(t, server.Config{})
+	vocab := []channel.Word{
+		{Name: "disk_usage", Version: "1.2.0", Digest: strings.Repeat("b", 64), Class: "look"},
+		{Name: "unit_restart", Version: "2.0.1", Digest: strings.Repeat("c", 64), Class: "change"},
+	}
+	recipes := []channel.RecipeReport{{Name: "disk_full", Version: "1.0.0", Digest: strings.Repeat("d", 64), State: channel.RecipeActive,
+		LastVerdict: channel.VerdictFail, LastCheckAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Detail: "/var at 97%"}}
+	body, _ := json.Marshal(channel.ClaimRequest{Idle: false, Version: "1.4.2", Statement: channel.StatementRef{Sequence: 7, Digest: strings.Repeat("e", 64)},
+		Vocabulary: vocab, Recipes: recipes})
+	if status, code := p.post(channel.PathClaim, body, p.key); status != http.StatusOK {
+		t.Fatalf("claim: %d %s", status, code)
+	}
+	check := func(from string, n store.Node, idle bool) {
+		t.Helper()
+		if n.AgentVersion != "1.4.2" || n.StatementSequence != 7 || n.StatementDigest != strings.Repeat("e", 64) || n.Idle != idle {
+			t.Fatalf("%s: version %q, statement %d %q, idle %v", from, n.AgentVersion, n.StatementSequence, n.StatementDigest, n.Idle)
+		}
+		want := []store.WordRef{{Name: "disk_usage", Version: "1.2.0", Digest: strings.Repeat("b", 64), Class: "look"},
+			{Name: "unit_restart", Version: "2.0.1", Digest: strings.Repeat("c", 64), Class: "change"}}
+		if !reflect.DeepEqual(n.Vocabulary, want) {
+			t.Fatalf("%s: vocabulary %+v", from, n.Vocabulary)
+		}
+		var got []channel.RecipeReport
+		if err := json.Unmarshal(n.Recipes, &got); err != nil || !reflect.DeepEqual(got, recipes) {
+			t.Fatalf("%s: recipes %s (%v)", from, n.Recipes, err)
+		}
+	}
+	n, err := p.st.NodeGet(t.Context(), store.NodeGetParams{ID: p.node.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("store", n, false)
+	var shown store.Node
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/nodes/"+p.node.ID, nil, &shown)
+	check("admin API", shown, false)
+
+	// The idle flag follows the latest claim.
+	body, _ = json.Marshal(channel.ClaimRequest{Idle: true, Version: "1.4.2", Statement: channel.StatementRef{Sequence: 7, Digest: strings.Repeat("e", 64)},
+		Vocabulary: vocab, Recipes: recipes})
+	if status, code := p.post(channel.PathClaim, body, p.key); status != http.StatusOK {
+		t.Fatalf("idle claim: %d %s", status, code)
+	}
+	if n, err = p.st.NodeGet(t.Context(), store.NodeGetParams{ID: p.node.ID}); err != nil {
+		t.Fatal(err)
+	}
+	check("store after an idle claim", n, true)
+}
+
+// TestJobBudget queues a word without a wall-time limit and one with its own: the first gets 15
+// minutes, the second its limit and a minute for fetching and reporting, and each claim's deadline is
+// the claim time plus the budget.
+func TestJobBudget(t *testing.T) {
+	clk := &clock{t: time.Now().UTC().Truncate(time.Second)}
+	p := newTrustedPlane(t, server.Config{Now: clk.Now})
+	rel := p.publish([]testWord{{name: "plain", class: manifest.ClassLook}, {name: "timed", class: manifest.ClassLook, wallMS: 30_000}}, nil)
+	vocab := []channel.Word{rel.words["plain"], rel.words["timed"]}
+	p.report(p.key, vocab...)
+	for _, tc := range []struct {
+		word   string
+		budget time.Duration
+	}{{"plain", 15 * time.Minute}, {"timed", 30*time.Second + time.Minute}} {
+		var queued store.Job
+		p.want(http.StatusCreated, "", store.RoleOperator, http.MethodPost, "/jobs", jobBody(p.node.ID, tc.word), &queued)
+		if queued.Budget != tc.budget {
+			t.Fatalf("%s queued with budget %s, want %s", tc.word, queued.Budget, tc.budget)
+		}
+		handed := p.claimJob(vocab...)
+		if handed == nil || handed.ID != queued.ID || !handed.Deadline.Equal(clk.Now().Add(tc.budget)) {
+			t.Fatalf("%s handed out as %+v, want deadline %s", tc.word, handed, clk.Now().Add(tc.budget))
+		}
+		stored, err := p.st.JobGet(t.Context(), store.JobGetParams{ID: queued.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.Budget != tc.budget || !stored.ClaimedAt.Equal(clk.Now()) || !stored.DeadlineAt.Equal(clk.Now().Add(tc.budget)) {
+			t.Fatalf("%s stored with budget %s, claimed %s, deadline %s", tc.word, stored.Budget, stored.ClaimedAt, stored.DeadlineAt)
+		}
+		result, _ := json.Marshal(channel.ResultRequest{JobID: queued.ID, Outcome: channel.OutcomeCompleted})
+		if status, code := p.post(channel.PathResult, result, p.key); status != http.StatusOK {
+			t.Fatalf("%s result: %d %s", tc.word, status, code)
+		}
+	}
+}
+
+// TestJobStatusAnswersOnlyTheNodesOwnJob asks the agent route job_status for a job as the node that runs
+// it, as another node, and for a job that does not exist.
+func TestJobStatusAnswersOnlyTheNodesOwnJob(t *testing.T) {
+	p := newPlane(t, server.Config{})
+	ctx := t.Context()
+	other := keys.NewNode()
+	j, err := p.st.JoinCreate(ctx, store.JoinCreateParams{Name: "n2", Key: other.Public().String(), Fingerprint: other.Public().Fingerprint(), SourceAddress: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.st.JoinApprove(ctx, store.JoinApproveParams{ID: j.Join.ID, Fingerprint: other.Public().Fingerprint(), By: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	noop := channel.Word{Name: "noop", Version: "1.0.0", Digest: strings.Repeat("a", 64), Class: "look"}
+	p.report(p.key, noop)
+	job, err := p.st.JobCreate(ctx, store.JobCreateParams{NodeID: p.node.ID, Word: noop.Name, WordDigest: noop.Digest, Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func(key keys.NodePrivate, id string) (int, string, channel.JobStatusResponse) {
+		t.Helper()
+		body, _ := json.Marshal(channel.JobStatusRequest{JobID: id})
+		var resp channel.JobStatusResponse
+		s, code := p.call(channel.PathJobStatus, body, key, &resp)
+		return s, code, resp
+	}
+	if s, code, resp := status(p.key, job.ID); s != http.StatusOK || resp.JobID != job.ID || resp.State != string(store.JobQueued) {
+		t.Fatalf("own queued job: %d %s %+v", s, code, resp)
+	}
+	if h := p.claimJob(noop); h == nil || h.ID != job.ID {
+		t.Fatalf("claim: %+v", h)
+	}
+	if s, code, resp := status(p.key, job.ID); s != http.StatusOK || resp.State != string(store.JobRunning) {
+		t.Fatalf("own running job: %d %s %+v", s, code, resp)
+	}
+	if s, code, resp := status(other, job.ID); s != http.StatusNotFound || code != errcode.JobNotFound || resp != (channel.JobStatusResponse{}) {
+		t.Fatalf("another node's job: %d %s %+v", s, code, resp)
+	}
+	if s, code, _ := status(p.key, "job_nosuch"); s != http.StatusNotFound || code != errcode.JobNotFound {
+		t.Fatalf("unknown job: %d %s", s, code)
+	}
+	if s, code, _ := status(keys.NodePrivate{}, job.ID); s != http.StatusUnauthorized || code != errcode.ChannelUnsigned {
+		t.Fatalf("unsigned: %d %s", s, code)
 	}
 }
