@@ -87,6 +87,12 @@ func (c *Client) Result(ctx context.Context, req channel.ResultRequest) (channel
 	return out, c.post(ctx, c.signed, channel.PathResult, req, &out)
 }
 
+// JobStatus asks the plane the state of a job it handed to this node.
+func (c *Client) JobStatus(ctx context.Context, jobID string) (channel.JobStatusResponse, error) {
+	var out channel.JobStatusResponse
+	return out, c.post(ctx, c.signed, channel.PathJobStatus, channel.JobStatusRequest{JobID: jobID}, &out)
+}
+
 // Leave sends the node's one signed goodbye.
 func (c *Client) Leave(ctx context.Context, reason string) (channel.LeaveResponse, error) {
 	var out channel.LeaveResponse

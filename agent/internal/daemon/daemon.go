@@ -28,7 +28,11 @@ type Daemon struct {
 
 	accepted int           // the claim size the plane accepted with the last claim
 	retry    time.Duration // the first wait before a failed claim or report is sent again; 0 is a second
+	watch    time.Duration // how often a running job's state is asked; 0 is watchEvery
 }
+
+// watchEvery is how often the agent asks the plane whether a running job is still wanted.
+const watchEvery = 15 * time.Second
 
 // Waker is a Reporter that wants to know when the vocabulary changed, to load new recipes at once.
 type Waker interface{ Wake() }
@@ -123,7 +127,15 @@ func size(req channel.ClaimRequest) int {
 // cannot take it yet; a job is never run again, whatever happens to its report.
 func (d *Daemon) runJob(ctx context.Context, job channel.Job) {
 	d.Log.Info("job started", "job", job.ID, "word", job.Word)
-	res := d.Runner.Run(ctx, job)
+	jobCtx, stop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		d.watchJob(jobCtx, job.ID, stop)
+	}()
+	res := d.Runner.Run(jobCtx, job)
+	stop()
+	<-watched
 	d.Log.Info("job ended", "job", job.ID, "word", job.Word, "outcome", res.Outcome, "code", res.Code, "duration_ms", res.DurationMS)
 	for attempt := 0; attempt < 6; attempt++ {
 		_, err := d.Client.Result(ctx, res)
@@ -138,6 +150,32 @@ func (d *Daemon) runJob(ctx context.Context, job channel.Job) {
 		}
 	}
 	d.Log.Error("could not report a result; the plane will count the job lost", "job", job.ID)
+}
+
+// watchJob asks the plane, while a job runs, whether it still wants it, and calls stop once the plane
+// has ended it (an operator marked it failed, or it was counted lost): the word is stopped rather than
+// left to run out its time for a result nobody will take. The plane can only end work this way, never
+// start any. An unanswered question changes nothing.
+func (d *Daemon) watchJob(ctx context.Context, id string, stop context.CancelFunc) {
+	every := d.watch
+	if every == 0 {
+		every = watchEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st, err := d.Client.JobStatus(ctx, id)
+		if errcode.Has(err, errcode.JobNotFound) || err == nil && st.State != "running" {
+			d.Log.Warn("the plane ended the job; stopping it", "job", id, "state", st.State, "err", err)
+			stop()
+			return
+		}
+	}
 }
 
 func (d *Daemon) retryBase() time.Duration {

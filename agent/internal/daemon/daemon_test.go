@@ -145,3 +145,42 @@ func TestRunRetriesWhatThePlaneCouldNotTake(t *testing.T) {
 		t.Fatalf("results %+v: the refusal is reported twice, the second taken", results)
 	}
 }
+
+// TestWatchJobStopsWhatThePlaneEnded: a running job is stopped once the plane says it is no longer
+// running, and not for an answer that says nothing (the database down).
+func TestWatchJobStopsWhatThePlaneEnded(t *testing.T) {
+	answers := []func(w http.ResponseWriter){
+		func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			json.NewEncoder(w).Encode(errcode.New(errcode.StoreUnavailable, "the database failed"))
+		},
+		func(w http.ResponseWriter) { json.NewEncoder(w).Encode(channel.JobStatusResponse{JobID: "job_1", State: "running"}) },
+		func(w http.ResponseWriter) { json.NewEncoder(w).Encode(channel.JobStatusResponse{JobID: "job_1", State: "failed"}) },
+	}
+	var mu sync.Mutex
+	asked := 0
+	plane := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		var req channel.JobStatusRequest
+		if r.URL.Path != channel.PathJobStatus || json.NewDecoder(r.Body).Decode(&req) != nil || req.JobID != "job_1" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		answers[min(asked, len(answers)-1)](w)
+		asked++
+	}))
+	defer plane.Close()
+	c, err := client.New(plane.URL, "", keys.NewNode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Daemon{Client: c, Log: slog.New(slog.DiscardHandler), watch: time.Millisecond}
+	ctx, stop := context.WithCancel(context.Background())
+	d.watchJob(ctx, "job_1", stop) // returns once it has stopped the job
+	mu.Lock()
+	defer mu.Unlock()
+	if ctx.Err() == nil || asked != 3 {
+		t.Fatalf("after %d answers the job is stopped: %v", asked, ctx.Err())
+	}
+}
