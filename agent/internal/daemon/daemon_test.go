@@ -154,8 +154,12 @@ func TestWatchJobStopsWhatThePlaneEnded(t *testing.T) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			json.NewEncoder(w).Encode(errcode.New(errcode.StoreUnavailable, "the database failed"))
 		},
-		func(w http.ResponseWriter) { json.NewEncoder(w).Encode(channel.JobStatusResponse{JobID: "job_1", State: "running"}) },
-		func(w http.ResponseWriter) { json.NewEncoder(w).Encode(channel.JobStatusResponse{JobID: "job_1", State: "failed"}) },
+		func(w http.ResponseWriter) {
+			json.NewEncoder(w).Encode(channel.JobStatusResponse{JobID: "job_1", State: "running"})
+		},
+		func(w http.ResponseWriter) {
+			json.NewEncoder(w).Encode(channel.JobStatusResponse{JobID: "job_1", State: "failed"})
+		},
 	}
 	var mu sync.Mutex
 	asked := 0
