@@ -89,15 +89,17 @@ func serveCmd() *cli.Command {
 					return nil, err
 				}
 			}
+			// Checked before listening, so a refused plain-HTTP address is never opened, even briefly.
+			if insecure {
+				if a, err := net.ResolveTCPAddr("tcp", listen); err != nil || !a.IP.IsLoopback() {
+					return nil, cli.UsageError("--insecure-http is allowed only on a loopback address, not %s", listen)
+				}
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return nil, errcode.Wrap(err, errcode.IOFailed, "cannot listen on %s", listen)
 			}
 			defer ln.Close()
-			host, _, _ := net.SplitHostPort(ln.Addr().String())
-			if insecure && !net.ParseIP(host).IsLoopback() {
-				return nil, cli.UsageError("--insecure-http is allowed only on a loopback address, not %s", listen)
-			}
 			st, err := sf.open(ctx)
 			if err != nil {
 				return nil, err
