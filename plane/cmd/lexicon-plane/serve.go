@@ -100,6 +100,7 @@ func serveCmd() *cli.Command {
 				return nil, errcode.Wrap(err, errcode.IOFailed, "cannot listen on %s", listen)
 			}
 			defer ln.Close()
+			host, _, _ := net.SplitHostPort(ln.Addr().String())
 			st, err := sf.open(ctx)
 			if err != nil {
 				return nil, err
