@@ -93,6 +93,8 @@ func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
 		wait = 1
 	}
 	maxWait := 30.0
+	// godo's retrying client requires its credential as an oauth2.Transport (it unwraps one and
+	// dereferences it), so golang.org/x/oauth2 is part of the provider SDK's API here.
 	hc := &http.Client{
 		Timeout:   60 * time.Second,
 		Transport: &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: cfg.Credential.Reveal()})},
