@@ -2,6 +2,8 @@ package goplugin_test
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
@@ -107,10 +109,23 @@ func TestExecutesTheSealedMemfd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var clientCert string
 	for _, kv := range strings.Split(string(env), "\x00") {
 		if kv != "" && !strings.HasPrefix(kv, "PLUGIN_") && !strings.HasPrefix(kv, driver.Handshake().MagicCookieKey) {
 			t.Errorf("driver inherited %q from the host's environment", strings.SplitN(kv, "=", 2)[0])
 		}
+		if v, ok := strings.CutPrefix(kv, "PLUGIN_CLIENT_CERT="); ok {
+			clientCert = v
+		}
+	}
+	// AutoMTLS: go-plugin hands the driver the host's client certificate, which the driver's server
+	// then requires of every connection.
+	block, _ := pem.Decode([]byte(clientCert))
+	if block == nil || block.Type != "CERTIFICATE" {
+		t.Fatalf("driver was given no client certificate (PLUGIN_CLIENT_CERT=%q): the connection is not mutual TLS", clientCert)
+	}
+	if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+		t.Fatalf("PLUGIN_CLIENT_CERT: %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -94,6 +95,8 @@ func TestContainment(t *testing.T) {
 	}{
 		{name: "WASI open of /etc/shadow", params: map[string]any{"attack": "wasi_open"}, outcome: wasm.Failed, code: errcode.WordFailed},
 		{name: "WASI listing of /", params: map[string]any{"attack": "wasi_list"}, outcome: wasm.Failed, code: errcode.WordFailed},
+		{name: "WASI sockets: accept on any descriptor, dial out", params: map[string]any{"attack": "wasi_socket", "url": strings.TrimPrefix(srv.URL, "http://")},
+			outcome: wasm.Failed, code: errcode.WordFailed},
 		{name: "environment is empty", params: map[string]any{"attack": "env"}, outcome: wasm.Completed, output: `{"ok":true}`},
 		{name: "fs.read with ..", caps: fsCaps, params: map[string]any{"attack": "fs_read", "path": root + "/../../etc/shadow"},
 			outcome: wasm.Failed, code: errcode.CapabilityDenied, denied: "fs.read"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -136,6 +137,43 @@ func TestCheckParamsNamesField(t *testing.T) {
 	}
 	if err := m.CheckOutput([]byte(`{"truncated": true}`)); errcode.Code(err) != errcode.WordOutputInvalid {
 		t.Fatalf("output err = %v", err)
+	}
+}
+
+// TestRecipeInterval: a recipe without an interval is checked every 10 minutes; one that names an
+// interval keeps it; an interval outside 1m..24h is refused with the field named.
+func TestRecipeInterval(t *testing.T) {
+	recipe := func(interval string) string {
+		return `{"schema": "lexicon/manifest/v1", "name": "unit_health", "kind": "recipe", "version": "1.0.0",
+		  "summary": "Declared units are active.", "capabilities": [{"cap": "systemd.unit", "units": ["nginx.service"]}],
+		  "recipe": {` + interval + `"scope": "host", "no_repair": true}, "module": {"file": "unit_health.wasm"}}`
+	}
+	for _, c := range []struct {
+		name, interval string
+		want           time.Duration
+	}{
+		{"absent", ``, 10 * time.Minute},
+		{"empty", `"interval": "", `, 10 * time.Minute},
+		{"1m", `"interval": "1m", `, time.Minute},
+		{"5m", `"interval": "5m", `, 5 * time.Minute},
+		{"10m", `"interval": "10m", `, 10 * time.Minute},
+		{"1h30m", `"interval": "1h30m", `, 90 * time.Minute},
+		{"24h", `"interval": "24h", `, 24 * time.Hour},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := mustParse(t, recipe(c.interval)).Recipe.CheckInterval(); got != c.want {
+				t.Fatalf("interval %v, want %v", got, c.want)
+			}
+		})
+	}
+	if got := (*manifest.Recipe)(nil).CheckInterval(); got != 10*time.Minute {
+		t.Fatalf("no recipe section: interval %v", got)
+	}
+	for _, bad := range []string{`"interval": "59s", `, `"interval": "25h", `, `"interval": "ten minutes", `, `"interval": "-5m", `} {
+		_, err := manifest.Parse([]byte(recipe(bad)))
+		if errcode.Code(err) != errcode.ManifestInvalid || errcode.From(err, "").Details["field"] != "recipe.interval" {
+			t.Fatalf("%s: err = %v", bad, err)
+		}
 	}
 }
 

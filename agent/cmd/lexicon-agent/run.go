@@ -19,6 +19,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 func runCmd() *cli.Command {
@@ -81,15 +82,37 @@ func runCmd() *cli.Command {
 			}
 			_, _, c, err := d.paired()
 			if err != nil {
-				return nil, err
+				return nil, pairingOver(err)
 			}
 			log.Info("agent running", "node", p.NodeID, "plane", p.Plane, "version", agent.Version, "policy", pol.String(),
 				"statement", v.Ref().Sequence, "pid", os.Getpid())
 			dm := &daemon.Daemon{Client: c, Vocab: v, Version: agent.Version, Log: log, Runner: rn, Recipes: loop}
-			return nil, dm.Run(ctx)
+			return nil, pairingOver(dm.Run(ctx))
 		},
 	}
 }
+
+// ExitPairingOver is run's exit status when the plane has ended this node's pairing (disconnected, or
+// the node left): agent.not_joined. Starting again cannot help until the machine joins again, so the
+// service unit names it in RestartPreventExitStatus=. 6 is the LSB status "program is not configured".
+const ExitPairingOver = 6
+
+// pairingOverError is an agent.not_joined error that ends run with ExitPairingOver.
+type pairingOverError struct{ error }
+
+func (e pairingOverError) Unwrap() error { return e.error }
+func (pairingOverError) ExitStatus() int { return ExitPairingOver }
+
+// pairingOver gives err ExitPairingOver when it says the pairing is over, and returns it unchanged
+// otherwise.
+func pairingOver(err error) error {
+	if errcode.Has(err, errcode.AgentNotJoined) {
+		return pairingOverError{err}
+	}
+	return err
+}
+
+var _ cli.Statuser = pairingOverError{}
 
 // selfDigest is the sha256 of the running binary, which scope release compares with the agent the
 // statement pins. "" when it cannot be read: then no release-scoped recipe applies.

@@ -1,14 +1,22 @@
 package vocab_test
 
 import (
+	"bytes"
+	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab/vocabtest"
+	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/registry/statement"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 const root = "../../../"
@@ -69,4 +77,105 @@ func TestTamperedRecipeLeftOut(t *testing.T) {
 	if !strings.Contains(v.Untrusted(), "unit_health: module.digest_mismatch") {
 		t.Fatalf("untrusted %q", v.Untrusted())
 	}
+}
+
+// fetchBundle serves a release with its statement bundle replaced by bundle.
+type fetchBundle struct {
+	vocabtest.Release
+	bundle []byte
+}
+
+func (f fetchBundle) Artifact(ctx context.Context, q url.Values, limit int64) ([]byte, error) {
+	if q.Get("statement") == "current" {
+		return f.bundle, nil
+	}
+	return f.Release.Artifact(ctx, q, limit)
+}
+
+// TestUnverifiedStatementKeepsVocabulary: the vocabulary is exactly the words of the newest statement
+// the node could verify with its held keys. A newer statement signed by a key the node does not hold,
+// or edited after signing, leaves the vocabulary and the statement it runs as they were and says why;
+// the publisher's next statement then replaces them.
+func TestUnverifiedStatementKeepsVocabulary(t *testing.T) {
+	first := vocabtest.Module{Manifest: root + "primitives/restart_unit/manifest.json", File: root + "build/wasm/restart_unit.wasm"}
+	second := vocabtest.Module{Manifest: root + "primitives/file_head/manifest.json", File: root + "build/wasm/file_head.wasm"}
+	rel := vocabtest.Build(t, first)
+	v := rel.Open(t)
+	was := v.Ref()
+	if was.Sequence != 1 || !hasWords(v, "restart_unit") {
+		t.Fatalf("first statement: %+v %+v", was, v.Report())
+	}
+	next := rel.Next(t, vocabtest.Options{}, second)
+
+	// A statement of sequence 2 from a publisher whose key the node does not hold.
+	stranger := vocabtest.Build(t, first).Next(t, vocabtest.Options{}, second)
+	// The publisher's own statement of sequence 2, its release name edited after signing.
+	raw, err := os.ReadFile(filepath.Join(next.Dir, registry.BundleFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := statement.ParseBundle(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := b.GetDsseEnvelope()
+	edited := bytes.Replace(env.Payload, []byte(`"1.0.2"`), []byte(`"1.0.9"`), 1)
+	if bytes.Equal(edited, env.Payload) {
+		t.Fatal("the payload names no release 1.0.2")
+	}
+	env.Payload = edited
+	tampered, err := statement.MarshalBundle(b.Bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range []struct {
+		name string
+		f    vocab.Fetcher
+		code string
+	}{
+		{"unknown key", stranger, errcode.StatementSignatureInvalid},
+		{"edited after signing", fetchBundle{next, tampered}, errcode.StatementSignatureInvalid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := v.Sync(context.Background(), c.f, channel.StatementRef{})
+			if !errcode.Has(err, c.code) {
+				t.Fatalf("sync: %v, want %s", err, c.code)
+			}
+			if got := v.Ref(); got != was {
+				t.Fatalf("statement %+v, want %+v", got, was)
+			}
+			if !hasWords(v, "restart_unit") {
+				t.Fatalf("vocabulary %+v", v.Report())
+			}
+			if _, ok := v.Word("file_head"); ok {
+				t.Fatal("a word of the refused statement is runnable")
+			}
+			if !strings.HasPrefix(v.Untrusted(), c.code) {
+				t.Fatalf("untrusted %q, want %s", v.Untrusted(), c.code)
+			}
+		})
+	}
+
+	if err := v.Sync(context.Background(), next, channel.StatementRef{}); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if got := v.Ref(); got.Sequence != 2 || got.Digest == was.Digest {
+		t.Fatalf("statement %+v after the good one", got)
+	}
+	if !hasWords(v, "file_head") {
+		t.Fatalf("vocabulary %+v", v.Report())
+	}
+	if v.Untrusted() != "" {
+		t.Fatalf("untrusted %q after the good statement", v.Untrusted())
+	}
+}
+
+// hasWords reports whether the vocabulary is exactly names.
+func hasWords(v *vocab.Vocabulary, names ...string) bool {
+	var got []string
+	for _, w := range v.Report() {
+		got = append(got, w.Name)
+	}
+	return strings.Join(got, ",") == strings.Join(names, ",")
 }

@@ -3,9 +3,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/sdk/word"
@@ -44,6 +47,25 @@ func main() {
 				return output{}, err
 			}
 			return output{OK: true, Stolen: fmt.Sprint(len(entries), " entries")}, nil
+		case "wasi_socket":
+			// WASI preview 1 has no socket or connect; a word can only accept on a socket the host
+			// preopened, after stdio. Try every low descriptor without blocking, then the Go way of
+			// dialling out.
+			for fd := 3; fd < 64; fd++ {
+				_ = syscall.SetNonblock(fd, true)
+				conn, _, err := syscall.Accept(fd)
+				if err == nil {
+					return output{OK: true, Stolen: fmt.Sprint("accepted fd ", conn, " on fd ", fd)}, nil
+				}
+				if err != syscall.EBADF && err != syscall.ENOTSOCK {
+					return output{OK: true, Stolen: fmt.Sprint("fd ", fd, " is a socket: ", err)}, nil
+				}
+			}
+			if c, err := net.Dial("tcp", p.URL); err == nil {
+				c.Close()
+				return output{OK: true, Stolen: "dialled " + p.URL}, nil
+			}
+			return output{}, errors.New("no socket to accept on and none to dial")
 		case "env":
 			return output{OK: true, Stolen: strings.Join(os.Environ(), ";")}, nil
 		case "fs_read":
