@@ -68,51 +68,36 @@ func runCmd() *cli.Command {
 			defer wg.Wait()
 			defer cancel()
 
-			p, err := sd.Pairing()
-			if err == nil && p.Status != channel.JoinApproved {
-				log.Warn("the join is not approved; running recipes only (restart once lexicon-agent status says approved)", "status", p.Status)
-			}
-			if err != nil || p.Status != channel.JoinApproved {
-				if err != nil {
-					log.Warn("not joined to a plane; running recipes only", "err", err)
-				}
+			// recipesOnly keeps the agent up for its recipes when there is no plane to claim from: a
+			// restart could not help, and the machine still repairs what it can.
+			recipesOnly := func(msg string, args ...any) (any, error) {
+				log.Warn(msg+"; running recipes only (join with lexicon-agent join, then restart)", args...)
 				log.Info("agent running", "version", agent.Version, "policy", pol.String(), "statement", v.Ref().Sequence, "pid", os.Getpid())
 				<-ctx.Done()
 				return nil, nil
 			}
+			p, err := sd.Pairing()
+			switch {
+			case err != nil:
+				return recipesOnly("not joined to a plane", "err", err)
+			case p.Status != channel.JoinApproved:
+				return recipesOnly("the join is not approved", "status", p.Status)
+			}
 			_, _, c, err := d.paired()
 			if err != nil {
-				return nil, pairingOver(err)
+				return recipesOnly("the pairing cannot be used", "err", err)
 			}
 			log.Info("agent running", "node", p.NodeID, "plane", p.Plane, "version", agent.Version, "policy", pol.String(),
 				"statement", v.Ref().Sequence, "pid", os.Getpid())
 			dm := &daemon.Daemon{Client: c, Vocab: v, Version: agent.Version, Log: log, Runner: rn, Recipes: loop}
-			return nil, pairingOver(dm.Run(ctx))
+			err = dm.Run(ctx)
+			if errcode.Has(err, errcode.AgentNotJoined) {
+				return recipesOnly("the plane ended this node's pairing", "err", err)
+			}
+			return nil, err
 		},
 	}
 }
-
-// ExitPairingOver is run's exit status when the plane has ended this node's pairing (disconnected, or
-// the node left): agent.not_joined. Starting again cannot help until the machine joins again, so the
-// service unit names it in RestartPreventExitStatus=. 6 is the LSB status "program is not configured".
-const ExitPairingOver = 6
-
-// pairingOverError is an agent.not_joined error that ends run with ExitPairingOver.
-type pairingOverError struct{ error }
-
-func (e pairingOverError) Unwrap() error { return e.error }
-func (pairingOverError) ExitStatus() int { return ExitPairingOver }
-
-// pairingOver gives err ExitPairingOver when it says the pairing is over, and returns it unchanged
-// otherwise.
-func pairingOver(err error) error {
-	if errcode.Has(err, errcode.AgentNotJoined) {
-		return pairingOverError{err}
-	}
-	return err
-}
-
-var _ cli.Statuser = pairingOverError{}
 
 // selfDigest is the sha256 of the running binary, which scope release compares with the agent the
 // statement pins. "" when it cannot be read: then no release-scoped recipe applies.

@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,10 +21,10 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// TestRunExitsWhenThePairingIsOver: when the plane answers a claim that the node is no longer active,
-// run stops claiming and exits with ExitPairingOver and agent.not_joined, so systemd does not start it
-// again every few seconds; other failures keep exit status 1.
-func TestRunExitsWhenThePairingIsOver(t *testing.T) {
+// TestRunKeepsRecipesWhenThePairingIsOver: when the plane answers a claim that the node is no longer
+// active, run stops claiming and carries on with its recipes only, until it is stopped; it does not
+// exit to be restarted and refused again.
+func TestRunKeepsRecipesWhenThePairingIsOver(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var claims atomic.Int32
@@ -34,9 +34,7 @@ func TestRunExitsWhenThePairingIsOver(t *testing.T) {
 			w.WriteHeader(http.StatusNotFound)
 			json.NewEncoder(w).Encode(errcode.New(errcode.ReleaseNotFound, "nothing published yet"))
 		case channel.PathClaim:
-			if claims.Add(1) > 1 {
-				cancel() // the agent claimed again after being told its pairing is over: end the test
-			}
+			claims.Add(1)
 			w.WriteHeader(http.StatusForbidden)
 			json.NewEncoder(w).Encode(errcode.New(errcode.NodeNotActive, "node node_1 is disconnected; the machine must join again with a fresh key").
 				With("state", "disconnected"))
@@ -57,22 +55,34 @@ func TestRunExitsWhenThePairingIsOver(t *testing.T) {
 	if err := sd.SavePairing(state.Pairing{Plane: plane.URL, JoinID: "join_1", Status: channel.JoinApproved, NodeID: "node_1"}); err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut bytes.Buffer
+	// The log says when the agent has gone over to recipes only; the test then stops it.
+	logR, logW := io.Pipe()
+	said := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(logR)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "running recipes only") {
+				said <- sc.Text()
+				cancel()
+				break
+			}
+		}
+		io.Copy(io.Discard, logR)
+	}()
+	var out bytes.Buffer
 	code := cli.Run(ctx, "lexicon-agent", "test", commands(),
-		[]string{"run", "--state-dir", dir, "--config-dir", t.TempDir(), "-o", "json"}, &out, &errOut)
-	if code != ExitPairingOver {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitPairingOver, out.String(), errOut.String())
+		[]string{"run", "--state-dir", dir, "--config-dir", t.TempDir(), "-o", "json"}, &out, logW)
+	logW.Close()
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, out.String())
 	}
-	var res struct {
-		OK      bool   `json:"ok"`
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	if res.OK || res.Code != errcode.AgentNotJoined || !strings.Contains(res.Message, errcode.NodeNotActive) {
-		t.Fatalf("result %+v", res)
+	select {
+	case line := <-said:
+		if !strings.Contains(line, "ended this node's pairing") || !strings.Contains(line, errcode.AgentNotJoined) {
+			t.Fatalf("log line %s", line)
+		}
+	default:
+		t.Fatal("run ended without going over to recipes only")
 	}
 	if n := claims.Load(); n != 1 {
 		t.Fatalf("%d claims, want 1", n)
@@ -89,9 +99,8 @@ func TestRunExitsWhenThePairingIsOver(t *testing.T) {
 	}
 }
 
-// TestUnitDoesNotRestartAnOverPairing: the service unit restarts the agent when it fails, except with
-// ExitPairingOver.
-func TestUnitDoesNotRestartAnOverPairing(t *testing.T) {
+// TestUnitRestartsOnFailure: the service unit starts the agent again when it fails.
+func TestUnitRestartsOnFailure(t *testing.T) {
 	f, err := os.Open("lexicon-agent.service")
 	if err != nil {
 		t.Fatal(err)
@@ -114,10 +123,7 @@ func TestUnitDoesNotRestartAnOverPairing(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(settings["Restart"], []string{"on-failure"}) {
-		t.Fatalf("Restart=%v", settings["Restart"])
-	}
-	if !slices.Contains(settings["RestartPreventExitStatus"], strconv.Itoa(ExitPairingOver)) {
-		t.Fatalf("RestartPreventExitStatus=%v does not name %d", settings["RestartPreventExitStatus"], ExitPairingOver)
+	if !slices.Equal(settings["Restart"], []string{"on-failure"}) || len(settings["ExecStart"]) == 0 || settings["ExecStart"][1] != "run" {
+		t.Fatalf("Restart=%v ExecStart=%v", settings["Restart"], settings["ExecStart"])
 	}
 }

@@ -35,19 +35,24 @@ func TestPairingEnds(t *testing.T) {
 		}
 		a.approve()
 
-		// Disconnected by the plane: the running agent stops, and says to join again.
+		// Disconnected by the plane: the running agent stops claiming, keeps its recipes, and says to
+		// join again.
 		a.start()
 		if res := f.lexicon(false, "nodes", "disconnect", a.nodeID); res["node"].(map[string]any)["state"] != "disconnected" {
 			t.Fatalf("disconnect: %v", res)
 		}
+		eventually(t, 60*time.Second, "the agent to stop claiming", func() bool {
+			return strings.Contains(a.p.log(), "the plane ended this node's pairing; running recipes only")
+		})
 		select {
 		case <-a.p.done:
-		case <-time.After(60 * time.Second):
-			t.Fatal("the agent kept running after the plane disconnected it")
+			t.Fatalf("the agent exited instead of keeping its recipes:\n%s", a.p.log())
+		default:
 		}
 		if !strings.Contains(a.p.log(), "join again") {
-			t.Fatalf("the agent did not say why it stopped:\n%s", a.p.log())
+			t.Fatalf("the agent did not say what to do:\n%s", a.p.log())
 		}
+		a.p.stop()
 
 		// Left: one signed goodbye ends the pairing from the agent's side.
 		b := f.enrol("leaving-1", acceptLookAndChange)
