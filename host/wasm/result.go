@@ -30,10 +30,10 @@ type Call = caps.Call
 //	 "capabilities": [{"cap", "args", "allowed"}], "duration_ms"}
 type Result struct {
 	Outcome      Outcome         `json:"outcome"`
-	Code         string          `json:"code,omitempty"`
-	Message      string          `json:"message,omitempty"`
+	Code         string          `json:"code"`
+	Message      string          `json:"message"`
 	Details      map[string]any  `json:"details,omitempty"`
-	Output       json.RawMessage `json:"output,omitempty"`
+	Output       json.RawMessage `json:"output"`
 	Transcript   string          `json:"transcript"`
 	Capabilities []Call          `json:"capabilities"`
 	// DurationMS is how long the word ran, from the start of its instance to its end (0 when it did not

@@ -85,6 +85,13 @@ func TestWordRunFromRelease(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	var keys map[string]json.RawMessage
+	json.Unmarshal([]byte(out), &keys)
+	for _, k := range []string{"outcome", "code", "message", "output", "transcript", "capabilities", "duration_ms"} {
+		if _, ok := keys[k]; !ok {
+			t.Fatalf("the result envelope has no %q: %s", k, out)
+		}
+	}
 	if !env.OK || env.Outcome != "completed" || env.Output.Greeting != "hello, node" || len(env.Capabilities) != 1 || env.DurationMS == nil {
 		t.Fatalf("%s", out)
 	}
