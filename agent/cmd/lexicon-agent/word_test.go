@@ -85,10 +85,10 @@ func TestWordRunFromRelease(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	var keys map[string]json.RawMessage
-	json.Unmarshal([]byte(out), &keys)
+	var fields map[string]json.RawMessage
+	json.Unmarshal([]byte(out), &fields)
 	for _, k := range []string{"outcome", "code", "message", "output", "transcript", "capabilities", "duration_ms"} {
-		if _, ok := keys[k]; !ok {
+		if _, ok := fields[k]; !ok {
 			t.Fatalf("the result envelope has no %q: %s", k, out)
 		}
 	}
