@@ -80,7 +80,7 @@ release: modules
 demo: modules
 	$(GO) run ./examples/fleet-in-a-box
 
-test: build wasm
+test: modules
 	$(GO) test ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
 	$(GO) test -race ./plane/internal/drivers/ ./plane/internal/seal/
