@@ -57,9 +57,7 @@ func (e *Env) Progressf(format string, args ...any) {
 type Texter interface{ Text(w io.Writer) }
 
 // Statuser is a result that is printed in full but still ends the command with a non-zero status, for
-// a command whose work ran and reports its own failure (a word that ran and failed). An error whose
-// chain holds a Statuser is printed as any error and ends the command with that status instead of 1,
-// for a failure its caller must tell apart (a service manager that must not restart the command).
+// a command whose work ran and reports its own failure (a word that ran and failed).
 type Statuser interface{ ExitStatus() int }
 
 // UsageError is returned for wrong arguments; it exits 2.
@@ -121,10 +119,7 @@ func Run(ctx context.Context, binary, about string, cmds []*Command, args []stri
 	result, err := cmd.Run(ctx, env, positional)
 	if err != nil {
 		status := 1
-		var s Statuser
-		if errors.As(err, &s) && s.ExitStatus() != 0 {
-			status = s.ExitStatus()
-		} else if errcode.Has(err, errcode.UsageInvalid) {
+		if errcode.Has(err, errcode.UsageInvalid) {
 			status = 2
 		}
 		return fail(env, err, status)
