@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -22,7 +23,7 @@ func (d Dir) Artifact(_ context.Context, query url.Values, limit int64) ([]byte,
 	var path string
 	switch digest := query.Get("sha256"); {
 	case query.Get("statement") == "current":
-		path = filepath.Join(string(d), "statement.bundle.json")
+		path = filepath.Join(string(d), registry.BundleFile)
 	case cas.ValidDigest(digest):
 		path = filepath.Join(string(d), "sha256", digest)
 	default:
