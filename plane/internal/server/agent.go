@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"regexp"
@@ -232,7 +233,10 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 	}
 	wake, stop := s.store.Notifier().Subscribe(node.ID)
 	defer stop()
-	timer := time.NewTimer(s.cfg.ClaimWait)
+	// Held for a random part of the last fifth of the wait: agents that connected together (after a
+	// plane restart, say) would otherwise come back together every wait, for good, and each wave
+	// delays the jobs dispatched during it.
+	timer := time.NewTimer(s.cfg.ClaimWait - rand.N(s.cfg.ClaimWait/5+1))
 	defer timer.Stop()
 	for {
 		job, err := s.store.JobClaim(ctx, store.JobClaimParams{NodeID: node.ID, Now: s.now()})

@@ -29,7 +29,8 @@ type Config struct {
 	Base *url.URL
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// ClaimWait is how long a claim is held when there is no job; 0 means channel.ClaimWait.
+	// ClaimWait is the longest a claim is held when there is no job (each is held between four fifths
+	// of it and all of it); 0 means channel.ClaimWait.
 	ClaimWait time.Duration
 	// Limits of requests per second (and bursts) per proven node and per source address.
 	NodeRate, AddrRate   float64
