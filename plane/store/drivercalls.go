@@ -57,14 +57,14 @@ func (p *DriverCallAddParams) check() error {
 	if err := checkDriverName("driver", p.Driver); err != nil {
 		return err
 	}
-	if p.Operation == "" || len(p.Operation) > maxRefLen {
-		return invalid("operation", "operation must be 1 to %d bytes", maxRefLen)
+	if p.Operation == "" || len(p.Operation) > MaxRefLen {
+		return invalid("operation", "operation must be 1 to %d bytes", MaxRefLen)
 	}
-	if len(p.Target) > maxRefLen {
-		return invalid("target", "target is over %d bytes", maxRefLen)
+	if len(p.Target) > MaxRefLen {
+		return invalid("target", "target is over %d bytes", MaxRefLen)
 	}
-	if p.Code == "" || len(p.Code) > maxRefLen {
-		return invalid("code", "code must be 1 to %d bytes", maxRefLen)
+	if p.Code == "" || len(p.Code) > MaxRefLen {
+		return invalid("code", "code must be 1 to %d bytes", MaxRefLen)
 	}
 	if p.Duration < 0 {
 		return invalid("duration", "duration is negative")

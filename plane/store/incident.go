@@ -512,8 +512,8 @@ func (p *IncidentTriageParams) check(t time.Time) error {
 	if p.By == "" || len(p.By) > maxActorLen {
 		return invalid("by", "by must be 1 to %d bytes", maxActorLen)
 	}
-	if len(p.Reason) > maxMessageLen || !cleanText(p.Reason) {
-		return invalid("reason", "reason is at most %d bytes of UTF-8 without NUL", maxMessageLen)
+	if len(p.Reason) > MaxMessageLen || !cleanText(p.Reason) {
+		return invalid("reason", "reason is at most %d bytes of UTF-8 without NUL", MaxMessageLen)
 	}
 	return nil
 }
@@ -561,8 +561,8 @@ func (s *sqlStore) IncidentNote(ctx context.Context, p IncidentNoteParams) (Inci
 	if p.By == "" || len(p.By) > maxActorLen {
 		return IncidentEvent{}, invalid("by", "by must be 1 to %d bytes", maxActorLen)
 	}
-	if p.Text == "" || len(p.Text) > maxMessageLen || !cleanText(p.Text) {
-		return IncidentEvent{}, invalid("text", "a note is 1 to %d bytes of UTF-8 without NUL", maxMessageLen)
+	if p.Text == "" || len(p.Text) > MaxMessageLen || !cleanText(p.Text) {
+		return IncidentEvent{}, invalid("text", "a note is 1 to %d bytes of UTF-8 without NUL", MaxMessageLen)
 	}
 	t := now(p.Now)
 	var ev IncidentEvent

@@ -64,7 +64,9 @@ const (
 	// its own limit.
 	DefaultJobBudget = 15 * time.Minute
 	MaxJobBudget     = 24 * time.Hour
-	maxMessageLen    = 4096
+	// MaxMessageLen bounds a message (a job's outcome, an operator's note); callers taking text from
+	// outside cut it to this first.
+	MaxMessageLen = 4096
 )
 
 // Job is a word to run on a node with params.
@@ -186,11 +188,11 @@ func (p *JobCreateParams) check() error {
 	if err := checkID("node_id", p.NodeID); err != nil {
 		return err
 	}
-	if p.Word == "" || len(p.Word) > maxRefLen {
-		return invalid("word", "word must be 1 to %d bytes", maxRefLen)
+	if p.Word == "" || len(p.Word) > MaxRefLen {
+		return invalid("word", "word must be 1 to %d bytes", MaxRefLen)
 	}
-	if len(p.WordDigest) > maxRefLen {
-		return invalid("word_digest", "word digest is over %d bytes", maxRefLen)
+	if len(p.WordDigest) > MaxRefLen {
+		return invalid("word_digest", "word digest is over %d bytes", MaxRefLen)
 	}
 	if !validClass(p.Class) {
 		return invalid("class", "class %q is not look, change or destructive", p.Class)
@@ -327,8 +329,8 @@ func (p *JobFinishParams) check() error {
 	default:
 		return invalid("outcome", "outcome %q is not completed, failed or refused", p.Outcome)
 	}
-	if len(p.Code) > maxRefLen || len(p.Message) > maxMessageLen {
-		return invalid("message", "code is at most %d bytes and message at most %d", maxRefLen, maxMessageLen)
+	if len(p.Code) > MaxRefLen || len(p.Message) > MaxMessageLen {
+		return invalid("message", "code is at most %d bytes and message at most %d", MaxRefLen, MaxMessageLen)
 	}
 	if p.Output != nil {
 		if err := checkJSON("output", p.Output, false); err != nil {
@@ -430,8 +432,8 @@ func (s *sqlStore) JobCancel(ctx context.Context, p JobCancelParams) (Job, error
 }
 
 func (s *sqlStore) JobMarkFailed(ctx context.Context, p JobMarkFailedParams) (Job, error) {
-	if len(p.Message) > maxMessageLen {
-		return Job{}, invalid("message", "message is over %d bytes", maxMessageLen)
+	if len(p.Message) > MaxMessageLen {
+		return Job{}, invalid("message", "message is over %d bytes", MaxMessageLen)
 	}
 	msg := p.Message
 	if msg == "" {

@@ -41,7 +41,7 @@ const (
 // Bounds of what a claim reports.
 const (
 	maxVocabulary   = 4096
-	maxRefLen       = 255
+	MaxRefLen       = 255 // a name, version, digest or code
 	maxRecipesBytes = 1 << 20
 )
 
@@ -234,11 +234,11 @@ func (p *NodeReportParams) check() error {
 	if err := checkID("id", p.ID); err != nil {
 		return err
 	}
-	if len(p.AgentVersion) > maxRefLen || len(p.StatementDigest) > maxRefLen || !cleanText(p.AgentVersion+p.StatementDigest) {
-		return invalid("agent_version", "agent version and statement digest are at most %d bytes of UTF-8 without NUL", maxRefLen)
+	if len(p.AgentVersion) > MaxRefLen || len(p.StatementDigest) > MaxRefLen || !cleanText(p.AgentVersion+p.StatementDigest) {
+		return invalid("agent_version", "agent version and statement digest are at most %d bytes of UTF-8 without NUL", MaxRefLen)
 	}
-	if len(p.Untrusted) > maxMessageLen || !cleanText(p.Untrusted) {
-		return invalid("untrusted", "untrusted is at most %d bytes of UTF-8 without NUL", maxMessageLen)
+	if len(p.Untrusted) > MaxMessageLen || !cleanText(p.Untrusted) {
+		return invalid("untrusted", "untrusted is at most %d bytes of UTF-8 without NUL", MaxMessageLen)
 	}
 	if p.StatementSequence < 0 || p.ClaimSizeCap < 0 {
 		return invalid("statement_sequence", "statement sequence and claim size cap cannot be negative")
@@ -248,8 +248,8 @@ func (p *NodeReportParams) check() error {
 	}
 	seen := map[string]bool{}
 	for _, w := range p.Vocabulary {
-		if w.Name == "" || len(w.Name) > maxRefLen || len(w.Version) > maxRefLen || len(w.Digest) > maxRefLen || len(w.Class) > maxRefLen {
-			return invalid("vocabulary", "a word needs a name, and each field is at most %d bytes", maxRefLen)
+		if w.Name == "" || len(w.Name) > MaxRefLen || len(w.Version) > MaxRefLen || len(w.Digest) > MaxRefLen || len(w.Class) > MaxRefLen {
+			return invalid("vocabulary", "a word needs a name, and each field is at most %d bytes", MaxRefLen)
 		}
 		if !cleanText(w.Name + w.Version + w.Digest + w.Class) {
 			return invalid("vocabulary", "a word's fields are UTF-8 without NUL")

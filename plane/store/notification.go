@@ -164,8 +164,8 @@ func (p *NotificationRecordParams) check() error {
 	if p.Status < 0 || p.Status > 999 || p.Duration < 0 {
 		return invalid("status", "status is an HTTP status or 0, and duration cannot be negative")
 	}
-	if len(p.Error) > maxMessageLen || !cleanText(p.Error) {
-		return invalid("error", "error is at most %d bytes of UTF-8 without NUL", maxMessageLen)
+	if len(p.Error) > MaxMessageLen || !cleanText(p.Error) {
+		return invalid("error", "error is at most %d bytes of UTF-8 without NUL", MaxMessageLen)
 	}
 	if p.Delivered && !p.RetryAt.IsZero() {
 		return invalid("retry_at", "a delivered notification is not retried")

@@ -93,8 +93,8 @@ func (p *ReleasePutParams) check() error {
 	if p.Sequence <= 0 {
 		return invalid("sequence", "sequence must be positive")
 	}
-	if p.Version == "" || len(p.Version) > maxRefLen {
-		return invalid("version", "version must be 1 to %d bytes", maxRefLen)
+	if p.Version == "" || len(p.Version) > MaxRefLen {
+		return invalid("version", "version must be 1 to %d bytes", MaxRefLen)
 	}
 	if err := checkHash("statement_digest", p.StatementDigest); err != nil {
 		return err
@@ -107,8 +107,8 @@ func (p *ReleasePutParams) check() error {
 	}
 	names := map[string]bool{}
 	for _, a := range p.Artifacts {
-		if a.Name == "" || len(a.Name) > maxRefLen {
-			return invalid("artifacts", "an artifact name must be 1 to %d bytes", maxRefLen)
+		if a.Name == "" || len(a.Name) > MaxRefLen {
+			return invalid("artifacts", "an artifact name must be 1 to %d bytes", MaxRefLen)
 		}
 		if names[a.Name] {
 			return invalid("artifacts", "artifact %s is listed twice", a.Name)

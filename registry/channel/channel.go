@@ -40,8 +40,6 @@ const (
 	ResultCap      = 2 << 20
 	OutputCap      = 1 << 20
 	TranscriptCap  = 64 << 10
-	MessageCap     = 4 << 10 // a result's message; its code is cut at CodeCap
-	CodeCap        = 255
 	AuditCap       = 1000 // capability calls recorded per result
 	ClaimWait      = 25 * time.Second
 )

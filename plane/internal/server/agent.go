@@ -290,8 +290,8 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 	}
 	// Text is cut on a character boundary and made valid UTF-8 without NUL, so that no database can
 	// refuse it: a result the store refused would leave the job running, to be counted lost.
-	code, _ := capText(req.Code, channel.CodeCap)
-	message, _ := capText(req.Message, channel.MessageCap)
+	code, _ := capText(req.Code, store.MaxRefLen)
+	message, _ := capText(req.Message, store.MaxMessageLen)
 	transcript, _ := capText(req.Transcript, channel.TranscriptCap)
 	output := []byte(req.Output)
 	if len(output) > channel.OutputCap || (len(output) > 0 && !json.Valid(output)) {

@@ -280,7 +280,7 @@ func TestResultBoundedOnIntake(t *testing.T) {
 			for field, v := range map[string]struct {
 				s   string
 				cap int
-			}{"code": {j.OutcomeCode, channel.CodeCap}, "message": {j.OutcomeMessage, channel.MessageCap}, "transcript": {j.Transcript, channel.TranscriptCap}} {
+			}{"code": {j.OutcomeCode, store.MaxRefLen}, "message": {j.OutcomeMessage, store.MaxMessageLen}, "transcript": {j.Transcript, channel.TranscriptCap}} {
 				if len(v.s) > v.cap || !utf8.ValidString(v.s) || strings.ContainsRune(v.s, 0) || !strings.HasSuffix(v.s, "[cut]") {
 					t.Fatalf("%s stored as %d bytes (cap %d), valid UTF-8 %v, ending %q", field, len(v.s), v.cap, utf8.ValidString(v.s), v.s[max(len(v.s)-10, 0):])
 				}
