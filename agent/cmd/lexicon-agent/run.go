@@ -14,7 +14,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/agent/internal/daemon"
 	"github.com/lexicon-fleet/lexicon/agent/internal/recipes"
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
-	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/agent/policy"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -38,11 +37,7 @@ func runCmd() *cli.Command {
 				level = slog.LevelDebug
 			}
 			log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-			sd, err := d.open()
-			if err != nil {
-				return nil, err
-			}
-			v, err := vocab.Open(d.trustDir(), sd.ModulesDir(), nil)
+			sd, v, err := d.vocabulary()
 			if err != nil {
 				return nil, err
 			}
