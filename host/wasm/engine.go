@@ -51,13 +51,20 @@ func (e *engine) variant() string {
 	return "plain"
 }
 
-// compile compiles module, which must hash to digest, for a word that may use memLimit bytes.
-func (e *engine) compile(ctx context.Context, name, digest string, module []byte, memLimit uint64) (*compiled, error) {
+// checkDigest is the one check that module is the pinned bytes. It runs once in each process that
+// compiles them: in Load, and in a worker on the bytes its host sent.
+func checkDigest(name string, module []byte, pinned string) error {
 	sum := sha256.Sum256(module)
-	if got := hex.EncodeToString(sum[:]); got != digest {
-		return nil, errcode.New(errcode.ModuleDigestMismatch, "module bytes hash to %s, not the pinned %s", got, digest).
-			With("sha256", digest)
+	if got := hex.EncodeToString(sum[:]); got != pinned {
+		return errcode.New(errcode.ModuleDigestMismatch, "%s: module bytes hash to %s, not the pinned %s", name, got, pinned).
+			With("sha256", pinned)
 	}
+	return nil
+}
+
+// compile compiles module, which checkDigest has found to be digest's bytes, for a word that may use
+// memLimit bytes.
+func (e *engine) compile(ctx context.Context, name, digest string, module []byte, memLimit uint64) (*compiled, error) {
 	c, err := e.compileOnce(ctx, name, digest, module, memLimit, true)
 	if err != nil && errcode.Code(err) == errcode.IOFailed {
 		c, err = e.compileOnce(ctx, name, digest, module, memLimit, false)

@@ -17,9 +17,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"time"
@@ -192,10 +190,8 @@ func (h *Host) Load(ctx context.Context, m *manifest.Manifest, module []byte, pi
 		return nil, errcode.New(errcode.ModuleDigestMismatch, "%s: manifest names module %s, the statement pins %s", m.Name, m.Module.SHA256, pinned).
 			With("sha256", pinned)
 	}
-	sum := sha256.Sum256(module)
-	if got := hex.EncodeToString(sum[:]); got != pinned {
-		return nil, errcode.New(errcode.ModuleDigestMismatch, "%s: module bytes hash to %s, not the pinned %s", m.Name, got, pinned).
-			With("sha256", pinned)
+	if err := checkDigest(m.Name, module, pinned); err != nil {
+		return nil, err
 	}
 	if m.Kind != manifest.KindWord && m.Kind != manifest.KindRecipe {
 		return nil, errcode.New(errcode.WordModuleInvalid, "%s is a %s, not a word or recipe", m.Name, m.Kind)

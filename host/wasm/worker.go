@@ -74,7 +74,11 @@ func serveWorker(in io.Reader, out io.Writer) int {
 				send(&frame{Kind: kindLoaded, Stats: &CacheStats{}})
 				continue
 			}
-			c, err := eng.compile(ctx, f.Name, f.Digest, f.blob, f.Memory)
+			err := checkDigest(f.Name, f.blob, f.Digest)
+			var c *compiled
+			if err == nil {
+				c, err = eng.compile(ctx, f.Name, f.Digest, f.blob, f.Memory)
+			}
 			if err != nil {
 				e := errcode.From(err, errcode.WordHostFailed)
 				send(&frame{Kind: kindLoaded, Error: &wireError{Code: e.Code, Message: e.Message, Details: e.Details}})
