@@ -142,13 +142,17 @@ func (s *Server) checkContracts(ctx context.Context, rel *registry.Release, dir 
 	if err != nil {
 		return err
 	}
+	current, err := s.manifests.currentWords(ctx)
+	if err != nil {
+		return err
+	}
 	for _, row := range rel.Modules() {
 		if row.Kind != manifest.KindWord {
 			continue
 		}
-		old, ok, err := s.manifests.currentWord(ctx, row.Name)
-		if err != nil || !ok {
-			return err
+		old, ok := current[row.Name]
+		if !ok {
+			continue // a new word: no contract yet
 		}
 		raw, err := store0.Get(row.Manifest)
 		if err != nil {
@@ -205,25 +209,33 @@ func (x *manifestIndex) word(ctx context.Context, digest string) (*manifest.Mani
 	return nil, false, nil
 }
 
-// currentWord returns the current release's manifest of a word by name.
-func (x *manifestIndex) currentWord(ctx context.Context, name string) (*manifest.Manifest, bool, error) {
+// currentWords returns the current release's word manifests by name; none before the first release.
+func (x *manifestIndex) currentWords(ctx context.Context) (map[string]*manifest.Manifest, error) {
+	words := map[string]*manifest.Manifest{}
 	cur, err := x.store.ReleaseCurrent(ctx)
 	if errcode.Has(err, errcode.ReleaseNotFound) {
-		return nil, false, nil
+		return words, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	st, err := decodeStatement(cur.Bundle)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	for _, row := range st.Predicate.Modules {
-		if row.Kind == manifest.KindWord && row.Name == name {
-			return x.word(ctx, row.Module)
+		if row.Kind != manifest.KindWord {
+			continue
+		}
+		m, ok, err := x.word(ctx, row.Module)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			words[row.Name] = m
 		}
 	}
-	return nil, false, nil
+	return words, nil
 }
 
 func (x *manifestIndex) load(ctx context.Context, seq int64) error {

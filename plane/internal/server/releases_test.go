@@ -110,6 +110,7 @@ type testWord struct {
 	name   string
 	class  manifest.Class
 	wallMS int64
+	params string // the params schema's properties; "" is {"n": {"type": "integer"}}
 }
 
 // testRelease is a built release folder and the words it pins, as a node reports them.
@@ -125,9 +126,12 @@ func (p *trustedPlane) build(key keys.PublisherPrivate, words []testWord, agents
 	mods := filepath.Join(p.t.TempDir(), "modules")
 	for _, w := range words {
 		d := filepath.Join(mods, w.name)
+		if w.params == "" {
+			w.params = `{"n":{"type":"integer"}}`
+		}
 		mf := fmt.Sprintf(`{"schema":"lexicon/manifest/v1","name":%q,"kind":"word","version":"1.0.0","class":%q,"summary":"test",`+
-			`"params":{"type":"object","additionalProperties":false,"properties":{"n":{"type":"integer"}}},"output":{"type":"object"},`+
-			`"limits":{"wall_time_ms":%d},"module":{"file":"%s.wasm"}}`, w.name, w.class, w.wallMS, w.name)
+			`"params":{"type":"object","additionalProperties":false,"properties":%s},"output":{"type":"object"},`+
+			`"limits":{"wall_time_ms":%d},"module":{"file":"%s.wasm"}}`, w.name, w.class, w.params, w.wallMS, w.name)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			p.t.Fatal(err)
 		}
@@ -270,5 +274,22 @@ func TestArtifactServesThePinnedAgent(t *testing.T) {
 	p.publish([]testWord{{name: "probe", class: manifest.ClassLook}}, nil)
 	if status, code, _ := p.artifact("agent=linux-amd64"); status != http.StatusNotFound || code != errcode.ModuleNotFound {
 		t.Fatalf("agent after a release without agents: %d %s", status, code)
+	}
+}
+
+// TestPublishChecksEveryWordsContract: a release that breaks the contract of a word the current
+// release has is refused, even when it also brings a new word, and nothing of it is stored.
+func TestPublishChecksEveryWordsContract(t *testing.T) {
+	p := newTrustedPlane(t, server.Config{})
+	p.publish([]testWord{{name: "zeta", class: manifest.ClassLook}}, nil)
+	broken := p.build(p.pub, []testWord{
+		{name: "anew", class: manifest.ClassLook},
+		{name: "zeta", class: manifest.ClassLook, params: `{"n":{"type":"string"}}`},
+	}, nil)
+	p.want(http.StatusBadRequest, errcode.ContractBroken, store.RoleAdmin, http.MethodPost, "/releases", tarRelease(t, broken.dir), nil)
+	var list struct{ Releases []store.Release }
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/releases", nil, &list)
+	if len(list.Releases) != 1 {
+		t.Fatalf("%d releases listed, want the first one only", len(list.Releases))
 	}
 }
