@@ -56,7 +56,6 @@ const (
 	nodeKeyPrefix              = "node-key:"
 	maxActorLen                = 255
 	maxJoinTTL                 = 24 * time.Hour
-	fingerprintPrefix          = "SHA256:"
 	retiredByJoinRejection     = "join rejected"
 	retiredByNodeDisconnection = "node disconnected"
 	retiredByNodeLeaving       = "node left"

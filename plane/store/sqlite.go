@@ -20,9 +20,8 @@ import (
 // time; the busy timeout is how long a writer of another process (a CLI minting a token beside a running
 // plane) may hold the lock before a write fails with store.busy.
 const (
-	sqliteBusyTimeout = 10 * time.Second
-	sqliteReaders     = 4
-	sqliteParams      = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	sqliteReaders = 4
+	sqliteParams  = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
 )
 
 // OpenSQLite opens (creating if needed, with mode 0600) the store in the SQLite file at path and

@@ -35,11 +35,6 @@ func (j jobOne) Text(w io.Writer) {
 	}
 }
 
-// final reports whether a job state will not change again.
-func final(s store.JobState) bool {
-	return s != store.JobQueued && s != store.JobRunning
-}
-
 // params turns --param k=v (a string) and k:=JSON (any JSON value) into a params object.
 func params(pairs []string, file string) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
@@ -117,7 +112,7 @@ func watch(ctx context.Context, env *cli.Env, c *client, id string) (jobOne, err
 			env.Progressf("job %s: %s", id, j.State)
 			last = j.State
 		}
-		if final(j.State) {
+		if j.State.Final() {
 			return j, nil
 		}
 		select {
