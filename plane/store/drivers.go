@@ -63,8 +63,11 @@ type DriverGetParams struct {
 // driverNameRE is a driver's name on the plane: <class>-<name>, the form host/goplugin takes.
 var driverNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
+// ValidDriverName reports whether name can name a driver.
+func ValidDriverName(name string) bool { return driverNameRE.MatchString(name) }
+
 func checkDriverName(field, name string) error {
-	if !driverNameRE.MatchString(name) {
+	if !ValidDriverName(name) {
 		return invalid(field, "%s %q must be lowercase letters, digits, - and _ (at most 64)", field, name)
 	}
 	return nil

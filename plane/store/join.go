@@ -146,8 +146,11 @@ var (
 	fingerprintRE = regexp.MustCompile(`^SHA256:[A-Za-z0-9+/]{43}$`)
 )
 
+// ValidNodeName reports whether name can name a node (or a join).
+func ValidNodeName(name string) bool { return nameRE.MatchString(name) }
+
 func checkName(field, name string) error {
-	if !nameRE.MatchString(name) {
+	if !ValidNodeName(name) {
 		return invalid(field, "name %q must be 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil

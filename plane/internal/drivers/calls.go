@@ -21,7 +21,7 @@ func (m *Manager) record(ctx context.Context, actor, account, drv, op, target st
 			code = errcode.InternalError
 		}
 	}
-	if !nameRE.MatchString(drv) {
+	if !store.ValidDriverName(drv) {
 		return // a name no driver can have: refused before anything was asked of a driver
 	}
 	if len(target) > 255 {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -43,10 +42,8 @@ type accountProc struct {
 	d        *goplugin.Driver
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
 func checkName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !store.ValidDriverName(name) {
 		return errcode.New(errcode.RequestMalformed, "%q is not a driver name (<class>-<name>, as lexicon drivers list shows)", name).
 			With("field", "name")
 	}

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -76,8 +75,6 @@ func (s *Server) signed(limit int64, h func(http.ResponseWriter, *http.Request, 
 	}
 }
 
-var nodeNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
-
 // join records a pending join. It is unauthenticated and grants nothing: the key is only paired once an
 // admin has compared its fingerprint.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
@@ -101,7 +98,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errcode.Wrap(err, errcode.RequestMalformed, "key is not a node key").With("field", "key"))
 		return
 	}
-	if !nodeNameRE.MatchString(req.Name) {
+	if !store.ValidNodeName(req.Name) {
 		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "name %q must be a host name of at most 63 characters", req.Name).With("field", "name"))
 		return
 	}
