@@ -94,7 +94,7 @@ func (r *Release) LoadModule(store *cas.Store, kind manifest.Kind, name string) 
 		return nil, nil, errcode.New(errcode.ModuleNotPinned, "%s %s is not in release %s", kind, name, r.Statement.Predicate.Release).
 			With("module", name)
 	}
-	m, err := r.loadManifest(store, row)
+	m, err := r.LoadManifest(store, row)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,7 +105,10 @@ func (r *Release) LoadModule(store *cas.Store, kind manifest.Kind, name string) 
 	return m, data, nil
 }
 
-func (r *Release) loadManifest(store *cas.Store, row statement.Module) (*manifest.Manifest, error) {
+// LoadManifest reads the manifest of a row of the module table from store, checks it against the
+// digest the statement pins, and checks that it describes that row and pins the row's module. The
+// module's own bytes are not read: LoadModule reads them for a caller that runs them.
+func (r *Release) LoadManifest(store *cas.Store, row statement.Module) (*manifest.Manifest, error) {
 	raw, err := store.Get(row.Manifest)
 	if err != nil {
 		return nil, err
@@ -149,7 +152,7 @@ func (t *Trust) VerifyDir(dir string, now time.Time, dryRun bool) (*Release, *Re
 		}
 	}
 	for _, row := range rel.Modules() {
-		if _, err := rel.loadManifest(store, row); err != nil {
+		if _, err := rel.LoadManifest(store, row); err != nil {
 			return nil, rep, rep.fail(CheckDigests, err, CheckPinning)
 		}
 	}

@@ -131,7 +131,7 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 		}
 		var m *manifest.Manifest
 		if err == nil {
-			m, _, err = rel.LoadModule(v.store, row.Kind, row.Name)
+			m, err = rel.LoadManifest(v.store, row) // the module was checked by fetch
 		}
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %s", row.Name, errcode.From(err, errcode.IOFailed).Code))
