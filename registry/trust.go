@@ -227,6 +227,9 @@ func (t *Trust) Accept(r *Release) error {
 	if next.Sequence < t.state.Sequence {
 		return errcode.New(errcode.StatementRollback, "sequence %d is below the accepted %d", next.Sequence, t.state.Sequence)
 	}
+	if next == t.state {
+		return nil // the statement this folder holds, accepted again (an agent starting): nothing to write
+	}
 	data, _ := json.Marshal(next)
 	if err := writeAtomic(filepath.Join(t.dir, stateFile), append(data, '\n')); err != nil {
 		return err
