@@ -165,7 +165,7 @@ func Build(o BuildOptions) (*BuildResult, error) {
 			return nil, err
 		}
 	}
-	if err := writeAtomic(filepath.Join(o.OutDir, BundleFile), bundleJSON); err != nil {
+	if err := keys.ReplaceFile(filepath.Join(o.OutDir, BundleFile), bundleJSON, 0o644); err != nil {
 		return nil, err
 	}
 	res.Statement = cas.Sum(payload)

@@ -231,36 +231,10 @@ func (t *Trust) Accept(r *Release) error {
 		return nil // the statement this folder holds, accepted again (an agent starting): nothing to write
 	}
 	data, _ := json.Marshal(next)
-	if err := writeAtomic(filepath.Join(t.dir, stateFile), append(data, '\n')); err != nil {
+	if err := keys.ReplaceFile(filepath.Join(t.dir, stateFile), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
 	t.state = next
-	return nil
-}
-
-// writeAtomic replaces path with data through a synced temp file in the same folder.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return errcode.Wrap(err, errcode.IOFailed, "cannot write %s", path)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return errcode.Wrap(err, errcode.IOFailed, "cannot write %s", path)
-	}
 	return nil
 }
 

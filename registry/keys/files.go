@@ -104,9 +104,20 @@ func WritePublic(path, text string) error {
 // and then linked into place, so a process that races to create or read the same file never sees half
 // of it.
 func CreateExclusive(path string, data []byte, mode os.FileMode) error {
+	return place(path, data, mode, os.Link, "create")
+}
+
+// ReplaceFile replaces path with data, written and synced under a temporary name in the same folder
+// and renamed over it: a reader sees the old file or the new one, never half of either.
+func ReplaceFile(path string, data []byte, mode os.FileMode) error {
+	return place(path, data, mode, os.Rename, "write")
+}
+
+// place writes data to a synced temporary file beside path and puts it at path with put.
+func place(path string, data []byte, mode os.FileMode, put func(tmp, path string) error, verb string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".new-*")
 	if err != nil {
-		return errcode.Wrap(err, errcode.IOFailed, "cannot create %s", path)
+		return errcode.Wrap(err, errcode.IOFailed, "cannot %s %s", verb, path)
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(data)
@@ -120,10 +131,10 @@ func CreateExclusive(path string, data []byte, mode os.FileMode) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Link(tmp.Name(), path)
+		err = put(tmp.Name(), path)
 	}
 	if err != nil {
-		return errcode.Wrap(err, errcode.IOFailed, "cannot create %s", path)
+		return errcode.Wrap(err, errcode.IOFailed, "cannot %s %s", verb, path)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -61,7 +62,7 @@ func (s caseStore) nextID() (uint64, error) {
 		return 0, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", s.seqPath())
 	}
 	next := last + 1
-	if err := writeAtomic(s.seqPath(), []byte(strconv.FormatUint(next, 10)+"\n")); err != nil {
+	if err := keys.ReplaceFile(s.seqPath(), []byte(strconv.FormatUint(next, 10)+"\n"), 0o600); err != nil {
 		return 0, err
 	}
 	return next, nil
@@ -72,7 +73,7 @@ func (s caseStore) save(c *caseFile) error {
 	if err != nil {
 		return errcode.Wrap(err, errcode.IOFailed, "case %d does not encode", c.Case.ID)
 	}
-	return writeAtomic(s.path(c.Case.Recipe), data)
+	return keys.ReplaceFile(s.path(c.Case.Recipe), data, 0o600)
 }
 
 // load reads every case file, whatever the current vocabulary: a recipe that left it keeps its last
@@ -103,29 +104,6 @@ func (s caseStore) load() (cases map[string]*caseFile, problems []error, err err
 		out[name] = &c
 	}
 	return out, problems, nil
-}
-
-// writeAtomic replaces path with data: a temporary file in the same folder, synced, then renamed.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return errcode.Wrap(err, errcode.IOFailed, "cannot write %s", path)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return errcode.Wrap(err, errcode.IOFailed, "cannot write %s", path)
-	}
-	return nil
 }
 
 // capText cuts s to the channel's text cap at a character boundary.
