@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -54,8 +53,7 @@ func (e *engine) variant() string {
 // checkDigest is the one check that module is the pinned bytes. It runs once in each process that
 // compiles them: in Load, and in a worker on the bytes its host sent.
 func checkDigest(name string, module []byte, pinned string) error {
-	sum := sha256.Sum256(module)
-	if got := hex.EncodeToString(sum[:]); got != pinned {
+	if got := cas.Sum(module); got != pinned {
 		return errcode.New(errcode.ModuleDigestMismatch, "%s: module bytes hash to %s, not the pinned %s", name, got, pinned).
 			With("sha256", pinned)
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -132,8 +131,7 @@ func loadDev(module, manifestPath string) (*manifest.Manifest, []byte, string, e
 	if err != nil {
 		return nil, nil, "", errcode.Wrap(err, errcode.IOFailed, "cannot read %s", module)
 	}
-	sum := sha256.Sum256(data)
-	return m, data, hex.EncodeToString(sum[:]), nil
+	return m, data, cas.Sum(data), nil
 }
 
 func defaultWordCache() string {

@@ -17,9 +17,7 @@ package wordtest
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -28,6 +26,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
+	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 )
 
@@ -136,8 +135,7 @@ func Load(t testing.TB, wasmPath, manifestPath string, opts ...Option) *Word {
 		t.Fatalf("wordtest: %v", err)
 	}
 	t.Cleanup(func() { h.Close() })
-	sum := sha256.Sum256(module)
-	mod, err := h.Load(context.Background(), m, module, hex.EncodeToString(sum[:]))
+	mod, err := h.Load(context.Background(), m, module, cas.Sum(module))
 	if err != nil {
 		t.Fatalf("wordtest: load %s: %v", wasmPath, err)
 	}

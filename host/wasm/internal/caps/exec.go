@@ -3,8 +3,6 @@ package caps
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
@@ -113,8 +112,7 @@ func readPinned(cap string, p manifest.Program) ([]byte, error) {
 	if len(code) > maxProgram {
 		return nil, denied(cap, "%s is over %d bytes", p.Path, maxProgram).With("path", p.Path)
 	}
-	sum := sha256.Sum256(code)
-	if got := hex.EncodeToString(sum[:]); got != p.SHA256 {
+	if got := cas.Sum(code); got != p.SHA256 {
 		return nil, denied(cap, "%s hashes to %s, not the pinned %s", p.Path, got, p.SHA256).
 			With("path", p.Path).With("sha256", got)
 	}

@@ -3,7 +3,6 @@ package caps
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
@@ -295,8 +295,7 @@ func fsWrite(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any
 	}
 	committed = true
 	_ = unix.Fsync(dirfd)
-	sum := sha256.Sum256(req.Data)
-	return capv1.FSWriteResult{Size: int64(len(req.Data)), SHA256: hex.EncodeToString(sum[:])}, nil
+	return capv1.FSWriteResult{Size: int64(len(req.Data)), SHA256: cas.Sum(req.Data)}, nil
 }
 
 func writeAll(fd int, b []byte) error {
