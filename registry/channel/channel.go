@@ -105,7 +105,6 @@ type Word struct {
 // ClaimRequest is a node's long poll for work, and its report of itself.
 type ClaimRequest struct {
 	Idle       bool           `json:"idle"`
-	RunningJob string         `json:"running_job,omitempty"`
 	Version    string         `json:"version"`
 	Statement  StatementRef   `json:"statement"`
 	Untrusted  string         `json:"untrusted,omitempty"` // why the node could not verify the plane's statement

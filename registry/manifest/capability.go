@@ -82,15 +82,6 @@ var capabilitiesV1 = map[string]capSpec{
 	"exec.pinned":          {allowed: bPrograms | bMaxBytes | bTimeout, required: bPrograms, minClass: ClassChange},
 }
 
-// CapabilityNames lists the v1 capabilities, for help texts and tests.
-func CapabilityNames() []string {
-	names := make([]string, 0, len(capabilitiesV1))
-	for n := range capabilitiesV1 {
-		names = append(names, n)
-	}
-	return names
-}
-
 func (c Capability) has() bound {
 	var b bound
 	if len(c.Paths) > 0 {

@@ -46,11 +46,10 @@ func under(root, p string) bool {
 
 // resolved is an open path: fd is an O_PATH descriptor of the final component (a symlink itself when
 // the walk was told not to follow a final link), dir an O_PATH descriptor of its parent, name its last
-// component, and path where it really is.
+// component.
 type resolved struct {
 	fd, dir int
 	name    string
-	path    string
 }
 
 func (r *resolved) close() {
@@ -86,7 +85,7 @@ restart:
 			unix.Close(dir)
 			return nil, fsError(cap, p, err)
 		}
-		return &resolved{fd: fd, dir: dir, name: ".", path: root}, nil
+		return &resolved{fd: fd, dir: dir, name: "."}, nil
 	}
 	comps := strings.Split(rel, "/")
 	cur := root
@@ -129,7 +128,7 @@ restart:
 			goto restart
 		}
 		if last {
-			return &resolved{fd: fd, dir: dir, name: c, path: next}, nil
+			return &resolved{fd: fd, dir: dir, name: c}, nil
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			unix.Close(fd)

@@ -5,7 +5,6 @@ package systemdtest
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -156,20 +155,6 @@ func (f *Fake) Journal(_ context.Context, unit string, lines int) ([]capv1.Journ
 		e = e[len(e)-lines:]
 	}
 	return slices.Clone(e), nil
-}
-
-// Show formats properties as systemctl show prints them, for building units in tests.
-func Show(props map[string]string) string {
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var s string
-	for _, k := range keys {
-		s += fmt.Sprintf("%s=%s\n", k, props[k])
-	}
-	return s
 }
 
 var _ systemd.Manager = (*Fake)(nil)
