@@ -67,8 +67,9 @@ func (c *cacheCounters) add(s CacheStats) {
 
 // compileCache is the sealed on-disk cache. A nil *compileCache caches nothing.
 type compileCache struct {
-	dir string // one directory per wazero version and platform
-	key []byte
+	dir     string // one directory per wazero version and platform
+	key     []byte
+	version string // wazeroVersion(), which every seal binds
 }
 
 // wazeroVersion names the wazero module this binary links, which decides whether compiled code fits.
@@ -90,12 +91,13 @@ func openCompileCache(dir string, key []byte) (*compileCache, error) {
 	if len(key) != CacheKeySize {
 		return nil, errcode.New(errcode.KeyMalformed, "compile-cache key must be %d bytes, not %d", CacheKeySize, len(key))
 	}
-	d := filepath.Join(dir, fmt.Sprintf("wazero-%s-%s-%s", wazeroVersion(), runtime.GOOS, runtime.GOARCH))
+	version := wazeroVersion()
+	d := filepath.Join(dir, fmt.Sprintf("wazero-%s-%s-%s", version, runtime.GOOS, runtime.GOARCH))
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create compile cache %s", d)
 	}
 	removeStale(d)
-	return &compileCache{dir: d, key: bytes.Clone(key)}, nil
+	return &compileCache{dir: d, key: bytes.Clone(key), version: version}, nil
 }
 
 // removeStale removes compile directories and temp entries a process that died mid-compile left.
@@ -291,7 +293,7 @@ func (c *compileCache) macOf(digest, variant, name string, size int64) hash.Hash
 		binary.BigEndian.PutUint64(b[:], uint64(n))
 		h.Write(b[:])
 	}
-	for _, p := range []string{macDomain, wazeroVersion(), digest, variant, name} {
+	for _, p := range []string{macDomain, c.version, digest, variant, name} {
 		part(len(p))
 		h.Write([]byte(p))
 	}

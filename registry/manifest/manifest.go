@@ -131,6 +131,9 @@ func (r *Recipe) CheckInterval() time.Duration {
 	return d
 }
 
+// ValidName reports whether name can name a module (a word, recipe or driver).
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
 var (
 	nameRE     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 	platformRE = regexp.MustCompile(`^[a-z0-9]+/[a-z0-9]+$`)

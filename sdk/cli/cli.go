@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -191,7 +192,7 @@ func find(cmds []*Command, args []string) (*Command, []string) {
 	bestLen := 0
 	for _, c := range cmds {
 		words := strings.Fields(c.Path)
-		if len(words) <= len(args) && len(words) > bestLen && equal(words, args[:len(words)]) {
+		if len(words) <= len(args) && len(words) > bestLen && slices.Equal(words, args[:len(words)]) {
 			best, bestLen = c, len(words)
 		}
 	}
@@ -199,15 +200,6 @@ func find(cmds []*Command, args []string) (*Command, []string) {
 		return nil, args
 	}
 	return best, args[bestLen:]
-}
-
-func equal(a, b []string) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // parse lets flags and positional arguments mix: Go's flag package stops at the first positional.

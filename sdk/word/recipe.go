@@ -97,10 +97,10 @@ func (v Verdict) normal() (Verdict, error) {
 	switch v.Verdict {
 	case VerdictPass, VerdictFail, VerdictUnknown:
 	default:
-		return Verdict{}, Fail("recipe.no_verdict", "a check answers pass, fail or unknown, not %q", v.Verdict)
+		return Verdict{}, Fail(errcode.RecipeNoVerdict, "a check answers pass, fail or unknown, not %q", v.Verdict)
 	}
 	if v.Repair != nil && v.Verdict != VerdictFail {
-		return Verdict{}, Fail("recipe.no_verdict", "only a failing verdict carries repair params")
+		return Verdict{}, Fail(errcode.RecipeNoVerdict, "only a failing verdict carries repair params")
 	}
 	v.Detail = cut(v.Detail, MaxDetail)
 	return v, nil

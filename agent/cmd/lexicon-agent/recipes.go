@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/recipes"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 )
 
@@ -50,8 +50,6 @@ func (r historyResult) Text(w io.Writer) {
 	}
 }
 
-var recipeNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
-
 func recipesCmd() *cli.Command {
 	var d dirs
 	return &cli.Command{
@@ -64,7 +62,7 @@ func recipesCmd() *cli.Command {
 				return nil, err
 			}
 			if len(args) == 1 {
-				if !recipeNameRE.MatchString(args[0]) {
+				if !manifest.ValidName(args[0]) {
 					return nil, cli.UsageError("%q is not a recipe name", args[0])
 				}
 				events, err := recipes.History(sd.RecipesDir(), args[0])
