@@ -234,11 +234,7 @@ func readUnverified(dir string) (*statement.Statement, *cas.Store, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := statement.ParseBundle(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := statement.Decode(b.GetDsseEnvelope().Payload)
+	st, err := statement.DecodeBundle(data)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,6 +43,16 @@ func ParseBundle(data []byte) (*bundle.Bundle, error) {
 	return &b, nil
 }
 
+// DecodeBundle reads the statement out of a bundle without verifying it: for a bundle that was verified
+// before it was stored, or that a publisher is still building.
+func DecodeBundle(data []byte) (*Statement, error) {
+	b, err := ParseBundle(data)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(b.GetDsseEnvelope().Payload)
+}
+
 // Decode parses and checks a statement payload. It needs no key: it runs before trust is decided,
 // and only checks that the statement is well formed.
 func Decode(payload []byte) (*Statement, error) {

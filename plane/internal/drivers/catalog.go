@@ -77,11 +77,7 @@ func (m *Manager) loadCatalog(ctx context.Context) (*catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := statement.ParseBundle(rel.Bundle)
-	if err != nil {
-		return nil, err
-	}
-	st, err := statement.Decode(b.GetDsseEnvelope().Payload)
+	st, err := statement.DecodeBundle(rel.Bundle) // verified when it was published
 	if err != nil {
 		return nil, err
 	}

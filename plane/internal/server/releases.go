@@ -219,7 +219,7 @@ func (x *manifestIndex) currentWords(ctx context.Context) (map[string]*manifest.
 	if err != nil {
 		return nil, err
 	}
-	st, err := decodeStatement(cur.Bundle)
+	st, err := statement.DecodeBundle(cur.Bundle)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (x *manifestIndex) load(ctx context.Context, seq int64) error {
 	if err != nil {
 		return err
 	}
-	st, err := decodeStatement(rel.Bundle)
+	st, err := statement.DecodeBundle(rel.Bundle)
 	if err != nil {
 		return err
 	}
@@ -266,13 +266,4 @@ func (x *manifestIndex) load(ctx context.Context, seq int64) error {
 	}
 	x.loaded[seq] = true
 	return nil
-}
-
-// decodeStatement reads a stored bundle's statement. It was verified when it was published.
-func decodeStatement(bundle []byte) (*statement.Statement, error) {
-	b, err := statement.ParseBundle(bundle)
-	if err != nil {
-		return nil, err
-	}
-	return statement.Decode(b.GetDsseEnvelope().Payload)
 }
