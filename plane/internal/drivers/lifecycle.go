@@ -201,12 +201,18 @@ func (m *Manager) reapAccounts(ctx context.Context, sl *slot, e Entry) {
 // store records it enabled for every replica. Refused: driver.not_pinned, module.digest_mismatch,
 // driver.start_failed.
 func (m *Manager) Enable(ctx context.Context, actor, name string) (wire.Driver, error) {
+	return m.audited(ctx, actor, name, "driver.enable", m.enable)
+}
+
+// audited runs op (enable or disable) on the named driver and records it in the audit log, whatever
+// its outcome.
+func (m *Manager) audited(ctx context.Context, actor, name, op string, run func(context.Context, string, string) (wire.Driver, error)) (wire.Driver, error) {
 	if err := checkName(name); err != nil {
 		return wire.Driver{}, err
 	}
 	t0 := m.cfg.Now()
-	d, err := m.enable(ctx, actor, name)
-	m.record(ctx, actor, "", name, "driver.enable", "", t0, err)
+	d, err := run(ctx, actor, name)
+	m.record(ctx, actor, "", name, op, "", t0, err)
 	return d, err
 }
 
@@ -241,13 +247,7 @@ func (m *Manager) enable(ctx context.Context, actor, name string) (wire.Driver, 
 // refuse calls at once (every call reads the store) and stop theirs within SyncEvery. Calls in flight
 // fail with driver.disabled.
 func (m *Manager) Disable(ctx context.Context, actor, name string) (wire.Driver, error) {
-	if err := checkName(name); err != nil {
-		return wire.Driver{}, err
-	}
-	t0 := m.cfg.Now()
-	d, err := m.disable(ctx, actor, name)
-	m.record(ctx, actor, "", name, "driver.disable", "", t0, err)
-	return d, err
+	return m.audited(ctx, actor, name, "driver.disable", m.disable)
 }
 
 func (m *Manager) disable(ctx context.Context, actor, name string) (wire.Driver, error) {
