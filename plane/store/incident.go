@@ -178,8 +178,8 @@ type IncidentListParams struct {
 }
 
 type IncidentListResult struct {
-	Incidents  []Incident
-	NextCursor string
+	Incidents  []Incident `json:"incidents"`
+	NextCursor string     `json:"next_cursor,omitempty"` // "" on the last page
 }
 
 type IncidentEventListParams struct {

@@ -165,8 +165,8 @@ type JobListParams struct {
 }
 
 type JobListResult struct {
-	Jobs       []Job
-	NextCursor string
+	Jobs       []Job  `json:"jobs"`
+	NextCursor string `json:"next_cursor,omitempty"` // "" on the last page
 }
 
 func validClass(c string) bool { return c == "look" || c == "change" || c == "destructive" }

@@ -107,8 +107,8 @@ type JoinListParams struct {
 }
 
 type JoinListResult struct {
-	Joins      []Join
-	NextCursor string // "" on the last page
+	Joins      []Join `json:"joins"`
+	NextCursor string `json:"next_cursor,omitempty"` // "" on the last page
 }
 
 type JoinRenewParams struct {

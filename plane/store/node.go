@@ -108,8 +108,8 @@ type NodeListParams struct {
 }
 
 type NodeListResult struct {
-	Nodes      []Node
-	NextCursor string
+	Nodes      []Node `json:"nodes"`
+	NextCursor string `json:"next_cursor,omitempty"` // "" on the last page
 }
 
 type NodeReportParams struct {

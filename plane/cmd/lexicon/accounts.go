@@ -122,6 +122,6 @@ func accountsRemoveCmd() *cli.Command {
 	return simple("accounts remove", "NAME", "remove a driver account and its sealed credential", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var a accountRemoved
-			return a, c.postJSON(ctx, "/accounts/"+url.PathEscape(args[0])+"/remove", nil, &a)
+			return a, c.postJSON(ctx, apiPath("accounts", args[0], "remove"), nil, &a)
 		})
 }

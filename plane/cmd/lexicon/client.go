@@ -9,6 +9,7 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -114,8 +115,13 @@ func (c *client) postJSON(ctx context.Context, path string, in, out any) error {
 	return c.do(ctx, http.MethodPost, path, body, "application/json", out)
 }
 
-func pathEscape(s string) string {
-	return strings.NewReplacer("/", "%2F", "?", "%3F", "#", "%23").Replace(s)
+// apiPath is an admin API path made of segments, each escaped.
+func apiPath(segments ...string) string {
+	var b strings.Builder
+	for _, s := range segments {
+		b.WriteString("/" + url.PathEscape(s))
+	}
+	return b.String()
 }
 
 func short(t time.Time) string {

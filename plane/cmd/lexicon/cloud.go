@@ -14,14 +14,6 @@ import (
 
 // The cloud commands read only: regions, instance types and instances, each call audited on the plane.
 
-func cloudPath(account string, rest ...string) string {
-	p := "/cloud/" + url.PathEscape(account)
-	for _, r := range rest {
-		p += "/" + url.PathEscape(r)
-	}
-	return p
-}
-
 type regionList struct {
 	Regions []wire.Region `json:"regions"`
 }
@@ -41,7 +33,7 @@ func cloudRegionsCmd() *cli.Command {
 				return nil, err
 			}
 			var l regionList
-			return l, c.getJSON(ctx, cloudPath(account, "regions"), &l)
+			return l, c.getJSON(ctx, apiPath("cloud", account, "regions"), &l)
 		})
 }
 
@@ -70,7 +62,7 @@ func cloudTypesCmd() *cli.Command {
 				return nil, cli.UsageError("name the region with --region")
 			}
 			var l typeList
-			return l, c.getJSON(ctx, cloudPath(account, "regions", region, "types"), &l)
+			return l, c.getJSON(ctx, apiPath("cloud", account, "regions", region, "types"), &l)
 		})
 }
 
@@ -109,6 +101,6 @@ func cloudInstancesCmd() *cli.Command {
 				q.Set("page_token", token)
 			}
 			var p instancePage
-			return p, c.getJSON(ctx, cloudPath(account, "instances")+"?"+q.Encode(), &p)
+			return p, c.getJSON(ctx, apiPath("cloud", account, "instances")+"?"+q.Encode(), &p)
 		})
 }

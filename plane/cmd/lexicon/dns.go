@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
@@ -18,14 +17,6 @@ import (
 // ExitConflicts is the exit status of a reconcile that left conflicts: it ran, and the zone does not
 // hold every record the file asks for.
 const ExitConflicts = 3
-
-func dnsPath(account string, rest ...string) string {
-	p := "/dns/" + url.PathEscape(account)
-	for _, r := range rest {
-		p += "/" + url.PathEscape(r)
-	}
-	return p
-}
 
 type zoneList struct {
 	Zones []wire.Zone `json:"zones"`
@@ -53,7 +44,7 @@ func dnsZonesCmd() *cli.Command {
 				return nil, err
 			}
 			var l zoneList
-			return l, c.getJSON(ctx, dnsPath(account, "zones"), &l)
+			return l, c.getJSON(ctx, apiPath("dns", account, "zones"), &l)
 		})
 }
 
@@ -93,7 +84,7 @@ func dnsRecordsCmd() *cli.Command {
 				return nil, cli.UsageError("name the zone with --zone")
 			}
 			var l recordList
-			return l, c.getJSON(ctx, dnsPath(account, "zones", zone, "records"), &l)
+			return l, c.getJSON(ctx, apiPath("dns", account, "zones", zone, "records"), &l)
 		})
 }
 
@@ -156,6 +147,6 @@ func dnsReconcileCmd() *cli.Command {
 				return nil, cli.UsageError("records file %s: %v", file, err)
 			}
 			var r reconcileReport
-			return r, c.postJSON(ctx, dnsPath(account, "zones", zone, "reconcile"), wire.Reconcile{Records: rf.Records, DryRun: dry}, &r)
+			return r, c.postJSON(ctx, apiPath("dns", account, "zones", zone, "reconcile"), wire.Reconcile{Records: rf.Records, DryRun: dry}, &r)
 		})
 }

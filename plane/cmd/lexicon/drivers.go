@@ -65,7 +65,7 @@ func driversEnableCmd() *cli.Command {
 	return simple("drivers enable", "NAME", "enable a driver the current release pins; the plane verifies and starts it", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var d driverOne
-			return d, c.postJSON(ctx, "/drivers/"+url.PathEscape(args[0])+"/enable", nil, &d)
+			return d, c.postJSON(ctx, apiPath("drivers", args[0], "enable"), nil, &d)
 		})
 }
 
@@ -73,7 +73,7 @@ func driversDisableCmd() *cli.Command {
 	return simple("drivers disable", "NAME", "disable a driver: its processes stop on every replica and calls are refused", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var d driverOne
-			return d, c.postJSON(ctx, "/drivers/"+url.PathEscape(args[0])+"/disable", nil, &d)
+			return d, c.postJSON(ctx, apiPath("drivers", args[0], "disable"), nil, &d)
 		})
 }
 

@@ -56,10 +56,7 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-type incidentList struct {
-	Incidents  []store.Incident `json:"incidents"`
-	NextCursor string           `json:"next_cursor,omitempty"`
-}
+type incidentList struct{ store.IncidentListResult }
 
 func (l incidentList) Text(w io.Writer) {
 	if len(l.Incidents) == 0 {
@@ -180,7 +177,7 @@ func incidentsShowCmd() *cli.Command {
 	return simple("incidents show", "ID", "show an incident with its timeline, its case and its notifications", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var d incidentShow
-			return d, c.getJSON(ctx, "/incidents/"+pathEscape(args[0]), &d)
+			return d, c.getJSON(ctx, apiPath("incidents", args[0]), &d)
 		})
 }
 
@@ -223,7 +220,7 @@ func incidentsTriageCmd() *cli.Command {
 				return nil, cli.UsageError("triage is new, resolved, ignored or snooze, not %q", args[1])
 			}
 			var t triaged
-			return t, c.postJSON(ctx, "/incidents/"+pathEscape(args[0])+"/triage", req, &t)
+			return t, c.postJSON(ctx, apiPath("incidents", args[0], "triage"), req, &t)
 		})
 }
 
@@ -237,6 +234,6 @@ func incidentsNoteCmd() *cli.Command {
 	return simple("incidents note", "ID TEXT...", "add a note to an incident's timeline (the operator role)", 2, -1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var n noted
-			return n, c.postJSON(ctx, "/incidents/"+pathEscape(args[0])+"/notes", server.NoteRequest{Text: strings.Join(args[1:], " ")}, &n)
+			return n, c.postJSON(ctx, apiPath("incidents", args[0], "notes"), server.NoteRequest{Text: strings.Join(args[1:], " ")}, &n)
 		})
 }

@@ -105,7 +105,7 @@ func watch(ctx context.Context, env *cli.Env, c *client, id string) (jobOne, err
 	defer tick.Stop()
 	for {
 		var j jobOne
-		if err := c.getJSON(ctx, "/jobs/"+pathEscape(id), &j); err != nil {
+		if err := c.getJSON(ctx, apiPath("jobs", id), &j); err != nil {
 			return j, err
 		}
 		if j.State != last {
@@ -127,7 +127,7 @@ func jobsShowCmd() *cli.Command {
 	return simple("jobs show", "ID", "show a job with its output, transcript and audit", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var j jobOne
-			return j, c.getJSON(ctx, "/jobs/"+pathEscape(args[0]), &j)
+			return j, c.getJSON(ctx, apiPath("jobs", args[0]), &j)
 		})
 }
 
@@ -138,10 +138,7 @@ func jobsWatchCmd() *cli.Command {
 		})
 }
 
-type jobList struct {
-	Jobs       []store.Job `json:"jobs"`
-	NextCursor string      `json:"next_cursor,omitempty"`
-}
+type jobList struct{ store.JobListResult }
 
 func (l jobList) Text(w io.Writer) {
 	if len(l.Jobs) == 0 {
@@ -172,7 +169,7 @@ func jobsCancelCmd() *cli.Command {
 	return simple("jobs cancel", "ID", "cancel a queued job", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var j jobOne
-			return j, c.postJSON(ctx, "/jobs/"+pathEscape(args[0])+"/cancel", nil, &j)
+			return j, c.postJSON(ctx, apiPath("jobs", args[0], "cancel"), nil, &j)
 		})
 }
 
@@ -182,6 +179,6 @@ func jobsMarkFailedCmd() *cli.Command {
 		func(fs *flag.FlagSet) { fs.StringVar(&msg, "message", "marked failed by an operator", "why") },
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var j jobOne
-			return j, c.postJSON(ctx, "/jobs/"+pathEscape(args[0])+"/mark-failed", map[string]string{"message": msg}, &j)
+			return j, c.postJSON(ctx, apiPath("jobs", args[0], "mark-failed"), map[string]string{"message": msg}, &j)
 		})
 }

@@ -45,10 +45,7 @@ func whoamiCmd() *cli.Command {
 	})
 }
 
-type joinList struct {
-	Joins      []store.Join `json:"joins"`
-	NextCursor string       `json:"next_cursor,omitempty"`
-}
+type joinList struct{ store.JoinListResult }
 
 func (l joinList) Text(w io.Writer) {
 	if len(l.Joins) == 0 {
@@ -91,7 +88,7 @@ func joinsApproveCmd() *cli.Command {
 				return nil, cli.UsageError("approve needs --fingerprint: read it on the machine (lexicon-agent status) and compare")
 			}
 			var a approved
-			return a, c.postJSON(ctx, "/joins/"+pathEscape(args[0])+"/approve", map[string]string{"fingerprint": fp, "name": name}, &a)
+			return a, c.postJSON(ctx, apiPath("joins", args[0], "approve"), map[string]string{"fingerprint": fp, "name": name}, &a)
 		})
 }
 
@@ -103,14 +100,11 @@ func joinsRejectCmd() *cli.Command {
 	return simple("joins reject", "ID", "reject a join; its key is retired for good", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var j joinOne
-			return j, c.postJSON(ctx, "/joins/"+pathEscape(args[0])+"/reject", nil, &j)
+			return j, c.postJSON(ctx, apiPath("joins", args[0], "reject"), nil, &j)
 		})
 }
 
-type nodeList struct {
-	Nodes      []store.Node `json:"nodes"`
-	NextCursor string       `json:"next_cursor,omitempty"`
-}
+type nodeList struct{ store.NodeListResult }
 
 func (l nodeList) Text(w io.Writer) {
 	if len(l.Nodes) == 0 {
@@ -159,7 +153,7 @@ func nodesShowCmd() *cli.Command {
 	return simple("nodes show", "NODE", "show a node (by id or name): its vocabulary and what it last reported", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var n nodeOne
-			return n, c.getJSON(ctx, "/nodes/"+pathEscape(args[0]), &n)
+			return n, c.getJSON(ctx, apiPath("nodes", args[0]), &n)
 		})
 }
 
@@ -177,6 +171,6 @@ func nodesDisconnectCmd() *cli.Command {
 	return simple("nodes disconnect", "NODE", "end a node's pairing; it must join again with a new key", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var e ended
-			return e, c.postJSON(ctx, "/nodes/"+pathEscape(args[0])+"/disconnect", nil, &e)
+			return e, c.postJSON(ctx, apiPath("nodes", args[0], "disconnect"), nil, &e)
 		})
 }

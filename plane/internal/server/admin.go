@@ -145,7 +145,8 @@ func (s *Server) joinList(r *http.Request) (int, any, error) {
 	res, err := s.store.JoinList(r.Context(), store.JoinListParams{
 		Status: store.JoinStatus(r.URL.Query().Get("status")), Limit: limitParam(r), Cursor: r.URL.Query().Get("cursor"), Now: s.now(),
 	})
-	return http.StatusOK, map[string]any{"joins": nonNil(res.Joins), "next_cursor": res.NextCursor}, err
+	res.Joins = nonNil(res.Joins)
+	return http.StatusOK, res, err
 }
 
 type approveRequest struct {
@@ -187,7 +188,8 @@ func (s *Server) nodeList(r *http.Request) (int, any, error) {
 	res, err := s.store.NodeList(r.Context(), store.NodeListParams{
 		State: store.NodeState(r.URL.Query().Get("state")), Limit: limitParam(r), Cursor: r.URL.Query().Get("cursor"),
 	})
-	return http.StatusOK, map[string]any{"nodes": nonNil(res.Nodes), "next_cursor": res.NextCursor}, err
+	res.Nodes = nonNil(res.Nodes)
+	return http.StatusOK, res, err
 }
 
 // nodeByRef finds a node by id or by the name of an active node.
@@ -294,7 +296,8 @@ func (s *Server) jobList(r *http.Request) (int, any, error) {
 		nodeID = n.ID
 	}
 	res, err := s.store.JobList(r.Context(), store.JobListParams{NodeID: nodeID, State: store.JobState(q.Get("state")), Limit: limitParam(r), Cursor: q.Get("cursor")})
-	return http.StatusOK, map[string]any{"jobs": nonNil(res.Jobs), "next_cursor": res.NextCursor}, err
+	res.Jobs = nonNil(res.Jobs)
+	return http.StatusOK, res, err
 }
 
 func (s *Server) jobShow(r *http.Request) (int, any, error) {

@@ -62,7 +62,8 @@ func (s *Server) incidentList(r *http.Request) (int, any, error) {
 		p.NodeID = n.ID
 	}
 	res, err := s.store.IncidentList(r.Context(), p)
-	return http.StatusOK, map[string]any{"incidents": nonNil(res.Incidents), "next_cursor": res.NextCursor}, err
+	res.Incidents = nonNil(res.Incidents)
+	return http.StatusOK, res, err
 }
 
 func (s *Server) incidentShow(r *http.Request) (int, any, error) {
