@@ -47,10 +47,18 @@ func (d *dirs) paired() (state.Dir, state.Pairing, *client.Client, error) {
 	if err != nil {
 		return "", state.Pairing{}, nil, err
 	}
-	key, err := sd.ExistingKey()
+	c, err := planeClient(sd, p)
 	if err != nil {
 		return "", state.Pairing{}, nil, err
 	}
-	c, err := client.New(p.Plane, p.CA, key)
-	return sd, p, c, err
+	return sd, p, c, nil
+}
+
+// planeClient is a client of the plane pairing p names, signing with the node key in sd.
+func planeClient(sd state.Dir, p state.Pairing) (*client.Client, error) {
+	key, err := sd.ExistingKey()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(p.Plane, p.CA, key)
 }

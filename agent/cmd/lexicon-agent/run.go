@@ -78,7 +78,7 @@ func runCmd() *cli.Command {
 			case p.Status != channel.JoinApproved:
 				return recipesOnly("the join is not approved", "status", p.Status)
 			}
-			_, _, c, err := d.paired()
+			c, err := planeClient(sd, p)
 			if err != nil {
 				return recipesOnly("the pairing cannot be used", "err", err)
 			}
