@@ -34,11 +34,7 @@ func fsRead(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any,
 	if req.Offset < 0 || req.Length < 0 {
 		return nil, invalid("offset", "offset and length must not be negative")
 	}
-	root, err := within(c.Cap, c.Paths, req.Path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := resolve(c.Cap, root, req.Path, true)
+	r, err := open(c, req.Path, true)
 	if err != nil {
 		return nil, err
 	}
@@ -82,11 +78,7 @@ func fsStat(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any,
 	if err := decode(raw, &req); err != nil {
 		return nil, err
 	}
-	root, err := within(c.Cap, c.Paths, req.Path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := resolve(c.Cap, root, req.Path, false)
+	r, err := open(c, req.Path, false)
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +122,7 @@ func fsList(ctx context.Context, _ *Word, c manifest.Capability, raw []byte) (an
 	if req.Limit > 0 {
 		limit = min(req.Limit, maxListLimit)
 	}
-	root, err := within(c.Cap, c.Paths, req.Path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := resolve(c.Cap, root, req.Path, true)
+	r, err := open(c, req.Path, true)
 	if err != nil {
 		return nil, err
 	}

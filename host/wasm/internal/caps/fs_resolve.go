@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -42,6 +43,15 @@ func within(cap string, roots []string, p string) (string, error) {
 
 func under(root, p string) bool {
 	return root == "/" || p == root || strings.HasPrefix(p, root+"/")
+}
+
+// open resolves path for capability c: it must lie beneath one of c's declared roots.
+func open(c manifest.Capability, path string, followLast bool) (*resolved, error) {
+	root, err := within(c.Cap, c.Paths, path)
+	if err != nil {
+		return nil, err
+	}
+	return resolve(c.Cap, root, path, followLast)
 }
 
 // resolved is an open path: fd is an O_PATH descriptor of the final component (a symlink itself when
