@@ -17,6 +17,7 @@ package webhook
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/url"
 	"os"
 
@@ -54,7 +55,13 @@ const maxFile = 64 << 10
 // Load reads the webhooks file at path. It refuses a file anyone else may write, or everyone may read,
 // since it holds secrets.
 func Load(path string) ([]Endpoint, error) {
-	fi, err := os.Stat(path)
+	// The file that is checked is the file that is read: one open, checked through its descriptor.
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errcode.Wrap(err, errcode.WebhookConfigInvalid, "cannot read the webhooks file %s", path)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, errcode.Wrap(err, errcode.WebhookConfigInvalid, "cannot read the webhooks file %s", path)
 	}
@@ -69,7 +76,7 @@ func Load(path string) ([]Endpoint, error) {
 	if fi.Size() > maxFile {
 		return nil, errcode.New(errcode.WebhookConfigInvalid, "webhooks file %s is over %d bytes", path, maxFile)
 	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(io.LimitReader(f, maxFile))
 	if err != nil {
 		return nil, errcode.Wrap(err, errcode.WebhookConfigInvalid, "cannot read the webhooks file %s", path)
 	}
