@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"syscall"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -56,7 +57,8 @@ const maxFile = 64 << 10
 // since it holds secrets.
 func Load(path string) ([]Endpoint, error) {
 	// The file that is checked is the file that is read: one open, checked through its descriptor.
-	f, err := os.Open(path)
+	// Non-blocking, so that a FIFO put in its place is refused rather than waited on.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, errcode.Wrap(err, errcode.WebhookConfigInvalid, "cannot read the webhooks file %s", path)
 	}
