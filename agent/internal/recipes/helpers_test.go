@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
+	"github.com/lexicon-fleet/lexicon/agent/policy"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab/vocabtest"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
@@ -181,6 +182,7 @@ type env struct {
 type setup struct {
 	mods   func(e *env) []vocabtest.Module
 	policy string // policy.json; default accepts look and change
+	handed string // the policy the agent loaded at start and hands the loop and the host; default policy
 	units  map[string]string
 	agents map[string]string
 	digest string // the running agent's digest, for scope release
@@ -215,8 +217,15 @@ func newEnv(t *testing.T, s setup) *env {
 	if err := os.WriteFile(e.policy, []byte(pol), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var names struct{ Names []string }
-	_ = json.Unmarshal([]byte(pol), &names)
+	handed := policy.Load(e.policy)
+	if s.handed != "" {
+		path := filepath.Join(t.TempDir(), "handed.json")
+		if err := os.WriteFile(path, []byte(s.handed), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		handed = policy.Load(path)
+	}
+	names := handed
 	v := e.rel.Open(t)
 	var rn *runner.Runner
 	if len(names.Names) == 0 {
@@ -233,7 +242,7 @@ func newEnv(t *testing.T, s setup) *env {
 		rn = &runner.Runner{Host: e.host, Vocab: v, PolicyFile: e.policy, LockFile: e.lock}
 	}
 	var err error
-	e.loop, err = New(Config{Vocab: v, Runner: rn, Dir: e.state, ConfigDir: e.config, AgentDigest: s.digest, Clock: e.clock})
+	e.loop, err = New(Config{Vocab: v, Runner: rn, Policy: handed, Dir: e.state, ConfigDir: e.config, AgentDigest: s.digest, Clock: e.clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -381,6 +381,30 @@ func TestNotApplicable(t *testing.T) {
 	e.want("cert_expiry", "0 check:unknown")
 }
 
+// TestHandedPolicy: the loop judges scope site by the policy it is handed (the one the agent loaded at
+// start and gave the host), never by reading the runner's policy file again.
+func TestHandedPolicy(t *testing.T) {
+	s := setup{
+		policy: `{"classes": {"look": "accept"}}`,
+		handed: `{"classes": {"look": "accept"}, "names": ["127.0.0.1:1"]}`,
+		mods:   func(*env) []vocabtest.Module { return []vocabtest.Module{recipeMod("cert_expiry", nil)} },
+	}
+	e := newEnv(t, s)
+	e.step()
+	e.want("cert_expiry", "0 check:unknown")
+
+	s.policy, s.handed = s.handed, `{"classes": {"look": "accept"}}`
+	e = newEnv(t, s)
+	e.step()
+	e.want("cert_expiry", "0 not_applicable")
+
+	cfg := e.loop.cfg
+	cfg.Policy = nil
+	if _, err := New(cfg); errcode.Code(err) != errcode.UsageInvalid {
+		t.Fatalf("a loop without a policy: %v", err)
+	}
+}
+
 // TestNodeDerived: a node_derived repair takes its params from this tick's check on this node and
 // nowhere else, still checked against the repair word's schema.
 func TestNodeDerived(t *testing.T) {
