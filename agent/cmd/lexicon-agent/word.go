@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/agent/internal/joblock"
+	"github.com/lexicon-fleet/lexicon/agent/internal/state"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -34,12 +38,12 @@ func wordRunCmd() *cli.Command {
 		release, trust, name, params string
 		dev                          bool
 		module, manifestPath         string
-		cacheDir, self               string
+		cacheDir, self, stateDir     string
 	)
 	return &cli.Command{
 		Path:    "word run",
 		Args:    "--release DIR --trust DIR --word NAME [--params JSON] | --dev --module X.wasm --manifest M.json",
-		Summary: "run one word on this machine, from a verified release (or, for authors, --dev)",
+		Summary: "run one word on this machine, from a verified release (or, for authors, --dev), under the job lock",
 		MaxArgs: 0,
 		Setup: func(fs *flag.FlagSet) {
 			fs.StringVar(&release, "release", "", "release directory (statement bundle and sha256/ store)")
@@ -51,6 +55,7 @@ func wordRunCmd() *cli.Command {
 			fs.StringVar(&manifestPath, "manifest", "", "with --dev: the manifest.json")
 			fs.StringVar(&cacheDir, "cache-dir", defaultWordCache(), "compile cache (its key is kept beside it, in DIR.key)")
 			fs.StringVar(&self, "self", "", "the node's own names for @self, comma-separated (host or host:port)")
+			fs.StringVar(&stateDir, "state-dir", "", "the agent's state folder, whose job lock the word runs under (default "+state.DefaultDir+", when it exists)")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			var m *manifest.Manifest
@@ -97,9 +102,33 @@ func wordRunCmd() *cli.Command {
 				return nil, err
 			}
 			defer mod.Close()
+			lock, err := takeJobLock(stateDir)
+			if err != nil {
+				return nil, err
+			}
+			defer lock.Release()
 			return &wordResult{Result: mod.Run(ctx, []byte(params)), Word: m.Name, Dev: dev}, nil
 		},
 	}
+}
+
+// takeJobLock takes the node's job lock without waiting, as a repair does: a word run by hand never
+// runs beside a job or a repair, and is refused with agent.busy while one holds the lock. With no
+// folder named, the installed agent's is used when it exists; a machine without one runs no agent, so
+// there is no job to exclude (nil, which Release accepts). A folder named but missing is io.failed.
+func takeJobLock(dir string) (*joblock.Lock, error) {
+	if dir == "" {
+		if _, err := os.Stat(state.DefaultDir); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		dir = state.DefaultDir
+	}
+	path := state.Dir(dir).LockFile()
+	lock, err := joblock.TryAcquire(path)
+	if errcode.Has(err, errcode.AgentBusy) {
+		return nil, errcode.Wrap(err, errcode.AgentBusy, "a job or a repair holds the job lock %s; run the word again when it ends", path)
+	}
+	return lock, err
 }
 
 // loadReleased verifies the release against the trust directory (accepting it, as the agent would) and

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
-	"github.com/lexicon-fleet/lexicon/agent/policy"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab/vocabtest"
+	"github.com/lexicon-fleet/lexicon/agent/policy"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
