@@ -22,9 +22,13 @@ build:
 
 # wasm builds every word and recipe module: primitives/<name> -> build/wasm/<name>.wasm, the example word,
 # and the host's test words. Each is built reproducibly (-trimpath, no VCS stamp) and its data segments
-# merged by wasmpost, before anything hashes or signs it.
+# merged by `lexicon-release wasmpost`, before anything hashes or signs it.
 WASM_DIR := $(BUILD)/wasm
-WASMPOST := $(BUILD)/tools/wasmpost
+# Modules are rebuilt when datamerge (what changes their bytes) changes; the tool itself is only
+# order-only, so editing another lexicon-release command does not rebuild every module.
+WASMPOST_TOOL := $(BUILD)/tools/lexicon-release
+WASMPOST := $(WASMPOST_TOOL) wasmpost
+DATAMERGE := $(wildcard host/wasm/datamerge/*.go)
 WORDS := $(patsubst primitives/%/main.go,%,$(wildcard primitives/*/main.go))
 TESTWORDS := $(patsubst host/wasm/testdata/%/main.go,%,$(wildcard host/wasm/testdata/*/main.go))
 WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.wasm) $(WASM_DIR)/examples/hello.wasm
@@ -33,25 +37,26 @@ WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.w
 RECIPES := $(patsubst primitives/recipes/%/main.go,%,$(wildcard primitives/recipes/*/main.go))
 RECIPETESTS := $(patsubst agent/internal/recipes/testdata/%/main.go,%,$(wildcard agent/internal/recipes/testdata/*/main.go))
 WASM_OUT += $(RECIPES:%=$(WASM_DIR)/recipes/%.wasm) $(RECIPETESTS:%=$(WASM_DIR)/recipetest/%.wasm)
-WORD_SDK := $(shell find sdk/word sdk/errcode -name '*.go' -not -name '*_test.go')
-WASM_BUILD = @mkdir -p $(dir $@) && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildvcs=false -o $@.raw ./$< && $(WASMPOST) -o $@ $@.raw && rm -f $@.raw
+WORD_SDK := $(shell find sdk/word sdk/errcode sdk/credkey -name '*.go' -not -name '*_test.go')
+WASM_DEPS := $(WORD_SDK) $(DATAMERGE) | $(WASMPOST_TOOL)
+WASM_BUILD = @mkdir -p $(dir $@) && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildvcs=false -o $@.raw ./$< && $(WASMPOST) --out $@ $@.raw && rm -f $@.raw
 
 wasm: $(WASM_OUT)
 
-$(WASMPOST): $(wildcard host/wasm/internal/datamerge/*.go host/wasm/internal/cmd/wasmpost/*.go)
+$(WASMPOST_TOOL): $(DATAMERGE) $(wildcard registry/cmd/lexicon-release/*.go)
 	@mkdir -p $(dir $@)
-	$(GO) build -o $@ ./host/wasm/internal/cmd/wasmpost
+	$(GO) build -o $@ ./registry/cmd/lexicon-release
 
 .SECONDEXPANSION:
-$(WASM_DIR)/%.wasm: primitives/% $$(wildcard primitives/%/*.go) $(WORD_SDK) $(WASMPOST)
+$(WASM_DIR)/%.wasm: primitives/% $$(wildcard primitives/%/*.go) $(WASM_DEPS)
 	$(WASM_BUILD)
-$(WASM_DIR)/testdata/%.wasm: host/wasm/testdata/% $$(wildcard host/wasm/testdata/%/*.go) $(WORD_SDK) $(WASMPOST)
+$(WASM_DIR)/testdata/%.wasm: host/wasm/testdata/% $$(wildcard host/wasm/testdata/%/*.go) $(WASM_DEPS)
 	$(WASM_BUILD)
-$(WASM_DIR)/examples/hello.wasm: examples/word-hello $(wildcard examples/word-hello/*.go) $(WORD_SDK) $(WASMPOST)
+$(WASM_DIR)/examples/hello.wasm: examples/word-hello $(wildcard examples/word-hello/*.go) $(WASM_DEPS)
 	$(WASM_BUILD)
-$(WASM_DIR)/recipes/%.wasm: primitives/recipes/% $$(wildcard primitives/recipes/%/*.go) $(WORD_SDK) $(WASMPOST)
+$(WASM_DIR)/recipes/%.wasm: primitives/recipes/% $$(wildcard primitives/recipes/%/*.go) $(WASM_DEPS)
 	$(WASM_BUILD)
-$(WASM_DIR)/recipetest/%.wasm: agent/internal/recipes/testdata/% $$(wildcard agent/internal/recipes/testdata/%/*.go) $(WORD_SDK) $(WASMPOST)
+$(WASM_DIR)/recipetest/%.wasm: agent/internal/recipes/testdata/% $$(wildcard agent/internal/recipes/testdata/%/*.go) $(WASM_DEPS)
 	$(WASM_BUILD)
 
 # modules stages every built module the way lexicon-release build reads them: one folder each, with

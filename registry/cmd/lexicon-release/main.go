@@ -10,6 +10,6 @@ func main() {
 
 func commands() []*cli.Command {
 	return []*cli.Command{
-		keygenCmd(), buildCmd(), chainCmd("add"), chainCmd("retire"), logCmd(), verifyCmd(), diffCmd(), trustInitCmd(), testLogCmd(),
+		keygenCmd(), buildCmd(), chainCmd("add"), chainCmd("retire"), logCmd(), verifyCmd(), diffCmd(), trustInitCmd(), testLogCmd(), wasmpostCmd(),
 	}
 }

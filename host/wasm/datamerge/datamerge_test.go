@@ -11,7 +11,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/internal/datamerge"
+	"github.com/lexicon-fleet/lexicon/host/wasm/datamerge"
 )
 
 // module builds a minimal module: one memory of pages pages and the given data section body.
