@@ -40,20 +40,10 @@ type Settings struct {
 	// Project is the project's name as the Hetzner console shows it. The API tells a token nothing
 	// about its project, so this declared name is the account identity the safety catch checks.
 	Project string `json:"project"`
-	// Endpoint overrides the API's base URL (https, or http on loopback for a test server).
-	Endpoint string `json:"endpoint,omitempty"`
+	cloud.Settings
 }
 
-const schema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["project"],
-  "properties": {
-    "project": {"type": "string", "minLength": 1, "maxLength": 128},
-    "endpoint": {"type": "string", "maxLength": 300}
-  }
-}`
+var schema = cloud.SettingsSchema(`"project": {"type": "string", "minLength": 1, "maxLength": 128}`, "project")
 
 // Driver is the Hetzner Cloud driver.
 type Driver struct {
@@ -67,30 +57,21 @@ type Driver struct {
 }
 
 func (d *Driver) Info(context.Context) (driver.Info, error) {
-	return driver.Info{Kind: driver.KindCloud, Name: "hetzner", Version: version, APIVersions: cloud.APIVersions()}, nil
+	return cloud.Info("hetzner", version), nil
 }
 
 func (d *Driver) ConfigSchema(context.Context) (json.RawMessage, error) {
-	return json.RawMessage(schema), nil
+	return schema, nil
 }
 
 func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
 	var s Settings
-	if err := driver.DecodeSettings(cfg.Settings, &s); err != nil {
+	u, err := cloud.Configure(cfg, &s, DefaultEndpoint, "an API token")
+	if err != nil {
 		return err
 	}
 	if s.Project == "" {
 		return errcode.New(errcode.DriverConfigInvalid, "project: the project's name is required").With("field", "/project")
-	}
-	if s.Endpoint == "" {
-		s.Endpoint = DefaultEndpoint
-	}
-	u, err := driver.CheckEndpoint("endpoint", s.Endpoint)
-	if err != nil {
-		return err
-	}
-	if cfg.Credential.IsZero() {
-		return errcode.New(errcode.DriverConfigInvalid, "the credential (an API token) is empty").With("field", "credential")
 	}
 	wait := d.retryWait
 	if wait == 0 {

@@ -34,21 +34,9 @@ const (
 	defaultPageSize = 100
 )
 
-// Settings are an account's settings; the credential is the personal access token.
-type Settings struct {
-	// Endpoint overrides the API's base URL, version included (https, or http on loopback for a test
-	// server).
-	Endpoint string `json:"endpoint,omitempty"`
-}
-
-const schema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "endpoint": {"type": "string", "maxLength": 300}
-  }
-}`
+// Settings are an account's settings, the shared ones alone (the endpoint's path names the API
+// version); the credential is the personal access token.
+type Settings struct{ cloud.Settings }
 
 // Driver is the Linode driver.
 type Driver struct {
@@ -60,27 +48,17 @@ type Driver struct {
 }
 
 func (d *Driver) Info(context.Context) (driver.Info, error) {
-	return driver.Info{Kind: driver.KindCloud, Name: "linode", Version: version, APIVersions: cloud.APIVersions()}, nil
+	return cloud.Info("linode", version), nil
 }
 
 func (d *Driver) ConfigSchema(context.Context) (json.RawMessage, error) {
-	return json.RawMessage(schema), nil
+	return cloud.SettingsSchema(""), nil
 }
 
 func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
-	var s Settings
-	if err := driver.DecodeSettings(cfg.Settings, &s); err != nil {
-		return err
-	}
-	if s.Endpoint == "" {
-		s.Endpoint = DefaultEndpoint
-	}
-	u, err := driver.CheckEndpoint("endpoint", s.Endpoint)
+	u, err := cloud.Configure(cfg, &Settings{}, DefaultEndpoint, "a personal access token")
 	if err != nil {
 		return err
-	}
-	if cfg.Credential.IsZero() {
-		return errcode.New(errcode.DriverConfigInvalid, "the credential (a personal access token) is empty").With("field", "credential")
 	}
 	apiVersion := "v4"
 	base := *u

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 func config(endpoint, tok string) driver.Config {
-	s, _ := json.Marshal(Settings{Endpoint: endpoint})
+	s, _ := json.Marshal(Settings{cloud.Settings{Endpoint: endpoint}})
 	return driver.Config{Settings: s, Credential: driver.NewSecret(tok)}
 }
 
