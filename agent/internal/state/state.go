@@ -6,7 +6,7 @@
 //	<state>/pairing.json   the plane, its CA, the join and, once approved, the node id
 //	<state>/modules/       statements and modules by sha256, re-hashed on every load
 //	<state>/wasm-cache/    compiled words, sealed by <state>/wasm-cache.key
-//	<state>/job.lock       held while a job or a repair runs
+//	<state>/job.lock       held while a job, a repair or a `word run` runs
 //	<state>/recipes/       the recipe loop: ledger/<recipe>.jsonl, cases/<recipe>.json, case_seq
 package state
 
