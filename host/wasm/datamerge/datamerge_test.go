@@ -86,7 +86,7 @@ func TestMergeLeavesUnsafeModulesAlone(t *testing.T) {
 // their data is applied.
 func TestMergeRealWord(t *testing.T) {
 	raw := filepath.Join(t.TempDir(), "ref.wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", raw, "../../testdata/ref")
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", raw, "../testdata/ref")
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
