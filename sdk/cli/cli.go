@@ -1,34 +1,43 @@
-// Package cli holds Lexicon's command-line conventions, shared by every binary: subcommands with
-// --help, -o text|json on each, coded errors, and an exit status of 0 only on success.
+// Package cli holds Lexicon's command-line conventions, shared by every binary: subcommands in
+// groups with --help, -o text|json on each, coded errors, and an exit status of 0 only on success.
+//
+// A binary lists its Commands; a path of several words ("jobs run") puts the command in a group
+// ("jobs"), and a Command without Run gives a group its summary. The tree is built on cobra, so a
+// group alone or with --help prints its commands, a mistyped command is refused with suggestions, and
+// "<binary> completion bash|zsh|fish" prints a completion script. Commands declare their flags with
+// Go's flag package (Setup); they are spelled --name, and may come before or after positional
+// arguments.
 //
 // In JSON mode a success prints the command's result object with "ok": true merged in, and a failure
 // prints {"ok": false, "code": "...", "message": "..."} on stdout. In text mode errors go to stderr as
-// "error: <code>: <message>". Flags may come before or after positional arguments.
+// "error: <code>: <message>". The exit status is 0 on success, 2 for a usage error (usage.invalid:
+// an unknown command or flag, a wrong argument count), 1 for any other failure, or what a Statuser
+// result says.
 package cli
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"slices"
-	"sort"
-	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // Command is one subcommand. Path is its words after the binary name ("verify", "joins approve").
+// A Command without Run is a group's: it gives the group of that path its Summary.
 type Command struct {
 	Path    string
 	Args    string // synopsis of positional args and flags, for usage
 	Summary string
-	// Setup declares the command's flags on fs; it runs before parsing.
+	// Setup declares the command's flags on fs. It runs each time the tree is built, before parsing,
+	// so that help and completion know every command's flags.
 	Setup func(fs *flag.FlagSet)
 	// Run does the work. A returned result is printed (text through Env.Text, or as JSON).
 	Run func(ctx context.Context, env *Env, args []string) (any, error)
@@ -76,64 +85,63 @@ func Main(binary, about string, cmds []*Command) {
 
 // Run is Main without the process: it returns the exit status. Tests call it directly.
 func Run(ctx context.Context, binary, about string, cmds []*Command, args []string, stdout, stderr io.Writer) int {
-	cmd, rest := find(cmds, args)
-	if cmd == nil {
-		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-			usage(stdout, binary, about, cmds)
-			return 0
+	if args == nil {
+		args = []string{} // cobra reads os.Args when given nil
+	}
+	r := &runner{stdout: stdout, stderr: stderr, args: args}
+	root := r.tree(binary, about, cmds)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return r.status
+	}
+	// What reaches here was refused before any command ran: a flag, an argument count, a command
+	// that does not exist. Cobra's own refusals carry no code; they are all about usage.
+	if errcode.Code(err) == "" {
+		err = errcode.Wrap(err, errcode.UsageInvalid, "")
+	}
+	env := &Env{Stdout: stdout, Stderr: stderr, JSON: r.output == "json" || wantsJSON(args)}
+	status := 1
+	if errcode.Has(err, errcode.UsageInvalid) {
+		status = 2
+	}
+	status = fail(env, err, status)
+	if !env.JSON && cmd != nil {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return status
+}
+
+// leaf is the cobra RunE of c: it checks the argument count, runs c and prints its result.
+// A failure of c itself is printed here, so that Run sees only refusals made before c ran.
+func (r *runner) leaf(c *Command) func(*cobra.Command, []string) error {
+	return func(cc *cobra.Command, positional []string) error {
+		if len(positional) < c.MinArgs {
+			return UsageError("%s needs %s", c.Path, c.Args)
 		}
-		usage(stderr, binary, about, cmds)
-		fmt.Fprintf(stderr, "error: %s: unknown command %q\n", errcode.UsageInvalid, strings.Join(args, " "))
-		return 2
-	}
-	fs := flag.NewFlagSet(binary+" "+cmd.Path, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	output := fs.String("o", "text", "output format: text or json")
-	if cmd.Setup != nil {
-		cmd.Setup(fs)
-	}
-	env := &Env{Stdout: stdout, Stderr: stderr}
-	positional, err := parse(fs, rest)
-	env.JSON = *output == "json" || (err != nil && wantsJSON(rest))
-	if errors.Is(err, flag.ErrHelp) {
-		commandUsage(stdout, binary, cmd, fs)
-		return 0
-	}
-	if err == nil && *output != "json" && *output != "text" {
-		err = UsageError("-o must be text or json, not %q", *output)
-	}
-	if err == nil && len(positional) < cmd.MinArgs {
-		err = UsageError("%s needs %s", cmd.Path, cmd.Args)
-	}
-	if err == nil && cmd.MaxArgs >= 0 && len(positional) > cmd.MaxArgs {
-		err = UsageError("%s takes %s; unexpected %q", cmd.Path, cmd.Args, positional[cmd.MaxArgs:])
-	}
-	if err != nil {
-		if !errcode.Has(err, errcode.UsageInvalid) {
-			err = errcode.Wrap(err, errcode.UsageInvalid, "%s", strings.TrimPrefix(err.Error(), "flag provided but not defined: "))
+		if c.MaxArgs >= 0 && len(positional) > c.MaxArgs {
+			return r.usageError(cc, "%s takes %s; unexpected %q", c.Path, c.Args, positional[c.MaxArgs:])
 		}
-		if !env.JSON {
-			commandUsage(stderr, binary, cmd, fs)
+		env := &Env{Stdout: r.stdout, Stderr: r.stderr, JSON: r.output == "json"}
+		result, err := c.Run(cc.Context(), env, positional)
+		if err != nil {
+			status := 1
+			if errcode.Has(err, errcode.UsageInvalid) {
+				status = 2
+			}
+			r.status = fail(env, err, status)
+			return nil
 		}
-		return fail(env, err, 2)
-	}
-	result, err := cmd.Run(ctx, env, positional)
-	if err != nil {
-		status := 1
-		if errcode.Has(err, errcode.UsageInvalid) {
-			status = 2
+		if env.JSON {
+			writeJSON(r.stdout, result)
+		} else if t, ok := result.(Texter); ok {
+			t.Text(r.stdout)
 		}
-		return fail(env, err, status)
+		if s, ok := result.(Statuser); ok {
+			r.status = s.ExitStatus()
+		}
+		return nil
 	}
-	if env.JSON {
-		writeJSON(stdout, result)
-	} else if t, ok := result.(Texter); ok {
-		t.Text(stdout)
-	}
-	if s, ok := result.(Statuser); ok {
-		return s.ExitStatus()
-	}
-	return 0
 }
 
 func fail(env *Env, err error, status int) int {
@@ -175,65 +183,15 @@ func writeJSON(w io.Writer, result any) {
 func wantsJSON(args []string) bool {
 	for i, a := range args {
 		switch a {
-		case "-o=json", "--o=json":
+		case "--":
+			return false
+		case "-o=json", "-ojson", "--output=json":
 			return true
-		case "-o", "--o":
+		case "-o", "--output":
 			if i+1 < len(args) && args[i+1] == "json" {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// find matches the longest command path at the start of args.
-func find(cmds []*Command, args []string) (*Command, []string) {
-	var best *Command
-	bestLen := 0
-	for _, c := range cmds {
-		words := strings.Fields(c.Path)
-		if len(words) <= len(args) && len(words) > bestLen && slices.Equal(words, args[:len(words)]) {
-			best, bestLen = c, len(words)
-		}
-	}
-	if best == nil {
-		return nil, args
-	}
-	return best, args[bestLen:]
-}
-
-// parse lets flags and positional arguments mix: Go's flag package stops at the first positional.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return positional, nil
-		}
-		if args[0] == "--" {
-			return append(positional, args[1:]...), nil
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
-	}
-}
-
-func usage(w io.Writer, binary, about string, cmds []*Command) {
-	fmt.Fprintf(w, "%s: %s\n\nUsage:\n", binary, about)
-	sorted := append([]*Command(nil), cmds...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
-	for _, c := range sorted {
-		fmt.Fprintf(w, "  %s %-28s %s\n", binary, c.Path, c.Summary)
-	}
-	fmt.Fprintf(w, "\nEvery command takes --help and -o json.\n")
-}
-
-func commandUsage(w io.Writer, binary string, c *Command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: %s %s %s\n\n%s\n\nFlags:\n", binary, c.Path, c.Args, c.Summary)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
 }

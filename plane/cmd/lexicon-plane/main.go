@@ -5,7 +5,12 @@ package main
 import "github.com/lexicon-fleet/lexicon/sdk/cli"
 
 func main() {
-	cli.Main("lexicon-plane", "the Lexicon management plane", []*cli.Command{
+	cli.Main("lexicon-plane", "the Lexicon management plane", commands())
+}
+
+func commands() []*cli.Command {
+	return []*cli.Command{
 		serveCmd(), tokenCreateCmd(), tokenListCmd(), tokenRevokeCmd(),
-	})
+		{Path: "token", Summary: "create, list and revoke admin tokens"},
+	}
 }

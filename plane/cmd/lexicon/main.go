@@ -10,7 +10,7 @@ func main() {
 }
 
 func commands() []*cli.Command {
-	return []*cli.Command{
+	return append(groups(),
 		whoamiCmd(),
 		joinsListCmd(), joinsApproveCmd(), joinsRejectCmd(),
 		nodesListCmd(), nodesShowCmd(), nodesDisconnectCmd(),
@@ -21,5 +21,20 @@ func commands() []*cli.Command {
 		dnsZonesCmd(), dnsRecordsCmd(), dnsReconcileCmd(),
 		cloudRegionsCmd(), cloudTypesCmd(), cloudInstancesCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
+	)
+}
+
+// groups gives each group of commands the summary its help shows.
+func groups() []*cli.Command {
+	return []*cli.Command{
+		{Path: "joins", Summary: "review the join requests of machines: compare fingerprints, approve, reject"},
+		{Path: "nodes", Summary: "list, show and disconnect the nodes of the fleet"},
+		{Path: "jobs", Summary: "run words on nodes as jobs, follow them, cancel them"},
+		{Path: "releases", Summary: "publish releases to the plane and list them"},
+		{Path: "drivers", Summary: "enable and disable the drivers a release pins, and read their audit log"},
+		{Path: "accounts", Summary: "add, list and remove the accounts drivers act for"},
+		{Path: "dns", Summary: "read a DNS account's zones and records, and add the records a zone lacks"},
+		{Path: "cloud", Summary: "read a cloud account's regions, instance types and instances"},
+		{Path: "incidents", Summary: "list incidents, read their timelines, triage them and add notes"},
 	}
 }

@@ -116,31 +116,36 @@ func TestCLIJobs(t *testing.T) {
 	a.p.kill() // the spin runs to its word's limit; nothing is left to see
 }
 
-// TestCLIHelp asks every subcommand of lexicon and lexicon-plane, as their usage lists them, for
-// --help: each exits 0 and prints its own usage.
+// TestCLIHelp walks the command tree of lexicon and lexicon-plane as their help shows it: every group
+// and command answers --help with exit status 0 and its own usage line, and a group lists commands.
 func TestCLIHelp(t *testing.T) {
 	for binary, known := range map[string][]string{
-		"lexicon":       {"nodes list", "jobs watch", "jobs mark-failed", "releases publish"},
-		"lexicon-plane": {"serve", "token create", "token list", "token revoke"},
+		"lexicon":       {"jobs", "nodes list", "jobs watch", "jobs mark-failed", "releases publish"},
+		"lexicon-plane": {"serve", "token", "token create", "token list", "token revoke"},
 	} {
 		var paths []string
-		for _, line := range strings.Split(run(t, false, binary, "--help"), "\n") {
-			rest, ok := strings.CutPrefix(line, "  "+binary+" ")
-			if !ok {
-				continue
+		var walk func(path []string)
+		walk = func(path []string) {
+			out := run(t, false, binary, append(path, "--help")...)
+			if usage := "\nUsage:\n  " + strings.Join(append([]string{binary}, path...), " ") + " "; !strings.Contains(out, usage) {
+				t.Fatalf("%s %s --help lacks %q:\n%s", binary, strings.Join(path, " "), usage, out)
 			}
-			path, _, _ := strings.Cut(rest, "  ") // the path is padded to its column; the summary follows
-			paths = append(paths, strings.TrimSpace(path))
+			paths = append(paths, strings.Join(path, " "))
+			_, list, isGroup := strings.Cut(out, "\nCommands:\n")
+			list, _, _ = strings.Cut(list, "\n\n")
+			if isGroup && list == "" {
+				t.Fatalf("%s %s --help lists no commands:\n%s", binary, strings.Join(path, " "), out)
+			}
+			for line := range strings.Lines(list) {
+				if name := strings.Fields(line)[0]; name != "help" && name != "completion" {
+					walk(append(path[:len(path):len(path)], name))
+				}
+			}
 		}
+		walk(nil)
 		for _, k := range known {
 			if !slices.Contains(paths, k) {
 				t.Fatalf("%s --help lists %q, not %s", binary, paths, k)
-			}
-		}
-		for _, path := range paths {
-			out := run(t, false, binary, append(strings.Fields(path), "--help")...)
-			if !strings.HasPrefix(out, "Usage: "+binary+" "+path+" ") {
-				t.Fatalf("%s %s --help:\n%s", binary, path, out)
 			}
 		}
 	}

@@ -120,10 +120,10 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	if code, out, _ := run(t, "--help"); code != 0 || !strings.Contains(out, "lexicon-release verify") {
+	if code, out, _ := run(t, "--help"); code != 0 || !strings.Contains(out, "\n  verify ") {
 		t.Fatalf("--help: %d %s", code, out)
 	}
-	if code, out, _ := run(t, "build", "--help"); code != 0 || !strings.Contains(out, "-sequence") {
+	if code, out, _ := run(t, "build", "--help"); code != 0 || !strings.Contains(out, "--sequence") {
 		t.Fatalf("build --help: %d %s", code, out)
 	}
 	if code, res := runJSON(t, "verify", "somewhere"); code != 2 || res["code"] != "usage.invalid" {

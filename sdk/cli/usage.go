@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// groupAnnotation marks the commands that hold commands and run none, for usage.
+const groupAnnotation = "lexicon.cli/group"
+
+// flagError makes a refused flag a usage error, and names the flag meant when it was typed with one
+// dash: "-plane" reads to pflag as the shorthands p, l, a, n, e.
+func (r *runner) flagError(c *cobra.Command, err error) error {
+	if errcode.Has(err, errcode.UsageInvalid) {
+		return err // a flag's own Set refused the value, in its words
+	}
+	return errcode.Wrap(err, errcode.UsageInvalid, "%s", r.dashHint(c))
+}
+
+// dashHint names the first argument that is a long flag of c typed with a single dash, or is "".
+// Such an argument is refused for another reason ("-out" is -o with the value "ut"), so the refusal
+// adds this hint.
+func (r *runner) dashHint(c *cobra.Command) string {
+	for _, a := range r.args {
+		if a == "--" {
+			break
+		}
+		if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+			continue
+		}
+		name, _, _ := strings.Cut(a[1:], "=")
+		if len(name) > 1 && c.Flags().Lookup(name) != nil {
+			return fmt.Sprintf("long flags take two dashes: --%s, not -%s", name, name)
+		}
+	}
+	return ""
+}
+
+// usageError is UsageError with the single-dash hint appended when there is one.
+func (r *runner) usageError(c *cobra.Command, format string, args ...any) error {
+	err := errcode.New(errcode.UsageInvalid, format, args...)
+	if hint := r.dashHint(c); hint != "" {
+		err.Message += "; " + hint
+	}
+	return err
+}
+
+// help prints a command's summary and usage on stdout.
+func help(c *cobra.Command, _ []string) {
+	w := c.OutOrStdout()
+	if c.Short != "" {
+		fmt.Fprintf(w, "%s\n\n", c.Short)
+	}
+	writeUsage(w, c)
+}
+
+// usage is cobra's usage function; Run prints refusals itself, so cobra calls it only when asked.
+func usage(c *cobra.Command) error {
+	writeUsage(c.OutOrStderr(), c)
+	return nil
+}
+
+// writeUsage prints the synopsis, a group's commands and the flags, in cobra's layout without its
+// template engine.
+func writeUsage(w io.Writer, c *cobra.Command) {
+	_, group := c.Annotations[groupAnnotation]
+	fmt.Fprintf(w, "Usage:\n")
+	if group {
+		fmt.Fprintf(w, "  %s COMMAND\n", c.CommandPath())
+	} else {
+		fmt.Fprintf(w, "  %s\n", c.UseLine())
+	}
+	if c.HasAvailableSubCommands() {
+		var subs []*cobra.Command
+		width := 0
+		for _, s := range c.Commands() {
+			if s.IsAvailableCommand() || s.Name() == "help" {
+				subs = append(subs, s)
+				width = max(width, len(s.Name()))
+			}
+		}
+		fmt.Fprintf(w, "\nCommands:\n")
+		for _, s := range subs {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, s.Name(), s.Short)
+		}
+	}
+	if c.HasAvailableLocalFlags() {
+		fmt.Fprintf(w, "\nFlags:\n%s", c.LocalFlags().FlagUsages())
+	}
+	if c.HasAvailableInheritedFlags() {
+		fmt.Fprintf(w, "\nGlobal Flags:\n%s", c.InheritedFlags().FlagUsages())
+	}
+	if group {
+		fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags.\n", c.CommandPath())
+	}
+}
