@@ -40,9 +40,11 @@ func TestEscNeverPassesControlsThrough(t *testing.T) {
 // field is hostile.
 type fleet struct {
 	t     *testing.T
+	st    store.Store
 	url   string
 	token string
 	inc   string
+	node  store.Node // web-1, which has the incident
 }
 
 func newFleet(t *testing.T) *fleet {
@@ -71,7 +73,7 @@ func newFleet(t *testing.T) *fleet {
 	if err != nil || len(in.Changes) != 1 {
 		t.Fatalf("CaseIntake: %v %+v", err, in)
 	}
-	return &fleet{t: t, url: srv.URL, token: tok, inc: in.Changes[0].Incident.ID}
+	return &fleet{t: t, st: s, url: srv.URL, token: tok, inc: in.Changes[0].Incident.ID, node: res.Node}
 }
 
 // lexicon runs the CLI in-process and returns its exit status, stdout and stderr.
