@@ -19,6 +19,7 @@ type JoinsListQuery struct {
 	Cursor string
 }
 
+// Values encodes the query for a request, leaving out empty fields.
 func (q JoinsListQuery) Values() url.Values {
 	v := url.Values{}
 	set(v, "status", string(q.Status))
@@ -27,6 +28,7 @@ func (q JoinsListQuery) Values() url.Values {
 	return v
 }
 
+// ParseJoinsListQuery decodes a request's query.
 func ParseJoinsListQuery(v url.Values) (JoinsListQuery, error) {
 	limit, err := intParam(v, "limit")
 	return JoinsListQuery{Status: JoinStatus(v.Get("status")), Limit: limit, Cursor: v.Get("cursor")}, err
@@ -39,6 +41,7 @@ type NodesListQuery struct {
 	Cursor string
 }
 
+// Values encodes the query for a request, leaving out empty fields.
 func (q NodesListQuery) Values() url.Values {
 	v := url.Values{}
 	set(v, "state", string(q.State))
@@ -47,6 +50,7 @@ func (q NodesListQuery) Values() url.Values {
 	return v
 }
 
+// ParseNodesListQuery decodes a request's query.
 func ParseNodesListQuery(v url.Values) (NodesListQuery, error) {
 	limit, err := intParam(v, "limit")
 	return NodesListQuery{State: NodeState(v.Get("state")), Limit: limit, Cursor: v.Get("cursor")}, err
@@ -60,6 +64,7 @@ type JobsListQuery struct {
 	Cursor string
 }
 
+// Values encodes the query for a request, leaving out empty fields.
 func (q JobsListQuery) Values() url.Values {
 	v := url.Values{}
 	set(v, "node", q.Node)
@@ -69,6 +74,7 @@ func (q JobsListQuery) Values() url.Values {
 	return v
 }
 
+// ParseJobsListQuery decodes a request's query.
 func ParseJobsListQuery(v url.Values) (JobsListQuery, error) {
 	limit, err := intParam(v, "limit")
 	return JobsListQuery{Node: v.Get("node"), State: JobState(v.Get("state")), Limit: limit, Cursor: v.Get("cursor")}, err
@@ -84,6 +90,7 @@ type IncidentsListQuery struct {
 	Cursor    string
 }
 
+// Values encodes the query for a request, leaving out empty fields.
 func (q IncidentsListQuery) Values() url.Values {
 	v := url.Values{}
 	if q.NeedsYou {
@@ -96,6 +103,7 @@ func (q IncidentsListQuery) Values() url.Values {
 	return v
 }
 
+// ParseIncidentsListQuery decodes a request's query.
 func ParseIncidentsListQuery(v url.Values) (IncidentsListQuery, error) {
 	q := IncidentsListQuery{Node: v.Get("node"), Condition: Condition(v.Get("condition")), Cursor: v.Get("cursor")}
 	switch v.Get("needs_you") {
@@ -115,12 +123,14 @@ type ReleasesListQuery struct {
 	Limit int
 }
 
+// Values encodes the query for a request, leaving out empty fields.
 func (q ReleasesListQuery) Values() url.Values {
 	v := url.Values{}
 	setInt(v, "limit", q.Limit)
 	return v
 }
 
+// ParseReleasesListQuery decodes a request's query.
 func ParseReleasesListQuery(v url.Values) (ReleasesListQuery, error) {
 	limit, err := intParam(v, "limit")
 	return ReleasesListQuery{Limit: limit}, err
@@ -134,6 +144,7 @@ type DriversAuditQuery struct {
 	Cursor  string
 }
 
+// Values encodes the query for a request, leaving out empty fields.
 func (q DriversAuditQuery) Values() url.Values {
 	v := url.Values{}
 	set(v, "driver", q.Driver)
@@ -143,6 +154,7 @@ func (q DriversAuditQuery) Values() url.Values {
 	return v
 }
 
+// ParseDriversAuditQuery decodes a request's query.
 func ParseDriversAuditQuery(v url.Values) (DriversAuditQuery, error) {
 	limit, err := intParam(v, "limit")
 	return DriversAuditQuery{Driver: v.Get("driver"), Account: v.Get("account"), Limit: limit, Cursor: v.Get("cursor")}, err
@@ -153,12 +165,14 @@ type AccountsListQuery struct {
 	Driver string
 }
 
+// Values encodes the query for a request, leaving out empty fields.
 func (q AccountsListQuery) Values() url.Values {
 	v := url.Values{}
 	set(v, "driver", q.Driver)
 	return v
 }
 
+// ParseAccountsListQuery decodes a request's query.
 func ParseAccountsListQuery(v url.Values) (AccountsListQuery, error) {
 	return AccountsListQuery{Driver: v.Get("driver")}, nil
 }
@@ -170,6 +184,7 @@ type CloudInstancesQuery struct {
 	PageToken string
 }
 
+// Values encodes the query for a request, leaving out empty fields.
 func (q CloudInstancesQuery) Values() url.Values {
 	v := url.Values{}
 	setInt(v, "page_size", q.PageSize)
@@ -177,6 +192,7 @@ func (q CloudInstancesQuery) Values() url.Values {
 	return v
 }
 
+// ParseCloudInstancesQuery decodes a request's query.
 func ParseCloudInstancesQuery(v url.Values) (CloudInstancesQuery, error) {
 	size, err := intParam(v, "page_size")
 	return CloudInstancesQuery{PageSize: size, PageToken: v.Get("page_token")}, err

@@ -21,8 +21,19 @@ const (
 
 // Covers reports whether r may do what need allows; an unknown role covers nothing.
 func (r Role) Covers(need Role) bool {
-	rank := map[Role]int{RoleViewer: 1, RoleOperator: 2, RoleAdmin: 3}
-	return rank[r] > 0 && rank[r] >= rank[need]
+	return r.rank() > 0 && r.rank() >= need.rank()
+}
+
+func (r Role) rank() int {
+	switch r {
+	case RoleViewer:
+		return 1
+	case RoleOperator:
+		return 2
+	case RoleAdmin:
+		return 3
+	}
+	return 0
 }
 
 // Route is one route of the admin API: the plane registers it, a client calls it.
