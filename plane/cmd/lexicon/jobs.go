@@ -117,8 +117,12 @@ func jobsRunCmd() *cli.Command {
 		})
 }
 
-// jobEnded is a job that reached a final state; the command's exit status says which.
-type jobEnded struct{ jobOne }
+// jobEnded is a job that reached a final state; the command's exit status says which, and with -o json
+// so does "ok", which is true only for a completed job.
+type jobEnded struct {
+	jobOne
+	OK bool `json:"ok"`
+}
 
 // ExitStatus is 0 only for a completed job.
 func (j jobEnded) ExitStatus() int {
@@ -152,7 +156,7 @@ func watch(ctx context.Context, env *cli.Env, c *client, id string) (any, error)
 			last = j.State
 		}
 		if j.State.Final() {
-			return jobEnded{j}, nil
+			return jobEnded{jobOne: j, OK: j.State == api.JobCompleted}, nil
 		}
 		select {
 		case <-ctx.Done():

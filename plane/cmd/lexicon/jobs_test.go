@@ -68,8 +68,12 @@ func TestJobsWatchExitStatus(t *testing.T) {
 		j := queue(tc.claim)
 		tc.end(j)
 		code, out, errOut := f.lexicon("jobs", "watch", j.ID, "-o", "json")
-		var got api.Job
-		if err := json.Unmarshal([]byte(out), &got); err != nil || code != tc.status || got.State != tc.state || got.ID != j.ID {
+		var got struct {
+			api.Job
+			OK bool `json:"ok"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil || code != tc.status || got.State != tc.state || got.ID != j.ID ||
+			got.OK != (tc.status == 0) {
 			t.Fatalf("jobs watch of a %s job: exit %d (want %d), %v\n%s\n%s", tc.state, code, tc.status, err, out, errOut)
 		}
 		if got.NodeName != "web-1" {

@@ -15,7 +15,8 @@
 //	7  jobs run --wait, jobs watch: the job was cancelled
 //
 // So `lexicon jobs run --wait NODE WORD && next` runs next only after the job completed. A command that
-// ends with 3 to 7 prints its whole result first.
+// ends with 3 to 7 prints its whole result first; with -o json, a job that did not complete has "ok":
+// false.
 package main
 
 import "github.com/lexicon-fleet/lexicon/sdk/cli"
