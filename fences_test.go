@@ -5,11 +5,15 @@ package lexicon_test
 // with the first convenient import.
 
 import (
-	"bufio"
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,6 +27,9 @@ type fence struct {
 	forbidden func(dep string) string
 	// except, when set, lets pkg import dep whatever forbidden says.
 	except func(pkg, dep string) bool
+	// breaks are imports this fence must refuse, and keeps imports it must let through: the self-test
+	// shows the fence failing on a package that breaks it, so that a fence cannot silently hold nothing.
+	breaks, keeps []string
 }
 
 func stdlib(dep string) bool { return !strings.Contains(strings.Split(dep, "/")[0], ".") }
@@ -45,19 +52,20 @@ var fences = []fence{
 			return "the agent never links go-plugin"
 		}
 		return ""
-	}},
+	}, breaks: []string{module + "/plane/store", "github.com/jackc/pgx/v5", "github.com/go-chi/chi/v5", "github.com/hashicorp/go-plugin", module + "/host/goplugin"},
+		keeps: []string{module + "/registry", module + "/host/wasm", "net/http"}},
 	{pattern: "registry", forbidden: func(dep string) string {
 		if inModule(dep, "agent") || inModule(dep, "plane") {
 			return "registry imports neither agent nor plane; both import it"
 		}
 		return ""
-	}},
+	}, breaks: []string{module + "/agent/policy", module + "/plane/store"}, keeps: []string{module + "/sdk/errcode", "github.com/sigstore/sigstore-go/pkg/verify"}},
 	{pattern: "host", forbidden: func(dep string) string {
 		if inModule(dep, "agent") || inModule(dep, "plane") {
 			return "host runs modules for agent and plane and imports neither"
 		}
 		return ""
-	}},
+	}, breaks: []string{module + "/agent", module + "/plane/internal/drivers"}, keeps: []string{module + "/registry/manifest", "github.com/tetratelabs/wazero"}},
 	{pattern: "sdk", forbidden: func(dep string) string {
 		if strings.HasPrefix(dep, module+"/") && !inModule(dep, "sdk") {
 			return "sdk is what outside authors import; it imports nothing else of Lexicon"
@@ -68,16 +76,59 @@ var fences = []fence{
 		// into a word (it does not build for wasip1, which the sdk/word fence checks), and it still may
 		// not reach the agent or the plane.
 		return inModule(pkg, "sdk/word/wordtest") && (inModule(dep, "host") || inModule(dep, "registry"))
-	}},
+	}, breaks: []string{module + "/host/wasm", module + "/registry", module + "/plane/api"}, keeps: []string{module + "/sdk/errcode", "github.com/hashicorp/go-plugin"}},
 	{pattern: "sdk/word", env: []string{"GOOS=wasip1", "GOARCH=wasm"}, forbidden: func(dep string) string {
 		if !stdlib(dep) && !inModule(dep, "sdk") {
 			return "sdk/word builds for wasip1 on the standard library and sdk alone"
 		}
 		return ""
-	}},
-	{pattern: "primitives", env: []string{"GOOS=wasip1", "GOARCH=wasm"}, forbidden: outsideAuthor},
-	{pattern: "plugins", forbidden: outsideAuthor},
-	{pattern: "examples", forbidden: outsideAuthor},
+	}, breaks: []string{"github.com/tetratelabs/wazero", module + "/registry/manifest"}, keeps: []string{module + "/sdk/errcode", "encoding/json"}},
+	{pattern: "primitives", env: []string{"GOOS=wasip1", "GOARCH=wasm"}, forbidden: outsideAuthor,
+		breaks: outsideAuthorBreaks, keeps: outsideAuthorKeeps},
+	{pattern: "plugins", forbidden: outsideAuthor, breaks: outsideAuthorBreaks, keeps: outsideAuthorKeeps},
+	{pattern: "examples", forbidden: outsideAuthor, breaks: outsideAuthorBreaks, keeps: outsideAuthorKeeps},
+	{pattern: "plane/cmd/lexicon", forbidden: adminClient,
+		breaks: adminClientBreaks, keeps: []string{module + "/plane/api", module + "/registry/cas", module + "/sdk/cli", "net/http"}},
+	{pattern: "plane/api", forbidden: func(dep string) string {
+		if why := adminClient(dep); why != "" {
+			return why
+		}
+		switch {
+		case stdlib(dep), inModule(dep, "sdk/errcode"), inModule(dep, "registry/channel"):
+			return ""
+		}
+		return "plane/api is what every client links: the standard library, sdk/errcode and registry/channel only"
+	}, breaks: append([]string{module + "/registry", "github.com/santhosh-tekuri/jsonschema/v6", module + "/sdk/cli"}, adminClientBreaks...),
+		keeps: []string{module + "/sdk/errcode", module + "/registry/channel", "net/url"}},
+}
+
+var (
+	outsideAuthorBreaks = []string{module + "/registry/manifest", module + "/host/goplugin", module + "/agent/redact", module + "/plane/api"}
+	outsideAuthorKeeps  = []string{module + "/sdk/driver/dns", module + "/sdk/word", "github.com/linode/linodego"}
+	adminClientBreaks   = []string{"github.com/jackc/pgx/v5/pgxpool", "modernc.org/sqlite", "github.com/go-chi/chi/v5",
+		"github.com/hashicorp/go-plugin", module + "/host/goplugin", module + "/plane/store", module + "/plane/store/storetest",
+		module + "/plane/internal/server"}
+)
+
+// adminClient is the fence of what talks to the plane's admin API (the lexicon CLI, and plane/api
+// itself): it links the API's types, never the plane's database drivers, router, driver host, store
+// or server, so that the CLI stays a small client.
+func adminClient(dep string) string {
+	switch {
+	case strings.HasPrefix(dep, "github.com/jackc/"):
+		return "an admin client never links pgx"
+	case strings.HasPrefix(dep, "modernc.org/"):
+		return "an admin client never links SQLite"
+	case strings.HasPrefix(dep, "github.com/go-chi/"):
+		return "an admin client never links chi"
+	case strings.HasPrefix(dep, "github.com/hashicorp/go-plugin"), inModule(dep, "host/goplugin"):
+		return "an admin client never links go-plugin"
+	case inModule(dep, "plane/store"):
+		return "an admin client never links the plane's store; it speaks plane/api"
+	case inModule(dep, "plane/internal"):
+		return "an admin client never links the plane's internals; it speaks plane/api"
+	}
+	return ""
 }
 
 // outsideAuthor is the fence of built-in modules: they import sdk/ and their provider's SDK, exactly as
@@ -95,60 +146,133 @@ func TestDependencyFences(t *testing.T) {
 	}
 	for _, f := range fences {
 		t.Run(f.pattern, func(t *testing.T) {
-			if _, err := os.Stat(filepath.FromSlash(f.pattern)); err != nil {
-				t.Skipf("%s does not exist yet", f.pattern)
+			deps, err := fenceDeps(f)
+			if err != nil {
+				t.Fatal(err)
 			}
-			deps := goListDeps(t, f.env, "./"+f.pattern+"/...")
-			if len(deps) == 0 {
-				t.Fatalf("go list found no packages under %s", f.pattern)
-			}
-			for pkg, list := range deps {
-				for _, dep := range list {
-					if f.except != nil && f.except(pkg, dep) {
-						continue
-					}
-					if why := f.forbidden(dep); why != "" {
-						t.Errorf("%s imports %s: %s", pkg, dep, why)
-					}
-				}
+			for _, v := range f.violations(deps) {
+				t.Error(v)
 			}
 		})
 	}
 }
 
-// goListDeps maps each package matching pattern to its transitive, non-test imports.
-func goListDeps(t *testing.T, env []string, pattern string) map[string][]string {
-	t.Helper()
-	cmd := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", pattern)
-	cmd.Env = append(os.Environ(), env...)
+// fenceDeps lists the packages under the fence's folder with their transitive, non-test imports. A
+// folder that does not exist, a pattern that matches nothing and a package go list cannot load are
+// errors: a fence over nothing would pass forever.
+func fenceDeps(f fence) (map[string][]string, error) {
+	if fi, err := os.Stat(filepath.FromSlash(f.pattern)); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("fenced folder %s is missing: move the fence with the code (%v)", f.pattern, err)
+	}
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Deps,Error,DepsErrors", "./"+f.pattern+"/...")
+	cmd.Env = append(os.Environ(), f.env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list %s: %v\n%s", pattern, err, stderr.String())
+		return nil, fmt.Errorf("go list %s: %v\n%s", f.pattern, err, stderr.String())
 	}
-	deps := map[string][]string{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 0 {
-			deps[fields[0]] = fields[1:]
-		}
+	deps, err := parseGoList(bytes.NewReader(out))
+	if err != nil {
+		return nil, fmt.Errorf("go list %s: %w", f.pattern, err)
 	}
-	return deps
+	if len(deps) == 0 {
+		return nil, fmt.Errorf("go list found no packages under %s", f.pattern)
+	}
+	return deps, nil
 }
 
-// TestFenceCatchesViolation proves the fence test can fail: a forbidden import is reported.
-func TestFenceCatchesViolation(t *testing.T) {
-	for _, f := range fences {
-		if f.pattern == "agent" {
-			if f.forbidden("github.com/jackc/pgx/v5") == "" || f.forbidden(module+"/plane/store") == "" {
-				t.Fatal("agent fence lets pgx or plane through")
+// listed is the part of go list -json this test reads.
+type listed struct {
+	ImportPath string
+	Deps       []string
+	Error      *struct{ Err string }
+	DepsErrors []struct{ Err string }
+}
+
+// parseGoList maps each package of go list -json's stream to its imports, refusing a stream in which
+// any package, or any of its dependencies, failed to load: its imports would be unknown, so no fence
+// could be checked against them.
+func parseGoList(r io.Reader) (map[string][]string, error) {
+	deps := map[string][]string{}
+	var errs []error
+	dec := json.NewDecoder(r)
+	for {
+		var p listed
+		err := dec.Decode(&p)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading go list's answer: %w", err)
+		}
+		if p.Error != nil {
+			errs = append(errs, fmt.Errorf("%s: %s", p.ImportPath, p.Error.Err))
+		}
+		for _, e := range p.DepsErrors {
+			errs = append(errs, fmt.Errorf("%s: dependency: %s", p.ImportPath, e.Err))
+		}
+		deps[p.ImportPath] = p.Deps
+	}
+	return deps, errors.Join(errs...)
+}
+
+// violations names every import of deps the fence refuses.
+func (f fence) violations(deps map[string][]string) []string {
+	var out []string
+	for pkg, list := range deps {
+		for _, dep := range list {
+			if f.except != nil && f.except(pkg, dep) {
+				continue
 			}
-			if f.forbidden(module+"/registry") != "" {
-				t.Fatal("agent fence refuses registry")
+			if why := f.forbidden(dep); why != "" {
+				out = append(out, fmt.Sprintf("%s imports %s: %s", pkg, dep, why))
 			}
 		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestFenceCatchesViolation proves every fence can fail: a package under it that imports one of the
+// fence's breaks is reported, through the same check the real test runs, and one that imports only
+// its keeps is not.
+func TestFenceCatchesViolation(t *testing.T) {
+	for _, f := range fences {
+		t.Run(f.pattern, func(t *testing.T) {
+			if len(f.breaks) == 0 || len(f.keeps) == 0 {
+				t.Fatal("the fence names no import it refuses and none it lets through: it cannot be shown to work")
+			}
+			pkg := module + "/" + f.pattern + "/fenced_example"
+			for _, dep := range f.breaks {
+				if v := f.violations(map[string][]string{pkg: {"fmt", dep}}); len(v) != 1 {
+					t.Errorf("a package under %s importing %s: %d violations, want 1: %q", f.pattern, dep, len(v), v)
+				}
+			}
+			if v := f.violations(map[string][]string{pkg: f.keeps}); len(v) != 0 {
+				t.Errorf("a package under %s importing only %q is refused: %q", f.pattern, f.keeps, v)
+			}
+		})
+	}
+}
+
+// TestFenceRefusesWhatItCannotCheck: a missing folder, and a go list answer that reports a load error,
+// fail the fence rather than pass it.
+func TestFenceRefusesWhatItCannotCheck(t *testing.T) {
+	if _, err := fenceDeps(fence{pattern: "no/such/folder", forbidden: outsideAuthor}); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("a fence over a missing folder: %v", err)
+	}
+	for name, stream := range map[string]string{
+		"Error":      `{"ImportPath": "x/a", "Deps": ["fmt"]} {"ImportPath": "x/b", "Error": {"Err": "no Go files"}}`,
+		"DepsErrors": `{"ImportPath": "x/a", "Deps": ["fmt"], "DepsErrors": [{"Err": "cannot find module providing package y"}]}`,
+		"garbage":    `{"ImportPath": "x/a", `,
+	} {
+		if _, err := parseGoList(strings.NewReader(stream)); err == nil {
+			t.Errorf("go list answer with %s: accepted", name)
+		}
+	}
+	deps, err := parseGoList(strings.NewReader(`{"ImportPath": "x/a", "Deps": ["fmt", "y/b"]}`))
+	if err != nil || !slices.Equal(deps["x/a"], []string{"fmt", "y/b"}) {
+		t.Fatalf("a clean answer: %v %v", deps, err)
 	}
 }

@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
-	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -19,7 +17,7 @@ import (
 // maxCredentialFile caps a credential file; credentials are tokens and keys, not documents.
 const maxCredentialFile = 16 << 10
 
-type accountOne struct{ store.Account }
+type accountOne struct{ api.Account }
 
 func (a accountOne) Text(w io.Writer) {
 	fmt.Fprintf(w, "account %s (%s) on driver %s, credential sealed under master key %s\n", a.Name, a.ID, a.Driver, a.KeyID)
@@ -64,7 +62,7 @@ func accountsAddCmd() *cli.Command {
 			if drv == "" || name == "" || credFile == "" {
 				return nil, cli.UsageError("accounts add needs --driver, --name and --credential-file")
 			}
-			req := wire.AccountAdd{Driver: drv, Name: name}
+			req := api.AccountAdd{Driver: drv, Name: name}
 			if settingsFile != "" {
 				data, err := os.ReadFile(settingsFile)
 				if err != nil {
@@ -81,13 +79,11 @@ func accountsAddCmd() *cli.Command {
 			}
 			req.Credential = cred
 			var a accountOne
-			return a, c.postJSON(ctx, "/accounts", req, &a)
+			return a, c.call(ctx, api.AccountsAdd, nil, nil, req, &a)
 		})
 }
 
-type accountList struct {
-	Accounts []store.Account `json:"accounts"`
-}
+type accountList struct{ api.AccountList }
 
 func (l accountList) Text(w io.Writer) {
 	if len(l.Accounts) == 0 {
@@ -104,15 +100,11 @@ func accountsListCmd() *cli.Command {
 		func(fs *flag.FlagSet) { fs.StringVar(&drv, "driver", "", "only accounts of this driver") },
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 			var l accountList
-			path := "/accounts"
-			if drv != "" {
-				path += "?driver=" + url.QueryEscape(drv)
-			}
-			return l, c.getJSON(ctx, path, &l)
+			return l, c.call(ctx, api.AccountsList, nil, api.AccountsListQuery{Driver: drv}.Values(), nil, &l)
 		})
 }
 
-type accountRemoved struct{ store.Account }
+type accountRemoved struct{ api.Account }
 
 func (a accountRemoved) Text(w io.Writer) {
 	fmt.Fprintf(w, "removed account %s of driver %s; its sealed credential is deleted\n", a.Name, a.Driver)
@@ -122,6 +114,6 @@ func accountsRemoveCmd() *cli.Command {
 	return simple("accounts remove", "NAME", "remove a driver account and its sealed credential", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var a accountRemoved
-			return a, c.postJSON(ctx, apiPath("accounts", args[0], "remove"), nil, &a)
+			return a, c.call(ctx, api.AccountsRemove, args, nil, nil, &a)
 		})
 }

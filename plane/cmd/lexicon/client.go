@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -67,7 +68,7 @@ func (c *conn) client() (*client, error) {
 
 // do sends a request and decodes a JSON answer into out; an error envelope becomes a coded error.
 func (c *client) do(ctx context.Context, method, path string, body io.Reader, contentType string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+"/api/v1/admin"+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, c.base+api.Prefix+path, body)
 	if err != nil {
 		return errcode.Wrap(err, errcode.UsageInvalid, "bad plane URL %s", c.base)
 	}
@@ -99,29 +100,26 @@ func (c *client) do(ctx context.Context, method, path string, body io.Reader, co
 	return nil
 }
 
-func (c *client) getJSON(ctx context.Context, path string, out any) error {
-	return c.do(ctx, http.MethodGet, path, nil, "", out)
-}
-
-func (c *client) postJSON(ctx context.Context, path string, in, out any) error {
+// call sends a request to one route of the admin API: params fill the route's {name} segments in
+// order, query is its query (nil for none), and in, when not nil, is the JSON body.
+func (c *client) call(ctx context.Context, rt api.Route, params []string, query url.Values, in, out any) error {
+	path, err := rt.Path(params...)
+	if err != nil {
+		return errcode.Wrap(err, errcode.InternalError, "the CLI built a wrong request")
+	}
+	if len(query) > 0 {
+		path += "?" + query.Encode()
+	}
 	var body io.Reader
+	contentType := ""
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return err
+			return errcode.Wrap(err, errcode.InternalError, "cannot encode the request")
 		}
-		body = bytes.NewReader(b)
+		body, contentType = bytes.NewReader(b), "application/json"
 	}
-	return c.do(ctx, http.MethodPost, path, body, "application/json", out)
-}
-
-// apiPath is an admin API path made of segments, each escaped.
-func apiPath(segments ...string) string {
-	var b strings.Builder
-	for _, s := range segments {
-		b.WriteString("/" + url.PathEscape(s))
-	}
-	return b.String()
+	return c.do(ctx, rt.Method, path, body, contentType, out)
 }
 
 func short(t time.Time) string {

@@ -5,18 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 )
 
 // The cloud commands read only: regions, instance types and instances, each call audited on the plane.
 
-type regionList struct {
-	Regions []wire.Region `json:"regions"`
-}
+type regionList struct{ api.RegionList }
 
 func (l regionList) Text(w io.Writer) {
 	for _, r := range l.Regions {
@@ -33,13 +30,11 @@ func cloudRegionsCmd() *cli.Command {
 				return nil, err
 			}
 			var l regionList
-			return l, c.getJSON(ctx, apiPath("cloud", account, "regions"), &l)
+			return l, c.call(ctx, api.CloudRegions, []string{account}, nil, nil, &l)
 		})
 }
 
-type typeList struct {
-	Types []wire.InstanceType `json:"types"`
-}
+type typeList struct{ api.TypeList }
 
 func (l typeList) Text(w io.Writer) {
 	for _, t := range l.Types {
@@ -62,11 +57,11 @@ func cloudTypesCmd() *cli.Command {
 				return nil, cli.UsageError("name the region with --region")
 			}
 			var l typeList
-			return l, c.getJSON(ctx, apiPath("cloud", account, "regions", region, "types"), &l)
+			return l, c.call(ctx, api.CloudTypes, []string{account, region}, nil, nil, &l)
 		})
 }
 
-type instancePage struct{ wire.InstancePage }
+type instancePage struct{ api.InstancePage }
 
 func (p instancePage) Text(w io.Writer) {
 	if len(p.Instances) == 0 {
@@ -93,14 +88,8 @@ func cloudInstancesCmd() *cli.Command {
 			if err := needAccount(account); err != nil {
 				return nil, err
 			}
-			q := url.Values{}
-			if size != 0 {
-				q.Set("page_size", fmt.Sprint(size))
-			}
-			if token != "" {
-				q.Set("page_token", token)
-			}
+			q := api.CloudInstancesQuery{PageSize: size, PageToken: token}
 			var p instancePage
-			return p, c.getJSON(ctx, apiPath("cloud", account, "instances")+"?"+q.Encode(), &p)
+			return p, c.call(ctx, api.CloudInstances, []string{account}, q.Values(), nil, &p)
 		})
 }

@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -18,9 +18,7 @@ import (
 // hold every record the file asks for.
 const ExitConflicts = 3
 
-type zoneList struct {
-	Zones []wire.Zone `json:"zones"`
-}
+type zoneList struct{ api.ZoneList }
 
 func (l zoneList) Text(w io.Writer) {
 	for _, z := range l.Zones {
@@ -44,13 +42,11 @@ func dnsZonesCmd() *cli.Command {
 				return nil, err
 			}
 			var l zoneList
-			return l, c.getJSON(ctx, apiPath("dns", account, "zones"), &l)
+			return l, c.call(ctx, api.DNSZones, []string{account}, nil, nil, &l)
 		})
 }
 
-type recordList struct {
-	Records []wire.Record `json:"records"`
-}
+type recordList struct{ api.RecordList }
 
 func (l recordList) Text(w io.Writer) {
 	if len(l.Records) == 0 {
@@ -61,7 +57,7 @@ func (l recordList) Text(w io.Writer) {
 	}
 }
 
-func recordLine(r wire.Record) string {
+func recordLine(r api.Record) string {
 	prio := ""
 	if r.Priority != 0 {
 		prio = fmt.Sprintf("%d ", r.Priority)
@@ -84,11 +80,11 @@ func dnsRecordsCmd() *cli.Command {
 				return nil, cli.UsageError("name the zone with --zone")
 			}
 			var l recordList
-			return l, c.getJSON(ctx, apiPath("dns", account, "zones", zone, "records"), &l)
+			return l, c.call(ctx, api.DNSRecords, []string{account, zone}, nil, nil, &l)
 		})
 }
 
-type reconcileReport struct{ wire.ReconcileReport }
+type reconcileReport struct{ api.ReconcileReport }
 
 func (r reconcileReport) Text(w io.Writer) {
 	verb := "created"
@@ -140,13 +136,13 @@ func dnsReconcileCmd() *cli.Command {
 			if err != nil {
 				return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read records file %s", file)
 			}
-			var rf wire.RecordsFile
+			var rf api.RecordsFile
 			dec := json.NewDecoder(bytes.NewReader(data))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&rf); err != nil {
 				return nil, cli.UsageError("records file %s: %v", file, err)
 			}
 			var r reconcileReport
-			return r, c.postJSON(ctx, apiPath("dns", account, "zones", zone, "reconcile"), wire.Reconcile{Records: rf.Records, DryRun: dry}, &r)
+			return r, c.call(ctx, api.DNSReconcile, []string{account, zone}, nil, api.Reconcile{Records: rf.Records, DryRun: dry}, &r)
 		})
 }

@@ -5,14 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
-	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 )
 
-type driverList struct{ wire.DriverList }
+type driverList struct{ api.DriverList }
 
 func (l driverList) Text(w io.Writer) {
 	if l.Sequence == 0 {
@@ -44,11 +42,11 @@ func driversListCmd() *cli.Command {
 	return simple("drivers list", "", "list the drivers the current release pins and whether each is enabled", 0, 0, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 			var l driverList
-			return l, c.getJSON(ctx, "/drivers", &l)
+			return l, c.call(ctx, api.DriversList, nil, nil, nil, &l)
 		})
 }
 
-type driverOne struct{ wire.Driver }
+type driverOne struct{ api.Driver }
 
 func (d driverOne) Text(w io.Writer) {
 	state := "disabled"
@@ -65,7 +63,7 @@ func driversEnableCmd() *cli.Command {
 	return simple("drivers enable", "NAME", "enable a driver the current release pins; the plane verifies and starts it", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var d driverOne
-			return d, c.postJSON(ctx, apiPath("drivers", args[0], "enable"), nil, &d)
+			return d, c.call(ctx, api.DriversEnable, args, nil, nil, &d)
 		})
 }
 
@@ -73,11 +71,11 @@ func driversDisableCmd() *cli.Command {
 	return simple("drivers disable", "NAME", "disable a driver: its processes stop on every replica and calls are refused", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var d driverOne
-			return d, c.postJSON(ctx, apiPath("drivers", args[0], "disable"), nil, &d)
+			return d, c.call(ctx, api.DriversDisable, args, nil, nil, &d)
 		})
 }
 
-type statusList struct{ wire.StatusList }
+type statusList struct{ api.StatusList }
 
 func (l statusList) Text(w io.Writer) {
 	if len(l.Drivers) == 0 {
@@ -111,11 +109,11 @@ func driversStatusCmd() *cli.Command {
 	return simple("drivers status", "", "show the driver processes of the replica that answers", 0, 0, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 			var l statusList
-			return l, c.getJSON(ctx, "/drivers/status", &l)
+			return l, c.call(ctx, api.DriversStatus, nil, nil, nil, &l)
 		})
 }
 
-type auditList struct{ store.DriverCallListResult }
+type auditList struct{ api.DriverCallList }
 
 func (l auditList) Text(w io.Writer) {
 	if len(l.Calls) == 0 {
@@ -145,16 +143,8 @@ func driversAuditCmd() *cli.Command {
 			fs.StringVar(&cursor, "cursor", "", "continue from a previous page")
 		},
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
-			q := url.Values{}
-			for k, v := range map[string]string{"driver": drv, "account": account, "cursor": cursor} {
-				if v != "" {
-					q.Set(k, v)
-				}
-			}
-			if limit != 0 {
-				q.Set("limit", fmt.Sprint(limit))
-			}
+			q := api.DriversAuditQuery{Driver: drv, Account: account, Limit: limit, Cursor: cursor}
 			var l auditList
-			return l, c.getJSON(ctx, "/drivers/audit?"+q.Encode(), &l)
+			return l, c.call(ctx, api.DriversAudit, nil, q.Values(), nil, &l)
 		})
 }

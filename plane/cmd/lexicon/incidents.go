@@ -7,14 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
-	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 )
 
@@ -56,7 +54,7 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-type incidentList struct{ store.IncidentListResult }
+type incidentList struct{ api.IncidentList }
 
 func (l incidentList) Text(w io.Writer) {
 	if len(l.Incidents) == 0 {
@@ -89,16 +87,13 @@ func incidentsListCmd() *cli.Command {
 			fs.StringVar(&cursor, "cursor", "", "continue after a previous page")
 		},
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
-			q := url.Values{"node": {node}, "condition": {condition}, "limit": {fmt.Sprint(limit)}, "cursor": {cursor}}
-			if needsYou {
-				q.Set("needs_you", "true")
-			}
+			q := api.IncidentsListQuery{NeedsYou: needsYou, Node: node, Condition: api.Condition(condition), Limit: limit, Cursor: cursor}
 			var l incidentList
-			return l, c.getJSON(ctx, "/incidents?"+q.Encode(), &l)
+			return l, c.call(ctx, api.IncidentsList, nil, q.Values(), nil, &l)
 		})
 }
 
-type incidentShow struct{ server.IncidentDetail }
+type incidentShow struct{ api.IncidentDetail }
 
 func (d incidentShow) Text(w io.Writer) {
 	i := d.Incident
@@ -110,13 +105,13 @@ func (d incidentShow) Text(w io.Writer) {
 	fmt.Fprintf(w, "  node       %s (%s)\n", esc(i.NodeName), i.NodeID)
 	fmt.Fprintf(w, "  source     %s\n", esc(i.Source))
 	fmt.Fprintf(w, "  severity   %s\n", i.Severity)
-	if i.Condition == store.ConditionOpen {
+	if i.Condition == api.ConditionOpen {
 		fmt.Fprintf(w, "  condition  open since %s\n", short(i.ChangedAt))
 	} else {
 		fmt.Fprintf(w, "  condition  cleared at %s\n", short(i.ClearedAt))
 	}
 	triage := string(i.Triage)
-	if i.Triage == store.TriageSnoozed {
+	if i.Triage == api.TriageSnoozed {
 		triage += " until " + short(i.SnoozedUntil)
 	}
 	if i.TriagedBy != "" {
@@ -130,7 +125,7 @@ func (d incidentShow) Text(w io.Writer) {
 	fmt.Fprintf(w, "timeline:\n")
 	for _, e := range d.Events {
 		what := string(e.Kind)
-		if e.Kind == store.EventTriage {
+		if e.Kind == api.EventTriage {
 			what += " " + string(e.Triage)
 			if !e.SnoozedUntil.IsZero() {
 				what += " until " + short(e.SnoozedUntil)
@@ -144,7 +139,7 @@ func (d incidentShow) Text(w io.Writer) {
 	}
 	if c := d.Case; c != nil {
 		state := string(c.State)
-		if c.State == store.CaseClosed {
+		if c.State == api.CaseClosed {
 			state += " at " + short(c.ClosedAt) + " by the " + c.ClosedBy
 		}
 		fmt.Fprintf(w, "case %d of recipe %s: %s (opened %s)\n", c.ID, esc(c.Recipe), state, short(c.OpenedAt))
@@ -161,7 +156,7 @@ func (d incidentShow) Text(w io.Writer) {
 	}
 	if len(d.Notifications) > 0 {
 		fmt.Fprintf(w, "notifications:\n")
-		list := append([]store.Notification(nil), d.Notifications...)
+		list := append([]api.Notification(nil), d.Notifications...)
 		sort.SliceStable(list, func(a, b int) bool { return list[a].CreatedAt.Before(list[b].CreatedAt) })
 		for _, n := range list {
 			line := fmt.Sprintf("  %s  %-10s %-9s %-9s attempts %d", short(n.CreatedAt), esc(n.Webhook), n.Kind, n.State, n.Attempts)
@@ -177,11 +172,11 @@ func incidentsShowCmd() *cli.Command {
 	return simple("incidents show", "ID", "show an incident with its timeline, its case and its notifications", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var d incidentShow
-			return d, c.getJSON(ctx, apiPath("incidents", args[0]), &d)
+			return d, c.call(ctx, api.IncidentsShow, args, nil, nil, &d)
 		})
 }
 
-type triaged struct{ store.IncidentChange }
+type triaged struct{ api.IncidentChange }
 
 func (t triaged) Text(w io.Writer) {
 	i := t.Incident
@@ -190,7 +185,7 @@ func (t triaged) Text(w io.Writer) {
 		return
 	}
 	what := string(i.Triage)
-	if i.Triage == store.TriageSnoozed {
+	if i.Triage == api.TriageSnoozed {
 		what += " until " + short(i.SnoozedUntil)
 	}
 	fmt.Fprintf(w, "incident %s: %s\n", i.ID, what)
@@ -202,7 +197,7 @@ func incidentsTriageCmd() *cli.Command {
 		"say what is being done about an incident (the operator role)", 2, 3,
 		func(fs *flag.FlagSet) { fs.StringVar(&reason, "reason", "", "why, for the timeline") },
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
-			req := server.TriageRequest{Triage: args[1], Reason: reason}
+			req := api.TriageRequest{Triage: args[1], Reason: reason}
 			switch args[1] {
 			case "new", "resolved", "ignored":
 				if len(args) > 2 {
@@ -210,21 +205,21 @@ func incidentsTriageCmd() *cli.Command {
 				}
 			case "snooze", "snoozed":
 				if len(args) < 3 {
-					return nil, cli.UsageError("snooze for 4h, 1d, 3d or 1w")
+					return nil, cli.UsageError("snooze for %s", api.SnoozeLengths)
 				}
-				if _, ok := server.Snoozes[args[2]]; !ok {
-					return nil, cli.UsageError("snooze for 4h, 1d, 3d or 1w, not %q", args[2])
+				if _, ok := api.Snooze(args[2]); !ok {
+					return nil, cli.UsageError("snooze for %s, not %q", api.SnoozeLengths, args[2])
 				}
 				req.Triage, req.For = "snoozed", args[2]
 			default:
 				return nil, cli.UsageError("triage is new, resolved, ignored or snooze, not %q", args[1])
 			}
 			var t triaged
-			return t, c.postJSON(ctx, apiPath("incidents", args[0], "triage"), req, &t)
+			return t, c.call(ctx, api.IncidentsTriage, args[:1], nil, req, &t)
 		})
 }
 
-type noted struct{ store.IncidentEvent }
+type noted struct{ api.IncidentEvent }
 
 func (n noted) Text(w io.Writer) {
 	fmt.Fprintf(w, "note #%d added to incident %s\n", n.Seq, n.IncidentID)
@@ -234,6 +229,6 @@ func incidentsNoteCmd() *cli.Command {
 	return simple("incidents note", "ID TEXT...", "add a note to an incident's timeline (the operator role)", 2, -1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var n noted
-			return n, c.postJSON(ctx, apiPath("incidents", args[0], "notes"), server.NoteRequest{Text: strings.Join(args[1:], " ")}, &n)
+			return n, c.call(ctx, api.IncidentsNote, args[:1], nil, api.NoteRequest{Text: strings.Join(args[1:], " ")}, &n)
 		})
 }

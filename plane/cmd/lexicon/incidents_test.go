@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
@@ -39,9 +40,11 @@ func TestEscNeverPassesControlsThrough(t *testing.T) {
 // field is hostile.
 type fleet struct {
 	t     *testing.T
+	st    store.Store
 	url   string
 	token string
 	inc   string
+	node  store.Node // web-1, which has the incident
 }
 
 func newFleet(t *testing.T) *fleet {
@@ -70,7 +73,7 @@ func newFleet(t *testing.T) *fleet {
 	if err != nil || len(in.Changes) != 1 {
 		t.Fatalf("CaseIntake: %v %+v", err, in)
 	}
-	return &fleet{t: t, url: srv.URL, token: tok, inc: in.Changes[0].Incident.ID}
+	return &fleet{t: t, st: s, url: srv.URL, token: tok, inc: in.Changes[0].Incident.ID, node: res.Node}
 }
 
 // lexicon runs the CLI in-process and returns its exit status, stdout and stderr.
@@ -115,13 +118,13 @@ func TestIncidentsCommands(t *testing.T) {
 		t.Fatalf("triage again: %d %s", code, out)
 	}
 	code, out, _ = f.lexicon("incidents", "note", f.inc, "restarted", "nginx", "-o", "json")
-	var ev store.IncidentEvent
-	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil || ev.Text != "restarted nginx" || ev.Kind != store.EventNote || ev.Seq != 4 {
+	var ev api.IncidentEvent
+	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil || ev.Text != "restarted nginx" || ev.Kind != api.EventNote || ev.Seq != 4 {
 		t.Fatalf("note: %d %s", code, out)
 	}
 	code, out, _ = f.lexicon("incidents", "show", f.inc, "-o", "json")
-	var d server.IncidentDetail
-	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || len(d.Events) != 4 || d.Incident.Triage != store.TriageSnoozed ||
+	var d api.IncidentDetail
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || len(d.Events) != 4 || d.Incident.Triage != api.TriageSnoozed ||
 		d.Incident.Summary != strings.ToValidUTF8(hostile, "?") {
 		t.Fatalf("show -o json: %d %s", code, out)
 	}
@@ -158,8 +161,8 @@ func TestIncidentsCommands(t *testing.T) {
 
 func TestNodeShowEscapesWhatTheNodeSaid(t *testing.T) {
 	var out bytes.Buffer
-	nodeOne{store.Node{Name: "web-1", AgentVersion: hostile, Untrusted: hostile,
-		Vocabulary: []store.WordRef{{Name: hostile, Version: hostile, Class: hostile, Digest: hostile}},
+	nodeOne{api.Node{Name: "web-1", AgentVersion: hostile, Untrusted: hostile,
+		Vocabulary: []api.WordRef{{Name: hostile, Version: hostile, Class: hostile, Digest: hostile}},
 		Recipes:    json.RawMessage(`[{"name":"cert_expiry","state":"active","last_verdict":"fail","detail":"\u001b[2J\u202e"}]`)}}.Text(&out)
 	noControls(t, "nodes show", out.String())
 	if !strings.Contains(out.String(), `cannot verify the plane's statement: \x1b]0;pwned`) || !strings.Contains(out.String(), `recipe cert_expiry`) {

@@ -6,20 +6,39 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-type jobOne struct{ store.Job }
+// Exit statuses of jobs run --wait and jobs watch for a job that ended without completing (see the
+// package doc), so that `lexicon jobs run --wait ... && next` goes on only after a success.
+const (
+	ExitJobFailed    = 4
+	ExitJobRefused   = 5
+	ExitJobLost      = 6
+	ExitJobCancelled = 7
+)
+
+// exitStatuses is how the exit statuses are told in the commands' help.
+const exitStatuses = "exit status 0 only if it completed; 4 failed, 5 refused, 6 lost, 7 cancelled"
+
+type jobOne struct{ api.Job }
+
+// node names the job's node for people: its name and id, or its id when the plane knows no name.
+func node(name, id string) string {
+	if name == "" {
+		return id
+	}
+	return name + " (" + id + ")"
+}
 
 func (j jobOne) Text(w io.Writer) {
-	fmt.Fprintf(w, "job %s: %s on node %s, %s\n", j.ID, j.Word, j.NodeID, j.State)
+	fmt.Fprintf(w, "job %s: %s on node %s, %s\n", j.ID, j.Word, node(j.NodeName, j.NodeID), j.State)
 	if j.OutcomeCode != "" || j.OutcomeMessage != "" {
 		fmt.Fprintf(w, "%s: %s\n", j.OutcomeCode, j.OutcomeMessage)
 	}
@@ -79,7 +98,7 @@ func jobsRunCmd() *cli.Command {
 		func(fs *flag.FlagSet) {
 			fs.Var(&pairs, "param", "a param: key=string, or key:=JSON for numbers, booleans and objects (repeatable)")
 			fs.StringVar(&file, "params-file", "", "a JSON object of params")
-			fs.BoolVar(&wait, "wait", false, "wait for the job to finish, showing its progress")
+			fs.BoolVar(&wait, "wait", false, "wait for the job to finish, showing its progress; "+exitStatuses)
 		},
 		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
 			p, err := params(pairs, file)
@@ -87,7 +106,7 @@ func jobsRunCmd() *cli.Command {
 				return nil, err
 			}
 			var j jobOne
-			if err := c.postJSON(ctx, "/jobs", map[string]any{"node": args[0], "word": args[1], "params": p}, &j); err != nil {
+			if err := c.call(ctx, api.JobsCreate, nil, nil, api.JobRequest{Node: args[0], Word: args[1], Params: p}, &j); err != nil {
 				return nil, err
 			}
 			env.Progressf("job %s queued: %s on %s", j.ID, j.Word, args[0])
@@ -98,26 +117,50 @@ func jobsRunCmd() *cli.Command {
 		})
 }
 
+// jobEnded is a job that reached a final state; the command's exit status says which, and with -o json
+// so does "ok", which is true only for a completed job.
+type jobEnded struct {
+	jobOne
+	OK bool `json:"ok"`
+}
+
+// ExitStatus is 0 only for a completed job.
+func (j jobEnded) ExitStatus() int {
+	switch j.State {
+	case api.JobCompleted:
+		return 0
+	case api.JobFailed:
+		return ExitJobFailed
+	case api.JobRefused:
+		return ExitJobRefused
+	case api.JobLost:
+		return ExitJobLost
+	case api.JobCancelled:
+		return ExitJobCancelled
+	}
+	return 1 // a final state this CLI does not know: not a success
+}
+
 // watch polls a job until it is final, printing each state it passes through to stderr.
-func watch(ctx context.Context, env *cli.Env, c *client, id string) (jobOne, error) {
-	var last store.JobState
+func watch(ctx context.Context, env *cli.Env, c *client, id string) (any, error) {
+	var last api.JobState
 	tick := time.NewTicker(300 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		var j jobOne
-		if err := c.getJSON(ctx, apiPath("jobs", id), &j); err != nil {
-			return j, err
+		if err := c.call(ctx, api.JobsShow, []string{id}, nil, nil, &j); err != nil {
+			return nil, err
 		}
 		if j.State != last {
 			env.Progressf("job %s: %s", id, j.State)
 			last = j.State
 		}
 		if j.State.Final() {
-			return j, nil
+			return jobEnded{jobOne: j, OK: j.State == api.JobCompleted}, nil
 		}
 		select {
 		case <-ctx.Done():
-			return j, errcode.Wrap(ctx.Err(), errcode.UsageInvalid, "stopped watching job %s; it goes on", id)
+			return nil, errcode.Wrap(ctx.Err(), errcode.UsageInvalid, "stopped watching job %s; it goes on", id)
 		case <-tick.C:
 		}
 	}
@@ -127,41 +170,45 @@ func jobsShowCmd() *cli.Command {
 	return simple("jobs show", "ID", "show a job with its output, transcript and audit", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var j jobOne
-			return j, c.getJSON(ctx, apiPath("jobs", args[0]), &j)
+			return j, c.call(ctx, api.JobsShow, args, nil, nil, &j)
 		})
 }
 
 func jobsWatchCmd() *cli.Command {
-	return simple("jobs watch", "ID", "follow a job until it finishes", 1, 1, nil,
+	return simple("jobs watch", "ID", "follow a job until it finishes; "+exitStatuses, 1, 1, nil,
 		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
 			return watch(ctx, env, c, args[0])
 		})
 }
 
-type jobList struct{ store.JobListResult }
+type jobList struct{ api.JobList }
 
 func (l jobList) Text(w io.Writer) {
 	if len(l.Jobs) == 0 {
 		fmt.Fprintln(w, "no jobs")
 	}
 	for _, j := range l.Jobs {
-		fmt.Fprintf(w, "%s  %-10s %-18s node %s  %s %s\n", j.ID, j.State, j.Word, j.NodeID, short(j.CreatedAt), j.OutcomeCode)
+		name := j.NodeName
+		if name == "" {
+			name = j.NodeID
+		}
+		fmt.Fprintf(w, "%s  %-10s %-18s %-20s %s %s\n", j.ID, j.State, j.Word, name, short(j.CreatedAt), j.OutcomeCode)
 	}
 }
 
 func jobsListCmd() *cli.Command {
-	var node, state string
+	var nodeRef, state string
 	var limit int
 	return simple("jobs list", "[--node NODE] [--state STATE] [--limit N]", "list jobs, newest first", 0, 0,
 		func(fs *flag.FlagSet) {
-			fs.StringVar(&node, "node", "", "only this node's jobs")
+			fs.StringVar(&nodeRef, "node", "", "only this node's jobs (name or id)")
 			fs.StringVar(&state, "state", "", "only jobs in this state")
 			fs.IntVar(&limit, "limit", 50, "at most this many")
 		},
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
-			q := url.Values{"node": {node}, "state": {state}, "limit": {fmt.Sprint(limit)}}
 			var l jobList
-			return l, c.getJSON(ctx, "/jobs?"+q.Encode(), &l)
+			q := api.JobsListQuery{Node: nodeRef, State: api.JobState(state), Limit: limit}
+			return l, c.call(ctx, api.JobsList, nil, q.Values(), nil, &l)
 		})
 }
 
@@ -169,7 +216,7 @@ func jobsCancelCmd() *cli.Command {
 	return simple("jobs cancel", "ID", "cancel a queued job", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var j jobOne
-			return j, c.postJSON(ctx, apiPath("jobs", args[0], "cancel"), nil, &j)
+			return j, c.call(ctx, api.JobsCancel, args, nil, nil, &j)
 		})
 }
 
@@ -179,6 +226,6 @@ func jobsMarkFailedCmd() *cli.Command {
 		func(fs *flag.FlagSet) { fs.StringVar(&msg, "message", "marked failed by an operator", "why") },
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var j jobOne
-			return j, c.postJSON(ctx, apiPath("jobs", args[0], "mark-failed"), map[string]string{"message": msg}, &j)
+			return j, c.call(ctx, api.JobsMarkFailed, args, nil, api.MarkFailedRequest{Message: msg}, &j)
 		})
 }

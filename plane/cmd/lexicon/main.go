@@ -1,6 +1,22 @@
 // Command lexicon is the admin CLI: it approves joins, lists nodes, runs words as jobs, publishes
 // releases, triages incidents, and enables drivers, manages their accounts and calls them, through the
-// plane's admin API.
+// plane's admin API (plane/api, whose types and route table it shares with the plane). It links
+// nothing of the plane's server or store.
+//
+// Exit statuses, the same for every command:
+//
+//	0  the command did what it was asked
+//	1  it failed: the error's code says why (the plane refused, could not be reached, ...)
+//	2  usage: wrong arguments or flags; nothing was sent
+//	3  dns reconcile ran and conflicts remain
+//	4  jobs run --wait, jobs watch: the job failed
+//	5  jobs run --wait, jobs watch: the node refused the job (policy, capability, params)
+//	6  jobs run --wait, jobs watch: the job was lost (handed out and never reported)
+//	7  jobs run --wait, jobs watch: the job was cancelled
+//
+// So `lexicon jobs run --wait NODE WORD && next` runs next only after the job completed. A command that
+// ends with 3 to 7 prints its whole result first; with -o json, a job that did not complete has "ok":
+// false.
 package main
 
 import "github.com/lexicon-fleet/lexicon/sdk/cli"

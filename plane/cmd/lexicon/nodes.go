@@ -6,9 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 
-	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 )
@@ -34,18 +33,18 @@ func simple(path, args, summary string, minArgs, maxArgs int, extra func(fs *fla
 	}
 }
 
-type whoami struct{ store.Token }
+type whoami struct{ api.Token }
 
 func (t whoami) Text(w io.Writer) { fmt.Fprintf(w, "token %s (%s), role %s\n", t.Name, t.ID, t.Role) }
 
 func whoamiCmd() *cli.Command {
 	return simple("whoami", "", "show the token's name and role", 0, 0, nil, func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 		var t whoami
-		return t, c.getJSON(ctx, "/whoami", &t)
+		return t, c.call(ctx, api.Whoami, nil, nil, nil, &t)
 	})
 }
 
-type joinList struct{ store.JoinListResult }
+type joinList struct{ api.JoinList }
 
 func (l joinList) Text(w io.Writer) {
 	if len(l.Joins) == 0 {
@@ -62,14 +61,12 @@ func joinsListCmd() *cli.Command {
 		func(fs *flag.FlagSet) { fs.StringVar(&status, "status", "pending", "status to list (empty for all)") },
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 			var l joinList
-			return l, c.getJSON(ctx, "/joins?status="+url.QueryEscape(status), &l)
+			q := api.JoinsListQuery{Status: api.JoinStatus(status)}
+			return l, c.call(ctx, api.JoinsList, nil, q.Values(), nil, &l)
 		})
 }
 
-type approved struct {
-	Join store.Join `json:"join"`
-	Node store.Node `json:"node"`
-}
+type approved struct{ api.Approved }
 
 func (a approved) Text(w io.Writer) {
 	fmt.Fprintf(w, "approved: node %s (%s), key %s\n", a.Node.Name, a.Node.ID, a.Node.Fingerprint)
@@ -88,11 +85,11 @@ func joinsApproveCmd() *cli.Command {
 				return nil, cli.UsageError("approve needs --fingerprint: read it on the machine (lexicon-agent status) and compare")
 			}
 			var a approved
-			return a, c.postJSON(ctx, apiPath("joins", args[0], "approve"), map[string]string{"fingerprint": fp, "name": name}, &a)
+			return a, c.call(ctx, api.JoinsApprove, args, nil, api.ApproveRequest{Fingerprint: fp, Name: name}, &a)
 		})
 }
 
-type joinOne struct{ store.Join }
+type joinOne struct{ api.Join }
 
 func (j joinOne) Text(w io.Writer) { fmt.Fprintf(w, "join %s is %s\n", j.ID, j.Status) }
 
@@ -100,11 +97,11 @@ func joinsRejectCmd() *cli.Command {
 	return simple("joins reject", "ID", "reject a join; its key is retired for good", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var j joinOne
-			return j, c.postJSON(ctx, apiPath("joins", args[0], "reject"), nil, &j)
+			return j, c.call(ctx, api.JoinsReject, args, nil, nil, &j)
 		})
 }
 
-type nodeList struct{ store.NodeListResult }
+type nodeList struct{ api.NodeList }
 
 func (l nodeList) Text(w io.Writer) {
 	if len(l.Nodes) == 0 {
@@ -121,11 +118,12 @@ func nodesListCmd() *cli.Command {
 		func(fs *flag.FlagSet) { fs.StringVar(&state, "state", "", "state to list (empty for all)") },
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 			var l nodeList
-			return l, c.getJSON(ctx, "/nodes?state="+url.QueryEscape(state), &l)
+			q := api.NodesListQuery{State: api.NodeState(state)}
+			return l, c.call(ctx, api.NodesList, nil, q.Values(), nil, &l)
 		})
 }
 
-type nodeOne struct{ store.Node }
+type nodeOne struct{ api.Node }
 
 // Text shows what the node reported as text (esc): the plane does not vouch for any of it.
 func (n nodeOne) Text(w io.Writer) {
@@ -153,15 +151,11 @@ func nodesShowCmd() *cli.Command {
 	return simple("nodes show", "NODE", "show a node (by id or name): its vocabulary and what it last reported", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var n nodeOne
-			return n, c.getJSON(ctx, apiPath("nodes", args[0]), &n)
+			return n, c.call(ctx, api.NodesShow, args, nil, nil, &n)
 		})
 }
 
-type ended struct {
-	Node      store.Node  `json:"node"`
-	Cancelled []store.Job `json:"cancelled"`
-	Lost      []store.Job `json:"lost"`
-}
+type ended struct{ api.Disconnected }
 
 func (e ended) Text(w io.Writer) {
 	fmt.Fprintf(w, "node %s is %s; %d queued jobs cancelled, %d running jobs lost\n", e.Node.Name, e.Node.State, len(e.Cancelled), len(e.Lost))
@@ -171,6 +165,6 @@ func nodesDisconnectCmd() *cli.Command {
 	return simple("nodes disconnect", "NODE", "end a node's pairing; it must join again with a new key", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var e ended
-			return e, c.postJSON(ctx, apiPath("nodes", args[0], "disconnect"), nil, &e)
+			return e, c.call(ctx, api.NodesDisconnect, args, nil, nil, &e)
 		})
 }

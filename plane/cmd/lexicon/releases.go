@@ -5,18 +5,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 
-	"github.com/lexicon-fleet/lexicon/plane/store"
-	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-type releaseOne struct{ store.Release }
+type releaseOne struct{ api.Release }
 
 func (r releaseOne) Text(w io.Writer) {
 	fmt.Fprintf(w, "published release %s (sequence %d), %d artifacts, statement %s\n", r.Version, r.Sequence, len(r.Artifacts), r.StatementDigest)
@@ -36,15 +34,15 @@ func releasesPublishCmd() *cli.Command {
 			if err != nil {
 				return nil, err
 			}
-			if _, err := os.Stat(filepath.Join(dir, registry.BundleFile)); err != nil {
-				return nil, errcode.Wrap(err, errcode.IOFailed, "%s is not a release folder: no %s", dir, registry.BundleFile)
+			if _, err := os.Stat(filepath.Join(dir, api.ReleaseBundleFile)); err != nil {
+				return nil, errcode.Wrap(err, errcode.IOFailed, "%s is not a release folder: no %s", dir, api.ReleaseBundleFile)
 			}
 			pr, pw := io.Pipe()
 			go func() {
 				pw.CloseWithError(writeTar(pw, dir, blobs, env))
 			}()
 			var r releaseOne
-			err = c.do(ctx, http.MethodPost, "/releases", pr, "application/x-tar", &r)
+			err = c.do(ctx, api.ReleasesPublish.Method, api.ReleasesPublish.Pattern, pr, "application/x-tar", &r)
 			pr.Close()
 			return r, err
 		})
@@ -52,7 +50,7 @@ func releasesPublishCmd() *cli.Command {
 
 func writeTar(w io.Writer, dir string, blobs []string, env *cli.Env) error {
 	tw := tar.NewWriter(w)
-	files := append([]string{registry.BundleFile}, prefixed(blobs)...)
+	files := append([]string{api.ReleaseBundleFile}, prefixed(blobs)...)
 	for i, name := range files {
 		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
@@ -82,9 +80,7 @@ func prefixed(blobs []string) []string {
 	return out
 }
 
-type releaseList struct {
-	Releases []store.Release `json:"releases"`
-}
+type releaseList struct{ api.ReleaseList }
 
 func (l releaseList) Text(w io.Writer) {
 	if len(l.Releases) == 0 {
@@ -99,6 +95,6 @@ func releasesListCmd() *cli.Command {
 	return simple("releases list", "", "list published releases, newest first", 0, 0, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 			var l releaseList
-			return l, c.getJSON(ctx, "/releases", &l)
+			return l, c.call(ctx, api.ReleasesList, nil, nil, nil, &l)
 		})
 }

@@ -11,8 +11,8 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
-	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
@@ -27,7 +27,7 @@ func memoryAccount(name string, zones ...string) drivers.AccountAddRequest {
 	return drivers.AccountAddRequest{Driver: "dns-memory", Name: name, Settings: s, Credential: driver.NewSecret(credential)}
 }
 
-func statusOf(t *testing.T, m *drivers.Manager, name string) wire.Status {
+func statusOf(t *testing.T, m *drivers.Manager, name string) api.Status {
 	t.Helper()
 	st, err := m.Status(t.Context())
 	must(t, err)
@@ -36,7 +36,7 @@ func statusOf(t *testing.T, m *drivers.Manager, name string) wire.Status {
 			return s
 		}
 	}
-	return wire.Status{Name: name, State: "absent"}
+	return api.Status{Name: name, State: "absent"}
 }
 
 func audit(t *testing.T, m *drivers.Manager, p store.DriverCallListParams) []store.DriverCall {

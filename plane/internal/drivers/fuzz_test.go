@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
-	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 )
 
@@ -30,13 +30,13 @@ func FuzzReconcileBody(f *testing.F) {
 		{Type: "TXT", Name: "@", Value: "v=spf1 -all"},
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req wire.Reconcile
+		var req api.Reconcile
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if dec.Decode(&req) != nil {
 			return
 		}
-		recs, err := drivers.RecordsFromWire(req.Records)
+		recs, err := drivers.RecordsFromAPI(req.Records)
 		if err != nil {
 			return
 		}

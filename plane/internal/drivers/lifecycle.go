@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
-	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -200,15 +200,15 @@ func (m *Manager) reapAccounts(ctx context.Context, sl *slot, e Entry) {
 // here first (so an altered executable is refused now, before exec, and nothing is recorded), then the
 // store records it enabled for every replica. Refused: driver.not_pinned, module.digest_mismatch,
 // driver.start_failed.
-func (m *Manager) Enable(ctx context.Context, actor, name string) (wire.Driver, error) {
+func (m *Manager) Enable(ctx context.Context, actor, name string) (api.Driver, error) {
 	return m.audited(ctx, actor, name, "driver.enable", m.enable)
 }
 
 // audited runs op (enable or disable) on the named driver and records it in the audit log, whatever
 // its outcome.
-func (m *Manager) audited(ctx context.Context, actor, name, op string, run func(context.Context, string, string) (wire.Driver, error)) (wire.Driver, error) {
+func (m *Manager) audited(ctx context.Context, actor, name, op string, run func(context.Context, string, string) (api.Driver, error)) (api.Driver, error) {
 	if err := checkName(name); err != nil {
-		return wire.Driver{}, err
+		return api.Driver{}, err
 	}
 	t0 := m.cfg.Now()
 	d, err := run(ctx, actor, name)
@@ -216,28 +216,28 @@ func (m *Manager) audited(ctx context.Context, actor, name, op string, run func(
 	return d, err
 }
 
-func (m *Manager) enable(ctx context.Context, actor, name string) (wire.Driver, error) {
+func (m *Manager) enable(ctx context.Context, actor, name string) (api.Driver, error) {
 	cat, err := m.catalog(ctx, true)
 	if err != nil {
-		return wire.Driver{}, err
+		return api.Driver{}, err
 	}
 	e, ok := cat.get(name)
 	if !ok {
-		return wire.Driver{}, cat.notPinned(name, m.cfg.Platform)
+		return api.Driver{}, cat.notPinned(name, m.cfg.Platform)
 	}
 	sl, err := m.slotFor(name)
 	if err != nil {
-		return wire.Driver{}, err
+		return api.Driver{}, err
 	}
 	sl.life.Lock()
 	defer sl.life.Unlock()
 	if _, err := m.ensure(ctx, e, true); err != nil {
-		return wire.Driver{}, err
+		return api.Driver{}, err
 	}
 	st, err := m.store.DriverEnable(ctx, store.DriverSetParams{Name: name, Digest: e.Digest, By: actor, Now: m.cfg.Now()})
 	if err != nil {
 		m.stopName(name, "enabling it was not recorded")
-		return wire.Driver{}, err
+		return api.Driver{}, err
 	}
 	m.log.Info("driver enabled", "driver", name, "sha256", e.Digest, "version", e.Version, "by", actor)
 	return listing(e, true, st), nil
@@ -246,61 +246,61 @@ func (m *Manager) enable(ctx context.Context, actor, name string) (wire.Driver, 
 // Disable records a driver disabled for every replica and stops its processes here; other replicas
 // refuse calls at once (every call reads the store) and stop theirs within SyncEvery. Calls in flight
 // fail with driver.disabled.
-func (m *Manager) Disable(ctx context.Context, actor, name string) (wire.Driver, error) {
+func (m *Manager) Disable(ctx context.Context, actor, name string) (api.Driver, error) {
 	return m.audited(ctx, actor, name, "driver.disable", m.disable)
 }
 
-func (m *Manager) disable(ctx context.Context, actor, name string) (wire.Driver, error) {
+func (m *Manager) disable(ctx context.Context, actor, name string) (api.Driver, error) {
 	cat, err := m.catalog(ctx, false)
 	if err != nil {
-		return wire.Driver{}, err
+		return api.Driver{}, err
 	}
 	e, pinned := cat.get(name)
 	if !pinned {
 		cur, err := m.store.DriverGet(ctx, store.DriverGetParams{Name: name})
 		if err != nil {
-			return wire.Driver{}, err
+			return api.Driver{}, err
 		}
 		if cur.ChangedAt.IsZero() { // neither pinned nor ever enabled: a typo
-			return wire.Driver{}, cat.notPinned(name, m.cfg.Platform)
+			return api.Driver{}, cat.notPinned(name, m.cfg.Platform)
 		}
 		e = Entry{Name: name}
 	}
 	sl, err := m.slotFor(name)
 	if err != nil {
-		return wire.Driver{}, err
+		return api.Driver{}, err
 	}
 	sl.life.Lock()
 	defer sl.life.Unlock()
 	st, err := m.store.DriverDisable(ctx, store.DriverSetParams{Name: name, By: actor, Now: m.cfg.Now()})
 	if err != nil {
-		return wire.Driver{}, err
+		return api.Driver{}, err
 	}
 	m.stopName(name, "disabled by "+actor)
 	m.log.Info("driver disabled", "driver", name, "by", actor)
 	return listing(e, pinned, st), nil
 }
 
-func listing(e Entry, pinned bool, st store.DriverState) wire.Driver {
-	return wire.Driver{Name: e.Name, Kind: string(e.Kind), Version: e.Version, Summary: e.Summary, Platform: e.Platform,
+func listing(e Entry, pinned bool, st store.DriverState) api.Driver {
+	return api.Driver{Name: e.Name, Kind: string(e.Kind), Version: e.Version, Summary: e.Summary, Platform: e.Platform,
 		Digest: e.Digest, Pinned: pinned, Enabled: st.Enabled, ChangedAt: st.ChangedAt, ChangedBy: st.ChangedBy}
 }
 
 // List returns the drivers the current release pins, and those enabled that it no longer pins.
-func (m *Manager) List(ctx context.Context) (wire.DriverList, error) {
+func (m *Manager) List(ctx context.Context) (api.DriverList, error) {
 	cat, err := m.catalog(ctx, false)
 	if err != nil {
-		return wire.DriverList{}, err
+		return api.DriverList{}, err
 	}
 	states, err := m.store.DriverList(ctx)
 	if err != nil {
-		return wire.DriverList{}, err
+		return api.DriverList{}, err
 	}
 	byName := map[string]store.DriverState{}
 	for _, st := range states {
 		byName[st.Name] = st
 	}
-	out := wire.DriverList{Release: cat.release, Sequence: cat.sequence, Drivers: []wire.Driver{}}
+	out := api.DriverList{Release: cat.release, Sequence: cat.sequence, Drivers: []api.Driver{}}
 	for _, e := range cat.sorted() {
 		out.Drivers = append(out.Drivers, listing(e, true, byName[e.Name]))
 	}
@@ -314,14 +314,14 @@ func (m *Manager) List(ctx context.Context) (wire.DriverList, error) {
 
 // Status returns this replica's processes for every driver an admin enabled or disabled, and any other
 // running here or that failed to start.
-func (m *Manager) Status(ctx context.Context) (wire.StatusList, error) {
+func (m *Manager) Status(ctx context.Context) (api.StatusList, error) {
 	cat, err := m.catalog(ctx, false)
 	if err != nil {
-		return wire.StatusList{}, err
+		return api.StatusList{}, err
 	}
 	states, err := m.store.DriverList(ctx)
 	if err != nil {
-		return wire.StatusList{}, err
+		return api.StatusList{}, err
 	}
 	names := map[string]bool{}
 	enabled := map[string]bool{}
@@ -336,7 +336,7 @@ func (m *Manager) Status(ctx context.Context) (wire.StatusList, error) {
 		}
 		sl.mu.Unlock()
 	}
-	out := wire.StatusList{Replica: m.replica, Drivers: []wire.Status{}}
+	out := api.StatusList{Replica: m.replica, Drivers: []api.Status{}}
 	sorted := make([]string, 0, len(names))
 	for n := range names {
 		sorted = append(sorted, n)
@@ -344,8 +344,8 @@ func (m *Manager) Status(ctx context.Context) (wire.StatusList, error) {
 	slices.Sort(sorted)
 	for _, n := range sorted {
 		e, pinned := cat.get(n)
-		s := wire.Status{Name: n, Replica: m.replica, Enabled: enabled[n], Pinned: pinned, Kind: string(e.Kind), Version: e.Version,
-			State: "stopped", Accounts: []wire.ProcessInfo{}}
+		s := api.Status{Name: n, Replica: m.replica, Enabled: enabled[n], Pinned: pinned, Kind: string(e.Kind), Version: e.Version,
+			State: "stopped", Accounts: []api.ProcessInfo{}}
 		if !enabled[n] {
 			s.State = "disabled"
 		}
@@ -357,7 +357,7 @@ func (m *Manager) Status(ctx context.Context) (wire.StatusList, error) {
 	return out, nil
 }
 
-func (sl *slot) status(s *wire.Status) {
+func (sl *slot) status(s *api.Status) {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	if sl.failErr != nil {
@@ -374,7 +374,7 @@ func (sl *slot) status(s *wire.Status) {
 	}
 	for _, p := range sl.accounts {
 		ps := p.d.Status()
-		s.Accounts = append(s.Accounts, wire.ProcessInfo{Account: p.name, State: string(ps.State), PID: ps.PID, Restarts: ps.Restarts, LastError: ps.LastError})
+		s.Accounts = append(s.Accounts, api.ProcessInfo{Account: p.name, State: string(ps.State), PID: ps.PID, Restarts: ps.Restarts, LastError: ps.LastError})
 	}
-	slices.SortFunc(s.Accounts, func(a, b wire.ProcessInfo) int { return strings.Compare(a.Account, b.Account) })
+	slices.SortFunc(s.Accounts, func(a, b api.ProcessInfo) int { return strings.Compare(a.Account, b.Account) })
 }

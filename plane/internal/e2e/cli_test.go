@@ -27,10 +27,10 @@ func TestCLIJobs(t *testing.T) {
 		t.Fatalf("nodes list: %v", listed)
 	}
 
-	// jobs watch follows a job until it ends.
+	// jobs watch follows a job until it ends, and exits 0 because it completed.
 	report := f.lexicon(false, "jobs", "run", a.nodeID, "host_report")
 	watched := f.lexicon(false, "jobs", "watch", report["id"].(string))
-	if watched["id"] != report["id"] || watched["state"] != "completed" {
+	if watched["id"] != report["id"] || watched["state"] != "completed" || watched["node_name"] != "cli-1" {
 		t.Fatalf("jobs watch: %v", watched)
 	}
 
@@ -60,6 +60,14 @@ func TestCLIJobs(t *testing.T) {
 	}
 	if got := f.lexicon(true, "jobs", "mark-failed", queuedID); got["code"] != "job.finished" {
 		t.Fatalf("failing a cancelled job: %v", got)
+	}
+	// Watching a job that did not complete exits with its state's status, so `... && next` stops.
+	for id, state := range map[string]string{spinID: "failed", queuedID: "cancelled"} {
+		job, status := f.lexiconStatus("jobs", "watch", id)
+		if job["state"] != state {
+			t.Fatalf("jobs watch %s: %v", id, job)
+		}
+		f.wantJobStatus(job, status)
 	}
 
 	states := map[string]any{}

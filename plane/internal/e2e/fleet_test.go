@@ -2,8 +2,12 @@ package e2e_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,13 +192,51 @@ func (f *fleet) enrol(name, policy string) *agent {
 }
 
 // runJob queues a word and waits for the job to finish, returning the job.
+// runJob runs a word with jobs run --wait and returns the final job, failing the test unless the exit
+// status is the one the CLI documents for the job's final state.
 func (f *fleet) runJob(node, word string, params ...string) map[string]any {
 	f.t.Helper()
 	args := []string{"jobs", "run", node, word, "--wait"}
 	for _, p := range params {
 		args = append(args, "--param", p)
 	}
-	return f.lexicon(false, args...)
+	job, status := f.lexiconStatus(args...)
+	f.wantJobStatus(job, status)
+	return job
+}
+
+// jobExit is the exit status of jobs run --wait and jobs watch for each final state (the CLI's doc).
+var jobExit = map[string]int{"completed": 0, "failed": 4, "refused": 5, "lost": 6, "cancelled": 7}
+
+// wantJobStatus fails the test unless status is the exit status the CLI documents for the job's state.
+func (f *fleet) wantJobStatus(job map[string]any, status int) {
+	f.t.Helper()
+	want, ok := jobExit[fmt.Sprint(job["state"])]
+	if !ok || status != want {
+		f.t.Fatalf("job %v ended %v with exit status %d, want %d", job["id"], job["state"], status, want)
+	}
+}
+
+// lexiconStatus runs the admin CLI with -o json and returns its answer and exit status, whatever the
+// status: for the commands whose status tells how the work ended.
+func (f *fleet) lexiconStatus(args ...string) (map[string]any, int) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args = append(args, "--plane", f.url, "--ca", f.ca, "--token-file", f.tokenFile, "-o", "json")
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "lexicon"), args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		f.t.Fatalf("lexicon %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		f.t.Fatalf("lexicon %s: not JSON: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return m, cmd.ProcessState.ExitCode()
 }
 
 func (f *fleet) job(id string) map[string]any {

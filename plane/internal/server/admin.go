@@ -8,12 +8,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -35,8 +35,6 @@ func HashToken(token string) string {
 	h := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(h[:])
 }
-
-var roleRank = map[store.Role]int{store.RoleViewer: 1, store.RoleOperator: 2, store.RoleAdmin: 3}
 
 type tokenKey struct{}
 
@@ -74,122 +72,115 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 }
 
 // need refuses a token below role.
-func need(ctx context.Context, role store.Role) error {
+func need(ctx context.Context, role api.Role) error {
 	t := tokenFrom(ctx)
-	if roleRank[t.Role] < roleRank[role] {
+	if !api.Role(t.Role).Covers(role) {
 		return errcode.New(errcode.AuthForbidden, "this needs the %s role; token %s is %s", role, t.Name, t.Role).With("need", string(role))
 	}
 	return nil
 }
 
-// with wraps an admin handler: role check, then the handler's result or error.
-func (s *Server) with(role store.Role, h func(r *http.Request) (int, any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := need(r.Context(), role); err != nil {
+// handle registers an admin route of the table: the route's role is checked, then the handler's answer
+// is written with the route's status, or its error as the envelope.
+func (s *Server) handle(r chi.Router, rt api.Route, h func(r *http.Request) (any, error)) {
+	r.Method(rt.Method, rt.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := need(r.Context(), rt.Role); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		code, v, err := h(r)
+		v, err := h(r)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		writeJSON(w, code, v)
-	}
+		writeJSON(w, rt.Status, v)
+	}))
 }
 
 func (s *Server) adminRoutes(r chi.Router) {
 	r.Use(s.authenticate)
-	r.Get("/whoami", s.with(store.RoleViewer, func(r *http.Request) (int, any, error) {
-		return http.StatusOK, tokenFrom(r.Context()), nil
-	}))
-	r.Get("/joins", s.with(store.RoleViewer, s.joinList))
-	r.Post("/joins/{id}/approve", s.with(store.RoleAdmin, s.joinApprove))
-	r.Post("/joins/{id}/reject", s.with(store.RoleAdmin, s.joinReject))
-	r.Get("/nodes", s.with(store.RoleViewer, s.nodeList))
-	r.Get("/nodes/{id}", s.with(store.RoleViewer, s.nodeShow))
-	r.Post("/nodes/{id}/disconnect", s.with(store.RoleAdmin, s.nodeDisconnect))
-	r.Post("/jobs", s.with(store.RoleOperator, s.jobCreate))
-	r.Get("/jobs", s.with(store.RoleViewer, s.jobList))
-	r.Get("/jobs/{id}", s.with(store.RoleViewer, s.jobShow))
-	r.Post("/jobs/{id}/cancel", s.with(store.RoleOperator, s.jobCancel))
-	r.Post("/jobs/{id}/mark-failed", s.with(store.RoleOperator, s.jobMarkFailed))
+	s.handle(r, api.Whoami, func(r *http.Request) (any, error) {
+		return tokenToAPI(tokenFrom(r.Context())), nil
+	})
+	s.handle(r, api.JoinsList, s.joinList)
+	s.handle(r, api.JoinsApprove, s.joinApprove)
+	s.handle(r, api.JoinsReject, s.joinReject)
+	s.handle(r, api.NodesList, s.nodeList)
+	s.handle(r, api.NodesShow, s.nodeShow)
+	s.handle(r, api.NodesDisconnect, s.nodeDisconnect)
+	s.handle(r, api.JobsCreate, s.jobCreate)
+	s.handle(r, api.JobsList, s.jobList)
+	s.handle(r, api.JobsShow, s.jobShow)
+	s.handle(r, api.JobsCancel, s.jobCancel)
+	s.handle(r, api.JobsMarkFailed, s.jobMarkFailed)
 	s.incidentRoutes(r)
-	r.Get("/releases", s.with(store.RoleViewer, func(r *http.Request) (int, any, error) {
-		list, err := s.store.ReleaseList(r.Context(), store.ReleaseListParams{Limit: limitParam(r)})
-		return http.StatusOK, map[string]any{"releases": nonNil(list)}, err
-	}))
-	r.Post("/releases", func(w http.ResponseWriter, r *http.Request) {
-		if err := need(r.Context(), store.RoleAdmin); err != nil {
+	s.handle(r, api.ReleasesList, func(r *http.Request) (any, error) {
+		q, err := api.ParseReleasesListQuery(r.URL.Query())
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.store.ReleaseList(r.Context(), store.ReleaseListParams{Limit: q.Limit})
+		return api.ReleaseList{Releases: each(list, releaseToAPI)}, err
+	})
+	r.Method(api.ReleasesPublish.Method, api.ReleasesPublish.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := need(r.Context(), api.ReleasesPublish.Role); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		s.publish(w, r)
-	})
+	}))
 	s.driverRoutes(r)
 }
 
-func nonNil[T any](v []T) []T {
-	if v == nil {
-		return []T{}
+func (s *Server) joinList(r *http.Request) (any, error) {
+	q, err := api.ParseJoinsListQuery(r.URL.Query())
+	if err != nil {
+		return nil, err
 	}
-	return v
-}
-
-func limitParam(r *http.Request) int {
-	n, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	return n
-}
-
-func (s *Server) joinList(r *http.Request) (int, any, error) {
 	res, err := s.store.JoinList(r.Context(), store.JoinListParams{
-		Status: store.JoinStatus(r.URL.Query().Get("status")), Limit: limitParam(r), Cursor: r.URL.Query().Get("cursor"), Now: s.now(),
+		Status: store.JoinStatus(q.Status), Limit: q.Limit, Cursor: q.Cursor, Now: s.now(),
 	})
-	res.Joins = nonNil(res.Joins)
-	return http.StatusOK, res, err
+	return api.JoinList{Joins: each(res.Joins, joinToAPI), NextCursor: res.NextCursor}, err
 }
 
-type approveRequest struct {
-	Fingerprint string `json:"fingerprint"`
-	Name        string `json:"name,omitempty"`
-}
-
-func (s *Server) joinApprove(r *http.Request) (int, any, error) {
+func (s *Server) joinApprove(r *http.Request) (any, error) {
 	body, err := readBody(r, 4<<10)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	var req approveRequest
+	var req api.ApproveRequest
 	if err := decodeStrict(body, &req); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if req.Fingerprint == "" {
-		return 0, nil, errcode.New(errcode.RequestMalformed, "approval needs the fingerprint the machine shows (SHA256:...)").With("field", "fingerprint")
+		return nil, errcode.New(errcode.RequestMalformed, "approval needs the fingerprint the machine shows (SHA256:...)").With("field", "fingerprint")
 	}
 	res, err := s.store.JoinApprove(r.Context(), store.JoinApproveParams{
 		ID: chi.URLParam(r, "id"), Fingerprint: req.Fingerprint, Name: req.Name, By: tokenFrom(r.Context()).Name, Now: s.now(),
 	})
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	s.log.Info("join approved", "join", res.Join.ID, "node", res.Node.ID, "name", res.Node.Name, "fingerprint", res.Node.Fingerprint, "by", tokenFrom(r.Context()).Name)
-	return http.StatusOK, res, nil
+	return api.Approved{Join: joinToAPI(res.Join), Node: nodeToAPI(res.Node)}, nil
 }
 
-func (s *Server) joinReject(r *http.Request) (int, any, error) {
+func (s *Server) joinReject(r *http.Request) (any, error) {
 	j, err := s.store.JoinReject(r.Context(), store.JoinRejectParams{ID: chi.URLParam(r, "id"), By: tokenFrom(r.Context()).Name, Now: s.now()})
-	if err == nil {
-		s.log.Info("join rejected; its key is retired", "join", j.ID, "fingerprint", j.Fingerprint, "by", tokenFrom(r.Context()).Name)
+	if err != nil {
+		return nil, err
 	}
-	return http.StatusOK, j, err
+	s.log.Info("join rejected; its key is retired", "join", j.ID, "fingerprint", j.Fingerprint, "by", tokenFrom(r.Context()).Name)
+	return joinToAPI(j), nil
 }
 
-func (s *Server) nodeList(r *http.Request) (int, any, error) {
-	res, err := s.store.NodeList(r.Context(), store.NodeListParams{
-		State: store.NodeState(r.URL.Query().Get("state")), Limit: limitParam(r), Cursor: r.URL.Query().Get("cursor"),
-	})
-	res.Nodes = nonNil(res.Nodes)
-	return http.StatusOK, res, err
+func (s *Server) nodeList(r *http.Request) (any, error) {
+	q, err := api.ParseNodesListQuery(r.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.store.NodeList(r.Context(), store.NodeListParams{State: store.NodeState(q.State), Limit: q.Limit, Cursor: q.Cursor})
+	return api.NodeList{Nodes: each(res.Nodes, nodeToAPI), NextCursor: res.NextCursor}, err
 }
 
 // nodeByRef finds a node by id or by the name of an active node.
@@ -201,74 +192,72 @@ func (s *Server) nodeByRef(ctx context.Context, ref string) (store.Node, error) 
 	return s.store.NodeGet(ctx, store.NodeGetParams{Name: ref})
 }
 
-func (s *Server) nodeShow(r *http.Request) (int, any, error) {
-	n, err := s.nodeByRef(r.Context(), chi.URLParam(r, "id"))
-	return http.StatusOK, n, err
-}
-
-func (s *Server) nodeDisconnect(r *http.Request) (int, any, error) {
+func (s *Server) nodeShow(r *http.Request) (any, error) {
 	n, err := s.nodeByRef(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	res, err := s.store.NodeDisconnect(r.Context(), store.NodeEndParams{ID: n.ID, By: tokenFrom(r.Context()).Name, Now: s.now()})
-	if err == nil {
-		s.log.Info("node disconnected", "node", n.ID, "name", n.Name, "by", tokenFrom(r.Context()).Name)
-	}
-	return http.StatusOK, res, err
+	return nodeToAPI(n), nil
 }
 
-// JobRequest is what an admin asks a node to do: a word and its params, never a command.
-type JobRequest struct {
-	Node   string          `json:"node"`
-	Word   string          `json:"word"`
-	Params json.RawMessage `json:"params"`
+func (s *Server) nodeDisconnect(r *http.Request) (any, error) {
+	n, err := s.nodeByRef(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.store.NodeDisconnect(r.Context(), store.NodeEndParams{ID: n.ID, By: tokenFrom(r.Context()).Name, Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("node disconnected", "node", n.ID, "name", n.Name, "by", tokenFrom(r.Context()).Name)
+	named := func(j store.Job) api.Job { return jobToAPI(j, n.Name) }
+	return api.Disconnected{Node: nodeToAPI(res.Node), Cancelled: each(res.Cancelled, named), Lost: each(res.Lost, named)}, nil
 }
 
 // jobCreate checks the job on the plane for a good error (the node checks again and is the authority):
 // the node must report the word, the token's role must cover the word's class as the signed manifest
 // states it, and the params must satisfy the word's schema.
-func (s *Server) jobCreate(r *http.Request) (int, any, error) {
+func (s *Server) jobCreate(r *http.Request) (any, error) {
 	ctx := r.Context()
 	body, err := readBody(r, 256<<10)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	var req JobRequest
+	var req api.JobRequest
 	if err := decodeStrict(body, &req); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if len(req.Params) == 0 {
 		req.Params = json.RawMessage(`{}`)
 	}
 	node, err := s.nodeByRef(ctx, req.Node)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	ref, ok := node.Word(req.Word)
 	if !ok {
-		return 0, nil, errcode.New(errcode.JobWordUnavailable,
+		return nil, errcode.New(errcode.JobWordUnavailable,
 			"node %s does not report the word %q: publish a release that pins it (lexicon releases publish) and wait for the node to load it, or choose a node that reports it (lexicon nodes show %s)",
 			node.Name, req.Word, node.Name).With("node", node.ID).With("word", req.Word)
 	}
 	m, known, err := s.manifests.word(ctx, ref.Digest)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if !known {
-		return 0, nil, errcode.New(errcode.JobWordUnavailable,
+		return nil, errcode.New(errcode.JobWordUnavailable,
 			"node %s reports %s with digest %s, which no release on this plane pins; publish its release or wait for the node to update",
 			node.Name, req.Word, ref.Digest).With("node", node.ID).With("word", req.Word)
 	}
-	role := store.RoleOperator
+	role := api.RoleOperator
 	if m.Class == manifest.ClassDestructive {
-		role = store.RoleAdmin
+		role = api.RoleAdmin
 	}
 	if err := need(ctx, role); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if err := m.CheckParams(req.Params); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	var budget time.Duration
 	if ms := m.Limits.WallTimeMS; ms > 0 {
@@ -279,52 +268,90 @@ func (s *Server) jobCreate(r *http.Request) (int, any, error) {
 		Budget: budget, CreatedBy: tokenFrom(ctx).Name, Now: s.now(),
 	})
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	s.log.Info("job queued", "job", job.ID, "node", node.ID, "word", job.Word, "by", job.CreatedBy)
-	return http.StatusCreated, job, nil
+	return jobToAPI(job, node.Name), nil
 }
 
-func (s *Server) jobList(r *http.Request) (int, any, error) {
-	q := r.URL.Query()
-	nodeID := q.Get("node")
-	if nodeID != "" {
-		n, err := s.nodeByRef(r.Context(), nodeID)
+func (s *Server) jobList(r *http.Request) (any, error) {
+	q, err := api.ParseJobsListQuery(r.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	var nodeID string
+	if q.Node != "" {
+		n, err := s.nodeByRef(r.Context(), q.Node)
 		if err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 		nodeID = n.ID
 	}
-	res, err := s.store.JobList(r.Context(), store.JobListParams{NodeID: nodeID, State: store.JobState(q.Get("state")), Limit: limitParam(r), Cursor: q.Get("cursor")})
-	res.Jobs = nonNil(res.Jobs)
-	return http.StatusOK, res, err
+	res, err := s.store.JobList(r.Context(), store.JobListParams{NodeID: nodeID, State: store.JobState(q.State), Limit: q.Limit, Cursor: q.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	names, err := s.nodeNames(r.Context(), res.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	return api.JobList{Jobs: each(res.Jobs, func(j store.Job) api.Job { return jobToAPI(j, names[j.NodeID]) }), NextCursor: res.NextCursor}, nil
 }
 
-func (s *Server) jobShow(r *http.Request) (int, any, error) {
+// nodeNames looks up the names of the jobs' nodes, each once, so that a list shows people names
+// rather than ids alone. A node the store no longer finds keeps its id only.
+func (s *Server) nodeNames(ctx context.Context, jobs []store.Job) (map[string]string, error) {
+	names := map[string]string{}
+	for _, j := range jobs {
+		if _, done := names[j.NodeID]; done {
+			continue
+		}
+		n, err := s.store.NodeGet(ctx, store.NodeGetParams{ID: j.NodeID})
+		switch {
+		case errcode.Has(err, errcode.NodeNotFound):
+			names[j.NodeID] = ""
+		case err != nil:
+			return nil, err
+		default:
+			names[j.NodeID] = n.Name
+		}
+	}
+	return names, nil
+}
+
+// jobAnswer is a job with its node's name.
+func (s *Server) jobAnswer(ctx context.Context, j store.Job, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	names, err := s.nodeNames(ctx, []store.Job{j})
+	if err != nil {
+		return nil, err
+	}
+	return jobToAPI(j, names[j.NodeID]), nil
+}
+
+func (s *Server) jobShow(r *http.Request) (any, error) {
 	j, err := s.store.JobGet(r.Context(), store.JobGetParams{ID: chi.URLParam(r, "id")})
-	return http.StatusOK, j, err
+	return s.jobAnswer(r.Context(), j, err)
 }
 
-func (s *Server) jobCancel(r *http.Request) (int, any, error) {
+func (s *Server) jobCancel(r *http.Request) (any, error) {
 	j, err := s.store.JobCancel(r.Context(), store.JobCancelParams{ID: chi.URLParam(r, "id"), By: tokenFrom(r.Context()).Name, Now: s.now()})
-	return http.StatusOK, j, err
+	return s.jobAnswer(r.Context(), j, err)
 }
 
-type markFailedRequest struct {
-	Message string `json:"message"`
-}
-
-func (s *Server) jobMarkFailed(r *http.Request) (int, any, error) {
+func (s *Server) jobMarkFailed(r *http.Request) (any, error) {
 	body, err := readBody(r, 4<<10)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	req := markFailedRequest{Message: "marked failed by an operator"}
+	req := api.MarkFailedRequest{Message: "marked failed by an operator"}
 	if len(body) > 0 {
 		if err := decodeStrict(body, &req); err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 	}
 	j, err := s.store.JobMarkFailed(r.Context(), store.JobMarkFailedParams{ID: chi.URLParam(r, "id"), By: tokenFrom(r.Context()).Name, Message: req.Message, Now: s.now()})
-	return http.StatusOK, j, err
+	return s.jobAnswer(r.Context(), j, err)
 }

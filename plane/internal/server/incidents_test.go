@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -248,15 +249,15 @@ func TestIncidentAdminAPI(t *testing.T) {
 
 	// A viewer reads, but neither triages nor notes.
 	var e errorBody
-	if code := p.admin(store.RoleViewer, http.MethodPost, "/incidents/"+id+"/triage", server.TriageRequest{Triage: "resolved"}, &e); code != http.StatusForbidden || e.Error.Code != errcode.AuthForbidden {
+	if code := p.admin(store.RoleViewer, http.MethodPost, "/incidents/"+id+"/triage", api.TriageRequest{Triage: "resolved"}, &e); code != http.StatusForbidden || e.Error.Code != errcode.AuthForbidden {
 		t.Fatalf("viewer triage: %d %+v", code, e)
 	}
-	if code := p.admin(store.RoleViewer, http.MethodPost, "/incidents/"+id+"/notes", server.NoteRequest{Text: "x"}, &e); code != http.StatusForbidden {
+	if code := p.admin(store.RoleViewer, http.MethodPost, "/incidents/"+id+"/notes", api.NoteRequest{Text: "x"}, &e); code != http.StatusForbidden {
 		t.Fatalf("viewer note: %d", code)
 	}
 	// An operator snoozes it for a day.
 	var ch store.IncidentChange
-	if code := p.admin(store.RoleOperator, http.MethodPost, "/incidents/"+id+"/triage", server.TriageRequest{Triage: "snoozed", For: "1d", Reason: "after the deploy"}, &ch); code != http.StatusOK {
+	if code := p.admin(store.RoleOperator, http.MethodPost, "/incidents/"+id+"/triage", api.TriageRequest{Triage: "snoozed", For: "1d", Reason: "after the deploy"}, &ch); code != http.StatusOK {
 		t.Fatalf("snooze: %d", code)
 	}
 	if ch.Incident.Triage != store.TriageSnoozed || !ch.Incident.SnoozedUntil.Equal(at.Add(24*time.Hour)) || ch.Event.Actor != "operator-1" || ch.Incident.NeedsYou {
@@ -271,20 +272,20 @@ func TestIncidentAdminAPI(t *testing.T) {
 	if len(list.Incidents) != 1 {
 		t.Fatal("a snooze that ran out does not need you")
 	}
-	for _, bad := range []server.TriageRequest{{Triage: "snoozed", For: "2h"}, {Triage: "snoozed"}, {Triage: "fixed"}, {Triage: "resolved", For: "4h"}} {
+	for _, bad := range []api.TriageRequest{{Triage: "snoozed", For: "2h"}, {Triage: "snoozed"}, {Triage: "fixed"}, {Triage: "resolved", For: "4h"}} {
 		if code := p.admin(store.RoleOperator, http.MethodPost, "/incidents/"+id+"/triage", bad, &e); code != http.StatusBadRequest || e.Error.Code != errcode.RequestMalformed {
 			t.Fatalf("triage %+v: %d %+v", bad, code, e)
 		}
 	}
 	var ev store.IncidentEvent
-	if code := p.admin(store.RoleOperator, http.MethodPost, "/incidents/"+id+"/notes", server.NoteRequest{Text: "restarted nginx by hand"}, &ev); code != http.StatusCreated || ev.Kind != store.EventNote {
+	if code := p.admin(store.RoleOperator, http.MethodPost, "/incidents/"+id+"/notes", api.NoteRequest{Text: "restarted nginx by hand"}, &ev); code != http.StatusCreated || ev.Kind != store.EventNote {
 		t.Fatalf("note: %d %+v", code, ev)
 	}
-	var d server.IncidentDetail
+	var d api.IncidentDetail
 	if code := p.admin(store.RoleViewer, http.MethodGet, "/incidents/"+id, nil, &d); code != http.StatusOK {
 		t.Fatalf("show: %d", code)
 	}
-	if len(d.Events) != 3 || d.Events[1].Kind != store.EventTriage || d.Events[2].Text != "restarted nginx by hand" ||
+	if len(d.Events) != 3 || d.Events[1].Kind != api.EventTriage || d.Events[2].Text != "restarted nginx by hand" ||
 		d.Case == nil || d.Case.ID != 1 || d.Case.Body == nil || len(d.Notifications) != 1 {
 		t.Fatalf("detail %+v", d)
 	}

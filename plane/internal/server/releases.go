@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -18,9 +19,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/statement"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
-
-// MaxReleaseUpload caps a published release (a tar of statement.bundle.json and sha256/<hex>).
-const MaxReleaseUpload = 1 << 30
 
 // publish takes a release folder as a tar stream, verifies it with the plane's trust folder exactly as
 // a node would, checks word contracts against the current release, and stores it. Nothing is stored
@@ -33,7 +31,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.RemoveAll(dir)
-	if err := untarRelease(http.MaxBytesReader(w, r.Body, MaxReleaseUpload), dir); err != nil {
+	if err := untarRelease(http.MaxBytesReader(w, r.Body, api.MaxReleaseUpload), dir); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -87,8 +85,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Drivers.ReleaseChanged() // re-pin drivers now, not at the next sync
 	}
 	s.log.Info("release published", "release", p.Release, "sequence", p.Sequence, "by", who.Name, "artifacts", len(puts))
-	stored.Bundle = nil
-	writeJSON(w, http.StatusCreated, stored)
+	writeJSON(w, api.ReleasesPublish.Status, releaseToAPI(stored))
 }
 
 // untarRelease unpacks only statement.bundle.json and sha256/<hex> regular files; anything else (a
@@ -106,7 +103,7 @@ func untarRelease(r io.Reader, dir string) error {
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return errcode.New(errcode.RequestTooLarge, "release upload is over %d bytes", MaxReleaseUpload)
+				return errcode.New(errcode.RequestTooLarge, "release upload is over %d bytes", api.MaxReleaseUpload)
 			}
 			return errcode.Wrap(err, errcode.RequestMalformed, "release upload is not a tar stream")
 		}

@@ -1,5 +1,6 @@
-// Package server is the plane's HTTP surface: the agent channel and the admin API, on one chi router
-// over the plane store.
+// Package server is the plane's HTTP surface: the agent channel (registry/channel) and the admin API
+// (plane/api, whose route table it registers and whose types it answers with), on one chi router over
+// the plane store.
 package server
 
 import (

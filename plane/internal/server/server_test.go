@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
@@ -339,7 +340,7 @@ func (p *plane) claimJob(vocab ...channel.Word) *channel.Job {
 }
 
 func jobBody(node, word string) []byte {
-	b, _ := json.Marshal(server.JobRequest{Node: node, Word: word, Params: json.RawMessage(`{}`)})
+	b, _ := json.Marshal(api.JobRequest{Node: node, Word: word, Params: json.RawMessage(`{}`)})
 	return b
 }
 

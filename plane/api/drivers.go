@@ -1,6 +1,4 @@
-// Package wire holds the JSON shapes of the plane's driver API (drivers, accounts, audit, DNS and cloud
-// calls), shared by the plane and the lexicon CLI without pulling driver processes into the CLI.
-package wire
+package api
 
 import (
 	"encoding/json"
@@ -151,4 +149,61 @@ type Instance struct {
 type InstancePage struct {
 	Instances     []Instance `json:"instances"`
 	NextPageToken string     `json:"next_page_token,omitempty"`
+}
+
+// ZoneList is the answer of GET /dns/{account}/zones.
+type ZoneList struct {
+	Zones []Zone `json:"zones"`
+}
+
+// RecordList is the answer of GET /dns/{account}/zones/{zone}/records.
+type RecordList struct {
+	Records []Record `json:"records"`
+}
+
+// RegionList is the answer of GET /cloud/{account}/regions.
+type RegionList struct {
+	Regions []Region `json:"regions"`
+}
+
+// TypeList is the answer of GET /cloud/{account}/regions/{region}/types.
+type TypeList struct {
+	Types []InstanceType `json:"types"`
+}
+
+// Account is a driver account: its settings and which master key sealed its credential. The credential
+// itself never leaves the plane.
+type Account struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Driver    string          `json:"driver"`
+	Settings  json.RawMessage `json:"settings"`
+	KeyID     string          `json:"key_id"`
+	CreatedAt time.Time       `json:"created_at"`
+	CreatedBy string          `json:"created_by"`
+}
+
+// AccountList is the answer of GET /accounts.
+type AccountList struct {
+	Accounts []Account `json:"accounts"`
+}
+
+// DriverCall is one audited call to a driver: who asked, for which account, and how it ended.
+type DriverCall struct {
+	ID        string    `json:"id"`
+	At        time.Time `json:"at"`
+	Actor     string    `json:"actor"`
+	Account   string    `json:"account,omitempty"`
+	Driver    string    `json:"driver"`
+	Operation string    `json:"operation"`        // "dns.get_records", "cloud.regions", "driver.enable", ...
+	Target    string    `json:"target,omitempty"` // the zone, region or instance the call was about
+	// Code is "ok", or the error code the call ended with.
+	Code       string `json:"code"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// DriverCallList is the answer of GET /drivers/audit, newest first.
+type DriverCallList struct {
+	Calls      []DriverCall `json:"calls"`
+	NextCursor string       `json:"next_cursor,omitempty"`
 }

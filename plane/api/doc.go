@@ -1,0 +1,60 @@
+// Package api is the plane's admin API: every route, its request and its answer. The plane serves it,
+// and the lexicon CLI and the web UI call it; all build on these types and this route table, so they
+// cannot disagree about a field. It imports only the standard library, sdk/errcode and the pure
+// registry packages: a client links neither the store nor the server.
+//
+// Every route is under /api/v1/admin and needs an admin token, sent as "Authorization: Bearer lxt_...".
+// Each route names the least role it needs (viewer < operator < admin); a token below it is refused
+// with auth.forbidden (details.need), and a missing, unknown or revoked token with auth.required.
+// Bodies are JSON and unknown fields are refused (request.malformed); a body over the route's cap is
+// request.too_large. Errors use the errcode envelope {"error":{"code","message","details"}}, and a
+// refused request changed nothing unless its code's documentation says otherwise. Lists answer an
+// object holding the list (never null) and, where they page, next_cursor ("" on the last page), which
+// the next request passes as ?cursor=.
+//
+//	GET  /whoami                                   viewer    -> Token
+//	GET  /joins      ?status&limit&cursor          viewer    -> JoinList
+//	POST /joins/{id}/approve     ApproveRequest    admin     -> Approved
+//	POST /joins/{id}/reject                        admin     -> Join
+//	GET  /nodes      ?state&limit&cursor           viewer    -> NodeList
+//	GET  /nodes/{id}                               viewer    -> Node           ({id}: id or name)
+//	POST /nodes/{id}/disconnect                    admin     -> Disconnected
+//	POST /jobs                   JobRequest        operator  -> Job   (201; admin for a destructive word)
+//	GET  /jobs       ?node&state&limit&cursor      viewer    -> JobList
+//	GET  /jobs/{id}                                viewer    -> Job
+//	POST /jobs/{id}/cancel                         operator  -> Job
+//	POST /jobs/{id}/mark-failed  MarkFailedRequest operator  -> Job
+//	GET  /incidents  ?needs_you&node&condition&limit&cursor viewer -> IncidentList
+//	GET  /incidents/{id}                           viewer    -> IncidentDetail
+//	POST /incidents/{id}/triage  TriageRequest     operator  -> IncidentChange
+//	POST /incidents/{id}/notes   NoteRequest       operator  -> IncidentEvent  (201)
+//	GET  /releases   ?limit                        viewer    -> ReleaseList
+//	POST /releases               tar stream        admin     -> Release        (201)
+//	GET  /drivers                                  viewer    -> DriverList
+//	GET  /drivers/status                           viewer    -> StatusList
+//	GET  /drivers/audit ?driver&account&limit&cursor viewer  -> DriverCallList
+//	POST /drivers/{name}/enable                    admin     -> Driver
+//	POST /drivers/{name}/disable                   admin     -> Driver
+//	GET  /accounts   ?driver                       viewer    -> AccountList
+//	POST /accounts               AccountAdd        admin     -> Account        (201)
+//	POST /accounts/{name}/remove                   admin     -> Account
+//	GET  /dns/{account}/zones                      operator  -> ZoneList
+//	GET  /dns/{account}/zones/{zone}/records       operator  -> RecordList
+//	POST /dns/{account}/zones/{zone}/reconcile Reconcile operator -> ReconcileReport
+//	GET  /cloud/{account}/regions                  operator  -> RegionList
+//	GET  /cloud/{account}/regions/{region}/types   operator  -> TypeList
+//	GET  /cloud/{account}/instances ?page_size&page_token operator -> InstancePage
+//
+// Success is 200 unless marked. The table is Routes; a client builds a path with Route.Path and a
+// query with the route's Query type, and the plane registers exactly these routes (a test holds it to
+// that).
+//
+// Codes a client meets beyond the common ones above: join.not_found, join.fingerprint_mismatch and
+// join.not_pending (approve, reject); node.not_found; job.not_found, job.word_unavailable (the node does
+// not report the word, or no release pins its digest), word.param_invalid (details name the field),
+// job.not_queued (cancel), job.finished (mark-failed); incident.not_found; statement.* and module.*
+// (publish: the plane verifies the release as a node would); driver.* (a plane without drivers answers
+// driver.unavailable), account.*, dns.* and cloud.* from the driver routes.
+//
+// Admin tokens are made on the plane's machine (lexicon-plane token create); no route makes one.
+package api

@@ -1,0 +1,120 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Token is the admin token a request was made with (GET /whoami). The token itself is never shown
+// again after lexicon-plane token create.
+type Token struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Role      Role      `json:"role"`
+	CreatedAt time.Time `json:"created_at"`
+	RevokedAt time.Time `json:"revoked_at,omitzero"`
+}
+
+// JoinStatus is where a join request stands.
+type JoinStatus string
+
+const (
+	JoinPending  JoinStatus = "pending"
+	JoinApproved JoinStatus = "approved"
+	JoinRejected JoinStatus = "rejected"
+	JoinExpired  JoinStatus = "expired"
+)
+
+// Join is a machine's request to pair its key with the plane. An admin approves it after comparing
+// Fingerprint with what the machine shows.
+type Join struct {
+	ID            string     `json:"id"`
+	Name          string     `json:"name"`
+	Key           string     `json:"key"`         // node-key:...
+	Fingerprint   string     `json:"fingerprint"` // SHA256:..., as OpenSSH prints it
+	Addresses     []string   `json:"addresses"`
+	SourceAddress string     `json:"source_address"`
+	Status        JoinStatus `json:"status"`
+	CreatedAt     time.Time  `json:"created_at"`
+	ExpiresAt     time.Time  `json:"expires_at"`
+	DecidedAt     time.Time  `json:"decided_at,omitzero"`
+	DecidedBy     string     `json:"decided_by,omitempty"`
+	NodeID        string     `json:"node_id,omitempty"` // once approved
+}
+
+// JoinList is the answer of GET /joins.
+type JoinList struct {
+	Joins      []Join `json:"joins"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// ApproveRequest is the body of POST /joins/{id}/approve. Fingerprint must equal the join's exactly
+// (join.fingerprint_mismatch otherwise); Name, when set, names the node instead of the claimed name.
+type ApproveRequest struct {
+	Fingerprint string `json:"fingerprint"`
+	Name        string `json:"name,omitempty"`
+}
+
+// Approved is the answer of POST /joins/{id}/approve: the join and the node it made.
+type Approved struct {
+	Join Join `json:"join"`
+	Node Node `json:"node"`
+}
+
+// NodeState is where a node's pairing stands. Only an active node is given jobs.
+type NodeState string
+
+const (
+	NodeActive       NodeState = "active"
+	NodeDisconnected NodeState = "disconnected"
+	NodeLeft         NodeState = "left"
+)
+
+// Node is a paired machine and what it last reported of itself. Everything the node reported
+// (AgentVersion, Vocabulary, Recipes, Untrusted) is its own word: show it as text.
+type Node struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Key         string    `json:"key"`
+	Fingerprint string    `json:"fingerprint"`
+	Addresses   []string  `json:"addresses"`
+	State       NodeState `json:"state"`
+	CreatedAt   time.Time `json:"created_at"`
+	LastSeenAt  time.Time `json:"last_seen_at,omitzero"`
+	EndedAt     time.Time `json:"ended_at,omitzero"` // when it was disconnected or left
+
+	AgentVersion      string    `json:"agent_version,omitempty"`
+	StatementSequence int64     `json:"statement_sequence,omitempty"`
+	StatementDigest   string    `json:"statement_digest,omitempty"`
+	Vocabulary        []WordRef `json:"vocabulary"`
+	// Recipes is the node's last recipe report, a JSON list of registry/channel.RecipeReport.
+	Recipes      json.RawMessage `json:"recipes"`
+	Idle         bool            `json:"idle"`
+	ClaimSizeCap int64           `json:"claim_size_cap,omitempty"`
+	// Untrusted is why the node could not verify the plane's statement; "" when it could.
+	Untrusted string `json:"untrusted,omitempty"`
+	// Refusals counts the jobs the node refused.
+	Refusals int64 `json:"refusals"`
+}
+
+// WordRef is one word of a node's vocabulary.
+type WordRef struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Digest  string `json:"digest"`
+	Class   string `json:"class"`
+}
+
+// NodeList is the answer of GET /nodes.
+type NodeList struct {
+	Nodes      []Node `json:"nodes"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// Disconnected is the answer of POST /nodes/{id}/disconnect: the node, its queued jobs (now
+// cancelled) and its running job (now lost).
+type Disconnected struct {
+	Node      Node  `json:"node"`
+	Cancelled []Job `json:"cancelled"`
+	Lost      []Job `json:"lost"`
+}

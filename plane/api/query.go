@@ -1,0 +1,224 @@
+package api
+
+import (
+	"net/url"
+	"strconv"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// The query parameters of the routes that take them. A client encodes one with Values (empty fields
+// are left out); the plane decodes it with the matching Parse function, which refuses a malformed
+// value with request.malformed naming the parameter (details.field). A zero Limit means the route's
+// default; the plane caps it.
+
+// JoinsListQuery filters GET /joins. An empty Status lists every join.
+type JoinsListQuery struct {
+	Status JoinStatus
+	Limit  int
+	Cursor string
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q JoinsListQuery) Values() url.Values {
+	v := url.Values{}
+	set(v, "status", string(q.Status))
+	setInt(v, "limit", q.Limit)
+	set(v, "cursor", q.Cursor)
+	return v
+}
+
+// ParseJoinsListQuery decodes a request's query.
+func ParseJoinsListQuery(v url.Values) (JoinsListQuery, error) {
+	limit, err := intParam(v, "limit")
+	return JoinsListQuery{Status: JoinStatus(v.Get("status")), Limit: limit, Cursor: v.Get("cursor")}, err
+}
+
+// NodesListQuery filters GET /nodes. An empty State lists every node.
+type NodesListQuery struct {
+	State  NodeState
+	Limit  int
+	Cursor string
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q NodesListQuery) Values() url.Values {
+	v := url.Values{}
+	set(v, "state", string(q.State))
+	setInt(v, "limit", q.Limit)
+	set(v, "cursor", q.Cursor)
+	return v
+}
+
+// ParseNodesListQuery decodes a request's query.
+func ParseNodesListQuery(v url.Values) (NodesListQuery, error) {
+	limit, err := intParam(v, "limit")
+	return NodesListQuery{State: NodeState(v.Get("state")), Limit: limit, Cursor: v.Get("cursor")}, err
+}
+
+// JobsListQuery filters GET /jobs. Node is a node's id or name.
+type JobsListQuery struct {
+	Node   string
+	State  JobState
+	Limit  int
+	Cursor string
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q JobsListQuery) Values() url.Values {
+	v := url.Values{}
+	set(v, "node", q.Node)
+	set(v, "state", string(q.State))
+	setInt(v, "limit", q.Limit)
+	set(v, "cursor", q.Cursor)
+	return v
+}
+
+// ParseJobsListQuery decodes a request's query.
+func ParseJobsListQuery(v url.Values) (JobsListQuery, error) {
+	limit, err := intParam(v, "limit")
+	return JobsListQuery{Node: v.Get("node"), State: JobState(v.Get("state")), Limit: limit, Cursor: v.Get("cursor")}, err
+}
+
+// IncidentsListQuery filters GET /incidents. NeedsYou keeps only incidents that are new, or snoozed
+// and due; Node is a node's id or name.
+type IncidentsListQuery struct {
+	NeedsYou  bool
+	Node      string
+	Condition Condition
+	Limit     int
+	Cursor    string
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q IncidentsListQuery) Values() url.Values {
+	v := url.Values{}
+	if q.NeedsYou {
+		v.Set("needs_you", "true")
+	}
+	set(v, "node", q.Node)
+	set(v, "condition", string(q.Condition))
+	setInt(v, "limit", q.Limit)
+	set(v, "cursor", q.Cursor)
+	return v
+}
+
+// ParseIncidentsListQuery decodes a request's query.
+func ParseIncidentsListQuery(v url.Values) (IncidentsListQuery, error) {
+	q := IncidentsListQuery{Node: v.Get("node"), Condition: Condition(v.Get("condition")), Cursor: v.Get("cursor")}
+	switch v.Get("needs_you") {
+	case "", "false", "0":
+	case "true", "1":
+		q.NeedsYou = true
+	default:
+		return q, errcode.New(errcode.RequestMalformed, "needs_you is true or false").With("field", "needs_you")
+	}
+	var err error
+	q.Limit, err = intParam(v, "limit")
+	return q, err
+}
+
+// ReleasesListQuery bounds GET /releases.
+type ReleasesListQuery struct {
+	Limit int
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q ReleasesListQuery) Values() url.Values {
+	v := url.Values{}
+	setInt(v, "limit", q.Limit)
+	return v
+}
+
+// ParseReleasesListQuery decodes a request's query.
+func ParseReleasesListQuery(v url.Values) (ReleasesListQuery, error) {
+	limit, err := intParam(v, "limit")
+	return ReleasesListQuery{Limit: limit}, err
+}
+
+// DriversAuditQuery filters GET /drivers/audit.
+type DriversAuditQuery struct {
+	Driver  string
+	Account string
+	Limit   int
+	Cursor  string
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q DriversAuditQuery) Values() url.Values {
+	v := url.Values{}
+	set(v, "driver", q.Driver)
+	set(v, "account", q.Account)
+	setInt(v, "limit", q.Limit)
+	set(v, "cursor", q.Cursor)
+	return v
+}
+
+// ParseDriversAuditQuery decodes a request's query.
+func ParseDriversAuditQuery(v url.Values) (DriversAuditQuery, error) {
+	limit, err := intParam(v, "limit")
+	return DriversAuditQuery{Driver: v.Get("driver"), Account: v.Get("account"), Limit: limit, Cursor: v.Get("cursor")}, err
+}
+
+// AccountsListQuery filters GET /accounts.
+type AccountsListQuery struct {
+	Driver string
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q AccountsListQuery) Values() url.Values {
+	v := url.Values{}
+	set(v, "driver", q.Driver)
+	return v
+}
+
+// ParseAccountsListQuery decodes a request's query.
+func ParseAccountsListQuery(v url.Values) (AccountsListQuery, error) {
+	return AccountsListQuery{Driver: v.Get("driver")}, nil
+}
+
+// CloudInstancesQuery pages GET /cloud/{account}/instances: PageSize 0 means the driver's default,
+// and PageToken is the NextPageToken of the page before.
+type CloudInstancesQuery struct {
+	PageSize  int
+	PageToken string
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q CloudInstancesQuery) Values() url.Values {
+	v := url.Values{}
+	setInt(v, "page_size", q.PageSize)
+	set(v, "page_token", q.PageToken)
+	return v
+}
+
+// ParseCloudInstancesQuery decodes a request's query.
+func ParseCloudInstancesQuery(v url.Values) (CloudInstancesQuery, error) {
+	size, err := intParam(v, "page_size")
+	return CloudInstancesQuery{PageSize: size, PageToken: v.Get("page_token")}, err
+}
+
+func set(v url.Values, key, value string) {
+	if value != "" {
+		v.Set(key, value)
+	}
+}
+
+func setInt(v url.Values, key string, n int) {
+	if n != 0 {
+		v.Set(key, strconv.Itoa(n))
+	}
+}
+
+// intParam reads a whole-number parameter; absent is 0.
+func intParam(v url.Values, key string) (int, error) {
+	s := v.Get(key)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, errcode.New(errcode.RequestMalformed, "%s %q is not a whole number", key, s).With("field", key)
+	}
+	return n, nil
+}

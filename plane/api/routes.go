@@ -1,0 +1,151 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Prefix is where the admin API is served; Route patterns are relative to it.
+const Prefix = "/api/v1/admin"
+
+// Role is what an admin token may do. Each role may do everything the roles below it may.
+type Role string
+
+const (
+	RoleViewer   Role = "viewer"   // read
+	RoleOperator Role = "operator" // queue look and change words, cancel jobs, triage incidents, call drivers
+	RoleAdmin    Role = "admin"    // approve joins, destructive words, publish releases, manage drivers
+)
+
+// Covers reports whether r may do what need allows; an unknown role covers nothing.
+func (r Role) Covers(need Role) bool {
+	return r.rank() > 0 && r.rank() >= need.rank()
+}
+
+func (r Role) rank() int {
+	switch r {
+	case RoleViewer:
+		return 1
+	case RoleOperator:
+		return 2
+	case RoleAdmin:
+		return 3
+	}
+	return 0
+}
+
+// Route is one route of the admin API: the plane registers it, a client calls it.
+type Route struct {
+	Method string
+	// Pattern is the path under Prefix; a {name} segment is a parameter (an id or a name).
+	Pattern string
+	// Role is the least role a token needs.
+	Role Role
+	// Status is the HTTP status of a success.
+	Status int
+}
+
+// The routes, in the order of the package doc.
+var (
+	Whoami = Route{http.MethodGet, "/whoami", RoleViewer, http.StatusOK}
+
+	JoinsList    = Route{http.MethodGet, "/joins", RoleViewer, http.StatusOK}
+	JoinsApprove = Route{http.MethodPost, "/joins/{id}/approve", RoleAdmin, http.StatusOK}
+	JoinsReject  = Route{http.MethodPost, "/joins/{id}/reject", RoleAdmin, http.StatusOK}
+
+	NodesList       = Route{http.MethodGet, "/nodes", RoleViewer, http.StatusOK}
+	NodesShow       = Route{http.MethodGet, "/nodes/{id}", RoleViewer, http.StatusOK}
+	NodesDisconnect = Route{http.MethodPost, "/nodes/{id}/disconnect", RoleAdmin, http.StatusOK}
+
+	// JobsCreate needs operator for look and change words and admin for destructive ones: the plane
+	// checks the word's class, as its signed manifest states it, once the route's role passed.
+	JobsCreate     = Route{http.MethodPost, "/jobs", RoleOperator, http.StatusCreated}
+	JobsList       = Route{http.MethodGet, "/jobs", RoleViewer, http.StatusOK}
+	JobsShow       = Route{http.MethodGet, "/jobs/{id}", RoleViewer, http.StatusOK}
+	JobsCancel     = Route{http.MethodPost, "/jobs/{id}/cancel", RoleOperator, http.StatusOK}
+	JobsMarkFailed = Route{http.MethodPost, "/jobs/{id}/mark-failed", RoleOperator, http.StatusOK}
+
+	IncidentsList   = Route{http.MethodGet, "/incidents", RoleViewer, http.StatusOK}
+	IncidentsShow   = Route{http.MethodGet, "/incidents/{id}", RoleViewer, http.StatusOK}
+	IncidentsTriage = Route{http.MethodPost, "/incidents/{id}/triage", RoleOperator, http.StatusOK}
+	IncidentsNote   = Route{http.MethodPost, "/incidents/{id}/notes", RoleOperator, http.StatusCreated}
+
+	ReleasesList = Route{http.MethodGet, "/releases", RoleViewer, http.StatusOK}
+	// ReleasesPublish takes a tar stream (Content-Type application/x-tar) of statement.bundle.json and
+	// sha256/<hex> files, at most MaxReleaseUpload bytes.
+	ReleasesPublish = Route{http.MethodPost, "/releases", RoleAdmin, http.StatusCreated}
+
+	DriversList    = Route{http.MethodGet, "/drivers", RoleViewer, http.StatusOK}
+	DriversStatus  = Route{http.MethodGet, "/drivers/status", RoleViewer, http.StatusOK}
+	DriversAudit   = Route{http.MethodGet, "/drivers/audit", RoleViewer, http.StatusOK}
+	DriversEnable  = Route{http.MethodPost, "/drivers/{name}/enable", RoleAdmin, http.StatusOK}
+	DriversDisable = Route{http.MethodPost, "/drivers/{name}/disable", RoleAdmin, http.StatusOK}
+
+	AccountsList   = Route{http.MethodGet, "/accounts", RoleViewer, http.StatusOK}
+	AccountsAdd    = Route{http.MethodPost, "/accounts", RoleAdmin, http.StatusCreated}
+	AccountsRemove = Route{http.MethodPost, "/accounts/{name}/remove", RoleAdmin, http.StatusOK}
+
+	// The DNS and cloud routes reach a provider with a sealed credential, so even reading needs
+	// operator; a reconcile only ever adds records.
+	DNSZones     = Route{http.MethodGet, "/dns/{account}/zones", RoleOperator, http.StatusOK}
+	DNSRecords   = Route{http.MethodGet, "/dns/{account}/zones/{zone}/records", RoleOperator, http.StatusOK}
+	DNSReconcile = Route{http.MethodPost, "/dns/{account}/zones/{zone}/reconcile", RoleOperator, http.StatusOK}
+
+	CloudRegions   = Route{http.MethodGet, "/cloud/{account}/regions", RoleOperator, http.StatusOK}
+	CloudTypes     = Route{http.MethodGet, "/cloud/{account}/regions/{region}/types", RoleOperator, http.StatusOK}
+	CloudInstances = Route{http.MethodGet, "/cloud/{account}/instances", RoleOperator, http.StatusOK}
+)
+
+// Routes returns every route of the admin API.
+func Routes() []Route {
+	return []Route{
+		Whoami,
+		JoinsList, JoinsApprove, JoinsReject,
+		NodesList, NodesShow, NodesDisconnect,
+		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,
+		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
+		ReleasesList, ReleasesPublish,
+		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable,
+		AccountsList, AccountsAdd, AccountsRemove,
+		DNSZones, DNSRecords, DNSReconcile,
+		CloudRegions, CloudTypes, CloudInstances,
+	}
+}
+
+// Params names the route's parameters in order: "/dns/{account}/zones/{zone}/records" has account
+// and zone.
+func (r Route) Params() []string {
+	var names []string
+	for _, seg := range strings.Split(r.Pattern, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok {
+			names = append(names, strings.TrimSuffix(name, "}"))
+		}
+	}
+	return names
+}
+
+// Path is the route's path under Prefix with its parameters filled in order, each escaped as one
+// path segment, so an id or a name can never reach another route. It fails when the number of values
+// is not the number of parameters.
+func (r Route) Path(values ...string) (string, error) {
+	segs := strings.Split(r.Pattern, "/")
+	n := 0
+	for i, seg := range segs {
+		if strings.HasPrefix(seg, "{") {
+			if n >= len(values) {
+				break
+			}
+			segs[i] = url.PathEscape(values[n])
+			n++
+		}
+	}
+	if want := len(r.Params()); n != want || len(values) != want {
+		return "", fmt.Errorf("%s %s takes %d parameters, not %d", r.Method, r.Pattern, want, len(values))
+	}
+	return strings.Join(segs, "/"), nil
+}
+
+// String is the route as the package doc writes it: "POST /jobs/{id}/cancel".
+func (r Route) String() string { return r.Method + " " + r.Pattern }

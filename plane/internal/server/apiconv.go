@@ -1,0 +1,104 @@
+package server
+
+import (
+	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+)
+
+// The admin API answers with plane/api types, never with store rows: a row may gain a column the API
+// does not show (a sealed credential, a lease), and the API may show what no one row holds (a job's
+// node name). These functions are the one place a row becomes an answer.
+
+// each converts a list, never answering nil, so that JSON shows [] rather than null.
+func each[S, T any](in []S, f func(S) T) []T {
+	out := make([]T, 0, len(in))
+	for _, v := range in {
+		out = append(out, f(v))
+	}
+	return out
+}
+
+func tokenToAPI(t store.Token) api.Token {
+	return api.Token{ID: t.ID, Name: t.Name, Role: api.Role(t.Role), CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt}
+}
+
+func joinToAPI(j store.Join) api.Join {
+	return api.Join{ID: j.ID, Name: j.Name, Key: j.Key, Fingerprint: j.Fingerprint, Addresses: j.Addresses,
+		SourceAddress: j.SourceAddress, Status: api.JoinStatus(j.Status), CreatedAt: j.CreatedAt, ExpiresAt: j.ExpiresAt,
+		DecidedAt: j.DecidedAt, DecidedBy: j.DecidedBy, NodeID: j.NodeID}
+}
+
+func nodeToAPI(n store.Node) api.Node {
+	return api.Node{ID: n.ID, Name: n.Name, Key: n.Key, Fingerprint: n.Fingerprint, Addresses: n.Addresses,
+		State: api.NodeState(n.State), CreatedAt: n.CreatedAt, LastSeenAt: n.LastSeenAt, EndedAt: n.EndedAt,
+		AgentVersion: n.AgentVersion, StatementSequence: n.StatementSequence, StatementDigest: n.StatementDigest,
+		Vocabulary: each(n.Vocabulary, func(w store.WordRef) api.WordRef {
+			return api.WordRef{Name: w.Name, Version: w.Version, Digest: w.Digest, Class: w.Class}
+		}),
+		Recipes: n.Recipes, Idle: n.Idle, ClaimSizeCap: n.ClaimSizeCap, Untrusted: n.Untrusted, Refusals: n.Refusals}
+}
+
+// jobToAPI converts a job; nodeName is its node's name, "" when it is not known.
+func jobToAPI(j store.Job, nodeName string) api.Job {
+	return api.Job{ID: j.ID, NodeID: j.NodeID, NodeName: nodeName, Word: j.Word, WordVersion: j.WordVersion,
+		WordDigest: j.WordDigest, Class: j.Class, Params: j.Params, State: api.JobState(j.State), Budget: j.Budget,
+		CreatedBy: j.CreatedBy, CreatedAt: j.CreatedAt, ClaimedAt: j.ClaimedAt, DeadlineAt: j.DeadlineAt,
+		FinishedAt: j.FinishedAt, OutcomeCode: j.OutcomeCode, OutcomeMessage: j.OutcomeMessage, Output: j.Output,
+		Transcript: j.Transcript, Audit: j.Audit, DurationMS: j.DurationMS, FinishedBy: j.FinishedBy}
+}
+
+func incidentToAPI(i store.Incident) api.Incident {
+	return api.Incident{ID: i.ID, NodeID: i.NodeID, NodeName: i.NodeName, Source: i.Source,
+		Severity: api.Severity(i.Severity), Condition: api.Condition(i.Condition), Triage: api.Triage(i.Triage),
+		SnoozedUntil: i.SnoozedUntil, Summary: i.Summary, CaseID: i.CaseID, OpenedAt: i.OpenedAt, ChangedAt: i.ChangedAt,
+		ClearedAt: i.ClearedAt, TriagedAt: i.TriagedAt, TriagedBy: i.TriagedBy, Reason: i.Reason, Events: i.Events,
+		NeedsYou: i.NeedsYou}
+}
+
+func eventToAPI(e store.IncidentEvent) api.IncidentEvent {
+	return api.IncidentEvent{IncidentID: e.IncidentID, Seq: e.Seq, At: e.At, Kind: api.EventKind(e.Kind), Actor: e.Actor,
+		Triage: api.Triage(e.Triage), SnoozedUntil: e.SnoozedUntil, Text: e.Text}
+}
+
+func changeToAPI(c store.IncidentChange) api.IncidentChange {
+	return api.IncidentChange{Incident: incidentToAPI(c.Incident), Event: eventToAPI(c.Event), Notifications: c.Notifications}
+}
+
+func caseToAPI(c store.Case) api.Case {
+	out := api.Case{NodeID: c.NodeID, ID: c.ID, Recipe: c.Recipe, State: api.CaseState(c.State), OpenedAt: c.OpenedAt,
+		ClosedAt: c.ClosedAt, ClosedBy: c.ClosedBy, Summary: c.Summary, Body: c.Body, ReceivedAt: c.ReceivedAt,
+		UpdatedAt: c.UpdatedAt}
+	for _, n := range c.Notes {
+		out.Notes = append(out.Notes, api.CaseNote{Author: n.Author, Seq: n.Seq, At: n.At, Text: n.Text, ReceivedAt: n.ReceivedAt})
+	}
+	return out
+}
+
+func notificationToAPI(n store.Notification) api.Notification {
+	out := api.Notification{ID: n.ID, IncidentID: n.IncidentID, EventSeq: n.EventSeq, Webhook: n.Webhook,
+		Kind: api.EventKind(n.Kind), State: api.NotificationState(n.State), Attempts: n.Attempts, NextAt: n.NextAt,
+		LastError: n.LastError, CreatedAt: n.CreatedAt, FinishedAt: n.FinishedAt}
+	for _, a := range n.History {
+		out.History = append(out.History, api.NotificationAttempt{Attempt: a.Attempt, At: a.At, Status: a.Status,
+			Error: a.Error, Duration: a.Duration})
+	}
+	return out
+}
+
+func releaseToAPI(r store.Release) api.Release {
+	return api.Release{Sequence: r.Sequence, Version: r.Version, StatementDigest: r.StatementDigest,
+		PublishedAt: r.PublishedAt, PublishedBy: r.PublishedBy,
+		Artifacts: each(r.Artifacts, func(a store.ArtifactRef) api.ArtifactRef {
+			return api.ArtifactRef{Name: a.Name, Digest: a.Digest, Size: a.Size}
+		})}
+}
+
+func accountToAPI(a store.Account) api.Account {
+	return api.Account{ID: a.ID, Name: a.Name, Driver: a.Driver, Settings: a.Settings, KeyID: a.KeyID,
+		CreatedAt: a.CreatedAt, CreatedBy: a.CreatedBy}
+}
+
+func driverCallToAPI(c store.DriverCall) api.DriverCall {
+	return api.DriverCall{ID: c.ID, At: c.At, Actor: c.Actor, Account: c.Account, Driver: c.Driver,
+		Operation: c.Operation, Target: c.Target, Code: c.Code, DurationMS: c.DurationMS}
+}
