@@ -142,7 +142,7 @@ func safeAncestor(cap, root, folder string, fd int) error {
 	if why == "" {
 		return nil
 	}
-	return errcode.New(errcode.CapabilityRootUnsafe, "%s: the declared root %s is not safe to write beneath: %s %s, so its user could swap the root",
+	return errcode.New(errcode.CapabilityRootUnsafe, "%s: the declared root %s is not safe to write beneath: %s %s, so someone other than root could swap the root",
 		cap, root, folder, why).With("cap", cap).With("path", root).With("folder", folder)
 }
 
