@@ -173,16 +173,31 @@ func TestTampering(t *testing.T) {
 			forged := append(chain, statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k3.Public(), FromSequence: 2}, f.key))
 			return verify(t, f.trustDir, f.build(t, 10, func(o *registry.BuildOptions) { o.Key, o.Chain = k3, forged }))
 		}},
-		{"retired key revived by a retirement from sequence 0", errcode.KeyRetired, func(t *testing.T, f *fixture) error {
+		{"key-chain retirement from sequence 0", errcode.StatementInvalid, func(t *testing.T, f *fixture) error {
 			k2 := keys.NewPublisher()
 			chain := []statement.ChainEntry{
 				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 2}, f.key),
 				statement.SignChainEntry(statement.ChainEntry{Op: statement.OpRetire, Key: f.key.Public(), FromSequence: 3}, k2),
 			}
 			must(t, verify(t, f.trustDir, f.build(t, 2, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, chain })))
-			// "From 0" is before every sequence: it retires, it never reads as "not retired".
+			// "From 0" once read as "from 1" (and before that as "never retired"): it is refused, by the
+			// builder and by the verifier of a statement signed without it.
 			zero := statement.SignChainEntry(statement.ChainEntry{Op: statement.OpRetire, Key: f.key.Public(), FromSequence: 0}, k2)
-			return verify(t, f.trustDir, f.build(t, 3, func(o *registry.BuildOptions) { o.Chain = append(chain, zero) }))
+			_, err := registry.Build(registry.BuildOptions{Key: k2, ModulesDir: f.modules, Release: "1.3.0", Sequence: 3,
+				Chain: append(chain, zero), OutDir: filepath.Join(t.TempDir(), "release"), Now: now})
+			wantCode(t, err, errcode.StatementInvalid)
+			dir := f.build(t, 3, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, chain })
+			resign(t, dir, k2, func(st *statement.Statement) { st.Predicate.KeyChain = append(st.Predicate.KeyChain, zero) })
+			return verify(t, f.trustDir, dir)
+		}},
+		{"key-chain addition from sequence 0", errcode.StatementInvalid, func(t *testing.T, f *fixture) error {
+			k2 := keys.NewPublisher()
+			dir := f.build(t, 1, nil)
+			resign(t, dir, f.key, func(st *statement.Statement) {
+				st.Predicate.KeyChain = []statement.ChainEntry{
+					statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 0}, f.key)}
+			})
+			return verify(t, f.trustDir, dir)
 		}},
 		{"key-chain link signed by a key not held", errcode.KeyChainInvalid, func(t *testing.T, f *fixture) error {
 			rogue, k2 := keys.NewPublisher(), keys.NewPublisher()
@@ -192,7 +207,7 @@ func TestTampering(t *testing.T) {
 		{"key-chain link with a forged signature", errcode.KeyChainInvalid, func(t *testing.T, f *fixture) error {
 			k2 := keys.NewPublisher()
 			e := statement.SignChainEntry(statement.ChainEntry{Op: statement.OpAdd, Key: k2.Public(), FromSequence: 1}, f.key)
-			e.FromSequence = 0 // the signature covered 1
+			e.FromSequence = 2 // the signature covered 1
 			return verify(t, f.trustDir, f.build(t, 1, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, []statement.ChainEntry{e} }))
 		}},
 		{"key used before its chain start", errcode.KeyChainInvalid, func(t *testing.T, f *fixture) error {

@@ -327,7 +327,11 @@ func (w *incidentWriter) clear(inc Incident, actor, text string) error {
 	if err != nil {
 		return err
 	}
-	if err := w.changed(inc.ID, ev, 0); err != nil {
+	queued, err := w.notifyCleared(inc.ID, ev)
+	if err != nil {
+		return err
+	}
+	if err := w.changed(inc.ID, ev, queued); err != nil {
 		return err
 	}
 	if inc.Triage != TriageNew {
@@ -342,6 +346,40 @@ func (w *incidentWriter) clear(inc Incident, actor, text string) error {
 		return err
 	}
 	return w.changed(inc.ID, ev, 0)
+}
+
+// notifyCleared queues a cleared notification for each webhook told of the incident's latest opening or
+// reopening, so a PagerDuty alert it triggered is resolved under the same dedup key. When that opening
+// told no webhook (the plane learnt of it after it cleared, or none was configured), or its webhooks were
+// already told it cleared, nothing is queued.
+func (w *incidentWriter) notifyCleared(id string, ev IncidentEvent) (int, error) {
+	sent, err := w.s.notifications(w.ctx, w.ex, w.s.q.NotificationList, id)
+	if err != nil {
+		return 0, err
+	}
+	opened, cleared := 0, 0 // the event seq of the latest notified opening and clearing
+	for _, n := range sent {
+		if n.Kind == EventCleared {
+			cleared = max(cleared, n.EventSeq)
+		} else {
+			opened = max(opened, n.EventSeq)
+		}
+	}
+	if opened == 0 || cleared > opened {
+		return 0, nil
+	}
+	queued := 0
+	for _, n := range sent {
+		if n.Kind == EventCleared || n.EventSeq != opened {
+			continue
+		}
+		if _, err := w.ex.exec(w.ctx, w.s.q.NotificationInsert, w.s.ids.next("ntf_", w.t), id, int64(ev.Seq), n.Webhook,
+			string(EventCleared), w.t); err != nil {
+			return queued, err
+		}
+		queued++
+	}
+	return queued, nil
 }
 
 // caseMoved points the recipe's open incident at the case that superseded the one it followed.

@@ -10,7 +10,7 @@ import (
 
 // NotificationStore keeps the webhook notifications incidents send: an outbox. A notification is
 // written in the transaction that opened or reopened its incident, one per webhook, so it exists exactly
-// when the event does. A plane replica claims due notifications under a lease (no other replica takes
+// when the event does; clearing the incident writes one for each webhook that was told it opened. A plane replica claims due notifications under a lease (no other replica takes
 // them until it runs out), records an attempt before it sends and the outcome after, and either
 // finishes the notification or schedules its next try. Attempts are bounded: a notification whose
 // attempts ran out fails for good.
@@ -50,7 +50,7 @@ type Notification struct {
 	IncidentID string            `json:"incident_id"`
 	EventSeq   int               `json:"event_seq"`
 	Webhook    string            `json:"webhook"`
-	Kind       EventKind         `json:"kind"` // opened or reopened
+	Kind       EventKind         `json:"kind"` // opened, reopened or cleared
 	State      NotificationState `json:"state"`
 	Attempts   int               `json:"attempts"`
 	NextAt     time.Time         `json:"next_at"`

@@ -43,13 +43,21 @@ func FuzzParseEdKeys(f *testing.F) {
 		pub.Public().String(), pub.String(), node.Public().String(), node.String(),
 		"  " + pub.Public().String() + "\n", "publisher-key:", "publisher-key:AAAA", "node-key:" + strings.Repeat("A", 44),
 		"publisher-private:" + strings.Repeat("_", 43), "log-key:a:b", "",
+		otherSpelling(pub.Public().String()), pub.Public().String()[:30] + "\n" + pub.Public().String()[30:],
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		// A key's text has one spelling: whatever parses is exactly the text the key prints.
+		canonical := func(what string, printed string) {
+			if printed != strings.TrimSpace(s) {
+				t.Fatalf("%s %q parses but prints %q", what, s, printed)
+			}
+		}
 		if p, err := keys.ParsePublisherPublic(s); err != nil {
 			wantKeyMalformed(t, "publisher key", err)
 		} else {
+			canonical("publisher key", p.String())
 			back := checkCanonical(t, "publisher key", p, keys.ParsePublisherPublic)
 			if !back.Equal(p) || p.IsZero() != back.IsZero() || !strings.HasPrefix(p.Fingerprint(), "SHA256:") {
 				t.Fatalf("publisher key %q: round trip gives another key", s)
@@ -61,6 +69,7 @@ func FuzzParseEdKeys(f *testing.F) {
 		if k, err := keys.ParsePublisherPrivate(s); err != nil {
 			wantKeyMalformed(t, "publisher private key", err)
 		} else {
+			canonical("publisher private key", k.String())
 			back := checkCanonical(t, "publisher private key", k, keys.ParsePublisherPrivate)
 			if !back.Public().Equal(k.Public()) {
 				t.Fatalf("publisher private key %q: round trip gives another key", s)
@@ -73,6 +82,7 @@ func FuzzParseEdKeys(f *testing.F) {
 		if n, err := keys.ParseNodePublic(s); err != nil {
 			wantKeyMalformed(t, "node key", err)
 		} else {
+			canonical("node key", n.String())
 			back := checkCanonical(t, "node key", n, keys.ParseNodePublic)
 			if !back.Equal(n) || len(n.Ed25519()) != ed25519.PublicKeySize {
 				t.Fatalf("node key %q: round trip gives another key", s)
@@ -84,6 +94,7 @@ func FuzzParseEdKeys(f *testing.F) {
 		if k, err := keys.ParseNodePrivate(s); err != nil {
 			wantKeyMalformed(t, "node private key", err)
 		} else {
+			canonical("node private key", k.String())
 			back := checkCanonical(t, "node private key", k, keys.ParseNodePrivate)
 			if !back.Public().Equal(k.Public()) || !k.Public().Verify([]byte("fuzz"), k.Sign([]byte("fuzz"))) {
 				t.Fatalf("node private key %q: round trip or signature broken", s)
@@ -107,7 +118,7 @@ func FuzzParseLogPublic(f *testing.F) {
 	}
 	for _, s := range []string{
 		lk.String(), ed.String(), " " + lk.String() + "\n", "log-key:", "log-key:origin", "log-key:a/b:" + strings.SplitN(lk.String(), ":", 3)[2],
-		"log-key:a:%%%", "log-key:a:AAAA", keys.NewPublisher().Public().String(),
+		"log-key:a:%%%", "log-key:a:AAAA", keys.NewPublisher().Public().String(), otherSpelling(lk.String()),
 	} {
 		f.Add(s)
 	}
@@ -128,6 +139,9 @@ func FuzzParseLogPublic(f *testing.F) {
 			}
 		default:
 			t.Fatalf("log key %q is a %T", s, l.Key())
+		}
+		if l.String() != strings.TrimSpace(s) {
+			t.Fatalf("log key %q parses but prints %q", s, l.String())
 		}
 		back := checkCanonical(t, "log key", l, keys.ParseLogPublic)
 		if back.Origin() != l.Origin() || !bytes.Equal(back.ID(), l.ID()) || len(l.ID()) != 32 || l.IsZero() {

@@ -8,6 +8,9 @@
 //	node-key:<base64>           node-private:<base64>
 //	log-key:<origin>:<base64 PKIX DER>
 //
+// Each body must be the one canonical encoding of its bytes (no stray bits after the last byte, no line
+// breaks inside): a key has exactly one text, and any other spelling is key.malformed.
+//
 // Public keys are compared with Equal (constant time), never ==. Their fingerprint is the one OpenSSH
 // prints ("SHA256:" and unpadded base64 of the SSH wire form), so an operator can check it with
 // ssh-keygen -lf.
@@ -62,9 +65,9 @@ func parseEdPublic(s, prefix string) (edPublic, error) {
 	if !ok {
 		return p, errcode.New(errcode.KeyMalformed, "key does not start with %q", prefix)
 	}
-	raw, err := b64.DecodeString(body)
-	if err != nil || len(raw) != ed25519.PublicKeySize {
-		return p, errcode.New(errcode.KeyMalformed, "%s key body is not %d base64url bytes", strings.TrimSuffix(prefix, ":"), ed25519.PublicKeySize)
+	raw, ok := decodeCanonical(b64, body)
+	if !ok || len(raw) != ed25519.PublicKeySize {
+		return p, errcode.New(errcode.KeyMalformed, "%s key body is not %d bytes in canonical base64url", strings.TrimSuffix(prefix, ":"), ed25519.PublicKeySize)
 	}
 	copy(p.k[:], raw)
 	return p, nil
@@ -75,9 +78,21 @@ func parseEdPrivate(s, prefix string) (ed25519.PrivateKey, error) {
 	if !ok {
 		return nil, errcode.New(errcode.KeyMalformed, "private key does not start with %q", prefix)
 	}
-	seed, err := b64.DecodeString(body)
-	if err != nil || len(seed) != ed25519.SeedSize {
-		return nil, errcode.New(errcode.KeyMalformed, "%s key body is not a %d-byte base64url seed", strings.TrimSuffix(prefix, ":"), ed25519.SeedSize)
+	seed, ok := decodeCanonical(b64, body)
+	if !ok || len(seed) != ed25519.SeedSize {
+		return nil, errcode.New(errcode.KeyMalformed, "%s key body is not a %d-byte seed in canonical base64url", strings.TrimSuffix(prefix, ":"), ed25519.SeedSize)
 	}
 	return ed25519.NewKeyFromSeed(seed), nil
+}
+
+// decodeCanonical decodes s only if it is the one text enc gives for its bytes. Go's decoders accept
+// other spellings of the same bytes (non-zero bits after the last byte, CR and LF anywhere), so one key
+// could be written many ways: a file that lists it twice, or a denylist by text, would not see the same
+// key. Re-encoding and comparing refuses every such spelling.
+func decodeCanonical(enc *base64.Encoding, s string) ([]byte, bool) {
+	raw, err := enc.DecodeString(s)
+	if err != nil || enc.EncodeToString(raw) != s {
+		return nil, false
+	}
+	return raw, true
 }

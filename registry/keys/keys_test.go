@@ -53,6 +53,52 @@ func TestTextFormsRoundTripAndStayDistinct(t *testing.T) {
 	}
 }
 
+// otherSpelling writes the same bytes another way: the lowest bit of the last character before any
+// padding lies past the last byte, and Go's lenient decoder ignores it.
+func otherSpelling(text string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+	body := strings.TrimRight(text, "=")
+	last := strings.IndexByte(alphabet, body[len(body)-1])
+	return body[:len(body)-1] + string(alphabet[last^1]) + text[len(body):]
+}
+
+// TestNonCanonicalTextRefused: a key's text has one spelling. The same bytes written with stray bits
+// after the last byte, or with a line break inside, are key.malformed, so one key cannot be held, listed
+// or compared by text under two names.
+func TestNonCanonicalTextRefused(t *testing.T) {
+	pub, node := keys.NewPublisher(), keys.NewNode()
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	lk, err := keys.NewLogPublic("log.example.test", &ec.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsers := map[string]func(string) error{
+		"publisher-key":     func(s string) error { _, err := keys.ParsePublisherPublic(s); return err },
+		"publisher-private": func(s string) error { _, err := keys.ParsePublisherPrivate(s); return err },
+		"node-key":          func(s string) error { _, err := keys.ParseNodePublic(s); return err },
+		"node-private":      func(s string) error { _, err := keys.ParseNodePrivate(s); return err },
+		"log-key":           func(s string) error { _, err := keys.ParseLogPublic(s); return err },
+	}
+	for name, text := range map[string]string{
+		"publisher-key": pub.Public().String(), "publisher-private": pub.String(),
+		"node-key": node.Public().String(), "node-private": node.String(), "log-key": lk.String(),
+	} {
+		parse := parsers[name]
+		if err := parse(text); err != nil {
+			t.Fatalf("%s: its own text is refused: %v", name, err)
+		}
+		mid := len(text) - 10
+		for what, bad := range map[string]string{
+			"stray bits after the last byte": otherSpelling(text),
+			"a line break inside":            text[:mid] + "\r\n" + text[mid:],
+		} {
+			if err := parse(bad); errcode.Code(err) != errcode.KeyMalformed {
+				t.Errorf("%s with %s (%q): %v, want %s", name, what, bad, err, errcode.KeyMalformed)
+			}
+		}
+	}
+}
+
 func TestSignatures(t *testing.T) {
 	pub := keys.NewPublisher()
 	sig, _ := pub.SignPH([]byte("statement"))

@@ -60,9 +60,9 @@ func ParseLogPublic(s string) (LogPublic, error) {
 	if !ok {
 		return LogPublic{}, errcode.New(errcode.KeyMalformed, "log key needs origin:key")
 	}
-	der, err := base64.StdEncoding.DecodeString(enc)
-	if err != nil {
-		return LogPublic{}, errcode.Wrap(err, errcode.KeyMalformed, "log key body is not base64")
+	der, ok := decodeCanonical(base64.StdEncoding, enc)
+	if !ok {
+		return LogPublic{}, errcode.New(errcode.KeyMalformed, "log key body is not canonical base64")
 	}
 	pub, err := x509.ParsePKIXPublicKey(der)
 	if err != nil {

@@ -135,6 +135,11 @@ func (s *Statement) check() error {
 		if (e.Op != OpAdd && e.Op != OpRetire) || e.Key.IsZero() || e.SignedBy == "" || e.Signature == "" {
 			return invalid("predicate.key_chain", "key-chain entry %d is incomplete or has op %q", i, e.Op)
 		}
+		// Sequences start at 1. An entry "from 0" has no meaning of its own, and reading it as "from 1"
+		// would sign one text and apply another.
+		if e.FromSequence == 0 {
+			return invalid("predicate.key_chain", "key-chain entry %d applies from sequence 0; sequences start at 1", i)
+		}
 	}
 	return nil
 }

@@ -22,6 +22,11 @@ const (
 	CapabilityFailed = "capability.failed"
 	// CapabilityTimeout: the operation did not finish within its time cap (details.limit_ms).
 	CapabilityTimeout = "capability.timeout"
+	// CapabilityRootUnsafe: fs.write was asked beneath a declared root that someone other than root (or
+	// the agent's own user) could swap for another folder: a folder from "/" down to the root's parent is
+	// not owned by root or the agent's user, or is writable by group or others (sticky folders such as
+	// /tmp included). details.folder names the first such folder. Nothing was touched.
+	CapabilityRootUnsafe = "capability.root_unsafe"
 	// CapabilityBudgetExceeded: the word made more capability calls than one invocation may
 	// (details.limit). Nothing was touched by the refused call.
 	CapabilityBudgetExceeded = "capability.budget_exceeded"

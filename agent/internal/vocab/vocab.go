@@ -18,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -44,6 +45,10 @@ type Vocabulary struct {
 	trustDir string
 	store    *cas.Store
 	now      func() time.Time
+
+	// afterSwitch, when set, runs between pointing current at a new statement and raising the trust
+	// state to it: where tests kill the process.
+	afterSwitch func()
 
 	mu        sync.Mutex
 	release   *registry.Release
@@ -143,15 +148,30 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 		}
 		words[row.Name] = Word{Manifest: m, Module: row.Module, ManifestDigest: row.Manifest}
 	}
-	if err := trust.Accept(rel); err != nil {
-		return v.refuse(err)
-	}
+	// current is switched before the trust state is raised. Killed in between, the node restarts on
+	// the new statement, which verifies against the old state, and raises the state then. The other
+	// order left a state above the statement current names: the node took its own newest statement for
+	// a rollback and started with no words.
 	d, err := v.store.Put(bundle)
-	if err == nil {
-		err = os.WriteFile(filepath.Join(v.store.Root(), currentFile), []byte(d+"\n"), 0o600)
-	}
 	if err != nil {
 		return errcode.Wrap(err, errcode.IOFailed, "cannot record the current statement")
+	}
+	ptr := filepath.Join(v.store.Root(), currentFile)
+	was, readErr := os.ReadFile(ptr)
+	if err := keys.ReplaceFile(ptr, []byte(d+"\n"), 0o600); err != nil {
+		return errcode.Wrap(err, errcode.IOFailed, "cannot record the current statement")
+	}
+	if v.afterSwitch != nil {
+		v.afterSwitch()
+	}
+	if err := trust.Accept(rel); err != nil {
+		// Put current back, so a restart runs what this process runs.
+		if readErr == nil {
+			_ = keys.ReplaceFile(ptr, was, 0o600)
+		} else if errors.Is(readErr, fs.ErrNotExist) {
+			_ = os.Remove(ptr)
+		}
+		return v.refuse(err)
 	}
 	why := ""
 	if len(problems) > 0 {

@@ -3,8 +3,10 @@ package vocab_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -178,4 +180,64 @@ func hasWords(v *vocab.Vocabulary, names ...string) bool {
 		got = append(got, w.Name)
 	}
 	return strings.Join(got, ",") == strings.Join(names, ",")
+}
+
+// crashEnv carries the child's folders: trust, modules and release, separated by newlines.
+const crashEnv = "VOCAB_TEST_KILLED_CHILD"
+
+// killedExit is the child's exit status when it was killed where the test asked.
+const killedExit = 3
+
+// TestKilledBetweenSwitchAndAccept: a node killed after it points current at a new statement and
+// before it raises its trust state restarts on that statement, with its words, and completes the raise;
+// it does not take its own newest statement for a rollback.
+func TestKilledBetweenSwitchAndAccept(t *testing.T) {
+	if env := os.Getenv(crashEnv); env != "" {
+		dirs := strings.Split(env, "\n")
+		v, err := vocab.Open(dirs[0], dirs[1], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vocab.SetAfterSwitch(v, func() { os.Exit(killedExit) }) // no deferred function, no later write runs
+		err = v.Sync(context.Background(), vocab.Dir(dirs[2]), channel.StatementRef{})
+		t.Fatalf("sync finished (%v) without reaching the kill", err)
+	}
+	first := vocabtest.Build(t, vocabtest.Module{Manifest: root + "primitives/restart_unit/manifest.json", File: root + "build/wasm/restart_unit.wasm"})
+	modules := filepath.Join(t.TempDir(), "modules")
+	v, err := vocab.Open(first.Trust, modules, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Sync(context.Background(), first, channel.StatementRef{}); err != nil || v.Ref().Sequence != 1 {
+		t.Fatalf("first statement: %v %+v", err, v.Ref())
+	}
+	next := first.Next(t, vocabtest.Options{}, vocabtest.Module{Manifest: root + "primitives/file_head/manifest.json", File: root + "build/wasm/file_head.wasm"})
+
+	child := exec.Command(os.Args[0], "-test.run=^TestKilledBetweenSwitchAndAccept$")
+	child.Env = append(os.Environ(), crashEnv+"="+first.Trust+"\n"+modules+"\n"+next.Dir)
+	out, err := child.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != killedExit {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if tr, err := registry.OpenTrust(first.Trust); err != nil || tr.State().Sequence != 1 {
+		t.Fatalf("the kill came after the raise: %+v %v", tr.State(), err)
+	}
+
+	restarted, err := vocab.Open(first.Trust, modules, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := restarted.Ref(); got.Sequence != 2 || !hasWords(restarted, "file_head") || restarted.Untrusted() != "" {
+		t.Fatalf("restarted on %+v with %+v, untrusted %q", got, restarted.Report(), restarted.Untrusted())
+	}
+	tr, err := registry.OpenTrust(first.Trust)
+	if err != nil || tr.State().Sequence != 2 {
+		t.Fatalf("the restart did not complete the raise: %+v %v", tr.State(), err)
+	}
+	// And the restart after that is an ordinary one.
+	again, err := vocab.Open(first.Trust, modules, nil)
+	if err != nil || again.Ref() != restarted.Ref() || !hasWords(again, "file_head") {
+		t.Fatalf("second restart: %v %+v", err, again.Ref())
+	}
 }

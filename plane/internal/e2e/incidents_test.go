@@ -203,13 +203,20 @@ func TestRecipeCaseBecomesAnIncident(t *testing.T) {
 			if strings.Join(kinds, ",") != "opened,triage,note,cleared" {
 				t.Fatalf("timeline %v", kinds)
 			}
-			// The reconciler has looked every second all along: still one notification, one page. (A
-			// notification is written in the transaction of its event, so none can be on its way.)
-			if n := len(pd.got()); n != 1 {
-				t.Fatalf("the webhook got %d events, want 1", n)
+			// Clearing resolves the page under the same dedup key. The reconciler has looked every second
+			// all along: still one trigger and one resolve. (A notification is written in the transaction
+			// of its event, so none can be on its way.)
+			eventually(t, time.Minute, "the resolve", func() bool { return len(pd.got()) >= 2 })
+			if n := len(pd.got()); n != 2 {
+				t.Fatalf("the webhook got %d events, want 2", n)
 			}
+			if ev := pd.got()[1]; ev["dedup_key"] != id || ev["event_action"] != "resolve" || ev["routing_key"] != "R0UT1NGK3Y" {
+				t.Fatalf("resolve event %v", ev)
+			}
+			show = f.lexicon(false, "incidents", "show", id)
 			ns := show["notifications"].([]any)
-			if len(ns) != 1 || ns[0].(map[string]any)["state"] != "delivered" {
+			if len(ns) != 2 || ns[0].(map[string]any)["state"] != "delivered" || ns[1].(map[string]any)["state"] != "delivered" ||
+				ns[1].(map[string]any)["kind"] != "cleared" {
 				t.Fatalf("notifications %v", ns)
 			}
 		})

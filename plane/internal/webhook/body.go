@@ -10,13 +10,14 @@ import (
 )
 
 // PagerDutyEvent is a PagerDuty Events API v2 event
-// (https://developer.pagerduty.com/docs/events-api-v2/trigger-events/).
+// (https://developer.pagerduty.com/docs/events-api-v2/trigger-events/). An incident that opens or
+// reopens triggers an alert; one that clears resolves it, under the same dedup key (the incident id).
 type PagerDutyEvent struct {
-	RoutingKey  string           `json:"routing_key"`
-	EventAction string           `json:"event_action"` // trigger
-	DedupKey    string           `json:"dedup_key"`
-	Payload     PagerDutyPayload `json:"payload"`
-	Client      string           `json:"client,omitempty"`
+	RoutingKey  string            `json:"routing_key"`
+	EventAction string            `json:"event_action"` // trigger or resolve
+	DedupKey    string            `json:"dedup_key"`
+	Payload     *PagerDutyPayload `json:"payload,omitempty"` // a trigger's; a resolve carries none
+	Client      string            `json:"client,omitempty"`
 }
 
 // PagerDutyPayload is the event's payload. Summary is at most 1024 characters.
@@ -45,7 +46,7 @@ type CustomDetails struct {
 // Message is the plain JSON body: one event of one incident. NotificationID is the same on every retry of
 // one notification, so a receiver can drop repeats.
 type Message struct {
-	Type           string         `json:"type"` // incident.opened or incident.reopened
+	Type           string         `json:"type"` // incident.opened, incident.reopened or incident.cleared
 	NotificationID string         `json:"notification_id"`
 	EventSeq       int            `json:"event_seq"`
 	Incident       store.Incident `json:"incident"`
@@ -58,13 +59,16 @@ const pagerDutySummaryMax = 1024
 func Body(e Endpoint, n store.Notification, inc store.Incident) ([]byte, error) {
 	switch e.Format {
 	case FormatPagerDuty:
+		if n.Kind == store.EventCleared {
+			return json.Marshal(PagerDutyEvent{RoutingKey: e.RoutingKey, EventAction: "resolve", DedupKey: inc.ID, Client: "Lexicon"})
+		}
 		summary := fmt.Sprintf("%s on %s: %s", inc.Source, inc.NodeName, inc.Summary)
 		if n.Kind == store.EventReopened {
 			summary = "(reopened) " + summary
 		}
 		return json.Marshal(PagerDutyEvent{
 			RoutingKey: e.RoutingKey, EventAction: "trigger", DedupKey: inc.ID, Client: "Lexicon",
-			Payload: PagerDutyPayload{
+			Payload: &PagerDutyPayload{
 				Summary: cut(summary, pagerDutySummaryMax), Source: inc.NodeName, Severity: string(inc.Severity),
 				Timestamp: inc.ChangedAt, Component: inc.Source, Group: inc.NodeID, Class: inc.Source,
 				CustomDetails: CustomDetails{IncidentID: inc.ID, Event: string(n.Kind), NodeID: inc.NodeID,

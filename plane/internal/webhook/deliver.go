@@ -166,6 +166,11 @@ func (d *Deliverer) send(ctx context.Context, e Endpoint, n store.Notification) 
 	if err != nil {
 		return 0, err
 	}
+	if n.Kind == store.EventCleared {
+		if err := d.afterEarlier(ctx, n); err != nil {
+			return 0, err
+		}
+	}
 	body, err := Body(e, n, inc)
 	if err != nil {
 		return 0, errcode.Wrap(err, errcode.WebhookDeliveryFailed, "cannot build the body")
@@ -197,6 +202,24 @@ func (d *Deliverer) send(ctx context.Context, e Endpoint, n store.Notification) 
 			strings.TrimSpace(string(answer))).With("status", resp.StatusCode)
 	}
 	return resp.StatusCode, nil
+}
+
+// afterEarlier refuses to send a cleared notification while an earlier one of the same incident to the
+// same webhook is still pending: a resolve that overtook a trigger in backoff would leave PagerDuty
+// with an alert nothing resolves. The attempt is retried with the usual backoff; the earlier
+// notification started first on the same schedule, so it is delivered or failed before this one runs
+// out of attempts.
+func (d *Deliverer) afterEarlier(ctx context.Context, n store.Notification) error {
+	list, err := d.Store.NotificationList(ctx, store.NotificationListParams{IncidentID: n.IncidentID})
+	if err != nil {
+		return err
+	}
+	for _, e := range list {
+		if e.Webhook == n.Webhook && e.EventSeq < n.EventSeq && e.State == store.NotificationPending {
+			return errcode.New(errcode.WebhookDeliveryFailed, "%s: waits for notification %s of the same incident", n.Webhook, e.ID)
+		}
+	}
+	return nil
 }
 
 // clean makes an error message storable and safe to show: valid UTF-8, no control characters, bounded.

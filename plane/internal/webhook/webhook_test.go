@@ -145,7 +145,7 @@ func sqliteStore(t *testing.T) store.Store {
 	return storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
 }
 
-func TestOneNotificationPerOpenAndReopen(t *testing.T) {
+func TestOneNotificationPerOpenReopenAndClear(t *testing.T) {
 	f := newFixture(t, sqliteStore(t))
 	pd := newReceiver(t, always(http.StatusAccepted))
 	plain := newReceiver(t, always(http.StatusOK))
@@ -185,25 +185,107 @@ func TestOneNotificationPerOpenAndReopen(t *testing.T) {
 		}
 	}
 
-	// It clears (no notification), comes back within the hour (one more each), clears again.
+	// It clears (one more each), comes back within the hour (one more each), clears again (one more each).
 	f.close(1)
-	f.deliver(d, 0)
+	f.deliver(d, 2)
 	f.clock.Add(10 * time.Minute)
 	if got := f.open(2, "pd", "ops"); got.ID != inc.ID {
 		t.Fatalf("reopened as %s, want %s", got.ID, inc.ID)
 	}
 	f.deliver(d, 2)
 	f.close(2)
+	f.deliver(d, 2)
 	f.clock.Add(time.Hour)
 	f.deliver(d, 0)
-	if len(pd.got()) != 2 || len(plain.got()) != 2 {
-		t.Fatalf("pagerduty got %d, json got %d; want 2 each", len(pd.got()), len(plain.got()))
+	if len(pd.got()) != 4 || len(plain.got()) != 4 {
+		t.Fatalf("pagerduty got %d, json got %d; want 4 each", len(pd.got()), len(plain.got()))
 	}
-	if err := json.Unmarshal(pd.got()[1], &ev); err != nil {
+	if err := json.Unmarshal(pd.got()[2], &ev); err != nil {
 		t.Fatal(err)
 	}
 	if ev.DedupKey != inc.ID || ev.Payload.CustomDetails.Event != "reopened" || !strings.HasPrefix(ev.Payload.Summary, "(reopened)") {
-		t.Fatalf("reopen event %s", pd.got()[1])
+		t.Fatalf("reopen event %s", pd.got()[2])
+	}
+	for i, want := range []string{"incident.opened", "incident.cleared", "incident.reopened", "incident.cleared"} {
+		if err := json.Unmarshal(plain.got()[i], &msg); err != nil || msg.Type != want || msg.Incident.ID != inc.ID {
+			t.Fatalf("json message %d is %s, want %s", i, plain.got()[i], want)
+		}
+	}
+}
+
+// pdActions returns the event_action and dedup_key of each PagerDuty event r received, and fails on a
+// resolve that carries a payload.
+func pdActions(t *testing.T, r *receiver) (actions, keys []string) {
+	t.Helper()
+	for _, b := range r.got() {
+		var ev webhook.PagerDutyEvent
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.EventAction == "resolve" && (ev.Payload != nil || ev.RoutingKey != "R0UTING") {
+			t.Fatalf("resolve event %s", b)
+		}
+		actions, keys = append(actions, ev.EventAction), append(keys, ev.DedupKey)
+	}
+	return actions, keys
+}
+
+// TestPagerDutyResolvesWhatItTriggered: an incident that clears resolves the PagerDuty alert its opening
+// triggered, under the same dedup key, and a webhook never told of an incident is not told it cleared.
+func TestPagerDutyResolvesWhatItTriggered(t *testing.T) {
+	f := newFixture(t, sqliteStore(t))
+	pd := newReceiver(t, always(http.StatusAccepted))
+	d := f.deliverer(webhook.Endpoint{Name: "pd", Format: webhook.FormatPagerDuty, URL: pd.URL, RoutingKey: "R0UTING"})
+	inc := f.open(1, "pd")
+	f.deliver(d, 1)
+	f.clock.Add(time.Minute)
+	f.close(1)
+	f.deliver(d, 1)
+	actions, keys := pdActions(t, pd)
+	if strings.Join(actions, ",") != "trigger,resolve" || keys[0] != inc.ID || keys[1] != inc.ID {
+		t.Fatalf("pagerduty got %v for %v, want trigger and resolve for %s", actions, keys, inc.ID)
+	}
+
+	// Reopened without telling any webhook (none was configured then): its clearing tells none either.
+	if again := f.open(2); again.ID != inc.ID {
+		t.Fatalf("reopened as %s, want %s", again.ID, inc.ID)
+	}
+	f.close(2)
+	f.deliver(d, 0)
+	if n := f.notifications(inc.ID); len(n) != 2 {
+		t.Fatalf("notifications %+v", n)
+	}
+}
+
+// TestResolveWaitsForItsTrigger: a resolve does not overtake a trigger that is waiting to be retried;
+// PagerDuty sees the trigger first.
+func TestResolveWaitsForItsTrigger(t *testing.T) {
+	f := newFixture(t, sqliteStore(t))
+	pd := newReceiver(t, func(n int) int {
+		if n == 1 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusAccepted
+	})
+	d := f.deliverer(webhook.Endpoint{Name: "pd", Format: webhook.FormatPagerDuty, URL: pd.URL, RoutingKey: "R0UTING"})
+	inc := f.open(1, "pd")
+	f.deliver(d, 1) // refused: retried in 10 s
+	f.close(1)
+	f.deliver(d, 1) // the resolve is due now and waits
+	for range 4 {
+		f.clock.Add(5 * time.Minute)
+		if _, err := d.DeliverDue(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	actions, _ := pdActions(t, pd)
+	if strings.Join(actions, ",") != "trigger,trigger,resolve" {
+		t.Fatalf("pagerduty got %v, want the failed trigger, the trigger, then the resolve", actions)
+	}
+	for _, n := range f.notifications(inc.ID) {
+		if n.State != store.NotificationDelivered {
+			t.Fatalf("notification %+v", n)
+		}
 	}
 }
 

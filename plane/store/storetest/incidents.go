@@ -87,7 +87,7 @@ var incidentTests = []test{
 		}
 		same(f, "timeline", f.timeline(inc.ID), []string{"opened", "cleared", "triage", "reopened"})
 		ns := f.notificationsOf(inc.ID)
-		if len(ns) != 4 || ns[3].Kind != store.EventReopened {
+		if len(ns) != 6 || ns[3].Kind != store.EventCleared || ns[5].Kind != store.EventReopened {
 			f.Fatalf("notifications %+v", ns)
 		}
 		// A person looks, then it clears: their triage stands.
@@ -344,8 +344,8 @@ var incidentTests = []test{
 			inc := f.only(n, f.at(23*time.Minute))
 			same(f, "timeline of "+n.Name, f.timeline(inc.ID), []string{"opened", "cleared", "triage", "reopened"})
 			ns := f.notificationsOf(inc.ID)
-			if len(ns) != 4 {
-				f.Fatalf("%s has %d notifications, want 4", n.Name, len(ns))
+			if len(ns) != 6 { // opened, cleared and reopened, to each of two webhooks
+				f.Fatalf("%s has %d notifications, want 6", n.Name, len(ns))
 			}
 		}
 	}},

@@ -23,6 +23,24 @@
 //
 // A capability that cannot work on this machine (systemd in a container) answers capability.unknown:
 // the host never guesses. The types below are the arguments and results, one pair per capability.
+//
+// # Filesystem roots
+//
+// fs.read, fs.stat, fs.list, fs.write and sys.disk act only beneath the folders their capability
+// declares in "paths". The host reaches a declared root from "/", one component at a time, and never
+// follows a symlink on the way: a link anywhere from "/" to the root (the root itself, its parent, any
+// folder above) answers capability.denied with details.component naming it. Beneath the root a link is
+// followed only while its target stays beneath the same root.
+//
+// fs.write also needs a root nobody else can swap: every folder from "/" down to the root's parent must
+// be owned by root (or by the user the agent runs as) and writable by neither group nor others. A
+// sticky folder such as /tmp counts as writable by others. Otherwise fs.write answers
+// capability.root_unsafe with details.folder naming the first such folder. The root folder itself may
+// belong to anyone: replacing it takes write access to its parent.
+//
+// fs.write never writes setuid, setgid or sticky bits: a mode with any of 07000 is capability.invalid
+// (details.field "mode") and nothing is written, and a file replaced keeps its permissions but not its
+// setuid or setgid bit.
 package capv1
 
 import (
@@ -127,7 +145,8 @@ type FSListResult struct {
 }
 
 // FSWrite replaces a file beneath a declared root atomically: the new bytes appear whole or not at all.
-// Mode 0 keeps an existing file's mode, or 0644 for a new one.
+// Mode 0 keeps an existing file's permission bits, or 0644 for a new one. Mode may hold permission bits
+// only (0777): setuid, setgid and sticky bits are refused.
 type FSWrite struct {
 	Cap  string `json:"cap"`
 	Path string `json:"path"`

@@ -141,7 +141,8 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 		return ErrorResponse(denied(h.Cap, "the word does not declare %s", h.Cap))
 	}
 	result, err := fn(ctx, d.w, declared, req)
-	allowed := err == nil || !errcode.Has(err, errcode.CapabilityDenied) && !errcode.Has(err, errcode.CapabilityInvalid)
+	allowed := err == nil || !errcode.Has(err, errcode.CapabilityDenied) && !errcode.Has(err, errcode.CapabilityInvalid) &&
+		!errcode.Has(err, errcode.CapabilityRootUnsafe)
 	d.record(h.Cap, req, allowed)
 	if err != nil {
 		if ctx.Err() != nil && errcode.Code(err) == errcode.CapabilityFailed {

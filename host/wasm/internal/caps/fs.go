@@ -215,6 +215,12 @@ func fsWrite(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any
 	if req.Mode&^0o7777 != 0 {
 		return nil, invalid("mode", "mode %o has bits beyond permissions", req.Mode)
 	}
+	// With the agent running as root, a setuid or setgid file a word writes would be a program anyone
+	// could run as root; the sticky bit means nothing on a file. Refused rather than dropped, so a word
+	// that asks learns it did not get them.
+	if req.Mode&0o7000 != 0 {
+		return nil, invalid("mode", "mode %o sets setuid, setgid or sticky bits, which fs.write never writes", req.Mode)
+	}
 	if int64(len(req.Data)) > maxBytes(c) {
 		return nil, denied(c.Cap, "%d bytes is over the declared %d", len(req.Data), maxBytes(c)).With("path", req.Path)
 	}
@@ -242,7 +248,9 @@ func fsWrite(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any
 	case err == nil && old.Mode&unix.S_IFMT != unix.S_IFREG:
 		return nil, denied(c.Cap, "%s exists and is not a regular file", req.Path).With("path", req.Path)
 	case err == nil:
-		mode, uid, gid = old.Mode&0o7777, int(old.Uid), int(old.Gid)
+		// The old file's setuid and setgid bits are not carried over to new content, as the kernel
+		// clears them when an unprivileged user writes a file.
+		mode, uid, gid = old.Mode&0o777, int(old.Uid), int(old.Gid)
 	case err != unix.ENOENT:
 		return nil, fsError(c.Cap, req.Path, err)
 	}

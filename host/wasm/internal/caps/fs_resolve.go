@@ -2,6 +2,7 @@ package caps
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
 // Paths are resolved by a walk of our own, one component at a time, each opened O_PATH|O_NOFOLLOW
@@ -17,6 +19,12 @@ import (
 // descriptor. Nothing is ever resolved by the kernel across a symlink, so a link (or a rename racing the
 // walk) cannot lead outside the root, and in-root absolute links such as Debian's sites-enabled still
 // work, which openat2's RESOLVE_BENEATH would refuse.
+//
+// The declared root itself is reached the same way, from "/": a symlink anywhere on the way to it (the
+// root, its parent, any folder above) is refused, never followed, since whoever can write the folder
+// above a root could otherwise point the root at /etc. For fs.write the folders above the root must also
+// be ones only root (or the agent's own user) can change, so that nobody else can swap the root for a
+// folder of their choosing between two calls.
 
 // maxHops bounds the symlinks one resolution follows, as the kernel's ELOOP limit does.
 const maxHops = 40
@@ -56,10 +64,10 @@ func open(c manifest.Capability, path string, followLast bool) (*resolved, error
 
 // resolved is an open path: fd is an O_PATH descriptor of the final component (a symlink itself when
 // the walk was told not to follow a final link), dir an O_PATH descriptor of its parent, name its last
-// component.
+// component and path the path the walk actually took to it (links beneath the root followed).
 type resolved struct {
-	fd, dir int
-	name    string
+	fd, dir    int
+	name, path string
 }
 
 func (r *resolved) close() {
@@ -71,11 +79,79 @@ func (r *resolved) close() {
 	}
 }
 
-// resolve walks p beneath root. followLast says whether a symlink as last component is followed.
-func resolve(cap, root, p string, followLast bool) (*resolved, error) {
-	rootfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// openRoot opens the declared root by a walk from "/", one component at a time with O_NOFOLLOW: a
+// symlink anywhere on the way is capability.denied, naming the component. With checkAncestors every
+// folder from "/" down to the root's parent must pass safeAncestor.
+func openRoot(cap, root string, checkAncestors bool) (int, error) {
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fsError(cap, root, err)
+		return -1, fsError(cap, root, err)
+	}
+	cur := "/"
+	for c := range strings.SplitSeq(strings.Trim(root, "/"), "/") {
+		if c == "" {
+			continue // the root is "/"
+		}
+		if checkAncestors {
+			if err := safeAncestor(cap, root, cur, fd); err != nil {
+				unix.Close(fd)
+				return -1, err
+			}
+		}
+		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, fsError(cap, root, err)
+		}
+		cur = filepath.Join(cur, c)
+		var st unix.Stat_t
+		if err := unix.Fstat(next, &st); err != nil {
+			unix.Close(next)
+			return -1, fsError(cap, root, err)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+		case unix.S_IFLNK:
+			unix.Close(next)
+			return -1, denied(cap, "the declared root %s leads through %s, a symlink", root, cur).With("path", root).With("component", cur)
+		default:
+			unix.Close(next)
+			return -1, fsError(cap, root, unix.ENOTDIR)
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// safeAncestor refuses folder (open as fd), a folder above the root, when someone other than root or
+// the agent's own user could rename or replace what it holds: it is owned by another user, or group or
+// others may write it. A sticky folder such as /tmp counts as writable by others: the sticky bit only
+// stops users removing each other's entries, and anyone may create the root's name there first.
+func safeAncestor(cap, root, folder string, fd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fsError(cap, root, err)
+	}
+	why := ""
+	switch {
+	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
+		why = "is owned by another user"
+	case st.Mode&0o022 != 0:
+		why = "is writable by group or others"
+	}
+	if why == "" {
+		return nil
+	}
+	return errcode.New(errcode.CapabilityRootUnsafe, "%s: the declared root %s is not safe to write beneath: %s %s, so someone other than root could swap the root",
+		cap, root, folder, why).With("cap", cap).With("path", root).With("folder", folder)
+}
+
+// resolve walks p beneath root. followLast says whether a symlink as last component is followed. The
+// root is opened by openRoot; for fs.write its ancestors are checked too.
+func resolve(cap, root, p string, followLast bool) (*resolved, error) {
+	rootfd, err := openRoot(cap, root, cap == capv1.CapFSWrite)
+	if err != nil {
+		return nil, err
 	}
 	defer unix.Close(rootfd)
 	hops := 0
@@ -95,7 +171,7 @@ restart:
 			unix.Close(dir)
 			return nil, fsError(cap, p, err)
 		}
-		return &resolved{fd: fd, dir: dir, name: "."}, nil
+		return &resolved{fd: fd, dir: dir, name: ".", path: root}, nil
 	}
 	comps := strings.Split(rel, "/")
 	cur := root
@@ -138,7 +214,7 @@ restart:
 			goto restart
 		}
 		if last {
-			return &resolved{fd: fd, dir: dir, name: c}, nil
+			return &resolved{fd: fd, dir: dir, name: c, path: next}, nil
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			unix.Close(fd)

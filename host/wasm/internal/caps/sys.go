@@ -213,9 +213,10 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-func statDisk(path string, m mount) (capv1.Disk, error) {
+// statDisk reports the filesystem holding fd, labelled with mount m.
+func statDisk(fd int, m mount) (capv1.Disk, error) {
 	var st unix.Statfs_t
-	if err := unix.Statfs(path, &st); err != nil {
+	if err := unix.Fstatfs(fd, &st); err != nil {
 		return capv1.Disk{}, err
 	}
 	bs := uint64(st.Bsize)
@@ -229,30 +230,42 @@ func statDisk(path string, m mount) (capv1.Disk, error) {
 	}, nil
 }
 
+// sysDisk reaches every path as fs.* does (the walk from "/" that refuses links on the way to a root and
+// links out of it) and asks statfs of the descriptor it ends at, so a link cannot report on a
+// filesystem outside the declared roots.
 func sysDisk(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any, error) {
 	var req capv1.SysDisk
 	if err := decode(raw, &req); err != nil {
 		return nil, err
+	}
+	roots := c.Paths
+	if len(roots) == 0 {
+		roots = []string{"/"}
+	}
+	for _, r := range roots {
+		fd, err := openRoot(c.Cap, r, false)
+		if err != nil {
+			return nil, err
+		}
+		unix.Close(fd)
 	}
 	ms, err := mounts()
 	if err != nil {
 		return nil, errcode.Wrap(err, errcode.CapabilityUnknown, "the mount table cannot be read").With("reason", "no /proc/self/mounts")
 	}
 	if req.Path != "" {
-		if len(c.Paths) > 0 {
-			if _, err := within(c.Cap, c.Paths, req.Path); err != nil {
-				return nil, err
-			}
-		} else if _, err := within(c.Cap, []string{"/"}, req.Path); err != nil {
+		r, err := open(manifest.Capability{Cap: c.Cap, Paths: roots}, req.Path, true)
+		if err != nil {
 			return nil, err
 		}
+		defer r.close()
 		best := mount{dir: "/"}
 		for _, m := range ms {
-			if under(m.dir, req.Path) && len(m.dir) >= len(best.dir) {
+			if under(m.dir, r.path) && len(m.dir) >= len(best.dir) {
 				best = m
 			}
 		}
-		d, err := statDisk(req.Path, best)
+		d, err := statDisk(r.fd, best)
 		if err != nil {
 			return nil, fsError(c.Cap, req.Path, err)
 		}
@@ -264,10 +277,16 @@ func sysDisk(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any
 		if pseudoFS[m.fstype] || seen[m.dev] {
 			continue
 		}
-		if len(c.Paths) > 0 && !anyUnder(c.Paths, m.dir) {
+		root, err := within(c.Cap, roots, m.dir)
+		if err != nil {
 			continue
 		}
-		d, err := statDisk(m.dir, m)
+		r, err := resolve(c.Cap, root, m.dir, true)
+		if err != nil {
+			continue // a mount reached through a link, or gone
+		}
+		d, err := statDisk(r.fd, m)
+		r.close()
 		if err != nil || d.Total == 0 {
 			continue
 		}
@@ -275,13 +294,4 @@ func sysDisk(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any
 		out.Disks = append(out.Disks, d)
 	}
 	return out, nil
-}
-
-func anyUnder(roots []string, p string) bool {
-	for _, r := range roots {
-		if under(r, p) {
-			return true
-		}
-	}
-	return false
 }
