@@ -2,7 +2,6 @@ package testkit
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -46,8 +45,23 @@ func (b *Buffer) Reset() {
 	b.buf.Reset()
 }
 
-// WaitFor returns once the buffer holds s, and fails the test if it does not by the test's deadline.
+// WaitFor returns once the buffer holds s. If it does not by the test's deadline, the test fails with
+// the end of what was written.
 func (b *Buffer) WaitFor(t testing.TB, s string) {
 	t.Helper()
-	b.written.Until(t, "the output to hold "+strconv.Quote(s), func() bool { return strings.Contains(b.String(), s) })
+	if !b.written.until(t, func() bool { return strings.Contains(b.String(), s) }) {
+		t.Fatalf("timed out waiting for the output to hold %q; it ends:\n%s", s, tail(b.String(), 4096))
+	}
+}
+
+// tail is the last n bytes of s at most, cut at a line start when one is near.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < 256 {
+		s = s[i+1:]
+	}
+	return "…" + s
 }

@@ -162,6 +162,9 @@ func TestBufferWaitFor(t *testing.T) {
 	}
 	r := run(t, func(tb testing.TB) { b.WaitFor(tb, "line 7") })
 	checkFailure(t, r, `timed out waiting for the output to hold "line 7"`, true)
+	fmt.Fprint(&b, "line 6\n")
+	r = run(t, func(tb testing.TB) { b.WaitFor(tb, "line 7") })
+	checkFailure(t, r, "it ends:\nline 6\n", true)
 }
 
 func TestClock(t *testing.T) {

@@ -76,17 +76,24 @@ func (c *Cond) Broadcast() {
 // what (the state awaited) if ok is still false at the test's deadline.
 func (c *Cond) Until(t testing.TB, what string, ok func() bool) {
 	t.Helper()
+	if !c.until(t, ok) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// until reports whether ok came true before the test's deadline.
+func (c *Cond) until(t testing.TB, ok func() bool) bool {
 	timer := time.NewTimer(time.Until(limit(t)))
 	defer timer.Stop()
 	for {
 		changed := c.signal()
 		if ok() {
-			return
+			return true
 		}
 		select {
 		case <-changed:
 		case <-timer.C:
-			t.Fatalf("timed out waiting for %s", what)
+			return ok()
 		}
 	}
 }
