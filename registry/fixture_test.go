@@ -20,7 +20,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/statement"
 	"github.com/lexicon-fleet/lexicon/registry/tlog"
 	"github.com/lexicon-fleet/lexicon/registry/tlog/tlogtest"
-	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // now is the fixed clock of these tests; releases are issued at now and expire 90 days later.
@@ -67,13 +66,6 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-func wantCode(t testing.TB, err error, code string) {
-	t.Helper()
-	if got := errcode.Code(err); got != code {
-		t.Fatalf("code = %q (%v), want %q", got, err, code)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/statement"
 	"github.com/lexicon-fleet/lexicon/registry/tlog/tlogtest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 func TestVerifyGoodRelease(t *testing.T) {
@@ -383,7 +384,7 @@ func TestTampering(t *testing.T) {
 			f := newFixture(t)
 			accepted[f.trustDir] = trustContents(t, f.trustDir)
 			err := tc.run(t, f)
-			wantCode(t, err, tc.code)
+			testkit.WantCode(t, err, tc.code)
 			// Failing closed means the trust directory is as the last release it accepted left it.
 			if after := trustContents(t, f.trustDir); after != accepted[f.trustDir] {
 				t.Fatalf("refused verification changed the trust directory:\n%s\n->\n%s", accepted[f.trustDir], after)

@@ -18,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/drivertest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 const credential = "dns-secret-9c1e4f7a2b6d"
@@ -44,13 +45,6 @@ func startDNS(t *testing.T, opts goplugin.Options) (*goplugin.Driver, *goplugin.
 		t.Fatal(err)
 	}
 	return d, n
-}
-
-func wantCode(t *testing.T, err error, code string) {
-	t.Helper()
-	if !errcode.Has(err, code) {
-		t.Fatalf("got %v (code %q), want %s", err, errcode.Code(err), code)
-	}
 }
 
 func TestDNSDriverConformsThroughTheHost(t *testing.T) {
@@ -140,13 +134,13 @@ func TestAlteredBlobIsRefusedBeforeExec(t *testing.T) {
 	spec := dnsSpec
 	spec.Digest = digest
 	_, err := goplugin.Start(context.Background(), store, spec, goplugin.Options{})
-	wantCode(t, err, errcode.ModuleDigestMismatch)
+	testkit.WantCode(t, err, errcode.ModuleDigestMismatch)
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("the altered program ran")
 	}
 	spec.Digest = strings.Repeat("ab", 32)
 	_, err = goplugin.Start(context.Background(), store, spec, goplugin.Options{})
-	wantCode(t, err, errcode.ModuleNotFound)
+	testkit.WantCode(t, err, errcode.ModuleNotFound)
 }
 
 // A fresh hasher on every start: the same driver starts twice (and a restart is a third start).
@@ -176,18 +170,18 @@ func TestStartTheSameDriverTwice(t *testing.T) {
 func TestVersionsAreNegotiated(t *testing.T) {
 	store, digest := storeWith(t, "future")
 	_, err := goplugin.Start(context.Background(), store, goplugin.Spec{Name: "dns-future", Kind: driver.KindDNS, Digest: digest}, goplugin.Options{})
-	wantCode(t, err, errcode.DriverVersionMismatch)
+	testkit.WantCode(t, err, errcode.DriverVersionMismatch)
 }
 
 func TestKindMismatchIsRefused(t *testing.T) {
 	store, digest := storeWith(t, "dns")
 	_, err := goplugin.Start(context.Background(), store, goplugin.Spec{Name: "liar", Kind: driver.KindCloud, Digest: digest}, goplugin.Options{})
-	wantCode(t, err, errcode.DriverStartFailed)
+	testkit.WantCode(t, err, errcode.DriverStartFailed)
 }
 
 func TestCrashMidCallFailsThenRestarts(t *testing.T) {
-	logs := newLogSink()
-	d, n := startDNS(t, goplugin.Options{Logger: logs.Logger(), MinBackoff: 10 * time.Millisecond})
+	logs := &testkit.Buffer{}
+	d, n := startDNS(t, goplugin.Options{Logger: logTo(logs), MinBackoff: 10 * time.Millisecond})
 	ctx := context.Background()
 	if err := n.SetConfig(ctx, cfg()); err != nil {
 		t.Fatal(err)
@@ -196,10 +190,9 @@ func TestCrashMidCallFailsThenRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := d.Status().PID
-	panicked := logs.Wait("driver lost its mind")
 
 	_, err := n.GetRecords(ctx, "crash.test")
-	wantCode(t, err, errcode.DriverCrashed)
+	testkit.WantCode(t, err, errcode.DriverCrashed)
 
 	// The next call waits for the restart and finds the driver configured again (its in-memory zone
 	// starts empty: it is a new process).
@@ -214,11 +207,7 @@ func TestCrashMidCallFailsThenRestarts(t *testing.T) {
 	if st.State != goplugin.StateRunning || st.Restarts != 1 || st.PID == before || st.PID == 0 {
 		t.Errorf("status after the crash = %+v (pid before %d): want running, 1 restart, a new pid", st, before)
 	}
-	select {
-	case <-panicked:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the driver's panic never reached the host's log:\n%s", logs)
-	}
+	logs.WaitFor(t, "driver lost its mind") // the driver's panic, in the host's log
 	if out := logs.String(); strings.Contains(out, credential) {
 		t.Errorf("the host logged the credential:\n%s", out)
 	} else if !strings.Contains(out, "holding credential [REDACTED]") {
@@ -234,7 +223,7 @@ func TestCallTimeout(t *testing.T) {
 	}
 	pid := d.Status().PID
 	_, err := n.GetRecords(ctx, "hang.test")
-	wantCode(t, err, errcode.DriverTimeout)
+	testkit.WantCode(t, err, errcode.DriverTimeout)
 	if _, err := n.ListZones(ctx); err != nil {
 		t.Fatalf("a call after a timeout: %v", err)
 	}
@@ -244,31 +233,26 @@ func TestCallTimeout(t *testing.T) {
 }
 
 func TestDisabledDriverCannotBeCalled(t *testing.T) {
-	logs := newLogSink()
-	d, n := startDNS(t, goplugin.Options{Logger: logs.Logger()})
+	logs := &testkit.Buffer{}
+	d, n := startDNS(t, goplugin.Options{Logger: logTo(logs)})
 	ctx := context.Background()
 	if err := n.SetConfig(ctx, cfg()); err != nil {
 		t.Fatal(err)
 	}
 	pid := d.Status().PID
 	// A call in flight when the driver is disabled fails as disabled too.
-	holding := logs.Wait("hang-test: holding the call")
 	inflight := make(chan error, 1)
 	go func() {
 		_, err := n.GetRecords(ctx, "hang.test")
 		inflight <- err
 	}()
-	select {
-	case <-holding:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the driver never received the call")
-	}
+	logs.WaitFor(t, "hang-test: holding the call") // the driver has received the call
 	d.Stop()
-	wantCode(t, <-inflight, errcode.DriverDisabled)
+	testkit.WantCode(t, <-inflight, errcode.DriverDisabled)
 
 	_, err := n.ListZones(ctx)
-	wantCode(t, err, errcode.DriverDisabled)
-	wantCode(t, n.SetConfig(ctx, cfg()), errcode.DriverDisabled)
+	testkit.WantCode(t, err, errcode.DriverDisabled)
+	testkit.WantCode(t, n.SetConfig(ctx, cfg()), errcode.DriverDisabled)
 	if st := d.Status(); st.State != goplugin.StateDisabled || st.PID != 0 {
 		t.Errorf("status after Stop = %+v", st)
 	}
@@ -279,27 +263,22 @@ func TestDisabledDriverCannotBeCalled(t *testing.T) {
 }
 
 func TestDriverLogsNeverCarryTheCredential(t *testing.T) {
-	logs := newLogSink()
-	_, n := startDNS(t, goplugin.Options{Logger: logs.Logger()})
+	logs := &testkit.Buffer{}
+	_, n := startDNS(t, goplugin.Options{Logger: logTo(logs)})
 	ctx := context.Background()
 	if err := n.SetConfig(ctx, cfg()); err != nil {
 		t.Fatal(err)
 	}
-	logged := logs.Wait("log-test: the credential is")
 	if _, err := n.GetRecords(ctx, "log.test"); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-logged:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the driver's log line never reached the host:\n%s", logs)
-	}
+	logs.WaitFor(t, "log-test: the credential is")
 	if out := logs.String(); strings.Contains(out, credential) || !strings.Contains(out, "the credential is [REDACTED]") {
 		t.Errorf("the driver's log line was not scrubbed:\n%s", out)
 	}
 	// A refused config is scrubbed on its way back too.
 	err := n.SetConfig(ctx, driver.Config{Settings: []byte(`{"zones":["` + credential + ` !"]}`), Credential: driver.NewSecret(credential)})
-	wantCode(t, err, errcode.DriverConfigInvalid)
+	testkit.WantCode(t, err, errcode.DriverConfigInvalid)
 	if strings.Contains(err.Error(), credential) {
 		t.Errorf("an error carried the credential back: %v", err)
 	}

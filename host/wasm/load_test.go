@@ -12,6 +12,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 func TestLoadRefusals(t *testing.T) {
@@ -198,11 +199,7 @@ func TestIdleWorkersExit(t *testing.T) {
 	if len(exits) != 1 {
 		t.Fatalf("%d workers after a load", len(exits))
 	}
-	select {
-	case <-exits[0]:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the idle worker did not exit")
-	}
+	testkit.Wait(t, exits[0], "the idle worker to exit")
 	if res := mod.Run(context.Background(), []byte(`{"name": "x"}`)); res.Outcome != wasm.Completed {
 		t.Fatalf("run after the reap: %s %s", res.Code, res.Message)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // activeNode enrols a node that reports the word "w".
@@ -43,15 +43,6 @@ func queue(t *testing.T, s store.Store, n store.Node) {
 	}
 }
 
-func waitWake(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s: no wake-up", what)
-	}
-}
-
 func admin(t *testing.T, dsn string) *pgx.Conn {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), dsn)
@@ -71,7 +62,7 @@ func TestPostgresListenerReconnects(t *testing.T) {
 	wake, stop := s.Notifier().Subscribe(n.ID)
 	defer stop()
 	// Once listening, the listener wakes every waiter; nothing else is queued, so this is that catch-up.
-	waitWake(t, wake, "catch-up after connecting")
+	testkit.Wait(t, wake, "catch-up after connecting")
 
 	u, _ := url.Parse(dsn)
 	schema := u.Query().Get("search_path")
@@ -84,9 +75,9 @@ func TestPostgresListenerReconnects(t *testing.T) {
 	if killed != 1 {
 		t.Fatalf("terminated %d listener connections, want 1", killed)
 	}
-	waitWake(t, wake, "catch-up after reconnecting")
+	testkit.Wait(t, wake, "catch-up after reconnecting")
 	queue(t, s, n)
-	waitWake(t, wake, "job after reconnecting")
+	testkit.Wait(t, wake, "job after reconnecting")
 }
 
 // Replicas starting together on an empty schema migrate it once.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 func TestMemoryNoncesExpireAndBound(t *testing.T) {
@@ -29,7 +30,7 @@ func TestMemoryNoncesExpireAndBound(t *testing.T) {
 	}
 	// Full: refuse rather than forget a live nonce.
 	_, err := use("k1", "n2", t0.Add(time.Minute))
-	wantCode(t, err, errcode.ChannelBusy)
+	testkit.WantCode(t, err, errcode.ChannelBusy)
 	if s.Len() != 2 {
 		t.Fatalf("store holds %d after a refused use", s.Len())
 	}

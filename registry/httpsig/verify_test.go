@@ -13,6 +13,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 var t0 = time.Unix(1767225600, 0) // 2026-01-01T00:00:00Z
@@ -117,16 +118,6 @@ func signCustom(t testing.TB, req *http.Request, key keys.NodePrivate, label str
 	}
 	req.Header.Set(HeaderSignatureInput, in.String())
 	req.Header.Set(HeaderSignature, label+"=:"+strictStdBase64.EncodeToString(key.Sign(base))+":")
-}
-
-func wantCode(t testing.TB, err error, code string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("accepted; want %s", code)
-	}
-	if got := errcode.Code(err); got != code {
-		t.Fatalf("refused with %q (%v); want %s", got, err, code)
-	}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -462,7 +453,7 @@ func TestRefusals(t *testing.T) {
 			f := newFixture(t)
 			r, got := tc.build(t, f)
 			_, err := f.v.Verify(r, got, t0)
-			wantCode(t, err, tc.code)
+			testkit.WantCode(t, err, tc.code)
 			t.Log(err)
 			if f.nonces.Len() != 0 {
 				t.Fatalf("a refused request left %d nonces recorded", f.nonces.Len())
@@ -491,7 +482,7 @@ func TestClockSkewDetails(t *testing.T) {
 	}{{6 * time.Minute, 360}, {-10 * time.Minute, -600}} {
 		f := newFixture(t)
 		_, err := f.v.Verify(f.signedAt(t, "POST", claimURL, nil, t0.Add(tc.offset)), nil, t0)
-		wantCode(t, err, errcode.ChannelClockSkew)
+		testkit.WantCode(t, err, errcode.ChannelClockSkew)
 		var e *errcode.Error
 		if !errors.As(err, &e) || e.Details["skew_seconds"] != tc.want {
 			t.Fatalf("node %s off: details %v, want skew_seconds %d", tc.offset, e.Details, tc.want)
@@ -518,11 +509,11 @@ func TestReplayRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := f.v.Verify(replay, body, t0.Add(time.Minute))
-	wantCode(t, err, errcode.ChannelReplayed)
+	testkit.WantCode(t, err, errcode.ChannelReplayed)
 	// Past the window the nonce may be forgotten, and created alone refuses the replay.
 	f.nonces.now = func() time.Time { return t0.Add(MaxSkew + nonceGrace + time.Second) }
 	_, err = f.v.Verify(replay, body, t0.Add(MaxSkew+nonceGrace+time.Second))
-	wantCode(t, err, errcode.ChannelClockSkew)
+	testkit.WantCode(t, err, errcode.ChannelClockSkew)
 }
 
 func TestLookupAndStoreFailuresPassThrough(t *testing.T) {
@@ -538,5 +529,5 @@ func TestLookupAndStoreFailuresPassThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := v.Verify(f.signedAt(t, "POST", claimURL, nil, t0), nil, t0)
-	wantCode(t, err, errcode.ChannelBusy)
+	testkit.WantCode(t, err, errcode.ChannelBusy)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab/vocabtest"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // crashEnv names the folders a crash child works in.
@@ -36,7 +37,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	sd := &machine{Fake: systemdtest.New(map[string]string{"nginx.service": failed}), onRestart: func() { os.Exit(7) }}
 	e := newEnv(t, setup{dirs: &env{state: d.State, config: d.Config, script: d.Script, lock: d.Lock, sd: sd,
-		rel: vocabtest.Release{Dir: d.Release, Trust: d.Trust}, clock: newClock(t0)}})
+		rel: vocabtest.Release{Dir: d.Release, Trust: d.Trust}, clock: testkit.NewClock(t0)}})
 	e.step()
 	e.after(tick)
 	t.Fatal("the repair returned; it should have ended the process")
@@ -90,9 +91,9 @@ func TestRun(t *testing.T) {
 	<-stepped
 	e.loop.Wake() // a new vocabulary: Run steps at once, without the clock moving
 	<-stepped
-	<-e.clock.waiting // the wait the wake cut short
+	testkit.Wait(t, e.clock.Waiting(), "the wait the wake cut short")
 	for range 3 {
-		<-e.clock.waiting
+		testkit.Wait(t, e.clock.Waiting(), "the loop waiting on the clock")
 		e.clock.Advance(tick)
 		<-stepped
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
@@ -31,59 +32,8 @@ const root = "../../../"
 // t0 is when every test starts; ledger times are shown as minutes after it.
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-// fakeClock is a Clock that moves only when told.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []waiter
-	waiting chan struct{} // a signal each time After registers a waiter
-}
-
-type waiter struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newClock(at time.Time) *fakeClock { return &fakeClock{now: at, waiting: make(chan struct{}, 16)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.waiters = append(c.waiters, waiter{at: c.now.Add(d), ch: ch})
-	select {
-	case c.waiting <- struct{}{}:
-	default:
-	}
-	return ch
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if w.at.After(c.now) {
-			kept = append(kept, w)
-			continue
-		}
-		w.ch <- c.now
-	}
-	c.waiters = kept
-}
-
-var _ Clock = (*fakeClock)(nil)
+// The loop takes the kit's manual clock for its own.
+var _ Clock = (*testkit.Clock)(nil)
 
 // machine is the service manager the tests' host sees: the faithful fake, plus a switch that makes
 // restarts fail (the unit stays failed) and one that makes systemd unreachable.
@@ -165,7 +115,7 @@ func interval(d string) func(*manifest.Manifest) {
 // machine, and a loop over its own state folder.
 type env struct {
 	t       *testing.T
-	clock   *fakeClock
+	clock   *testkit.Clock
 	sd      *machine
 	rel     vocabtest.Release
 	state   string // <state>/recipes
@@ -193,7 +143,7 @@ const defaultPolicy = `{"classes": {"look": "accept", "change": "accept"}}`
 
 func newEnv(t *testing.T, s setup) *env {
 	t.Helper()
-	e := &env{t: t, clock: newClock(t0), ctx: context.Background()}
+	e := &env{t: t, clock: testkit.NewClock(t0), ctx: context.Background()}
 	if s.dirs != nil {
 		e.state, e.config, e.script, e.lock, e.rel, e.sd = s.dirs.state, s.dirs.config, s.dirs.script, s.dirs.lock, s.dirs.rel, s.dirs.sd
 		e.clock = s.dirs.clock

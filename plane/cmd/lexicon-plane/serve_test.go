@@ -18,31 +18,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
-
-// lockedBuffer is a log sink the plane's goroutines write to while the test may read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // serve runs `lexicon-plane serve -o json` with args in process until the test ends, and returns its
 // ready line.
@@ -50,7 +32,7 @@ func serve(t *testing.T, args ...string) readyLine {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, w := io.Pipe()
-	stderr := &lockedBuffer{}
+	stderr := &testkit.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		code := cli.Run(ctx, "lexicon-plane", "", []*cli.Command{serveCmd()}, append([]string{"serve", "-o", "json"}, args...), w, stderr)

@@ -20,6 +20,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 func memoryAccount(name string, zones ...string) drivers.AccountAddRequest {
@@ -49,18 +50,18 @@ func audit(t *testing.T, m *drivers.Manager, p store.DriverCallListParams) []sto
 func TestOnlyWhatTheCurrentReleasePinsCanBeEnabled(t *testing.T) {
 	f := newFixture(t, "")
 	_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
-	wantCode(t, err, errcode.DriverNotPinned) // no release at all
+	testkit.WantCode(t, err, errcode.DriverNotPinned) // no release at all
 
 	f.publish("dns-memory", "dns-armonly")
 	_, err = f.m.Enable(f.ctx, "alice", "dns-crashy")
-	wantCode(t, err, errcode.DriverNotPinned)
+	testkit.WantCode(t, err, errcode.DriverNotPinned)
 	_, err = f.m.Enable(f.ctx, "alice", "dns-armonly")
-	wantCode(t, err, errcode.DriverNotPinned)
+	testkit.WantCode(t, err, errcode.DriverNotPinned)
 	if !strings.Contains(err.Error(), "linux/arm64") {
 		t.Errorf("a driver pinned for another platform: %v", err)
 	}
 	_, err = f.m.Enable(f.ctx, "alice", "../../bin/sh")
-	wantCode(t, err, errcode.RequestMalformed)
+	testkit.WantCode(t, err, errcode.RequestMalformed)
 	list, err := f.m.List(f.ctx)
 	must(t, err)
 	for _, d := range list.Drivers {
@@ -119,7 +120,7 @@ func TestDriverAlteredInThePlaneStoreIsRefusedBeforeExec(t *testing.T) {
 	alterArtifact(t, f.url, digestOf(t, "dns-memory"), script)
 
 	_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
-	wantCode(t, err, errcode.ModuleDigestMismatch)
+	testkit.WantCode(t, err, errcode.ModuleDigestMismatch)
 	if _, serr := os.Stat(marker); serr == nil {
 		t.Fatal("the altered executable ran")
 	}
@@ -145,7 +146,7 @@ func TestDriverAlteredInTheLocalCopyIsRefusedBeforeExec(t *testing.T) {
 	must(t, os.WriteFile(path, script, 0o755))
 
 	_, err = f.m.Enable(f.ctx, "alice", "dns-memory")
-	wantCode(t, err, errcode.ModuleDigestMismatch)
+	testkit.WantCode(t, err, errcode.ModuleDigestMismatch)
 	if _, serr := os.Stat(marker); serr == nil {
 		t.Fatal("the altered executable ran")
 	}
@@ -183,9 +184,9 @@ func TestDisabledDriverCannotBeCalled(t *testing.T) {
 	_, err = f.m.Disable(f.ctx, "alice", "dns-memory")
 	must(t, err)
 	_, err = f.m.DNSZones(f.ctx, "bob", "lab")
-	wantCode(t, err, errcode.DriverDisabled)
+	testkit.WantCode(t, err, errcode.DriverDisabled)
 	_, err = f.m.DNSReconcile(f.ctx, "bob", "lab", "example.com", []dns.Record{{Type: "A", Name: "www", Value: "192.0.2.1"}}, false)
-	wantCode(t, err, errcode.DriverDisabled)
+	testkit.WantCode(t, err, errcode.DriverDisabled)
 	after := statusOf(t, f.m, "dns-memory")
 	if after.State != "disabled" || running(before.PID, "dns-memory") || running(before.Accounts[0].PID, "dns-memory") {
 		t.Fatalf("after disable: %+v (processes %d, %d still running?)", after, before.PID, before.Accounts[0].PID)
@@ -219,7 +220,7 @@ func TestDisabledThroughOneReplicaCannotBeCalledThroughAnother(t *testing.T) {
 			_, err = f.m.Disable(f.ctx, "alice", "dns-memory")
 			must(t, err)
 			_, err = replica.DNSZones(f.ctx, "bob", "lab")
-			wantCode(t, err, errcode.DriverDisabled)
+			testkit.WantCode(t, err, errcode.DriverDisabled)
 			if running(pid, "dns-memory") {
 				t.Fatal("the replica's process outlived the refused call")
 			}
@@ -241,19 +242,13 @@ func TestCrashMidCallIsAnErrorThenTheDriverRestarts(t *testing.T) {
 
 	// The driver panics mid-call, holding the credential in its panic message.
 	_, err = f.m.DNSRecords(f.ctx, "bob", "flaky", "crash.test")
-	wantCode(t, err, errcode.DriverCrashed)
+	testkit.WantCode(t, err, errcode.DriverCrashed)
 	if strings.Contains(err.Error(), credential) {
 		t.Fatalf("the error holds the credential: %v", err)
 	}
 	// The panic reached the plane's log with the credential scrubbed (the fixture fails the test if any
 	// log holds it).
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(f.log.String(), "lost its mind holding credential [REDACTED]") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the driver's panic was not logged (scrubbed):\n%s", f.log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	f.log.WaitFor(t, "lost its mind holding credential [REDACTED]")
 	// The next call waits for the restart (which replays the account's config) and succeeds.
 	zones, err := f.m.DNSZones(f.ctx, "bob", "flaky")
 	must(t, err)
@@ -279,21 +274,21 @@ func TestAccounts(t *testing.T) {
 	f.publish("dns-memory", "cloud-mock")
 
 	_, err := f.m.AccountAdd(f.ctx, "alice", memoryAccount("lab", "example.com"))
-	wantCode(t, err, errcode.DriverDisabled) // settings are checked against a running driver's schema
+	testkit.WantCode(t, err, errcode.DriverDisabled) // settings are checked against a running driver's schema
 	_, err = f.m.Enable(f.ctx, "alice", "dns-memory")
 	must(t, err)
 
 	bad := memoryAccount("lab", "example.com")
 	bad.Settings = json.RawMessage(`{"zones": ["example.com"], "endpoint": "https://evil.example"}`)
 	_, err = f.m.AccountAdd(f.ctx, "alice", bad)
-	wantCode(t, err, errcode.DriverConfigInvalid)
+	testkit.WantCode(t, err, errcode.DriverConfigInvalid)
 	noCred := memoryAccount("lab", "example.com")
 	noCred.Credential = driver.Secret{}
 	_, err = f.m.AccountAdd(f.ctx, "alice", noCred)
-	wantCode(t, err, errcode.RequestMalformed)
+	testkit.WantCode(t, err, errcode.RequestMalformed)
 	badName := memoryAccount("Lab Account", "example.com")
 	_, err = f.m.AccountAdd(f.ctx, "alice", badName)
-	wantCode(t, err, errcode.RequestMalformed)
+	testkit.WantCode(t, err, errcode.RequestMalformed)
 	if list, _ := f.m.AccountList(f.ctx, ""); len(list) != 0 {
 		t.Fatalf("refused accounts were stored: %+v", list)
 	}
@@ -304,7 +299,7 @@ func TestAccounts(t *testing.T) {
 		t.Fatalf("added %+v", a)
 	}
 	_, err = f.m.AccountAdd(f.ctx, "alice", memoryAccount("lab", "example.org"))
-	wantCode(t, err, errcode.AccountExists)
+	testkit.WantCode(t, err, errcode.AccountExists)
 
 	// The credential is sealed at rest: the store holds neither it nor anything that shows it.
 	stored, err := f.st.AccountGet(f.ctx, store.AccountGetParams{Name: "lab"})
@@ -326,16 +321,16 @@ func TestAccounts(t *testing.T) {
 
 	// A DNS account cannot be used for cloud calls, and the reverse.
 	_, err = f.m.CloudRegions(f.ctx, "bob", "lab")
-	wantCode(t, err, errcode.AccountWrongKind)
+	testkit.WantCode(t, err, errcode.AccountWrongKind)
 	_, err = f.m.DNSZones(f.ctx, "bob", "nosuch")
-	wantCode(t, err, errcode.AccountNotFound)
+	testkit.WantCode(t, err, errcode.AccountNotFound)
 
 	// A replica with another master key says so rather than failing to open the credential.
 	otherKey, err := seal.LoadOrCreate(filepath.Join(t.TempDir(), "master.key"))
 	must(t, err)
 	wrongKey, _ := f.manager(f.st, otherKey, "")
 	_, err = wrongKey.DNSZones(f.ctx, "bob", "lab")
-	wantCode(t, err, errcode.AccountKeyMismatch)
+	testkit.WantCode(t, err, errcode.AccountKeyMismatch)
 
 	// A sealed credential moved onto another account's row does not open.
 	_, err = f.m.AccountAdd(f.ctx, "alice", memoryAccount("lab2", "example.org"))
@@ -347,7 +342,7 @@ func TestAccounts(t *testing.T) {
 	must(t, err)
 	fresh, _ := f.manager(f.st, f.key, "")
 	_, err = fresh.DNSZones(f.ctx, "bob", "lab2")
-	wantCode(t, err, errcode.AccountSealBroken)
+	testkit.WantCode(t, err, errcode.AccountSealBroken)
 
 	// Removing an account stops its process and frees its name.
 	_, err = f.m.DNSZones(f.ctx, "bob", "lab")
@@ -359,9 +354,9 @@ func TestAccounts(t *testing.T) {
 		t.Fatal("a removed account's process is still running")
 	}
 	_, err = f.m.DNSZones(f.ctx, "bob", "lab")
-	wantCode(t, err, errcode.AccountNotFound)
+	testkit.WantCode(t, err, errcode.AccountNotFound)
 	_, err = f.m.AccountRemove(f.ctx, "alice", "lab")
-	wantCode(t, err, errcode.AccountNotFound)
+	testkit.WantCode(t, err, errcode.AccountNotFound)
 }
 
 func TestCloudReadsThroughThePlane(t *testing.T) {
@@ -382,16 +377,16 @@ func TestCloudReadsThroughThePlane(t *testing.T) {
 		t.Fatal("no types")
 	}
 	_, err = f.m.CloudInstanceTypes(f.ctx, "bob", "lab-cloud", "nowhere")
-	wantCode(t, err, errcode.CloudNotFound)
+	testkit.WantCode(t, err, errcode.CloudNotFound)
 	page, err := f.m.CloudInstances(f.ctx, "bob", "lab-cloud", cloud.ListRequest{})
 	must(t, err)
 	if page.Instances == nil && page.NextPageToken != "" {
 		t.Fatalf("page %+v", page)
 	}
 	_, err = f.m.CloudInstances(f.ctx, "bob", "lab-cloud", cloud.ListRequest{PageSize: 100000})
-	wantCode(t, err, errcode.CloudInvalid)
+	testkit.WantCode(t, err, errcode.CloudInvalid)
 	_, err = f.m.DNSZones(f.ctx, "bob", "lab-cloud")
-	wantCode(t, err, errcode.AccountWrongKind)
+	testkit.WantCode(t, err, errcode.AccountWrongKind)
 	ops := []string{}
 	for _, c := range audit(t, f.m, store.DriverCallListParams{Account: "lab-cloud"}) {
 		ops = append(ops, c.Operation+"="+c.Code)
@@ -432,7 +427,7 @@ func TestRepinFollowsTheRelease(t *testing.T) {
 	// A release that no longer pins it stops it; it stays enabled, for a later release to bring back.
 	f.publish("cloud-mock")
 	_, err = f.m.DNSZones(f.ctx, "bob", "lab")
-	wantCode(t, err, errcode.DriverNotPinned)
+	testkit.WantCode(t, err, errcode.DriverNotPinned)
 	f.m.Sync(f.ctx)
 	if s := statusOf(t, f.m, "dns-memory"); s.PID != 0 || s.Pinned || !s.Enabled {
 		t.Fatalf("unpinned driver: %+v", s)
@@ -524,7 +519,7 @@ func TestReconcileLeavesAHandMadeRecordAlone(t *testing.T) {
 	}
 	// Bad records are refused before any driver call, naming the index.
 	_, err = f.m.DNSReconcile(f.ctx, "bob", "lab", "example.com", []dns.Record{{Type: "A", Name: "ok", Value: "192.0.2.1"}, {Type: "A", Name: "bad", Value: "not-an-ip"}}, false)
-	wantCode(t, err, errcode.DNSInvalid)
+	testkit.WantCode(t, err, errcode.DNSInvalid)
 	if e, ok := err.(*errcode.Error); !ok || e.Details["index"] != 1 {
 		t.Fatalf("bad record: %#v", err)
 	}

@@ -1,7 +1,6 @@
 package drivers_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,7 +23,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
-	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // root is the repository root.
@@ -87,37 +86,19 @@ var manifests = map[string]string{
 	"dns-armonly":   `{"schema":"lexicon/manifest/v1","name":"armonly","kind":"driver","version":"1.0.0","class":"dns","summary":"not for this plane","platforms":["linux/arm64"],"module":{"file":"lexicon-driver-dns-armonly"}}`,
 }
 
-// logBuf collects a manager's log as JSON lines.
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // fixture is a plane store with releases, a master key, and a driver manager on them.
 type fixture struct {
 	t    testing.TB
 	url  string
 	st   store.Store
 	key  *seal.Key
-	log  *logBuf
+	log  *testkit.Buffer
 	m    *drivers.Manager
 	pub  keys.PublisherPrivate
 	seq  uint64
 	dir  string
 	ctx  context.Context
-	logs []*logBuf // every manager's log, checked for the credential at cleanup
+	logs []*testkit.Buffer // every manager's log, checked for the credential at cleanup
 	// driverDir is the first manager's local copy of driver executables.
 	driverDir string
 }
@@ -147,9 +128,9 @@ func newFixture(t testing.TB, url string) *fixture {
 }
 
 // manager makes another manager (a replica, or the plane after a restart) on st with key.
-func (f *fixture) manager(st store.Store, key *seal.Key, platform string) (*drivers.Manager, *logBuf) {
+func (f *fixture) manager(st store.Store, key *seal.Key, platform string) (*drivers.Manager, *testkit.Buffer) {
 	f.t.Helper()
-	lb := &logBuf{}
+	lb := &testkit.Buffer{}
 	dir := filepath.Join(f.t.TempDir(), "drivers")
 	if f.driverDir == "" {
 		f.driverDir = dir
@@ -222,13 +203,6 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-func wantCode(t testing.TB, err error, code string) {
-	t.Helper()
-	if !errcode.Has(err, code) {
-		t.Fatalf("got %v (code %q), want %s", err, errcode.Code(err), code)
 	}
 }
 

@@ -11,16 +11,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	mdns "github.com/miekg/dns"
+
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // named is a real BIND9 on a loopback port serving one zone that a person has already filled by hand,
 // updatable with a TSIG key.
 type named struct {
 	addr, keyName, secret string
-	log                   *transcript // what named says, shown when the test fails
+	log                   *testkit.Buffer // what named says, shown when the test fails
 }
 
 // handZone is the zone as its owner wrote it: the records the reconciler must leave alone.
@@ -53,7 +54,7 @@ func startNamed(t *testing.T) *named {
 	dir := t.TempDir()
 	raw := make([]byte, 32)
 	_, _ = rand.Read(raw)
-	n := &named{keyName: "lexicon-e2e.", secret: base64.StdEncoding.EncodeToString(raw), log: &transcript{}}
+	n := &named{keyName: "lexicon-e2e.", secret: base64.StdEncoding.EncodeToString(raw), log: &testkit.Buffer{}}
 	port := freeDNSPort(t)
 	n.addr = fmt.Sprintf("127.0.0.1:%d", port)
 	zoneFile := filepath.Join(dir, "example.test.db")
@@ -92,7 +93,7 @@ zone "example.test" { type primary; file "%[5]s"; allow-update { key "%[3]s"; };
 		sc := bufio.NewScanner(stderr)
 		signalled := false
 		for sc.Scan() {
-			n.log.add(sc.Text())
+			fmt.Fprintln(n.log, sc.Text())
 			if !signalled && strings.HasSuffix(sc.Text(), " running") {
 				signalled = true
 				ready <- nil
@@ -102,12 +103,7 @@ zone "example.test" { type primary; file "%[5]s"; allow-update { key "%[3]s"; };
 			ready <- fmt.Errorf("named exited before it was running:\n%s", n.log.String())
 		}
 	}()
-	select {
-	case err := <-ready:
-		must(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("named did not start within 30s")
-	}
+	must(t, testkit.Wait(t, ready, "named to start"))
 	return n
 }
 
@@ -149,7 +145,7 @@ func (n *named) answers(t *testing.T, name string, qtype uint16) []string {
 func TestReconcileLeavesHandMadeRecordsAlone(t *testing.T) {
 	ns := startNamed(t)
 	f := newFleet(t, "sqlite", fleetOptions{})
-	tr := &transcript{}
+	tr := &testkit.Buffer{}
 	f.stageDrivers("dns-rfc2136")
 	f.publishRelease(2)
 	f.cli(tr, 0, "drivers", "enable", "dns-rfc2136")

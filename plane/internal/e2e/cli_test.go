@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestCLIJobs drives a node's jobs through the admin CLI: listing nodes, following a job to its end,
@@ -43,7 +42,7 @@ func TestCLIJobs(t *testing.T) {
 	if p, _ := spin["params"].(map[string]any); p["attack"] != "loop" || len(p) != 1 {
 		t.Fatalf("params from the file: %v", spin["params"])
 	}
-	eventually(t, 30*time.Second, "the spin job running", func() bool { return f.job(spinID)["state"] == "running" })
+	f.planeLog.WaitFor(t, jobLogged("job handed out", spinID)) // the spin job is running
 	queued := f.lexicon(false, "jobs", "run", a.nodeID, "host_report")
 	queuedID := queued["id"].(string)
 

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // The drivers these tests publish, built once: the outside author's example (examples/driver-memory),
@@ -72,29 +73,9 @@ func (f *fleet) publishRelease(seq int) {
 	f.lexicon(false, "releases", "publish", out)
 }
 
-// transcript keeps every output of every command a test runs, to be searched for a secret.
-type transcript struct {
-	mu  sync.Mutex
-	all strings.Builder
-}
-
-func (tr *transcript) add(s ...string) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	for _, x := range s {
-		tr.all.WriteString(x + "\n")
-	}
-}
-
-func (tr *transcript) String() string {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return tr.all.String()
-}
-
 // cli runs lexicon against the fleet's plane with -o json, records stdout and stderr, and fails the
 // test unless it exits with status want.
-func (f *fleet) cli(tr *transcript, want int, args ...string) map[string]any {
+func (f *fleet) cli(tr *testkit.Buffer, want int, args ...string) map[string]any {
 	f.t.Helper()
 	out, stderr, code := f.cliRaw(tr, append(args, "-o", "json")...)
 	if code != want {
@@ -108,7 +89,7 @@ func (f *fleet) cli(tr *transcript, want int, args ...string) map[string]any {
 }
 
 // cliRaw runs lexicon and returns its stdout, stderr and exit status, recording both outputs.
-func (f *fleet) cliRaw(tr *transcript, args ...string) (string, string, int) {
+func (f *fleet) cliRaw(tr *testkit.Buffer, args ...string) (string, string, int) {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -123,7 +104,7 @@ func (f *fleet) cliRaw(tr *transcript, args ...string) (string, string, int) {
 	} else if err != nil {
 		f.t.Fatal(err)
 	}
-	tr.add(stdout.String(), stderr.String())
+	fmt.Fprintf(tr, "%s\n%s\n", stdout.String(), stderr.String())
 	return stdout.String(), stderr.String(), code
 }
 
@@ -154,7 +135,7 @@ func newCredential(t *testing.T) string {
 }
 
 // driverStatus finds one driver in `lexicon drivers status`.
-func driverStatus(f *fleet, tr *transcript, name string) map[string]any {
+func driverStatus(f *fleet, tr *testkit.Buffer, name string) map[string]any {
 	for _, d := range f.cli(tr, 0, "drivers", "status")["drivers"].([]any) {
 		if d.(map[string]any)["name"] == name {
 			return d.(map[string]any)
@@ -175,7 +156,7 @@ func pidAlive(pid float64, name string) bool {
 func TestDriverOnThePlane(t *testing.T) {
 	backends(t, func(t *testing.T, backend string) {
 		f := newFleet(t, backend, fleetOptions{})
-		tr := &transcript{}
+		tr := &testkit.Buffer{}
 		secret := newCredential(t)
 		f.stageDrivers("dns-memory")
 		f.publishRelease(2)
@@ -269,7 +250,7 @@ func TestDriverOnThePlane(t *testing.T) {
 		first := f.plane
 		first.stop()
 		f.startPlane("")
-		eventually(t, 30*time.Second, "the restarted plane starting the enabled driver", func() bool {
+		askUntil(t, "the restarted plane starting the enabled driver", func() bool {
 			st := driverStatus(f, tr, "dns-memory")
 			return st["state"] == "running" && pidAlive(st["pid"].(float64), "dns-memory")
 		})
@@ -350,7 +331,7 @@ func driverDigest(t *testing.T, name string) string {
 // never runs, and a driver that crashes mid-call fails that call and serves the next one.
 func TestDriverTamperingAndCrashes(t *testing.T) {
 	f := newFleet(t, "sqlite", fleetOptions{})
-	tr := &transcript{}
+	tr := &testkit.Buffer{}
 	secret := newCredential(t)
 	f.stageDrivers("dns-memory", "dns-crashy")
 	f.publishRelease(2)
@@ -397,9 +378,7 @@ func TestDriverTamperingAndCrashes(t *testing.T) {
 		t.Fatalf("status after the crash: %v", acc)
 	}
 	// The panic, credential and all, reached the plane's log scrubbed.
-	eventually(t, 10*time.Second, "the driver's panic in the plane's log", func() bool {
-		return strings.Contains(f.plane.log(), "lost its mind holding credential [REDACTED]")
-	})
+	f.plane.logged(t, "lost its mind holding credential [REDACTED]")
 	if strings.Contains(f.plane.log(), secret) || strings.Contains(tr.String(), secret) {
 		t.Fatal("the credential leaked into the plane's log or a command's output")
 	}

@@ -112,11 +112,8 @@ func TestNodeValidatesParams(t *testing.T) {
 			Params: json.RawMessage(`{"attack": "loop", "rm": "-rf /"}`), CreatedBy: "bypass",
 		})
 		must(t, err)
-		var got map[string]any
-		eventually(t, 30*time.Second, "the node's verdict", func() bool {
-			got = f.job(job.ID)
-			return got["state"] != "queued" && got["state"] != "running"
-		})
+		f.planeLog.WaitFor(t, jobLogged("job finished", job.ID)) // the node's verdict
+		got := f.job(job.ID)
 		if got["state"] != "refused" || got["outcome_code"] != "word.param_invalid" {
 			t.Fatalf("bypassed bad params: %v", got)
 		}
@@ -130,14 +127,15 @@ func TestKilledAgentLosesItsJob(t *testing.T) {
 		a := f.enrol("web-3", acceptLookAndChange)
 		queued := f.lexicon(false, "jobs", "run", a.nodeID, "e2e_spin", "--param", "attack=loop")
 		id := queued["id"].(string)
-		eventually(t, 30*time.Second, "the spin job running", func() bool { return f.job(id)["state"] == "running" })
+		f.planeLog.WaitFor(t, jobLogged("job handed out", id)) // the spin job is running
 		a.p.kill()
 		a.start()
-		var got map[string]any
-		eventually(t, 30*time.Second, "the job lost", func() bool {
-			got = f.job(id)
-			return got["state"] == "lost"
-		})
+		// The restarted agent claims idle, and the plane counts the job it thought was running lost.
+		f.planeLog.WaitFor(t, jobLogged("job lost: its node claimed while idle", id))
+		got := f.job(id)
+		if got["state"] != "lost" {
+			t.Fatalf("job after the agent's restart: %v", got)
+		}
 		// The restarted agent never started it again.
 		if strings.Contains(a.p.log(), `"job":"`+id+`"`) {
 			t.Fatalf("the restarted agent touched the lost job:\n%s", a.p.log())

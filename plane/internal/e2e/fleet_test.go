@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // spinManifest describes a test word built by `make wasm` (host/wasm/testdata/evil) that can spin until
@@ -31,6 +32,7 @@ type fleet struct {
 	store     string
 	planeData string
 	plane     *proc
+	planeLog  *testkit.Buffer // every plane process's log, replicas' too
 	url, ca   string
 	tokenFile string
 	serveArgs []string
@@ -45,7 +47,7 @@ type fleetOptions struct {
 
 func newFleet(t testing.TB, backend string, o fleetOptions) *fleet {
 	t.Helper()
-	f := &fleet{t: t, dir: t.TempDir()}
+	f := &fleet{t: t, dir: t.TempDir(), planeLog: &testkit.Buffer{}}
 	f.keyFile, f.pubFile = filepath.Join(f.dir, "keys", "publisher.key"), filepath.Join(f.dir, "keys", "publisher.pub")
 	run(t, false, "lexicon-release", "keygen", "--out", filepath.Join(f.dir, "keys"))
 	f.modules = stageModules(t, filepath.Join(f.dir, "modules"))
@@ -84,7 +86,7 @@ func (f *fleet) startPlane(claimWait string) {
 	if claimWait != "" {
 		args = append(args, "--claim-wait", claimWait)
 	}
-	p, stdout := start(t, "lexicon-plane", args...)
+	p, stdout := startTee(t, f.planeLog, "lexicon-plane", args...)
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		t.Fatalf("plane did not start: %v\n%s", err, p.log())
@@ -175,7 +177,7 @@ func (a *agent) approve() {
 func (a *agent) start() {
 	a.f.t.Helper()
 	a.p, _ = start(a.f.t, "lexicon-agent", append([]string{"run"}, a.dirs()...)...)
-	eventually(a.f.t, 60*time.Second, a.name+" reporting its vocabulary", func() bool {
+	askUntil(a.f.t, a.name+" reporting its vocabulary", func() bool {
 		n := a.f.lexicon(false, "nodes", "show", a.nodeID)
 		v, _ := n["vocabulary"].([]any)
 		return len(v) > 0

@@ -12,12 +12,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // bin holds the binaries TestMain builds.
@@ -78,17 +79,24 @@ func runJSON(t testing.TB, wantFail bool, name string, args ...string) map[strin
 	return m
 }
 
-// proc is a long-running process (a plane or an agent) whose stderr is kept for the test log.
+// proc is a long-running process (a plane or an agent) whose stderr is kept for the test log, and is
+// what the tests wait on: the processes log each change of state the tests look for.
 type proc struct {
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr strings.Builder
+	stderr *testkit.Buffer
+	tee    *testkit.Buffer // when set, stderr's lines are written here too
 	done   chan struct{}
 }
 
 func start(t testing.TB, name string, args ...string) (*proc, io.Reader) {
 	t.Helper()
-	p := &proc{cmd: exec.Command(filepath.Join(bin, name), args...), done: make(chan struct{})}
+	return startTee(t, nil, name, args...)
+}
+
+// startTee is start with every stderr line also written to tee (a log several processes share).
+func startTee(t testing.TB, tee *testkit.Buffer, name string, args ...string) (*proc, io.Reader) {
+	t.Helper()
+	p := &proc{cmd: exec.Command(filepath.Join(bin, name), args...), stderr: &testkit.Buffer{}, tee: tee, done: make(chan struct{})}
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -104,9 +112,11 @@ func start(t testing.TB, name string, args ...string) (*proc, io.Reader) {
 		sc := bufio.NewScanner(errPipe)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			p.mu.Lock()
-			p.stderr.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
+			line := []byte(sc.Text() + "\n") // one Write a line, so a shared tee never interleaves two
+			_, _ = p.stderr.Write(line)
+			if p.tee != nil {
+				_, _ = p.tee.Write(line)
+			}
 		}
 		_ = p.cmd.Wait()
 		close(p.done)
@@ -120,11 +130,17 @@ func start(t testing.TB, name string, args ...string) (*proc, io.Reader) {
 	return p, stdout
 }
 
-func (p *proc) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
+func (p *proc) log() string { return p.stderr.String() }
+
+// logged waits until the process has logged a line holding s.
+func (p *proc) logged(t testing.TB, s string) {
+	t.Helper()
+	p.stderr.WaitFor(t, s)
 }
+
+// jobLogged is the start of the line a plane logs (slog JSON) when job id moves with msg: "job handed
+// out" when it is claimed (it is then running), "job finished" once its result is stored.
+func jobLogged(msg, id string) string { return `"msg":"` + msg + `","job":"` + id + `"` }
 
 // stop ends the process politely, then firmly.
 func (p *proc) stop() {
@@ -143,16 +159,24 @@ func (p *proc) kill() {
 	<-p.done
 }
 
-// eventually polls cond until it holds or the time runs out. It waits on the system under test's own
-// state, never on a fixed sleep.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+// askUntil asks the plane's admin API (through cond) until cond holds, pausing between asks. It is for
+// the two changes the plane logs no line for and publishes no signal of: a node's report landing
+// (its vocabulary) and a driver started by the plane's own sync at start-up. Every other wait in these
+// tests waits on a line a process logs.
+func askUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
+	deadline, ok := t.(interface{ Deadline() (time.Time, bool) })
+	limit := time.Now().Add(testkit.NoDeadline)
+	if ok {
+		if d, set := deadline.Deadline(); set {
+			limit = d.Add(-5 * time.Second)
 		}
-		time.Sleep(50 * time.Millisecond)
+	}
+	for !cond() {
+		if time.Now().After(limit) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond) // the API offers nothing to wait on; see above
 	}
 }
 

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // servedCert is a TLS server on loopback standing for a site the node serves; the test swaps its
@@ -71,8 +73,9 @@ func (s *servedCert) renew(t *testing.T, validFor time.Duration) {
 // pagerDuty is a webhook receiver that keeps every event it is sent.
 type pagerDuty struct {
 	*httptest.Server
-	mu     sync.Mutex
-	events []map[string]any
+	mu       sync.Mutex
+	events   []map[string]any
+	received testkit.Cond // broadcast on each event
 }
 
 func newPagerDuty(t *testing.T) *pagerDuty {
@@ -86,6 +89,7 @@ func newPagerDuty(t *testing.T) *pagerDuty {
 		p.mu.Lock()
 		p.events = append(p.events, ev)
 		p.mu.Unlock()
+		p.received.Broadcast()
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = w.Write([]byte(`{"status":"success","message":"Event processed","dedup_key":"x"}`))
 	}))
@@ -144,14 +148,12 @@ func TestRecipeCaseBecomesAnIncident(t *testing.T) {
 			a := f.enrol("shop-1", policy)
 
 			// Two failing ticks a minute apart escalate: cert_expiry has no repair word.
-			var inc map[string]any
-			eventually(t, 4*time.Minute, "the case to become an incident", func() bool {
-				list := f.incidentsOf(a.name)
-				if len(list) == 1 {
-					inc = list[0]
-				}
-				return inc != nil
-			})
+			f.planeLog.WaitFor(t, `"msg":"incident opened"`) // the case became an incident
+			list := f.incidentsOf(a.name)
+			if len(list) != 1 {
+				t.Fatalf("incidents of %s: %v", a.name, list)
+			}
+			inc := list[0]
 			id := inc["id"].(string)
 			if inc["source"] != "recipe:cert_expiry" || inc["severity"] != "warning" || inc["condition"] != "open" ||
 				inc["triage"] != "new" || inc["needs_you"] != true || !contains(inc["summary"].(string), "days left") {
@@ -164,7 +166,7 @@ func TestRecipeCaseBecomesAnIncident(t *testing.T) {
 			}
 
 			// One page, to PagerDuty, keyed by the incident.
-			eventually(t, time.Minute, "the webhook", func() bool { return len(pd.got()) > 0 })
+			pd.received.Until(t, "the webhook", func() bool { return len(pd.got()) > 0 })
 			ev := pd.got()[0]
 			payload, _ := ev["payload"].(map[string]any)
 			if ev["dedup_key"] != id || ev["event_action"] != "trigger" || ev["routing_key"] != "R0UT1NGK3Y" ||
@@ -185,9 +187,7 @@ func TestRecipeCaseBecomesAnIncident(t *testing.T) {
 			// The certificate is renewed; the node's next check passes and closes the case, which
 			// clears the incident. The person's snooze stands.
 			site.renew(t, 90*24*time.Hour)
-			eventually(t, 3*time.Minute, "the incident to clear", func() bool {
-				return f.incidentsOf(a.name)[0]["condition"] == "cleared"
-			})
+			f.planeLog.WaitFor(t, `"msg":"incident cleared","incident":"`+id+`"`)
 			show = f.lexicon(false, "incidents", "show", id)
 			got := show["incident"].(map[string]any)
 			if got["triage"] != "snoozed" || got["triaged_by"] != "e2e-admin" {

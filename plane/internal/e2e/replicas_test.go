@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 )
@@ -74,21 +73,16 @@ func TestTwoPlanesOnePostgres(t *testing.T) {
 	st, err := store.Open(context.Background(), f.store)
 	must(t, err)
 	defer st.Close()
-	eventually(t, 5*time.Minute, "every job finished", func() bool {
-		for len(all) > 0 {
-			j, err := st.JobGet(context.Background(), store.JobGetParams{ID: all[0]})
-			must(t, err)
-			if j.State == store.JobQueued || j.State == store.JobRunning {
-				return false
-			}
-			if j.State != store.JobCompleted {
-				t.Fatalf("job %s ended %s: %s %s", j.ID, j.State, j.OutcomeCode, j.OutcomeMessage)
-			}
-			finished = append(finished, all[0])
-			all = all[1:]
+	// Every job finished: whichever replica stored its result logged it, in the log both share.
+	for _, id := range all {
+		f.planeLog.WaitFor(t, jobLogged("job finished", id))
+		j, err := st.JobGet(context.Background(), store.JobGetParams{ID: id})
+		must(t, err)
+		if j.State != store.JobCompleted {
+			t.Fatalf("job %s ended %s: %s %s", j.ID, j.State, j.OutcomeCode, j.OutcomeMessage)
 		}
-		return true
-	})
+		finished = append(finished, id)
+	}
 	all = finished
 	// Each job was started exactly once, on the node it was queued for, across every agent's log.
 	started := map[string]int{}

@@ -12,14 +12,8 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
-
-func wantCode(t *testing.T, err error, code string) {
-	t.Helper()
-	if !errcode.Has(err, code) {
-		t.Fatalf("got %v, want %s", err, code)
-	}
-}
 
 func TestCreatedOnFirstLoadPrivateAndStable(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
@@ -134,7 +128,7 @@ func TestUntrustedKeyFilesRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := c.setup(t)
 			_, err := seal.LoadOrCreate(p)
-			wantCode(t, err, c.code)
+			testkit.WantCode(t, err, c.code)
 		})
 	}
 	// A refused key file is never replaced by a fresh key.

@@ -25,6 +25,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 var root = func() string {
@@ -66,30 +67,12 @@ var buildDrivers = sync.OnceValue(func() error {
 
 const credential = "cf-token-8QzW3nX5vB7mK2pL9rT4yU6iO1aS0dFg"
 
-// syncBuf is a log sink several goroutines write to.
-type syncBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // plane is an in-process plane with drivers, and one token per role. Every answer it gives is kept, to
 // be searched for the credential.
 type driverPlane struct {
 	t       *testing.T
 	url     string
-	log     *syncBuf
+	log     *testkit.Buffer
 	tokens  map[store.Role]string
 	mu      sync.Mutex
 	answers bytes.Buffer
@@ -113,7 +96,7 @@ func newDriverPlane(t *testing.T) *driverPlane {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb := &syncBuf{}
+	lb := &testkit.Buffer{}
 	log := slog.New(slog.NewJSONHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	mgr, err := drivers.New(drivers.Config{Store: st, Dir: filepath.Join(dir, "drivers"), Key: key, Log: log,
 		Plugin: goplugin.Options{MinBackoff: 20 * time.Millisecond}})

@@ -22,42 +22,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
-
-// logs is a log the test reads back.
-type logs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // incidentPlane is a server on loopback over a fresh SQLite store, with one enrolled node, a token per role and
 // a webhook receiver.
@@ -66,8 +32,8 @@ type incidentPlane struct {
 	srv     *server.Server
 	http    *httptest.Server
 	store   store.Store
-	clock   *clock
-	log     *logs
+	clock   *testkit.Clock
+	log     *testkit.Buffer
 	key     keys.NodePrivate
 	node    store.Node
 	tokens  map[store.Role]string
@@ -77,7 +43,7 @@ type incidentPlane struct {
 
 func newIncidentPlane(t *testing.T) *incidentPlane {
 	t.Helper()
-	p := &incidentPlane{t: t, clock: &clock{t: time.Now().UTC().Truncate(time.Second)}, log: &logs{}, tokens: map[store.Role]string{}}
+	p := &incidentPlane{t: t, clock: testkit.NewClock(time.Now().UTC().Truncate(time.Second)), log: &testkit.Buffer{}, tokens: map[store.Role]string{}}
 	p.store = storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -267,7 +233,7 @@ func TestIncidentAdminAPI(t *testing.T) {
 	if len(list.Incidents) != 0 {
 		t.Fatalf("a snoozed incident needs you: %+v", list)
 	}
-	p.clock.Add(24 * time.Hour)
+	p.clock.Advance(24 * time.Hour)
 	p.admin(store.RoleViewer, http.MethodGet, "/incidents?needs_you=true", nil, &list)
 	if len(list.Incidents) != 1 {
 		t.Fatal("a snooze that ran out does not need you")

@@ -23,6 +23,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // plane is a server on a fresh SQLite store with one approved node.
@@ -484,7 +485,7 @@ func TestClaimFieldsReachTheNode(t *testing.T) {
 // minutes, the second its limit and a minute for fetching and reporting, and each claim's deadline is
 // the claim time plus the budget.
 func TestJobBudget(t *testing.T) {
-	clk := &clock{t: time.Now().UTC().Truncate(time.Second)}
+	clk := testkit.NewClock(time.Now().UTC().Truncate(time.Second))
 	p := newTrustedPlane(t, server.Config{Now: clk.Now})
 	rel := p.publish([]testWord{{name: "plain", class: manifest.ClassLook}, {name: "timed", class: manifest.ClassLook, wallMS: 30_000}}, nil)
 	vocab := []channel.Word{rel.words["plain"], rel.words["timed"]}

@@ -18,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // receiver is a webhook on loopback that records what it is sent and answers with the status the test
@@ -56,34 +57,16 @@ func (r *receiver) got() [][]byte {
 
 func always(code int) func(int) int { return func(int) int { return code } }
 
-// clock is a fake clock the test moves by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type fixture struct {
 	t     *testing.T
 	s     store.Store
-	clock *clock
+	clock *testkit.Clock
 	node  store.Node
 }
 
 func newFixture(t *testing.T, s store.Store) *fixture {
 	t.Helper()
-	f := &fixture{t: t, s: s, clock: &clock{t: time.Now().UTC().Truncate(time.Second)}}
+	f := &fixture{t: t, s: s, clock: testkit.NewClock(time.Now().UTC().Truncate(time.Second))}
 	ctx := t.Context()
 	pub := keys.NewNode().Public()
 	j, err := s.JoinCreate(ctx, store.JoinCreateParams{Name: "web-1", Key: pub.String(), Fingerprint: pub.Fingerprint(), SourceAddress: "192.0.2.1"})
@@ -157,7 +140,7 @@ func TestOneNotificationPerOpenReopenAndClear(t *testing.T) {
 	f.deliver(d, 2)
 	// However often it looks, and however long after, nothing more is sent.
 	for range 3 {
-		f.clock.Add(time.Hour)
+		f.clock.Advance(time.Hour)
 		f.deliver(d, 0)
 	}
 	if len(pd.got()) != 1 || len(plain.got()) != 1 {
@@ -188,14 +171,14 @@ func TestOneNotificationPerOpenReopenAndClear(t *testing.T) {
 	// It clears (one more each), comes back within the hour (one more each), clears again (one more each).
 	f.close(1)
 	f.deliver(d, 2)
-	f.clock.Add(10 * time.Minute)
+	f.clock.Advance(10 * time.Minute)
 	if got := f.open(2, "pd", "ops"); got.ID != inc.ID {
 		t.Fatalf("reopened as %s, want %s", got.ID, inc.ID)
 	}
 	f.deliver(d, 2)
 	f.close(2)
 	f.deliver(d, 2)
-	f.clock.Add(time.Hour)
+	f.clock.Advance(time.Hour)
 	f.deliver(d, 0)
 	if len(pd.got()) != 4 || len(plain.got()) != 4 {
 		t.Fatalf("pagerduty got %d, json got %d; want 4 each", len(pd.got()), len(plain.got()))
@@ -238,7 +221,7 @@ func TestPagerDutyResolvesWhatItTriggered(t *testing.T) {
 	d := f.deliverer(webhook.Endpoint{Name: "pd", Format: webhook.FormatPagerDuty, URL: pd.URL, RoutingKey: "R0UTING"})
 	inc := f.open(1, "pd")
 	f.deliver(d, 1)
-	f.clock.Add(time.Minute)
+	f.clock.Advance(time.Minute)
 	f.close(1)
 	f.deliver(d, 1)
 	actions, keys := pdActions(t, pd)
@@ -273,7 +256,7 @@ func TestResolveWaitsForItsTrigger(t *testing.T) {
 	f.close(1)
 	f.deliver(d, 1) // the resolve is due now and waits
 	for range 4 {
-		f.clock.Add(5 * time.Minute)
+		f.clock.Advance(5 * time.Minute)
 		if _, err := d.DeliverDue(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -300,11 +283,11 @@ func TestRetriesAreBoundedWithBackoffAndRecorded(t *testing.T) {
 			t.Fatalf("after attempt %d the webhook got %d requests", attempt, len(r.got()))
 		}
 		// Not again until the backoff has passed.
-		f.clock.Add(webhook.Backoff(attempt) - time.Second)
+		f.clock.Advance(webhook.Backoff(attempt) - time.Second)
 		f.deliver(d, 0)
-		f.clock.Add(time.Second)
+		f.clock.Advance(time.Second)
 	}
-	f.clock.Add(24 * time.Hour)
+	f.clock.Advance(24 * time.Hour)
 	f.deliver(d, 0)
 	if len(r.got()) != store.DefaultNotificationAttempts {
 		t.Fatalf("webhook got %d requests, want %d", len(r.got()), store.DefaultNotificationAttempts)
@@ -336,7 +319,7 @@ func TestFlakyWebhookIsDeliveredOnRetry(t *testing.T) {
 	inc := f.open(1, "ops")
 	for i := range 3 {
 		f.deliver(d, 1)
-		f.clock.Add(webhook.Backoff(i + 1))
+		f.clock.Advance(webhook.Backoff(i + 1))
 	}
 	f.deliver(d, 0)
 	n := f.notifications(inc.ID)[0]
@@ -351,7 +334,7 @@ func TestRefusedEventIsNotRetried(t *testing.T) {
 	d := f.deliverer(webhook.Endpoint{Name: "pd", Format: webhook.FormatPagerDuty, URL: r.URL, RoutingKey: "k"})
 	inc := f.open(1, "pd")
 	f.deliver(d, 1)
-	f.clock.Add(time.Hour)
+	f.clock.Advance(time.Hour)
 	f.deliver(d, 0)
 	if n := f.notifications(inc.ID)[0]; n.State != store.NotificationFailed || n.Attempts != 1 || len(r.got()) != 1 {
 		t.Fatalf("notification %+v", n)

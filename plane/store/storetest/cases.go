@@ -8,6 +8,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // openCase is a case report as an agent sends it when its escalation opens.
@@ -49,7 +50,7 @@ func outcome(f *fx, res store.CaseIntakeResult, i int, result store.CaseResult, 
 		f.Fatalf("case %d: %s (%v), want %s", o.ID, o.Result, o.Err, result)
 	}
 	if code != "" {
-		wantCode(f, o.Err, code)
+		testkit.WantCode(f, o.Err, code)
 	} else if o.Err != nil {
 		f.Fatalf("case %d: unexpected refusal %v", o.ID, o.Err)
 	}
@@ -251,7 +252,7 @@ var caseTests = []test{
 		res = f.intake(n, 2*time.Hour, hooks, f.openCase(3, "unit_health", 0))
 		outcome(f, res, 0, store.CaseRefused, errcode.CaseClosed)
 		_, err := f.s.CaseGet(f.ctx, store.CaseGetParams{NodeID: n.ID, ID: 4})
-		wantCode(f, err, errcode.CaseNotFound)
+		testkit.WantCode(f, err, errcode.CaseNotFound)
 		// Another recipe's cases are their own.
 		res = f.intake(n, 2*time.Hour, hooks, f.openCase(4, "disk_headroom", 0))
 		outcome(f, res, 0, store.CaseStored, "")
@@ -428,30 +429,30 @@ var caseTests = []test{
 			}
 		}
 		_, err := f.s.CaseIntake(f.ctx, store.CaseIntakeParams{NodeID: n.ID, Cases: []store.CaseReport{good, good}, Now: f.at(0)})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		_, err = f.s.CaseIntake(f.ctx, store.CaseIntakeParams{NodeID: n.ID, Cases: []store.CaseReport{good}, Notify: []string{"Bad Name"}})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		many := make([]store.CaseReport, store.MaxCases+1)
 		for i := range many {
 			many[i] = f.openCase(int64(i+1), fmt.Sprintf("r%d", i), 0)
 		}
 		_, err = f.s.CaseIntake(f.ctx, store.CaseIntakeParams{NodeID: n.ID, Cases: many})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		// Nothing of a refused call was recorded.
 		_, err = f.s.CaseGet(f.ctx, store.CaseGetParams{NodeID: n.ID, ID: 1})
-		wantCode(f, err, errcode.CaseNotFound)
+		testkit.WantCode(f, err, errcode.CaseNotFound)
 		if len(f.incidentsOf(n, f.at(0))) != 0 {
 			f.Fatal("a refused intake opened an incident")
 		}
 		_, err = f.s.CaseIntake(f.ctx, store.CaseIntakeParams{NodeID: "node_missing", Cases: []store.CaseReport{good}})
-		wantCode(f, err, errcode.NodeNotFound)
+		testkit.WantCode(f, err, errcode.NodeNotFound)
 	}},
 	{"Case/EndedNodeTakesNone", func(f *fx) {
 		n := f.node("web-1")
 		_, err := f.s.NodeDisconnect(f.ctx, store.NodeEndParams{ID: n.ID, Now: f.at(0)})
 		noErr(f, err, "NodeDisconnect")
 		_, err = f.s.CaseIntake(f.ctx, store.CaseIntakeParams{NodeID: n.ID, Cases: []store.CaseReport{f.openCase(1, "a", 0)}})
-		wantCode(f, err, errcode.NodeNotActive)
+		testkit.WantCode(f, err, errcode.NodeNotActive)
 	}},
 	{"Case/List", func(f *fx) {
 		n := f.node("web-1")

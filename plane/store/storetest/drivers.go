@@ -9,6 +9,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 var driverTests = []test{
@@ -59,7 +60,7 @@ var driverTests = []test{
 			}
 		}
 		_, err := f.s.DriverGet(f.ctx, store.DriverGetParams{Name: "../etc"})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		list, err := f.s.DriverList(f.ctx)
 		noErr(f, err, "DriverList")
 		if len(list) != 0 {
@@ -106,7 +107,7 @@ var driverTests = []test{
 
 		_, err = f.s.AccountCreate(f.ctx, store.AccountCreateParams{Name: "prod-dns", Driver: "dns-memory", Settings: json.RawMessage(`{}`),
 			Sealed: []byte{9}, KeyID: p.KeyID, By: "mallory"})
-		wantCode(f, err, errcode.AccountExists)
+		testkit.WantCode(f, err, errcode.AccountExists)
 		again, err := f.s.AccountGet(f.ctx, store.AccountGetParams{Name: "prod-dns"})
 		noErr(f, err, "AccountGet")
 		if !bytes.Equal(again.Sealed, sealed) || again.Driver != "dns-rfc2136" {
@@ -133,9 +134,9 @@ var driverTests = []test{
 			f.Fatalf("removed %+v", removed)
 		}
 		_, err = f.s.AccountGet(f.ctx, store.AccountGetParams{Name: "prod-dns"})
-		wantCode(f, err, errcode.AccountNotFound)
+		testkit.WantCode(f, err, errcode.AccountNotFound)
 		_, err = f.s.AccountRemove(f.ctx, store.AccountRemoveParams{Name: "prod-dns"})
-		wantCode(f, err, errcode.AccountNotFound)
+		testkit.WantCode(f, err, errcode.AccountNotFound)
 		// The name is free again, and the new account is a new one.
 		re, err := f.s.AccountCreate(f.ctx, p)
 		noErr(f, err, "AccountCreate again")
@@ -214,7 +215,7 @@ var driverTests = []test{
 			f.Fatalf("second page %+v", rest)
 		}
 		_, err = f.s.DriverCallList(f.ctx, store.DriverCallListParams{Limit: store.MaxListLimit + 1})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 	{"DriverCall/InvalidRefused", func(f *fx) {
 		good := store.DriverCallAddParams{Actor: "alice", Driver: "dns-memory", Operation: "dns.list_zones", Code: store.CodeOK}

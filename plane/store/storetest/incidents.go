@@ -8,6 +8,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // reconcile runs the detectors at d and returns the changes.
@@ -173,7 +174,7 @@ var incidentTests = []test{
 		same(f, "trusts again", kinds(f.reconcile(3*time.Minute, hooks)),
 			[]string{"plane:untrusted_release/cleared", "plane:untrusted_release/triage"})
 		_, err := f.s.NodeReport(f.ctx, store.NodeReportParams{ID: n.ID, Untrusted: "a\x00b"})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 	{"Incident/EndedNodesConditionsEnd", func(f *fx) {
 		n := f.node("web-1")
@@ -249,7 +250,7 @@ var incidentTests = []test{
 		}
 		same(f, "incident after refusals", f.incident(inc.ID, 0), before)
 		_, err := f.s.IncidentTriage(f.ctx, store.IncidentTriageParams{ID: "inc_missing", Triage: store.TriageNew, By: "bob"})
-		wantCode(f, err, errcode.IncidentNotFound)
+		testkit.WantCode(f, err, errcode.IncidentNotFound)
 	}},
 	{"Incident/Note", func(f *fx) {
 		n := f.node("web-1")
@@ -269,14 +270,14 @@ var incidentTests = []test{
 		for _, p := range []store.IncidentNoteParams{{ID: inc.ID, By: "carol"}, {ID: inc.ID, Text: "x"},
 			{ID: inc.ID, By: "carol", Text: strings.Repeat("x", 4097)}} {
 			_, err := f.s.IncidentNote(f.ctx, p)
-			wantCode(f, err, errcode.StoreParamInvalid)
+			testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		}
 		_, err = f.s.IncidentNote(f.ctx, store.IncidentNoteParams{ID: "inc_missing", By: "carol", Text: "x"})
-		wantCode(f, err, errcode.IncidentNotFound)
+		testkit.WantCode(f, err, errcode.IncidentNotFound)
 		_, err = f.s.IncidentEventList(f.ctx, store.IncidentEventListParams{ID: "inc_missing"})
-		wantCode(f, err, errcode.IncidentNotFound)
+		testkit.WantCode(f, err, errcode.IncidentNotFound)
 		_, err = f.s.IncidentGet(f.ctx, store.IncidentGetParams{ID: "inc_missing"})
-		wantCode(f, err, errcode.IncidentNotFound)
+		testkit.WantCode(f, err, errcode.IncidentNotFound)
 	}},
 	{"Incident/List", func(f *fx) {
 		a := f.node("a")
@@ -312,7 +313,7 @@ var incidentTests = []test{
 			f.Fatalf("cursor after the last page %q", cursor)
 		}
 		_, err := f.s.IncidentList(f.ctx, store.IncidentListParams{Condition: "gone"})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 	{"Concurrent/ReconcileAcrossReplicas", func(f *fx) {
 		nodes := make([]store.Node, 5)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 var jobTests = []test{
@@ -29,7 +30,7 @@ var jobTests = []test{
 		}
 		same(f, "job as stored", got, j)
 		_, err = f.s.JobGet(f.ctx, store.JobGetParams{ID: "job_missing"})
-		wantCode(f, err, errcode.JobNotFound)
+		testkit.WantCode(f, err, errcode.JobNotFound)
 	}},
 	{"Job/CreateRefused", func(f *fx) {
 		n := f.node("web-1", "disk_usage")
@@ -96,7 +97,7 @@ var jobTests = []test{
 			f.Fatal("the second job was not next")
 		}
 		_, err = f.s.JobClaim(f.ctx, store.JobClaimParams{NodeID: "node_missing"})
-		wantCode(f, err, errcode.NodeNotFound)
+		testkit.WantCode(f, err, errcode.NodeNotFound)
 	}},
 	{"Job/Budget", func(f *fx) {
 		n := f.node("web-1", "disk_usage")
@@ -129,7 +130,7 @@ var jobTests = []test{
 		same(f, "finished job as stored", f.getJob(j.ID), done)
 		// A second result for it is dropped.
 		_, err = f.s.JobFinish(f.ctx, p)
-		wantCode(f, err, errcode.JobNotRunning)
+		testkit.WantCode(f, err, errcode.JobNotRunning)
 		same(f, "job after a second result", f.getJob(j.ID), done)
 		if f.getNode(n.ID).Refusals != 0 {
 			f.Fatal("a completed job counted a refusal")
@@ -141,13 +142,13 @@ var jobTests = []test{
 		queued := f.job(n, "disk_usage")
 		// Not yet running.
 		_, err := f.s.JobFinish(f.ctx, store.JobFinishParams{ID: queued.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(0)})
-		wantCode(f, err, errcode.JobNotRunning)
+		testkit.WantCode(f, err, errcode.JobNotRunning)
 		f.claim(n, f.at(time.Second))
 		// Another node cannot report it, nor learn that it exists.
 		_, err = f.s.JobFinish(f.ctx, store.JobFinishParams{ID: queued.ID, NodeID: other.ID, Outcome: store.JobCompleted, Now: f.at(0)})
-		wantCode(f, err, errcode.JobNotFound)
+		testkit.WantCode(f, err, errcode.JobNotFound)
 		_, err = f.s.JobFinish(f.ctx, store.JobFinishParams{ID: "job_missing", NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(0)})
-		wantCode(f, err, errcode.JobNotFound)
+		testkit.WantCode(f, err, errcode.JobNotFound)
 		bad := []store.JobFinishParams{
 			{ID: queued.ID, NodeID: n.ID, Outcome: store.JobLost},
 			{ID: queued.ID, NodeID: n.ID, Outcome: store.JobQueued},
@@ -200,7 +201,7 @@ var jobTests = []test{
 		same(f, "lost job as stored", f.getJob(j.ID), lost[0])
 		// Its late result is dropped, and it is never handed out again: the next claim gets the next job.
 		_, err = f.s.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: at})
-		wantCode(f, err, errcode.JobNotRunning)
+		testkit.WantCode(f, err, errcode.JobNotRunning)
 		if f.claim(n, at).ID != next.ID {
 			f.Fatal("claim after a lost job did not get the next job")
 		}
@@ -241,7 +242,7 @@ var jobTests = []test{
 		}
 		f.noClaim(n, f.at(time.Minute))
 		_, err = f.s.JobFinish(f.ctx, store.JobFinishParams{ID: short.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(time.Minute)})
-		wantCode(f, err, errcode.JobNotRunning)
+		testkit.WantCode(f, err, errcode.JobNotRunning)
 	}},
 	{"Job/Cancel", func(f *fx) {
 		n := f.node("web-1", "disk_usage")
@@ -254,17 +255,17 @@ var jobTests = []test{
 		}
 		same(f, "cancelled job as stored", f.getJob(j.ID), got)
 		_, err = f.s.JobCancel(f.ctx, store.JobCancelParams{ID: j.ID, Now: f.at(time.Second)})
-		wantCode(f, err, errcode.JobNotQueued)
+		testkit.WantCode(f, err, errcode.JobNotQueued)
 		// The cancelled job is skipped by claims; a running one cannot be cancelled.
 		claimed := f.claim(n, f.at(2*time.Second))
 		if claimed.ID != running.ID {
 			f.Fatalf("claimed %s, want %s", claimed.ID, running.ID)
 		}
 		_, err = f.s.JobCancel(f.ctx, store.JobCancelParams{ID: claimed.ID, Now: f.at(3 * time.Second)})
-		wantCode(f, err, errcode.JobNotQueued)
+		testkit.WantCode(f, err, errcode.JobNotQueued)
 		same(f, "running job", f.getJob(claimed.ID), claimed)
 		_, err = f.s.JobCancel(f.ctx, store.JobCancelParams{ID: "job_missing"})
-		wantCode(f, err, errcode.JobNotFound)
+		testkit.WantCode(f, err, errcode.JobNotFound)
 	}},
 	{"Job/MarkFailed", func(f *fx) {
 		n := f.node("web-1", "disk_usage")
@@ -279,18 +280,18 @@ var jobTests = []test{
 			f.Fatalf("marked %+v", got)
 		}
 		_, err = f.s.JobFinish(f.ctx, store.JobFinishParams{ID: running.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: at})
-		wantCode(f, err, errcode.JobNotRunning)
+		testkit.WantCode(f, err, errcode.JobNotRunning)
 		got, err = f.s.JobMarkFailed(f.ctx, store.JobMarkFailedParams{ID: queued.ID, By: "alice", Now: at})
 		noErr(f, err, "JobMarkFailed queued")
 		if got.State != store.JobFailed {
 			f.Fatalf("marked %+v", got)
 		}
 		_, err = f.s.JobMarkFailed(f.ctx, store.JobMarkFailedParams{ID: queued.ID, Now: at})
-		wantCode(f, err, errcode.JobFinished)
+		testkit.WantCode(f, err, errcode.JobFinished)
 		same(f, "finished job", f.getJob(queued.ID), got)
 		f.noClaim(n, at)
 		_, err = f.s.JobMarkFailed(f.ctx, store.JobMarkFailedParams{ID: "job_missing"})
-		wantCode(f, err, errcode.JobNotFound)
+		testkit.WantCode(f, err, errcode.JobNotFound)
 	}},
 	{"Job/List", func(f *fx) {
 		a := f.node("a", "w")
@@ -347,6 +348,6 @@ var jobTests = []test{
 			f.Fatalf("paged %v", all)
 		}
 		_, err = f.s.JobList(f.ctx, store.JobListParams{State: "stuck"})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 }

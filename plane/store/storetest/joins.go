@@ -8,6 +8,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 var migrationTests = []test{
@@ -33,11 +34,11 @@ var migrationTests = []test{
 		peer := f.env.Peer(f)
 		noErr(f, peer.Close(), "Close")
 		noErr(f, peer.Close(), "second Close")
-		wantCode(f, peer.Ping(f.ctx), errcode.StoreClosed)
+		testkit.WantCode(f, peer.Ping(f.ctx), errcode.StoreClosed)
 		_, err := peer.JobClaim(f.ctx, store.JobClaimParams{NodeID: "node_x"})
-		wantCode(f, err, errcode.StoreClosed)
+		testkit.WantCode(f, err, errcode.StoreClosed)
 		_, err = peer.NonceUse(f.ctx, store.NonceUseParams{KeyID: "k", Nonce: "n", ExpiresAt: f.at(time.Minute)})
-		wantCode(f, err, errcode.StoreClosed)
+		testkit.WantCode(f, err, errcode.StoreClosed)
 	}},
 }
 
@@ -56,7 +57,7 @@ var joinTests = []test{
 		}
 		same(f, "join as stored", f.getJoin(j.ID), j)
 		_, err = f.s.JoinGet(f.ctx, store.JoinGetParams{ID: "join_missing"})
-		wantCode(f, err, errcode.JoinNotFound)
+		testkit.WantCode(f, err, errcode.JoinNotFound)
 	}},
 	{"Join/InvalidRefused", func(f *fx) {
 		key, fp := nodeKey()
@@ -82,7 +83,7 @@ var joinTests = []test{
 				p := store.JoinCreateParams{Name: "web-1", Key: key, Fingerprint: fp, SourceAddress: "203.0.113.7", Now: f.at(0)}
 				c.edit(&p)
 				_, err := f.s.JoinCreate(f.ctx, p)
-				wantCode(t, err, errcode.StoreParamInvalid)
+				testkit.WantCode(t, err, errcode.StoreParamInvalid)
 				var e *errcode.Error
 				if errors.As(err, &e); e.Details["field"] != c.field {
 					t.Fatalf("field = %v, want %s", e.Details["field"], c.field)
@@ -133,10 +134,10 @@ var joinTests = []test{
 		// Past the renewed expiry it cannot be renewed again, and nothing changes.
 		late := r.ExpiresAt.Add(time.Millisecond)
 		_, err = f.s.JoinRenew(f.ctx, store.JoinRenewParams{ID: j.ID, Now: late})
-		wantCode(f, err, errcode.JoinExpired)
+		testkit.WantCode(f, err, errcode.JoinExpired)
 		same(f, "join", f.getJoin(j.ID), r)
 		_, err = f.s.JoinRenew(f.ctx, store.JoinRenewParams{ID: "join_missing", Now: late})
-		wantCode(f, err, errcode.JoinNotFound)
+		testkit.WantCode(f, err, errcode.JoinNotFound)
 	}},
 	{"Join/CapOverall", func(f *fx) {
 		for i := range 3 {
@@ -148,7 +149,7 @@ var joinTests = []test{
 		p := f.joinParams("web-9", "203.0.113.9")
 		p.MaxPending = 3
 		_, err := f.s.JoinCreate(f.ctx, p)
-		wantCode(f, err, errcode.JoinTooMany)
+		testkit.WantCode(f, err, errcode.JoinTooMany)
 		list, err := f.s.JoinList(f.ctx, store.JoinListParams{Now: f.at(0)})
 		noErr(f, err, "JoinList")
 		if len(list.Joins) != 3 {
@@ -169,7 +170,7 @@ var joinTests = []test{
 		p := f.joinParams("web-1", "203.0.113.7")
 		p.MaxPendingPerSource = 2
 		_, err := f.s.JoinCreate(f.ctx, p)
-		wantCode(f, err, errcode.JoinTooMany)
+		testkit.WantCode(f, err, errcode.JoinTooMany)
 		var e *errcode.Error
 		if errors.As(err, &e); e.Details["scope"] != "source" {
 			f.Fatalf("scope = %v", e.Details["scope"])
@@ -194,7 +195,7 @@ var joinTests = []test{
 				continue
 			}
 			_, err := f.s.JoinApprove(f.ctx, store.JoinApproveParams{ID: j.ID, Fingerprint: fp, Now: f.at(time.Minute)})
-			wantCode(f, err, errcode.JoinFingerprintMismatch)
+			testkit.WantCode(f, err, errcode.JoinFingerprintMismatch)
 		}
 		same(f, "join", f.getJoin(j.ID), j)
 		nodes, err := f.s.NodeList(f.ctx, store.NodeListParams{})
@@ -224,21 +225,21 @@ var joinTests = []test{
 		same(f, "node by key", byKey, n)
 
 		_, err = f.s.JoinApprove(f.ctx, store.JoinApproveParams{ID: j.ID, Fingerprint: j.Fingerprint, Now: at})
-		wantCode(f, err, errcode.JoinNotPending)
+		testkit.WantCode(f, err, errcode.JoinNotPending)
 		_, err = f.s.JoinReject(f.ctx, store.JoinRejectParams{ID: j.ID, Now: at})
-		wantCode(f, err, errcode.JoinNotPending)
+		testkit.WantCode(f, err, errcode.JoinNotPending)
 		// The enrolled key cannot open another join.
 		p := f.joinParams("web-2", "203.0.113.7")
 		p.Key, p.Fingerprint = j.Key, j.Fingerprint
 		_, err = f.s.JoinCreate(f.ctx, p)
-		wantCode(f, err, errcode.JoinKeyEnrolled)
+		testkit.WantCode(f, err, errcode.JoinKeyEnrolled)
 		_, err = f.s.JoinApprove(f.ctx, store.JoinApproveParams{ID: "join_missing", Fingerprint: j.Fingerprint, Now: at})
-		wantCode(f, err, errcode.JoinNotFound)
+		testkit.WantCode(f, err, errcode.JoinNotFound)
 	}},
 	{"Join/ApproveExpiredRefused", func(f *fx) {
 		j := f.join("web-1", "203.0.113.7")
 		_, err := f.s.JoinApprove(f.ctx, store.JoinApproveParams{ID: j.ID, Fingerprint: j.Fingerprint, Now: j.ExpiresAt})
-		wantCode(f, err, errcode.JoinExpired)
+		testkit.WantCode(f, err, errcode.JoinExpired)
 		nodes, err := f.s.NodeList(f.ctx, store.NodeListParams{})
 		noErr(f, err, "NodeList")
 		if len(nodes.Nodes) != 0 {
@@ -249,7 +250,7 @@ var joinTests = []test{
 		first := f.node("web-1")
 		j := f.join("web-1", "203.0.113.7")
 		_, err := f.s.JoinApprove(f.ctx, store.JoinApproveParams{ID: j.ID, Fingerprint: j.Fingerprint, Now: f.at(time.Minute)})
-		wantCode(f, err, errcode.NodeNameTaken)
+		testkit.WantCode(f, err, errcode.NodeNameTaken)
 		same(f, "join", f.getJoin(j.ID), j)
 		res, err := f.s.JoinApprove(f.ctx, store.JoinApproveParams{ID: j.ID, Fingerprint: j.Fingerprint, Name: "web-2", Now: f.at(time.Minute)})
 		noErr(f, err, "JoinApprove under another name")
@@ -274,11 +275,11 @@ var joinTests = []test{
 		p := f.joinParams("web-1", "203.0.113.7")
 		p.Key, p.Fingerprint, p.Now = j.Key, j.Fingerprint, f.at(2*time.Minute)
 		_, err = f.s.JoinCreate(f.ctx, p)
-		wantCode(f, err, errcode.JoinKeyRetired)
+		testkit.WantCode(f, err, errcode.JoinKeyRetired)
 		_, err = f.s.JoinApprove(f.ctx, store.JoinApproveParams{ID: j.ID, Fingerprint: j.Fingerprint, Now: f.at(time.Minute)})
-		wantCode(f, err, errcode.JoinNotPending)
+		testkit.WantCode(f, err, errcode.JoinNotPending)
 		_, err = f.s.JoinReject(f.ctx, store.JoinRejectParams{ID: j.ID, Now: f.at(time.Minute)})
-		wantCode(f, err, errcode.JoinNotPending)
+		testkit.WantCode(f, err, errcode.JoinNotPending)
 		// The machine comes back with a fresh key.
 		_, err = f.s.JoinCreate(f.ctx, f.joinParams("web-1", "203.0.113.7"))
 		noErr(f, err, "JoinCreate with a fresh key")
@@ -290,7 +291,7 @@ var joinTests = []test{
 		p := f.joinParams("web-1", "203.0.113.7")
 		p.Key, p.Fingerprint = j.Key, j.Fingerprint
 		_, err = f.s.JoinCreate(f.ctx, p)
-		wantCode(f, err, errcode.JoinKeyRetired)
+		testkit.WantCode(f, err, errcode.JoinKeyRetired)
 	}},
 	{"Join/ListAndExpire", func(f *fx) {
 		a := f.join("a", "203.0.113.1")
@@ -333,7 +334,7 @@ var joinTests = []test{
 		}
 		same(f, "expired, marked", ids(store.JoinExpired, f.at(0)), []string{c.ID})
 		_, err = f.s.JoinList(f.ctx, store.JoinListParams{Status: "bogus"})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 	{"Join/ListPages", func(f *fx) {
 		var want []string

@@ -7,21 +7,22 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 var nodeTests = []test{
 	{"Node/GetUnknown", func(f *fx) {
 		_, err := f.s.NodeGet(f.ctx, store.NodeGetParams{ID: "node_missing"})
-		wantCode(f, err, errcode.NodeNotFound)
+		testkit.WantCode(f, err, errcode.NodeNotFound)
 		_, err = f.s.NodeGet(f.ctx, store.NodeGetParams{Name: "nobody"})
-		wantCode(f, err, errcode.NodeNotFound)
+		testkit.WantCode(f, err, errcode.NodeNotFound)
 		_, fp := nodeKey()
 		_, err = f.s.NodeGetByKey(f.ctx, store.NodeGetByKeyParams{Fingerprint: fp})
-		wantCode(f, err, errcode.NodeNotFound)
+		testkit.WantCode(f, err, errcode.NodeNotFound)
 		_, err = f.s.NodeGetByKey(f.ctx, store.NodeGetByKeyParams{Fingerprint: "SHA256:short"})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		_, err = f.s.NodeGet(f.ctx, store.NodeGetParams{})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 	{"Node/GetByName", func(f *fx) {
 		n := f.node("web-1")
@@ -75,7 +76,7 @@ var nodeTests = []test{
 		}
 		same(f, "node after refused reports", f.getNode(n.ID), got)
 		_, err = f.s.NodeReport(f.ctx, store.NodeReportParams{ID: "node_missing"})
-		wantCode(f, err, errcode.NodeNotFound)
+		testkit.WantCode(f, err, errcode.NodeNotFound)
 	}},
 	{"Node/Disconnect", func(f *fx) {
 		n := f.node("web-1", "disk_usage")
@@ -99,27 +100,27 @@ var nodeTests = []test{
 		same(f, "cancelled job as stored", f.getJob(queued.ID), res.Cancelled[0])
 		// The key proves nothing any more, and can never join again.
 		_, err = f.s.NodeGetByKey(f.ctx, store.NodeGetByKeyParams{Fingerprint: n.Fingerprint})
-		wantCode(f, err, errcode.NodeNotActive)
+		testkit.WantCode(f, err, errcode.NodeNotActive)
 		p := f.joinParams("web-1", "203.0.113.7")
 		p.Key, p.Fingerprint = n.Key, n.Fingerprint
 		_, err = f.s.JoinCreate(f.ctx, p)
-		wantCode(f, err, errcode.JoinKeyRetired)
+		testkit.WantCode(f, err, errcode.JoinKeyRetired)
 		// Nothing more can happen to it.
 		_, err = f.s.NodeDisconnect(f.ctx, store.NodeEndParams{ID: n.ID, Now: at})
-		wantCode(f, err, errcode.NodeNotActive)
+		testkit.WantCode(f, err, errcode.NodeNotActive)
 		_, err = f.s.NodeLeave(f.ctx, store.NodeEndParams{ID: n.ID, Now: at})
-		wantCode(f, err, errcode.NodeNotActive)
+		testkit.WantCode(f, err, errcode.NodeNotActive)
 		_, err = f.s.NodeReport(f.ctx, store.NodeReportParams{ID: n.ID, Now: at})
-		wantCode(f, err, errcode.NodeNotActive)
+		testkit.WantCode(f, err, errcode.NodeNotActive)
 		_, err = f.s.JobCreate(f.ctx, f.jobParams(n, "disk_usage"))
-		wantCode(f, err, errcode.NodeNotActive)
+		testkit.WantCode(f, err, errcode.NodeNotActive)
 		_, err = f.s.JobClaim(f.ctx, store.JobClaimParams{NodeID: n.ID, Now: at})
-		wantCode(f, err, errcode.NodeNotActive)
+		testkit.WantCode(f, err, errcode.NodeNotActive)
 		_, err = f.s.JobFinish(f.ctx, store.JobFinishParams{ID: running.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: at})
-		wantCode(f, err, errcode.JobNotRunning)
+		testkit.WantCode(f, err, errcode.JobNotRunning)
 		same(f, "node after refusals", f.getNode(n.ID), res.Node)
 		_, err = f.s.NodeDisconnect(f.ctx, store.NodeEndParams{ID: "node_missing", Now: at})
-		wantCode(f, err, errcode.NodeNotFound)
+		testkit.WantCode(f, err, errcode.NodeNotFound)
 	}},
 	{"Node/Leave", func(f *fx) {
 		n := f.node("web-1")
@@ -129,11 +130,11 @@ var nodeTests = []test{
 			f.Fatalf("left %+v", res)
 		}
 		_, err = f.s.NodeGetByKey(f.ctx, store.NodeGetByKeyParams{Fingerprint: n.Fingerprint})
-		wantCode(f, err, errcode.NodeNotActive)
+		testkit.WantCode(f, err, errcode.NodeNotActive)
 		p := f.joinParams("web-1", "203.0.113.7")
 		p.Key, p.Fingerprint = n.Key, n.Fingerprint
 		_, err = f.s.JoinCreate(f.ctx, p)
-		wantCode(f, err, errcode.JoinKeyRetired)
+		testkit.WantCode(f, err, errcode.JoinKeyRetired)
 	}},
 	{"Node/List", func(f *fx) {
 		a := f.node("a")
@@ -165,9 +166,9 @@ var nodeTests = []test{
 			f.Fatalf("cursor after the last page: %q", cursor)
 		}
 		_, err = f.s.NodeList(f.ctx, store.NodeListParams{State: "gone"})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		_, err = f.s.NodeList(f.ctx, store.NodeListParams{Limit: store.MaxListLimit + 1})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 }
 
@@ -204,8 +205,8 @@ var nonceTests = []test{
 			f.Fatal("purge dropped a live nonce")
 		}
 		_, err = f.s.NonceUse(f.ctx, store.NonceUseParams{KeyID: "k", Nonce: "", ExpiresAt: f.at(time.Minute), Now: f.at(0)})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		_, err = f.s.NonceUse(f.ctx, store.NonceUseParams{KeyID: "k", Nonce: "n", ExpiresAt: f.at(0), Now: f.at(0)})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 }

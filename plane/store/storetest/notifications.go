@@ -7,6 +7,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // opened opens an incident on a fresh node that notifies the given webhooks, and returns it.
@@ -60,7 +61,7 @@ var notificationTests = []test{
 		}
 		// A second outcome for the same lease is refused.
 		_, err = f.record(got[0], 3*time.Second, store.NotificationRecordParams{Delivered: true})
-		wantCode(f, err, errcode.NotificationLeaseLost)
+		testkit.WantCode(f, err, errcode.NotificationLeaseLost)
 	}},
 	{"Notification/RetriesAreBoundedAndRecorded", func(f *fx) {
 		inc := f.opened("web-1", "pagerduty")
@@ -112,7 +113,7 @@ var notificationTests = []test{
 			f.Fatalf("take-over %+v", second)
 		}
 		_, err := f.record(first[0], time.Minute+time.Second, store.NotificationRecordParams{Delivered: true})
-		wantCode(f, err, errcode.NotificationLeaseLost)
+		testkit.WantCode(f, err, errcode.NotificationLeaseLost)
 		// The second dies too: with its attempts spent, the notification fails with that reason.
 		if got := f.claimNotes(3*time.Minute, p); len(got) != 0 {
 			f.Fatalf("claimed past its attempts: %+v", got)
@@ -135,12 +136,12 @@ var notificationTests = []test{
 		for _, p := range []store.NotificationClaimParams{{}, {Webhooks: []string{"Bad"}}, {Webhooks: hooks, Lease: time.Millisecond},
 			{Webhooks: hooks, Limit: 1000}, {Webhooks: hooks, MaxAttempts: -1}} {
 			_, err := f.s.NotificationClaim(f.ctx, p)
-			wantCode(f, err, errcode.StoreParamInvalid)
+			testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		}
 		_, err := f.s.NotificationRecord(f.ctx, store.NotificationRecordParams{ID: "ntf_missing", Lease: "lease_x", Delivered: true})
-		wantCode(f, err, errcode.NotificationNotFound)
+		testkit.WantCode(f, err, errcode.NotificationNotFound)
 		_, err = f.s.NotificationRecord(f.ctx, store.NotificationRecordParams{ID: got[0].ID, Lease: got[0].Lease, Delivered: true, RetryAt: f.at(0)})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 	{"Concurrent/NotificationClaimsAcrossReplicas", func(f *fx) {
 		for i := range 10 {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 var notifyTests = []test{
@@ -15,9 +16,9 @@ var notifyTests = []test{
 		f.ready(f.s, f.s.Notifier())
 		drain(wakeX, wakeY)
 		f.job(x, "w")
-		wait(f, wakeX, "waiter of x")
+		testkit.Wait(f, wakeX, "waiter of x")
 		f.job(y, "w")
-		wait(f, wakeY, "waiter of y")
+		testkit.Wait(f, wakeY, "waiter of y")
 		// Wake-ups of one listener arrive in order: had y's job woken x, x would hold a value by now.
 		select {
 		case <-wakeX:
@@ -36,7 +37,7 @@ var notifyTests = []test{
 			f.Fatal("JobCreate of an unreported word succeeded")
 		}
 		f.job(x, "w")
-		wait(f, wake, "waiter of x")
+		testkit.Wait(f, wake, "waiter of x")
 		select {
 		case <-wake:
 			f.Fatal("the refused job woke the waiter too")
@@ -54,7 +55,7 @@ var notifyTests = []test{
 		f.ready(peer, peer.Notifier())
 		drain(wake)
 		f.job(x, "w") // queued through the first store, heard by the peer's listener
-		wait(f, wake, "waiter on the other replica")
+		testkit.Wait(f, wake, "waiter on the other replica")
 		j, err := peer.JobClaim(f.ctx, store.JobClaimParams{NodeID: x.ID})
 		noErr(f, err, "JobClaim on the other replica")
 		if j == nil {
@@ -68,10 +69,10 @@ var notifyTests = []test{
 		f.ready(peer, peer.Notifier())
 		drain(wake)
 		noErr(f, peer.Close(), "Close")
-		wait(f, wake, "waiter of a closed store")
+		testkit.Wait(f, wake, "waiter of a closed store")
 		late, stopLate := peer.Notifier().Subscribe("node_x")
 		defer stopLate()
-		wait(f, late, "subscriber after close")
+		testkit.Wait(f, late, "subscriber after close")
 	}},
 }
 
@@ -86,7 +87,7 @@ func (f *fx) ready(s store.Store, n store.Notifier) {
 	defer stop()
 	_, err := s.JobCreate(f.ctx, f.jobParams(probe, "w"))
 	noErr(f, err, "JobCreate for the probe")
-	wait(f, wake, "probe waiter")
+	testkit.Wait(f, wake, "probe waiter")
 }
 
 // drain empties wake-up channels without waiting.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 func artifact(name string, data []byte) store.ArtifactPut {
@@ -22,7 +23,7 @@ func (f *fx) release(seq int64, arts ...store.ArtifactPut) store.ReleasePutParam
 var releaseTests = []test{
 	{"Release/PutAndRead", func(f *fx) {
 		_, err := f.s.ReleaseCurrent(f.ctx)
-		wantCode(f, err, errcode.ReleaseNotFound)
+		testkit.WantCode(f, err, errcode.ReleaseNotFound)
 		wasm := []byte("\x00asm\x01\x00\x00\x00 disk_usage")
 		manifest := []byte(`{"schema":"lexicon/manifest/v1","name":"disk_usage"}`)
 		p := f.release(1, artifact("word/disk_usage@1.0.0.wasm", wasm), artifact("manifest/disk_usage@1.0.0.json", manifest))
@@ -40,7 +41,7 @@ var releaseTests = []test{
 		noErr(f, err, "ReleaseGet")
 		same(f, "release 1", got, r)
 		_, err = f.s.ReleaseGet(f.ctx, store.ReleaseGetParams{Sequence: 2})
-		wantCode(f, err, errcode.ReleaseNotFound)
+		testkit.WantCode(f, err, errcode.ReleaseNotFound)
 		a, err := f.s.ArtifactGet(f.ctx, store.ArtifactGetParams{Digest: digest(wasm)})
 		noErr(f, err, "ArtifactGet")
 		if !bytes.Equal(a.Data, wasm) || a.Size != int64(len(wasm)) || a.Digest != digest(wasm) {
@@ -58,9 +59,9 @@ var releaseTests = []test{
 			f.Fatal("ArtifactHas = true for a missing artifact")
 		}
 		_, err = f.s.ArtifactGet(f.ctx, store.ArtifactGetParams{Digest: missing})
-		wantCode(f, err, errcode.ModuleNotFound)
+		testkit.WantCode(f, err, errcode.ModuleNotFound)
 		_, err = f.s.ArtifactGet(f.ctx, store.ArtifactGetParams{Digest: "../../etc/passwd"})
-		wantCode(f, err, errcode.StoreParamInvalid)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 	{"Release/RollbackRefused", func(f *fx) {
 		shared := []byte("shared module")
@@ -69,7 +70,7 @@ var releaseTests = []test{
 		fresh := []byte("module only in the refused release")
 		for _, seq := range []int64{1, 2} {
 			_, err = f.s.ReleasePut(f.ctx, f.release(seq, artifact("word/b@1.0.0.wasm", fresh)))
-			wantCode(f, err, errcode.ReleaseRollback)
+			testkit.WantCode(f, err, errcode.ReleaseRollback)
 		}
 		has, err := f.s.ArtifactHas(f.ctx, store.ArtifactGetParams{Digest: digest(fresh)})
 		noErr(f, err, "ArtifactHas")
@@ -112,7 +113,7 @@ var releaseTests = []test{
 			}
 		}
 		_, err := f.s.ReleaseCurrent(f.ctx)
-		wantCode(f, err, errcode.ReleaseNotFound)
+		testkit.WantCode(f, err, errcode.ReleaseNotFound)
 		has, err := f.s.ArtifactHas(f.ctx, store.ArtifactGetParams{Digest: digest(data)})
 		noErr(f, err, "ArtifactHas")
 		if has {

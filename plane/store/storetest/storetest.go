@@ -19,7 +19,6 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
-	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // Env is one store under test, fresh and empty.
@@ -203,17 +202,6 @@ func (f *fx) getJoin(id string) store.Join {
 	return j
 }
 
-// wantCode fails the test unless err carries code.
-func wantCode(t testing.TB, err error, code string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s", code)
-	}
-	if !errcode.Has(err, code) {
-		t.Fatalf("got %v, want code %s", err, code)
-	}
-}
-
 func noErr(t testing.TB, err error, what string) {
 	t.Helper()
 	if err != nil {
@@ -236,15 +224,4 @@ func jsonEqual(a, b []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
-}
-
-// wait fails the test if ch does not receive before the test's context ends or a generous bound passes.
-// The bound only turns a hang into a failure; nothing waits on it to synchronise.
-func wait(t testing.TB, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s: no wake-up", what)
-	}
 }

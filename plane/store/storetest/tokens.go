@@ -6,6 +6,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 var tokenTests = []test{
@@ -20,7 +21,7 @@ var tokenTests = []test{
 		noErr(f, err, "TokenGetByHash")
 		same(f, "token", got, tok)
 		_, err = f.s.TokenCreate(f.ctx, store.TokenCreateParams{Name: "again", Role: store.RoleAdmin, Hash: hash, Now: f.at(0)})
-		wantCode(f, err, errcode.TokenExists)
+		testkit.WantCode(f, err, errcode.TokenExists)
 		other, err := f.s.TokenCreate(f.ctx, store.TokenCreateParams{Name: "viewer", Role: store.RoleViewer, Hash: digest([]byte("two")), Now: f.at(0)})
 		noErr(f, err, "TokenCreate")
 
@@ -30,13 +31,13 @@ var tokenTests = []test{
 			f.Fatalf("revoked %+v", revoked)
 		}
 		_, err = f.s.TokenGetByHash(f.ctx, store.TokenGetByHashParams{Hash: hash})
-		wantCode(f, err, errcode.TokenRevoked)
+		testkit.WantCode(f, err, errcode.TokenRevoked)
 		_, err = f.s.TokenRevoke(f.ctx, store.TokenRevokeParams{ID: tok.ID, Now: f.at(time.Hour)})
-		wantCode(f, err, errcode.TokenRevoked)
+		testkit.WantCode(f, err, errcode.TokenRevoked)
 		_, err = f.s.TokenRevoke(f.ctx, store.TokenRevokeParams{ID: "token_missing"})
-		wantCode(f, err, errcode.TokenNotFound)
+		testkit.WantCode(f, err, errcode.TokenNotFound)
 		_, err = f.s.TokenGetByHash(f.ctx, store.TokenGetByHashParams{Hash: digest([]byte("never"))})
-		wantCode(f, err, errcode.TokenNotFound)
+		testkit.WantCode(f, err, errcode.TokenNotFound)
 
 		live, err := f.s.TokenList(f.ctx, store.TokenListParams{})
 		noErr(f, err, "TokenList")

@@ -12,6 +12,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/drivertest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 const token = "dop_v1_9d3b7f0e2c4a6b8d"
@@ -42,13 +43,6 @@ func configured(t *testing.T, url string) *Driver {
 		t.Fatal(err)
 	}
 	return d
-}
-
-func wantCode(t *testing.T, err error, code string) {
-	t.Helper()
-	if !errcode.Has(err, code) {
-		t.Fatalf("got %v (code %q), want %s", err, errcode.Code(err), code)
-	}
 }
 
 func TestPagesAcrossProviderPages(t *testing.T) {
@@ -105,17 +99,17 @@ func TestProviderRefusals(t *testing.T) {
 		f.mu.Lock()
 		f.rateLimit = 0
 		f.mu.Unlock()
-		wantCode(t, err, errcode.CloudRateLimited)
+		testkit.WantCode(t, err, errcode.CloudRateLimited)
 	})
 	t.Run("bad token", func(t *testing.T) {
 		d := newDriver().(*Driver)
 		_ = d.SetConfig(ctx, config(url, "dop_v1_wrong_000000"))
 		_, err := d.Account(ctx)
-		wantCode(t, err, errcode.CloudAuth)
+		testkit.WantCode(t, err, errcode.CloudAuth)
 	})
 	t.Run("size not in region", func(t *testing.T) {
 		_, err := configured(t, url).CreateInstance(ctx, cloud.CreateRequest{Region: "fra1", Type: "s-2vcpu-2gb", Image: "debian-12-x64", Label: "big"})
-		wantCode(t, err, errcode.CloudInvalid)
+		testkit.WantCode(t, err, errcode.CloudInvalid)
 	})
 	t.Run("quota", func(t *testing.T) {
 		d := configured(t, url)
@@ -126,11 +120,11 @@ func TestProviderRefusals(t *testing.T) {
 		f.limit = len(f.droplets)
 		f.mu.Unlock()
 		_, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "nyc3", Type: "s-1vcpu-1gb", Image: "debian-12-x64", Label: "one-too-many"})
-		wantCode(t, err, errcode.CloudQuota)
+		testkit.WantCode(t, err, errcode.CloudQuota)
 	})
 	t.Run("disk encryption", func(t *testing.T) {
 		_, err := configured(t, url).CreateInstance(ctx, cloud.CreateRequest{Region: "nyc3", Type: "s-1vcpu-1gb", Image: "debian-12-x64", Label: "sealed", DiskEncryption: cloud.DiskEncryptionDisabled})
-		wantCode(t, err, errcode.CloudUnsupported)
+		testkit.WantCode(t, err, errcode.CloudUnsupported)
 	})
 	t.Run("sizes by region", func(t *testing.T) {
 		types, err := configured(t, url).InstanceTypes(ctx, "fra1")

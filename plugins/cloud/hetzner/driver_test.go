@@ -12,6 +12,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/drivertest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 const token = "hcloud-token-3e1a77c09d2b4f6e"
@@ -44,13 +45,6 @@ func configured(t *testing.T, url string) *Driver {
 	return d
 }
 
-func wantCode(t *testing.T, err error, code string) {
-	t.Helper()
-	if !errcode.Has(err, code) {
-		t.Fatalf("got %v (code %q), want %s", err, errcode.Code(err), code)
-	}
-}
-
 func create(t *testing.T, d *Driver, label string) cloud.Instance {
 	t.Helper()
 	in, err := d.CreateInstance(context.Background(), cloud.CreateRequest{Region: "fsn1", Type: "cx22", Image: "debian-12", Label: label, SSHKeys: []string{drivertest.TestSSHKey}})
@@ -69,7 +63,7 @@ func TestSwapNeedsStoppedServers(t *testing.T) {
 		t.Fatal("the Hetzner driver says a swap works on running servers; Hetzner's does not")
 	}
 	a, b := create(t, d, "blue"), create(t, d, "green")
-	wantCode(t, d.SwapIPv4(ctx, a.ID, b.ID), errcode.CloudConflict)
+	testkit.WantCode(t, d.SwapIPv4(ctx, a.ID, b.ID), errcode.CloudConflict)
 	for _, id := range []string{a.ID, b.ID} {
 		if err := d.PowerOff(ctx, id); err != nil {
 			t.Fatal(err)
@@ -148,19 +142,19 @@ func TestProviderRefusals(t *testing.T) {
 		f.mu.Lock()
 		f.rateLimit = 0
 		f.mu.Unlock()
-		wantCode(t, err, errcode.CloudRateLimited)
+		testkit.WantCode(t, err, errcode.CloudRateLimited)
 	})
 	t.Run("bad token", func(t *testing.T) {
 		d := newDriver().(*Driver)
 		_ = d.SetConfig(ctx, config(url, "hcloud-token-wrong-0000"))
 		_, err := d.Account(ctx)
-		wantCode(t, err, errcode.CloudAuth)
+		testkit.WantCode(t, err, errcode.CloudAuth)
 	})
 	t.Run("name taken", func(t *testing.T) {
 		d := configured(t, url)
 		create(t, d, "twin")
 		_, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "fsn1", Type: "cx22", Image: "debian-12", Label: "twin"})
-		wantCode(t, err, errcode.CloudInvalid)
+		testkit.WantCode(t, err, errcode.CloudInvalid)
 	})
 	t.Run("quota", func(t *testing.T) {
 		d := configured(t, url)
@@ -168,11 +162,11 @@ func TestProviderRefusals(t *testing.T) {
 		f.limit = len(f.servers)
 		f.mu.Unlock()
 		_, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "fsn1", Type: "cx22", Image: "debian-12", Label: "one-too-many"})
-		wantCode(t, err, errcode.CloudQuota)
+		testkit.WantCode(t, err, errcode.CloudQuota)
 	})
 	t.Run("disk encryption", func(t *testing.T) {
 		_, err := configured(t, url).CreateInstance(ctx, cloud.CreateRequest{Region: "fsn1", Type: "cx22", Image: "debian-12", Label: "sealed", DiskEncryption: cloud.DiskEncryptionEnabled})
-		wantCode(t, err, errcode.CloudUnsupported)
+		testkit.WantCode(t, err, errcode.CloudUnsupported)
 	})
 	t.Run("type not offered in the region", func(t *testing.T) {
 		types, err := configured(t, url).InstanceTypes(ctx, "ash")
@@ -187,7 +181,7 @@ func TestProviderRefusals(t *testing.T) {
 
 func TestConfigNeedsAProject(t *testing.T) {
 	err := (&Driver{}).SetConfig(context.Background(), driver.Config{Settings: []byte(`{}`), Credential: driver.NewSecret(token)})
-	wantCode(t, err, errcode.DriverConfigInvalid)
+	testkit.WantCode(t, err, errcode.DriverConfigInvalid)
 }
 
 func TestManifest(t *testing.T) {

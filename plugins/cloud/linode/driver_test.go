@@ -12,6 +12,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/drivertest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 const token = "linode-pat-7c2f9e10b4d84a55"
@@ -42,13 +43,6 @@ func configured(t *testing.T, url string) *Driver {
 		t.Fatal(err)
 	}
 	return d
-}
-
-func wantCode(t *testing.T, err error, code string) {
-	t.Helper()
-	if !errcode.Has(err, code) {
-		t.Fatalf("got %v (code %q), want %s", err, errcode.Code(err), code)
-	}
 }
 
 // Paging through more instances than one of Linode's pages holds (page_size is at least 25).
@@ -100,7 +94,7 @@ func TestRateLimit(t *testing.T) {
 	f.rateLimit = 1000
 	f.mu.Unlock()
 	_, err := d.Regions(ctx)
-	wantCode(t, err, errcode.CloudRateLimited)
+	testkit.WantCode(t, err, errcode.CloudRateLimited)
 }
 
 func TestProviderRefusals(t *testing.T) {
@@ -110,7 +104,7 @@ func TestProviderRefusals(t *testing.T) {
 		d := newDriver().(*Driver)
 		_ = d.SetConfig(ctx, config(url, "linode-pat-wrong-000000"))
 		_, err := d.Account(ctx)
-		wantCode(t, err, errcode.CloudAuth)
+		testkit.WantCode(t, err, errcode.CloudAuth)
 	})
 	t.Run("label taken", func(t *testing.T) {
 		d := configured(t, url)
@@ -119,7 +113,7 @@ func TestProviderRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := d.CreateInstance(ctx, req)
-		wantCode(t, err, errcode.CloudInvalid)
+		testkit.WantCode(t, err, errcode.CloudInvalid)
 	})
 	t.Run("quota", func(t *testing.T) {
 		d := configured(t, url)
@@ -127,11 +121,11 @@ func TestProviderRefusals(t *testing.T) {
 		f.limit = len(f.instances)
 		f.mu.Unlock()
 		_, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "us-east", Type: "g6-nanode-1", Image: "linode/debian12", Label: "one-too-many"})
-		wantCode(t, err, errcode.CloudQuota)
+		testkit.WantCode(t, err, errcode.CloudQuota)
 	})
 	t.Run("not a linode id", func(t *testing.T) {
 		_, err := configured(t, url).GetInstance(ctx, "abc")
-		wantCode(t, err, errcode.CloudInvalid)
+		testkit.WantCode(t, err, errcode.CloudInvalid)
 	})
 }
 
@@ -153,7 +147,7 @@ func TestSwapNeedsNoStop(t *testing.T) {
 		t.Errorf("after the swap a is %+v, want running with %v", a2, b.IPv4)
 	}
 	c, _ := d.CreateInstance(ctx, cloud.CreateRequest{Region: "eu-central", Type: "g6-nanode-1", Image: "linode/debian12", Label: "faraway"})
-	wantCode(t, d.SwapIPv4(ctx, a.ID, c.ID), errcode.CloudConflict)
+	testkit.WantCode(t, d.SwapIPv4(ctx, a.ID, c.ID), errcode.CloudConflict)
 }
 
 func TestManifest(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/drivertest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 const token = "cf-token-5b7d0e2a9f314c68"
@@ -34,13 +35,6 @@ func configured(t *testing.T, cfg driver.Config) *Driver {
 		t.Fatal(err)
 	}
 	return d
-}
-
-func wantCode(t *testing.T, err error, code string) {
-	t.Helper()
-	if !errcode.Has(err, code) {
-		t.Fatalf("got %v (code %q), want %s", err, errcode.Code(err), code)
-	}
 }
 
 func TestConformance(t *testing.T) {
@@ -79,13 +73,13 @@ func TestRateLimit(t *testing.T) {
 	f.rateLimit = 1000
 	f.mu.Unlock()
 	_, err := d.GetRecords(ctx, "example.org")
-	wantCode(t, err, errcode.DNSRateLimited)
+	testkit.WantCode(t, err, errcode.DNSRateLimited)
 }
 
 func TestBadToken(t *testing.T) {
 	_, url := newFake(t, token, "example.com")
 	_, err := configured(t, config(url, "cf-token-wrong-00000000")).ListZones(context.Background())
-	wantCode(t, err, errcode.DNSAuth)
+	testkit.WantCode(t, err, errcode.DNSAuth)
 }
 
 // A record the provider refuses part-way through a call: the records the call had created are deleted
@@ -101,7 +95,7 @@ func TestRefusedCreateIsUndone(t *testing.T) {
 		{Type: "TXT", Name: "fresh", Value: "created, then undone"},
 		{Type: "CNAME", Name: "taken", Value: "elsewhere.example.net."}, // Cloudflare refuses: 81053
 	})
-	wantCode(t, err, errcode.DNSConflict)
+	testkit.WantCode(t, err, errcode.DNSConflict)
 	recs, err := d.GetRecords(ctx, "example.com")
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +125,7 @@ func TestProviderEchoIsScrubbedOverTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = d.AppendRecords(ctx, "example.com", []dns.Record{{Type: "A", Name: "x", Value: "192.0.2.1"}})
-	wantCode(t, err, errcode.DNSInvalid)
+	testkit.WantCode(t, err, errcode.DNSInvalid)
 	if strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), driver.Redacted) {
 		t.Errorf("the error reached the host as %q", err)
 	}
@@ -140,11 +134,11 @@ func TestProviderEchoIsScrubbedOverTheWire(t *testing.T) {
 func TestConfigRefusals(t *testing.T) {
 	for _, endpoint := range []string{"http://api.cloudflare.com/client/v4", "ftp://x/", "https://u:p@x/"} {
 		err := (&Driver{}).SetConfig(context.Background(), config(endpoint, token))
-		wantCode(t, err, errcode.DriverConfigInvalid)
+		testkit.WantCode(t, err, errcode.DriverConfigInvalid)
 	}
-	wantCode(t, (&Driver{}).SetConfig(context.Background(), config("", "")), errcode.DriverConfigInvalid)
+	testkit.WantCode(t, (&Driver{}).SetConfig(context.Background(), config("", "")), errcode.DriverConfigInvalid)
 	_, err := (&Driver{}).ListZones(context.Background())
-	wantCode(t, err, errcode.DriverNotConfigured)
+	testkit.WantCode(t, err, errcode.DriverNotConfigured)
 }
 
 func TestManifest(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/drivertest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -50,21 +51,21 @@ func TestServerFaults(t *testing.T) {
 	t.Run("unknown key", func(t *testing.T) {
 		d := configured(t, config(t, b, newSecret(t), "example.com"))
 		_, err := d.GetRecords(ctx, "example.com")
-		wantCode(t, err, errcode.DNSAuth)
+		testkit.WantCode(t, err, errcode.DNSAuth)
 		_, err = d.AppendRecords(ctx, "example.com", rec)
-		wantCode(t, err, errcode.DNSAuth)
+		testkit.WantCode(t, err, errcode.DNSAuth)
 	})
 	t.Run("zone in the account the server does not serve", func(t *testing.T) {
 		d := configured(t, config(t, b, b.secret, "example.com", "example.net"))
 		_, err := d.GetRecords(ctx, "example.net")
-		wantCode(t, err, errcode.DNSNotFound)
+		testkit.WantCode(t, err, errcode.DNSNotFound)
 		_, err = d.AppendRecords(ctx, "example.net", rec)
-		wantCode(t, err, errcode.DNSNotFound)
+		testkit.WantCode(t, err, errcode.DNSNotFound)
 	})
 	t.Run("zone outside the account", func(t *testing.T) {
 		d := configured(t, config(t, b, b.secret, "example.net"))
 		_, err := d.GetRecords(ctx, "example.com")
-		wantCode(t, err, errcode.DNSNotFound)
+		testkit.WantCode(t, err, errcode.DNSNotFound)
 	})
 	t.Run("server down", func(t *testing.T) {
 		cfg := config(t, b, b.secret, "example.com")
@@ -73,11 +74,11 @@ func TestServerFaults(t *testing.T) {
 		s.Server = "127.0.0.1:1"
 		cfg.Settings, _ = json.Marshal(s)
 		_, err := configured(t, cfg).GetRecords(ctx, "example.com")
-		wantCode(t, err, errcode.DNSUnavailable)
+		testkit.WantCode(t, err, errcode.DNSUnavailable)
 	})
 	t.Run("not configured", func(t *testing.T) {
 		_, err := (&Driver{}).GetRecords(ctx, "example.com")
-		wantCode(t, err, errcode.DriverNotConfigured)
+		testkit.WantCode(t, err, errcode.DriverNotConfigured)
 	})
 }
 
@@ -101,7 +102,7 @@ func TestConfigRefusals(t *testing.T) {
 	}
 	raw, _ := json.Marshal(good)
 	err := (&Driver{}).SetConfig(context.Background(), driver.Config{Settings: raw, Credential: driver.NewSecret("not base64!")})
-	wantCode(t, err, errcode.DriverConfigInvalid)
+	testkit.WantCode(t, err, errcode.DriverConfigInvalid)
 	if err != nil && strings.Contains(err.Error(), "not base64!") {
 		t.Errorf("the refusal quotes the credential: %v", err)
 	}
@@ -119,12 +120,5 @@ func TestManifest(t *testing.T) {
 	info, _ := (&Driver{}).Info(context.Background())
 	if m.Kind != manifest.KindDriver || string(m.Class) != string(info.Kind) || m.Name != info.Name || m.Version != info.Version || m.Module.File != "lexicon-driver-dns-rfc2136" {
 		t.Errorf("manifest %+v does not match the driver %+v", m, info)
-	}
-}
-
-func wantCode(t *testing.T, err error, code string) {
-	t.Helper()
-	if !errcode.Has(err, code) {
-		t.Fatalf("got %v (code %q), want %s", err, errcode.Code(err), code)
 	}
 }

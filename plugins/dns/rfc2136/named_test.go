@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // bind is a real BIND9 started by a test on a loopback port, with a TSIG key allowed to update and
@@ -141,13 +142,8 @@ key "other-key." { algorithm hmac-sha256; secret "%[5]s"; };
 			ready <- fmt.Errorf("named exited before it was running")
 		}
 	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			t.Fatalf("%v:\n%s", err, log.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("named did not start within 30s")
+	if err := testkit.Wait(t, ready, "named to start"); err != nil {
+		t.Fatalf("%v:\n%s", err, log.String())
 	}
 	return b
 }

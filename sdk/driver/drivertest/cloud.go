@@ -13,6 +13,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // CloudOptions say what the suite may create in the account.
@@ -181,7 +182,7 @@ func (s *cloudSuite) regions(t *testing.T) {
 		t.Errorf("instance type %+v: want its vCPUs and memory", ty)
 	}
 	_, err = s.d.InstanceTypes(ctx(t), "lexicon-no-such-region")
-	wantCode(t, err, errcode.CloudNotFound, "InstanceTypes of an unknown region")
+	testkit.CheckCode(t, err, errcode.CloudNotFound, "InstanceTypes of an unknown region")
 }
 
 func (s *cloudSuite) lifecycle(t *testing.T) {
@@ -200,7 +201,7 @@ func (s *cloudSuite) lifecycle(t *testing.T) {
 		t.Fatalf("DeleteInstance(%s): %v", in.ID, err)
 	}
 	_, err = s.d.GetInstance(ctx(t), in.ID)
-	wantCode(t, err, errcode.CloudNotFound, "GetInstance after delete")
+	testkit.CheckCode(t, err, errcode.CloudNotFound, "GetInstance after delete")
 	if err := s.d.DeleteInstance(ctx(t), in.ID); err != nil {
 		t.Errorf("a second DeleteInstance(%s) = %v: deletes must be idempotent", in.ID, err)
 	}
@@ -272,18 +273,18 @@ func (s *cloudSuite) pagination(t *testing.T) {
 		}
 	}
 	_, err := s.d.ListInstances(ctx(t), cloud.ListRequest{PageSize: -1})
-	wantCode(t, err, errcode.CloudInvalid, "ListInstances with a negative page size")
+	testkit.CheckCode(t, err, errcode.CloudInvalid, "ListInstances with a negative page size")
 	_, err = s.d.ListInstances(ctx(t), cloud.ListRequest{PageSize: 1, PageToken: "lexicon-not-a-token"})
-	wantCode(t, err, errcode.CloudInvalid, "ListInstances with a page token the driver never gave")
+	testkit.CheckCode(t, err, errcode.CloudInvalid, "ListInstances with a page token the driver never gave")
 }
 
 func (s *cloudSuite) notFound(t *testing.T) {
 	id := s.opts.MissingID
 	_, err := s.d.GetInstance(ctx(t), id)
-	wantCode(t, err, errcode.CloudNotFound, "GetInstance of a missing instance")
-	wantCode(t, s.d.PowerOn(ctx(t), id), errcode.CloudNotFound, "PowerOn of a missing instance")
-	wantCode(t, s.d.PowerOff(ctx(t), id), errcode.CloudNotFound, "PowerOff of a missing instance")
-	wantCode(t, s.d.Reboot(ctx(t), id), errcode.CloudNotFound, "Reboot of a missing instance")
+	testkit.CheckCode(t, err, errcode.CloudNotFound, "GetInstance of a missing instance")
+	testkit.CheckCode(t, s.d.PowerOn(ctx(t), id), errcode.CloudNotFound, "PowerOn of a missing instance")
+	testkit.CheckCode(t, s.d.PowerOff(ctx(t), id), errcode.CloudNotFound, "PowerOff of a missing instance")
+	testkit.CheckCode(t, s.d.Reboot(ctx(t), id), errcode.CloudNotFound, "Reboot of a missing instance")
 	if err := s.d.DeleteInstance(ctx(t), id); err != nil {
 		t.Errorf("DeleteInstance of a missing instance = %v: deletes must be idempotent", err)
 	}
@@ -312,7 +313,7 @@ func (s *cloudSuite) badInput(t *testing.T) {
 			if err == nil {
 				_ = s.d.DeleteInstance(context.Background(), in.ID)
 			}
-			wantCode(t, err, errcode.CloudInvalid, "CreateInstance with "+c.name)
+			testkit.CheckCode(t, err, errcode.CloudInvalid, "CreateInstance with "+c.name)
 		})
 	}
 	t.Run("unknown region", func(t *testing.T) {
@@ -325,7 +326,7 @@ func (s *cloudSuite) badInput(t *testing.T) {
 		wantOneOf(t, err, "CreateInstance in an unknown region", errcode.CloudInvalid, errcode.CloudNotFound)
 	})
 	_, err := s.d.GetInstance(ctx(t), "")
-	wantCode(t, err, errcode.CloudInvalid, "GetInstance with an empty id")
+	testkit.CheckCode(t, err, errcode.CloudInvalid, "GetInstance with an empty id")
 	// Nothing half-made: no instance with the run's bad label exists.
 	for _, id := range s.listAll(t, 0) {
 		if in, err := s.d.GetInstance(ctx(t), id); err == nil && strings.HasPrefix(in.Label, s.run+"-bad") {
@@ -357,7 +358,7 @@ func (s *cloudSuite) features(t *testing.T) {
 		if !f.ReverseDNS {
 			if ok {
 				if len(in.IPv4) > 0 {
-					wantCode(t, setter.SetReverseDNS(ctx(t), in.ID, in.IPv4[0], "x.example.com"), errcode.CloudUnsupported, "SetReverseDNS on a driver without it")
+					testkit.CheckCode(t, setter.SetReverseDNS(ctx(t), in.ID, in.IPv4[0], "x.example.com"), errcode.CloudUnsupported, "SetReverseDNS on a driver without it")
 				}
 			}
 			t.Skip("the driver does not set reverse DNS")
@@ -368,14 +369,14 @@ func (s *cloudSuite) features(t *testing.T) {
 		if err := setter.SetReverseDNS(ctx(t), in.ID, in.IPv4[0], s.run+".example.com"); err != nil {
 			t.Errorf("SetReverseDNS: %v", err)
 		}
-		wantCode(t, setter.SetReverseDNS(ctx(t), s.opts.MissingID, in.IPv4[0], "x.example.com"), errcode.CloudNotFound, "SetReverseDNS of a missing instance")
+		testkit.CheckCode(t, setter.SetReverseDNS(ctx(t), s.opts.MissingID, in.IPv4[0], "x.example.com"), errcode.CloudNotFound, "SetReverseDNS of a missing instance")
 	})
 	t.Run("monthly_transfer", func(t *testing.T) {
 		r, ok := s.d.(cloud.TransferReporter)
 		if !f.MonthlyTransfer {
 			if ok {
 				_, err := r.MonthlyTransfer(ctx(t), s.opts.MissingID)
-				wantCode(t, err, errcode.CloudUnsupported, "MonthlyTransfer on a driver without it")
+				testkit.CheckCode(t, err, errcode.CloudUnsupported, "MonthlyTransfer on a driver without it")
 			}
 			t.Skip("the driver does not report transfer")
 		}
@@ -388,13 +389,13 @@ func (s *cloudSuite) features(t *testing.T) {
 			t.Errorf("MonthlyTransfer = %+v: want non-negative figures", tr)
 		}
 		_, err = r.MonthlyTransfer(ctx(t), s.opts.MissingID)
-		wantCode(t, err, errcode.CloudNotFound, "MonthlyTransfer of a missing instance")
+		testkit.CheckCode(t, err, errcode.CloudNotFound, "MonthlyTransfer of a missing instance")
 	})
 	t.Run("ipv4_swap", func(t *testing.T) {
 		swap := s.swapFunc()
 		if !f.IPv4Swap {
 			if swap != nil {
-				wantCode(t, swap(ctx(t), s.opts.MissingID, s.opts.MissingID), errcode.CloudUnsupported, "SwapIPv4 on a driver without it")
+				testkit.CheckCode(t, swap(ctx(t), s.opts.MissingID, s.opts.MissingID), errcode.CloudUnsupported, "SwapIPv4 on a driver without it")
 			}
 			t.Skip("the driver does not swap IPv4 addresses")
 		}
@@ -402,7 +403,7 @@ func (s *cloudSuite) features(t *testing.T) {
 		s.waitStatus(t, a.ID, cloud.StatusRunning)
 		s.waitStatus(t, b.ID, cloud.StatusRunning)
 		if f.IPv4SwapRequiresStopped {
-			wantCode(t, swap(ctx(t), a.ID, b.ID), errcode.CloudConflict, "SwapIPv4 of running instances when the driver says they must be stopped")
+			testkit.CheckCode(t, swap(ctx(t), a.ID, b.ID), errcode.CloudConflict, "SwapIPv4 of running instances when the driver says they must be stopped")
 			for _, id := range []string{a.ID, b.ID} {
 				if err := s.d.PowerOff(ctx(t), id); err != nil {
 					t.Fatalf("PowerOff(%s): %v", id, err)
@@ -424,7 +425,7 @@ func (s *cloudSuite) features(t *testing.T) {
 		if !slices.Equal(a2.IPv4, b.IPv4) || !slices.Equal(b2.IPv4, a.IPv4) {
 			t.Errorf("after SwapIPv4: a has %v (want %v), b has %v (want %v)", a2.IPv4, b.IPv4, b2.IPv4, a.IPv4)
 		}
-		wantCode(t, swap(ctx(t), a.ID, s.opts.MissingID), errcode.CloudNotFound, "SwapIPv4 with a missing instance")
+		testkit.CheckCode(t, swap(ctx(t), a.ID, s.opts.MissingID), errcode.CloudNotFound, "SwapIPv4 with a missing instance")
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // DNSOptions say where the suite may write.
@@ -321,9 +322,9 @@ func (s *dnsSuite) delete(t *testing.T) {
 
 func (s *dnsSuite) notFound(t *testing.T) {
 	_, err := s.d.GetRecords(ctx(t), s.opts.MissingZone)
-	wantCode(t, err, errcode.DNSNotFound, "GetRecords of a zone the account does not serve")
+	testkit.CheckCode(t, err, errcode.DNSNotFound, "GetRecords of a zone the account does not serve")
 	_, err = s.d.AppendRecords(ctx(t), s.opts.MissingZone, []dns.Record{{Type: "A", Name: "x", Value: "192.0.2.1", TTL: testTTL}})
-	wantCode(t, err, errcode.DNSNotFound, "AppendRecords to a zone the account does not serve")
+	testkit.CheckCode(t, err, errcode.DNSNotFound, "AppendRecords to a zone the account does not serve")
 }
 
 func (s *dnsSuite) badInput(t *testing.T) {
@@ -348,16 +349,16 @@ func (s *dnsSuite) badInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// The good record rides along: a refused call must not have added it.
 			_, err := s.d.AppendRecords(ctx(t), s.zone, []dns.Record{good, c.rec})
-			wantCode(t, err, c.code, "AppendRecords with "+c.name)
+			testkit.CheckCode(t, err, c.code, "AppendRecords with "+c.name)
 			_, err = s.d.SetRecords(ctx(t), s.zone, []dns.Record{good, c.rec})
-			wantCode(t, err, c.code, "SetRecords with "+c.name)
+			testkit.CheckCode(t, err, c.code, "SetRecords with "+c.name)
 			if n := count(s.records(t), good); n != 0 {
 				t.Errorf("a refused call left %s behind: nothing may be half-changed", good.Value)
 			}
 		})
 	}
 	_, err := s.d.GetRecords(ctx(t), "bad zone!")
-	wantCode(t, err, errcode.DNSInvalid, "GetRecords of a malformed zone name")
+	testkit.CheckCode(t, err, errcode.DNSInvalid, "GetRecords of a malformed zone name")
 	_, err = s.d.DeleteRecords(ctx(t), s.zone, []dns.Record{{Type: "A", Name: "bad name"}})
-	wantCode(t, err, errcode.DNSInvalid, "DeleteRecords with a malformed name")
+	testkit.CheckCode(t, err, errcode.DNSInvalid, "DeleteRecords with a malformed name")
 }

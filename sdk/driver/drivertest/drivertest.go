@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/driver/configschema"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // Drivers are the constructors a test binary serves when the suite starts it as a plugin.
@@ -112,29 +114,16 @@ func overProcess(t *testing.T, kind driver.Kind, sets map[int]plugin.PluginSet) 
 	return raw
 }
 
-// wantCode fails the test unless err carries code.
-func wantCode(t *testing.T, err error, code string, what string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: got no error, want %s", what, code)
-		return
-	}
-	if !errcode.Has(err, code) {
-		t.Errorf("%s: got %v (code %q), want %s", what, err, errcode.Code(err), code)
-	}
-}
-
-// wantOneOf fails the test unless err carries one of codes.
+// wantOneOf fails the test unless err's code (the outermost, as testkit.CheckCode compares) is one of
+// codes.
 func wantOneOf(t *testing.T, err error, what string, codes ...string) {
 	t.Helper()
 	if err == nil {
 		t.Errorf("%s: got no error, want one of %v", what, codes)
 		return
 	}
-	for _, c := range codes {
-		if errcode.Has(err, c) {
-			return
-		}
+	if slices.Contains(codes, errcode.Code(err)) {
+		return
 	}
 	t.Errorf("%s: got %v (code %q), want one of %v", what, err, errcode.Code(err), codes)
 }
@@ -172,5 +161,5 @@ func runBase(t *testing.T, d driver.Base, kind driver.Kind, cfg driver.Config) {
 	if err := configschema.Validate(schema, probe.Settings); err == nil {
 		t.Errorf("ConfigSchema %s accepts an unknown setting: it must set additionalProperties to false", schema)
 	}
-	wantCode(t, d.SetConfig(c, probe), errcode.DriverConfigInvalid, "SetConfig with an unknown setting")
+	testkit.CheckCode(t, d.SetConfig(c, probe), errcode.DriverConfigInvalid, "SetConfig with an unknown setting")
 }

@@ -100,6 +100,8 @@ func main() {
 			for {
 			}
 		case "sleep":
+			// The attack under test, not synchronisation: the host must stop a sleeping word at its
+			// deadline.
 			time.Sleep(time.Hour)
 			return output{OK: true}, nil
 		case "memory":

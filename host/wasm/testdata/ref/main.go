@@ -22,6 +22,8 @@ type output struct {
 func main() {
 	word.Run(func(p params) (output, error) {
 		if p.HoldMS > 0 {
+			// The word's run time is what the test sets, not synchronisation: it keeps an instance
+			// busy so a test can see concurrent calls and deadlines.
 			time.Sleep(time.Duration(p.HoldMS) * time.Millisecond)
 		}
 		return output{Greeting: "hello " + p.Name, Count: p.Count + 1}, nil
