@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -302,5 +303,30 @@ func TestDriverLogsNeverCarryTheCredential(t *testing.T) {
 	wantCode(t, err, errcode.DriverConfigInvalid)
 	if strings.Contains(err.Error(), credential) {
 		t.Errorf("an error carried the credential back: %v", err)
+	}
+}
+
+// TestBareStatusIsScrubbedThroughTheWholeChain: a driver answers with a bare gRPC status holding its
+// credential (no Lexicon detail, so the host wraps it as a transport error). Neither the error's text,
+// which the plane logs, nor any error of its chain, nor its details carry the credential.
+func TestBareStatusIsScrubbedThroughTheWholeChain(t *testing.T) {
+	_, n := startDNS(t, goplugin.Options{})
+	ctx := context.Background()
+	if err := n.SetConfig(ctx, cfg()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := n.GetRecords(ctx, "status.test")
+	wantCode(t, err, errcode.DriverInternal)
+	if !strings.Contains(err.Error(), "provider refused the token [REDACTED]") {
+		t.Errorf("the driver's answer is lost rather than scrubbed: %v", err)
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if text := fmt.Sprintf("%v %+v", e, e); strings.Contains(text, credential) {
+			t.Errorf("an error of the chain (%T) carries the credential: %s", e, text)
+		}
+	}
+	var te *driver.TransportError
+	if !errors.As(err, &te) || strings.Contains(te.Message, credential) {
+		t.Errorf("the transport error is not kept scrubbed: %#v", te)
 	}
 }
