@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
@@ -65,6 +66,7 @@ func callUnscrubbed[T any](d *Driver, ctx context.Context, f func(context.Contex
 	v, err := f(ctx, inst)
 	if err == nil {
 		d.crashes.Store(0)
+		d.timeouts.Store(0)
 		return v, nil
 	}
 	if !driver.IsTransport(err) {
@@ -79,6 +81,7 @@ func callUnscrubbed[T any](d *Driver, ctx context.Context, f func(context.Contex
 			return zero, d.crashed(inst, err)
 		default:
 		}
+		d.timedOut(inst)
 		return zero, errcode.Wrap(err, errcode.DriverTimeout, "driver %s did not answer within %s", d.spec.Name, d.opts.CallTimeout)
 	}
 	if ctx.Err() != nil { // the caller gave up
@@ -92,6 +95,33 @@ func callUnscrubbed[T any](d *Driver, ctx context.Context, f func(context.Contex
 	case <-grace.C:
 		return zero, err
 	}
+}
+
+// timedOut counts a call that timed out on inst. After MaxTimeouts in a row the process is ended and
+// restarted as after a crash (same backoff, config replayed): a driver that is alive but answers
+// nothing would otherwise time out every call for good.
+func (d *Driver) timedOut(inst *instance) {
+	n := d.timeouts.Add(1)
+	if d.opts.MaxTimeouts < 0 || int(n) < d.opts.MaxTimeouts {
+		return
+	}
+	d.mu.Lock()
+	mine := d.cur == inst && d.state == StateRunning
+	d.mu.Unlock()
+	if !mine || !d.markLost(inst) {
+		return // already restarting or disabled
+	}
+	d.mu.Lock()
+	d.lastErr = fmt.Sprintf("%d calls in a row timed out; restarted", n)
+	d.mu.Unlock()
+	d.log.Error("driver timed out calls in a row; restarting it", "pid", inst.pid, "timeouts_in_a_row", n)
+	// The watcher sees the exit and restarts; ending the process may take go-plugin's grace period,
+	// which the caller does not wait for.
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		inst.kill()
+	}()
 }
 
 func (d *Driver) crashed(inst *instance, cause error) error {

@@ -56,6 +56,9 @@ type Options struct {
 	MinBackoff, MaxBackoff time.Duration
 	// Env is the driver process's whole environment (KEY=value); the plane's own is never inherited.
 	Env []string
+	// MaxTimeouts is how many calls in a row may time out before the process is restarted (default
+	// 3; negative: never). A driver stuck on every call answers nothing until it is.
+	MaxTimeouts int
 }
 
 func (o Options) withDefaults() Options {
@@ -70,6 +73,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = 200 * time.Millisecond
+	}
+	if o.MaxTimeouts == 0 {
+		o.MaxTimeouts = 3
 	}
 	if o.MaxBackoff < o.MinBackoff {
 		o.MaxBackoff = max(30*time.Second, o.MinBackoff)
@@ -90,7 +96,8 @@ const (
 type Status struct {
 	State     State
 	PID       int    // 0 when no process runs
-	Restarts  int    // restarts after crashes since Start
+	Restarts  int    // restarts after crashes (or calls timing out in a row) since Start
+	Timeouts  int    // calls that timed out in a row, since the last answer or restart
 	LastError string // the last crash or failed restart, scrubbed
 }
 
@@ -102,7 +109,8 @@ type Driver struct {
 	log   *slog.Logger
 	scrub driver.Scrubber
 
-	crashes atomic.Int32 // crashes in a row, for the backoff
+	crashes  atomic.Int32 // crashes in a row, for the backoff
+	timeouts atomic.Int32 // calls timed out in a row, for MaxTimeouts
 
 	mu       sync.Mutex
 	state    State
@@ -142,7 +150,7 @@ func Start(ctx context.Context, store *cas.Store, spec Spec, opts Options) (*Dri
 func (d *Driver) Status() Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := Status{State: d.state, Restarts: d.restarts, LastError: d.lastErr}
+	s := Status{State: d.state, Restarts: d.restarts, Timeouts: int(d.timeouts.Load()), LastError: d.lastErr}
 	if d.cur != nil {
 		s.PID = d.cur.pid
 	}
@@ -256,6 +264,7 @@ func (d *Driver) restart() {
 		}
 		d.state, d.cur = StateRunning, inst
 		d.restarts++
+		d.timeouts.Store(0)
 		close(d.ready)
 		d.ready = nil
 		d.mu.Unlock()

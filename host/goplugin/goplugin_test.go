@@ -330,3 +330,39 @@ func TestBareStatusIsScrubbedThroughTheWholeChain(t *testing.T) {
 		t.Errorf("the transport error is not kept scrubbed: %#v", te)
 	}
 }
+
+// TestCallsTimingOutInARowRestartTheDriver: a driver that is alive but answers nothing is restarted
+// after MaxTimeouts calls in a row time out, with its config replayed; fewer timeouts leave it be.
+func TestCallsTimingOutInARowRestartTheDriver(t *testing.T) {
+	logs := newLogSink()
+	d, n := startDNS(t, goplugin.Options{Logger: logs.Logger(), CallTimeout: 300 * time.Millisecond, MaxTimeouts: 2, MinBackoff: 10 * time.Millisecond})
+	ctx := context.Background()
+	if err := n.SetConfig(ctx, cfg()); err != nil {
+		t.Fatal(err)
+	}
+	pid := d.Status().PID
+	_, err := n.GetRecords(ctx, "hang.test")
+	wantCode(t, err, errcode.DriverTimeout)
+	if st := d.Status(); st.PID != pid || st.Restarts != 0 || st.Timeouts != 1 {
+		t.Fatalf("after one timeout: %+v", st)
+	}
+	restarted := logs.Wait("driver restarted")
+	_, err = n.GetRecords(ctx, "hang.test")
+	wantCode(t, err, errcode.DriverTimeout)
+	select {
+	case <-restarted:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the driver was not restarted after 2 timeouts in a row:\n%s", logs)
+	}
+	// The restarted process has the account's config again and answers.
+	if _, err := n.ListZones(ctx); err != nil {
+		t.Fatalf("a call after the restart: %v", err)
+	}
+	st := d.Status()
+	if st.State != goplugin.StateRunning || st.Restarts != 1 || st.PID == pid || st.Timeouts != 0 {
+		t.Fatalf("status after the restart = %+v (pid before %d)", st, pid)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the stuck process %d is still there (kill -0: %v)", pid, err)
+	}
+}
