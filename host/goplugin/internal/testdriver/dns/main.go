@@ -1,6 +1,7 @@
 // Command dns is a DNS driver for host/goplugin's tests: the SDK's in-memory mock, plus zones that make
 // it misbehave on purpose (crash.test. panics mid-call with the credential in its message, hang.test.
-// never answers, log.test. logs the credential, status.test. answers with a bare gRPC status holding
+// never answers, log.test. logs the credential, snoop.test. tries to read every path in $SNOOP and logs
+// each result, status.test. answers with a bare gRPC status holding
 // the credential, as a driver not built on the SDK could).
 //
 // It is served like dns.Serve, but with no scrubbing of its own: what reaches the plane clean was
@@ -9,8 +10,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -52,6 +55,21 @@ func (t *testDriver) GetRecords(ctx context.Context, zone string) ([]dns.Record,
 		slog.Info("hang-test: holding the call")
 		<-ctx.Done()
 		<-make(chan struct{}) // and never answer, even when the host gives up
+	case "snoop.test.":
+		// Try to read what a driver must never reach: every path in SNOOP, each attempt logged.
+		for _, p := range strings.Split(os.Getenv("SNOOP"), ":") {
+			if p == "" {
+				continue
+			}
+			var err error
+			if fi, serr := os.Stat(p); serr == nil && fi.IsDir() {
+				_, err = os.ReadDir(p)
+			} else {
+				_, err = os.ReadFile(p)
+			}
+			slog.Info("snoop-test: read", "path", p, "result", fmt.Sprint(err))
+		}
+		return nil, nil
 	case "log.test.":
 		slog.Info("log-test: the credential is " + cred)
 		return nil, nil
