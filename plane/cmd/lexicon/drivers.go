@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -98,6 +99,9 @@ func (l statusList) Text(w io.Writer) {
 			fmt.Fprint(w, " (enabled, not pinned by the current release)")
 		}
 		fmt.Fprintln(w)
+		if len(d.Protections) > 0 {
+			fmt.Fprintf(w, "  confined by: %s\n", strings.Join(d.Protections, ", "))
+		}
 		if d.LastError != "" {
 			fmt.Fprintf(w, "  last error: %s\n", d.LastError)
 		}

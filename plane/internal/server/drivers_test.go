@@ -316,6 +316,10 @@ func TestDriverRoutes(t *testing.T) {
 	if a := crashy["accounts"].([]any); len(a) != 1 || a[0].(map[string]any)["restarts"] != float64(1) {
 		t.Fatalf("status after the crash: %v", crashy)
 	}
+	// The status says what confines the driver: here at least no_new_privs, with a user or Landlock.
+	if prot := fmt.Sprint(crashy["protections"]); !strings.Contains(prot, "no_new_privs") {
+		t.Fatalf("status does not say how the driver is confined: %v", crashy)
+	}
 
 	// Disabled: refused at once, 409.
 	p.want(http.StatusForbidden, "auth.forbidden", operator, post, "/drivers/dns-memory/disable", nil)
