@@ -186,7 +186,7 @@ func TestTampering(t *testing.T) {
 			zero := statement.SignChainEntry(statement.ChainEntry{Op: statement.OpRetire, Key: f.key.Public(), FromSequence: 0}, k2)
 			_, err := registry.Build(registry.BuildOptions{Key: k2, ModulesDir: f.modules, Release: "1.3.0", Sequence: 3,
 				Chain: append(chain, zero), OutDir: filepath.Join(t.TempDir(), "release"), Now: now})
-			wantCode(t, err, errcode.StatementInvalid)
+			testkit.WantCode(t, err, errcode.StatementInvalid)
 			dir := f.build(t, 3, func(o *registry.BuildOptions) { o.Key, o.Chain = k2, chain })
 			resign(t, dir, k2, func(st *statement.Statement) { st.Predicate.KeyChain = append(st.Predicate.KeyChain, zero) })
 			return verify(t, f.trustDir, dir)

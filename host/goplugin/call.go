@@ -2,7 +2,9 @@ package goplugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
@@ -42,8 +44,18 @@ func (d *Driver) acquire(ctx context.Context) (*instance, error) {
 
 // call runs f on the running instance under the call timeout, and turns what went wrong on the
 // host's side into its code: driver.disabled, driver.timeout, driver.crashed (the process died during
-// the call) or driver.unavailable. A driver's own answer keeps its code, with secrets scrubbed.
+// the call) or driver.unavailable. A driver's own answer keeps its code. Every error leaving here is
+// scrubbed of the secrets the host gave the driver, the causes it wraps included: the plane logs
+// Error(), which prints the whole chain.
 func call[T any](d *Driver, ctx context.Context, f func(context.Context, *instance) (T, error)) (T, error) {
+	v, err := callUnscrubbed(d, ctx, f)
+	if err != nil {
+		return v, d.scrubbed(err)
+	}
+	return v, nil
+}
+
+func callUnscrubbed[T any](d *Driver, ctx context.Context, f func(context.Context, *instance) (T, error)) (T, error) {
 	var zero T
 	ctx, cancel := context.WithTimeout(ctx, d.opts.CallTimeout)
 	defer cancel()
@@ -54,10 +66,11 @@ func call[T any](d *Driver, ctx context.Context, f func(context.Context, *instan
 	v, err := f(ctx, inst)
 	if err == nil {
 		d.crashes.Store(0)
+		d.timeouts.Store(0)
 		return v, nil
 	}
 	if !driver.IsTransport(err) {
-		return zero, d.scrubbed(err)
+		return zero, err
 	}
 	if d.disabled() {
 		return zero, errcode.New(errcode.DriverDisabled, "driver %s was disabled during the call", d.spec.Name)
@@ -68,6 +81,7 @@ func call[T any](d *Driver, ctx context.Context, f func(context.Context, *instan
 			return zero, d.crashed(inst, err)
 		default:
 		}
+		d.timedOut(inst)
 		return zero, errcode.Wrap(err, errcode.DriverTimeout, "driver %s did not answer within %s", d.spec.Name, d.opts.CallTimeout)
 	}
 	if ctx.Err() != nil { // the caller gave up
@@ -79,8 +93,35 @@ func call[T any](d *Driver, ctx context.Context, f func(context.Context, *instan
 	case <-inst.exited:
 		return zero, d.crashed(inst, err)
 	case <-grace.C:
-		return zero, d.scrubbed(err)
+		return zero, err
 	}
+}
+
+// timedOut counts a call that timed out on inst. After MaxTimeouts in a row the process is ended and
+// restarted as after a crash (same backoff, config replayed): a driver that is alive but answers
+// nothing would otherwise time out every call for good.
+func (d *Driver) timedOut(inst *instance) {
+	n := d.timeouts.Add(1)
+	if d.opts.MaxTimeouts < 0 || int(n) < d.opts.MaxTimeouts {
+		return
+	}
+	d.mu.Lock()
+	mine := d.cur == inst && d.state == StateRunning
+	d.mu.Unlock()
+	if !mine || !d.markLost(inst) {
+		return // already restarting or disabled
+	}
+	d.mu.Lock()
+	d.lastErr = fmt.Sprintf("%d calls in a row timed out; restarted", n)
+	d.mu.Unlock()
+	d.log.Error("driver timed out calls in a row; restarting it", "pid", inst.pid, "timeouts_in_a_row", n)
+	// The watcher sees the exit and restarts; ending the process may take go-plugin's grace period,
+	// which the caller does not wait for.
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		inst.kill()
+	}()
 }
 
 func (d *Driver) crashed(inst *instance, cause error) error {
@@ -94,21 +135,60 @@ func (d *Driver) disabled() bool {
 	return d.state == StateDisabled
 }
 
-// scrubbed returns err with the secrets the host gave the driver removed from its message and details.
-func (d *Driver) scrubbed(err error) error {
-	var e *errcode.Error
-	if !errors.As(err, &e) {
-		return err
-	}
-	out := &errcode.Error{Code: e.Code, Message: d.scrub.Scrub(e.Message), Err: e.Err}
-	for k, v := range e.Details {
-		if s, ok := v.(string); ok {
-			v = d.scrub.Scrub(s)
+// scrubbed returns err with the secrets the host gave the driver removed from every error of its
+// chain: messages, details and the causes wrapped. Coded errors and transport errors are rebuilt
+// scrubbed (so codes and errors.As still work); any other cause whose text holds a secret is replaced
+// by its scrubbed text, and one that holds none is kept as it is (context errors stay comparable).
+func (d *Driver) scrubbed(err error) error { return scrubChain(&d.scrub, err) }
+
+func scrubChain(sc *driver.Scrubber, err error) error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *errcode.Error:
+		out := &errcode.Error{Code: e.Code, Message: sc.Scrub(e.Message), Err: scrubChain(sc, e.Err)}
+		for k, v := range e.Details {
+			out.With(k, scrubValue(sc, v))
 		}
-		out.With(k, v)
+		return out
+	case *driver.TransportError:
+		return &driver.TransportError{Code: e.Code, Message: sc.Scrub(e.Message)}
 	}
-	return out
+	text := err.Error()
+	clean := sc.Scrub(text)
+	if inner := errors.Unwrap(err); inner != nil {
+		return &scrubbedError{text: clean, err: scrubChain(sc, inner)}
+	}
+	if clean != text {
+		return &scrubbedError{text: clean}
+	}
+	return err
 }
+
+// scrubValue scrubs one detail: a string as text, anything else through its JSON form.
+func scrubValue(sc *driver.Scrubber, v any) any {
+	if s, ok := v.(string); ok {
+		return sc.Scrub(s)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "[unprintable detail]"
+	}
+	if clean := sc.Scrub(string(b)); clean != string(b) {
+		return clean
+	}
+	return v
+}
+
+// scrubbedError stands for a cause whose text held a secret: its text scrubbed, and what it wrapped,
+// scrubbed the same way.
+type scrubbedError struct {
+	text string
+	err  error
+}
+
+func (e *scrubbedError) Error() string { return e.text }
+func (e *scrubbedError) Unwrap() error { return e.err }
 
 // setConfig checks cfg's settings against the driver's schema, sends cfg to the driver and, once
 // accepted, keeps it to replay after a restart. The credential is registered for scrubbing before it

@@ -56,6 +56,19 @@ type Options struct {
 	MinBackoff, MaxBackoff time.Duration
 	// Env is the driver process's whole environment (KEY=value); the plane's own is never inherited.
 	Env []string
+	// MaxTimeouts is how many calls in a row may time out before the process is restarted (default
+	// 3; negative: never). A driver stuck on every call answers nothing until it is.
+	MaxTimeouts int
+	// User is the account drivers run as when the plane runs as root ("" picks lexicon-driver if it
+	// exists, else nobody).
+	User string
+	// NoLandlock leaves Landlock out even where the kernel offers it (for tests of the fallback).
+	NoLandlock bool
+	// Unconfined lets a driver start where no protection of the plane's files can be applied (not
+	// root, no Landlock); without it Start refuses with driver.unconfined.
+	Unconfined bool
+	// SocketsDir is where each confined process gets its private socket folder (default os.TempDir()).
+	SocketsDir string
 }
 
 func (o Options) withDefaults() Options {
@@ -70,6 +83,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = 200 * time.Millisecond
+	}
+	if o.MaxTimeouts == 0 {
+		o.MaxTimeouts = 3
 	}
 	if o.MaxBackoff < o.MinBackoff {
 		o.MaxBackoff = max(30*time.Second, o.MinBackoff)
@@ -88,10 +104,14 @@ const (
 
 // Status is a driver's state for operators (`lexicon drivers status`).
 type Status struct {
-	State     State
-	PID       int    // 0 when no process runs
-	Restarts  int    // restarts after crashes since Start
-	LastError string // the last crash or failed restart, scrubbed
+	State    State
+	PID      int // 0 when no process runs
+	Restarts int // restarts after crashes (or calls timing out in a row) since Start
+	Timeouts int // calls that timed out in a row, since the last answer or restart
+	// Protections lists what confines the process: user:<name>, landlock:v<abi>, no_new_privs, or
+	// unconfined alone.
+	Protections []string
+	LastError   string // the last crash or failed restart, scrubbed
 }
 
 // Driver is one running driver: a process, restarted after crashes, until Stop.
@@ -101,8 +121,10 @@ type Driver struct {
 	opts  Options
 	log   *slog.Logger
 	scrub driver.Scrubber
+	conf  confinement
 
-	crashes atomic.Int32 // crashes in a row, for the backoff
+	crashes  atomic.Int32 // crashes in a row, for the backoff
+	timeouts atomic.Int32 // calls timed out in a row, for MaxTimeouts
 
 	mu       sync.Mutex
 	state    State
@@ -129,6 +151,11 @@ func Start(ctx context.Context, store *cas.Store, spec Spec, opts Options) (*Dri
 		spec: spec, store: store, opts: opts, state: StateRunning, stop: make(chan struct{}),
 		log: opts.Logger.With("driver", spec.Name, "sha256", spec.Digest),
 	}
+	d.conf = decideConfinement(opts.User, opts.NoLandlock)
+	if !d.conf.confined() && !opts.Unconfined {
+		return nil, errcode.New(errcode.DriverUnconfined,
+			"driver %s cannot be confined here: the plane is not root (no separate user) and the kernel offers no Landlock; it would read every account's credentials; enable it with --unconfined to accept that", spec.Name)
+	}
 	inst, err := d.launch(ctx)
 	if err != nil {
 		return nil, err
@@ -142,7 +169,7 @@ func Start(ctx context.Context, store *cas.Store, spec Spec, opts Options) (*Dri
 func (d *Driver) Status() Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := Status{State: d.state, Restarts: d.restarts, LastError: d.lastErr}
+	s := Status{State: d.state, Restarts: d.restarts, Timeouts: int(d.timeouts.Load()), LastError: d.lastErr, Protections: d.conf.protections()}
 	if d.cur != nil {
 		s.PID = d.cur.pid
 	}
@@ -256,6 +283,7 @@ func (d *Driver) restart() {
 		}
 		d.state, d.cur = StateRunning, inst
 		d.restarts++
+		d.timeouts.Store(0)
 		close(d.ready)
 		d.ready = nil
 		d.mu.Unlock()

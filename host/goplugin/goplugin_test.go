@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -281,5 +282,66 @@ func TestDriverLogsNeverCarryTheCredential(t *testing.T) {
 	testkit.WantCode(t, err, errcode.DriverConfigInvalid)
 	if strings.Contains(err.Error(), credential) {
 		t.Errorf("an error carried the credential back: %v", err)
+	}
+}
+
+// TestBareStatusIsScrubbedThroughTheWholeChain: a driver answers with a bare gRPC status holding its
+// credential (no Lexicon detail, so the host wraps it as a transport error). Neither the error's text,
+// which the plane logs, nor any error of its chain, nor its details carry the credential.
+func TestBareStatusIsScrubbedThroughTheWholeChain(t *testing.T) {
+	_, n := startDNS(t, goplugin.Options{})
+	ctx := context.Background()
+	if err := n.SetConfig(ctx, cfg()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := n.GetRecords(ctx, "status.test")
+	wantCode(t, err, errcode.DriverInternal)
+	if !strings.Contains(err.Error(), "provider refused the token [REDACTED]") {
+		t.Errorf("the driver's answer is lost rather than scrubbed: %v", err)
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if text := fmt.Sprintf("%v %+v", e, e); strings.Contains(text, credential) {
+			t.Errorf("an error of the chain (%T) carries the credential: %s", e, text)
+		}
+	}
+	var te *driver.TransportError
+	if !errors.As(err, &te) || strings.Contains(te.Message, credential) {
+		t.Errorf("the transport error is not kept scrubbed: %#v", te)
+	}
+}
+
+// TestCallsTimingOutInARowRestartTheDriver: a driver that is alive but answers nothing is restarted
+// after MaxTimeouts calls in a row time out, with its config replayed; fewer timeouts leave it be.
+func TestCallsTimingOutInARowRestartTheDriver(t *testing.T) {
+	logs := newLogSink()
+	d, n := startDNS(t, goplugin.Options{Logger: logs.Logger(), CallTimeout: 300 * time.Millisecond, MaxTimeouts: 2, MinBackoff: 10 * time.Millisecond})
+	ctx := context.Background()
+	if err := n.SetConfig(ctx, cfg()); err != nil {
+		t.Fatal(err)
+	}
+	pid := d.Status().PID
+	_, err := n.GetRecords(ctx, "hang.test")
+	wantCode(t, err, errcode.DriverTimeout)
+	if st := d.Status(); st.PID != pid || st.Restarts != 0 || st.Timeouts != 1 {
+		t.Fatalf("after one timeout: %+v", st)
+	}
+	restarted := logs.Wait("driver restarted")
+	_, err = n.GetRecords(ctx, "hang.test")
+	wantCode(t, err, errcode.DriverTimeout)
+	select {
+	case <-restarted:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the driver was not restarted after 2 timeouts in a row:\n%s", logs)
+	}
+	// The restarted process has the account's config again and answers.
+	if _, err := n.ListZones(ctx); err != nil {
+		t.Fatalf("a call after the restart: %v", err)
+	}
+	st := d.Status()
+	if st.State != goplugin.StateRunning || st.Restarts != 1 || st.PID == pid || st.Timeouts != 0 {
+		t.Fatalf("status after the restart = %+v (pid before %d)", st, pid)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the stuck process %d is still there (kill -0: %v)", pid, err)
 	}
 }

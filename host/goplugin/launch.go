@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -30,10 +31,37 @@ type instance struct {
 	pid    int
 	exited chan struct{} // closed when the process has exited
 	lost   bool          // the process died on its own; guarded by Driver.mu
+	// sockets is the folder the confined driver may write, its go-plugin socket in it; "" unconfined.
+	sockets string
 }
 
-// kill ends the process (gracefully, then by force) and waits for go-plugin to reap it.
-func (i *instance) kill() { i.client.Kill() }
+// kill ends the process (gracefully, then by force), waits for go-plugin to reap it, and removes its
+// socket folder.
+func (i *instance) kill() {
+	i.client.Kill()
+	removeSockets(i.sockets)
+}
+
+func removeSockets(dir string) {
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// socketDir makes the one folder a confined driver process may write: private to the driver's user.
+func (d *Driver) socketDir() (string, error) {
+	dir, err := os.MkdirTemp(d.opts.SocketsDir, "lexicon-driver-")
+	if err != nil {
+		return "", err
+	}
+	if c := d.conf.cred; c != nil {
+		if err := os.Chown(dir, int(c.Uid), int(c.Gid)); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
+}
 
 // secureConfig returns go-plugin's checksum config for digest with a hasher of its own. SecureConfig
 // feeds the file into Hash and never resets it, so a hasher shared between two starts carries the
@@ -90,6 +118,14 @@ func (d *Driver) launchFrom(ctx context.Context, r io.Reader) (*instance, error)
 	}
 	defer exe.Close() // once started, the process holds its own reference to the image
 
+	// go-plugin's SecureConfig hashes the memfd with a fresh hasher before anything executes; the
+	// trampoline (or exec, unconfined) then runs that same descriptor.
+	if ok, err := secureConfig(sum).Check(fdPath(exe)); err != nil || !ok {
+		if err == nil {
+			err = plugin.ErrChecksumsDoNotMatch
+		}
+		return nil, d.startError(err)
+	}
 	cmd := exec.Command(fdPath(exe))
 	cmd.Args = []string{name}
 	cmd.Env = append([]string{}, d.opts.Env...)
@@ -97,12 +133,23 @@ func (d *Driver) launchFrom(ctx context.Context, r io.Reader) (*instance, error)
 	// the thread that forked; Go keeps that thread alive unless it was locked, and a driver that dies
 	// early is restarted anyway.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var sockets string
+	if d.conf.confined() {
+		sockets, err = d.socketDir()
+		if err != nil {
+			return nil, errcode.Wrap(err, errcode.DriverStartFailed, "cannot prepare driver %s's socket folder", d.spec.Name)
+		}
+		spec, _ := json.Marshal(confineSpec{Landlock: d.conf.landlockABI, Sockets: sockets})
+		cmd.Path = "/proc/self/exe"
+		cmd.ExtraFiles = []*os.File{exe}
+		cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+sockets, confineEnv+"="+string(spec))
+		cmd.SysProcAttr.Credential = d.conf.cred
+	}
 
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  driver.Handshake(),
 		VersionedPlugins: versionedPlugins(d.spec.Kind),
 		Cmd:              cmd,
-		SecureConfig:     secureConfig(sum),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		SkipHostEnv:      true,
@@ -112,9 +159,10 @@ func (d *Driver) launchFrom(ctx context.Context, r io.Reader) (*instance, error)
 	rpc, err := client.Client()
 	if err != nil {
 		client.Kill()
+		removeSockets(sockets)
 		return nil, d.startError(err)
 	}
-	inst := &instance{client: client, exited: make(chan struct{})}
+	inst := &instance{client: client, exited: make(chan struct{}), sockets: sockets}
 	if cmd.Process != nil {
 		inst.pid = cmd.Process.Pid
 	}

@@ -39,11 +39,14 @@ type Status struct {
 	Digest  string `json:"digest,omitempty"` // what runs
 	// State is running, restarting (after a crash), failed (it would not start: LastError says why),
 	// stopped (not running on this replica) or disabled.
-	State     string        `json:"state"`
-	PID       int           `json:"pid,omitempty"`
-	Restarts  int           `json:"restarts"`
-	LastError string        `json:"last_error,omitempty"`
-	Accounts  []ProcessInfo `json:"accounts"`
+	State     string `json:"state"`
+	PID       int    `json:"pid,omitempty"`
+	Restarts  int    `json:"restarts"`
+	LastError string `json:"last_error,omitempty"`
+	// Protections lists what confines the driver's processes on this replica: user:<name>,
+	// landlock:v<abi>, no_new_privs, or unconfined alone.
+	Protections []string      `json:"protections,omitempty"`
+	Accounts    []ProcessInfo `json:"accounts"`
 }
 
 // ProcessInfo is the process serving one account.

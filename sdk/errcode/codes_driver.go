@@ -15,6 +15,10 @@ const (
 	// DriverUnavailable: the driver is not reachable right now (starting, restarting after a crash, or
 	// the connection broke). Nothing was called; retry later.
 	DriverUnavailable = "driver.unavailable"
+	// DriverUnconfined: no protection of the plane's files can be applied to the driver's process here
+	// (the plane is not root, so no separate user, and the kernel offers no Landlock); it is started
+	// only when an admin accepts that explicitly (drivers enable --unconfined). Nothing was started.
+	DriverUnconfined = "driver.unconfined"
 	// DriverStartFailed: the driver's process could not be started or did not complete the handshake
 	// (details.digest). Nothing was called.
 	DriverStartFailed = "driver.start_failed"

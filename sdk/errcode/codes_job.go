@@ -9,6 +9,10 @@ const (
 	// the one the job was built for (details.word). Publish a release that contains the word and wait
 	// for the node to load it, or pick a node that reports it.
 	JobWordUnavailable = "job.word_unavailable"
+	// JobWordMismatch: the node refused a job whose word, class and module do not agree with the
+	// signed manifest the node holds for that word (details.field names what differs): the plane
+	// authorised it as something else than what would run. Nothing ran.
+	JobWordMismatch = "job.word_mismatch"
 	// JobNotRunning: a result arrived for a job that is not running (details.state): it already finished,
 	// was lost or was cancelled, and its result is dropped.
 	JobNotRunning = "job.not_running"

@@ -55,6 +55,9 @@ func (r *Runner) run(ctx context.Context, job channel.Job) channel.ResultRequest
 	if job.Digest != "" && job.Digest != w.Module {
 		return refused(errcode.New(errcode.WordVersionMismatch, "the job is for %s %s, this node runs %s", job.Word, job.Digest, w.Module))
 	}
+	if err := agree(job, w); err != nil {
+		return refused(err)
+	}
 	p, err := r.prepare(ctx, w)
 	if err != nil {
 		return refused(err)
@@ -65,6 +68,24 @@ func (r *Runner) run(ctx context.Context, job channel.Job) channel.ResultRequest
 	}
 	defer lock.Release()
 	return p.Run(ctx, job.Params)
+}
+
+// agree refuses a job unless its word, the manifest the node holds for that word and the module it
+// would run all agree, and the job's class (what the plane authorised it as) is the manifest's. Two
+// words may share one module, so a job built against one of them must never run as the other.
+func agree(job channel.Job, w vocab.Word) error {
+	mismatch := func(field, format string, args ...any) error {
+		return errcode.New(errcode.JobWordMismatch, format, args...).With("field", field).With("word", job.Word)
+	}
+	switch {
+	case w.Manifest.Name != job.Word:
+		return mismatch("word", "the job is for %s, the manifest this node holds for it describes %s", job.Word, w.Manifest.Name)
+	case w.Manifest.Module.SHA256 != w.Module:
+		return mismatch("module", "the manifest of %s pins module %s, this node would run %s", job.Word, w.Manifest.Module.SHA256, w.Module)
+	case job.Class != "" && job.Class != string(w.Manifest.Class):
+		return mismatch("class", "the job was authorised as a %s word, %s is %s by its signed manifest", job.Class, job.Word, w.Manifest.Class)
+	}
+	return nil
 }
 
 // Prepared is a word checked against the node's vocabulary and policy and loaded into the host, ready

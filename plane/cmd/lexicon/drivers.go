@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
@@ -96,6 +97,9 @@ func (l statusList) Text(w io.Writer) {
 			fmt.Fprint(w, " (enabled, not pinned by the current release)")
 		}
 		fmt.Fprintln(w)
+		if len(d.Protections) > 0 {
+			fmt.Fprintf(w, "  confined by: %s\n", strings.Join(d.Protections, ", "))
+		}
 		if d.LastError != "" {
 			fmt.Fprintf(w, "  last error: %s\n", d.LastError)
 		}

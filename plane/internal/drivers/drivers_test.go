@@ -1,8 +1,11 @@
 package drivers_test
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -595,5 +598,31 @@ func TestEnableAndDisableHoldAgainstAConcurrentSync(t *testing.T) {
 		if s := statusOf(t, f.m, "dns-memory"); s.State != "disabled" || s.PID != 0 {
 			t.Fatalf("round %d: just disabled, status %+v", i, s)
 		}
+	}
+}
+
+// TestBareStatusNeverCarriesTheCredential: a driver answers with a bare gRPC status holding the
+// account's credential. The error the plane gets has it scrubbed through its whole chain, so neither a
+// log line printing the error's text nor an answer built from it can carry the credential.
+func TestBareStatusNeverCarriesTheCredential(t *testing.T) {
+	f := newFixture(t, "")
+	f.publish("dns-crashy")
+	_, err := f.m.Enable(f.ctx, "alice", "dns-crashy")
+	must(t, err)
+	_, err = f.m.AccountAdd(f.ctx, "alice", drivers.AccountAddRequest{Driver: "dns-crashy", Name: "leaky",
+		Settings: json.RawMessage(`{"zones": ["example.com"]}`), Credential: driver.NewSecret(credential)})
+	must(t, err)
+	_, err = f.m.DNSRecords(f.ctx, "bob", "leaky", "status.test")
+	testkit.WantCode(t, err, errcode.DriverInternal)
+	var text bytes.Buffer
+	slog.New(slog.NewTextHandler(&text, nil)).Error("request failed", "err", err, "text", err.Error(), "verbose", fmt.Sprintf("%+v", err))
+	env, _ := json.Marshal(errcode.From(err, errcode.InternalError))
+	for what, s := range map[string]string{"log line": text.String(), "answer": string(env)} {
+		if strings.Contains(s, credential) {
+			t.Errorf("the %s holds the credential: %s", what, s)
+		}
+	}
+	if !strings.Contains(err.Error(), "provider refused the token [REDACTED]") {
+		t.Errorf("the driver's answer is lost rather than scrubbed: %v", err)
 	}
 }

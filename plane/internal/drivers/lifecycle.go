@@ -368,6 +368,7 @@ func (sl *slot) status(s *api.Status) {
 	}
 	st := sl.base.Status()
 	s.State, s.PID, s.Restarts, s.Digest = string(st.State), st.PID, st.Restarts, sl.entry.Digest
+	s.Protections = st.Protections
 	s.Kind, s.Version = string(sl.entry.Kind), sl.entry.Version
 	if st.LastError != "" {
 		s.LastError = st.LastError

@@ -206,7 +206,7 @@ func TestRecipeCaseBecomesAnIncident(t *testing.T) {
 			// Clearing resolves the page under the same dedup key. The reconciler has looked every second
 			// all along: still one trigger and one resolve. (A notification is written in the transaction
 			// of its event, so none can be on its way.)
-			eventually(t, time.Minute, "the resolve", func() bool { return len(pd.got()) >= 2 })
+			pd.received.Until(t, "the resolve", func() bool { return len(pd.got()) >= 2 })
 			if n := len(pd.got()); n != 2 {
 				t.Fatalf("the webhook got %d events, want 2", n)
 			}

@@ -240,7 +240,9 @@ func (s *Server) jobCreate(r *http.Request) (any, error) {
 			"node %s does not report the word %q: publish a release that pins it (lexicon releases publish) and wait for the node to load it, or choose a node that reports it (lexicon nodes show %s)",
 			node.Name, req.Word, node.Name).With("node", node.ID).With("word", req.Word)
 	}
-	m, known, err := s.manifests.word(ctx, ref.Digest)
+	// The manifest is the one its own row pins for this word and module: another word on the same
+	// module has its own class and schema, and must never lend them.
+	m, known, err := s.manifests.word(ctx, req.Word, ref.Digest)
 	if err != nil {
 		return nil, err
 	}

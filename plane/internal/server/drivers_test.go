@@ -286,6 +286,9 @@ func TestDriverRoutes(t *testing.T) {
 	// A crash mid-call is a driver.crashed answer (502), and the next call succeeds after the restart.
 	p.want(http.StatusBadGateway, "driver.crashed", operator, get, "/dns/flaky/zones/crash.test/records", nil)
 	p.want(http.StatusOK, "", operator, get, "/dns/flaky/zones", nil)
+	// A bare gRPC status holding the credential is a driver.internal answer; the cleanup greps the
+	// plane's log and every answer for the credential.
+	p.want(http.StatusBadGateway, "driver.internal", operator, get, "/dns/flaky/zones/status.test/records", nil)
 	status := p.want(http.StatusOK, "", viewer, get, "/drivers/status", nil)
 	var crashy map[string]any
 	for _, d := range status["drivers"].([]any) {
@@ -295,6 +298,10 @@ func TestDriverRoutes(t *testing.T) {
 	}
 	if a := crashy["accounts"].([]any); len(a) != 1 || a[0].(map[string]any)["restarts"] != float64(1) {
 		t.Fatalf("status after the crash: %v", crashy)
+	}
+	// The status says what confines the driver: here at least no_new_privs, with a user or Landlock.
+	if prot := fmt.Sprint(crashy["protections"]); !strings.Contains(prot, "no_new_privs") {
+		t.Fatalf("status does not say how the driver is confined: %v", crashy)
 	}
 
 	// Disabled: refused at once, 409.

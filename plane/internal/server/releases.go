@@ -166,47 +166,50 @@ func (s *Server) checkContracts(ctx context.Context, rel *registry.Release, dir 
 	return nil
 }
 
-// manifestIndex finds the manifest of a word by the module digest a node reports, across the stored
-// releases. Manifests are immutable per digest, so entries never go stale.
+// manifestIndex finds a word's signed manifest by the word's name and the release rows that pin it,
+// across the stored releases. Two words may share one module (a word learns its name from argv[0]), so
+// a module digest alone never names a manifest: it is always the row of that name. Manifests are
+// immutable per digest, so entries never go stale.
 type manifestIndex struct {
 	store store.Store
 
-	mu       sync.Mutex
-	byModule map[string]*manifest.Manifest // module digest -> manifest
-	loaded   map[int64]bool                // release sequences indexed
+	mu        sync.Mutex
+	manifests map[wordKey]*manifest.Manifest // (word, manifest digest) -> manifest
+	rows      map[int64][]statement.Module   // word rows of each indexed release, by sequence
 }
+
+// wordKey names one word's manifest: a manifest describes exactly one word, and is checked to on load.
+type wordKey struct{ name, manifest string }
 
 func newManifestIndex(s store.Store) *manifestIndex {
-	return &manifestIndex{store: s, byModule: map[string]*manifest.Manifest{}, loaded: map[int64]bool{}}
+	return &manifestIndex{store: s, manifests: map[wordKey]*manifest.Manifest{}, rows: map[int64][]statement.Module{}}
 }
 
-// word returns the manifest of the word module with that digest, looking through stored releases newest
-// first.
-func (x *manifestIndex) word(ctx context.Context, digest string) (*manifest.Manifest, bool, error) {
+// word returns the manifest of the word name that a node runs as the module with that digest: the row
+// of that name pinning that module, in the newest stored release that has one.
+func (x *manifestIndex) word(ctx context.Context, name, module string) (*manifest.Manifest, bool, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if m, ok := x.byModule[digest]; ok {
-		return m, true, nil
-	}
 	list, err := x.store.ReleaseList(ctx, store.ReleaseListParams{Limit: 20})
 	if err != nil {
 		return nil, false, err
 	}
 	for _, rel := range list {
-		if x.loaded[rel.Sequence] {
-			continue
-		}
-		if err := x.load(ctx, rel.Sequence); err != nil {
+		rows, err := x.load(ctx, rel.Sequence)
+		if err != nil {
 			return nil, false, err
 		}
-		if m, ok := x.byModule[digest]; ok {
-			return m, true, nil
+		for _, row := range rows {
+			if row.Name == name && row.Module == module {
+				return x.manifests[wordKey{row.Name, row.Manifest}], true, nil
+			}
 		}
 	}
 	return nil, false, nil
 }
 
-// currentWords returns the current release's word manifests by name; none before the first release.
+// currentWords returns the current release's word manifests by name, each the manifest its own row
+// pins; none before the first release.
 func (x *manifestIndex) currentWords(ctx context.Context) (map[string]*manifest.Manifest, error) {
 	words := map[string]*manifest.Manifest{}
 	cur, err := x.store.ReleaseCurrent(ctx)
@@ -216,51 +219,58 @@ func (x *manifestIndex) currentWords(ctx context.Context) (map[string]*manifest.
 	if err != nil {
 		return nil, err
 	}
-	st, err := statement.DecodeBundle(cur.Bundle)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	rows, err := x.load(ctx, cur.Sequence)
 	if err != nil {
 		return nil, err
 	}
-	for _, row := range st.Predicate.Modules {
-		if row.Kind != manifest.KindWord {
-			continue
-		}
-		m, ok, err := x.word(ctx, row.Module)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			words[row.Name] = m
-		}
+	for _, row := range rows {
+		words[row.Name] = x.manifests[wordKey{row.Name, row.Manifest}]
 	}
 	return words, nil
 }
 
-func (x *manifestIndex) load(ctx context.Context, seq int64) error {
+// load indexes the word rows of release seq once, and returns them. A stored manifest must still hash
+// to its row's digest and describe that row: its name, class and module.
+func (x *manifestIndex) load(ctx context.Context, seq int64) ([]statement.Module, error) {
+	if rows, ok := x.rows[seq]; ok {
+		return rows, nil
+	}
 	rel, err := x.store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: seq})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st, err := statement.DecodeBundle(rel.Bundle)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var rows []statement.Module
 	for _, row := range st.Predicate.Modules {
 		if row.Kind != manifest.KindWord {
 			continue
 		}
-		a, err := x.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: row.Manifest})
-		if err != nil {
-			return err
+		key := wordKey{row.Name, row.Manifest}
+		if _, ok := x.manifests[key]; !ok {
+			a, err := x.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: row.Manifest})
+			if err != nil {
+				return nil, err
+			}
+			if cas.Sum(a.Data) != row.Manifest {
+				return nil, errcode.New(errcode.ModuleDigestMismatch, "stored manifest of %s was altered", row.Name)
+			}
+			m, err := manifest.Parse(a.Data)
+			if err != nil {
+				return nil, err
+			}
+			if m.Name != row.Name || m.Class != row.Class || m.Module.SHA256 != row.Module {
+				return nil, errcode.New(errcode.StatementInvalid, "stored manifest %s describes %s (%s, module %s), its row %s (%s, module %s)",
+					row.Manifest, m.Name, m.Class, m.Module.SHA256, row.Name, row.Class, row.Module).With("module", row.Name)
+			}
+			x.manifests[key] = m
 		}
-		if cas.Sum(a.Data) != row.Manifest {
-			return errcode.New(errcode.ModuleDigestMismatch, "stored manifest of %s was altered", row.Name)
-		}
-		m, err := manifest.Parse(a.Data)
-		if err != nil {
-			return err
-		}
-		x.byModule[row.Module] = m
+		rows = append(rows, row)
 	}
-	x.loaded[seq] = true
-	return nil
+	x.rows[seq] = rows
+	return rows, nil
 }

@@ -111,6 +111,7 @@ type testWord struct {
 	class  manifest.Class
 	wallMS int64
 	params string // the params schema's properties; "" is {"n": {"type": "integer"}}
+	module string // the module's bytes after the wasm header; "" is the word's name
 }
 
 // testRelease is a built release folder and the words it pins, as a node reports them.
@@ -138,7 +139,10 @@ func (p *trustedPlane) build(key keys.PublisherPrivate, words []testWord, agents
 		if err := os.WriteFile(filepath.Join(d, "manifest.json"), []byte(mf), 0o644); err != nil {
 			p.t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(d, w.name+".wasm"), []byte("\x00asm\x01\x00\x00\x00"+w.name), 0o644); err != nil {
+		if w.module == "" {
+			w.module = w.name
+		}
+		if err := os.WriteFile(filepath.Join(d, w.name+".wasm"), []byte("\x00asm\x01\x00\x00\x00"+w.module), 0o644); err != nil {
 			p.t.Fatal(err)
 		}
 	}
