@@ -156,6 +156,15 @@ func TestStatusOfCodes(t *testing.T) {
 			t.Errorf("status(%s) = %d, want %d", code, got, want)
 		}
 	}
+	for _, s := range errcode.All() {
+		if _, ok := cases[s.Code]; !ok {
+			t.Errorf("%s has no pinned status here", s.Code)
+		}
+	}
+	// A code the table does not declare (a driver's or a word's own) is the plane's failure to explain.
+	if got := status("restart_unit.failed"); got != http.StatusInternalServerError {
+		t.Errorf("status of an undeclared code = %d, want 500", got)
+	}
 }
 
 func TestLimiterPerKey(t *testing.T) {
