@@ -137,7 +137,7 @@ func Run(ctx context.Context, binary, about string, cmds []*Command, args []stri
 }
 
 func fail(env *Env, err error, status int) int {
-	e := errcode.From(err, "internal.error")
+	e := errcode.From(err, errcode.InternalError)
 	if env.JSON {
 		out := map[string]any{"ok": false, "code": e.Code, "message": e.Error()}
 		if len(e.Details) > 0 {
@@ -154,7 +154,7 @@ func fail(env *Env, err error, status int) int {
 func writeJSON(w io.Writer, result any) {
 	b, err := json.Marshal(result)
 	if err != nil {
-		fmt.Fprintf(w, `{"ok":false,"code":"internal.error","message":%q}`+"\n", err.Error())
+		fmt.Fprintf(w, `{"ok":false,"code":%q,"message":%q}`+"\n", errcode.InternalError, err.Error())
 		return
 	}
 	var obj map[string]any
