@@ -175,9 +175,9 @@ var jobTests = []test{
 				outcome = store.JobFailed
 			}
 			got, err := f.s.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: outcome,
-				Code: "policy.refused", Message: "class change is refused here", Now: f.at(time.Duration(i) * time.Second)})
+				Code: errcode.PolicyRefused, Message: "class change is refused here", Now: f.at(time.Duration(i) * time.Second)})
 			noErr(f, err, "JobFinish")
-			if got.State != outcome || got.OutcomeCode != "policy.refused" {
+			if got.State != outcome || got.OutcomeCode != errcode.PolicyRefused {
 				f.Fatalf("finished %+v", got)
 			}
 		}
