@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -42,21 +44,19 @@ type JobStore interface {
 	JobList(ctx context.Context, p JobListParams) (JobListResult, error)
 }
 
-// JobState is where a job stands. Queued and running are live; the rest are final.
-type JobState string
+// JobState is where a job stands: the agent channel's type, so the plane and the node spell each state
+// once.
+type JobState = channel.JobState
 
 const (
-	JobQueued    JobState = "queued"
-	JobRunning   JobState = "running"
-	JobCompleted JobState = "completed"
-	JobFailed    JobState = "failed"
-	JobRefused   JobState = "refused"
-	JobLost      JobState = "lost"
-	JobCancelled JobState = "cancelled"
+	JobQueued    = channel.JobQueued
+	JobRunning   = channel.JobRunning
+	JobCompleted = channel.JobCompleted
+	JobFailed    = channel.JobFailed
+	JobRefused   = channel.JobRefused
+	JobLost      = channel.JobLost
+	JobCancelled = channel.JobCancelled
 )
-
-// Final reports whether a job in state s will never change again.
-func (s JobState) Final() bool { return s != JobQueued && s != JobRunning }
 
 // Job limits.
 const (
@@ -169,7 +169,8 @@ type JobListResult struct {
 	NextCursor string `json:"next_cursor,omitempty"` // "" on the last page
 }
 
-func validClass(c string) bool { return c == "look" || c == "change" || c == "destructive" }
+// validClass: a word class is one manifest.Class ranks (look, change, destructive).
+func validClass(c string) bool { return manifest.Class(c).Rank() > 0 }
 
 func checkJSON(field string, b json.RawMessage, object bool) error {
 	if !json.Valid(b) || !utf8.Valid(b) {

@@ -157,7 +157,7 @@ func (r *Runner) Load(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
 // on the node, before anything leaves it.
 func (r *Runner) report(res *wasm.Result) channel.ResultRequest {
 	out := channel.ResultRequest{
-		Outcome: string(res.Outcome), Code: res.Code, Message: res.Message, DurationMS: res.DurationMS,
+		Outcome: channel.JobState(res.Outcome), Code: res.Code, Message: res.Message, DurationMS: res.DurationMS,
 	}
 	out.Message, _ = redact.Text(out.Message)
 	out.Transcript, _ = redact.Text(res.Transcript)

@@ -313,7 +313,7 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 		return
 	}
 	s.log.Info("job finished", "job", job.ID, "node", node.ID, "word", job.Word, "state", job.State, "code", code)
-	writeJSON(w, http.StatusOK, channel.ResultResponse{JobID: job.ID, State: string(job.State)})
+	writeJSON(w, http.StatusOK, channel.ResultResponse{JobID: job.ID, State: job.State})
 }
 
 func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {
@@ -330,7 +330,7 @@ func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request, node store.No
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, channel.JobStatusResponse{JobID: job.ID, State: string(job.State)})
+	writeJSON(w, http.StatusOK, channel.JobStatusResponse{JobID: job.ID, State: job.State})
 }
 
 func (s *Server) leave(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {

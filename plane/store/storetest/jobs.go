@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -18,7 +19,7 @@ var jobTests = []test{
 		noErr(f, err, "JobCreate")
 		w, _ := n.Word("disk_usage")
 		if !strings.HasPrefix(j.ID, "job_") || j.NodeID != n.ID || j.Word != "disk_usage" || j.WordVersion != w.Version ||
-			j.WordDigest != w.Digest || j.Class != "look" || j.State != store.JobQueued || j.Budget != store.DefaultJobBudget ||
+			j.WordDigest != w.Digest || j.Class != string(manifest.ClassLook) || j.State != store.JobQueued || j.Budget != store.DefaultJobBudget ||
 			j.CreatedBy != "operator" || !j.CreatedAt.Equal(p.Now) || !j.ClaimedAt.IsZero() || !j.FinishedAt.IsZero() {
 			f.Fatalf("created %+v", j)
 		}

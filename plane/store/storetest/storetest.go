@@ -19,6 +19,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -111,7 +112,7 @@ func (f *fx) join(name, source string) store.Join {
 func words(names ...string) []store.WordRef {
 	out := make([]store.WordRef, len(names))
 	for i, n := range names {
-		out[i] = store.WordRef{Name: n, Version: "1.0.0", Digest: digest([]byte(n)), Class: "look"}
+		out[i] = store.WordRef{Name: n, Version: "1.0.0", Digest: digest([]byte(n)), Class: string(manifest.ClassLook)}
 	}
 	return out
 }
@@ -138,7 +139,7 @@ func (f *fx) node(name string, vocab ...string) store.Node {
 }
 
 func (f *fx) jobParams(n store.Node, word string) store.JobCreateParams {
-	return store.JobCreateParams{NodeID: n.ID, Word: word, Class: "look", Params: json.RawMessage(`{"path":"/"}`),
+	return store.JobCreateParams{NodeID: n.ID, Word: word, Class: string(manifest.ClassLook), Params: json.RawMessage(`{"path":"/"}`),
 		CreatedBy: "operator", Now: f.at(0)}
 }
 
