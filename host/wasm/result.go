@@ -79,7 +79,7 @@ func wordFailure(stdout []byte) (*errcode.Error, bool) {
 	// A code in an area Lexicon reserves (errcode.ReservedArea) would pass the word off as the host, the
 	// agent or the plane; the word may pass on capability.* and report its own areas.
 	if !codeRE.MatchString(code) || errcode.Reserved(code) {
-		return errcode.New(errcode.WordFailed, "%s", msg).With("reason", truncateRunes(code, 100)), true
+		return errcode.New(errcode.WordFailed, "%s", msg).With(errcode.DetailReason, truncateRunes(code, 100)), true
 	}
 	e := errcode.New(code, "%s", msg)
 	if len(env.Error.Details) <= 32 {

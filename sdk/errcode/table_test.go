@@ -99,6 +99,10 @@ func TestEveryCodeIsShapedAndUnique(t *testing.T) {
 func TestEveryConstantIsInTheTable(t *testing.T) {
 	consts := declared(t)
 	for code, file := range consts {
+		isCodesFile := strings.HasPrefix(file, "codes_")
+		if !strings.Contains(code, ".") && !isCodesFile {
+			continue // a detail key or another name, not a code
+		}
 		if !codeShape.MatchString(code) {
 			t.Errorf("constant %q in %s is not area.reason in snake case", code, file)
 			continue

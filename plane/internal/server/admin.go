@@ -77,7 +77,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 func need(ctx context.Context, role store.Role) error {
 	t := tokenFrom(ctx)
 	if roleRank[t.Role] < roleRank[role] {
-		return errcode.New(errcode.AuthForbidden, "this needs the %s role; token %s is %s", role, t.Name, t.Role).With("need", string(role))
+		return errcode.New(errcode.AuthForbidden, "this needs the %s role; token %s is %s", role, t.Name, t.Role).With(errcode.DetailNeed, string(role))
 	}
 	return nil
 }
@@ -164,7 +164,7 @@ func (s *Server) joinApprove(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	if req.Fingerprint == "" {
-		return 0, nil, errcode.New(errcode.RequestMalformed, "approval needs the fingerprint the machine shows (SHA256:...)").With("field", "fingerprint")
+		return 0, nil, errcode.New(errcode.RequestMalformed, "approval needs the fingerprint the machine shows (SHA256:...)").With(errcode.DetailField, "fingerprint")
 	}
 	res, err := s.store.JoinApprove(r.Context(), store.JoinApproveParams{
 		ID: chi.URLParam(r, "id"), Fingerprint: req.Fingerprint, Name: req.Name, By: tokenFrom(r.Context()).Name, Now: s.now(),
@@ -249,7 +249,7 @@ func (s *Server) jobCreate(r *http.Request) (int, any, error) {
 	if !ok {
 		return 0, nil, errcode.New(errcode.JobWordUnavailable,
 			"node %s does not report the word %q: publish a release that pins it (lexicon releases publish) and wait for the node to load it, or choose a node that reports it (lexicon nodes show %s)",
-			node.Name, req.Word, node.Name).With("node", node.ID).With("word", req.Word)
+			node.Name, req.Word, node.Name).With(errcode.DetailNodeID, node.ID).With(errcode.DetailWord, req.Word)
 	}
 	m, known, err := s.manifests.word(ctx, ref.Digest)
 	if err != nil {
@@ -258,7 +258,7 @@ func (s *Server) jobCreate(r *http.Request) (int, any, error) {
 	if !known {
 		return 0, nil, errcode.New(errcode.JobWordUnavailable,
 			"node %s reports %s with digest %s, which no release on this plane pins; publish its release or wait for the node to update",
-			node.Name, req.Word, ref.Digest).With("node", node.ID).With("word", req.Word)
+			node.Name, req.Word, ref.Digest).With(errcode.DetailNodeID, node.ID).With(errcode.DetailWord, req.Word)
 	}
 	role := store.RoleOperator
 	if m.Class == manifest.ClassDestructive {

@@ -100,7 +100,7 @@ func (s *Server) driverRoutesOn(r chi.Router) {
 		if v := q.Get("page_size"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return 0, nil, errcode.New(errcode.RequestMalformed, "page_size %q is not a number", v).With("field", "page_size")
+				return 0, nil, errcode.New(errcode.RequestMalformed, "page_size %q is not a number", v).With(errcode.DetailField, "page_size")
 			}
 			req.PageSize = n
 		}

@@ -52,7 +52,7 @@ func (s *Server) incidentList(r *http.Request) (int, any, error) {
 	case "true", "1":
 		p.NeedsYou = true
 	default:
-		return 0, nil, errcode.New(errcode.RequestMalformed, "needs_you is true or false").With("field", "needs_you")
+		return 0, nil, errcode.New(errcode.RequestMalformed, "needs_you is true or false").With(errcode.DetailField, "needs_you")
 	}
 	if ref := q.Get("node"); ref != "" {
 		n, err := s.nodeByRef(r.Context(), ref)
@@ -105,18 +105,18 @@ func (s *Server) incidentTriage(r *http.Request) (int, any, error) {
 	switch t := store.Triage(strings.TrimSpace(req.Triage)); t {
 	case store.TriageNew, store.TriageResolved, store.TriageIgnored:
 		if req.For != "" {
-			return 0, nil, errcode.New(errcode.RequestMalformed, "only a snooze takes a length").With("field", "for")
+			return 0, nil, errcode.New(errcode.RequestMalformed, "only a snooze takes a length").With(errcode.DetailField, "for")
 		}
 		p.Triage = t
 	case store.TriageSnoozed, "snooze":
 		d, ok := Snoozes[req.For]
 		if !ok {
-			return 0, nil, errcode.New(errcode.RequestMalformed, "snooze for 4h, 1d, 3d or 1w, not %q", req.For).With("field", "for")
+			return 0, nil, errcode.New(errcode.RequestMalformed, "snooze for 4h, 1d, 3d or 1w, not %q", req.For).With(errcode.DetailField, "for")
 		}
 		p.Triage, p.SnoozedUntil = store.TriageSnoozed, now.Add(d)
 	default:
 		return 0, nil, errcode.New(errcode.RequestMalformed, "triage is new, snoozed, resolved or ignored, not %q", req.Triage).
-			With("field", "triage")
+			With(errcode.DetailField, "triage")
 	}
 	ch, err := s.store.IncidentTriage(r.Context(), p)
 	if err != nil {
@@ -139,7 +139,7 @@ func (s *Server) incidentNote(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	if strings.TrimSpace(req.Text) == "" {
-		return 0, nil, errcode.New(errcode.RequestMalformed, "a note needs text").With("field", "text")
+		return 0, nil, errcode.New(errcode.RequestMalformed, "a note needs text").With(errcode.DetailField, "text")
 	}
 	ev, err := s.store.IncidentNote(r.Context(), store.IncidentNoteParams{ID: chi.URLParam(r, "id"), By: tokenFrom(r.Context()).Name,
 		Text: req.Text, Now: s.now()})

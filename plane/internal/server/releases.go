@@ -48,7 +48,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 	}
 	rel, rep, err := trust.VerifyDir(dir, s.now(), true)
 	if err != nil {
-		s.writeError(w, r, errcode.From(err, errcode.StatementInvalid).With("checks", rep.Checks))
+		s.writeError(w, r, errcode.From(err, errcode.StatementInvalid).With(errcode.DetailChecks, rep.Checks))
 		return
 	}
 	if err := s.checkContracts(r.Context(), rel, dir); err != nil {

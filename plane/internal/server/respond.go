@@ -42,7 +42,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 		return nil, errcode.Wrap(err, errcode.RequestMalformed, "cannot read the request body")
 	}
 	if int64(len(body)) > limit {
-		return nil, errcode.New(errcode.RequestTooLarge, "body is over the %d-byte cap of this route", limit).With("cap", limit)
+		return nil, errcode.New(errcode.RequestTooLarge, "body is over the %d-byte cap of this route", limit).With(errcode.DetailCap, limit)
 	}
 	return body, nil
 }

@@ -27,7 +27,7 @@ func within(cap string, roots []string, p string) (string, error) {
 		return "", invalid("path", "path %q must be absolute", p)
 	}
 	if filepath.Clean(p) != p || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
-		return "", denied(cap, "path %q is not clean (no \"..\", \".\" or repeated slashes)", p).With("path", p)
+		return "", denied(cap, "path %q is not clean (no \"..\", \".\" or repeated slashes)", p).With(errcode.DetailPath, p)
 	}
 	best := ""
 	for _, r := range roots {
@@ -36,7 +36,7 @@ func within(cap string, roots []string, p string) (string, error) {
 		}
 	}
 	if best == "" {
-		return "", denied(cap, "path %q is not beneath a declared root", p).With("path", p)
+		return "", denied(cap, "path %q is not beneath a declared root", p).With(errcode.DetailPath, p)
 	}
 	return best, nil
 }
@@ -121,7 +121,7 @@ restart:
 				return nil, fsError(cap, p, err)
 			}
 			if hops++; hops > maxHops {
-				return nil, denied(cap, "path %q has too many symlinks", p).With("path", p)
+				return nil, denied(cap, "path %q has too many symlinks", p).With(errcode.DetailPath, p)
 			}
 			if !filepath.IsAbs(link) {
 				link = filepath.Join(cur, link)
@@ -132,7 +132,7 @@ restart:
 				link = filepath.Join(link, rest)
 			}
 			if !under(root, link) {
-				return nil, denied(cap, "path %q leads through a symlink out of its root %s", p, root).With("path", p)
+				return nil, denied(cap, "path %q leads through a symlink out of its root %s", p, root).With(errcode.DetailPath, p)
 			}
 			target = link
 			goto restart
@@ -173,15 +173,15 @@ func readlinkFd(fd int) (string, error) {
 func fsError(cap, p string, err error) error {
 	var errno unix.Errno
 	if !errors.As(err, &errno) {
-		return errcode.Wrap(err, errcode.CapabilityFailed, "%s %s failed", cap, p).With("path", p)
+		return errcode.Wrap(err, errcode.CapabilityFailed, "%s %s failed", cap, p).With(errcode.DetailPath, p)
 	}
 	switch errno {
 	case unix.ENOENT:
-		return errcode.New(errcode.CapabilityNotFound, "%s: %s does not exist", cap, p).With("path", p)
+		return errcode.New(errcode.CapabilityNotFound, "%s: %s does not exist", cap, p).With(errcode.DetailPath, p)
 	case unix.ENOTDIR:
-		return errcode.New(errcode.CapabilityNotFound, "%s: a component of %s is not a directory", cap, p).With("path", p)
+		return errcode.New(errcode.CapabilityNotFound, "%s: a component of %s is not a directory", cap, p).With(errcode.DetailPath, p)
 	case unix.ELOOP:
-		return denied(cap, "%s was replaced by a symlink", p).With("path", p)
+		return denied(cap, "%s was replaced by a symlink", p).With(errcode.DetailPath, p)
 	}
-	return errcode.Wrap(err, errcode.CapabilityFailed, "%s %s: %v", cap, p, errno).With("path", p).With("errno", errno.Error())
+	return errcode.Wrap(err, errcode.CapabilityFailed, "%s %s: %v", cap, p, errno).With(errcode.DetailPath, p).With(errcode.DetailErrno, errno.Error())
 }
