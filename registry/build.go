@@ -208,7 +208,7 @@ func collectModules(dir string, progress func(string, ...any)) ([]builtModule, e
 		sum := cas.Sum(artifact)
 		if m.Module.SHA256 != "" && m.Module.SHA256 != sum {
 			return nil, errcode.New(errcode.ModuleDigestMismatch, "%s: manifest pins %s but %s hashes to %s", folder, m.Module.SHA256, m.Module.File, sum).
-				With("module", m.Name)
+				With(errcode.DetailModule, m.Name)
 		}
 		if m.Module.Size != 0 && m.Module.Size != int64(len(artifact)) {
 			return nil, errcode.New(errcode.ModuleDigestMismatch, "%s: manifest says %d bytes, %s has %d", folder, m.Module.Size, m.Module.File, len(artifact))

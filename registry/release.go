@@ -64,10 +64,10 @@ func (r *Release) CheckArtifact(name string, data []byte) error {
 	r.index()
 	want, ok := r.subjects[name]
 	if !ok {
-		return errcode.New(errcode.ModuleNotPinned, "%s is not pinned by release %s", name, r.Statement.Predicate.Release).With("artifact", name)
+		return errcode.New(errcode.ModuleNotPinned, "%s is not pinned by release %s", name, r.Statement.Predicate.Release).With(errcode.DetailArtifact, name)
 	}
 	if got := cas.Sum(data); got != want {
-		return errcode.New(errcode.ModuleDigestMismatch, "%s hashes to %s; the statement pins %s", name, got, want).With("artifact", name)
+		return errcode.New(errcode.ModuleDigestMismatch, "%s hashes to %s; the statement pins %s", name, got, want).With(errcode.DetailArtifact, name)
 	}
 	return nil
 }
@@ -92,7 +92,7 @@ func (r *Release) LoadModule(store *cas.Store, kind manifest.Kind, name string) 
 	row, ok := r.Module(kind, name)
 	if !ok {
 		return nil, nil, errcode.New(errcode.ModuleNotPinned, "%s %s is not in release %s", kind, name, r.Statement.Predicate.Release).
-			With("module", name)
+			With(errcode.DetailModule, name)
 	}
 	m, err := r.LoadManifest(store, row)
 	if err != nil {
@@ -119,11 +119,11 @@ func (r *Release) LoadManifest(store *cas.Store, row statement.Module) (*manifes
 	}
 	if m.Name != row.Name || m.Kind != row.Kind || m.Version != row.Version || m.Class != row.Class {
 		return nil, errcode.New(errcode.StatementInvalid, "manifest %s describes %s %s@%s, the statement lists %s %s@%s",
-			row.Manifest, m.Kind, m.Name, m.Version, row.Kind, row.Name, row.Version).With("module", row.Name)
+			row.Manifest, m.Kind, m.Name, m.Version, row.Kind, row.Name, row.Version).With(errcode.DetailModule, row.Name)
 	}
 	if m.Module.SHA256 != row.Module {
 		return nil, errcode.New(errcode.ModuleDigestMismatch, "manifest of %s pins module %s, the statement %s", row.Name, m.Module.SHA256, row.Module).
-			With("module", row.Name)
+			With(errcode.DetailModule, row.Name)
 	}
 	return m, nil
 }
@@ -148,7 +148,7 @@ func (t *Trust) VerifyDir(dir string, now time.Time, dryRun bool) (*Release, *Re
 	}
 	for _, s := range rel.Statement.Subject {
 		if err := store.Verify(s.SHA256()); err != nil {
-			return nil, rep, rep.fail(CheckDigests, errcode.From(err, errcode.IOFailed).With("artifact", s.Name), CheckPinning)
+			return nil, rep, rep.fail(CheckDigests, errcode.From(err, errcode.IOFailed).With(errcode.DetailArtifact, s.Name), CheckPinning)
 		}
 	}
 	for _, row := range rel.Modules() {
@@ -178,7 +178,7 @@ func checkNothingUnpinned(root string, rel *Release) error {
 	}
 	for _, e := range entries {
 		if !rel.IsPinned(e.Name()) {
-			return errcode.New(errcode.ModuleNotPinned, "sha256/%s is in the release but no subject pins it", e.Name()).With("file", e.Name())
+			return errcode.New(errcode.ModuleNotPinned, "sha256/%s is in the release but no subject pins it", e.Name()).With(errcode.DetailFile, e.Name())
 		}
 	}
 	return nil
@@ -189,7 +189,7 @@ func readBundle(dir string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errcode.Wrap(err, errcode.StatementMalformed, "%s has no %s", dir, BundleFile).With("layer", "bundle")
+			return nil, errcode.Wrap(err, errcode.StatementMalformed, "%s has no %s", dir, BundleFile).With(errcode.DetailLayer, "bundle")
 		}
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", path)
 	}
@@ -200,7 +200,7 @@ func readBundle(dir string) ([]byte, error) {
 	}
 	if fi.Size() > statement.MaxBundleSize {
 		return nil, errcode.New(errcode.StatementTooLarge, "%s is %d bytes, over the %d-byte cap", path, fi.Size(), statement.MaxBundleSize).
-			With("layer", "bundle")
+			With(errcode.DetailLayer, "bundle")
 	}
 	data := make([]byte, fi.Size())
 	if _, err := f.ReadAt(data, 0); err != nil && fi.Size() > 0 {

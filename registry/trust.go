@@ -198,9 +198,9 @@ func parseState(data []byte) (State, error) {
 	var st State
 	if err := strictjson.Decode(data, keys.MaxFileSize, &st); err != nil {
 		if errors.Is(err, strictjson.ErrTooLarge) {
-			return State{}, errcode.New(errcode.StatementTooLarge, "trust state is over %d bytes", keys.MaxFileSize).With("layer", "state")
+			return State{}, errcode.New(errcode.StatementTooLarge, "trust state is over %d bytes", keys.MaxFileSize).With(errcode.DetailLayer, "state")
 		}
-		return State{}, errcode.Wrap(err, errcode.StatementMalformed, "trust state is not valid").With("layer", "state")
+		return State{}, errcode.Wrap(err, errcode.StatementMalformed, "trust state is not valid").With(errcode.DetailLayer, "state")
 	}
 	return st, nil
 }

@@ -117,16 +117,16 @@ func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []st
 	switch {
 	case seq < t.state.Sequence:
 		return fail(CheckSequence, errcode.New(errcode.StatementRollback, "sequence %d is below the accepted %d", seq, t.state.Sequence).
-			With("sequence", seq).With("accepted", t.state.Sequence))
+			With(errcode.DetailSequence, seq).With(errcode.DetailAccepted, t.state.Sequence))
 	case seq == t.state.Sequence && rel.Digest != t.state.Statement:
 		return fail(CheckSequence, errcode.New(errcode.StatementRollback, "sequence %d was accepted for another statement", seq).
-			With("sequence", seq))
+			With(errcode.DetailSequence, seq))
 	}
 	rep.pass(CheckSequence, "sequence %d is not below the accepted %d", seq, t.state.Sequence)
 
 	if exp := st.Predicate.ExpiresAt; !now.Before(exp) {
 		return fail(CheckExpiry, errcode.New(errcode.StatementExpired, "statement expired at %s", exp.UTC().Format(time.RFC3339)).
-			With("expires_at", exp))
+			With(errcode.DetailExpiresAt, exp))
 	}
 	rep.pass(CheckExpiry, "valid until %s", st.Predicate.ExpiresAt.UTC().Format(time.RFC3339))
 	return rel, nil
@@ -162,7 +162,7 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 	h, ok := held[hint]
 	if !ok {
 		return keys.PublisherPublic{}, nil, errcode.New(errcode.StatementSignatureInvalid,
-			"statement is signed by %q, a key this trust directory does not hold", hint).With("key", hint)
+			"statement is signed by %q, a key this trust directory does not hold", hint).With(errcode.DetailKeyID, hint)
 	}
 	verifier, err := signature.LoadED25519phVerifier(h.key.Ed25519())
 	if err != nil {
@@ -181,7 +181,7 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 	}
 	if err := sgverify.VerifySignature(sig, vc, material); err != nil {
 		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "envelope signature does not verify with key %s", hint).
-			With("key", hint)
+			With(errcode.DetailKeyID, hint)
 	}
 	if !st.Predicate.Publisher.Equal(h.key) {
 		return keys.PublisherPublic{}, nil, errcode.New(errcode.StatementSignatureInvalid, "statement names publisher %s but is signed by %s",
@@ -190,11 +190,11 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 	seq := st.Predicate.Sequence
 	if h.retired != 0 && seq >= h.retired {
 		return keys.PublisherPublic{}, nil, errcode.New(errcode.KeyRetired, "key %s was retired from sequence %d; this statement is sequence %d", hint, h.retired, seq).
-			With("key", hint).With("retired_from", h.retired)
+			With(errcode.DetailKeyID, hint).With(errcode.DetailRetiredFrom, h.retired)
 	}
 	if seq < h.from {
 		return keys.PublisherPublic{}, nil, errcode.New(errcode.KeyChainInvalid, "key %s may sign only from sequence %d; this statement is sequence %d", hint, h.from, seq).
-			With("key", hint)
+			With(errcode.DetailKeyID, hint)
 	}
 	return h.key, material, nil
 }
@@ -224,7 +224,7 @@ func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []s
 		signer, ok := held[e.SignedBy]
 		if !ok {
 			return nil, nil, errcode.New(errcode.KeyChainInvalid, "key-chain entry %d (%s) is signed by %s, a key not held", i, e, e.SignedBy).
-				With("entry", i)
+				With(errcode.DetailEntry, i)
 		}
 		at := max(e.FromSequence, t.state.Sequence+1)
 		if !signer.validAt(at) {
@@ -233,10 +233,10 @@ func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []s
 				code = errcode.KeyRetired
 			}
 			return nil, nil, errcode.New(code, "key-chain entry %d (%s) is signed by %s, which may not sign at sequence %d", i, e, e.SignedBy, at).
-				With("entry", i).With("key", e.SignedBy)
+				With(errcode.DetailEntry, i).With(errcode.DetailKeyID, e.SignedBy)
 		}
 		if !e.VerifyBy(signer.key) {
-			return nil, nil, errcode.New(errcode.KeyChainInvalid, "key-chain entry %d (%s) has a bad signature", i, e).With("entry", i)
+			return nil, nil, errcode.New(errcode.KeyChainInvalid, "key-chain entry %d (%s) has a bad signature", i, e).With(errcode.DetailEntry, i)
 		}
 		switch e.Op {
 		case statement.OpAdd:

@@ -72,7 +72,7 @@ func (p *Policy) Check(m *manifest.Manifest) error {
 	}
 	if p.Classes[m.Class] != Accept {
 		return errcode.New(errcode.PolicyRefused, "this node's policy does not accept %s words (%s)", m.Class, m.Name).
-			With("class", string(m.Class))
+			With(errcode.DetailClass, string(m.Class))
 	}
 	return nil
 }

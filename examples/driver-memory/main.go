@@ -65,13 +65,13 @@ func (m *memory) SetConfig(_ context.Context, cfg driver.Config) error {
 		return err
 	}
 	if cfg.Credential.IsZero() {
-		return errcode.New(errcode.DriverConfigInvalid, "a credential is required").With("field", "credential")
+		return errcode.New(errcode.DriverConfigInvalid, "a credential is required").With(errcode.DetailField, "credential")
 	}
 	zones := map[string][]dns.Record{}
 	for _, z := range s.Zones {
 		name, err := dns.NormalizeZone(z)
 		if err != nil {
-			return errcode.Wrap(err, errcode.DriverConfigInvalid, "zones: %q is not a zone name", z).With("field", "/zones")
+			return errcode.Wrap(err, errcode.DriverConfigInvalid, "zones: %q is not a zone name", z).With(errcode.DetailField, "/zones")
 		}
 		zones[name] = nil
 	}

@@ -149,7 +149,7 @@ func Start(ctx context.Context, store *cas.Store, spec Spec, opts Options) (*Dri
 	opts = opts.withDefaults()
 	d := &Driver{
 		spec: spec, store: store, opts: opts, state: StateRunning, stop: make(chan struct{}),
-		log: opts.Logger.With("driver", spec.Name, "sha256", spec.Digest),
+		log: opts.Logger.With(errcode.DetailDriver, spec.Name, "sha256", spec.Digest),
 	}
 	d.conf = decideConfinement(opts.User, opts.NoLandlock)
 	if !d.conf.confined() && !opts.Unconfined {

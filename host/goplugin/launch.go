@@ -94,7 +94,7 @@ func (d *Driver) launch(ctx context.Context) (*instance, error) {
 	f, err := os.Open(d.store.Path(d.spec.Digest))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errcode.Wrap(err, errcode.ModuleNotFound, "no driver %s in the store", d.spec.Digest).With("sha256", d.spec.Digest)
+			return nil, errcode.Wrap(err, errcode.ModuleNotFound, "no driver %s in the store", d.spec.Digest).With(errcode.DetailSHA256, d.spec.Digest)
 		}
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read driver %s", d.spec.Digest)
 	}
@@ -111,10 +111,10 @@ func (d *Driver) launchFrom(ctx context.Context, r io.Reader) (*instance, error)
 	name := "lexicon-driver-" + d.spec.Name
 	exe, err := sealedExecutable(name, r, MaxDriverSize)
 	if errors.Is(err, errTooLarge) {
-		return nil, errcode.New(errcode.ModuleDigestMismatch, "driver %s is over %d bytes: it is not the pinned one", d.spec.Digest, MaxDriverSize).With("sha256", d.spec.Digest)
+		return nil, errcode.New(errcode.ModuleDigestMismatch, "driver %s is over %d bytes: it is not the pinned one", d.spec.Digest, MaxDriverSize).With(errcode.DetailSHA256, d.spec.Digest)
 	}
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.DriverStartFailed, "cannot prepare driver %s", d.spec.Name).With("digest", d.spec.Digest)
+		return nil, errcode.Wrap(err, errcode.DriverStartFailed, "cannot prepare driver %s", d.spec.Name).With(errcode.DetailDigest, d.spec.Digest)
 	}
 	defer exe.Close() // once started, the process holds its own reference to the image
 
@@ -195,9 +195,9 @@ func (d *Driver) launchFrom(ctx context.Context, r io.Reader) (*instance, error)
 func (d *Driver) startError(err error) error {
 	switch {
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
-		return errcode.Wrap(err, errcode.ModuleDigestMismatch, "driver %s does not hash to its pinned digest: refused before exec", d.spec.Name).With("sha256", d.spec.Digest)
+		return errcode.Wrap(err, errcode.ModuleDigestMismatch, "driver %s does not hash to its pinned digest: refused before exec", d.spec.Name).With(errcode.DetailSHA256, d.spec.Digest)
 	case strings.Contains(err.Error(), "incompatible API version"):
-		return errcode.Wrap(err, errcode.DriverVersionMismatch, "driver %s shares no contract version with this host", d.spec.Name).With("digest", d.spec.Digest)
+		return errcode.Wrap(err, errcode.DriverVersionMismatch, "driver %s shares no contract version with this host", d.spec.Name).With(errcode.DetailDigest, d.spec.Digest)
 	}
-	return errcode.Wrap(err, errcode.DriverStartFailed, "driver %s did not start", d.spec.Name).With("digest", d.spec.Digest)
+	return errcode.Wrap(err, errcode.DriverStartFailed, "driver %s did not start", d.spec.Name).With(errcode.DetailDigest, d.spec.Digest)
 }

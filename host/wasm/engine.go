@@ -55,7 +55,7 @@ func (e *engine) variant() string {
 func checkDigest(name string, module []byte, pinned string) error {
 	if got := cas.Sum(module); got != pinned {
 		return errcode.New(errcode.ModuleDigestMismatch, "%s: module bytes hash to %s, not the pinned %s", name, got, pinned).
-			With("sha256", pinned)
+			With(errcode.DetailSHA256, pinned)
 	}
 	return nil
 }
@@ -126,7 +126,7 @@ func checkShape(cm wazero.CompiledModule, memLimit uint64) error {
 		mod, fn, _ := f.Import()
 		if mod != wasi_snapshot_preview1.ModuleName && mod != ModuleName {
 			return errcode.New(errcode.WordModuleInvalid, "module imports %s.%s; words import only %s and %s",
-				mod, fn, wasi_snapshot_preview1.ModuleName, ModuleName).With("import", mod+"."+fn)
+				mod, fn, wasi_snapshot_preview1.ModuleName, ModuleName).With(errcode.DetailImport, mod+"."+fn)
 		}
 	}
 	if len(cm.ImportedMemories()) > 0 {
@@ -139,7 +139,7 @@ func checkShape(cm wazero.CompiledModule, memLimit uint64) error {
 	for _, m := range cm.ExportedMemories() {
 		if uint64(m.Min())<<16 > memLimit {
 			return errcode.New(errcode.WordModuleInvalid, "module starts with %d MiB of memory, over its %d MiB limit",
-				uint64(m.Min())>>4, memLimit>>20).With("limit_mib", memLimit>>20)
+				uint64(m.Min())>>4, memLimit>>20).With(errcode.DetailLimitMiB, memLimit>>20)
 		}
 	}
 	return nil

@@ -184,11 +184,11 @@ func (h *Host) Load(ctx context.Context, m *manifest.Manifest, module []byte, pi
 		return nil, errcode.New(errcode.UsageInvalid, "Load needs a manifest")
 	}
 	if pinned == "" || !cas.ValidDigest(pinned) {
-		return nil, errcode.New(errcode.ModuleNotPinned, "%s: no verified statement pins these bytes", m.Name).With("name", m.Name)
+		return nil, errcode.New(errcode.ModuleNotPinned, "%s: no verified statement pins these bytes", m.Name).With(errcode.DetailName, m.Name)
 	}
 	if m.Module.SHA256 != "" && m.Module.SHA256 != pinned {
 		return nil, errcode.New(errcode.ModuleDigestMismatch, "%s: manifest names module %s, the statement pins %s", m.Name, m.Module.SHA256, pinned).
-			With("sha256", pinned)
+			With(errcode.DetailSHA256, pinned)
 	}
 	if err := checkDigest(m.Name, module, pinned); err != nil {
 		return nil, err
@@ -308,18 +308,18 @@ func (mod *Module) judge(res *Result, raw rawRun) *Result {
 	case raw.memExceeded && !(raw.exited && raw.exitCode == 0):
 		// A grow past the limit was refused and the word did not survive it.
 		return res.fail(Failed, errcode.New(errcode.WordMemoryExceeded, "%s tried to use more than its %d MiB of memory", name, mod.lim.memory>>20).
-			With("limit_mib", mod.lim.memory>>20))
+			With(errcode.DetailLimitMiB, mod.lim.memory>>20))
 	case stopped && ctxErr == context.DeadlineExceeded:
 		return res.fail(Failed, errcode.New(errcode.WordDeadlineExceeded, "%s ran past its %s wall time and was stopped", name, mod.lim.wall).
-			With("limit_ms", mod.lim.wall.Milliseconds()))
+			With(errcode.DetailLimitMS, mod.lim.wall.Milliseconds()))
 	case stopped && ctxErr == context.Canceled:
 		return res.fail(Failed, errcode.New(errcode.WordCancelled, "%s was cancelled", name))
 	case raw.stdoutOver:
 		return res.fail(Failed, errcode.New(errcode.WordOutputTooLarge, "%s wrote more than its %d-byte output cap", name, mod.lim.output).
-			With("limit_bytes", mod.lim.output))
+			With(errcode.DetailLimitBytes, mod.lim.output))
 	case raw.stdOverE:
 		return res.fail(Failed, errcode.New(errcode.WordTranscriptTooLarge, "%s wrote more than its %d-byte transcript cap", name, mod.lim.transcript).
-			With("limit_bytes", mod.lim.transcript))
+			With(errcode.DetailLimitBytes, mod.lim.transcript))
 	case raw.trap != nil:
 		msg := firstLine(raw.trap.Error())
 		if p := panicLine(res.Transcript); p != "" {
@@ -335,14 +335,14 @@ func (mod *Module) judge(res *Result, raw rawRun) *Result {
 			msg = "no reason given"
 		}
 		return res.fail(Failed, errcode.New(errcode.WordCrashed, "%s exited with status %d: %s", name, raw.exitCode, msg).
-			With("exit_code", raw.exitCode))
+			With(errcode.DetailExitCode, raw.exitCode))
 	}
 	out := trimJSON(raw.stdout)
 	if err := mod.m.CheckOutput(out); err != nil {
 		return res.fail(Failed, err)
 	}
 	if !jsonValid(out) {
-		return res.fail(Failed, errcode.New(errcode.WordOutputInvalid, "%s wrote no JSON result", name).With("field", ""))
+		return res.fail(Failed, errcode.New(errcode.WordOutputInvalid, "%s wrote no JSON result", name).With(errcode.DetailField, ""))
 	}
 	res.Outcome, res.Output = Completed, out
 	return res

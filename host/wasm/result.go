@@ -60,13 +60,6 @@ func (r *Result) fail(outcome Outcome, err error) *Result {
 
 var codeRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}\.[a-z][a-z0-9_]{0,60}$`)
 
-// reservedAreas are code areas only the host and agent speak for. A word reporting failure may use any
-// other area, and capability.* to pass on what the host told it.
-var reservedAreas = map[string]bool{
-	"word": true, "module": true, "policy": true, "manifest": true, "statement": true, "key": true,
-	"usage": true, "io": true, "contract": true, "log": true, "node": true, "job": true,
-}
-
 // wordFailure reads the failure a word reported on stdout: {"error": {"code", "message", "details"}}.
 func wordFailure(stdout []byte) (*errcode.Error, bool) {
 	var env struct {
@@ -80,12 +73,13 @@ func wordFailure(stdout []byte) (*errcode.Error, bool) {
 		return nil, false
 	}
 	code, msg := env.Error.Code, truncateRunes(env.Error.Message, 1000)
-	area, _, _ := strings.Cut(code, ".")
 	if code == errcode.WordFailed {
 		return errcode.New(errcode.WordFailed, "%s", msg), true
 	}
-	if !codeRE.MatchString(code) || reservedAreas[area] {
-		return errcode.New(errcode.WordFailed, "%s", msg).With("reason", truncateRunes(code, 100)), true
+	// A code in an area Lexicon reserves (errcode.ReservedArea) would pass the word off as the host, the
+	// agent or the plane; the word may pass on capability.* and report its own areas.
+	if !codeRE.MatchString(code) || errcode.Reserved(code) {
+		return errcode.New(errcode.WordFailed, "%s", msg).With(errcode.DetailReason, truncateRunes(code, 100)), true
 	}
 	e := errcode.New(code, "%s", msg)
 	if len(env.Error.Details) <= 32 {

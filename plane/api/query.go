@@ -111,7 +111,7 @@ func ParseIncidentsListQuery(v url.Values) (IncidentsListQuery, error) {
 	case "true", "1":
 		q.NeedsYou = true
 	default:
-		return q, errcode.New(errcode.RequestMalformed, "needs_you is true or false").With("field", "needs_you")
+		return q, errcode.New(errcode.RequestMalformed, "needs_you is true or false").With(errcode.DetailField, "needs_you")
 	}
 	var err error
 	q.Limit, err = intParam(v, "limit")
@@ -218,7 +218,7 @@ func intParam(v url.Values, key string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, errcode.New(errcode.RequestMalformed, "%s %q is not a whole number", key, s).With("field", key)
+		return 0, errcode.New(errcode.RequestMalformed, "%s %q is not a whole number", key, s).With(errcode.DetailField, key)
 	}
 	return n, nil
 }

@@ -105,7 +105,7 @@ func (s *sqlStore) AccountCreate(ctx context.Context, p AccountCreateParams) (Ac
 		_, err := ex.exec(ctx, s.q.AccountInsert, a.ID, a.Name, a.Driver, string(a.Settings), p.Sealed, a.KeyID, t, a.CreatedBy)
 		if s.drv.kind(err) == errUnique {
 			return errcode.New(errcode.AccountExists, "an account named %s exists; remove it first to replace it", p.Name).
-				With("name", p.Name)
+				With(errcode.DetailName, p.Name)
 		}
 		return err
 	})
@@ -125,7 +125,7 @@ func (s *sqlStore) AccountGet(ctx context.Context, p AccountGetParams) (Account,
 		err := ex.queryRow(ctx, s.q.AccountGet, p.Name).Scan(&a.ID, &a.Name, &a.Driver, &settings, &a.KeyID,
 			stamp{&a.CreatedAt}, &a.CreatedBy, &a.Sealed)
 		if s.drv.kind(err) == errNoRows {
-			return errcode.New(errcode.AccountNotFound, "no account named %s (lexicon accounts list)", p.Name).With("name", p.Name)
+			return errcode.New(errcode.AccountNotFound, "no account named %s (lexicon accounts list)", p.Name).With(errcode.DetailName, p.Name)
 		}
 		a.Settings = json.RawMessage(settings)
 		return err
@@ -170,7 +170,7 @@ func (s *sqlStore) AccountRemove(ctx context.Context, p AccountRemoveParams) (Ac
 		var err error
 		a, err = scanAccount(ex.queryRow(ctx, s.q.AccountDelete, p.Name))
 		if s.drv.kind(err) == errNoRows {
-			return errcode.New(errcode.AccountNotFound, "no account named %s (lexicon accounts list)", p.Name).With("name", p.Name)
+			return errcode.New(errcode.AccountNotFound, "no account named %s (lexicon accounts list)", p.Name).With(errcode.DetailName, p.Name)
 		}
 		return err
 	})

@@ -287,7 +287,7 @@ func (s *sqlStore) caseIntakeQuiet(ctx context.Context, ex execer, nodeID string
 	var state string
 	err := ex.queryRow(ctx, s.q.CaseNodeState, nodeID).Scan(&state)
 	if s.drv.kind(err) == errNoRows {
-		return CaseIntakeResult{}, false, errcode.New(errcode.NodeNotFound, "no node %s", nodeID).With("node", nodeID)
+		return CaseIntakeResult{}, false, errcode.New(errcode.NodeNotFound, "no node %s", nodeID).With(errcode.DetailNodeID, nodeID)
 	}
 	if err != nil {
 		return CaseIntakeResult{}, false, err
@@ -369,7 +369,7 @@ func (in *intake) one(c CaseReport) (CaseOutcome, error) {
 		out.Result = CaseRefused
 		out.Err = errcode.New(errcode.CaseSuperseded,
 			"case %d of recipe %s is below case %d the plane holds for it; an older case is not recorded", c.ID, c.Recipe, newest).
-			With("case", c.ID).With("newest", newest)
+			With(errcode.DetailCase, c.ID).With(errcode.DetailNewest, newest)
 		return out, nil
 	}
 	older, hasOlder, err := in.openFor(c.Recipe)
@@ -396,7 +396,7 @@ func (in *intake) one(c CaseReport) (CaseOutcome, error) {
 			out.Result = CaseRefused
 			out.Err = errcode.New(errcode.CaseTooManyOpen,
 				"node has %d open cases, the most the plane keeps; case %d of recipe %s was not recorded", open, c.ID, c.Recipe).
-				With("case", c.ID).With("max", in.maxOpen)
+				With(errcode.DetailCase, c.ID).With(errcode.DetailMax, in.maxOpen)
 			return out, nil
 		}
 	}
@@ -438,13 +438,13 @@ func (in *intake) known(c CaseReport, known Case, out CaseOutcome) (CaseOutcome,
 	if known.Recipe != c.Recipe {
 		out.Result = CaseRefused
 		out.Err = errcode.New(errcode.CaseInvalid, "case %d is recipe %s on the plane, not %s", c.ID, known.Recipe, c.Recipe).
-			With("field", "recipe").With("case", c.ID)
+			With(errcode.DetailField, "recipe").With(errcode.DetailCase, c.ID)
 		return out, nil
 	}
 	if known.State == CaseClosed && c.State == CaseOpen {
 		out.Result = CaseRefused
 		out.Err = errcode.New(errcode.CaseClosed, "case %d of recipe %s is closed on the plane (by the %s) and is never reopened",
-			c.ID, c.Recipe, known.ClosedBy).With("case", c.ID)
+			c.ID, c.Recipe, known.ClosedBy).With(errcode.DetailCase, c.ID)
 		return out, nil
 	}
 	var err error
@@ -565,7 +565,7 @@ func (s *sqlStore) CaseGet(ctx context.Context, p CaseGetParams) (Case, error) {
 		var err error
 		c, err = scanCase(ex.queryRow(ctx, s.q.CaseGet, p.NodeID, p.ID))
 		if s.drv.kind(err) == errNoRows {
-			return errcode.New(errcode.CaseNotFound, "node %s has no case %d", p.NodeID, p.ID).With("node", p.NodeID).With("case", p.ID)
+			return errcode.New(errcode.CaseNotFound, "node %s has no case %d", p.NodeID, p.ID).With(errcode.DetailNodeID, p.NodeID).With(errcode.DetailCase, p.ID)
 		}
 		if err != nil {
 			return err
@@ -636,7 +636,7 @@ func (s *sqlStore) lockActiveNode(ctx context.Context, ex execer, nodeID string)
 	var state string
 	err := ex.queryRow(ctx, s.q.NodeLock, nodeID).Scan(&state)
 	if s.drv.kind(err) == errNoRows {
-		return errcode.New(errcode.NodeNotFound, "no node %s", nodeID).With("node", nodeID)
+		return errcode.New(errcode.NodeNotFound, "no node %s", nodeID).With(errcode.DetailNodeID, nodeID)
 	}
 	if err != nil {
 		return err

@@ -228,7 +228,7 @@ func jsonText(b []byte) any {
 }
 
 func invalid(field, format string, args ...any) error {
-	return errcode.New(errcode.StoreParamInvalid, format, args...).With("field", field)
+	return errcode.New(errcode.StoreParamInvalid, format, args...).With(errcode.DetailField, field)
 }
 
 // redactURL drops the password from a database URL so that it can appear in an error.

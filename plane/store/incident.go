@@ -449,7 +449,7 @@ func (s *sqlStore) IncidentGet(ctx context.Context, p IncidentGetParams) (Incide
 func (s *sqlStore) incidentGet(ctx context.Context, ex execer, query, id string) (Incident, error) {
 	inc, err := scanIncident(ex.queryRow(ctx, query, id))
 	if s.drv.kind(err) == errNoRows {
-		return Incident{}, errcode.New(errcode.IncidentNotFound, "no incident %s", id).With("id", id)
+		return Incident{}, errcode.New(errcode.IncidentNotFound, "no incident %s", id).With(errcode.DetailID, id)
 	}
 	return inc, err
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -42,21 +44,19 @@ type JobStore interface {
 	JobList(ctx context.Context, p JobListParams) (JobListResult, error)
 }
 
-// JobState is where a job stands. Queued and running are live; the rest are final.
-type JobState string
+// JobState is where a job stands: the agent channel's type, so the plane and the node spell each state
+// once.
+type JobState = channel.JobState
 
 const (
-	JobQueued    JobState = "queued"
-	JobRunning   JobState = "running"
-	JobCompleted JobState = "completed"
-	JobFailed    JobState = "failed"
-	JobRefused   JobState = "refused"
-	JobLost      JobState = "lost"
-	JobCancelled JobState = "cancelled"
+	JobQueued    = channel.JobQueued
+	JobRunning   = channel.JobRunning
+	JobCompleted = channel.JobCompleted
+	JobFailed    = channel.JobFailed
+	JobRefused   = channel.JobRefused
+	JobLost      = channel.JobLost
+	JobCancelled = channel.JobCancelled
 )
-
-// Final reports whether a job in state s will never change again.
-func (s JobState) Final() bool { return s != JobQueued && s != JobRunning }
 
 // Job limits.
 const (
@@ -169,7 +169,8 @@ type JobListResult struct {
 	NextCursor string `json:"next_cursor,omitempty"` // "" on the last page
 }
 
-func validClass(c string) bool { return c == "look" || c == "change" || c == "destructive" }
+// validClass: a word class is one manifest.Class ranks (look, change, destructive).
+func validClass(c string) bool { return manifest.Class(c).Rank() > 0 }
 
 func checkJSON(field string, b json.RawMessage, object bool) error {
 	if !json.Valid(b) || !utf8.Valid(b) {
@@ -225,7 +226,7 @@ func (s *sqlStore) JobCreate(ctx context.Context, p JobCreateParams) (Job, error
 		var vocabJSON []byte
 		err := ex.queryRow(ctx, s.q.NodeLockShared, p.NodeID).Scan(&state, &vocabJSON)
 		if s.drv.kind(err) == errNoRows {
-			return errcode.New(errcode.NodeNotFound, "no node %s", p.NodeID).With("node", p.NodeID)
+			return errcode.New(errcode.NodeNotFound, "no node %s", p.NodeID).With(errcode.DetailNodeID, p.NodeID)
 		}
 		if err != nil {
 			return err
@@ -241,12 +242,12 @@ func (s *sqlStore) JobCreate(ctx context.Context, p JobCreateParams) (Job, error
 		if !ok {
 			return errcode.New(errcode.JobWordUnavailable,
 				"node %s does not report word %s; publish a release that contains it and wait for the node to load it, or pick a node that reports it",
-				p.NodeID, p.Word).With("word", p.Word).With("node_id", p.NodeID)
+				p.NodeID, p.Word).With(errcode.DetailWord, p.Word).With(errcode.DetailNodeID, p.NodeID)
 		}
 		if p.WordDigest != "" && w.Digest != p.WordDigest {
 			return errcode.New(errcode.JobWordUnavailable,
 				"node %s now reports word %s with digest %s, not %s; build the job again", p.NodeID, p.Word, w.Digest, p.WordDigest).
-				With("word", p.Word).With("node_id", p.NodeID).With("digest", w.Digest)
+				With(errcode.DetailWord, p.Word).With(errcode.DetailNodeID, p.NodeID).With(errcode.DetailDigest, w.Digest)
 		}
 		j = Job{
 			ID: s.ids.next("job_", t), NodeID: p.NodeID, Word: p.Word, WordVersion: w.Version,
@@ -278,7 +279,7 @@ func (s *sqlStore) JobClaim(ctx context.Context, p JobClaimParams) (*Job, error)
 	err := s.read(ctx, "claim job", func(ex execer) error {
 		err := ex.queryRow(ctx, s.q.JobClaimable, p.NodeID).Scan(&state, &claimable)
 		if s.drv.kind(err) == errNoRows {
-			return errcode.New(errcode.NodeNotFound, "no node %s", p.NodeID).With("node", p.NodeID)
+			return errcode.New(errcode.NodeNotFound, "no node %s", p.NodeID).With(errcode.DetailNodeID, p.NodeID)
 		}
 		return err
 	})
@@ -389,10 +390,10 @@ func (s *sqlStore) JobFinish(ctx context.Context, p JobFinishParams) (Job, error
 	err = s.read(ctx, "finish job", func(ex execer) error {
 		cur, err := s.jobGet(ctx, ex, p.ID)
 		if err != nil || cur.NodeID != p.NodeID {
-			return errcode.New(errcode.JobNotFound, "node %s has no job %s", p.NodeID, p.ID).With("id", p.ID)
+			return errcode.New(errcode.JobNotFound, "node %s has no job %s", p.NodeID, p.ID).With(errcode.DetailID, p.ID)
 		}
 		return errcode.New(errcode.JobNotRunning, "job %s is %s, not running; its result is dropped", p.ID, cur.State).
-			With("id", p.ID).With("state", string(cur.State))
+			With(errcode.DetailID, p.ID).With(errcode.DetailState, string(cur.State))
 	})
 	return Job{}, err
 }
@@ -427,7 +428,7 @@ func (s *sqlStore) JobCancel(ctx context.Context, p JobCancelParams) (Job, error
 	return s.jobEnd(ctx, "cancel job", s.q.JobCancel, p.ID, p.By, p.Now, errcode.JobCancelled, "cancelled by an operator",
 		func(cur Job) error {
 			return errcode.New(errcode.JobNotQueued, "job %s is %s; only a queued job can be cancelled", cur.ID, cur.State).
-				With("id", cur.ID).With("state", string(cur.State))
+				With(errcode.DetailID, cur.ID).With(errcode.DetailState, string(cur.State))
 		})
 }
 
@@ -442,7 +443,7 @@ func (s *sqlStore) JobMarkFailed(ctx context.Context, p JobMarkFailedParams) (Jo
 	return s.jobEnd(ctx, "mark job failed", s.q.JobMarkFailed, p.ID, p.By, p.Now, errcode.JobMarkedFailed, msg,
 		func(cur Job) error {
 			return errcode.New(errcode.JobFinished, "job %s is already %s", cur.ID, cur.State).
-				With("id", cur.ID).With("state", string(cur.State))
+				With(errcode.DetailID, cur.ID).With(errcode.DetailState, string(cur.State))
 		})
 }
 
@@ -487,7 +488,7 @@ func (s *sqlStore) JobGet(ctx context.Context, p JobGetParams) (Job, error) {
 func (s *sqlStore) jobGet(ctx context.Context, ex execer, id string) (Job, error) {
 	j, err := scanJob(ex.queryRow(ctx, s.q.JobGet, id))
 	if s.drv.kind(err) == errNoRows {
-		return Job{}, errcode.New(errcode.JobNotFound, "no job %s", id).With("id", id)
+		return Job{}, errcode.New(errcode.JobNotFound, "no job %s", id).With(errcode.DetailID, id)
 	}
 	return j, err
 }

@@ -270,11 +270,11 @@ func (s *sqlStore) JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCrea
 		}
 		if all >= int64(maxAll) {
 			return errcode.New(errcode.JoinTooMany, "%d joins are already waiting for approval", all).
-				With("scope", "all").With("max", maxAll)
+				With(errcode.DetailScope, "all").With(errcode.DetailMax, maxAll)
 		}
 		if fromSource >= int64(maxSource) {
 			return errcode.New(errcode.JoinTooMany, "%d joins from %s are already waiting for approval", fromSource, p.SourceAddress).
-				With("scope", "source").With("max", maxSource)
+				With(errcode.DetailScope, "source").With(errcode.DetailMax, maxSource)
 		}
 		j := Join{
 			ID: s.ids.next("join_", t), Name: p.Name, Key: p.Key, Fingerprint: p.Fingerprint,
@@ -299,13 +299,13 @@ func (s *sqlStore) keyUsable(ctx context.Context, ex execer, fingerprint string)
 	}
 	if retired {
 		return errcode.New(errcode.JoinKeyRetired, "key %s is retired; make a fresh key and join again", fingerprint).
-			With("fingerprint", fingerprint)
+			With(errcode.DetailFingerprint, fingerprint)
 	}
 	n, err := scanNode(ex.queryRow(ctx, s.q.NodeGetByKey, fingerprint))
 	switch {
 	case err == nil:
 		return errcode.New(errcode.JoinKeyEnrolled, "key %s already belongs to node %s", fingerprint, n.ID).
-			With("node_id", n.ID)
+			With(errcode.DetailNodeID, n.ID)
 	case s.drv.kind(err) != errNoRows:
 		return err
 	}
@@ -328,7 +328,7 @@ func (s *sqlStore) JoinGet(ctx context.Context, p JoinGetParams) (Join, error) {
 func (s *sqlStore) joinGet(ctx context.Context, ex execer, query, id string) (Join, error) {
 	j, err := scanJoin(ex.queryRow(ctx, query, id))
 	if s.drv.kind(err) == errNoRows {
-		return Join{}, errcode.New(errcode.JoinNotFound, "no join %s", id).With("id", id)
+		return Join{}, errcode.New(errcode.JoinNotFound, "no join %s", id).With(errcode.DetailID, id)
 	}
 	return j, err
 }
@@ -410,10 +410,10 @@ func (j Join) pending(t time.Time) error {
 		return nil
 	case JoinExpired:
 		return errcode.New(errcode.JoinExpired, "join %s expired at %s; the agent must join again", j.ID,
-			j.ExpiresAt.Format(time.RFC3339)).With("id", j.ID)
+			j.ExpiresAt.Format(time.RFC3339)).With(errcode.DetailID, j.ID)
 	default:
 		return errcode.New(errcode.JoinNotPending, "join %s is already %s", j.ID, j.Status).
-			With("id", j.ID).With("status", string(j.Status))
+			With(errcode.DetailID, j.ID).With(errcode.DetailStatus, string(j.Status))
 	}
 }
 
@@ -443,7 +443,7 @@ func (s *sqlStore) JoinApprove(ctx context.Context, p JoinApproveParams) (JoinAp
 		if p.Fingerprint != j.Fingerprint {
 			return errcode.New(errcode.JoinFingerprintMismatch,
 				"fingerprint %q is not the fingerprint of join %s; compare again with what the agent printed", p.Fingerprint, j.ID).
-				With("id", j.ID)
+				With(errcode.DetailID, j.ID)
 		}
 		if err := s.keyUsable(ctx, ex, j.Fingerprint); err != nil {
 			return err
@@ -454,7 +454,7 @@ func (s *sqlStore) JoinApprove(ctx context.Context, p JoinApproveParams) (JoinAp
 		}
 		if other, err := scanNode(ex.queryRow(ctx, s.q.NodeGetByName, name)); err == nil {
 			return errcode.New(errcode.NodeNameTaken, "active node %s is already named %s; approve under another name", other.ID, name).
-				With("name", name).With("node_id", other.ID)
+				With(errcode.DetailName, name).With(errcode.DetailNodeID, other.ID)
 		} else if s.drv.kind(err) != errNoRows {
 			return err
 		}
@@ -494,7 +494,7 @@ func (s *sqlStore) JoinReject(ctx context.Context, p JoinRejectParams) (Join, er
 		// An expired join can still be rejected: the admin may want its key never to come back.
 		if j.Status != JoinPending && j.Status != JoinExpired {
 			return errcode.New(errcode.JoinNotPending, "join %s is already %s", j.ID, j.Status).
-				With("id", j.ID).With("status", string(j.Status))
+				With(errcode.DetailID, j.ID).With(errcode.DetailStatus, string(j.Status))
 		}
 		if _, err := ex.exec(ctx, s.q.JoinDecide, j.ID, string(JoinRejected), t, p.By, ""); err != nil {
 			return err

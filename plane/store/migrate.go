@@ -42,7 +42,7 @@ func (s *sqlStore) migrate(ctx context.Context, ms []migration) error {
 			if a.Version > latest {
 				return errcode.New(errcode.StoreSchemaNewer,
 					"the database has migration %04d_%s, newer than this binary's %04d; run the newer plane",
-					a.Version, a.Name, latest).With("version", a.Version)
+					a.Version, a.Name, latest).With(errcode.DetailVersion, a.Version)
 			}
 			// A number recorded under another name was applied by a build that gave it other SQL (a
 			// placeholder reserved while two branches were apart): skipping it would leave this binary's
@@ -50,7 +50,7 @@ func (s *sqlStore) migrate(ctx context.Context, ms []migration) error {
 			if names[a.Version] != a.Name {
 				return errcode.New(errcode.StoreMigrationFailed,
 					"the database records migration %04d_%s where this binary has %04d_%s: it was made by another build; nothing changed",
-					a.Version, a.Name, a.Version, names[a.Version]).With("version", a.Version)
+					a.Version, a.Name, a.Version, names[a.Version]).With(errcode.DetailVersion, a.Version)
 			}
 			done[a.Version] = true
 		}
@@ -61,7 +61,7 @@ func (s *sqlStore) migrate(ctx context.Context, ms []migration) error {
 			}
 			if _, err := ex.exec(ctx, m.sql); err != nil {
 				return errcode.Wrap(err, errcode.StoreMigrationFailed, "migration %04d_%s failed", m.version, m.name).
-					With("version", m.version)
+					With(errcode.DetailVersion, m.version)
 			}
 			if _, err := ex.exec(ctx, s.q.MigrationInsert, int64(m.version), m.name, at); err != nil {
 				return err

@@ -189,7 +189,7 @@ func (s *sqlStore) NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node
 func (n Node) active() error {
 	if n.State != NodeActive {
 		return errcode.New(errcode.NodeNotActive, "node %s is %s; the machine must join again with a fresh key", n.ID, n.State).
-			With("id", n.ID).With("state", string(n.State))
+			With(errcode.DetailID, n.ID).With(errcode.DetailState, string(n.State))
 	}
 	return nil
 }
@@ -320,7 +320,7 @@ func (s *sqlStore) nodeNotActive(ctx context.Context, ex execer, id string) erro
 	if err := n.active(); err != nil {
 		return err
 	}
-	return errcode.New(errcode.NodeNotActive, "node %s changed while it was being updated", id).With("id", id)
+	return errcode.New(errcode.NodeNotActive, "node %s changed while it was being updated", id).With(errcode.DetailID, id)
 }
 
 func (s *sqlStore) NodeDisconnect(ctx context.Context, p NodeEndParams) (NodeEndResult, error) {

@@ -197,11 +197,11 @@ func (s *sqlStore) NotificationRecord(ctx context.Context, p NotificationRecordP
 				return err
 			}
 			if len(cur) == 0 {
-				return errcode.New(errcode.NotificationNotFound, "no notification %s", p.ID).With("id", p.ID)
+				return errcode.New(errcode.NotificationNotFound, "no notification %s", p.ID).With(errcode.DetailID, p.ID)
 			}
 			return errcode.New(errcode.NotificationLeaseLost,
 				"notification %s is %s and no longer held by this lease; the outcome was not recorded", p.ID, cur[0].State).
-				With("id", p.ID).With("state", string(cur[0].State))
+				With(errcode.DetailID, p.ID).With(errcode.DetailState, string(cur[0].State))
 		}
 		n = list[0]
 		_, err = ex.exec(ctx, s.q.NotificationAttemptUpdate, p.ID, int64(n.Attempts), int64(p.Status), p.Error,

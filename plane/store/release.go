@@ -123,7 +123,7 @@ func (p *ReleasePutParams) check() error {
 		sum := sha256.Sum256(a.Data)
 		if got := hex.EncodeToString(sum[:]); got != a.Digest {
 			return errcode.New(errcode.ModuleDigestMismatch, "artifact %s hashes to %s, not %s", a.Name, got, a.Digest).
-				With("name", a.Name).With("sha256", a.Digest)
+				With(errcode.DetailName, a.Name).With(errcode.DetailSHA256, a.Digest)
 		}
 	}
 	return nil
@@ -150,7 +150,7 @@ func (s *sqlStore) ReleasePut(ctx context.Context, p ReleasePutParams) (Release,
 		}
 		if p.Sequence <= current {
 			return errcode.New(errcode.ReleaseRollback, "sequence %d is not above the newest release's %d", p.Sequence, current).
-				With("sequence", p.Sequence).With("current", current)
+				With(errcode.DetailSequence, p.Sequence).With(errcode.DetailCurrent, current)
 		}
 		if _, err := ex.exec(ctx, s.q.ReleaseInsert, p.Sequence, p.Version, p.StatementDigest, p.Bundle, t, p.By); err != nil {
 			return err
@@ -269,7 +269,7 @@ func (s *sqlStore) ArtifactGet(ctx context.Context, p ArtifactGetParams) (Artifa
 	err := s.read(ctx, "get artifact", func(ex execer) error {
 		err := ex.queryRow(ctx, s.q.ArtifactGet, p.Digest).Scan(&a.Digest, &a.Size, &a.Data)
 		if s.drv.kind(err) == errNoRows {
-			return errcode.New(errcode.ModuleNotFound, "no artifact %s", p.Digest).With("sha256", p.Digest)
+			return errcode.New(errcode.ModuleNotFound, "no artifact %s", p.Digest).With(errcode.DetailSHA256, p.Digest)
 		}
 		return err
 	})

@@ -31,7 +31,7 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 	if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") || path == ":memory:" {
 		return nil, errcode.New(errcode.StoreURLInvalid,
 			"SQLite path %q must be a plain file path (no ?, #, file: or :memory:, which readers could not share)", path).
-			With("path", path)
+			With(errcode.DetailPath, path)
 	}
 	q, err := loadQueries("sqlite")
 	if err != nil {

@@ -113,7 +113,7 @@ func (s *sqlStore) TokenGetByHash(ctx context.Context, p TokenGetByHashParams) (
 		return Token{}, err
 	}
 	if !tok.RevokedAt.IsZero() {
-		return Token{}, errcode.New(errcode.TokenRevoked, "token %s was revoked", tok.ID).With("id", tok.ID)
+		return Token{}, errcode.New(errcode.TokenRevoked, "token %s was revoked", tok.ID).With(errcode.DetailID, tok.ID)
 	}
 	return tok, nil
 }
@@ -151,12 +151,12 @@ func (s *sqlStore) TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token,
 		}
 		cur, err := scanToken(ex.queryRow(ctx, s.q.TokenGet, p.ID))
 		if s.drv.kind(err) == errNoRows {
-			return errcode.New(errcode.TokenNotFound, "no token %s", p.ID).With("id", p.ID)
+			return errcode.New(errcode.TokenNotFound, "no token %s", p.ID).With(errcode.DetailID, p.ID)
 		}
 		if err != nil {
 			return err
 		}
-		return errcode.New(errcode.TokenRevoked, "token %s was already revoked", cur.ID).With("id", cur.ID)
+		return errcode.New(errcode.TokenRevoked, "token %s was already revoked", cur.ID).With(errcode.DetailID, cur.ID)
 	})
 	return tok, err
 }

@@ -81,7 +81,7 @@ func (s *Store) PutAs(d string, data []byte) error {
 		return errcode.New(errcode.ModuleNotFound, "%q is not a sha256 digest", d)
 	}
 	if got := Sum(data); got != d {
-		return errcode.New(errcode.ModuleDigestMismatch, "bytes hash to %s, not %s", got, d).With("sha256", d)
+		return errcode.New(errcode.ModuleDigestMismatch, "bytes hash to %s, not %s", got, d).With(errcode.DetailSHA256, d)
 	}
 	_, err := s.Put(data)
 	return err
@@ -142,7 +142,7 @@ func (s *Store) Get(d string) ([]byte, error) {
 		return nil, notFound(err, d)
 	}
 	if got := Sum(data); got != d {
-		return nil, errcode.New(errcode.ModuleDigestMismatch, "blob %s hashes to %s: it was altered", d, got).With("sha256", d)
+		return nil, errcode.New(errcode.ModuleDigestMismatch, "blob %s hashes to %s: it was altered", d, got).With(errcode.DetailSHA256, d)
 	}
 	return data, nil
 }
@@ -162,7 +162,7 @@ func (s *Store) Verify(d string) error {
 		return errcode.Wrap(err, errcode.IOFailed, "cannot read blob %s", d)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != d {
-		return errcode.New(errcode.ModuleDigestMismatch, "blob %s hashes to %s: it was altered", d, got).With("sha256", d)
+		return errcode.New(errcode.ModuleDigestMismatch, "blob %s hashes to %s: it was altered", d, got).With(errcode.DetailSHA256, d)
 	}
 	return nil
 }
@@ -193,7 +193,7 @@ func (s *Store) List() ([]string, error) {
 
 func notFound(err error, d string) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return errcode.Wrap(err, errcode.ModuleNotFound, "no blob %s in the store", d).With("sha256", d)
+		return errcode.Wrap(err, errcode.ModuleNotFound, "no blob %s in the store", d).With(errcode.DetailSHA256, d)
 	}
 	return errcode.Wrap(err, errcode.IOFailed, "cannot read blob %s", d)
 }

@@ -52,11 +52,28 @@ const (
 	JoinExpired  = "expired"
 )
 
-// Job outcomes as the node reports them.
+// JobState is where a job stands, the one spelling the plane stores and the node is told. Queued and
+// running are live; the rest are final.
+type JobState string
+
 const (
-	OutcomeCompleted = "completed"
-	OutcomeFailed    = "failed"
-	OutcomeRefused   = "refused"
+	JobQueued    JobState = "queued"
+	JobRunning   JobState = "running"
+	JobCompleted JobState = "completed"
+	JobFailed    JobState = "failed"
+	JobRefused   JobState = "refused"
+	JobLost      JobState = "lost"
+	JobCancelled JobState = "cancelled"
+)
+
+// Final reports whether a job in state s will never change again.
+func (s JobState) Final() bool { return s != JobQueued && s != JobRunning }
+
+// Job outcomes as the node reports them: the final states a node can bring about itself.
+const (
+	OutcomeCompleted = JobCompleted
+	OutcomeFailed    = JobFailed
+	OutcomeRefused   = JobRefused
 )
 
 // JoinRequest asks to pair a node key with the plane. It grants nothing until an admin approves it
@@ -214,7 +231,7 @@ type Capability struct {
 // ResultRequest reports how a job ended. Output is already redacted on the node.
 type ResultRequest struct {
 	JobID        string          `json:"job_id"`
-	Outcome      string          `json:"outcome"`
+	Outcome      JobState        `json:"outcome"`
 	Code         string          `json:"code,omitempty"`
 	Message      string          `json:"message,omitempty"`
 	Output       json.RawMessage `json:"output,omitempty"`
@@ -225,8 +242,8 @@ type ResultRequest struct {
 
 // ResultResponse acknowledges a result.
 type ResultResponse struct {
-	JobID string `json:"job_id"`
-	State string `json:"state"`
+	JobID string   `json:"job_id"`
+	State JobState `json:"state"`
 }
 
 // JobStatusRequest asks the state of a job handed to this node.
@@ -236,8 +253,8 @@ type JobStatusRequest struct {
 
 // JobStatusResponse is a job's state on the plane.
 type JobStatusResponse struct {
-	JobID string `json:"job_id"`
-	State string `json:"state"`
+	JobID string   `json:"job_id"`
+	State JobState `json:"state"`
 }
 
 // LeaveRequest is a node's one signed goodbye.

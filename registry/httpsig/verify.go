@@ -97,7 +97,7 @@ func (v *Verifier) Verify(r *http.Request, body []byte, now time.Time) (Proof, e
 		return Proof{}, errcode.New(errcode.ChannelClockSkew,
 			"signature created %s, %s %s the plane's clock (%s); the limit is %s either way: check the node's clock",
 			created.UTC().Format(time.RFC3339), skew.Abs(), way, now.UTC().Format(time.RFC3339), MaxSkew).
-			With("skew_seconds", int64(-skew/time.Second))
+			With(errcode.DetailSkewSeconds, int64(-skew/time.Second))
 	}
 
 	key, found, err := v.Keys(ctx, si.keyID)
@@ -107,7 +107,7 @@ func (v *Verifier) Verify(r *http.Request, body []byte, now time.Time) (Proof, e
 	// The keyid is the key's fingerprint: a lookup that answers with another key is a plane bug, and it
 	// must not turn into a node proving an identity that is not its own.
 	if !found || key.IsZero() || KeyID(key) != si.keyID {
-		return Proof{}, invalid(fmt.Errorf("keyid %q names no known node key", si.keyID)).With("keyid", si.keyID)
+		return Proof{}, invalid(fmt.Errorf("keyid %q names no known node key", si.keyID)).With(errcode.DetailKeyID, si.keyID)
 	}
 	m, err := serverMessage(r, v.Base)
 	if err != nil {
@@ -119,7 +119,7 @@ func (v *Verifier) Verify(r *http.Request, body []byte, now time.Time) (Proof, e
 		return Proof{}, errcode.Wrap(err, errcode.ChannelDigestMismatch, "Content-Digest is missing or unusable")
 	}
 	if !key.Verify(base, sig) {
-		return Proof{}, invalid(fmt.Errorf("signature does not verify for this method, URL and Content-Digest")).With("keyid", si.keyID)
+		return Proof{}, invalid(fmt.Errorf("signature does not verify for this method, URL and Content-Digest")).With(errcode.DetailKeyID, si.keyID)
 	}
 
 	digestVal, _, err := singleField(r.Header, HeaderContentDigest)
@@ -140,11 +140,11 @@ func (v *Verifier) Verify(r *http.Request, body []byte, now time.Time) (Proof, e
 		return Proof{}, err
 	}
 	if !fresh {
-		return Proof{}, errcode.New(errcode.ChannelReplayed, "nonce already used: this request was replayed").With("keyid", si.keyID)
+		return Proof{}, errcode.New(errcode.ChannelReplayed, "nonce already used: this request was replayed").With(errcode.DetailKeyID, si.keyID)
 	}
 	return Proof{KeyID: si.keyID, Key: key, Created: created, Nonce: si.nonce}, nil
 }
 
 func invalid(err error) *errcode.Error {
-	return errcode.Wrap(err, errcode.ChannelSignatureInvalid, "signature refused").With("reason", err.Error())
+	return errcode.Wrap(err, errcode.ChannelSignatureInvalid, "signature refused").With(errcode.DetailReason, err.Error())
 }

@@ -22,15 +22,15 @@ const MaxFileSize = 1 << 20
 func CheckTrusted(path string, fi fs.FileInfo) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return errcode.New(errcode.KeyFileUntrusted, "%s: cannot read its owner", path).With("path", path)
+		return errcode.New(errcode.KeyFileUntrusted, "%s: cannot read its owner", path).With(errcode.DetailPath, path)
 	}
 	if uid := uint32(os.Getuid()); st.Uid != uid && st.Uid != 0 {
 		return errcode.New(errcode.KeyFileUntrusted, "%s is owned by uid %d, not by this user (%d) or root", path, st.Uid, uid).
-			With("path", path)
+			With(errcode.DetailPath, path)
 	}
 	if fi.Mode().Perm()&0o022 != 0 {
 		return errcode.New(errcode.KeyFileUntrusted, "%s is writable by group or others (mode %04o); run chmod go-w on it", path, fi.Mode().Perm()).
-			With("path", path)
+			With(errcode.DetailPath, path)
 	}
 	return nil
 }
@@ -59,7 +59,7 @@ func readChecked(path string, private bool) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
-			return nil, errcode.New(errcode.KeyFileUntrusted, "%s is a symlink; trust files are read only directly", path).With("path", path)
+			return nil, errcode.New(errcode.KeyFileUntrusted, "%s is a symlink; trust files are read only directly", path).With(errcode.DetailPath, path)
 		}
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", path)
 	}
@@ -69,21 +69,21 @@ func readChecked(path string, private bool) ([]byte, error) {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", path)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errcode.New(errcode.KeyFileUntrusted, "%s is not a regular file", path).With("path", path)
+		return nil, errcode.New(errcode.KeyFileUntrusted, "%s is not a regular file", path).With(errcode.DetailPath, path)
 	}
 	if err := CheckTrusted(path, fi); err != nil {
 		return nil, err
 	}
 	if private && fi.Mode().Perm()&0o077 != 0 {
 		return nil, errcode.New(errcode.KeyFileUntrusted, "private key %s is readable by group or others (mode %04o); run chmod 600 on it", path, fi.Mode().Perm()).
-			With("path", path)
+			With(errcode.DetailPath, path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", path)
 	}
 	if len(data) > MaxFileSize {
-		return nil, errcode.New(errcode.StatementTooLarge, "%s is over %d bytes", path, MaxFileSize).With("path", path)
+		return nil, errcode.New(errcode.StatementTooLarge, "%s is over %d bytes", path, MaxFileSize).With(errcode.DetailPath, path)
 	}
 	return data, nil
 }

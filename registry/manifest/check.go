@@ -20,7 +20,7 @@ func (m *Manifest) CheckParams(params []byte) error {
 		if len(bytes.TrimSpace(params)) == 0 || bytes.Equal(bytes.TrimSpace(params), []byte("{}")) {
 			return nil
 		}
-		return errcode.New(errcode.WordParamInvalid, "%s takes no params", m.Name).With("field", "")
+		return errcode.New(errcode.WordParamInvalid, "%s takes no params", m.Name).With(errcode.DetailField, "")
 	}
 	return check(m.params, params, errcode.WordParamInvalid, "params")
 }
@@ -41,7 +41,7 @@ func CheckSchema(s *jsonschema.Schema, doc []byte, code, what string) error {
 func check(s *jsonschema.Schema, doc []byte, code, what string) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
-		return errcode.Wrap(err, code, "%s are not one JSON value", what).With("field", "")
+		return errcode.Wrap(err, code, "%s are not one JSON value", what).With(errcode.DetailField, "")
 	}
 	err = s.Validate(v)
 	if err == nil {
@@ -49,7 +49,7 @@ func check(s *jsonschema.Schema, doc []byte, code, what string) error {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return errcode.Wrap(err, code, "%s do not validate", what).With("field", "")
+		return errcode.Wrap(err, code, "%s do not validate", what).With(errcode.DetailField, "")
 	}
 	leaf := deepest(ve)
 	loc := leaf.InstanceLocation
@@ -69,7 +69,7 @@ func check(s *jsonschema.Schema, doc []byte, code, what string) error {
 	if name == "" {
 		name = what
 	}
-	return errcode.New(code, "%s: %s", name, msg).With("field", field)
+	return errcode.New(code, "%s: %s", name, msg).With(errcode.DetailField, field)
 }
 
 var printer = message.NewPrinter(language.English)

@@ -33,7 +33,7 @@ func CheckContract(old, next *Manifest) error {
 	}
 	return errcode.New(errcode.ContractBroken, "word %s breaks its contract: %s; a changed contract needs a new word name",
 		old.Name, strings.Join(texts, "; ")).
-		With("word", old.Name).With("field", breaks[0].Field).With("breaks", breaks)
+		With(errcode.DetailWord, old.Name).With(errcode.DetailField, breaks[0].Field).With(errcode.DetailBreaks, breaks)
 }
 
 // ContractBreaks lists every break, in a stable order; nil when the contract holds or old is no word.

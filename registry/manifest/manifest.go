@@ -149,10 +149,10 @@ func Parse(data []byte) (*Manifest, error) {
 		switch {
 		case errors.As(err, &unknown):
 			return nil, errcode.Wrap(err, errcode.ManifestUnknownField, "manifest has unknown field %q", unknown.Field).
-				With("field", unknown.Field)
+				With(errcode.DetailField, unknown.Field)
 		case errors.Is(err, strictjson.ErrTooLarge):
 			return nil, errcode.New(errcode.StatementTooLarge, "manifest is over %d bytes (it has %d)", MaxSize, len(data)).
-				With("limit", MaxSize)
+				With(errcode.DetailLimit, MaxSize)
 		}
 		return nil, errcode.Wrap(err, errcode.ManifestMalformed, "manifest is not valid JSON")
 	}
@@ -227,7 +227,7 @@ func (m *Manifest) Declaration(names []string) (json.RawMessage, error) {
 	decl := map[string]any{}
 	if len(m.Params) > 0 {
 		if err := json.Unmarshal(m.Params, &schema); err != nil {
-			return nil, errcode.Wrap(err, errcode.WordParamInvalid, "%s: params schema does not decode", m.Name).With("field", "")
+			return nil, errcode.Wrap(err, errcode.WordParamInvalid, "%s: params schema does not decode", m.Name).With(errcode.DetailField, "")
 		}
 	}
 	for name, p := range schema.Properties {
@@ -242,7 +242,7 @@ func (m *Manifest) Declaration(names []string) (json.RawMessage, error) {
 	}
 	b, err := json.Marshal(decl)
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.WordParamInvalid, "%s: declaration does not encode", m.Name).With("field", "")
+		return nil, errcode.Wrap(err, errcode.WordParamInvalid, "%s: declaration does not encode", m.Name).With(errcode.DetailField, "")
 	}
 	if err := m.CheckParams(b); err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 )
 
 func invalid(field, format string, args ...any) error {
-	return errcode.New(errcode.ManifestInvalid, "%s: %s", field, fmt.Sprintf(format, args...)).With("field", field)
+	return errcode.New(errcode.ManifestInvalid, "%s: %s", field, fmt.Sprintf(format, args...)).With(errcode.DetailField, field)
 }
 
 func (m *Manifest) validate() error {
@@ -163,15 +163,15 @@ func (m *Manifest) compileSchemas() error {
 func closedObject(raw []byte) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return errcode.Wrap(err, errcode.ManifestSchemaInvalid, "params schema is not JSON").With("field", "params")
+		return errcode.Wrap(err, errcode.ManifestSchemaInvalid, "params schema is not JSON").With(errcode.DetailField, "params")
 	}
 	obj, _ := doc.(map[string]any)
 	if obj["type"] != "object" {
-		return errcode.New(errcode.ManifestParamsOpen, `params schema must have "type": "object"`).With("field", "params.type")
+		return errcode.New(errcode.ManifestParamsOpen, `params schema must have "type": "object"`).With(errcode.DetailField, "params.type")
 	}
 	if ap, ok := obj["additionalProperties"].(bool); !ok || ap {
 		return errcode.New(errcode.ManifestParamsOpen, `params schema must set "additionalProperties": false`).
-			With("field", "params.additionalProperties")
+			With(errcode.DetailField, "params.additionalProperties")
 	}
 	return nil
 }
@@ -187,11 +187,11 @@ func (refusingLoader) Load(url string) (any, error) {
 func compileSchema(field string, raw []byte) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.ManifestSchemaInvalid, "%s schema is not JSON", field).With("field", field)
+		return nil, errcode.Wrap(err, errcode.ManifestSchemaInvalid, "%s schema is not JSON", field).With(errcode.DetailField, field)
 	}
 	if obj, ok := doc.(map[string]any); ok {
 		if s, ok := obj["$schema"]; ok && s != "https://json-schema.org/draft/2020-12/schema" {
-			return nil, errcode.New(errcode.ManifestSchemaInvalid, "%s schema must be JSON Schema 2020-12", field).With("field", field)
+			return nil, errcode.New(errcode.ManifestSchemaInvalid, "%s schema must be JSON Schema 2020-12", field).With(errcode.DetailField, field)
 		}
 	}
 	c := jsonschema.NewCompiler()
@@ -199,15 +199,15 @@ func compileSchema(field string, raw []byte) (*jsonschema.Schema, error) {
 	c.UseLoader(refusingLoader{})
 	const loc = "urn:lexicon:schema"
 	if err := c.AddResource(loc, doc); err != nil {
-		return nil, errcode.Wrap(err, errcode.ManifestSchemaInvalid, "%s schema", field).With("field", field)
+		return nil, errcode.Wrap(err, errcode.ManifestSchemaInvalid, "%s schema", field).With(errcode.DetailField, field)
 	}
 	s, err := c.Compile(loc)
 	if err != nil {
 		var se *jsonschema.SchemaValidationError
 		if errors.As(err, &se) {
-			return nil, errcode.Wrap(err, errcode.ManifestSchemaInvalid, "%s is not valid JSON Schema 2020-12", field).With("field", field)
+			return nil, errcode.Wrap(err, errcode.ManifestSchemaInvalid, "%s is not valid JSON Schema 2020-12", field).With(errcode.DetailField, field)
 		}
-		return nil, errcode.Wrap(err, errcode.ManifestSchemaInvalid, "%s schema does not compile", field).With("field", field)
+		return nil, errcode.Wrap(err, errcode.ManifestSchemaInvalid, "%s schema does not compile", field).With(errcode.DetailField, field)
 	}
 	return s, nil
 }

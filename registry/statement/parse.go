@@ -14,14 +14,14 @@ import (
 )
 
 func malformed(err error, layer, format string, args ...any) error {
-	return errcode.Wrap(err, errcode.StatementMalformed, format, args...).With("layer", layer)
+	return errcode.Wrap(err, errcode.StatementMalformed, format, args...).With(errcode.DetailLayer, layer)
 }
 
 // ParseBundle reads statement.bundle.json. It checks shape only; trust is the verifier's business.
 func ParseBundle(data []byte) (*bundle.Bundle, error) {
 	if len(data) > MaxBundleSize {
 		return nil, errcode.New(errcode.StatementTooLarge, "bundle is %d bytes, over the %d-byte cap", len(data), MaxBundleSize).
-			With("layer", "bundle")
+			With(errcode.DetailLayer, "bundle")
 	}
 	var b bundle.Bundle
 	if err := b.UnmarshalJSON(data); err != nil {
@@ -58,7 +58,7 @@ func DecodeBundle(data []byte) (*Statement, error) {
 func Decode(payload []byte) (*Statement, error) {
 	if len(payload) > MaxPayloadSize {
 		return nil, errcode.New(errcode.StatementTooLarge, "statement is %d bytes, over the %d-byte cap", len(payload), MaxPayloadSize).
-			With("layer", "statement")
+			With(errcode.DetailLayer, "statement")
 	}
 	var s Statement
 	if err := strictjson.Decode(payload, MaxPayloadSize, &s); err != nil {
@@ -75,7 +75,7 @@ func Decode(payload []byte) (*Statement, error) {
 }
 
 func invalid(field, format string, args ...any) error {
-	return errcode.New(errcode.StatementInvalid, format, args...).With("field", field)
+	return errcode.New(errcode.StatementInvalid, format, args...).With(errcode.DetailField, field)
 }
 
 func (s *Statement) check() error {
@@ -94,7 +94,7 @@ func (s *Statement) check() error {
 			return invalid("subject", "subject name %q is empty or has control characters", sub.Name)
 		}
 		if _, dup := pinned[sub.Name]; dup {
-			return errcode.New(errcode.StatementSubjectDuplicate, "subject %q appears twice", sub.Name).With("subject", sub.Name)
+			return errcode.New(errcode.StatementSubjectDuplicate, "subject %q appears twice", sub.Name).With(errcode.DetailSubject, sub.Name)
 		}
 		if !cas.ValidDigest(sub.SHA256()) {
 			return invalid("subject", "subject %q needs exactly one sha256 digest", sub.Name)
@@ -125,10 +125,10 @@ func (s *Statement) check() error {
 			return invalid("predicate.modules", "module %s needs sha256 digests of its manifest and module", id)
 		}
 		if pinned[m.ManifestSubject()] != m.Manifest {
-			return errcode.New(errcode.ModuleNotPinned, "the manifest of %s is not a subject of the statement", id).With("module", id)
+			return errcode.New(errcode.ModuleNotPinned, "the manifest of %s is not a subject of the statement", id).With(errcode.DetailModule, id)
 		}
 		if !s.pins(pinned, m) {
-			return errcode.New(errcode.ModuleNotPinned, "the artifact of %s is not a subject of the statement", id).With("module", id)
+			return errcode.New(errcode.ModuleNotPinned, "the artifact of %s is not a subject of the statement", id).With(errcode.DetailModule, id)
 		}
 	}
 	for i, e := range p.KeyChain {

@@ -145,7 +145,7 @@ func (r *runner) leaf(c *Command) func(*cobra.Command, []string) error {
 }
 
 func fail(env *Env, err error, status int) int {
-	e := errcode.From(err, "internal.error")
+	e := errcode.From(err, errcode.InternalError)
 	if env.JSON {
 		out := map[string]any{"ok": false, "code": e.Code, "message": e.Error()}
 		if len(e.Details) > 0 {
@@ -162,7 +162,7 @@ func fail(env *Env, err error, status int) int {
 func writeJSON(w io.Writer, result any) {
 	b, err := json.Marshal(result)
 	if err != nil {
-		fmt.Fprintf(w, `{"ok":false,"code":"internal.error","message":%q}`+"\n", err.Error())
+		fmt.Fprintf(w, `{"ok":false,"code":%q,"message":%q}`+"\n", errcode.InternalError, err.Error())
 		return
 	}
 	var obj map[string]any

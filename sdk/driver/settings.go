@@ -21,7 +21,7 @@ func DecodeSettings(settings json.RawMessage, v any) error {
 		settings = json.RawMessage("{}")
 	}
 	if len(settings) > MaxSettingsSize {
-		return errcode.New(errcode.DriverConfigInvalid, "settings are %d bytes, over the %d-byte cap", len(settings), MaxSettingsSize).With("field", "")
+		return errcode.New(errcode.DriverConfigInvalid, "settings are %d bytes, over the %d-byte cap", len(settings), MaxSettingsSize).With(errcode.DetailField, "")
 	}
 	dec := json.NewDecoder(bytes.NewReader(settings))
 	dec.DisallowUnknownFields()
@@ -29,12 +29,12 @@ func DecodeSettings(settings json.RawMessage, v any) error {
 		const prefix = "json: unknown field "
 		if msg := err.Error(); strings.HasPrefix(msg, prefix) {
 			field := strings.Trim(strings.TrimPrefix(msg, prefix), `"`)
-			return errcode.New(errcode.DriverConfigInvalid, "settings have unknown field %q", field).With("field", "/"+field)
+			return errcode.New(errcode.DriverConfigInvalid, "settings have unknown field %q", field).With(errcode.DetailField, "/"+field)
 		}
-		return errcode.Wrap(err, errcode.DriverConfigInvalid, "settings are not a valid JSON object").With("field", "")
+		return errcode.Wrap(err, errcode.DriverConfigInvalid, "settings are not a valid JSON object").With(errcode.DetailField, "")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return errcode.New(errcode.DriverConfigInvalid, "settings have data after the JSON object").With("field", "")
+		return errcode.New(errcode.DriverConfigInvalid, "settings have data after the JSON object").With(errcode.DetailField, "")
 	}
 	return nil
 }
@@ -45,7 +45,7 @@ func DecodeSettings(settings json.RawMessage, v any) error {
 func CheckEndpoint(field, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, errcode.New(errcode.DriverConfigInvalid, "%s: %q is not an http(s) URL without credentials, query or fragment", field, raw).With("field", "/"+field)
+		return nil, errcode.New(errcode.DriverConfigInvalid, "%s: %q is not an http(s) URL without credentials, query or fragment", field, raw).With(errcode.DetailField, "/"+field)
 	}
 	switch u.Scheme {
 	case "https":
@@ -55,7 +55,7 @@ func CheckEndpoint(field, raw string) (*url.URL, error) {
 			return u, nil
 		}
 	}
-	return nil, errcode.New(errcode.DriverConfigInvalid, "%s: %q must use https (plain http only on a loopback address)", field, raw).With("field", "/"+field)
+	return nil, errcode.New(errcode.DriverConfigInvalid, "%s: %q must use https (plain http only on a loopback address)", field, raw).With(errcode.DetailField, "/"+field)
 }
 
 func isLoopback(host string) bool {

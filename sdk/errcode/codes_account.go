@@ -18,3 +18,11 @@ const (
 	// the one that sealed it: the stored bytes were altered. Add the account again.
 	AccountSealBroken = "account.seal_broken"
 )
+
+var areaAccount = Area{Name: "account", Reserved: true, Codes: []Spec{
+	{AccountNotFound, statusNotFound, Unchanged},
+	{AccountExists, statusConflict, Unchanged},
+	{AccountWrongKind, statusBadRequest, Unchanged},
+	{AccountKeyMismatch, statusInternal, Unchanged},
+	{AccountSealBroken, statusInternal, Unchanged},
+}}

@@ -31,3 +31,14 @@ const (
 	// (details.limit). Nothing was touched by the refused call.
 	CapabilityBudgetExceeded = "capability.budget_exceeded"
 )
+
+var areaCapability = Area{Name: "capability", Reserved: false, Codes: []Spec{
+	{CapabilityDenied, statusBadRequest, Unchanged},
+	{CapabilityUnknown, statusBadRequest, Unchanged},
+	{CapabilityInvalid, statusBadRequest, Unchanged},
+	{CapabilityRootUnsafe, statusBadRequest, Unchanged},
+	{CapabilityNotFound, statusNotFound, Unchanged},
+	{CapabilityFailed, statusBadRequest, MaybeChanged},
+	{CapabilityTimeout, statusBadRequest, MaybeChanged},
+	{CapabilityBudgetExceeded, statusBadRequest, Unchanged},
+}}

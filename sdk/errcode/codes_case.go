@@ -27,3 +27,13 @@ const (
 	// CaseNotFound: the node has no case with that id (admin API). Nothing changed.
 	CaseNotFound = "case.not_found"
 )
+
+var areaCase = Area{Name: "case", Reserved: true, Codes: []Spec{
+	{CaseInvalid, statusBadRequest, Unchanged},
+	{CaseCapped, statusBadRequest, PartlyChanged},
+	{CaseClosed, statusBadRequest, Unchanged},
+	{CaseSuperseded, statusBadRequest, Unchanged},
+	{CaseTooManyOpen, statusBadRequest, Unchanged},
+	{CaseTooMany, statusConflict, PartlyChanged},
+	{CaseNotFound, statusNotFound, Unchanged},
+}}

@@ -22,3 +22,12 @@ const (
 	// Nothing changed.
 	ChannelBusy = "channel.busy"
 )
+
+var areaChannel = Area{Name: "channel", Reserved: true, Codes: []Spec{
+	{ChannelUnsigned, statusUnauthorized, Unchanged},
+	{ChannelSignatureInvalid, statusUnauthorized, Unchanged},
+	{ChannelDigestMismatch, statusBadRequest, Unchanged},
+	{ChannelClockSkew, statusUnauthorized, Unchanged},
+	{ChannelReplayed, statusUnauthorized, Unchanged},
+	{ChannelBusy, statusUnavailable, Unchanged},
+}}

@@ -24,3 +24,14 @@ const (
 	// applied; check before retrying a create.
 	CloudUnavailable = "cloud.unavailable"
 )
+
+var areaCloud = Area{Name: "cloud", Reserved: true, Codes: []Spec{
+	{CloudNotFound, statusNotFound, Unchanged},
+	{CloudInvalid, statusBadRequest, Unchanged},
+	{CloudAuth, statusBadRequest, Unchanged},
+	{CloudQuota, statusBadRequest, Unchanged},
+	{CloudRateLimited, statusBadRequest, Unchanged},
+	{CloudUnsupported, statusBadRequest, Unchanged},
+	{CloudConflict, statusBadRequest, Unchanged},
+	{CloudUnavailable, statusBadRequest, MaybeChanged},
+}}

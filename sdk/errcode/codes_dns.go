@@ -21,3 +21,13 @@ const (
 	// in part: read the zone before retrying.
 	DNSUnavailable = "dns.unavailable"
 )
+
+var areaDNS = Area{Name: "dns", Reserved: true, Codes: []Spec{
+	{DNSNotFound, statusNotFound, Unchanged},
+	{DNSInvalid, statusBadRequest, Unchanged},
+	{DNSAuth, statusBadRequest, Unchanged},
+	{DNSRateLimited, statusBadRequest, Unchanged},
+	{DNSUnsupported, statusBadRequest, Unchanged},
+	{DNSConflict, statusBadRequest, Unchanged},
+	{DNSUnavailable, statusBadRequest, MaybeChanged},
+}}

@@ -38,3 +38,17 @@ const (
 	// asked is unknown; the message says what the driver reported.
 	DriverInternal = "driver.internal"
 )
+
+var areaDriver = Area{Name: "driver", Reserved: true, Codes: []Spec{
+	{DriverCrashed, statusBadGateway, MaybeChanged},
+	{DriverDisabled, statusConflict, Unchanged},
+	{DriverUnconfined, statusConflict, Unchanged},
+	{DriverTimeout, statusGatewayTimeout, MaybeChanged},
+	{DriverUnavailable, statusUnavailable, Unchanged},
+	{DriverStartFailed, statusBadGateway, Unchanged},
+	{DriverVersionMismatch, statusBadRequest, Unchanged},
+	{DriverConfigInvalid, statusBadRequest, Unchanged},
+	{DriverNotConfigured, statusConflict, Unchanged},
+	{DriverNotPinned, statusConflict, Unchanged},
+	{DriverInternal, statusBadGateway, MaybeChanged},
+}}

@@ -21,7 +21,6 @@ const (
 	JobNotQueued = "job.not_queued"
 	// JobFinished: the job already reached a final state (details.state), so it cannot be marked failed.
 	JobFinished = "job.finished"
-
 	// JobLost: outcome of a job whose node claimed idle while it ran, or that passed its claim budget.
 	// A lost job is never run again.
 	JobLost = "job.lost"
@@ -30,3 +29,15 @@ const (
 	// JobMarkedFailed: outcome of a job an operator marked failed.
 	JobMarkedFailed = "job.marked_failed"
 )
+
+var areaJob = Area{Name: "job", Reserved: true, Codes: []Spec{
+	{JobNotFound, statusNotFound, Unchanged},
+	{JobWordUnavailable, statusUnprocessable, Unchanged},
+	{JobWordMismatch, statusUnprocessable, Unchanged},
+	{JobNotRunning, statusConflict, Unchanged},
+	{JobNotQueued, statusConflict, Unchanged},
+	{JobFinished, statusConflict, Unchanged},
+	{JobLost, statusBadRequest, MaybeChanged},
+	{JobCancelled, statusBadRequest, Unchanged},
+	{JobMarkedFailed, statusBadRequest, MaybeChanged},
+}}

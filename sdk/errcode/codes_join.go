@@ -21,3 +21,13 @@ const (
 	// JoinNotPending: the join was already approved or rejected (details.status).
 	JoinNotPending = "join.not_pending"
 )
+
+var areaJoin = Area{Name: "join", Reserved: true, Codes: []Spec{
+	{JoinNotFound, statusNotFound, Unchanged},
+	{JoinTooMany, statusConflict, Unchanged},
+	{JoinKeyRetired, statusConflict, Unchanged},
+	{JoinKeyEnrolled, statusConflict, Unchanged},
+	{JoinFingerprintMismatch, statusConflict, Unchanged},
+	{JoinExpired, statusConflict, Unchanged},
+	{JoinNotPending, statusConflict, Unchanged},
+}}

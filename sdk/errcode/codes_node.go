@@ -11,3 +11,9 @@ const (
 	// the other node first.
 	NodeNameTaken = "node.name_taken"
 )
+
+var areaNode = Area{Name: "node", Reserved: true, Codes: []Spec{
+	{NodeNotFound, statusNotFound, Unchanged},
+	{NodeNotActive, statusForbidden, Unchanged},
+	{NodeNameTaken, statusConflict, Unchanged},
+}}

@@ -13,3 +13,9 @@ const (
 	// its end is not). The attempt counts as failed; whatever the repair did is unknown.
 	RecipeInterrupted = "recipe.interrupted"
 )
+
+var areaRecipe = Area{Name: "recipe", Reserved: false, Codes: []Spec{
+	{RecipeNoVerdict, statusBadRequest, Unchanged},
+	{RecipeParamsNotDerived, statusBadRequest, PartlyChanged},
+	{RecipeInterrupted, statusBadRequest, MaybeChanged},
+}}

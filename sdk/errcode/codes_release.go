@@ -2,10 +2,15 @@ package errcode
 
 // Codes of releases published to the plane. Nothing changed when any of them is returned: a release
 // and its artifacts are stored together or not at all. A missing artifact is module.not_found and bytes
-// that do not hash to their digest are module.digest_mismatch (codes_trust.go).
+// that do not hash to their digest are module.digest_mismatch (codes_module.go).
 const (
 	// ReleaseRollback: the release's sequence is not above the newest published one (details.current).
 	ReleaseRollback = "release.rollback"
 	// ReleaseNotFound: no release is published yet, or none has that sequence.
 	ReleaseNotFound = "release.not_found"
 )
+
+var areaRelease = Area{Name: "release", Reserved: true, Codes: []Spec{
+	{ReleaseRollback, statusConflict, Unchanged},
+	{ReleaseNotFound, statusNotFound, Unchanged},
+}}

@@ -24,3 +24,13 @@ const (
 	// StoreClosed: the store was used after Close. Nothing changed.
 	StoreClosed = "store.closed"
 )
+
+var areaStore = Area{Name: "store", Reserved: true, Codes: []Spec{
+	{StoreUnavailable, statusUnavailable, MaybeChanged},
+	{StoreBusy, statusUnavailable, Unchanged},
+	{StoreURLInvalid, statusBadRequest, Unchanged},
+	{StoreMigrationFailed, statusBadRequest, Unchanged},
+	{StoreSchemaNewer, statusBadRequest, Unchanged},
+	{StoreParamInvalid, statusUnprocessable, Unchanged},
+	{StoreClosed, statusUnavailable, Unchanged},
+}}

@@ -9,3 +9,9 @@ const (
 	// TokenExists: a token with that hash is already stored.
 	TokenExists = "token.exists"
 )
+
+var areaToken = Area{Name: "token", Reserved: true, Codes: []Spec{
+	{TokenNotFound, statusNotFound, Unchanged},
+	{TokenRevoked, statusBadRequest, Unchanged},
+	{TokenExists, statusConflict, Unchanged},
+}}

@@ -10,7 +10,6 @@ const (
 	// WordOutputInvalid: the word's output does not satisfy its output schema. It ran; its output was
 	// dropped.
 	WordOutputInvalid = "word.output_invalid"
-
 	// WordModuleInvalid: the bytes are not a word the host can run: not WebAssembly, not a WASI command,
 	// or importing something other than wasi_snapshot_preview1 and lexicon_v1. Nothing ran.
 	WordModuleInvalid = "word.module_invalid"
@@ -38,4 +37,21 @@ const (
 	// WordHostFailed: the host could not run the word (a worker process died or could not start); the
 	// word may have used capabilities before that, as the result lists.
 	WordHostFailed = "word.host_failed"
+	// WordVersionMismatch: the job names a version or digest of the word this node does not run.
+	WordVersionMismatch = "word.version_mismatch"
 )
+
+var areaWord = Area{Name: "word", Reserved: true, Codes: []Spec{
+	{WordParamInvalid, statusUnprocessable, Unchanged},
+	{WordOutputInvalid, statusBadRequest, MaybeChanged},
+	{WordModuleInvalid, statusBadRequest, Unchanged},
+	{WordMemoryExceeded, statusBadRequest, MaybeChanged},
+	{WordDeadlineExceeded, statusBadRequest, MaybeChanged},
+	{WordOutputTooLarge, statusBadRequest, MaybeChanged},
+	{WordTranscriptTooLarge, statusBadRequest, MaybeChanged},
+	{WordCrashed, statusBadRequest, MaybeChanged},
+	{WordFailed, statusBadRequest, MaybeChanged},
+	{WordCancelled, statusBadRequest, MaybeChanged},
+	{WordHostFailed, statusBadRequest, MaybeChanged},
+	{WordVersionMismatch, statusBadRequest, Unchanged},
+}}

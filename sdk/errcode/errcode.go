@@ -5,7 +5,16 @@
 //
 //	{"error": {"code": "statement.rollback", "message": "...", "details": {...}}}
 //
-// The package is pure standard library so that words (GOOS=wasip1), drivers and the agent share it.
+// Every code is a constant in its area's file (codes_<area>.go) together with its Spec: the HTTP status
+// the plane answers with and whether the request changed anything. Lookup, Status and Reserved read that
+// table, so the plane's statuses and the areas a word may not report as its own come from one place:
+//
+//	errcode.Status(errcode.JobNotFound)       // 404
+//	errcode.Reserved("store.busy")            // true: only Lexicon reports store.*
+//	errcode.Reserved("restart_unit.failed")   // false: a word's own area
+//
+// Detail keys are constants too (DetailNodeID, DetailField...). The package is pure standard library so
+// that words (GOOS=wasip1), drivers and the agent share it; sdk/RATIONALE.md says why the table looks so.
 package errcode
 
 import (

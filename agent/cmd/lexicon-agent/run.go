@@ -52,7 +52,7 @@ func runCmd() *cli.Command {
 			defer h.Close()
 			rn := &runner.Runner{Host: h, Vocab: v, PolicyFile: d.policyFile(), LockFile: sd.LockFile(), Log: log}
 			loop, err := recipes.New(recipes.Config{Vocab: v, Runner: rn, Policy: pol, Dir: sd.RecipesDir(), ConfigDir: d.config,
-				AgentDigest: selfDigest(log), Log: log.With("part", "recipes")})
+				AgentDigest: selfDigest(log), Log: log.With(errcode.DetailPart, "recipes")})
 			if err != nil {
 				return nil, err
 			}

@@ -170,7 +170,7 @@ func (d *Daemon) watchJob(ctx context.Context, id string, stop context.CancelFun
 		case <-t.C:
 		}
 		st, err := d.Client.JobStatus(ctx, id)
-		if errcode.Has(err, errcode.JobNotFound) || err == nil && st.State != "running" {
+		if errcode.Has(err, errcode.JobNotFound) || err == nil && st.State != channel.JobRunning {
 			d.Log.Warn("the plane ended the job; stopping it", "job", id, "state", st.State, "err", err)
 			stop()
 			return

@@ -193,7 +193,7 @@ func (l *Loop) hostReport(ctx context.Context) json.RawMessage {
 	}
 	res := prep.Run(ctx, json.RawMessage(`{}`))
 	if res.Outcome != channel.OutcomeCompleted {
-		return omitted("host_report " + res.Outcome + ": " + res.Code)
+		return omitted("host_report " + string(res.Outcome) + ": " + res.Code)
 	}
 	return res.Output
 }

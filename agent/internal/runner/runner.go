@@ -75,7 +75,7 @@ func (r *Runner) run(ctx context.Context, job channel.Job) channel.ResultRequest
 // words may share one module, so a job built against one of them must never run as the other.
 func agree(job channel.Job, w vocab.Word) error {
 	mismatch := func(field, format string, args ...any) error {
-		return errcode.New(errcode.JobWordMismatch, format, args...).With("field", field).With("word", job.Word)
+		return errcode.New(errcode.JobWordMismatch, format, args...).With(errcode.DetailField, field).With(errcode.DetailWord, job.Word)
 	}
 	switch {
 	case w.Manifest.Name != job.Word:
@@ -178,7 +178,7 @@ func (r *Runner) Load(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
 // on the node, before anything leaves it.
 func (r *Runner) report(res *wasm.Result) channel.ResultRequest {
 	out := channel.ResultRequest{
-		Outcome: string(res.Outcome), Code: res.Code, Message: res.Message, DurationMS: res.DurationMS,
+		Outcome: channel.JobState(res.Outcome), Code: res.Code, Message: res.Message, DurationMS: res.DurationMS,
 	}
 	out.Message, _ = redact.Text(out.Message)
 	out.Transcript, _ = redact.Text(res.Transcript)

@@ -112,7 +112,7 @@ func (s *Systemctl) ResetFailed(ctx context.Context, name string) error {
 
 func (s *Systemctl) Journal(ctx context.Context, unit string, lines int) ([]capv1.JournalEntry, error) {
 	if s.Journalctl == "" {
-		return nil, errcode.New(errcode.CapabilityUnknown, "journalctl was not found").With("reason", "journalctl was not found")
+		return nil, errcode.New(errcode.CapabilityUnknown, "journalctl was not found").With(errcode.DetailReason, "journalctl was not found")
 	}
 	out, err := run(ctx, s.Journalctl, "--no-pager", "--output=json", "--lines="+strconv.Itoa(lines), "--unit", unit)
 	if err != nil {

@@ -33,7 +33,7 @@ type Manager interface {
 type Unavailable struct{ Reason string }
 
 func (u Unavailable) err() error {
-	return errcode.New(errcode.CapabilityUnknown, "%s", u.Reason).With("reason", u.Reason)
+	return errcode.New(errcode.CapabilityUnknown, "%s", u.Reason).With(errcode.DetailReason, u.Reason)
 }
 
 func (u Unavailable) Unit(context.Context, string) (capv1.Unit, error) { return capv1.Unit{}, u.err() }

@@ -27,7 +27,7 @@ type AccountAddRequest struct {
 func (r *AccountAddRequest) check() error {
 	if !store.ValidAccountName(r.Name) {
 		return errcode.New(errcode.RequestMalformed, "account name %q must be lowercase letters, digits, '.', '-' and '_' (at most 63)", r.Name).
-			With("field", "name")
+			With(errcode.DetailField, "name")
 	}
 	if err := checkName(r.Driver); err != nil {
 		return err
@@ -38,11 +38,11 @@ func (r *AccountAddRequest) check() error {
 	var obj map[string]json.RawMessage
 	if len(r.Settings) > store.MaxAccountSettings || json.Unmarshal(r.Settings, &obj) != nil || obj == nil {
 		return errcode.New(errcode.RequestMalformed, "settings must be a JSON object of at most %d bytes", store.MaxAccountSettings).
-			With("field", "settings")
+			With(errcode.DetailField, "settings")
 	}
 	c := r.Credential.Reveal()
 	if c == "" || len(c) > MaxCredential || !utf8.ValidString(c) {
-		return errcode.New(errcode.RequestMalformed, "the credential must be 1 to %d bytes of text", MaxCredential).With("field", "credential")
+		return errcode.New(errcode.RequestMalformed, "the credential must be 1 to %d bytes of text", MaxCredential).With(errcode.DetailField, "credential")
 	}
 	return nil
 }
@@ -65,7 +65,7 @@ func (m *Manager) AccountAdd(ctx context.Context, actor string, req AccountAddRe
 func (m *Manager) accountAdd(ctx context.Context, actor string, req AccountAddRequest) (store.Account, error) {
 	if _, err := m.store.AccountGet(ctx, store.AccountGetParams{Name: req.Name}); err == nil {
 		return store.Account{}, errcode.New(errcode.AccountExists, "an account named %s exists; remove it first to replace it", req.Name).
-			With("name", req.Name)
+			With(errcode.DetailName, req.Name)
 	} else if !errcode.Has(err, errcode.AccountNotFound) {
 		return store.Account{}, err
 	}
@@ -123,7 +123,7 @@ func (m *Manager) AccountList(ctx context.Context, driverName string) ([]store.A
 // replicas stop theirs within SyncEvery; calls there already fail with account.not_found).
 func (m *Manager) AccountRemove(ctx context.Context, actor, name string) (store.Account, error) {
 	if !store.ValidAccountName(name) {
-		return store.Account{}, errcode.New(errcode.AccountNotFound, "no account named %q", name).With("name", name)
+		return store.Account{}, errcode.New(errcode.AccountNotFound, "no account named %q", name).With(errcode.DetailName, name)
 	}
 	t0 := m.cfg.Now()
 	a, err := m.store.AccountRemove(ctx, store.AccountRemoveParams{Name: name})
@@ -156,7 +156,7 @@ func (m *Manager) usable(ctx context.Context, name string) (Entry, error) {
 	if !st.Enabled {
 		m.stopName(name, "disabled")
 		return Entry{}, errcode.New(errcode.DriverDisabled, "driver %s is disabled; an admin enables it with lexicon drivers enable %s", name, name).
-			With("driver", name)
+			With(errcode.DetailDriver, name)
 	}
 	cat, err := m.catalog(ctx, false)
 	if err != nil {
@@ -205,7 +205,7 @@ type use struct {
 func (m *Manager) resolve(ctx context.Context, actor, account string, kind driver.Kind) (use, error) {
 	var u use
 	if !store.ValidAccountName(account) {
-		return u, errcode.New(errcode.AccountNotFound, "no account named %q", account).With("name", account)
+		return u, errcode.New(errcode.AccountNotFound, "no account named %q", account).With(errcode.DetailName, account)
 	}
 	a, err := m.store.AccountGet(ctx, store.AccountGetParams{Name: account})
 	if err != nil {
@@ -226,7 +226,7 @@ func (m *Manager) resolve(ctx context.Context, actor, account string, kind drive
 	u.entry = e
 	if e.Kind != kind {
 		return u, errcode.New(errcode.AccountWrongKind, "account %s uses %s, a %s driver; this is a %s operation", a.Name, a.Driver, e.Kind, kind).
-			With("kind", string(e.Kind))
+			With(errcode.DetailKind, string(e.Kind))
 	}
 	sl, err := m.ensure(ctx, e, false)
 	if err != nil {
@@ -264,7 +264,7 @@ func (m *Manager) unseal(a store.Account) (driver.Secret, error) {
 	if a.KeyID != m.cfg.Key.ID() {
 		return driver.Secret{}, errcode.New(errcode.AccountKeyMismatch,
 			"account %s was sealed under master key %s, this plane holds %s: every replica needs the same master key file",
-			a.Name, a.KeyID, m.cfg.Key.ID()).With("key_id", a.KeyID).With("plane_key_id", m.cfg.Key.ID())
+			a.Name, a.KeyID, m.cfg.Key.ID()).With(errcode.DetailKeyID, a.KeyID).With(errcode.DetailPlaneKeyID, m.cfg.Key.ID())
 	}
 	plain, err := m.cfg.Key.Open(a.Sealed, seal.AccountContext(a.Name, a.Driver))
 	if err != nil {

@@ -109,7 +109,7 @@ func (m *Manager) CloudRegions(ctx context.Context, actor, account string) ([]cl
 // CloudInstanceTypes lists the instance types of a region.
 func (m *Manager) CloudInstanceTypes(ctx context.Context, actor, account, region string) ([]cloud.InstanceType, error) {
 	if region == "" || len(region) > 64 {
-		return nil, errcode.New(errcode.CloudInvalid, "name a region (lexicon cloud regions)").With("field", "region")
+		return nil, errcode.New(errcode.CloudInvalid, "name a region (lexicon cloud regions)").With(errcode.DetailField, "region")
 	}
 	return cloudCall(m, ctx, actor, account, "cloud.instance_types", region, func(ctx context.Context, c *goplugin.Cloud) ([]cloud.InstanceType, error) {
 		return c.InstanceTypes(ctx, region)

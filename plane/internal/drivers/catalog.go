@@ -46,14 +46,14 @@ func (c *catalog) get(name string) (Entry, bool) {
 func (c *catalog) notPinned(name, platform string) error {
 	if c.sequence == 0 {
 		return errcode.New(errcode.DriverNotPinned, "no release is published, so no driver is pinned; publish one with lexicon releases publish").
-			With("driver", name)
+			With(errcode.DetailDriver, name)
 	}
 	if others, ok := c.elsewhere[name]; ok {
 		return errcode.New(errcode.DriverNotPinned, "release %s pins %s only for %s, not for this plane's %s",
-			c.release, name, strings.Join(others, ", "), platform).With("driver", name).With("sequence", c.sequence)
+			c.release, name, strings.Join(others, ", "), platform).With(errcode.DetailDriver, name).With(errcode.DetailSequence, c.sequence)
 	}
 	return errcode.New(errcode.DriverNotPinned, "release %s (sequence %d) does not pin a driver named %s (lexicon drivers list)",
-		c.release, c.sequence, name).With("driver", name).With("sequence", c.sequence)
+		c.release, c.sequence, name).With(errcode.DetailDriver, name).With(errcode.DetailSequence, c.sequence)
 }
 
 // sorted returns the entries by name.
@@ -118,7 +118,7 @@ func (m *Manager) manifest(ctx context.Context, digest string) (*manifest.Manife
 	}
 	if got := cas.Sum(a.Data); got != digest {
 		return nil, errcode.New(errcode.ModuleDigestMismatch, "the stored manifest %s hashes to %s: it was altered", digest, got).
-			With("sha256", digest)
+			With(errcode.DetailSHA256, digest)
 	}
 	mf, err = manifest.Parse(a.Data)
 	if err != nil {

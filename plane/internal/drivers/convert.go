@@ -16,7 +16,7 @@ func RecordsFromAPI(in []api.Record) ([]dns.Record, error) {
 	for i, r := range in {
 		if r.TTL < 0 || time.Duration(r.TTL)*time.Second > dns.MaxTTL {
 			return nil, errcode.New(errcode.DNSInvalid, "ttl: %d is outside 0..%d seconds", r.TTL, int64(dns.MaxTTL/time.Second)).
-				With("field", "ttl").With("index", i)
+				With(errcode.DetailField, "ttl").With(errcode.DetailIndex, i)
 		}
 		out = append(out, dns.Record{ID: r.ID, Type: r.Type, Name: r.Name, Value: r.Value, TTL: time.Duration(r.TTL) * time.Second, Priority: r.Priority})
 	}

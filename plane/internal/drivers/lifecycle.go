@@ -45,7 +45,7 @@ type accountProc struct {
 func checkName(name string) error {
 	if !store.ValidDriverName(name) {
 		return errcode.New(errcode.RequestMalformed, "%q is not a driver name (<class>-<name>, as lexicon drivers list shows)", name).
-			With("field", "name")
+			With(errcode.DetailField, "name")
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func (m *Manager) materialize(ctx context.Context, e Entry) error {
 	if got := cas.Sum(a.Data); got != e.Digest {
 		return errcode.New(errcode.ModuleDigestMismatch,
 			"the plane store's copy of driver %s hashes to %s, not to the %s the release pins: refused, nothing was run",
-			e.Name, got, e.Digest).With("sha256", e.Digest).With("driver", e.Name)
+			e.Name, got, e.Digest).With(errcode.DetailSHA256, e.Digest).With(errcode.DetailDriver, e.Name)
 	}
 	_, _, err = m.cas.PutReader(bytes.NewReader(a.Data))
 	return err

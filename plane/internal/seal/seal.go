@@ -132,7 +132,7 @@ func Load(path string) (*Key, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, errcode.Wrap(err, errcode.IOFailed, "no master key at %s", path) // wraps fs.ErrNotExist
 	case errors.Is(err, syscall.ELOOP):
-		return nil, errcode.New(errcode.KeyFileUntrusted, "master key %s is a symlink; it is read only directly", path).With("path", path)
+		return nil, errcode.New(errcode.KeyFileUntrusted, "master key %s is a symlink; it is read only directly", path).With(errcode.DetailPath, path)
 	case err != nil:
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read master key %s", path)
 	}
@@ -142,17 +142,17 @@ func Load(path string) (*Key, error) {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read master key %s", path)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errcode.New(errcode.KeyFileUntrusted, "master key %s is not a regular file", path).With("path", path)
+		return nil, errcode.New(errcode.KeyFileUntrusted, "master key %s is not a regular file", path).With(errcode.DetailPath, path)
 	}
 	if err := keys.CheckTrusted(path, fi); err != nil {
 		return nil, err
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
-		return nil, errcode.New(errcode.KeyFileUntrusted, "master key %s is not owned by the user running the plane", path).With("path", path)
+		return nil, errcode.New(errcode.KeyFileUntrusted, "master key %s is not owned by the user running the plane", path).With(errcode.DetailPath, path)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, errcode.New(errcode.KeyFileUntrusted, "master key %s is open to group or others (mode %04o); run chmod 600 on it", path, fi.Mode().Perm()).
-			With("path", path)
+			With(errcode.DetailPath, path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
@@ -160,11 +160,11 @@ func Load(path string) (*Key, error) {
 	}
 	text, ok := strings.CutPrefix(strings.TrimSpace(string(data)), filePrefix)
 	if !ok {
-		return nil, errcode.New(errcode.KeyMalformed, "%s is not a Lexicon master key (it starts with %s)", path, filePrefix).With("path", path)
+		return nil, errcode.New(errcode.KeyMalformed, "%s is not a Lexicon master key (it starts with %s)", path, filePrefix).With(errcode.DetailPath, path)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(text)
 	if err != nil {
-		return nil, errcode.New(errcode.KeyMalformed, "master key %s is not base64url", path).With("path", path)
+		return nil, errcode.New(errcode.KeyMalformed, "master key %s is not base64url", path).With(errcode.DetailPath, path)
 	}
 	return New(raw)
 }

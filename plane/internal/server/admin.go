@@ -75,7 +75,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 func need(ctx context.Context, role api.Role) error {
 	t := tokenFrom(ctx)
 	if !api.Role(t.Role).Covers(role) {
-		return errcode.New(errcode.AuthForbidden, "this needs the %s role; token %s is %s", role, t.Name, t.Role).With("need", string(role))
+		return errcode.New(errcode.AuthForbidden, "this needs the %s role; token %s is %s", role, t.Name, t.Role).With(errcode.DetailNeed, string(role))
 	}
 	return nil
 }
@@ -153,7 +153,7 @@ func (s *Server) joinApprove(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if req.Fingerprint == "" {
-		return nil, errcode.New(errcode.RequestMalformed, "approval needs the fingerprint the machine shows (SHA256:...)").With("field", "fingerprint")
+		return nil, errcode.New(errcode.RequestMalformed, "approval needs the fingerprint the machine shows (SHA256:...)").With(errcode.DetailField, "fingerprint")
 	}
 	res, err := s.store.JoinApprove(r.Context(), store.JoinApproveParams{
 		ID: chi.URLParam(r, "id"), Fingerprint: req.Fingerprint, Name: req.Name, By: tokenFrom(r.Context()).Name, Now: s.now(),
@@ -238,7 +238,7 @@ func (s *Server) jobCreate(r *http.Request) (any, error) {
 	if !ok {
 		return nil, errcode.New(errcode.JobWordUnavailable,
 			"node %s does not report the word %q: publish a release that pins it (lexicon releases publish) and wait for the node to load it, or choose a node that reports it (lexicon nodes show %s)",
-			node.Name, req.Word, node.Name).With("node", node.ID).With("word", req.Word)
+			node.Name, req.Word, node.Name).With(errcode.DetailNodeID, node.ID).With(errcode.DetailWord, req.Word)
 	}
 	// The manifest is the one its own row pins for this word and module: another word on the same
 	// module has its own class and schema, and must never lend them.
@@ -249,7 +249,7 @@ func (s *Server) jobCreate(r *http.Request) (any, error) {
 	if !known {
 		return nil, errcode.New(errcode.JobWordUnavailable,
 			"node %s reports %s with digest %s, which no release on this plane pins; publish its release or wait for the node to update",
-			node.Name, req.Word, ref.Digest).With("node", node.ID).With("word", req.Word)
+			node.Name, req.Word, ref.Digest).With(errcode.DetailNodeID, node.ID).With(errcode.DetailWord, req.Word)
 	}
 	role := api.RoleOperator
 	if m.Class == manifest.ClassDestructive {

@@ -95,20 +95,20 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	}
 	key, err := keys.ParseNodePublic(req.Key)
 	if err != nil {
-		s.writeError(w, r, errcode.Wrap(err, errcode.RequestMalformed, "key is not a node key").With("field", "key"))
+		s.writeError(w, r, errcode.Wrap(err, errcode.RequestMalformed, "key is not a node key").With(errcode.DetailField, "key"))
 		return
 	}
 	if !store.ValidNodeName(req.Name) {
-		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "name %q must be a host name of at most 63 characters", req.Name).With("field", "name"))
+		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "name %q must be a host name of at most 63 characters", req.Name).With(errcode.DetailField, "name"))
 		return
 	}
 	if len(req.Addresses) > 16 {
-		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "at most 16 addresses").With("field", "addresses"))
+		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "at most 16 addresses").With(errcode.DetailField, "addresses"))
 		return
 	}
 	for _, a := range req.Addresses {
 		if net.ParseIP(a) == nil {
-			s.writeError(w, r, errcode.New(errcode.RequestMalformed, "address %q is not an IP address", a).With("field", "addresses"))
+			s.writeError(w, r, errcode.New(errcode.RequestMalformed, "address %q is not an IP address", a).With(errcode.DetailField, "addresses"))
 			return
 		}
 	}
@@ -176,7 +176,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 		capacity = channel.DefaultBodyCap
 	}
 	if int64(len(body)) > capacity {
-		s.writeError(w, r, errcode.New(errcode.RequestTooLarge, "claim is over this node's %d-byte cap; report claim_size", capacity).With("cap", capacity))
+		s.writeError(w, r, errcode.New(errcode.RequestTooLarge, "claim is over this node's %d-byte cap; report claim_size", capacity).With(errcode.DetailCap, capacity))
 		return
 	}
 	var req channel.ClaimRequest
@@ -282,7 +282,7 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 	switch req.Outcome {
 	case channel.OutcomeCompleted, channel.OutcomeFailed, channel.OutcomeRefused:
 	default:
-		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "outcome must be completed, failed or refused, not %q", req.Outcome).With("field", "outcome"))
+		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "outcome must be completed, failed or refused, not %q", req.Outcome).With(errcode.DetailField, "outcome"))
 		return
 	}
 	// Text is cut on a character boundary and made valid UTF-8 without NUL, so that no database can
@@ -313,7 +313,7 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 		return
 	}
 	s.log.Info("job finished", "job", job.ID, "node", node.ID, "word", job.Word, "state", job.State, "code", code)
-	writeJSON(w, http.StatusOK, channel.ResultResponse{JobID: job.ID, State: string(job.State)})
+	writeJSON(w, http.StatusOK, channel.ResultResponse{JobID: job.ID, State: job.State})
 }
 
 func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {
@@ -330,7 +330,7 @@ func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request, node store.No
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, channel.JobStatusResponse{JobID: job.ID, State: string(job.State)})
+	writeJSON(w, http.StatusOK, channel.JobStatusResponse{JobID: job.ID, State: job.State})
 }
 
 func (s *Server) leave(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {

@@ -51,7 +51,7 @@ func (c *capped) text(field, s string, max int) string {
 func caseFromWire(r channel.CaseReport) (store.CaseReport, capped, error) {
 	var cut capped
 	if r.ID == 0 || r.ID > math.MaxInt64 {
-		return store.CaseReport{}, nil, errcode.New(errcode.CaseInvalid, "case id %d is outside 1..2^63-1", r.ID).With("field", "id")
+		return store.CaseReport{}, nil, errcode.New(errcode.CaseInvalid, "case id %d is outside 1..2^63-1", r.ID).With(errcode.DetailField, "id")
 	}
 	c := store.CaseReport{
 		ID: int64(r.ID), Recipe: r.Recipe, State: store.CaseState(r.State), OpenedAt: r.OpenedAt, ClosedAt: r.ClosedAt,
@@ -81,7 +81,7 @@ func caseFromWire(r channel.CaseReport) (store.CaseReport, capped, error) {
 	if err := c.Check(); err != nil {
 		field, _ := errcode.From(err, errcode.CaseInvalid).Details["field"].(string)
 		return store.CaseReport{}, nil, errcode.Wrap(err, errcode.CaseInvalid, "case %d does not follow the wire contract", r.ID).
-			With("field", field)
+			With(errcode.DetailField, field)
 	}
 	return c, cut, nil
 }
@@ -124,7 +124,7 @@ func (s *Server) intakeCases(ctx context.Context, node store.Node, reports []cha
 	for _, r := range reports {
 		c, cut, err := caseFromWire(r)
 		if err == nil && seen[c.ID] {
-			err = errcode.New(errcode.CaseInvalid, "case %d is reported twice in one claim", c.ID).With("field", "id")
+			err = errcode.New(errcode.CaseInvalid, "case %d is reported twice in one claim", c.ID).With(errcode.DetailField, "id")
 		}
 		if err != nil {
 			field, _ := errcode.From(err, errcode.CaseInvalid).Details["field"].(string)

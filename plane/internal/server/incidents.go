@@ -79,13 +79,13 @@ func (s *Server) incidentTriage(r *http.Request) (any, error) {
 	switch t := store.Triage(strings.TrimSpace(req.Triage)); t {
 	case store.TriageNew, store.TriageResolved, store.TriageIgnored:
 		if req.For != "" {
-			return nil, errcode.New(errcode.RequestMalformed, "only a snooze takes a length").With("field", "for")
+			return nil, errcode.New(errcode.RequestMalformed, "only a snooze takes a length").With(errcode.DetailField, "for")
 		}
 		p.Triage = t
 	case store.TriageSnoozed, "snooze":
 		d, ok := api.Snooze(req.For)
 		if !ok {
-			return nil, errcode.New(errcode.RequestMalformed, "snooze for %s, not %q", api.SnoozeLengths, req.For).With("field", "for")
+			return nil, errcode.New(errcode.RequestMalformed, "snooze for %s, not %q", api.SnoozeLengths, req.For).With(errcode.DetailField, "for")
 		}
 		p.Triage, p.SnoozedUntil = store.TriageSnoozed, now.Add(d)
 	default:
@@ -113,7 +113,7 @@ func (s *Server) incidentNote(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if strings.TrimSpace(req.Text) == "" {
-		return nil, errcode.New(errcode.RequestMalformed, "a note needs text").With("field", "text")
+		return nil, errcode.New(errcode.RequestMalformed, "a note needs text").With(errcode.DetailField, "text")
 	}
 	ev, err := s.store.IncidentNote(r.Context(), store.IncidentNoteParams{ID: chi.URLParam(r, "id"), By: tokenFrom(r.Context()).Name,
 		Text: req.Text, Now: s.now()})

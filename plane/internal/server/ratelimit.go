@@ -54,7 +54,7 @@ func (l *limiter) allow(key string, now time.Time) error {
 	l.mu.Unlock()
 	if delay > 0 {
 		return errcode.New(errcode.RequestRateLimited, "too many requests; retry in %s", delay.Round(time.Millisecond)).
-			With("retry_after_ms", delay.Milliseconds())
+			With(errcode.DetailRetryAfterMS, delay.Milliseconds())
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 	}
 	rel, rep, err := trust.VerifyDir(dir, s.now(), true)
 	if err != nil {
-		s.writeError(w, r, errcode.From(err, errcode.StatementInvalid).With("checks", rep.Checks))
+		s.writeError(w, r, errcode.From(err, errcode.StatementInvalid).With(errcode.DetailChecks, rep.Checks))
 		return
 	}
 	if err := s.checkContracts(r.Context(), rel, dir); err != nil {
@@ -265,7 +265,7 @@ func (x *manifestIndex) load(ctx context.Context, seq int64) ([]statement.Module
 			}
 			if m.Name != row.Name || m.Class != row.Class || m.Module.SHA256 != row.Module {
 				return nil, errcode.New(errcode.StatementInvalid, "stored manifest %s describes %s (%s, module %s), its row %s (%s, module %s)",
-					row.Manifest, m.Name, m.Class, m.Module.SHA256, row.Name, row.Class, row.Module).With("module", row.Name)
+					row.Manifest, m.Name, m.Class, m.Module.SHA256, row.Name, row.Class, row.Module).With(errcode.DetailModule, row.Name)
 			}
 			x.manifests[key] = m
 		}

@@ -10,40 +10,9 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// status maps a code to its HTTP status. The code is what clients branch on; the status is for
-// proxies and people reading logs.
-func status(code string) int {
-	area, reason, _ := strings.Cut(code, ".")
-	switch {
-	case code == errcode.InternalError, code == errcode.AccountKeyMismatch, code == errcode.AccountSealBroken:
-		return http.StatusInternalServerError
-	case code == errcode.DriverCrashed, code == errcode.DriverStartFailed, code == errcode.DriverInternal:
-		return http.StatusBadGateway
-	case code == errcode.DriverTimeout:
-		return http.StatusGatewayTimeout
-	case code == errcode.DriverUnavailable:
-		return http.StatusServiceUnavailable
-	case area == "store" && (reason == "unavailable" || reason == "busy" || reason == "closed"), code == errcode.ChannelBusy:
-		return http.StatusServiceUnavailable
-	case code == errcode.RequestRateLimited:
-		return http.StatusTooManyRequests
-	case code == errcode.RequestTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case code == errcode.AuthRequired, area == "channel" && reason != "digest_mismatch" && reason != "busy":
-		return http.StatusUnauthorized
-	case code == errcode.AuthForbidden, code == errcode.NodeNotActive:
-		return http.StatusForbidden
-	case strings.HasSuffix(reason, "not_found"):
-		return http.StatusNotFound
-	case reason == "param_invalid", reason == "word_unavailable", area == "statement", area == "module", area == "key":
-		return http.StatusUnprocessableEntity
-	case reason == "rollback", reason == "fingerprint_mismatch", strings.HasPrefix(reason, "not_"), reason == "finished",
-		reason == "exists", reason == "name_taken", reason == "key_retired", reason == "key_enrolled", reason == "expired",
-		reason == "too_many", code == errcode.DriverDisabled:
-		return http.StatusConflict
-	}
-	return http.StatusBadRequest
-}
+// status is the HTTP status of code, from the codes table. The code is what clients branch on; the
+// status is for proxies and people reading logs. A code the table does not declare answers 500.
+func status(code string) int { return errcode.Status(code) }
 
 // writeError answers with the error envelope. Errors without a code are the plane's own failures:
 // their text goes to the log, not to the client.
@@ -73,7 +42,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 		return nil, errcode.Wrap(err, errcode.RequestMalformed, "cannot read the request body")
 	}
 	if int64(len(body)) > limit {
-		return nil, errcode.New(errcode.RequestTooLarge, "body is over the %d-byte cap of this route", limit).With("cap", limit)
+		return nil, errcode.New(errcode.RequestTooLarge, "body is over the %d-byte cap of this route", limit).With(errcode.DetailCap, limit)
 	}
 	return body, nil
 }

@@ -543,13 +543,13 @@ func TestJobStatusAnswersOnlyTheNodesOwnJob(t *testing.T) {
 		s, code := p.call(channel.PathJobStatus, body, key, &resp)
 		return s, code, resp
 	}
-	if s, code, resp := status(p.key, job.ID); s != http.StatusOK || resp.JobID != job.ID || resp.State != string(store.JobQueued) {
+	if s, code, resp := status(p.key, job.ID); s != http.StatusOK || resp.JobID != job.ID || resp.State != store.JobQueued {
 		t.Fatalf("own queued job: %d %s %+v", s, code, resp)
 	}
 	if h := p.claimJob(noop); h == nil || h.ID != job.ID {
 		t.Fatalf("claim: %+v", h)
 	}
-	if s, code, resp := status(p.key, job.ID); s != http.StatusOK || resp.State != string(store.JobRunning) {
+	if s, code, resp := status(p.key, job.ID); s != http.StatusOK || resp.State != store.JobRunning {
 		t.Fatalf("own running job: %d %s %+v", s, code, resp)
 	}
 	if s, code, resp := status(other, job.ID); s != http.StatusNotFound || code != errcode.JobNotFound || resp != (channel.JobStatusResponse{}) {

@@ -73,7 +73,7 @@ func Load(path string) ([]Endpoint, error) {
 	if perm := fi.Mode().Perm(); perm&0o026 != 0 {
 		return nil, errcode.New(errcode.WebhookConfigInvalid,
 			"webhooks file %s has mode %04o: it holds secrets, so it must not be writable by group or others, nor readable by everyone (chmod 600)",
-			path, perm).With("field", "mode")
+			path, perm).With(errcode.DetailField, "mode")
 	}
 	if fi.Size() > maxFile {
 		return nil, errcode.New(errcode.WebhookConfigInvalid, "webhooks file %s is over %d bytes", path, maxFile)
@@ -98,13 +98,13 @@ func Parse(data []byte) ([]Endpoint, error) {
 	}
 	if len(f.Webhooks) > store.MaxWebhooks {
 		return nil, errcode.New(errcode.WebhookConfigInvalid, "%d webhooks, at most %d", len(f.Webhooks), store.MaxWebhooks).
-			With("field", "webhooks")
+			With(errcode.DetailField, "webhooks")
 	}
 	seen := map[string]bool{}
 	for i, e := range f.Webhooks {
 		bad := func(field, format string, args ...any) error {
 			return errcode.New(errcode.WebhookConfigInvalid, "webhook %d: "+format, append([]any{i + 1}, args...)...).
-				With("field", field)
+				With(errcode.DetailField, field)
 		}
 		if !store.ValidWebhookName(e.Name) {
 			return nil, bad("name", "name %q must be lowercase letters, digits, _ . or -, at most 63", e.Name)

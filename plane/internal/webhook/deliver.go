@@ -199,7 +199,7 @@ func (d *Deliverer) send(ctx context.Context, e Endpoint, n store.Notification) 
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, errcode.New(errcode.WebhookDeliveryFailed, "%s answered %s: %s", e.Name, resp.Status,
-			strings.TrimSpace(string(answer))).With("status", resp.StatusCode)
+			strings.TrimSpace(string(answer))).With(errcode.DetailStatus, resp.StatusCode)
 	}
 	return resp.StatusCode, nil
 }

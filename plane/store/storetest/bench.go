@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 )
 
 // Bench runs the store benchmarks the plane's hot paths depend on.
@@ -81,7 +82,7 @@ func (f benchFx) node(name string) store.Node {
 }
 
 func (f benchFx) jobParams(n store.Node) store.JobCreateParams {
-	return store.JobCreateParams{NodeID: n.ID, Word: "w", Class: "look", Params: []byte(`{"path":"/"}`), CreatedBy: "bench"}
+	return store.JobCreateParams{NodeID: n.ID, Word: "w", Class: string(manifest.ClassLook), Params: []byte(`{"path":"/"}`), CreatedBy: "bench"}
 }
 
 // benchClaimFinish measures one claim and one result, the round trip an agent makes per job. Jobs are

@@ -188,7 +188,7 @@ var driverTests = []test{
 			return c
 		}
 		c1 := add("prod-dns", "dns-rfc2136", "dns.get_records", store.CodeOK, 0)
-		c2 := add("lab", "cloud-linode", "cloud.regions", "driver.crashed", time.Second)
+		c2 := add("lab", "cloud-linode", "cloud.regions", errcode.DriverCrashed, time.Second)
 		c3 := add("prod-dns", "dns-rfc2136", "dns.append_records", store.CodeOK, 2*time.Second)
 		c4 := add("", "dns-rfc2136", "driver.enable", store.CodeOK, 3*time.Second)
 		if c1.DurationMS != 1 || c1.Actor != "alice" || !strings.HasPrefix(c1.ID, "call_") {

@@ -47,7 +47,7 @@ func (f *fx) finish(n store.Node, d time.Duration, outcome store.JobState) {
 	if outcome == store.JobLost {
 		_, err = f.s.JobLoseRunning(f.ctx, store.JobLoseRunningParams{NodeID: n.ID, Now: f.at(d)})
 	} else {
-		_, err = f.s.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: outcome, Code: "policy.refused", Now: f.at(d)})
+		_, err = f.s.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: outcome, Code: errcode.PolicyRefused, Now: f.at(d)})
 	}
 	noErr(f, err, "finishing the job")
 }

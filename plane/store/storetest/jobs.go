@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
@@ -19,7 +20,7 @@ var jobTests = []test{
 		noErr(f, err, "JobCreate")
 		w, _ := n.Word("disk_usage")
 		if !strings.HasPrefix(j.ID, "job_") || j.NodeID != n.ID || j.Word != "disk_usage" || j.WordVersion != w.Version ||
-			j.WordDigest != w.Digest || j.Class != "look" || j.State != store.JobQueued || j.Budget != store.DefaultJobBudget ||
+			j.WordDigest != w.Digest || j.Class != string(manifest.ClassLook) || j.State != store.JobQueued || j.Budget != store.DefaultJobBudget ||
 			j.CreatedBy != "operator" || !j.CreatedAt.Equal(p.Now) || !j.ClaimedAt.IsZero() || !j.FinishedAt.IsZero() {
 			f.Fatalf("created %+v", j)
 		}
@@ -176,9 +177,9 @@ var jobTests = []test{
 				outcome = store.JobFailed
 			}
 			got, err := f.s.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: outcome,
-				Code: "policy.refused", Message: "class change is refused here", Now: f.at(time.Duration(i) * time.Second)})
+				Code: errcode.PolicyRefused, Message: "class change is refused here", Now: f.at(time.Duration(i) * time.Second)})
 			noErr(f, err, "JobFinish")
-			if got.State != outcome || got.OutcomeCode != "policy.refused" {
+			if got.State != outcome || got.OutcomeCode != errcode.PolicyRefused {
 				f.Fatalf("finished %+v", got)
 			}
 		}

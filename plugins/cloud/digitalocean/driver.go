@@ -84,7 +84,7 @@ func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
 		godo.WithRetryAndBackoffs(godo.RetryConfig{RetryMax: 4, RetryWaitMin: &wait, RetryWaitMax: &maxWait}),
 	)
 	if err != nil {
-		return errcode.Wrap(err, errcode.DriverConfigInvalid, "cannot build the DigitalOcean client").With("field", "/endpoint")
+		return errcode.Wrap(err, errcode.DriverConfigInvalid, "cannot build the DigitalOcean client").With(errcode.DetailField, "/endpoint")
 	}
 	d.mu.Lock()
 	d.client = c
@@ -108,7 +108,7 @@ func dropletID(field, id string) (int, error) {
 	}
 	n, err := strconv.Atoi(id)
 	if err != nil || n <= 0 {
-		return 0, errcode.New(errcode.CloudInvalid, "%s: %q is not a Droplet id", field, id).With("field", field)
+		return 0, errcode.New(errcode.CloudInvalid, "%s: %q is not a Droplet id", field, id).With(errcode.DetailField, field)
 	}
 	return n, nil
 }
@@ -145,7 +145,7 @@ func apiError(err error, what string, notFound error) error {
 	default:
 		code = errcode.CloudUnavailable
 	}
-	return errcode.Wrap(err, code, "DigitalOcean refused to %s: %s", what, re.Message).With("http_status", status)
+	return errcode.Wrap(err, code, "DigitalOcean refused to %s: %s", what, re.Message).With(errcode.DetailHTTPStatus, status)
 }
 
 // all fetches every page of a list.
@@ -194,7 +194,7 @@ func (d *Driver) InstanceTypes(ctx context.Context, region string) ([]cloud.Inst
 		return nil, apiError(err, "list regions", nil)
 	}
 	if !slices.ContainsFunc(regions, func(r godo.Region) bool { return r.Slug == region }) {
-		return nil, errcode.New(errcode.CloudNotFound, "no region %q", region).With("id", region)
+		return nil, errcode.New(errcode.CloudNotFound, "no region %q", region).With(errcode.DetailID, region)
 	}
 	sizes, err := all(ctx, c.Sizes.List)
 	if err != nil {
@@ -251,11 +251,11 @@ func instance(dr *godo.Droplet) cloud.Instance {
 func fingerprint(key string) (string, error) {
 	f := strings.Fields(key)
 	if len(f) < 2 {
-		return "", errcode.New(errcode.CloudInvalid, "ssh_keys: not an OpenSSH public key").With("field", "ssh_keys")
+		return "", errcode.New(errcode.CloudInvalid, "ssh_keys: not an OpenSSH public key").With(errcode.DetailField, "ssh_keys")
 	}
 	blob, err := base64.StdEncoding.DecodeString(f[1])
 	if err != nil {
-		return "", errcode.New(errcode.CloudInvalid, "ssh_keys: the key is not base64").With("field", "ssh_keys")
+		return "", errcode.New(errcode.CloudInvalid, "ssh_keys: the key is not base64").With(errcode.DetailField, "ssh_keys")
 	}
 	sum := md5.Sum(blob)
 	hexes := make([]string, len(sum))
@@ -294,7 +294,7 @@ func (d *Driver) CreateInstance(ctx context.Context, req cloud.CreateRequest) (c
 		return cloud.Instance{}, err
 	}
 	if req.DiskEncryption != cloud.DiskEncryptionDefault {
-		return cloud.Instance{}, errcode.New(errcode.CloudUnsupported, "DigitalOcean offers no disk-encryption choice for Droplets").With("field", "disk_encryption")
+		return cloud.Instance{}, errcode.New(errcode.CloudUnsupported, "DigitalOcean offers no disk-encryption choice for Droplets").With(errcode.DetailField, "disk_encryption")
 	}
 	c, err := d.api()
 	if err != nil {

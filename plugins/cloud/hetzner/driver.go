@@ -71,7 +71,7 @@ func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
 		return err
 	}
 	if s.Project == "" {
-		return errcode.New(errcode.DriverConfigInvalid, "project: the project's name is required").With("field", "/project")
+		return errcode.New(errcode.DriverConfigInvalid, "project: the project's name is required").With(errcode.DetailField, "/project")
 	}
 	wait := d.retryWait
 	if wait == 0 {
@@ -107,7 +107,7 @@ func serverID(field, id string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, errcode.New(errcode.CloudInvalid, "%s: %q is not a Hetzner server id", field, id).With("field", field)
+		return 0, errcode.New(errcode.CloudInvalid, "%s: %q is not a Hetzner server id", field, id).With(errcode.DetailField, field)
 	}
 	return n, nil
 }
@@ -144,7 +144,7 @@ func apiError(err error, what string) error {
 	default:
 		code = errcode.CloudUnavailable
 	}
-	return errcode.Wrap(err, code, "Hetzner refused to %s: %s (%s)", what, he.Message, he.Code).With("provider_code", string(he.Code))
+	return errcode.Wrap(err, code, "Hetzner refused to %s: %s (%s)", what, he.Message, he.Code).With(errcode.DetailProviderCode, string(he.Code))
 }
 
 func (d *Driver) Regions(ctx context.Context) ([]cloud.Region, error) {
@@ -168,7 +168,7 @@ func (d *Driver) InstanceTypes(ctx context.Context, region string) ([]cloud.Inst
 	if err != nil {
 		return nil, err
 	}
-	noRegion := errcode.New(errcode.CloudNotFound, "no location %q", region).With("id", region)
+	noRegion := errcode.New(errcode.CloudNotFound, "no location %q", region).With(errcode.DetailID, region)
 	if cloud.ValidID("region", region) != nil {
 		return nil, noRegion
 	}
@@ -243,11 +243,11 @@ func instance(s *hcloud.Server) cloud.Instance {
 func fingerprint(key string) (string, error) {
 	f := strings.Fields(key)
 	if len(f) < 2 {
-		return "", errcode.New(errcode.CloudInvalid, "ssh_keys: not an OpenSSH public key").With("field", "ssh_keys")
+		return "", errcode.New(errcode.CloudInvalid, "ssh_keys: not an OpenSSH public key").With(errcode.DetailField, "ssh_keys")
 	}
 	blob, err := base64.StdEncoding.DecodeString(f[1])
 	if err != nil {
-		return "", errcode.New(errcode.CloudInvalid, "ssh_keys: the key is not base64").With("field", "ssh_keys")
+		return "", errcode.New(errcode.CloudInvalid, "ssh_keys: the key is not base64").With(errcode.DetailField, "ssh_keys")
 	}
 	sum := md5.Sum(blob)
 	hexes := make([]string, len(sum))
@@ -287,7 +287,7 @@ func (d *Driver) CreateInstance(ctx context.Context, req cloud.CreateRequest) (c
 		return cloud.Instance{}, err
 	}
 	if req.DiskEncryption != cloud.DiskEncryptionDefault {
-		return cloud.Instance{}, errcode.New(errcode.CloudUnsupported, "Hetzner Cloud offers no disk-encryption choice").With("field", "disk_encryption")
+		return cloud.Instance{}, errcode.New(errcode.CloudUnsupported, "Hetzner Cloud offers no disk-encryption choice").With(errcode.DetailField, "disk_encryption")
 	}
 	c, err := d.api()
 	if err != nil {
@@ -436,7 +436,7 @@ func (d *Driver) SwapIPv4(ctx context.Context, a, b string) error {
 	}
 	switch {
 	case a == b:
-		return errcode.New(errcode.CloudInvalid, "b: cannot swap a server's address with itself").With("field", "b")
+		return errcode.New(errcode.CloudInvalid, "b: cannot swap a server's address with itself").With(errcode.DetailField, "b")
 	case sa.Status != hcloud.ServerStatusOff || sb.Status != hcloud.ServerStatusOff:
 		return errcode.New(errcode.CloudConflict, "Hetzner moves primary IPs only between stopped servers: %s is %s, %s is %s", a, sa.Status, b, sb.Status)
 	case sa.PublicNet.IPv4.ID == 0 || sb.PublicNet.IPv4.ID == 0:
@@ -492,7 +492,7 @@ func (d *Driver) SetReverseDNS(ctx context.Context, instanceID string, ip netip.
 		owned = true
 	}
 	if !owned {
-		return errcode.New(errcode.CloudInvalid, "ip: %s is not an address of server %s", ip, instanceID).With("field", "ip")
+		return errcode.New(errcode.CloudInvalid, "ip: %s is not an address of server %s", ip, instanceID).With(errcode.DetailField, "ip")
 	}
 	_, _, err = c.Server.ChangeDNSPtr(ctx, s, ip.String(), &hostname)
 	return apiError(err, "set the reverse DNS of "+ip.String())

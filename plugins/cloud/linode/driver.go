@@ -101,7 +101,7 @@ func linodeID(field, id string) (int, error) {
 	}
 	n, err := strconv.Atoi(id)
 	if err != nil || n <= 0 {
-		return 0, errcode.New(errcode.CloudInvalid, "%s: %q is not a Linode id", field, id).With("field", field)
+		return 0, errcode.New(errcode.CloudInvalid, "%s: %q is not a Linode id", field, id).With(errcode.DetailField, field)
 	}
 	return n, nil
 }
@@ -144,7 +144,7 @@ func apiError(err error, what string, notFound error) error {
 	default: // 5xx, or no answer at all
 		code = errcode.CloudUnavailable
 	}
-	return errcode.Wrap(err, code, "Linode refused to %s: %s", what, msg).With("http_status", status)
+	return errcode.Wrap(err, code, "Linode refused to %s: %s", what, msg).With(errcode.DetailHTTPStatus, status)
 }
 
 func (d *Driver) Regions(ctx context.Context) ([]cloud.Region, error) {
@@ -169,10 +169,10 @@ func (d *Driver) InstanceTypes(ctx context.Context, region string) ([]cloud.Inst
 		return nil, err
 	}
 	if err := cloud.ValidID("region", region); err != nil {
-		return nil, errcode.New(errcode.CloudNotFound, "no region %q", region).With("id", region)
+		return nil, errcode.New(errcode.CloudNotFound, "no region %q", region).With(errcode.DetailID, region)
 	}
 	if _, err := c.GetRegion(ctx, region); err != nil {
-		return nil, apiError(err, "get region "+region, errcode.New(errcode.CloudNotFound, "no region %q", region).With("id", region))
+		return nil, apiError(err, "get region "+region, errcode.New(errcode.CloudNotFound, "no region %q", region).With(errcode.DetailID, region))
 	}
 	types, err := c.ListTypes(ctx, nil)
 	if err != nil {
@@ -373,7 +373,7 @@ func (d *Driver) SwapIPv4(ctx context.Context, a, b string) error {
 	}
 	switch {
 	case a == b:
-		return errcode.New(errcode.CloudInvalid, "b: cannot swap an instance's address with itself").With("field", "b")
+		return errcode.New(errcode.CloudInvalid, "b: cannot swap an instance's address with itself").With(errcode.DetailField, "b")
 	case ia.Region != ib.Region:
 		return errcode.New(errcode.CloudConflict, "instances %s and %s are in different regions (%s, %s): Linode swaps addresses within one region", a, b, ia.Region, ib.Region)
 	case len(ia.IPv4) == 0 || len(ib.IPv4) == 0:
@@ -401,7 +401,7 @@ func (d *Driver) SetReverseDNS(ctx context.Context, instanceID string, ip netip.
 		return err
 	}
 	if !slices.Contains(in.IPv4, ip) && !slices.Contains(in.IPv6, ip) {
-		return errcode.New(errcode.CloudInvalid, "ip: %s is not an address of instance %s", ip, instanceID).With("field", "ip")
+		return errcode.New(errcode.CloudInvalid, "ip: %s is not an address of instance %s", ip, instanceID).With(errcode.DetailField, "ip")
 	}
 	c, err := d.api()
 	if err != nil {

@@ -132,7 +132,7 @@ func (a *api) do(ctx context.Context, method, path string, query url.Values, bod
 			wait := retryAfter(resp.Header.Get("Retry-After"))
 			if try >= maxRateLimitTries || wait > maxRetryAfterWait {
 				return nil, errcode.New(errcode.DNSRateLimited, "Cloudflare rate-limited %s %s %d times", method, path, try).
-					With("retry_after_seconds", int(wait/time.Second))
+					With(errcode.DetailRetryAfterSeconds, int(wait/time.Second))
 			}
 			timer := time.NewTimer(wait)
 			select {
@@ -188,9 +188,9 @@ func statusError(status int, errs []apiError, method, path string) error {
 	default:
 		code = errcode.DNSUnavailable
 	}
-	e := errcode.New(code, "%s", msg).With("http_status", status)
+	e := errcode.New(code, "%s", msg).With(errcode.DetailHTTPStatus, status)
 	if len(errs) > 0 {
-		e.With("provider_code", errs[0].Code)
+		e.With(errcode.DetailProviderCode, errs[0].Code)
 	}
 	return e
 }

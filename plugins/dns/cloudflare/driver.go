@@ -65,7 +65,7 @@ func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
 		return err
 	}
 	if cfg.Credential.IsZero() {
-		return errcode.New(errcode.DriverConfigInvalid, "the credential (an API token) is empty").With("field", "credential")
+		return errcode.New(errcode.DriverConfigInvalid, "the credential (an API token) is empty").With(errcode.DetailField, "credential")
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -366,7 +366,7 @@ func (d *Driver) DeleteRecords(ctx context.Context, zone string, recs []dns.Reco
 		return nil, err
 	}
 	if len(recs) > dns.MaxRecords {
-		return nil, errcode.New(errcode.DNSInvalid, "at most %d records per call", dns.MaxRecords).With("field", "records")
+		return nil, errcode.New(errcode.DNSInvalid, "at most %d records per call", dns.MaxRecords).With(errcode.DetailField, "records")
 	}
 	var patterns []dns.Record
 	for _, r := range recs {

@@ -86,7 +86,7 @@ func (d *Driver) ConfigSchema(context.Context) (json.RawMessage, error) {
 }
 
 func configInvalid(field, format string, args ...any) error {
-	return errcode.New(errcode.DriverConfigInvalid, "%s: "+format, append([]any{field}, args...)...).With("field", "/"+field)
+	return errcode.New(errcode.DriverConfigInvalid, "%s: "+format, append([]any{field}, args...)...).With(errcode.DetailField, "/"+field)
 }
 
 func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
@@ -123,10 +123,10 @@ func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
 		acc.timeout = time.Duration(s.TimeoutSeconds) * time.Second
 	}
 	if cfg.Credential.IsZero() {
-		return errcode.New(errcode.DriverConfigInvalid, "the credential (the TSIG secret) is empty").With("field", "credential")
+		return errcode.New(errcode.DriverConfigInvalid, "the credential (the TSIG secret) is empty").With(errcode.DetailField, "credential")
 	}
 	if _, err := base64.StdEncoding.DecodeString(cfg.Credential.Reveal()); err != nil {
-		return errcode.New(errcode.DriverConfigInvalid, "the credential is not a base64 TSIG secret").With("field", "credential")
+		return errcode.New(errcode.DriverConfigInvalid, "the credential is not a base64 TSIG secret").With(errcode.DetailField, "credential")
 	}
 	d.mu.Lock()
 	d.acc = acc
@@ -242,7 +242,7 @@ func (d *Driver) DeleteRecords(ctx context.Context, zone string, recs []dns.Reco
 		return nil, err
 	}
 	if len(recs) > dns.MaxRecords {
-		return nil, errcode.New(errcode.DNSInvalid, "at most %d records per call", dns.MaxRecords).With("field", "records")
+		return nil, errcode.New(errcode.DNSInvalid, "at most %d records per call", dns.MaxRecords).With(errcode.DetailField, "records")
 	}
 	var patterns []dns.Record
 	for _, r := range recs {
@@ -338,7 +338,7 @@ func rcodeError(server, zone string, rcode int) error {
 	name := mdns.RcodeToString[rcode]
 	switch rcode {
 	case mdns.RcodeNotAuth:
-		return errcode.New(errcode.DNSNotFound, "server %s is not authoritative for %s (%s)", server, zone, name).With("zone", zone)
+		return errcode.New(errcode.DNSNotFound, "server %s is not authoritative for %s (%s)", server, zone, name).With(errcode.DetailZone, zone)
 	case mdns.RcodeRefused:
 		return errcode.New(errcode.DNSAuth, "server %s refused the request for %s: the key may not change it (%s)", server, zone, name)
 	case mdns.RcodeNotZone, mdns.RcodeFormatError:
@@ -374,7 +374,7 @@ func (a *account) read(ctx context.Context, zone string) ([]dns.Record, error) {
 	}
 	if r.Rcode != mdns.RcodeSuccess || !r.Authoritative {
 		if r.Rcode == mdns.RcodeSuccess || r.Rcode == mdns.RcodeRefused {
-			return nil, errcode.New(errcode.DNSNotFound, "server %s does not serve zone %s", a.server, zone).With("zone", zone)
+			return nil, errcode.New(errcode.DNSNotFound, "server %s does not serve zone %s", a.server, zone).With(errcode.DetailZone, zone)
 		}
 		return nil, rcodeError(a.server, zone, r.Rcode)
 	}

@@ -68,7 +68,7 @@ func verifyCmd() *cli.Command {
 				if !env.JSON {
 					printChecks(env.Stdout, rep.Checks)
 				}
-				return nil, errcode.From(err, errcode.StatementInvalid).With("checks", rep.Checks)
+				return nil, errcode.From(err, errcode.StatementInvalid).With(errcode.DetailChecks, rep.Checks)
 			}
 			p := rel.Statement.Predicate
 			return verifyResult{

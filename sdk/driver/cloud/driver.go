@@ -179,12 +179,12 @@ func ValidID(field, id string) error {
 }
 
 func invalid(field, format string, args ...any) error {
-	return errcode.New(errcode.CloudInvalid, "%s: "+format, append([]any{field}, args...)...).With("field", field)
+	return errcode.New(errcode.CloudInvalid, "%s: "+format, append([]any{field}, args...)...).With(errcode.DetailField, field)
 }
 
 // NotFound is the cloud.not_found error for an instance id.
 func NotFound(id string) error {
-	return errcode.New(errcode.CloudNotFound, "no instance %q", id).With("id", id)
+	return errcode.New(errcode.CloudNotFound, "no instance %q", id).With(errcode.DetailID, id)
 }
 
 // Status is an instance's state, the same words for every provider.

@@ -152,7 +152,7 @@ func (s *server) SetReverseDNS(ctx context.Context, req *cloudpb.SetReverseDNSRe
 		}
 		ip, err := netip.ParseAddr(req.GetIp())
 		if err != nil {
-			return errcode.New(errcode.CloudInvalid, "ip: %q is not an IP address", req.GetIp()).With("field", "ip")
+			return errcode.New(errcode.CloudInvalid, "ip: %q is not an IP address", req.GetIp()).With(errcode.DetailField, "ip")
 		}
 		return r.SetReverseDNS(ctx, req.GetInstanceId(), ip, req.GetHostname())
 	})
@@ -175,7 +175,7 @@ func (s *server) MonthlyTransfer(ctx context.Context, req *cloudpb.InstanceRef) 
 
 // Unsupported is the cloud.unsupported error for a feature this driver or provider lacks.
 func Unsupported(feature string) error {
-	return errcode.New(errcode.CloudUnsupported, "this driver does not support %s", feature).With("feature", feature)
+	return errcode.New(errcode.CloudUnsupported, "this driver does not support %s", feature).With(errcode.DetailFeature, feature)
 }
 
 var _ cloudpb.CloudServer = (*server)(nil)

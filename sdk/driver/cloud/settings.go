@@ -62,7 +62,7 @@ func Configure(cfg driver.Config, s SettingsHolder, defaultEndpoint, credentialI
 		return nil, err
 	}
 	if cfg.Credential.IsZero() {
-		return nil, errcode.New(errcode.DriverConfigInvalid, "the credential (%s) is empty", credentialIs).With("field", "credential")
+		return nil, errcode.New(errcode.DriverConfigInvalid, "the credential (%s) is empty", credentialIs).With(errcode.DetailField, "credential")
 	}
 	return u, nil
 }

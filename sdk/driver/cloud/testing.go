@@ -59,7 +59,7 @@ func (m *Mock) SetConfig(_ context.Context, cfg driver.Config) error {
 		return err
 	}
 	if cfg.Credential.IsZero() {
-		return errcode.New(errcode.DriverConfigInvalid, "the mock needs a credential").With("field", "credential")
+		return errcode.New(errcode.DriverConfigInvalid, "the mock needs a credential").With(errcode.DetailField, "credential")
 	}
 	if s.AccountName == "" {
 		s.AccountName = "lexicon-test"
@@ -97,7 +97,7 @@ func (m *Mock) InstanceTypes(_ context.Context, region string) ([]InstanceType, 
 	}
 	defer m.mu.Unlock()
 	if !slices.ContainsFunc(MockRegions, func(r Region) bool { return r.ID == region }) {
-		return nil, errcode.New(errcode.CloudNotFound, "no region %q", region).With("id", region)
+		return nil, errcode.New(errcode.CloudNotFound, "no region %q", region).With(errcode.DetailID, region)
 	}
 	return slices.Clone(MockTypes), nil
 }

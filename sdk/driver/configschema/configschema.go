@@ -26,7 +26,7 @@ func Validate(schema, settings json.RawMessage) error {
 		settings = json.RawMessage("{}")
 	}
 	if len(settings) > driver.MaxSettingsSize {
-		return errcode.New(errcode.DriverConfigInvalid, "settings are %d bytes, over the %d-byte cap", len(settings), driver.MaxSettingsSize).With("field", "")
+		return errcode.New(errcode.DriverConfigInvalid, "settings are %d bytes, over the %d-byte cap", len(settings), driver.MaxSettingsSize).With(errcode.DetailField, "")
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
@@ -43,7 +43,7 @@ func Validate(schema, settings json.RawMessage) error {
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(settings))
 	if err != nil {
-		return errcode.Wrap(err, errcode.DriverConfigInvalid, "settings are not one JSON value").With("field", "")
+		return errcode.Wrap(err, errcode.DriverConfigInvalid, "settings are not one JSON value").With(errcode.DetailField, "")
 	}
 	err = s.Validate(v)
 	if err == nil {
@@ -51,7 +51,7 @@ func Validate(schema, settings json.RawMessage) error {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return errcode.Wrap(err, errcode.DriverConfigInvalid, "settings do not validate").With("field", "")
+		return errcode.Wrap(err, errcode.DriverConfigInvalid, "settings do not validate").With(errcode.DetailField, "")
 	}
 	for len(ve.Causes) > 0 {
 		ve = ve.Causes[0]
@@ -71,7 +71,7 @@ func Validate(schema, settings json.RawMessage) error {
 	if name == "" {
 		name = "settings"
 	}
-	return errcode.New(errcode.DriverConfigInvalid, "%s: %s", name, ve.ErrorKind.LocalizedString(printer)).With("field", field)
+	return errcode.New(errcode.DriverConfigInvalid, "%s: %s", name, ve.ErrorKind.LocalizedString(printer)).With(errcode.DetailField, field)
 }
 
 var printer = message.NewPrinter(language.English)

@@ -32,12 +32,12 @@ var (
 )
 
 func invalid(field, format string, args ...any) error {
-	return errcode.New(errcode.DNSInvalid, "%s: "+format, append([]any{field}, args...)...).With("field", field)
+	return errcode.New(errcode.DNSInvalid, "%s: "+format, append([]any{field}, args...)...).With(errcode.DetailField, field)
 }
 
 // NotFound is the dns.not_found error for a zone.
 func NotFound(zone string) error {
-	return errcode.New(errcode.DNSNotFound, "zone %q is not served by this account", zone).With("zone", zone)
+	return errcode.New(errcode.DNSNotFound, "zone %q is not served by this account", zone).With(errcode.DetailZone, zone)
 }
 
 // NormalizeZone returns a zone name in canonical form (lower case, trailing dot) or dns.invalid.
@@ -64,7 +64,7 @@ func (r Record) Normalize() (Record, error) {
 		return Record{}, invalid("type", "%q is not a record type", r.Type)
 	}
 	if !supported[out.Type] {
-		return Record{}, errcode.New(errcode.DNSUnsupported, "record type %s is not supported", out.Type).With("field", "type")
+		return Record{}, errcode.New(errcode.DNSUnsupported, "record type %s is not supported", out.Type).With(errcode.DetailField, "type")
 	}
 	name, err := normalizeName(r.Name)
 	if err != nil {
@@ -172,7 +172,7 @@ func normalizeValue(typ, v string) (string, error) {
 		}
 		return v, nil
 	}
-	return "", errcode.New(errcode.DNSUnsupported, "record type %s is not supported", typ).With("field", "type")
+	return "", errcode.New(errcode.DNSUnsupported, "record type %s is not supported", typ).With(errcode.DetailField, "type")
 }
 
 // NormalizeAll normalizes each record, naming the index of the first bad one in details.index, and
@@ -186,7 +186,7 @@ func NormalizeAll(recs []Record) ([]Record, error) {
 		n, err := r.Normalize()
 		if err != nil {
 			if e, ok := err.(*errcode.Error); ok {
-				e.With("index", i)
+				e.With(errcode.DetailIndex, i)
 			}
 			return nil, err
 		}

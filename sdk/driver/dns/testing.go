@@ -48,7 +48,7 @@ func (m *Mock) SetConfig(_ context.Context, cfg driver.Config) error {
 		return err
 	}
 	if cfg.Credential.IsZero() {
-		return errcode.New(errcode.DriverConfigInvalid, "the mock needs a credential").With("field", "credential")
+		return errcode.New(errcode.DriverConfigInvalid, "the mock needs a credential").With(errcode.DetailField, "credential")
 	}
 	if len(s.Zones) == 0 {
 		s.Zones = []string{"example.com."}
@@ -57,7 +57,7 @@ func (m *Mock) SetConfig(_ context.Context, cfg driver.Config) error {
 	for _, z := range s.Zones {
 		n, err := NormalizeZone(z)
 		if err != nil {
-			return errcode.Wrap(err, errcode.DriverConfigInvalid, "zones: %q is not a zone name", z).With("field", "/zones")
+			return errcode.Wrap(err, errcode.DriverConfigInvalid, "zones: %q is not a zone name", z).With(errcode.DetailField, "/zones")
 		}
 		zones[n] = nil
 	}

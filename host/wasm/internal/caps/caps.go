@@ -121,7 +121,7 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 	}
 	if err := json.Unmarshal(req, &h); err != nil || h.Cap == "" {
 		d.record("", nil, false)
-		return ErrorResponse(errcode.New(errcode.CapabilityInvalid, "a request is one JSON object naming its cap").With("field", "cap"))
+		return ErrorResponse(errcode.New(errcode.CapabilityInvalid, "a request is one JSON object naming its cap").With(errcode.DetailField, "cap"))
 	}
 	d.mu.Lock()
 	d.n++
@@ -132,7 +132,7 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 			d.record(h.Cap, req, false)
 		}
 		return ErrorResponse(errcode.New(errcode.CapabilityBudgetExceeded, "an invocation makes at most %d capability calls", MaxCalls).
-			With("limit", MaxCalls))
+			With(errcode.DetailLimit, MaxCalls))
 	}
 	fn, known := handlers[h.Cap]
 	declared, ok := d.w.m.Capability(h.Cap)
@@ -189,11 +189,11 @@ func summarise(obj map[string]json.RawMessage) json.RawMessage {
 // denied is capability.denied naming the capability and why.
 func denied(cap, format string, args ...any) *errcode.Error {
 	reason := fmt.Sprintf(format, args...)
-	return errcode.New(errcode.CapabilityDenied, "%s: %s", cap, reason).With("cap", cap).With("reason", reason)
+	return errcode.New(errcode.CapabilityDenied, "%s: %s", cap, reason).With(errcode.DetailCap, cap).With(errcode.DetailReason, reason)
 }
 
 func invalid(field, format string, args ...any) *errcode.Error {
-	return errcode.New(errcode.CapabilityInvalid, format, args...).With("field", field)
+	return errcode.New(errcode.CapabilityInvalid, format, args...).With(errcode.DetailField, field)
 }
 
 // decode reads a request strictly into v: unknown fields are refused, naming the field.

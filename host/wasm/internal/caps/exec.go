@@ -34,7 +34,7 @@ func execPinned(ctx context.Context, w *Word, c manifest.Capability, raw []byte)
 	}
 	p, ok := w.programs[req.Path]
 	if !ok {
-		return nil, denied(c.Cap, "program %q is not pinned by the manifest", req.Path).With("path", req.Path)
+		return nil, denied(c.Cap, "program %q is not pinned by the manifest", req.Path).With(errcode.DetailPath, req.Path)
 	}
 	if req.Args == nil {
 		req.Args = []string{}
@@ -42,7 +42,7 @@ func execPinned(ctx context.Context, w *Word, c manifest.Capability, raw []byte)
 	args, _ := json.Marshal(req.Args)
 	if err := manifest.CheckSchema(p.args, args, errcode.CapabilityDenied, "args"); err != nil {
 		e := errcode.From(err, errcode.CapabilityDenied)
-		return nil, e.With("cap", c.Cap).With("reason", "arguments do not satisfy the program's schema").With("path", req.Path)
+		return nil, e.With(errcode.DetailCap, c.Cap).With(errcode.DetailReason, "arguments do not satisfy the program's schema").With(errcode.DetailPath, req.Path)
 	}
 	code, err := readPinned(c.Cap, p.Program)
 	if err != nil {
@@ -50,7 +50,7 @@ func execPinned(ctx context.Context, w *Word, c manifest.Capability, raw []byte)
 	}
 	fd, err := sealedMemfd(req.Path, code)
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "exec.pinned: cannot stage %s", req.Path).With("path", req.Path)
+		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "exec.pinned: cannot stage %s", req.Path).With(errcode.DetailPath, req.Path)
 	}
 	memfd := os.NewFile(uintptr(fd), req.Path)
 	defer memfd.Close()
@@ -82,11 +82,11 @@ func execPinned(ctx context.Context, w *Word, c manifest.Capability, raw []byte)
 	switch {
 	case ctx.Err() != nil:
 		return nil, errcode.New(errcode.CapabilityTimeout, "exec.pinned: %s ran past %s and was killed", req.Path, limit).
-			With("path", req.Path).With("limit_ms", limit.Milliseconds())
+			With(errcode.DetailPath, req.Path).With(errcode.DetailLimitMS, limit.Milliseconds())
 	case errors.As(err, &exit):
 		out.ExitCode = exit.ExitCode()
 	case err != nil:
-		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "exec.pinned: cannot run %s", req.Path).With("path", req.Path)
+		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "exec.pinned: cannot run %s", req.Path).With(errcode.DetailPath, req.Path)
 	}
 	return out, nil
 }
@@ -96,25 +96,25 @@ func readPinned(cap string, p manifest.Program) ([]byte, error) {
 	f, err := os.Open(p.Path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, errcode.New(errcode.CapabilityNotFound, "%s: program %s does not exist", cap, p.Path).With("path", p.Path)
+			return nil, errcode.New(errcode.CapabilityNotFound, "%s: program %s does not exist", cap, p.Path).With(errcode.DetailPath, p.Path)
 		}
-		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "%s: cannot open %s", cap, p.Path).With("path", p.Path)
+		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "%s: cannot open %s", cap, p.Path).With(errcode.DetailPath, p.Path)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil, denied(cap, "%s is not a regular file", p.Path).With("path", p.Path)
+		return nil, denied(cap, "%s is not a regular file", p.Path).With(errcode.DetailPath, p.Path)
 	}
 	code, err := io.ReadAll(io.LimitReader(f, maxProgram+1))
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "%s: cannot read %s", cap, p.Path).With("path", p.Path)
+		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "%s: cannot read %s", cap, p.Path).With(errcode.DetailPath, p.Path)
 	}
 	if len(code) > maxProgram {
-		return nil, denied(cap, "%s is over %d bytes", p.Path, maxProgram).With("path", p.Path)
+		return nil, denied(cap, "%s is over %d bytes", p.Path, maxProgram).With(errcode.DetailPath, p.Path)
 	}
 	if got := cas.Sum(code); got != p.SHA256 {
 		return nil, denied(cap, "%s hashes to %s, not the pinned %s", p.Path, got, p.SHA256).
-			With("path", p.Path).With("sha256", got)
+			With(errcode.DetailPath, p.Path).With(errcode.DetailSHA256, got)
 	}
 	return code, nil
 }

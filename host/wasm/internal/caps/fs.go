@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
@@ -49,7 +51,7 @@ func fsRead(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any,
 		return nil, fsError(c.Cap, req.Path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, denied(c.Cap, "%s is not a regular file", req.Path).With("path", req.Path)
+		return nil, denied(c.Cap, "%s is not a regular file", req.Path).With(errcode.DetailPath, req.Path)
 	}
 	n := maxBytes(c)
 	if req.Length > 0 && req.Length < n {
@@ -222,14 +224,14 @@ func fsWrite(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any
 		return nil, invalid("mode", "mode %o sets setuid, setgid or sticky bits, which fs.write never writes", req.Mode)
 	}
 	if int64(len(req.Data)) > maxBytes(c) {
-		return nil, denied(c.Cap, "%d bytes is over the declared %d", len(req.Data), maxBytes(c)).With("path", req.Path)
+		return nil, denied(c.Cap, "%d bytes is over the declared %d", len(req.Data), maxBytes(c)).With(errcode.DetailPath, req.Path)
 	}
 	root, err := within(c.Cap, c.Paths, req.Path)
 	if err != nil {
 		return nil, err
 	}
 	if req.Path == root {
-		return nil, denied(c.Cap, "the root %s itself cannot be written", root).With("path", req.Path)
+		return nil, denied(c.Cap, "the root %s itself cannot be written", root).With(errcode.DetailPath, req.Path)
 	}
 	parent, err := resolve(c.Cap, root, filepath.Dir(req.Path), true)
 	if err != nil {
@@ -246,7 +248,7 @@ func fsWrite(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any
 	var old unix.Stat_t
 	switch err := unix.Fstatat(dirfd, name, &old, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && old.Mode&unix.S_IFMT != unix.S_IFREG:
-		return nil, denied(c.Cap, "%s exists and is not a regular file", req.Path).With("path", req.Path)
+		return nil, denied(c.Cap, "%s exists and is not a regular file", req.Path).With(errcode.DetailPath, req.Path)
 	case err == nil:
 		// The old file's setuid and setgid bits are not carried over to new content, as the kernel
 		// clears them when an unprivileged user writes a file.

@@ -35,7 +35,7 @@ func within(cap string, roots []string, p string) (string, error) {
 		return "", invalid("path", "path %q must be absolute", p)
 	}
 	if filepath.Clean(p) != p || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
-		return "", denied(cap, "path %q is not clean (no \"..\", \".\" or repeated slashes)", p).With("path", p)
+		return "", denied(cap, "path %q is not clean (no \"..\", \".\" or repeated slashes)", p).With(errcode.DetailPath, p)
 	}
 	best := ""
 	for _, r := range roots {
@@ -44,7 +44,7 @@ func within(cap string, roots []string, p string) (string, error) {
 		}
 	}
 	if best == "" {
-		return "", denied(cap, "path %q is not beneath a declared root", p).With("path", p)
+		return "", denied(cap, "path %q is not beneath a declared root", p).With(errcode.DetailPath, p)
 	}
 	return best, nil
 }
@@ -113,7 +113,7 @@ func openRoot(cap, root string, checkAncestors bool) (int, error) {
 		case unix.S_IFDIR:
 		case unix.S_IFLNK:
 			unix.Close(next)
-			return -1, denied(cap, "the declared root %s leads through %s, a symlink", root, cur).With("path", root).With("component", cur)
+			return -1, denied(cap, "the declared root %s leads through %s, a symlink", root, cur).With(errcode.DetailPath, root).With(errcode.DetailComponent, cur)
 		default:
 			unix.Close(next)
 			return -1, fsError(cap, root, unix.ENOTDIR)
@@ -143,7 +143,7 @@ func safeAncestor(cap, root, folder string, fd int) error {
 		return nil
 	}
 	return errcode.New(errcode.CapabilityRootUnsafe, "%s: the declared root %s is not safe to write beneath: %s %s, so someone other than root could swap the root",
-		cap, root, folder, why).With("cap", cap).With("path", root).With("folder", folder)
+		cap, root, folder, why).With(errcode.DetailCap, cap).With(errcode.DetailPath, root).With(errcode.DetailFolder, folder)
 }
 
 // resolve walks p beneath root. followLast says whether a symlink as last component is followed. The
@@ -197,7 +197,7 @@ restart:
 				return nil, fsError(cap, p, err)
 			}
 			if hops++; hops > maxHops {
-				return nil, denied(cap, "path %q has too many symlinks", p).With("path", p)
+				return nil, denied(cap, "path %q has too many symlinks", p).With(errcode.DetailPath, p)
 			}
 			if !filepath.IsAbs(link) {
 				link = filepath.Join(cur, link)
@@ -208,7 +208,7 @@ restart:
 				link = filepath.Join(link, rest)
 			}
 			if !under(root, link) {
-				return nil, denied(cap, "path %q leads through a symlink out of its root %s", p, root).With("path", p)
+				return nil, denied(cap, "path %q leads through a symlink out of its root %s", p, root).With(errcode.DetailPath, p)
 			}
 			target = link
 			goto restart
@@ -249,15 +249,15 @@ func readlinkFd(fd int) (string, error) {
 func fsError(cap, p string, err error) error {
 	var errno unix.Errno
 	if !errors.As(err, &errno) {
-		return errcode.Wrap(err, errcode.CapabilityFailed, "%s %s failed", cap, p).With("path", p)
+		return errcode.Wrap(err, errcode.CapabilityFailed, "%s %s failed", cap, p).With(errcode.DetailPath, p)
 	}
 	switch errno {
 	case unix.ENOENT:
-		return errcode.New(errcode.CapabilityNotFound, "%s: %s does not exist", cap, p).With("path", p)
+		return errcode.New(errcode.CapabilityNotFound, "%s: %s does not exist", cap, p).With(errcode.DetailPath, p)
 	case unix.ENOTDIR:
-		return errcode.New(errcode.CapabilityNotFound, "%s: a component of %s is not a directory", cap, p).With("path", p)
+		return errcode.New(errcode.CapabilityNotFound, "%s: a component of %s is not a directory", cap, p).With(errcode.DetailPath, p)
 	case unix.ELOOP:
-		return denied(cap, "%s was replaced by a symlink", p).With("path", p)
+		return denied(cap, "%s was replaced by a symlink", p).With(errcode.DetailPath, p)
 	}
-	return errcode.Wrap(err, errcode.CapabilityFailed, "%s %s: %v", cap, p, errno).With("path", p).With("errno", errno.Error())
+	return errcode.Wrap(err, errcode.CapabilityFailed, "%s %s: %v", cap, p, errno).With(errcode.DetailPath, p).With(errcode.DetailErrno, errno.Error())
 }

@@ -84,7 +84,7 @@ func lookup(ctx context.Context, cap, host string) ([]netip.Addr, error) {
 	} else {
 		found, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		if err != nil {
-			return nil, errcode.Wrap(err, errcode.CapabilityFailed, "%s: cannot resolve %s", cap, host).With("host", host)
+			return nil, errcode.Wrap(err, errcode.CapabilityFailed, "%s: cannot resolve %s", cap, host).With(errcode.DetailHost, host)
 		}
 		addrs = found
 	}
@@ -95,7 +95,7 @@ func lookup(ctx context.Context, cap, host string) ([]netip.Addr, error) {
 		}
 	}
 	if len(ok) == 0 {
-		return nil, denied(cap, "%s resolves only to addresses words may not reach", host).With("host", host)
+		return nil, denied(cap, "%s resolves only to addresses words may not reach", host).With(errcode.DetailHost, host)
 	}
 	return ok, nil
 }
@@ -150,7 +150,7 @@ func netHTTP(ctx context.Context, w *Word, c manifest.Capability, raw []byte) (a
 	}
 	if !w.allowedHost(c, host, port, defaultPort) {
 		return nil, denied(c.Cap, "%s is not a declared host", net.JoinHostPort(host, strconv.Itoa(port))).
-			With("host", net.JoinHostPort(host, strconv.Itoa(port)))
+			With(errcode.DetailHost, net.JoinHostPort(host, strconv.Itoa(port)))
 	}
 	if len(req.Headers) > 32 {
 		return nil, invalid("headers", "at most 32 headers")
@@ -242,7 +242,7 @@ func truncate(s string, n int) string {
 
 func netError(cap, host string, err error, ctx context.Context) error {
 	if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
-		return errcode.Wrap(err, errcode.CapabilityTimeout, "%s: %s did not answer in time", cap, host).With("host", host)
+		return errcode.Wrap(err, errcode.CapabilityTimeout, "%s: %s did not answer in time", cap, host).With(errcode.DetailHost, host)
 	}
-	return errcode.Wrap(err, errcode.CapabilityFailed, "%s: %s: %v", cap, host, err).With("host", host)
+	return errcode.Wrap(err, errcode.CapabilityFailed, "%s: %s: %v", cap, host, err).With(errcode.DetailHost, host)
 }

@@ -251,7 +251,7 @@ func sysDisk(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any
 	}
 	ms, err := mounts()
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.CapabilityUnknown, "the mount table cannot be read").With("reason", "no /proc/self/mounts")
+		return nil, errcode.Wrap(err, errcode.CapabilityUnknown, "the mount table cannot be read").With(errcode.DetailReason, "no /proc/self/mounts")
 	}
 	if req.Path != "" {
 		r, err := open(manifest.Capability{Cap: c.Cap, Paths: roots}, req.Path, true)

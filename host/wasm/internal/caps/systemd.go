@@ -6,6 +6,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
@@ -23,7 +24,7 @@ func unitAllowed(c manifest.Capability, unit string) error {
 		return invalid("unit", "%q is not a unit name", unit)
 	}
 	if !matchAny(c.Units, unit) {
-		return denied(c.Cap, "unit %q matches no declared pattern", unit).With("unit", unit)
+		return denied(c.Cap, "unit %q matches no declared pattern", unit).With(errcode.DetailUnit, unit)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
@@ -30,13 +31,13 @@ func tlsPeer(ctx context.Context, w *Word, c manifest.Capability, raw []byte) (a
 	}
 	hp := net.JoinHostPort(req.Host, strconv.Itoa(port))
 	if !w.allowedHost(c, req.Host, port, 443) {
-		return nil, denied(c.Cap, "%s is not a declared host", hp).With("host", hp)
+		return nil, denied(c.Cap, "%s is not a declared host", hp).With(errcode.DetailHost, hp)
 	}
 	sn := req.ServerName
 	if sn == "" {
 		sn = req.Host
 	} else if !w.allowedHost(c, sn, port, 443) {
-		return nil, denied(c.Cap, "server name %s is not a declared host", sn).With("host", sn)
+		return nil, denied(c.Cap, "server name %s is not a declared host", sn).With(errcode.DetailHost, sn)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout(c, req.TimeoutMS))
 	defer cancel()

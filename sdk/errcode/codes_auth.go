@@ -1,0 +1,15 @@
+package errcode
+
+// Codes of the admin API's bearer token as a request presents it. Nothing changed when any of them is
+// returned.
+const (
+	// AuthRequired: the admin API needs a valid bearer token.
+	AuthRequired = "auth.required"
+	// AuthForbidden: the token's role may not do this (details.need).
+	AuthForbidden = "auth.forbidden"
+)
+
+var areaAuth = Area{Name: "auth", Reserved: true, Codes: []Spec{
+	{AuthRequired, statusUnauthorized, Unchanged},
+	{AuthForbidden, statusForbidden, Unchanged},
+}}
