@@ -4,6 +4,8 @@ import (
 	"context"
 	"regexp"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 )
 
 // DriverStore keeps what the plane needs to run drivers: which drivers an admin enabled, the accounts
@@ -93,9 +95,9 @@ func (s *sqlStore) driverSet(ctx context.Context, p DriverSetParams, enabled boo
 		return DriverState{}, err
 	}
 	var d DriverState
-	err := s.tx(ctx, "set driver", func(ex execer) error {
+	err := s.tx(ctx, "set driver", func(ex sqldb.Execer) error {
 		var err error
-		d, err = scanDriverState(ex.queryRow(ctx, s.q.DriverUpsert, p.Name, enabled, p.Digest, now(p.Now), p.By))
+		d, err = scanDriverState(ex.QueryRow(ctx, s.q.DriverUpsert, p.Name, enabled, p.Digest, now(p.Now), p.By))
 		return err
 	})
 	return d, err
@@ -106,10 +108,10 @@ func (s *sqlStore) DriverGet(ctx context.Context, p DriverGetParams) (DriverStat
 		return DriverState{}, err
 	}
 	var d DriverState
-	err := s.read(ctx, "get driver", func(ex execer) error {
+	err := s.read(ctx, "get driver", func(ex sqldb.Execer) error {
 		var err error
-		d, err = scanDriverState(ex.queryRow(ctx, s.q.DriverGet, p.Name))
-		if s.drv.kind(err) == errNoRows {
+		d, err = scanDriverState(ex.QueryRow(ctx, s.q.DriverGet, p.Name))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			d, err = DriverState{Name: p.Name}, nil
 		}
 		return err
@@ -119,8 +121,8 @@ func (s *sqlStore) DriverGet(ctx context.Context, p DriverGetParams) (DriverStat
 
 func (s *sqlStore) DriverList(ctx context.Context) ([]DriverState, error) {
 	out := []DriverState{}
-	err := s.read(ctx, "list drivers", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.DriverList)
+	err := s.read(ctx, "list drivers", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.DriverList)
 		if err != nil {
 			return err
 		}
@@ -137,15 +139,8 @@ func (s *sqlStore) DriverList(ctx context.Context) ([]DriverState, error) {
 	return out, err
 }
 
-func scanDriverState(r row) (DriverState, error) {
+func scanDriverState(r sqldb.Row) (DriverState, error) {
 	var d DriverState
 	err := r.Scan(&d.Name, &d.Enabled, &d.Digest, stamp{&d.ChangedAt}, &d.ChangedBy)
 	return d, err
-}
-
-// driverQueries are the statements of queries_drivers.sql.
-type driverQueries struct {
-	DriverUpsert, DriverGet, DriverList             string
-	AccountInsert, AccountGet, AccountList          string
-	AccountDelete, DriverCallInsert, DriverCallList string
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -243,7 +244,7 @@ func reopenWithin(d time.Duration) time.Duration {
 type incidentWriter struct {
 	s            *sqlStore
 	ctx          context.Context
-	ex           execer
+	ex           sqldb.Execer
 	t            time.Time
 	reopenWithin time.Duration
 	notify       []string
@@ -273,12 +274,12 @@ func (w *incidentWriter) raise(r raise) error {
 	id, kind := "", EventOpened
 	if found && latest.Condition == ConditionCleared && w.t.Sub(latest.ClearedAt) <= w.reopenWithin {
 		id, kind = latest.ID, EventReopened
-		if _, err := w.ex.exec(w.ctx, w.s.q.IncidentReopen, id, w.t, string(r.severity), r.summary, r.caseID); err != nil {
+		if _, err := w.ex.Exec(w.ctx, w.s.q.IncidentReopen, id, w.t, string(r.severity), r.summary, r.caseID); err != nil {
 			return err
 		}
 	} else {
 		id = w.s.ids.next("inc_", w.t)
-		if _, err := w.ex.exec(w.ctx, w.s.q.IncidentInsert, id, r.nodeID, r.source, string(r.severity), r.summary, r.caseID, w.t); err != nil {
+		if _, err := w.ex.Exec(w.ctx, w.s.q.IncidentInsert, id, r.nodeID, r.source, string(r.severity), r.summary, r.caseID, w.t); err != nil {
 			return w.busyOnUnique(err, r)
 		}
 	}
@@ -289,7 +290,7 @@ func (w *incidentWriter) raise(r raise) error {
 	queued := 0
 	if !r.quiet {
 		for _, hook := range w.notify {
-			if _, err := w.ex.exec(w.ctx, w.s.q.NotificationInsert, w.s.ids.next("ntf_", w.t), id, int64(ev.Seq), hook,
+			if _, err := w.ex.Exec(w.ctx, w.s.q.NotificationInsert, w.s.ids.next("ntf_", w.t), id, int64(ev.Seq), hook,
 				string(kind), w.t); err != nil {
 				return err
 			}
@@ -302,7 +303,7 @@ func (w *incidentWriter) raise(r raise) error {
 // busyOnUnique turns a lost race for the one open incident of a condition into store.busy: another
 // transaction opened it between our look and our insert, which the locks taken before should prevent.
 func (w *incidentWriter) busyOnUnique(err error, r raise) error {
-	if w.s.drv.kind(err) == errUnique {
+	if w.s.drv.Kind(err) == sqldb.ErrUnique {
 		return errcode.Wrap(err, errcode.StoreBusy, "incident %s on node %s was opened meanwhile", r.source, r.nodeID)
 	}
 	return err
@@ -319,7 +320,7 @@ func (w *incidentWriter) clearSource(nodeID, source, actor, text string) error {
 
 // clear says an open incident's condition stopped. If nobody had triaged it, the plane resolves it.
 func (w *incidentWriter) clear(inc Incident, actor, text string) error {
-	n, err := w.ex.exec(w.ctx, w.s.q.IncidentClear, inc.ID, w.t)
+	n, err := w.ex.Exec(w.ctx, w.s.q.IncidentClear, inc.ID, w.t)
 	if err != nil || n == 0 {
 		return err
 	}
@@ -333,7 +334,7 @@ func (w *incidentWriter) clear(inc Incident, actor, text string) error {
 	if inc.Triage != TriageNew {
 		return nil
 	}
-	if _, err := w.ex.exec(w.ctx, w.s.q.IncidentSetTriage, inc.ID, string(TriageResolved), nil, w.t, AuthorPlane,
+	if _, err := w.ex.Exec(w.ctx, w.s.q.IncidentSetTriage, inc.ID, string(TriageResolved), nil, w.t, AuthorPlane,
 		reasonClearedUnseen); err != nil {
 		return err
 	}
@@ -350,7 +351,7 @@ func (w *incidentWriter) caseMoved(nodeID, source string, from, to int64, summar
 	if err != nil || !found || inc.CaseID == to {
 		return err
 	}
-	if _, err := w.ex.exec(w.ctx, w.s.q.IncidentSetCase, inc.ID, to, summary); err != nil {
+	if _, err := w.ex.Exec(w.ctx, w.s.q.IncidentSetCase, inc.ID, to, summary); err != nil {
 		return err
 	}
 	ev, err := w.event(inc.ID, IncidentEvent{Kind: EventNote, Actor: AuthorPlane,
@@ -366,18 +367,18 @@ func (w *incidentWriter) event(id string, e IncidentEvent) (IncidentEvent, error
 	return writeEvent(w.ctx, w.s, w.ex, id, w.t, e)
 }
 
-func writeEvent(ctx context.Context, s *sqlStore, ex execer, id string, t time.Time, e IncidentEvent) (IncidentEvent, error) {
+func writeEvent(ctx context.Context, s *sqlStore, ex sqldb.Execer, id string, t time.Time, e IncidentEvent) (IncidentEvent, error) {
 	var seq int64
-	if err := ex.queryRow(ctx, s.q.IncidentEventNext, id).Scan(&seq); err != nil {
+	if err := ex.QueryRow(ctx, s.q.IncidentEventNext, id).Scan(&seq); err != nil {
 		return e, err
 	}
 	e.IncidentID, e.Seq, e.At = id, int(seq), t
-	_, err := ex.exec(ctx, s.q.IncidentEventInsert, id, seq, t, string(e.Kind), e.Actor, string(e.Triage), at(e.SnoozedUntil), e.Text)
+	_, err := ex.Exec(ctx, s.q.IncidentEventInsert, id, seq, t, string(e.Kind), e.Actor, string(e.Triage), at(e.SnoozedUntil), e.Text)
 	return e, err
 }
 
 func (w *incidentWriter) changed(id string, ev IncidentEvent, queued int) error {
-	inc, err := scanIncident(w.ex.queryRow(w.ctx, w.s.q.IncidentGet, id))
+	inc, err := scanIncident(w.ex.QueryRow(w.ctx, w.s.q.IncidentGet, id))
 	if err != nil {
 		return err
 	}
@@ -387,8 +388,8 @@ func (w *incidentWriter) changed(id string, ev IncidentEvent, queued int) error 
 }
 
 func (w *incidentWriter) find(query, nodeID, source string) (Incident, bool, error) {
-	inc, err := scanIncident(w.ex.queryRow(w.ctx, query, nodeID, source))
-	if w.s.drv.kind(err) == errNoRows {
+	inc, err := scanIncident(w.ex.QueryRow(w.ctx, query, nodeID, source))
+	if w.s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Incident{}, false, nil
 	}
 	return inc, err == nil, err
@@ -399,7 +400,7 @@ func (s *sqlStore) IncidentGet(ctx context.Context, p IncidentGetParams) (Incide
 		return Incident{}, err
 	}
 	var inc Incident
-	err := s.read(ctx, "get incident", func(ex execer) error {
+	err := s.read(ctx, "get incident", func(ex sqldb.Execer) error {
 		var err error
 		inc, err = s.incidentGet(ctx, ex, s.q.IncidentGet, p.ID)
 		return err
@@ -408,9 +409,9 @@ func (s *sqlStore) IncidentGet(ctx context.Context, p IncidentGetParams) (Incide
 	return inc, err
 }
 
-func (s *sqlStore) incidentGet(ctx context.Context, ex execer, query, id string) (Incident, error) {
-	inc, err := scanIncident(ex.queryRow(ctx, query, id))
-	if s.drv.kind(err) == errNoRows {
+func (s *sqlStore) incidentGet(ctx context.Context, ex sqldb.Execer, query, id string) (Incident, error) {
+	inc, err := scanIncident(ex.QueryRow(ctx, query, id))
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Incident{}, errcode.New(errcode.IncidentNotFound, "no incident %s", id).With("id", id)
 	}
 	return inc, err
@@ -436,8 +437,8 @@ func (s *sqlStore) IncidentList(ctx context.Context, p IncidentListParams) (Inci
 	}
 	t := now(p.Now)
 	var res IncidentListResult
-	err = s.read(ctx, "list incidents", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.IncidentList, p.NodeID, p.NeedsYou, t, string(p.Condition), p.Cursor, int64(limit+1))
+	err = s.read(ctx, "list incidents", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.IncidentList, p.NodeID, p.NeedsYou, t, string(p.Condition), p.Cursor, int64(limit+1))
 		if err != nil {
 			return err
 		}
@@ -464,8 +465,8 @@ func (s *sqlStore) IncidentEventList(ctx context.Context, p IncidentEventListPar
 		return nil, err
 	}
 	var out []IncidentEvent
-	err := s.read(ctx, "list incident events", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.IncidentEvents, p.ID)
+	err := s.read(ctx, "list incident events", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.IncidentEvents, p.ID)
 		if err != nil {
 			return err
 		}
@@ -524,7 +525,7 @@ func (s *sqlStore) IncidentTriage(ctx context.Context, p IncidentTriageParams) (
 		return IncidentChange{}, err
 	}
 	var ch IncidentChange
-	err := s.tx(ctx, "triage incident", func(ex execer) error {
+	err := s.tx(ctx, "triage incident", func(ex sqldb.Execer) error {
 		cur, err := s.incidentGet(ctx, ex, s.q.IncidentGetForUpdate, p.ID)
 		if err != nil {
 			return err
@@ -538,7 +539,7 @@ func (s *sqlStore) IncidentTriage(ctx context.Context, p IncidentTriageParams) (
 			ch = IncidentChange{Incident: cur}
 			return nil
 		}
-		if _, err := ex.exec(ctx, s.q.IncidentSetTriage, p.ID, string(p.Triage), at(until), t, p.By, p.Reason); err != nil {
+		if _, err := ex.Exec(ctx, s.q.IncidentSetTriage, p.ID, string(p.Triage), at(until), t, p.By, p.Reason); err != nil {
 			return err
 		}
 		ev, err := writeEvent(ctx, s, ex, p.ID, t, IncidentEvent{Kind: EventTriage, Actor: p.By, Triage: p.Triage,
@@ -566,7 +567,7 @@ func (s *sqlStore) IncidentNote(ctx context.Context, p IncidentNoteParams) (Inci
 	}
 	t := now(p.Now)
 	var ev IncidentEvent
-	err := s.tx(ctx, "note incident", func(ex execer) error {
+	err := s.tx(ctx, "note incident", func(ex sqldb.Execer) error {
 		if _, err := s.incidentGet(ctx, ex, s.q.IncidentGetForUpdate, p.ID); err != nil {
 			return err
 		}
@@ -577,7 +578,7 @@ func (s *sqlStore) IncidentNote(ctx context.Context, p IncidentNoteParams) (Inci
 	return ev, err
 }
 
-func scanIncident(r row) (Incident, error) {
+func scanIncident(r sqldb.Row) (Incident, error) {
 	var i Incident
 	var severity, condition, triage string
 	var events int64

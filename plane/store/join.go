@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -237,35 +238,35 @@ func (s *sqlStore) JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCrea
 	addrJSON, _ := json.Marshal(addrs)
 
 	var res JoinCreateResult
-	err = s.tx(ctx, "create join", func(ex execer) error {
+	err = s.tx(ctx, "create join", func(ex sqldb.Execer) error {
 		if s.q.JoinLock != "" {
-			if _, err := ex.exec(ctx, s.q.JoinLock); err != nil {
+			if _, err := ex.Exec(ctx, s.q.JoinLock); err != nil {
 				return err
 			}
 		}
 		if err := s.keyUsable(ctx, ex, p.Fingerprint); err != nil {
 			return err
 		}
-		pending, err := scanJoin(ex.queryRow(ctx, s.q.JoinPendingByKey, p.Fingerprint))
+		pending, err := scanJoin(ex.QueryRow(ctx, s.q.JoinPendingByKey, p.Fingerprint))
 		switch {
 		case err == nil && t.Before(pending.ExpiresAt):
 			// The same key asking again while its join waits: renew it, keep its id.
 			pending.ExpiresAt = t.Add(ttl)
-			if _, err := ex.exec(ctx, s.q.JoinSetExpires, pending.ID, pending.ExpiresAt); err != nil {
+			if _, err := ex.Exec(ctx, s.q.JoinSetExpires, pending.ID, pending.ExpiresAt); err != nil {
 				return err
 			}
 			res = JoinCreateResult{Join: pending, Renewed: true}
 			return nil
 		case err == nil:
 			// Its old join expired: record that, and make a new one below.
-			if _, err := ex.exec(ctx, s.q.JoinSetStatus, pending.ID, string(JoinExpired)); err != nil {
+			if _, err := ex.Exec(ctx, s.q.JoinSetStatus, pending.ID, string(JoinExpired)); err != nil {
 				return err
 			}
-		case s.drv.kind(err) != errNoRows:
+		case s.drv.Kind(err) != sqldb.ErrNoRows:
 			return err
 		}
 		var all, fromSource int64
-		if err := ex.queryRow(ctx, s.q.JoinCount, t, p.SourceAddress).Scan(&all, &fromSource); err != nil {
+		if err := ex.QueryRow(ctx, s.q.JoinCount, t, p.SourceAddress).Scan(&all, &fromSource); err != nil {
 			return err
 		}
 		if all >= int64(maxAll) {
@@ -281,7 +282,7 @@ func (s *sqlStore) JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCrea
 			Addresses: addrs, SourceAddress: p.SourceAddress, Status: JoinPending,
 			CreatedAt: t, ExpiresAt: t.Add(ttl),
 		}
-		if _, err := ex.exec(ctx, s.q.JoinInsert, j.ID, j.Name, j.Key, j.Fingerprint, string(addrJSON),
+		if _, err := ex.Exec(ctx, s.q.JoinInsert, j.ID, j.Name, j.Key, j.Fingerprint, string(addrJSON),
 			j.SourceAddress, j.CreatedAt, j.ExpiresAt); err != nil {
 			return err
 		}
@@ -292,21 +293,21 @@ func (s *sqlStore) JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCrea
 }
 
 // keyUsable refuses a key that was retired or already belongs to a node.
-func (s *sqlStore) keyUsable(ctx context.Context, ex execer, fingerprint string) error {
+func (s *sqlStore) keyUsable(ctx context.Context, ex sqldb.Execer, fingerprint string) error {
 	var retired bool
-	if err := ex.queryRow(ctx, s.q.KeyRetired, fingerprint).Scan(&retired); err != nil {
+	if err := ex.QueryRow(ctx, s.q.KeyRetired, fingerprint).Scan(&retired); err != nil {
 		return err
 	}
 	if retired {
 		return errcode.New(errcode.JoinKeyRetired, "key %s is retired; make a fresh key and join again", fingerprint).
 			With("fingerprint", fingerprint)
 	}
-	n, err := scanNode(ex.queryRow(ctx, s.q.NodeGetByKey, fingerprint))
+	n, err := scanNode(ex.QueryRow(ctx, s.q.NodeGetByKey, fingerprint))
 	switch {
 	case err == nil:
 		return errcode.New(errcode.JoinKeyEnrolled, "key %s already belongs to node %s", fingerprint, n.ID).
 			With("node_id", n.ID)
-	case s.drv.kind(err) != errNoRows:
+	case s.drv.Kind(err) != sqldb.ErrNoRows:
 		return err
 	}
 	return nil
@@ -317,7 +318,7 @@ func (s *sqlStore) JoinGet(ctx context.Context, p JoinGetParams) (Join, error) {
 		return Join{}, err
 	}
 	var j Join
-	err := s.read(ctx, "get join", func(ex execer) error {
+	err := s.read(ctx, "get join", func(ex sqldb.Execer) error {
 		var err error
 		j, err = s.joinGet(ctx, ex, s.q.JoinGet, p.ID)
 		return err
@@ -325,9 +326,9 @@ func (s *sqlStore) JoinGet(ctx context.Context, p JoinGetParams) (Join, error) {
 	return j.settle(now(p.Now)), err
 }
 
-func (s *sqlStore) joinGet(ctx context.Context, ex execer, query, id string) (Join, error) {
-	j, err := scanJoin(ex.queryRow(ctx, query, id))
-	if s.drv.kind(err) == errNoRows {
+func (s *sqlStore) joinGet(ctx context.Context, ex sqldb.Execer, query, id string) (Join, error) {
+	j, err := scanJoin(ex.QueryRow(ctx, query, id))
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Join{}, errcode.New(errcode.JoinNotFound, "no join %s", id).With("id", id)
 	}
 	return j, err
@@ -356,8 +357,8 @@ func (s *sqlStore) JoinList(ctx context.Context, p JoinListParams) (JoinListResu
 	}
 	t := now(p.Now)
 	var res JoinListResult
-	err = s.read(ctx, "list joins", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.JoinList, string(p.Status), t, p.Cursor, int64(limit+1))
+	err = s.read(ctx, "list joins", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.JoinList, string(p.Status), t, p.Cursor, int64(limit+1))
 		if err != nil {
 			return err
 		}
@@ -388,7 +389,7 @@ func (s *sqlStore) JoinRenew(ctx context.Context, p JoinRenewParams) (Join, erro
 	}
 	t := now(p.Now)
 	var j Join
-	err = s.tx(ctx, "renew join", func(ex execer) error {
+	err = s.tx(ctx, "renew join", func(ex sqldb.Execer) error {
 		var err error
 		if j, err = s.joinGet(ctx, ex, s.q.JoinGetForUpdate, p.ID); err != nil {
 			return err
@@ -397,7 +398,7 @@ func (s *sqlStore) JoinRenew(ctx context.Context, p JoinRenewParams) (Join, erro
 			return err
 		}
 		j.ExpiresAt = t.Add(ttl)
-		_, err = ex.exec(ctx, s.q.JoinSetExpires, j.ID, j.ExpiresAt)
+		_, err = ex.Exec(ctx, s.q.JoinSetExpires, j.ID, j.ExpiresAt)
 		return err
 	})
 	return j, err
@@ -431,7 +432,7 @@ func (s *sqlStore) JoinApprove(ctx context.Context, p JoinApproveParams) (JoinAp
 	}
 	t := now(p.Now)
 	var res JoinApproveResult
-	err := s.tx(ctx, "approve join", func(ex execer) error {
+	err := s.tx(ctx, "approve join", func(ex sqldb.Execer) error {
 		j, err := s.joinGet(ctx, ex, s.q.JoinGetForUpdate, p.ID)
 		if err != nil {
 			return err
@@ -452,10 +453,10 @@ func (s *sqlStore) JoinApprove(ctx context.Context, p JoinApproveParams) (JoinAp
 		if p.Name != "" {
 			name = p.Name
 		}
-		if other, err := scanNode(ex.queryRow(ctx, s.q.NodeGetByName, name)); err == nil {
+		if other, err := scanNode(ex.QueryRow(ctx, s.q.NodeGetByName, name)); err == nil {
 			return errcode.New(errcode.NodeNameTaken, "active node %s is already named %s; approve under another name", other.ID, name).
 				With("name", name).With("node_id", other.ID)
-		} else if s.drv.kind(err) != errNoRows {
+		} else if s.drv.Kind(err) != sqldb.ErrNoRows {
 			return err
 		}
 		n := Node{
@@ -464,10 +465,10 @@ func (s *sqlStore) JoinApprove(ctx context.Context, p JoinApproveParams) (JoinAp
 			Vocabulary: []WordRef{}, Recipes: json.RawMessage(`[]`),
 		}
 		addrJSON, _ := json.Marshal(n.Addresses)
-		if _, err := ex.exec(ctx, s.q.NodeInsert, n.ID, n.Name, n.Key, n.Fingerprint, string(addrJSON), n.CreatedAt); err != nil {
+		if _, err := ex.Exec(ctx, s.q.NodeInsert, n.ID, n.Name, n.Key, n.Fingerprint, string(addrJSON), n.CreatedAt); err != nil {
 			return err
 		}
-		if _, err := ex.exec(ctx, s.q.JoinDecide, j.ID, string(JoinApproved), t, p.By, n.ID); err != nil {
+		if _, err := ex.Exec(ctx, s.q.JoinDecide, j.ID, string(JoinApproved), t, p.By, n.ID); err != nil {
 			return err
 		}
 		j.Status, j.DecidedAt, j.DecidedBy, j.NodeID = JoinApproved, t, p.By, n.ID
@@ -486,7 +487,7 @@ func (s *sqlStore) JoinReject(ctx context.Context, p JoinRejectParams) (Join, er
 	}
 	t := now(p.Now)
 	var j Join
-	err := s.tx(ctx, "reject join", func(ex execer) error {
+	err := s.tx(ctx, "reject join", func(ex sqldb.Execer) error {
 		var err error
 		if j, err = s.joinGet(ctx, ex, s.q.JoinGetForUpdate, p.ID); err != nil {
 			return err
@@ -496,10 +497,10 @@ func (s *sqlStore) JoinReject(ctx context.Context, p JoinRejectParams) (Join, er
 			return errcode.New(errcode.JoinNotPending, "join %s is already %s", j.ID, j.Status).
 				With("id", j.ID).With("status", string(j.Status))
 		}
-		if _, err := ex.exec(ctx, s.q.JoinDecide, j.ID, string(JoinRejected), t, p.By, ""); err != nil {
+		if _, err := ex.Exec(ctx, s.q.JoinDecide, j.ID, string(JoinRejected), t, p.By, ""); err != nil {
 			return err
 		}
-		if _, err := ex.exec(ctx, s.q.KeyRetire, j.Fingerprint, retiredByJoinRejection, t); err != nil {
+		if _, err := ex.Exec(ctx, s.q.KeyRetire, j.Fingerprint, retiredByJoinRejection, t); err != nil {
 			return err
 		}
 		j.Status, j.DecidedAt, j.DecidedBy = JoinRejected, t, p.By
@@ -510,15 +511,15 @@ func (s *sqlStore) JoinReject(ctx context.Context, p JoinRejectParams) (Join, er
 
 func (s *sqlStore) JoinExpire(ctx context.Context, p JoinExpireParams) (int64, error) {
 	var n int64
-	err := s.tx(ctx, "expire joins", func(ex execer) error {
+	err := s.tx(ctx, "expire joins", func(ex sqldb.Execer) error {
 		var err error
-		n, err = ex.exec(ctx, s.q.JoinExpireAll, now(p.Now))
+		n, err = ex.Exec(ctx, s.q.JoinExpireAll, now(p.Now))
 		return err
 	})
 	return n, err
 }
 
-func scanJoin(r row) (Join, error) {
+func scanJoin(r sqldb.Row) (Join, error) {
 	var j Join
 	var addrs []byte
 	var status string

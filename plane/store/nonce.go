@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 )
 
 // NonceStore remembers the nonces of signed requests until they expire, across every replica.
@@ -42,9 +44,9 @@ func (s *sqlStore) NonceUse(ctx context.Context, p NonceUseParams) (bool, error)
 	}
 	// One autocommit statement: an insert that changes no row met a live nonce.
 	var n int64
-	err := s.write(ctx, "use nonce", func(ex execer) error {
+	err := s.write(ctx, "use nonce", func(ex sqldb.Execer) error {
 		var err error
-		n, err = ex.exec(ctx, s.q.NonceUse, p.KeyID, p.Nonce, now(p.ExpiresAt), t)
+		n, err = ex.Exec(ctx, s.q.NonceUse, p.KeyID, p.Nonce, now(p.ExpiresAt), t)
 		return err
 	})
 	return n == 1 && err == nil, err
@@ -52,9 +54,9 @@ func (s *sqlStore) NonceUse(ctx context.Context, p NonceUseParams) (bool, error)
 
 func (s *sqlStore) NoncePurge(ctx context.Context, p NoncePurgeParams) (int64, error) {
 	var n int64
-	err := s.write(ctx, "purge nonces", func(ex execer) error {
+	err := s.write(ctx, "purge nonces", func(ex sqldb.Execer) error {
 		var err error
-		n, err = ex.exec(ctx, s.q.NoncePurge, now(p.Now))
+		n, err = ex.Exec(ctx, s.q.NoncePurge, now(p.Now))
 		return err
 	})
 	return n, err

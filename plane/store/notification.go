@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -132,9 +133,9 @@ func (s *sqlStore) NotificationClaim(ctx context.Context, p NotificationClaimPar
 	hooks, _ := json.Marshal(p.Webhooks)
 	holder := s.ids.next("lease_", t)
 	var out []Notification
-	err := s.tx(ctx, "claim notifications", func(ex execer) error {
+	err := s.tx(ctx, "claim notifications", func(ex sqldb.Execer) error {
 		out = nil
-		if _, err := ex.exec(ctx, s.q.NotificationExhaust, t, int64(p.MaxAttempts)); err != nil {
+		if _, err := ex.Exec(ctx, s.q.NotificationExhaust, t, int64(p.MaxAttempts)); err != nil {
 			return err
 		}
 		rs, err := s.notifications(ctx, ex, s.q.NotificationClaim, t, t.Add(p.Lease), holder, int64(p.MaxAttempts),
@@ -143,7 +144,7 @@ func (s *sqlStore) NotificationClaim(ctx context.Context, p NotificationClaimPar
 			return err
 		}
 		for _, n := range rs {
-			if _, err := ex.exec(ctx, s.q.NotificationAttemptInsert, n.ID, int64(n.Attempts), t, holder); err != nil {
+			if _, err := ex.Exec(ctx, s.q.NotificationAttemptInsert, n.ID, int64(n.Attempts), t, holder); err != nil {
 				return err
 			}
 			n.Lease = holder
@@ -186,7 +187,7 @@ func (s *sqlStore) NotificationRecord(ctx context.Context, p NotificationRecordP
 		state, next, finished = NotificationPending, now(p.RetryAt), nil
 	}
 	var n Notification
-	err := s.tx(ctx, "record notification", func(ex execer) error {
+	err := s.tx(ctx, "record notification", func(ex sqldb.Execer) error {
 		list, err := s.notifications(ctx, ex, s.q.NotificationRecord, p.ID, p.Lease, string(state), next, p.Error, finished)
 		if err != nil {
 			return err
@@ -204,7 +205,7 @@ func (s *sqlStore) NotificationRecord(ctx context.Context, p NotificationRecordP
 				With("id", p.ID).With("state", string(cur[0].State))
 		}
 		n = list[0]
-		_, err = ex.exec(ctx, s.q.NotificationAttemptUpdate, p.ID, int64(n.Attempts), int64(p.Status), p.Error,
+		_, err = ex.Exec(ctx, s.q.NotificationAttemptUpdate, p.ID, int64(n.Attempts), int64(p.Status), p.Error,
 			p.Duration.Milliseconds())
 		return err
 	})
@@ -216,7 +217,7 @@ func (s *sqlStore) NotificationList(ctx context.Context, p NotificationListParam
 		return nil, err
 	}
 	var out []Notification
-	err := s.read(ctx, "list notifications", func(ex execer) error {
+	err := s.read(ctx, "list notifications", func(ex sqldb.Execer) error {
 		var err error
 		if out, err = s.notifications(ctx, ex, s.q.NotificationList, p.IncidentID); err != nil {
 			return err
@@ -225,7 +226,7 @@ func (s *sqlStore) NotificationList(ctx context.Context, p NotificationListParam
 		for i, n := range out {
 			index[n.ID] = i
 		}
-		rs, err := ex.query(ctx, s.q.NotificationAttempts, p.IncidentID)
+		rs, err := ex.Query(ctx, s.q.NotificationAttempts, p.IncidentID)
 		if err != nil {
 			return err
 		}
@@ -249,8 +250,8 @@ func (s *sqlStore) NotificationList(ctx context.Context, p NotificationListParam
 
 // notifications runs a query that returns notification rows, reading them all before returning (a
 // transaction runs its next statement on the same connection).
-func (s *sqlStore) notifications(ctx context.Context, ex execer, query string, args ...any) ([]Notification, error) {
-	rs, err := ex.query(ctx, query, args...)
+func (s *sqlStore) notifications(ctx context.Context, ex sqldb.Execer, query string, args ...any) ([]Notification, error) {
+	rs, err := ex.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -138,34 +139,34 @@ func (s *sqlStore) ReleasePut(ctx context.Context, p ReleasePutParams) (Release,
 		Sequence: p.Sequence, Version: p.Version, StatementDigest: p.StatementDigest, Bundle: p.Bundle,
 		PublishedAt: t, PublishedBy: p.By, Artifacts: []ArtifactRef{},
 	}
-	err := s.tx(ctx, "publish release", func(ex execer) error {
+	err := s.tx(ctx, "publish release", func(ex sqldb.Execer) error {
 		if s.q.ReleaseLock != "" {
-			if _, err := ex.exec(ctx, s.q.ReleaseLock); err != nil {
+			if _, err := ex.Exec(ctx, s.q.ReleaseLock); err != nil {
 				return err
 			}
 		}
 		var current int64
-		if err := ex.queryRow(ctx, s.q.ReleaseMaxSequence).Scan(&current); err != nil {
+		if err := ex.QueryRow(ctx, s.q.ReleaseMaxSequence).Scan(&current); err != nil {
 			return err
 		}
 		if p.Sequence <= current {
 			return errcode.New(errcode.ReleaseRollback, "sequence %d is not above the newest release's %d", p.Sequence, current).
 				With("sequence", p.Sequence).With("current", current)
 		}
-		if _, err := ex.exec(ctx, s.q.ReleaseInsert, p.Sequence, p.Version, p.StatementDigest, p.Bundle, t, p.By); err != nil {
+		if _, err := ex.Exec(ctx, s.q.ReleaseInsert, p.Sequence, p.Version, p.StatementDigest, p.Bundle, t, p.By); err != nil {
 			return err
 		}
 		for _, a := range p.Artifacts {
 			var has bool
-			if err := ex.queryRow(ctx, s.q.ArtifactHas, a.Digest).Scan(&has); err != nil {
+			if err := ex.QueryRow(ctx, s.q.ArtifactHas, a.Digest).Scan(&has); err != nil {
 				return err
 			}
 			if !has { // an artifact shared with an earlier release is not sent again
-				if _, err := ex.exec(ctx, s.q.ArtifactInsert, a.Digest, int64(len(a.Data)), a.Data, t); err != nil {
+				if _, err := ex.Exec(ctx, s.q.ArtifactInsert, a.Digest, int64(len(a.Data)), a.Data, t); err != nil {
 					return err
 				}
 			}
-			if _, err := ex.exec(ctx, s.q.ReleaseArtifactInsert, p.Sequence, a.Name, a.Digest); err != nil {
+			if _, err := ex.Exec(ctx, s.q.ReleaseArtifactInsert, p.Sequence, a.Name, a.Digest); err != nil {
 				return err
 			}
 			r.Artifacts = append(r.Artifacts, ArtifactRef{Name: a.Name, Digest: a.Digest, Size: int64(len(a.Data))})
@@ -192,10 +193,10 @@ func (s *sqlStore) ReleaseGet(ctx context.Context, p ReleaseGetParams) (Release,
 
 func (s *sqlStore) releaseOne(ctx context.Context, query string, args ...any) (Release, error) {
 	var r Release
-	err := s.read(ctx, "get release", func(ex execer) error {
+	err := s.read(ctx, "get release", func(ex sqldb.Execer) error {
 		var err error
-		r, err = scanRelease(ex.queryRow(ctx, query, args...))
-		if s.drv.kind(err) == errNoRows {
+		r, err = scanRelease(ex.QueryRow(ctx, query, args...))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.ReleaseNotFound, "no release is published")
 		}
 		if err != nil {
@@ -216,8 +217,8 @@ func (s *sqlStore) ReleaseList(ctx context.Context, p ReleaseListParams) ([]Rele
 		return nil, err
 	}
 	var out []Release
-	err = s.read(ctx, "list releases", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.ReleaseList, int64(limit))
+	err = s.read(ctx, "list releases", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.ReleaseList, int64(limit))
 		if err != nil {
 			return err
 		}
@@ -244,8 +245,8 @@ func (s *sqlStore) ReleaseList(ctx context.Context, p ReleaseListParams) ([]Rele
 	return out, err
 }
 
-func (s *sqlStore) releaseArtifacts(ctx context.Context, ex execer, seq int64) ([]ArtifactRef, error) {
-	rs, err := ex.query(ctx, s.q.ReleaseArtifacts, seq)
+func (s *sqlStore) releaseArtifacts(ctx context.Context, ex sqldb.Execer, seq int64) ([]ArtifactRef, error) {
+	rs, err := ex.Query(ctx, s.q.ReleaseArtifacts, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -266,9 +267,9 @@ func (s *sqlStore) ArtifactGet(ctx context.Context, p ArtifactGetParams) (Artifa
 		return Artifact{}, err
 	}
 	var a Artifact
-	err := s.read(ctx, "get artifact", func(ex execer) error {
-		err := ex.queryRow(ctx, s.q.ArtifactGet, p.Digest).Scan(&a.Digest, &a.Size, &a.Data)
-		if s.drv.kind(err) == errNoRows {
+	err := s.read(ctx, "get artifact", func(ex sqldb.Execer) error {
+		err := ex.QueryRow(ctx, s.q.ArtifactGet, p.Digest).Scan(&a.Digest, &a.Size, &a.Data)
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.ModuleNotFound, "no artifact %s", p.Digest).With("sha256", p.Digest)
 		}
 		return err
@@ -284,13 +285,13 @@ func (s *sqlStore) ArtifactHas(ctx context.Context, p ArtifactGetParams) (bool, 
 		return false, err
 	}
 	var has bool
-	err := s.read(ctx, "look up artifact", func(ex execer) error {
-		return ex.queryRow(ctx, s.q.ArtifactHas, p.Digest).Scan(&has)
+	err := s.read(ctx, "look up artifact", func(ex sqldb.Execer) error {
+		return ex.QueryRow(ctx, s.q.ArtifactHas, p.Digest).Scan(&has)
 	})
 	return has, err
 }
 
-func scanRelease(r row) (Release, error) {
+func scanRelease(r sqldb.Row) (Release, error) {
 	var rel Release
 	if err := r.Scan(&rel.Sequence, &rel.Version, &rel.StatementDigest, stamp{&rel.PublishedAt}, &rel.PublishedBy,
 		&rel.Bundle); err != nil {

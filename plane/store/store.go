@@ -23,6 +23,9 @@ import (
 	"context"
 	"strings"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/postgres"
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqlite"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -70,10 +73,23 @@ func Open(ctx context.Context, url string) (Store, error) {
 	case strings.HasPrefix(url, "sqlite://"):
 		return OpenSQLite(ctx, strings.TrimPrefix(url, "sqlite://"))
 	case strings.Contains(url, "://"):
-		return nil, errcode.New(errcode.StoreURLInvalid, "store url %q: unknown scheme (want postgres:// or sqlite://)", redactURL(url))
+		return nil, errcode.New(errcode.StoreURLInvalid, "store url %q: unknown scheme (want postgres:// or sqlite://)", sqldb.RedactURL(url))
 	case url == "":
 		return nil, errcode.New(errcode.StoreURLInvalid, "store url is empty")
 	default:
 		return OpenSQLite(ctx, url)
 	}
+}
+
+// OpenPostgres opens the store on the PostgreSQL database at url and migrates it. Tables live in the
+// first schema of the search_path, which url may set (postgres://...?search_path=plane); pool_max_conns
+// sets the pool's size (16 by default).
+func OpenPostgres(ctx context.Context, url string) (Store, error) {
+	return openSQL(ctx, postgres.Files, func() (sqldb.Driver, error) { return postgres.Open(ctx, url) })
+}
+
+// OpenSQLite opens (creating if needed, with mode 0600) the store in the SQLite file at path and
+// migrates it.
+func OpenSQLite(ctx context.Context, path string) (Store, error) {
+	return openSQL(ctx, sqlite.Files, func() (sqldb.Driver, error) { return sqlite.Open(ctx, path) })
 }
