@@ -15,25 +15,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// CaseStore keeps the cases nodes report on their claims: one escalation of one recipe on one node,
-// numbered by the node. Intake is the only way in, and it holds these rules: a new id is stored, notes
-// are appended to a known id, a close is recorded, a closed id is never reopened, a recipe has at most
-// one open case per node (a higher open id closes the older one, noting that its close went unheard; a
-// lower one is refused), and a node has at most MaxOpen open cases. An open case keeps an incident open
-// (source recipe:<name>); its close clears it.
-type CaseStore interface {
-	// CaseIntake applies a claim's cases in id order, each under the rules above, and returns what
-	// became of each. A case a rule refuses is an outcome with a coded error (case.closed,
-	// case.superseded, case.too_many_open), not an error of the call: the others are still recorded.
-	// The call fails only when the store does (or node.not_found, node.not_active,
-	// store.param_invalid for a report that breaks CaseReport.Check: check first).
-	CaseIntake(ctx context.Context, p CaseIntakeParams) (CaseIntakeResult, error)
-	// CaseGet returns one case with its notes and body.
-	CaseGet(ctx context.Context, p CaseGetParams) (Case, error)
-	// CaseList returns a node's cases, newest first, without notes and body.
-	CaseList(ctx context.Context, p CaseListParams) ([]Case, error)
-}
-
 // CaseState is whether a case is open or closed. Closed is final.
 type CaseState string
 
@@ -55,7 +36,7 @@ const (
 	MaxCaseNotes     = channel.MaxCaseNotes
 	MaxCaseBody      = channel.MaxCaseBody
 	MaxCases         = channel.MaxCases
-	MaxOpenCasesNode = channel.MaxOpenCasesNode
+	maxOpenCasesNode = channel.MaxOpenCasesNode
 	MaxCaseNotesKept = 1000
 )
 
@@ -100,10 +81,10 @@ type CaseIntakeParams struct {
 	NodeID string
 	Cases  []CaseReport
 	Now    time.Time
-	// MaxOpen caps the node's open cases; 0 means MaxOpenCasesNode.
+	// MaxOpen caps the node's open cases; 0 means channel.MaxOpenCasesNode.
 	MaxOpen int
 	// ReopenWithin and Notify are as in IncidentReconcileParams: an incident whose condition comes back
-	// within ReopenWithin (0: DefaultReopenWithin) of clearing reopens, and each opened or reopened
+	// within ReopenWithin (0: an hour) of clearing reopens, and each opened or reopened
 	// incident gets one notification per webhook named in Notify.
 	ReopenWithin time.Duration
 	Notify       []string
@@ -145,7 +126,7 @@ type CaseGetParams struct {
 
 type CaseListParams struct {
 	NodeID string
-	Limit  int // 0: DefaultListLimit
+	Limit  int // 0: 100
 }
 
 // recipeNameRE is the manifest's module name rule.
@@ -239,7 +220,7 @@ func (s *sqlStore) CaseIntake(ctx context.Context, p CaseIntakeParams) (CaseInta
 	}
 	maxOpen := p.MaxOpen
 	if maxOpen == 0 {
-		maxOpen = MaxOpenCasesNode
+		maxOpen = maxOpenCasesNode
 	}
 	cases := append([]CaseReport(nil), p.Cases...)
 	sort.Slice(cases, func(i, j int) bool { return cases[i].ID < cases[j].ID })

@@ -182,7 +182,7 @@ func invalid(field, format string, args ...any) error {
 
 // Limits of list methods.
 const (
-	DefaultListLimit = 100
+	defaultListLimit = 100
 	MaxListLimit     = 1000
 )
 
@@ -197,7 +197,7 @@ func checkCursor(c string) error {
 func listLimit(n int) (int, error) {
 	switch {
 	case n == 0:
-		return DefaultListLimit, nil
+		return defaultListLimit, nil
 	case n < 0 || n > MaxListLimit:
 		return 0, invalid("limit", "limit %d is outside 1..%d", n, MaxListLimit)
 	}

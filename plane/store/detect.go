@@ -36,14 +36,14 @@ func (p *IncidentReconcileParams) check() error {
 func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector {
 	silentAfter := p.SilentAfter
 	if silentAfter == 0 {
-		silentAfter = DefaultSilentAfter
+		silentAfter = defaultSilentAfter
 	}
 	refusals := p.RefusalThreshold
 	if refusals == 0 {
 		refusals = DefaultRefusalThreshold
 	}
 	silentBefore := t.Add(-silentAfter)
-	since := t.Add(-DetectorWindow)
+	since := t.Add(-detectorWindow)
 	return []detector{
 		{
 			source: DetectorAgentSilent, severity: SeverityCritical,

@@ -35,7 +35,7 @@ type DriverCallAddParams struct {
 type DriverCallListParams struct {
 	Driver  string // "" for every driver
 	Account string // "" for every account
-	Limit   int    // 0: DefaultListLimit
+	Limit   int    // 0: 100
 	Cursor  string // NextCursor of the previous page
 }
 

@@ -8,37 +8,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 )
 
-// DriverStore keeps what the plane needs to run drivers: which drivers an admin enabled, the accounts
-// they serve (each credential sealed by the plane before it reaches the store), and the audit log of
-// every driver call. Which executable runs is never stored here: it is the digest the current release
-// pins, read from the release on every start.
-type DriverStore interface {
-	// DriverEnable records that name is enabled, with the digest the current release pinned when the
-	// admin enabled it. Every replica starts the drivers this table says are enabled.
-	DriverEnable(ctx context.Context, p DriverSetParams) (DriverState, error)
-	// DriverDisable records that name is disabled. Disabling a driver never enabled records it too.
-	DriverDisable(ctx context.Context, p DriverSetParams) (DriverState, error)
-	// DriverGet returns a driver's state; a driver never enabled is returned disabled, not refused.
-	DriverGet(ctx context.Context, p DriverGetParams) (DriverState, error)
-	// DriverList returns every driver ever enabled or disabled, by name.
-	DriverList(ctx context.Context) ([]DriverState, error)
-
-	// AccountCreate stores an account with its sealed credential. Refused: account.exists.
-	AccountCreate(ctx context.Context, p AccountCreateParams) (Account, error)
-	// AccountGet returns an account with its sealed credential. Refused: account.not_found.
-	AccountGet(ctx context.Context, p AccountGetParams) (Account, error)
-	// AccountList returns accounts by name, without their sealed credentials.
-	AccountList(ctx context.Context, p AccountListParams) ([]Account, error)
-	// AccountRemove deletes an account and its sealed credential, returning what it deleted (without
-	// the credential). Refused: account.not_found.
-	AccountRemove(ctx context.Context, p AccountRemoveParams) (Account, error)
-
-	// DriverCallAdd appends a record to the audit log of driver calls.
-	DriverCallAdd(ctx context.Context, p DriverCallAddParams) (DriverCall, error)
-	// DriverCallList returns audit records newest first.
-	DriverCallList(ctx context.Context, p DriverCallListParams) (DriverCallListResult, error)
-}
-
 // DriverState is whether an admin enabled a driver. Name is the driver's class and name as the
 // release's subject spells it ("dns-rfc2136", "cloud-linode").
 type DriverState struct {

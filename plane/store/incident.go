@@ -10,35 +10,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// IncidentStore keeps incidents: one condition (a source) on one node, with two separate answers. Is it
-// still happening? Its source says: open or cleared. What is being done? A person says: triage new,
-// snoozed until a time, resolved or ignored. Every change is an event on the incident's timeline, and
-// nothing is written while nothing changes, however often the reconciler looks.
-//
-// Sources are agent cases (recipe:<name>, written by CaseIntake) and the plane's own detectors
-// (plane:<name>, written by IncidentReconcile), which read only stored state. An incident that clears
-// while its triage is still new is resolved by the plane, with that reason; a condition that comes back
-// within ReopenWithin of clearing reopens its incident as new, and later opens a new one. Opening and
-// reopening each write one notification per configured webhook, in the same transaction.
-type IncidentStore interface {
-	// IncidentReconcile runs every detector against the stored state and opens, reopens and clears
-	// the plane's incidents to match; it also clears the incidents of nodes that are no longer
-	// active. Every replica may run it: runs are serialised, and a run that finds the incidents as
-	// they should be writes nothing.
-	IncidentReconcile(ctx context.Context, p IncidentReconcileParams) (IncidentReconcileResult, error)
-	// IncidentGet returns one incident. Refused: incident.not_found.
-	IncidentGet(ctx context.Context, p IncidentGetParams) (Incident, error)
-	// IncidentList returns incidents newest first, optionally only those that need a person.
-	IncidentList(ctx context.Context, p IncidentListParams) (IncidentListResult, error)
-	// IncidentEventList returns an incident's timeline, oldest first. Refused: incident.not_found.
-	IncidentEventList(ctx context.Context, p IncidentEventListParams) ([]IncidentEvent, error)
-	// IncidentTriage records a person's answer. Setting the triage it already has (and the same
-	// snooze) changes nothing and writes no event. Refused: incident.not_found.
-	IncidentTriage(ctx context.Context, p IncidentTriageParams) (IncidentChange, error)
-	// IncidentNote adds a person's note to the timeline. Refused: incident.not_found.
-	IncidentNote(ctx context.Context, p IncidentNoteParams) (IncidentEvent, error)
-}
-
 // Severity is how urgent an incident is.
 type Severity string
 
@@ -86,12 +57,12 @@ const (
 
 // Defaults of the detectors and of reopening.
 const (
-	DefaultSilentAfter      = 10 * time.Minute
-	DefaultRefusalThreshold = 5 // more than this many refusals in DetectorWindow
-	DefaultLostThreshold    = 0 // more than this many lost jobs in DetectorWindow
-	DetectorWindow          = time.Hour
-	DefaultReopenWithin     = time.Hour
-	MaxReopenWithin         = 7 * 24 * time.Hour
+	defaultSilentAfter      = 10 * time.Minute
+	DefaultRefusalThreshold = 5 // more than this many refusals in the last hour
+	defaultLostThreshold    = 0 // more than this many lost jobs in detectorWindow
+	detectorWindow          = time.Hour
+	defaultReopenWithin     = time.Hour
+	maxReopenWithin         = 7 * 24 * time.Hour
 )
 
 // reasonClearedUnseen is the plane's reason for resolving an incident nobody triaged before it cleared.
@@ -150,12 +121,12 @@ type IncidentReconcileParams struct {
 	// Up is when this plane process started. Silence is counted from it as well as from a node's
 	// last claim: a plane that was down has not heard anyone, and must not call the fleet silent.
 	Up time.Time
-	// SilentAfter: 0 means DefaultSilentAfter.
+	// SilentAfter: 0 means 10 minutes.
 	SilentAfter time.Duration
-	// RefusalThreshold and LostThreshold: more than this many in DetectorWindow opens the incident.
+	// RefusalThreshold and LostThreshold: more than this many in the last hour opens the incident.
 	// Negative means the default.
 	RefusalThreshold, LostThreshold int
-	ReopenWithin                    time.Duration // 0: DefaultReopenWithin
+	ReopenWithin                    time.Duration // 0: an hour; at most a week
 	// Notify names the webhooks that each opened or reopened incident notifies.
 	Notify []string
 }
@@ -174,7 +145,7 @@ type IncidentListParams struct {
 	NeedsYou  bool      // only incidents that are new, or snoozed and due at Now
 	Condition Condition // "" for both
 	Now       time.Time
-	Limit     int // 0: DefaultListLimit
+	Limit     int // 0: 100
 	Cursor    string
 }
 
@@ -226,15 +197,15 @@ func checkNotify(names []string) error {
 }
 
 func checkReopen(d time.Duration) error {
-	if d < 0 || d > MaxReopenWithin {
-		return invalid("reopen_within", "reopen_within %s is outside [0, %s]", d, MaxReopenWithin)
+	if d < 0 || d > maxReopenWithin {
+		return invalid("reopen_within", "reopen_within %s is outside [0, %s]", d, maxReopenWithin)
 	}
 	return nil
 }
 
 func reopenWithin(d time.Duration) time.Duration {
 	if d == 0 {
-		return DefaultReopenWithin
+		return defaultReopenWithin
 	}
 	return d
 }

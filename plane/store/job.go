@@ -10,39 +10,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// JobStore keeps jobs. A job is handed out at most once: it goes from queued to running only through
-// JobClaim, one at a time per node, and nothing ever sets it back to queued. A running job ends with its
-// node's result (JobFinish), as lost (JobLoseRunning, JobExpire, the node ending its pairing), or as
-// failed by an operator (JobMarkFailed). A lost job is never run again.
-type JobStore interface {
-	// JobCreate queues a job for an active node that reports the word (with WordDigest, if given),
-	// recording the version and digest the node reports, and wakes the node's waiters on every replica.
-	// Refused: node.not_found, node.not_active, job.word_unavailable.
-	JobCreate(ctx context.Context, p JobCreateParams) (Job, error)
-	// JobClaim hands out the node's oldest queued job if the node has no running job, setting it
-	// running with a deadline of Now plus the job's budget. It returns nil when there is nothing to
-	// hand out. Refused: node.not_found, node.not_active.
-	JobClaim(ctx context.Context, p JobClaimParams) (*Job, error)
-	// JobFinish records a running job's result from the node that runs it. Outcome refused also counts
-	// a refusal on the node, in the same transaction. Refused: job.not_found (also for another node's
-	// job), job.not_running.
-	JobFinish(ctx context.Context, p JobFinishParams) (Job, error)
-	// JobLoseRunning makes the node's running job lost: its agent claimed while idle, so the job is no
-	// longer running there. It returns the jobs it changed.
-	JobLoseRunning(ctx context.Context, p JobLoseRunningParams) ([]Job, error)
-	// JobExpire makes every running job past its deadline lost and returns them.
-	JobExpire(ctx context.Context, p JobExpireParams) ([]Job, error)
-	// JobCancel cancels a queued job. Refused: job.not_found, job.not_queued.
-	JobCancel(ctx context.Context, p JobCancelParams) (Job, error)
-	// JobMarkFailed fails a queued or running job on an operator's word. A result arriving later is
-	// refused with job.not_running. Refused: job.not_found, job.finished.
-	JobMarkFailed(ctx context.Context, p JobMarkFailedParams) (Job, error)
-	// JobGet returns a job with its output, transcript and audit.
-	JobGet(ctx context.Context, p JobGetParams) (Job, error)
-	// JobList returns jobs newest first, without output, transcript and audit (JobGet has them).
-	JobList(ctx context.Context, p JobListParams) (JobListResult, error)
-}
-
 // JobState is where a job stands. Queued and running are live; the rest are final.
 type JobState string
 
@@ -161,7 +128,7 @@ type JobGetParams struct {
 type JobListParams struct {
 	NodeID string   // "" for every node
 	State  JobState // "" for every state
-	Limit  int      // 0: DefaultListLimit
+	Limit  int      // 0: 100
 	Cursor string
 }
 

@@ -11,30 +11,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// JoinStore keeps enrolment requests. A join grants nothing: only JoinApprove, given the fingerprint an
-// admin compared, makes a node.
-type JoinStore interface {
-	// JoinCreate records a pending join, or renews the pending join of the same key (Renewed is then
-	// true and the join keeps its id). Refused: join.key_retired, join.key_enrolled, join.too_many.
-	JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCreateResult, error)
-	// JoinGet returns a join. A pending join past its expiry reads as expired.
-	JoinGet(ctx context.Context, p JoinGetParams) (Join, error)
-	// JoinList returns joins oldest first, optionally of one status.
-	JoinList(ctx context.Context, p JoinListParams) (JoinListResult, error)
-	// JoinRenew moves a pending join's expiry to Now+TTL. Refused: join.expired, join.not_pending.
-	JoinRenew(ctx context.Context, p JoinRenewParams) (Join, error)
-	// JoinApprove creates the node and marks the join approved, in one transaction, if Fingerprint is
-	// exactly the join's. Refused: join.fingerprint_mismatch, join.expired, join.not_pending,
-	// join.key_retired, join.key_enrolled, node.name_taken.
-	JoinApprove(ctx context.Context, p JoinApproveParams) (JoinApproveResult, error)
-	// JoinReject marks a pending (or expired) join rejected and retires its key for good.
-	// Refused: join.not_pending.
-	JoinReject(ctx context.Context, p JoinRejectParams) (Join, error)
-	// JoinExpire marks pending joins past their expiry expired and returns how many it marked. Rules
-	// never depend on it having run; it keeps the table honest for people reading it.
-	JoinExpire(ctx context.Context, p JoinExpireParams) (int64, error)
-}
-
 // JoinStatus is where a join stands.
 type JoinStatus string
 
@@ -49,8 +25,8 @@ const (
 // set per call.
 const (
 	JoinTTL                    = time.Hour
-	DefaultJoinMaxPending      = 500
-	DefaultJoinMaxPerSource    = 50
+	defaultJoinMaxPending      = 500
+	defaultJoinMaxPerSource    = 50
 	maxJoinAddresses           = 32
 	maxAddressLen              = 255
 	maxNodeKeyLen              = 512
@@ -102,7 +78,7 @@ type JoinGetParams struct {
 
 type JoinListParams struct {
 	Status JoinStatus // "" for all
-	Limit  int        // 0: DefaultListLimit
+	Limit  int        // 0: 100
 	Cursor string     // NextCursor of the previous page
 	Now    time.Time
 }
@@ -225,10 +201,10 @@ func (s *sqlStore) JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCrea
 	}
 	maxAll, maxSource := p.MaxPending, p.MaxPendingPerSource
 	if maxAll == 0 {
-		maxAll = DefaultJoinMaxPending
+		maxAll = defaultJoinMaxPending
 	}
 	if maxSource == 0 {
-		maxSource = DefaultJoinMaxPerSource
+		maxSource = defaultJoinMaxPerSource
 	}
 	t := now(p.Now)
 	addrs := p.Addresses

@@ -11,25 +11,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// NodeStore keeps enrolled nodes and what each reported on its last claim.
-type NodeStore interface {
-	// NodeGet returns a node by id, or the active node of a name.
-	NodeGet(ctx context.Context, p NodeGetParams) (Node, error)
-	// NodeGetByKey returns the ACTIVE node holding a key; it is the lookup behind every signed request.
-	// A node that was disconnected or left is refused with node.not_active (details.state, details.id),
-	// so a caller cannot serve an ended pairing by forgetting to look at State.
-	NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node, error)
-	// NodeList returns nodes in enrolment order, optionally of one state.
-	NodeList(ctx context.Context, p NodeListParams) (NodeListResult, error)
-	// NodeReport records what an active node said on a claim, and when. Refused: node.not_active.
-	NodeReport(ctx context.Context, p NodeReportParams) (Node, error)
-	// NodeDisconnect ends the pairing from the plane's side: the node becomes disconnected, its key is
-	// retired, its queued jobs are cancelled and a running job is lost. Refused: node.not_active.
-	NodeDisconnect(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
-	// NodeLeave is the same for the agent's signed goodbye: the node becomes left.
-	NodeLeave(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
-}
-
 // NodeState is where a pairing stands. Only active nodes are served; the other two are final.
 type NodeState string
 
@@ -104,7 +85,7 @@ type NodeGetByKeyParams struct {
 
 type NodeListParams struct {
 	State  NodeState // "" for all
-	Limit  int       // 0: DefaultListLimit
+	Limit  int       // 0: 100
 	Cursor string
 }
 

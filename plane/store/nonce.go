@@ -7,17 +7,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 )
 
-// NonceStore remembers the nonces of signed requests until they expire, across every replica.
-type NonceStore interface {
-	// NonceUse records a nonce of a key and reports whether it was fresh. false means it was seen
-	// before and has not expired: the request is a replay and must be refused. A nonce whose earlier
-	// use has expired counts as fresh; ExpiresAt must outlast the window in which the signature's
-	// created time is accepted, so that such a request is refused for its clock anyway.
-	NonceUse(ctx context.Context, p NonceUseParams) (fresh bool, err error)
-	// NoncePurge deletes expired nonces and returns how many.
-	NoncePurge(ctx context.Context, p NoncePurgeParams) (int64, error)
-}
-
 const maxNonceLen = 255
 
 type NonceUseParams struct {

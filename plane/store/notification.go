@@ -9,25 +9,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// NotificationStore keeps the webhook notifications incidents send: an outbox. A notification is
-// written in the transaction that opened or reopened its incident, one per webhook, so it exists exactly
-// when the event does. A plane replica claims due notifications under a lease (no other replica takes
-// them until it runs out), records an attempt before it sends and the outcome after, and either
-// finishes the notification or schedules its next try. Attempts are bounded: a notification whose
-// attempts ran out fails for good.
-type NotificationStore interface {
-	// NotificationClaim leases up to Limit due, pending notifications for the named webhooks, counting
-	// an attempt on each (written before the delivery, so a replica that dies while sending still spent
-	// it). Notifications whose attempts ran out and whose last lease expired fail first.
-	NotificationClaim(ctx context.Context, p NotificationClaimParams) ([]Notification, error)
-	// NotificationRecord records the outcome of a leased attempt: delivered, retried at RetryAt, or
-	// failed for good. Refused: notification.not_found, notification.lease_lost (another replica holds
-	// it now, or it is finished).
-	NotificationRecord(ctx context.Context, p NotificationRecordParams) (Notification, error)
-	// NotificationList returns an incident's notifications, oldest first, with their attempts.
-	NotificationList(ctx context.Context, p NotificationListParams) ([]Notification, error)
-}
-
 // NotificationState is where a notification stands. Delivered and failed are final.
 type NotificationState string
 
@@ -41,7 +22,7 @@ const (
 const (
 	DefaultNotificationLease    = 2 * time.Minute
 	DefaultNotificationAttempts = 5
-	MaxNotificationAttempts     = 100
+	maxNotificationAttempts     = 100
 	maxNotificationClaim        = 100
 )
 
@@ -119,8 +100,8 @@ func (p *NotificationClaimParams) defaults() error {
 	switch {
 	case p.MaxAttempts == 0:
 		p.MaxAttempts = DefaultNotificationAttempts
-	case p.MaxAttempts < 0 || p.MaxAttempts > MaxNotificationAttempts:
-		return invalid("max_attempts", "max_attempts %d is outside 1..%d", p.MaxAttempts, MaxNotificationAttempts)
+	case p.MaxAttempts < 0 || p.MaxAttempts > maxNotificationAttempts:
+		return invalid("max_attempts", "max_attempts %d is outside 1..%d", p.MaxAttempts, maxNotificationAttempts)
 	}
 	return nil
 }

@@ -12,26 +12,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// ReleaseStore keeps published releases and their artifacts. Artifact bytes live in the database, so
-// that every replica can serve every artifact.
-type ReleaseStore interface {
-	// ReleasePut stores a release and its artifacts in one transaction. The caller has verified the
-	// release; the store checks that every artifact's bytes hash to its digest and that the sequence
-	// is above the newest release's. Refused: release.rollback, module.digest_mismatch.
-	ReleasePut(ctx context.Context, p ReleasePutParams) (Release, error)
-	// ReleaseCurrent returns the newest release, with its bundle. Refused: release.not_found.
-	ReleaseCurrent(ctx context.Context) (Release, error)
-	// ReleaseGet returns a release by sequence, with its bundle. Refused: release.not_found.
-	ReleaseGet(ctx context.Context, p ReleaseGetParams) (Release, error)
-	// ReleaseList returns releases newest first, without their bundles.
-	ReleaseList(ctx context.Context, p ReleaseListParams) ([]Release, error)
-	// ArtifactGet returns an artifact's bytes as stored. The store does not re-hash them on the way
-	// out: agents verify every artifact against the statement they verified. Refused: module.not_found.
-	ArtifactGet(ctx context.Context, p ArtifactGetParams) (Artifact, error)
-	// ArtifactHas reports whether an artifact is stored.
-	ArtifactHas(ctx context.Context, p ArtifactGetParams) (bool, error)
-}
-
 // MaxArtifactSize bounds one artifact; agent binaries are the largest.
 const MaxArtifactSize = 256 << 20
 
@@ -83,7 +63,7 @@ type ReleaseGetParams struct {
 }
 
 type ReleaseListParams struct {
-	Limit int // 0: DefaultListLimit
+	Limit int // 0: 100
 }
 
 type ArtifactGetParams struct {

@@ -9,19 +9,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// TokenStore keeps admin API bearer tokens by the sha256 of their text: the store never sees a token.
-type TokenStore interface {
-	// TokenCreate stores a token's hash. Refused: token.exists.
-	TokenCreate(ctx context.Context, p TokenCreateParams) (Token, error)
-	// TokenGetByHash returns the unrevoked token with that hash; it is the lookup behind every admin
-	// request. Refused: token.not_found, token.revoked.
-	TokenGetByHash(ctx context.Context, p TokenGetByHashParams) (Token, error)
-	// TokenList returns tokens in creation order.
-	TokenList(ctx context.Context, p TokenListParams) ([]Token, error)
-	// TokenRevoke revokes a token for good. Refused: token.not_found, token.revoked.
-	TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token, error)
-}
-
 // Role is what a token may do: viewer reads; operator also runs words of class look and change; admin
 // also runs destructive words, approves joins, and manages tokens and releases.
 type Role string
