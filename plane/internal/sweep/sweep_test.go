@@ -43,7 +43,9 @@ func left(t *testing.T, s store.Store, now time.Time) (nonces, joins int64) {
 func TestSweepPurgesNoncesAndExpiresJoins(t *testing.T) {
 	t0 := time.Now().UTC().Truncate(time.Second)
 	later := t0.Add(2 * time.Hour)
-	sw := func(s store.Store) { sweep.New(sweep.Config{Store: s, Now: func() time.Time { return later }}).Sweep(t.Context()) }
+	sw := func(s store.Store) {
+		sweep.New(sweep.Config{Store: s, Now: func() time.Time { return later }}).Sweep(t.Context())
+	}
 
 	// Without a sweep, both are there to be swept.
 	s := storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
