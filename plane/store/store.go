@@ -16,7 +16,8 @@
 // opaque strings that sort by creation.
 //
 // The rules live once, in this package; each database contributes only its driver and its SQL
-// (sql/postgres, sql/sqlite), and the suite in plane/store/storetest holds both to the same behaviour.
+// (plane/store/internal/postgres and internal/sqlite, behind OpenPostgres and OpenSQLite), and the
+// suite in plane/store/storetest holds both to the same behaviour.
 package store
 
 import (
