@@ -12,7 +12,7 @@ import (
 // The service delivers once at start and at once when woken, without waiting for its tick.
 func TestServiceDeliversAtStartAndWhenWoken(t *testing.T) {
 	f := newFixture(t, sqliteStore(t))
-	hit := make(chan int)
+	hit := make(chan int, 10) // buffered: a failing test must not leave the handler blocked
 	r := newReceiver(t, func(n int) int { hit <- n; return http.StatusAccepted })
 	e := webhook.Endpoint{Name: "ops", Format: webhook.FormatJSON, URL: r.URL}
 	f.open(1, "ops")
@@ -30,7 +30,8 @@ func TestServiceDeliversAtStartAndWhenWoken(t *testing.T) {
 	if n := <-hit; n != 1 {
 		t.Fatalf("request %d at start", n)
 	}
-	f.open(2, "ops")
+	f.close(1)
+	f.open(2, "ops") // reopens the incident: a second notification
 	svc.Wake()
 	svc.Wake() // coalesces with the first; never blocks
 	if n := <-hit; n != 2 {
