@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -101,9 +102,9 @@ func (s *sqlStore) AccountCreate(ctx context.Context, p AccountCreateParams) (Ac
 	t := now(p.Now)
 	a := Account{ID: s.ids.next("acct_", t), Name: p.Name, Driver: p.Driver, Settings: p.Settings, KeyID: p.KeyID,
 		CreatedAt: t, CreatedBy: p.By}
-	err := s.tx(ctx, "create account", func(ex execer) error {
-		_, err := ex.exec(ctx, s.q.AccountInsert, a.ID, a.Name, a.Driver, string(a.Settings), p.Sealed, a.KeyID, t, a.CreatedBy)
-		if s.drv.kind(err) == errUnique {
+	err := s.tx(ctx, "create account", func(ex sqldb.Execer) error {
+		_, err := ex.Exec(ctx, s.q.AccountInsert, a.ID, a.Name, a.Driver, string(a.Settings), p.Sealed, a.KeyID, t, a.CreatedBy)
+		if s.drv.Kind(err) == sqldb.ErrUnique {
 			return errcode.New(errcode.AccountExists, "an account named %s exists; remove it first to replace it", p.Name).
 				With(errcode.DetailName, p.Name)
 		}
@@ -120,11 +121,11 @@ func (s *sqlStore) AccountGet(ctx context.Context, p AccountGetParams) (Account,
 		return Account{}, err
 	}
 	var a Account
-	err := s.read(ctx, "get account", func(ex execer) error {
+	err := s.read(ctx, "get account", func(ex sqldb.Execer) error {
 		var settings []byte
-		err := ex.queryRow(ctx, s.q.AccountGet, p.Name).Scan(&a.ID, &a.Name, &a.Driver, &settings, &a.KeyID,
+		err := ex.QueryRow(ctx, s.q.AccountGet, p.Name).Scan(&a.ID, &a.Name, &a.Driver, &settings, &a.KeyID,
 			stamp{&a.CreatedAt}, &a.CreatedBy, &a.Sealed)
-		if s.drv.kind(err) == errNoRows {
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.AccountNotFound, "no account named %s (lexicon accounts list)", p.Name).With(errcode.DetailName, p.Name)
 		}
 		a.Settings = json.RawMessage(settings)
@@ -143,8 +144,8 @@ func (s *sqlStore) AccountList(ctx context.Context, p AccountListParams) ([]Acco
 		}
 	}
 	out := []Account{}
-	err := s.read(ctx, "list accounts", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.AccountList, p.Driver)
+	err := s.read(ctx, "list accounts", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.AccountList, p.Driver)
 		if err != nil {
 			return err
 		}
@@ -166,10 +167,10 @@ func (s *sqlStore) AccountRemove(ctx context.Context, p AccountRemoveParams) (Ac
 		return Account{}, err
 	}
 	var a Account
-	err := s.tx(ctx, "remove account", func(ex execer) error {
+	err := s.tx(ctx, "remove account", func(ex sqldb.Execer) error {
 		var err error
-		a, err = scanAccount(ex.queryRow(ctx, s.q.AccountDelete, p.Name))
-		if s.drv.kind(err) == errNoRows {
+		a, err = scanAccount(ex.QueryRow(ctx, s.q.AccountDelete, p.Name))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.AccountNotFound, "no account named %s (lexicon accounts list)", p.Name).With(errcode.DetailName, p.Name)
 		}
 		return err
@@ -177,7 +178,7 @@ func (s *sqlStore) AccountRemove(ctx context.Context, p AccountRemoveParams) (Ac
 	return a, err
 }
 
-func scanAccount(r row) (Account, error) {
+func scanAccount(r sqldb.Row) (Account, error) {
 	var a Account
 	var settings []byte
 	err := r.Scan(&a.ID, &a.Name, &a.Driver, &settings, &a.KeyID, stamp{&a.CreatedAt}, &a.CreatedBy)

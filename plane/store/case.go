@@ -10,28 +10,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
-
-// CaseStore keeps the cases nodes report on their claims: one escalation of one recipe on one node,
-// numbered by the node. Intake is the only way in, and it holds these rules: a new id is stored, notes
-// are appended to a known id, a close is recorded, a closed id is never reopened, a recipe has at most
-// one open case per node (a higher open id closes the older one, noting that its close went unheard; a
-// lower one is refused), and a node has at most MaxOpen open cases. An open case keeps an incident open
-// (source recipe:<name>); its close clears it.
-type CaseStore interface {
-	// CaseIntake applies a claim's cases in id order, each under the rules above, and returns what
-	// became of each. A case a rule refuses is an outcome with a coded error (case.closed,
-	// case.superseded, case.too_many_open), not an error of the call: the others are still recorded.
-	// The call fails only when the store does (or node.not_found, node.not_active,
-	// store.param_invalid for a report that breaks CaseReport.Check: check first).
-	CaseIntake(ctx context.Context, p CaseIntakeParams) (CaseIntakeResult, error)
-	// CaseGet returns one case with its notes and body.
-	CaseGet(ctx context.Context, p CaseGetParams) (Case, error)
-	// CaseList returns a node's cases, newest first, without notes and body.
-	CaseList(ctx context.Context, p CaseListParams) ([]Case, error)
-}
 
 // CaseState is whether a case is open or closed. Closed is final.
 type CaseState string
@@ -54,7 +36,7 @@ const (
 	MaxCaseNotes     = channel.MaxCaseNotes
 	MaxCaseBody      = channel.MaxCaseBody
 	MaxCases         = channel.MaxCases
-	MaxOpenCasesNode = channel.MaxOpenCasesNode
+	maxOpenCasesNode = channel.MaxOpenCasesNode
 	MaxCaseNotesKept = 1000
 )
 
@@ -99,10 +81,10 @@ type CaseIntakeParams struct {
 	NodeID string
 	Cases  []CaseReport
 	Now    time.Time
-	// MaxOpen caps the node's open cases; 0 means MaxOpenCasesNode.
+	// MaxOpen caps the node's open cases; 0 means channel.MaxOpenCasesNode.
 	MaxOpen int
 	// ReopenWithin and Notify are as in IncidentReconcileParams: an incident whose condition comes back
-	// within ReopenWithin (0: DefaultReopenWithin) of clearing reopens, and each opened or reopened
+	// within ReopenWithin (0: an hour) of clearing reopens, and each opened or reopened
 	// incident gets one notification per webhook named in Notify.
 	ReopenWithin time.Duration
 	Notify       []string
@@ -144,7 +126,7 @@ type CaseGetParams struct {
 
 type CaseListParams struct {
 	NodeID string
-	Limit  int // 0: DefaultListLimit
+	Limit  int // 0: 100
 }
 
 // recipeNameRE is the manifest's module name rule.
@@ -238,7 +220,7 @@ func (s *sqlStore) CaseIntake(ctx context.Context, p CaseIntakeParams) (CaseInta
 	}
 	maxOpen := p.MaxOpen
 	if maxOpen == 0 {
-		maxOpen = MaxOpenCasesNode
+		maxOpen = maxOpenCasesNode
 	}
 	cases := append([]CaseReport(nil), p.Cases...)
 	sort.Slice(cases, func(i, j int) bool { return cases[i].ID < cases[j].ID })
@@ -247,7 +229,7 @@ func (s *sqlStore) CaseIntake(ctx context.Context, p CaseIntakeParams) (CaseInta
 	// ones included, and most claims bring nothing new. They must not cost a write.
 	var res CaseIntakeResult
 	var quiet bool
-	if err := s.read(ctx, "take in cases", func(ex execer) error {
+	if err := s.read(ctx, "take in cases", func(ex sqldb.Execer) error {
 		var err error
 		res, quiet, err = s.caseIntakeQuiet(ctx, ex, p.NodeID, cases)
 		return err
@@ -256,7 +238,7 @@ func (s *sqlStore) CaseIntake(ctx context.Context, p CaseIntakeParams) (CaseInta
 	}
 	in := intake{s: s, ctx: ctx, nodeID: p.NodeID, t: t, maxOpen: maxOpen,
 		inc: incidentWriter{s: s, ctx: ctx, t: t, reopenWithin: reopenWithin(p.ReopenWithin), notify: p.Notify}}
-	err := s.tx(ctx, "take in cases", func(ex execer) error {
+	err := s.tx(ctx, "take in cases", func(ex sqldb.Execer) error {
 		res = CaseIntakeResult{}
 		in.ex, in.inc.ex, in.inc.changes = ex, ex, nil
 		// The node's row lock serialises intake per node (a claim retried while the first is still
@@ -283,10 +265,10 @@ func (s *sqlStore) CaseIntake(ctx context.Context, p CaseIntakeParams) (CaseInta
 // caseIntakeQuiet reports whether the plane already holds everything the cases say, so that intake has
 // nothing to write; it then returns their outcomes, all unchanged. Anything else (a new id, a close, a new
 // note or body, a report a rule refuses) takes the write path, which decides under the node's lock.
-func (s *sqlStore) caseIntakeQuiet(ctx context.Context, ex execer, nodeID string, cases []CaseReport) (CaseIntakeResult, bool, error) {
+func (s *sqlStore) caseIntakeQuiet(ctx context.Context, ex sqldb.Execer, nodeID string, cases []CaseReport) (CaseIntakeResult, bool, error) {
 	var state string
-	err := ex.queryRow(ctx, s.q.CaseNodeState, nodeID).Scan(&state)
-	if s.drv.kind(err) == errNoRows {
+	err := ex.QueryRow(ctx, s.q.CaseNodeState, nodeID).Scan(&state)
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
 		return CaseIntakeResult{}, false, errcode.New(errcode.NodeNotFound, "no node %s", nodeID).With(errcode.DetailNodeID, nodeID)
 	}
 	if err != nil {
@@ -297,8 +279,8 @@ func (s *sqlStore) caseIntakeQuiet(ctx context.Context, ex execer, nodeID string
 	}
 	var res CaseIntakeResult
 	for _, c := range cases {
-		known, err := scanCase(ex.queryRow(ctx, s.q.CaseGet, nodeID, c.ID))
-		if s.drv.kind(err) == errNoRows {
+		known, err := scanCase(ex.QueryRow(ctx, s.q.CaseGet, nodeID, c.ID))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return CaseIntakeResult{}, false, nil
 		}
 		if err != nil {
@@ -309,7 +291,7 @@ func (s *sqlStore) caseIntakeQuiet(ctx context.Context, ex execer, nodeID string
 		}
 		if len(c.Notes) > 0 {
 			held := map[int64]bool{}
-			rs, err := ex.query(ctx, s.q.CaseNodeNoteSeqs, nodeID, c.ID)
+			rs, err := ex.Query(ctx, s.q.CaseNodeNoteSeqs, nodeID, c.ID)
 			if err != nil {
 				return CaseIntakeResult{}, false, err
 			}
@@ -341,7 +323,7 @@ func (s *sqlStore) caseIntakeQuiet(ctx context.Context, ex execer, nodeID string
 type intake struct {
 	s       *sqlStore
 	ctx     context.Context
-	ex      execer
+	ex      sqldb.Execer
 	nodeID  string
 	t       time.Time
 	maxOpen int
@@ -362,7 +344,7 @@ func (in *intake) one(c CaseReport) (CaseOutcome, error) {
 
 	// A new id. It must be the recipe's newest: an older case is not recorded after a newer one.
 	var newest int64
-	if err := in.ex.queryRow(in.ctx, in.s.q.CaseNewest, in.nodeID, c.Recipe).Scan(&newest); err != nil {
+	if err := in.ex.QueryRow(in.ctx, in.s.q.CaseNewest, in.nodeID, c.Recipe).Scan(&newest); err != nil {
 		return out, err
 	}
 	if c.ID < newest {
@@ -389,7 +371,7 @@ func (in *intake) one(c CaseReport) (CaseOutcome, error) {
 		out.Superseded = older.ID
 	case c.State == CaseOpen:
 		var open int64
-		if err := in.ex.queryRow(in.ctx, in.s.q.CaseOpenCount, in.nodeID).Scan(&open); err != nil {
+		if err := in.ex.QueryRow(in.ctx, in.s.q.CaseOpenCount, in.nodeID).Scan(&open); err != nil {
 			return out, err
 		}
 		if open >= int64(in.maxOpen) {
@@ -404,7 +386,7 @@ func (in *intake) one(c CaseReport) (CaseOutcome, error) {
 	if c.State == CaseClosed {
 		closedBy = AuthorNode
 	}
-	if _, err := in.ex.exec(in.ctx, in.s.q.CaseInsert, in.nodeID, c.ID, c.Recipe, string(c.State), c.OpenedAt.UTC(),
+	if _, err := in.ex.Exec(in.ctx, in.s.q.CaseInsert, in.nodeID, c.ID, c.Recipe, string(c.State), c.OpenedAt.UTC(),
 		at(c.ClosedAt), closedBy, c.Summary, jsonText(c.Body), in.t); err != nil {
 		return out, err
 	}
@@ -453,7 +435,7 @@ func (in *intake) known(c CaseReport, known Case, out CaseOutcome) (CaseOutcome,
 	}
 	changed := out.NotesAdded > 0
 	if c.Body != nil {
-		n, err := in.ex.exec(in.ctx, in.s.q.CaseSetBody, in.nodeID, c.ID, string(c.Body), in.t)
+		n, err := in.ex.Exec(in.ctx, in.s.q.CaseSetBody, in.nodeID, c.ID, string(c.Body), in.t)
 		if err != nil {
 			return out, err
 		}
@@ -472,7 +454,7 @@ func (in *intake) known(c CaseReport, known Case, out CaseOutcome) (CaseOutcome,
 	out.Result = CaseUnchanged
 	if changed {
 		out.Result = CaseUpdated
-		if _, err := in.ex.exec(in.ctx, in.s.q.CaseTouch, in.nodeID, c.ID, in.t); err != nil {
+		if _, err := in.ex.Exec(in.ctx, in.s.q.CaseTouch, in.nodeID, c.ID, in.t); err != nil {
 			return out, err
 		}
 	}
@@ -488,23 +470,23 @@ func caseText(format string, id int64, summary string) string {
 }
 
 func (in *intake) get(id int64) (Case, bool, error) {
-	c, err := scanCase(in.ex.queryRow(in.ctx, in.s.q.CaseGet, in.nodeID, id))
-	if in.s.drv.kind(err) == errNoRows {
+	c, err := scanCase(in.ex.QueryRow(in.ctx, in.s.q.CaseGet, in.nodeID, id))
+	if in.s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Case{}, false, nil
 	}
 	return c, err == nil, err
 }
 
 func (in *intake) openFor(recipe string) (Case, bool, error) {
-	c, err := scanCase(in.ex.queryRow(in.ctx, in.s.q.CaseOpenForRecipe, in.nodeID, recipe))
-	if in.s.drv.kind(err) == errNoRows {
+	c, err := scanCase(in.ex.QueryRow(in.ctx, in.s.q.CaseOpenForRecipe, in.nodeID, recipe))
+	if in.s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Case{}, false, nil
 	}
 	return c, err == nil, err
 }
 
 func (in *intake) closeCase(id int64, closedAt time.Time, by string) error {
-	_, err := in.ex.exec(in.ctx, in.s.q.CaseClose, in.nodeID, id, closedAt.UTC(), by, in.t)
+	_, err := in.ex.Exec(in.ctx, in.s.q.CaseClose, in.nodeID, id, closedAt.UTC(), by, in.t)
 	return err
 }
 
@@ -515,7 +497,7 @@ func (in *intake) notes(id int64, notes []CaseNote) (int, bool, error) {
 		return 0, false, nil
 	}
 	var count, planeSeq int64
-	if err := in.ex.queryRow(in.ctx, in.s.q.CaseNoteCount, in.nodeID, id).Scan(&count, &planeSeq); err != nil {
+	if err := in.ex.QueryRow(in.ctx, in.s.q.CaseNoteCount, in.nodeID, id).Scan(&count, &planeSeq); err != nil {
 		return 0, false, err
 	}
 	sorted := append([]CaseNote(nil), notes...)
@@ -526,7 +508,7 @@ func (in *intake) notes(id int64, notes []CaseNote) (int, bool, error) {
 			capped = true
 			break
 		}
-		k, err := in.ex.exec(in.ctx, in.s.q.CaseNoteInsert, in.nodeID, id, AuthorNode, n.Seq, n.At.UTC(), n.Text, in.t)
+		k, err := in.ex.Exec(in.ctx, in.s.q.CaseNoteInsert, in.nodeID, id, AuthorNode, n.Seq, n.At.UTC(), n.Text, in.t)
 		if err != nil {
 			return added, capped, err
 		}
@@ -539,10 +521,10 @@ func (in *intake) notes(id int64, notes []CaseNote) (int, bool, error) {
 // planeNote writes the plane's own note on a case.
 func (in *intake) planeNote(id int64, text string) error {
 	var count, planeSeq int64
-	if err := in.ex.queryRow(in.ctx, in.s.q.CaseNoteCount, in.nodeID, id).Scan(&count, &planeSeq); err != nil {
+	if err := in.ex.QueryRow(in.ctx, in.s.q.CaseNoteCount, in.nodeID, id).Scan(&count, &planeSeq); err != nil {
 		return err
 	}
-	_, err := in.ex.exec(in.ctx, in.s.q.CaseNoteInsert, in.nodeID, id, AuthorPlane, planeSeq+1, in.t, text, in.t)
+	_, err := in.ex.Exec(in.ctx, in.s.q.CaseNoteInsert, in.nodeID, id, AuthorPlane, planeSeq+1, in.t, text, in.t)
 	return err
 }
 
@@ -561,16 +543,16 @@ func (s *sqlStore) CaseGet(ctx context.Context, p CaseGetParams) (Case, error) {
 		return Case{}, err
 	}
 	var c Case
-	err := s.read(ctx, "get case", func(ex execer) error {
+	err := s.read(ctx, "get case", func(ex sqldb.Execer) error {
 		var err error
-		c, err = scanCase(ex.queryRow(ctx, s.q.CaseGet, p.NodeID, p.ID))
-		if s.drv.kind(err) == errNoRows {
+		c, err = scanCase(ex.QueryRow(ctx, s.q.CaseGet, p.NodeID, p.ID))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.CaseNotFound, "node %s has no case %d", p.NodeID, p.ID).With(errcode.DetailNodeID, p.NodeID).With(errcode.DetailCase, p.ID)
 		}
 		if err != nil {
 			return err
 		}
-		rs, err := ex.query(ctx, s.q.CaseNotes, p.NodeID, p.ID)
+		rs, err := ex.Query(ctx, s.q.CaseNotes, p.NodeID, p.ID)
 		if err != nil {
 			return err
 		}
@@ -596,8 +578,8 @@ func (s *sqlStore) CaseList(ctx context.Context, p CaseListParams) ([]Case, erro
 		return nil, err
 	}
 	var out []Case
-	err = s.read(ctx, "list cases", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.CaseList, p.NodeID, int64(limit))
+	err = s.read(ctx, "list cases", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.CaseList, p.NodeID, int64(limit))
 		if err != nil {
 			return err
 		}
@@ -615,7 +597,7 @@ func (s *sqlStore) CaseList(ctx context.Context, p CaseListParams) ([]Case, erro
 	return out, err
 }
 
-func scanCase(r row) (Case, error) {
+func scanCase(r sqldb.Row) (Case, error) {
 	var c Case
 	var state string
 	var body []byte
@@ -632,10 +614,10 @@ func scanCase(r row) (Case, error) {
 
 // lockActiveNode takes the node's row lock (PostgreSQL; SQLite's write transaction already excludes
 // every other writer) and refuses a node that is not active.
-func (s *sqlStore) lockActiveNode(ctx context.Context, ex execer, nodeID string) error {
+func (s *sqlStore) lockActiveNode(ctx context.Context, ex sqldb.Execer, nodeID string) error {
 	var state string
-	err := ex.queryRow(ctx, s.q.NodeLock, nodeID).Scan(&state)
-	if s.drv.kind(err) == errNoRows {
+	err := ex.QueryRow(ctx, s.q.NodeLock, nodeID).Scan(&state)
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
 		return errcode.New(errcode.NodeNotFound, "no node %s", nodeID).With(errcode.DetailNodeID, nodeID)
 	}
 	if err != nil {

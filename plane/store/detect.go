@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 )
 
 // A detector is one of the plane's own conditions: a query over stored state naming the nodes where the
@@ -15,7 +17,7 @@ type detector struct {
 	// skip says the detector cannot judge yet (the plane has not been up long enough to call anyone
 	// silent): its incidents are then left as they are, neither opened nor cleared.
 	skip    bool
-	find    func(ctx context.Context, ex execer) (map[string]finding, error)
+	find    func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error)
 	cleared string // the text of the cleared event
 }
 
@@ -34,21 +36,21 @@ func (p *IncidentReconcileParams) check() error {
 func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector {
 	silentAfter := p.SilentAfter
 	if silentAfter == 0 {
-		silentAfter = DefaultSilentAfter
+		silentAfter = defaultSilentAfter
 	}
 	refusals := p.RefusalThreshold
 	if refusals == 0 {
 		refusals = DefaultRefusalThreshold
 	}
 	silentBefore := t.Add(-silentAfter)
-	since := t.Add(-DetectorWindow)
+	since := t.Add(-detectorWindow)
 	return []detector{
 		{
 			source: DetectorAgentSilent, severity: SeverityCritical,
 			skip:    !p.Up.IsZero() && p.Up.After(silentBefore),
 			cleared: "the agent claimed again",
-			find: func(ctx context.Context, ex execer) (map[string]finding, error) {
-				return collect(ctx, ex, s.q.DetectSilent, []any{silentBefore}, func(r row) (string, finding, error) {
+			find: func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
+				return collect(ctx, ex, s.q.DetectSilent, []any{silentBefore}, func(r sqldb.Row) (string, finding, error) {
 					var id string
 					var seen, created time.Time
 					if err := r.Scan(&id, stamp{&seen}, stamp{&created}); err != nil {
@@ -72,8 +74,8 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 		{
 			source: DetectorUntrustedRelease, severity: SeverityCritical,
 			cleared: "the node verifies the plane's statement again",
-			find: func(ctx context.Context, ex execer) (map[string]finding, error) {
-				return collect(ctx, ex, s.q.DetectUntrusted, nil, func(r row) (string, finding, error) {
+			find: func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
+				return collect(ctx, ex, s.q.DetectUntrusted, nil, func(r sqldb.Row) (string, finding, error) {
 					var id, why string
 					err := r.Scan(&id, &why)
 					return id, finding{"the node cannot verify the plane's statement: " + why}, err
@@ -87,8 +89,8 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 func (s *sqlStore) jobDetector(source string, state JobState, since time.Time, threshold int, summary, cleared string) detector {
 	return detector{
 		source: source, severity: SeverityWarning, cleared: cleared,
-		find: func(ctx context.Context, ex execer) (map[string]finding, error) {
-			return collect(ctx, ex, s.q.DetectJobs, []any{string(state), since, int64(threshold)}, func(r row) (string, finding, error) {
+		find: func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
+			return collect(ctx, ex, s.q.DetectJobs, []any{string(state), since, int64(threshold)}, func(r sqldb.Row) (string, finding, error) {
 				var id string
 				var n int64
 				err := r.Scan(&id, &n)
@@ -98,8 +100,8 @@ func (s *sqlStore) jobDetector(source string, state JobState, since time.Time, t
 	}
 }
 
-func collect(ctx context.Context, ex execer, query string, args []any, scan func(row) (string, finding, error)) (map[string]finding, error) {
-	rs, err := ex.query(ctx, query, args...)
+func collect(ctx context.Context, ex sqldb.Execer, query string, args []any, scan func(sqldb.Row) (string, finding, error)) (map[string]finding, error) {
+	rs, err := ex.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -121,12 +123,12 @@ func (s *sqlStore) IncidentReconcile(ctx context.Context, p IncidentReconcilePar
 	}
 	t := now(p.Now)
 	w := incidentWriter{s: s, ctx: ctx, t: t, reopenWithin: reopenWithin(p.ReopenWithin), notify: p.Notify}
-	err := s.tx(ctx, "reconcile incidents", func(ex execer) error {
+	err := s.tx(ctx, "reconcile incidents", func(ex sqldb.Execer) error {
 		w.ex, w.changes = ex, nil
 		// Replicas reconcile one at a time, each seeing what the one before it wrote, so that the
 		// second finds nothing to do.
 		if s.q.IncidentReconcileLock != "" {
-			if _, err := ex.exec(ctx, s.q.IncidentReconcileLock); err != nil {
+			if _, err := ex.Exec(ctx, s.q.IncidentReconcileLock); err != nil {
 				return err
 			}
 		}
@@ -194,8 +196,8 @@ func (w *incidentWriter) detect(d detector) error {
 }
 
 // incidents runs a query that returns incident rows.
-func (s *sqlStore) incidents(ctx context.Context, ex execer, query string, args ...any) ([]Incident, error) {
-	rs, err := ex.query(ctx, query, args...)
+func (s *sqlStore) incidents(ctx context.Context, ex sqldb.Execer, query string, args ...any) ([]Incident, error) {
+	rs, err := ex.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

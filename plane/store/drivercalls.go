@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 )
 
 // DriverCall is one record of the audit log of driver calls: who asked (the admin token's name), for
@@ -33,7 +35,7 @@ type DriverCallAddParams struct {
 type DriverCallListParams struct {
 	Driver  string // "" for every driver
 	Account string // "" for every account
-	Limit   int    // 0: DefaultListLimit
+	Limit   int    // 0: 100
 	Cursor  string // NextCursor of the previous page
 }
 
@@ -83,7 +85,7 @@ func (s *sqlStore) DriverCallAdd(ctx context.Context, p DriverCallAddParams) (Dr
 	c := DriverCall{ID: s.ids.next("call_", t), At: t, Actor: p.Actor, Account: p.Account, Driver: p.Driver,
 		Operation: p.Operation, Target: p.Target, Code: p.Code, DurationMS: p.Duration.Milliseconds()}
 	// Autocommit: one insert needs no rule around it, and the audit log is written on every call.
-	_, err := s.drv.writer().exec(ctx, s.q.DriverCallInsert, c.ID, c.At, c.Actor, c.Account, c.Driver, c.Operation,
+	_, err := s.drv.Writer().Exec(ctx, s.q.DriverCallInsert, c.ID, c.At, c.Actor, c.Account, c.Driver, c.Operation,
 		c.Target, c.Code, c.DurationMS)
 	if err != nil {
 		return DriverCall{}, s.fail(err, "record driver call")
@@ -100,8 +102,8 @@ func (s *sqlStore) DriverCallList(ctx context.Context, p DriverCallListParams) (
 		return DriverCallListResult{}, err
 	}
 	res := DriverCallListResult{Calls: []DriverCall{}}
-	err = s.read(ctx, "list driver calls", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.DriverCallList, p.Driver, p.Account, p.Cursor, int64(limit+1))
+	err = s.read(ctx, "list driver calls", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.DriverCallList, p.Driver, p.Account, p.Cursor, int64(limit+1))
 		if err != nil {
 			return err
 		}

@@ -4,38 +4,9 @@ import (
 	"context"
 	"regexp"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 )
-
-// DriverStore keeps what the plane needs to run drivers: which drivers an admin enabled, the accounts
-// they serve (each credential sealed by the plane before it reaches the store), and the audit log of
-// every driver call. Which executable runs is never stored here: it is the digest the current release
-// pins, read from the release on every start.
-type DriverStore interface {
-	// DriverEnable records that name is enabled, with the digest the current release pinned when the
-	// admin enabled it. Every replica starts the drivers this table says are enabled.
-	DriverEnable(ctx context.Context, p DriverSetParams) (DriverState, error)
-	// DriverDisable records that name is disabled. Disabling a driver never enabled records it too.
-	DriverDisable(ctx context.Context, p DriverSetParams) (DriverState, error)
-	// DriverGet returns a driver's state; a driver never enabled is returned disabled, not refused.
-	DriverGet(ctx context.Context, p DriverGetParams) (DriverState, error)
-	// DriverList returns every driver ever enabled or disabled, by name.
-	DriverList(ctx context.Context) ([]DriverState, error)
-
-	// AccountCreate stores an account with its sealed credential. Refused: account.exists.
-	AccountCreate(ctx context.Context, p AccountCreateParams) (Account, error)
-	// AccountGet returns an account with its sealed credential. Refused: account.not_found.
-	AccountGet(ctx context.Context, p AccountGetParams) (Account, error)
-	// AccountList returns accounts by name, without their sealed credentials.
-	AccountList(ctx context.Context, p AccountListParams) ([]Account, error)
-	// AccountRemove deletes an account and its sealed credential, returning what it deleted (without
-	// the credential). Refused: account.not_found.
-	AccountRemove(ctx context.Context, p AccountRemoveParams) (Account, error)
-
-	// DriverCallAdd appends a record to the audit log of driver calls.
-	DriverCallAdd(ctx context.Context, p DriverCallAddParams) (DriverCall, error)
-	// DriverCallList returns audit records newest first.
-	DriverCallList(ctx context.Context, p DriverCallListParams) (DriverCallListResult, error)
-}
 
 // DriverState is whether an admin enabled a driver. Name is the driver's class and name as the
 // release's subject spells it ("dns-rfc2136", "cloud-linode").
@@ -93,9 +64,9 @@ func (s *sqlStore) driverSet(ctx context.Context, p DriverSetParams, enabled boo
 		return DriverState{}, err
 	}
 	var d DriverState
-	err := s.tx(ctx, "set driver", func(ex execer) error {
+	err := s.tx(ctx, "set driver", func(ex sqldb.Execer) error {
 		var err error
-		d, err = scanDriverState(ex.queryRow(ctx, s.q.DriverUpsert, p.Name, enabled, p.Digest, now(p.Now), p.By))
+		d, err = scanDriverState(ex.QueryRow(ctx, s.q.DriverUpsert, p.Name, enabled, p.Digest, now(p.Now), p.By))
 		return err
 	})
 	return d, err
@@ -106,10 +77,10 @@ func (s *sqlStore) DriverGet(ctx context.Context, p DriverGetParams) (DriverStat
 		return DriverState{}, err
 	}
 	var d DriverState
-	err := s.read(ctx, "get driver", func(ex execer) error {
+	err := s.read(ctx, "get driver", func(ex sqldb.Execer) error {
 		var err error
-		d, err = scanDriverState(ex.queryRow(ctx, s.q.DriverGet, p.Name))
-		if s.drv.kind(err) == errNoRows {
+		d, err = scanDriverState(ex.QueryRow(ctx, s.q.DriverGet, p.Name))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			d, err = DriverState{Name: p.Name}, nil
 		}
 		return err
@@ -119,8 +90,8 @@ func (s *sqlStore) DriverGet(ctx context.Context, p DriverGetParams) (DriverStat
 
 func (s *sqlStore) DriverList(ctx context.Context) ([]DriverState, error) {
 	out := []DriverState{}
-	err := s.read(ctx, "list drivers", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.DriverList)
+	err := s.read(ctx, "list drivers", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.DriverList)
 		if err != nil {
 			return err
 		}
@@ -137,15 +108,8 @@ func (s *sqlStore) DriverList(ctx context.Context) ([]DriverState, error) {
 	return out, err
 }
 
-func scanDriverState(r row) (DriverState, error) {
+func scanDriverState(r sqldb.Row) (DriverState, error) {
 	var d DriverState
 	err := r.Scan(&d.Name, &d.Enabled, &d.Digest, stamp{&d.ChangedAt}, &d.ChangedBy)
 	return d, err
-}
-
-// driverQueries are the statements of queries_drivers.sql.
-type driverQueries struct {
-	DriverUpsert, DriverGet, DriverList             string
-	AccountInsert, AccountGet, AccountList          string
-	AccountDelete, DriverCallInsert, DriverCallList string
 }

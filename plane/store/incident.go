@@ -6,37 +6,9 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
-
-// IncidentStore keeps incidents: one condition (a source) on one node, with two separate answers. Is it
-// still happening? Its source says: open or cleared. What is being done? A person says: triage new,
-// snoozed until a time, resolved or ignored. Every change is an event on the incident's timeline, and
-// nothing is written while nothing changes, however often the reconciler looks.
-//
-// Sources are agent cases (recipe:<name>, written by CaseIntake) and the plane's own detectors
-// (plane:<name>, written by IncidentReconcile), which read only stored state. An incident that clears
-// while its triage is still new is resolved by the plane, with that reason; a condition that comes back
-// within ReopenWithin of clearing reopens its incident as new, and later opens a new one. Opening and
-// reopening each write one notification per configured webhook, in the same transaction.
-type IncidentStore interface {
-	// IncidentReconcile runs every detector against the stored state and opens, reopens and clears
-	// the plane's incidents to match; it also clears the incidents of nodes that are no longer
-	// active. Every replica may run it: runs are serialised, and a run that finds the incidents as
-	// they should be writes nothing.
-	IncidentReconcile(ctx context.Context, p IncidentReconcileParams) (IncidentReconcileResult, error)
-	// IncidentGet returns one incident. Refused: incident.not_found.
-	IncidentGet(ctx context.Context, p IncidentGetParams) (Incident, error)
-	// IncidentList returns incidents newest first, optionally only those that need a person.
-	IncidentList(ctx context.Context, p IncidentListParams) (IncidentListResult, error)
-	// IncidentEventList returns an incident's timeline, oldest first. Refused: incident.not_found.
-	IncidentEventList(ctx context.Context, p IncidentEventListParams) ([]IncidentEvent, error)
-	// IncidentTriage records a person's answer. Setting the triage it already has (and the same
-	// snooze) changes nothing and writes no event. Refused: incident.not_found.
-	IncidentTriage(ctx context.Context, p IncidentTriageParams) (IncidentChange, error)
-	// IncidentNote adds a person's note to the timeline. Refused: incident.not_found.
-	IncidentNote(ctx context.Context, p IncidentNoteParams) (IncidentEvent, error)
-}
 
 // Severity is how urgent an incident is.
 type Severity string
@@ -85,12 +57,12 @@ const (
 
 // Defaults of the detectors and of reopening.
 const (
-	DefaultSilentAfter      = 10 * time.Minute
-	DefaultRefusalThreshold = 5 // more than this many refusals in DetectorWindow
-	DefaultLostThreshold    = 0 // more than this many lost jobs in DetectorWindow
-	DetectorWindow          = time.Hour
-	DefaultReopenWithin     = time.Hour
-	MaxReopenWithin         = 7 * 24 * time.Hour
+	defaultSilentAfter      = 10 * time.Minute
+	DefaultRefusalThreshold = 5 // more than this many refusals in the last hour
+	defaultLostThreshold    = 0 // more than this many lost jobs in detectorWindow
+	detectorWindow          = time.Hour
+	defaultReopenWithin     = time.Hour
+	maxReopenWithin         = 7 * 24 * time.Hour
 )
 
 // reasonClearedUnseen is the plane's reason for resolving an incident nobody triaged before it cleared.
@@ -149,12 +121,12 @@ type IncidentReconcileParams struct {
 	// Up is when this plane process started. Silence is counted from it as well as from a node's
 	// last claim: a plane that was down has not heard anyone, and must not call the fleet silent.
 	Up time.Time
-	// SilentAfter: 0 means DefaultSilentAfter.
+	// SilentAfter: 0 means 10 minutes.
 	SilentAfter time.Duration
-	// RefusalThreshold and LostThreshold: more than this many in DetectorWindow opens the incident.
+	// RefusalThreshold and LostThreshold: more than this many in the last hour opens the incident.
 	// Negative means the default.
 	RefusalThreshold, LostThreshold int
-	ReopenWithin                    time.Duration // 0: DefaultReopenWithin
+	ReopenWithin                    time.Duration // 0: an hour; at most a week
 	// Notify names the webhooks that each opened or reopened incident notifies.
 	Notify []string
 }
@@ -173,7 +145,7 @@ type IncidentListParams struct {
 	NeedsYou  bool      // only incidents that are new, or snoozed and due at Now
 	Condition Condition // "" for both
 	Now       time.Time
-	Limit     int // 0: DefaultListLimit
+	Limit     int // 0: 100
 	Cursor    string
 }
 
@@ -225,15 +197,15 @@ func checkNotify(names []string) error {
 }
 
 func checkReopen(d time.Duration) error {
-	if d < 0 || d > MaxReopenWithin {
-		return invalid("reopen_within", "reopen_within %s is outside [0, %s]", d, MaxReopenWithin)
+	if d < 0 || d > maxReopenWithin {
+		return invalid("reopen_within", "reopen_within %s is outside [0, %s]", d, maxReopenWithin)
 	}
 	return nil
 }
 
 func reopenWithin(d time.Duration) time.Duration {
 	if d == 0 {
-		return DefaultReopenWithin
+		return defaultReopenWithin
 	}
 	return d
 }
@@ -243,7 +215,7 @@ func reopenWithin(d time.Duration) time.Duration {
 type incidentWriter struct {
 	s            *sqlStore
 	ctx          context.Context
-	ex           execer
+	ex           sqldb.Execer
 	t            time.Time
 	reopenWithin time.Duration
 	notify       []string
@@ -273,12 +245,12 @@ func (w *incidentWriter) raise(r raise) error {
 	id, kind := "", EventOpened
 	if found && latest.Condition == ConditionCleared && w.t.Sub(latest.ClearedAt) <= w.reopenWithin {
 		id, kind = latest.ID, EventReopened
-		if _, err := w.ex.exec(w.ctx, w.s.q.IncidentReopen, id, w.t, string(r.severity), r.summary, r.caseID); err != nil {
+		if _, err := w.ex.Exec(w.ctx, w.s.q.IncidentReopen, id, w.t, string(r.severity), r.summary, r.caseID); err != nil {
 			return err
 		}
 	} else {
 		id = w.s.ids.next("inc_", w.t)
-		if _, err := w.ex.exec(w.ctx, w.s.q.IncidentInsert, id, r.nodeID, r.source, string(r.severity), r.summary, r.caseID, w.t); err != nil {
+		if _, err := w.ex.Exec(w.ctx, w.s.q.IncidentInsert, id, r.nodeID, r.source, string(r.severity), r.summary, r.caseID, w.t); err != nil {
 			return w.busyOnUnique(err, r)
 		}
 	}
@@ -289,7 +261,7 @@ func (w *incidentWriter) raise(r raise) error {
 	queued := 0
 	if !r.quiet {
 		for _, hook := range w.notify {
-			if _, err := w.ex.exec(w.ctx, w.s.q.NotificationInsert, w.s.ids.next("ntf_", w.t), id, int64(ev.Seq), hook,
+			if _, err := w.ex.Exec(w.ctx, w.s.q.NotificationInsert, w.s.ids.next("ntf_", w.t), id, int64(ev.Seq), hook,
 				string(kind), w.t); err != nil {
 				return err
 			}
@@ -302,7 +274,7 @@ func (w *incidentWriter) raise(r raise) error {
 // busyOnUnique turns a lost race for the one open incident of a condition into store.busy: another
 // transaction opened it between our look and our insert, which the locks taken before should prevent.
 func (w *incidentWriter) busyOnUnique(err error, r raise) error {
-	if w.s.drv.kind(err) == errUnique {
+	if w.s.drv.Kind(err) == sqldb.ErrUnique {
 		return errcode.Wrap(err, errcode.StoreBusy, "incident %s on node %s was opened meanwhile", r.source, r.nodeID)
 	}
 	return err
@@ -319,7 +291,7 @@ func (w *incidentWriter) clearSource(nodeID, source, actor, text string) error {
 
 // clear says an open incident's condition stopped. If nobody had triaged it, the plane resolves it.
 func (w *incidentWriter) clear(inc Incident, actor, text string) error {
-	n, err := w.ex.exec(w.ctx, w.s.q.IncidentClear, inc.ID, w.t)
+	n, err := w.ex.Exec(w.ctx, w.s.q.IncidentClear, inc.ID, w.t)
 	if err != nil || n == 0 {
 		return err
 	}
@@ -337,7 +309,7 @@ func (w *incidentWriter) clear(inc Incident, actor, text string) error {
 	if inc.Triage != TriageNew {
 		return nil
 	}
-	if _, err := w.ex.exec(w.ctx, w.s.q.IncidentSetTriage, inc.ID, string(TriageResolved), nil, w.t, AuthorPlane,
+	if _, err := w.ex.Exec(w.ctx, w.s.q.IncidentSetTriage, inc.ID, string(TriageResolved), nil, w.t, AuthorPlane,
 		reasonClearedUnseen); err != nil {
 		return err
 	}
@@ -373,7 +345,7 @@ func (w *incidentWriter) notifyCleared(id string, ev IncidentEvent) (int, error)
 		if n.Kind == EventCleared || n.EventSeq != opened {
 			continue
 		}
-		if _, err := w.ex.exec(w.ctx, w.s.q.NotificationInsert, w.s.ids.next("ntf_", w.t), id, int64(ev.Seq), n.Webhook,
+		if _, err := w.ex.Exec(w.ctx, w.s.q.NotificationInsert, w.s.ids.next("ntf_", w.t), id, int64(ev.Seq), n.Webhook,
 			string(EventCleared), w.t); err != nil {
 			return queued, err
 		}
@@ -388,7 +360,7 @@ func (w *incidentWriter) caseMoved(nodeID, source string, from, to int64, summar
 	if err != nil || !found || inc.CaseID == to {
 		return err
 	}
-	if _, err := w.ex.exec(w.ctx, w.s.q.IncidentSetCase, inc.ID, to, summary); err != nil {
+	if _, err := w.ex.Exec(w.ctx, w.s.q.IncidentSetCase, inc.ID, to, summary); err != nil {
 		return err
 	}
 	ev, err := w.event(inc.ID, IncidentEvent{Kind: EventNote, Actor: AuthorPlane,
@@ -404,18 +376,18 @@ func (w *incidentWriter) event(id string, e IncidentEvent) (IncidentEvent, error
 	return writeEvent(w.ctx, w.s, w.ex, id, w.t, e)
 }
 
-func writeEvent(ctx context.Context, s *sqlStore, ex execer, id string, t time.Time, e IncidentEvent) (IncidentEvent, error) {
+func writeEvent(ctx context.Context, s *sqlStore, ex sqldb.Execer, id string, t time.Time, e IncidentEvent) (IncidentEvent, error) {
 	var seq int64
-	if err := ex.queryRow(ctx, s.q.IncidentEventNext, id).Scan(&seq); err != nil {
+	if err := ex.QueryRow(ctx, s.q.IncidentEventNext, id).Scan(&seq); err != nil {
 		return e, err
 	}
 	e.IncidentID, e.Seq, e.At = id, int(seq), t
-	_, err := ex.exec(ctx, s.q.IncidentEventInsert, id, seq, t, string(e.Kind), e.Actor, string(e.Triage), at(e.SnoozedUntil), e.Text)
+	_, err := ex.Exec(ctx, s.q.IncidentEventInsert, id, seq, t, string(e.Kind), e.Actor, string(e.Triage), at(e.SnoozedUntil), e.Text)
 	return e, err
 }
 
 func (w *incidentWriter) changed(id string, ev IncidentEvent, queued int) error {
-	inc, err := scanIncident(w.ex.queryRow(w.ctx, w.s.q.IncidentGet, id))
+	inc, err := scanIncident(w.ex.QueryRow(w.ctx, w.s.q.IncidentGet, id))
 	if err != nil {
 		return err
 	}
@@ -425,8 +397,8 @@ func (w *incidentWriter) changed(id string, ev IncidentEvent, queued int) error 
 }
 
 func (w *incidentWriter) find(query, nodeID, source string) (Incident, bool, error) {
-	inc, err := scanIncident(w.ex.queryRow(w.ctx, query, nodeID, source))
-	if w.s.drv.kind(err) == errNoRows {
+	inc, err := scanIncident(w.ex.QueryRow(w.ctx, query, nodeID, source))
+	if w.s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Incident{}, false, nil
 	}
 	return inc, err == nil, err
@@ -437,7 +409,7 @@ func (s *sqlStore) IncidentGet(ctx context.Context, p IncidentGetParams) (Incide
 		return Incident{}, err
 	}
 	var inc Incident
-	err := s.read(ctx, "get incident", func(ex execer) error {
+	err := s.read(ctx, "get incident", func(ex sqldb.Execer) error {
 		var err error
 		inc, err = s.incidentGet(ctx, ex, s.q.IncidentGet, p.ID)
 		return err
@@ -446,9 +418,9 @@ func (s *sqlStore) IncidentGet(ctx context.Context, p IncidentGetParams) (Incide
 	return inc, err
 }
 
-func (s *sqlStore) incidentGet(ctx context.Context, ex execer, query, id string) (Incident, error) {
-	inc, err := scanIncident(ex.queryRow(ctx, query, id))
-	if s.drv.kind(err) == errNoRows {
+func (s *sqlStore) incidentGet(ctx context.Context, ex sqldb.Execer, query, id string) (Incident, error) {
+	inc, err := scanIncident(ex.QueryRow(ctx, query, id))
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Incident{}, errcode.New(errcode.IncidentNotFound, "no incident %s", id).With(errcode.DetailID, id)
 	}
 	return inc, err
@@ -474,8 +446,8 @@ func (s *sqlStore) IncidentList(ctx context.Context, p IncidentListParams) (Inci
 	}
 	t := now(p.Now)
 	var res IncidentListResult
-	err = s.read(ctx, "list incidents", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.IncidentList, p.NodeID, p.NeedsYou, t, string(p.Condition), p.Cursor, int64(limit+1))
+	err = s.read(ctx, "list incidents", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.IncidentList, p.NodeID, p.NeedsYou, t, string(p.Condition), p.Cursor, int64(limit+1))
 		if err != nil {
 			return err
 		}
@@ -502,8 +474,8 @@ func (s *sqlStore) IncidentEventList(ctx context.Context, p IncidentEventListPar
 		return nil, err
 	}
 	var out []IncidentEvent
-	err := s.read(ctx, "list incident events", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.IncidentEvents, p.ID)
+	err := s.read(ctx, "list incident events", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.IncidentEvents, p.ID)
 		if err != nil {
 			return err
 		}
@@ -562,7 +534,7 @@ func (s *sqlStore) IncidentTriage(ctx context.Context, p IncidentTriageParams) (
 		return IncidentChange{}, err
 	}
 	var ch IncidentChange
-	err := s.tx(ctx, "triage incident", func(ex execer) error {
+	err := s.tx(ctx, "triage incident", func(ex sqldb.Execer) error {
 		cur, err := s.incidentGet(ctx, ex, s.q.IncidentGetForUpdate, p.ID)
 		if err != nil {
 			return err
@@ -576,7 +548,7 @@ func (s *sqlStore) IncidentTriage(ctx context.Context, p IncidentTriageParams) (
 			ch = IncidentChange{Incident: cur}
 			return nil
 		}
-		if _, err := ex.exec(ctx, s.q.IncidentSetTriage, p.ID, string(p.Triage), at(until), t, p.By, p.Reason); err != nil {
+		if _, err := ex.Exec(ctx, s.q.IncidentSetTriage, p.ID, string(p.Triage), at(until), t, p.By, p.Reason); err != nil {
 			return err
 		}
 		ev, err := writeEvent(ctx, s, ex, p.ID, t, IncidentEvent{Kind: EventTriage, Actor: p.By, Triage: p.Triage,
@@ -604,7 +576,7 @@ func (s *sqlStore) IncidentNote(ctx context.Context, p IncidentNoteParams) (Inci
 	}
 	t := now(p.Now)
 	var ev IncidentEvent
-	err := s.tx(ctx, "note incident", func(ex execer) error {
+	err := s.tx(ctx, "note incident", func(ex sqldb.Execer) error {
 		if _, err := s.incidentGet(ctx, ex, s.q.IncidentGetForUpdate, p.ID); err != nil {
 			return err
 		}
@@ -615,7 +587,7 @@ func (s *sqlStore) IncidentNote(ctx context.Context, p IncidentNoteParams) (Inci
 	return ev, err
 }
 
-func scanIncident(r row) (Incident, error) {
+func scanIncident(r sqldb.Row) (Incident, error) {
 	var i Incident
 	var severity, condition, triage string
 	var events int64

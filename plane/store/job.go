@@ -6,43 +6,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
-
-// JobStore keeps jobs. A job is handed out at most once: it goes from queued to running only through
-// JobClaim, one at a time per node, and nothing ever sets it back to queued. A running job ends with its
-// node's result (JobFinish), as lost (JobLoseRunning, JobExpire, the node ending its pairing), or as
-// failed by an operator (JobMarkFailed). A lost job is never run again.
-type JobStore interface {
-	// JobCreate queues a job for an active node that reports the word (with WordDigest, if given),
-	// recording the version and digest the node reports, and wakes the node's waiters on every replica.
-	// Refused: node.not_found, node.not_active, job.word_unavailable.
-	JobCreate(ctx context.Context, p JobCreateParams) (Job, error)
-	// JobClaim hands out the node's oldest queued job if the node has no running job, setting it
-	// running with a deadline of Now plus the job's budget. It returns nil when there is nothing to
-	// hand out. Refused: node.not_found, node.not_active.
-	JobClaim(ctx context.Context, p JobClaimParams) (*Job, error)
-	// JobFinish records a running job's result from the node that runs it. Outcome refused also counts
-	// a refusal on the node, in the same transaction. Refused: job.not_found (also for another node's
-	// job), job.not_running.
-	JobFinish(ctx context.Context, p JobFinishParams) (Job, error)
-	// JobLoseRunning makes the node's running job lost: its agent claimed while idle, so the job is no
-	// longer running there. It returns the jobs it changed.
-	JobLoseRunning(ctx context.Context, p JobLoseRunningParams) ([]Job, error)
-	// JobExpire makes every running job past its deadline lost and returns them.
-	JobExpire(ctx context.Context, p JobExpireParams) ([]Job, error)
-	// JobCancel cancels a queued job. Refused: job.not_found, job.not_queued.
-	JobCancel(ctx context.Context, p JobCancelParams) (Job, error)
-	// JobMarkFailed fails a queued or running job on an operator's word. A result arriving later is
-	// refused with job.not_running. Refused: job.not_found, job.finished.
-	JobMarkFailed(ctx context.Context, p JobMarkFailedParams) (Job, error)
-	// JobGet returns a job with its output, transcript and audit.
-	JobGet(ctx context.Context, p JobGetParams) (Job, error)
-	// JobList returns jobs newest first, without output, transcript and audit (JobGet has them).
-	JobList(ctx context.Context, p JobListParams) (JobListResult, error)
-}
 
 // JobState is where a job stands: the agent channel's type, so the plane and the node spell each state
 // once.
@@ -160,7 +128,7 @@ type JobGetParams struct {
 type JobListParams struct {
 	NodeID string   // "" for every node
 	State  JobState // "" for every state
-	Limit  int      // 0: DefaultListLimit
+	Limit  int      // 0: 100
 	Cursor string
 }
 
@@ -221,11 +189,11 @@ func (s *sqlStore) JobCreate(ctx context.Context, p JobCreateParams) (Job, error
 	budget = budget.Truncate(time.Millisecond)
 	t := now(p.Now)
 	var j Job
-	err := s.tx(ctx, "create job", func(ex execer) error {
+	err := s.tx(ctx, "create job", func(ex sqldb.Execer) error {
 		var state string
 		var vocabJSON []byte
-		err := ex.queryRow(ctx, s.q.NodeLockShared, p.NodeID).Scan(&state, &vocabJSON)
-		if s.drv.kind(err) == errNoRows {
+		err := ex.QueryRow(ctx, s.q.NodeLockShared, p.NodeID).Scan(&state, &vocabJSON)
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.NodeNotFound, "no node %s", p.NodeID).With(errcode.DetailNodeID, p.NodeID)
 		}
 		if err != nil {
@@ -254,16 +222,16 @@ func (s *sqlStore) JobCreate(ctx context.Context, p JobCreateParams) (Job, error
 			WordDigest: w.Digest, Class: p.Class, Params: p.Params, State: JobQueued, Budget: budget,
 			CreatedBy: p.CreatedBy, CreatedAt: t,
 		}
-		if _, err := ex.exec(ctx, s.q.JobInsert, j.ID, j.NodeID, j.Word, j.WordVersion, j.WordDigest, j.Class,
+		if _, err := ex.Exec(ctx, s.q.JobInsert, j.ID, j.NodeID, j.Word, j.WordVersion, j.WordDigest, j.Class,
 			string(j.Params), j.Budget.Milliseconds(), j.CreatedBy, j.CreatedAt); err != nil {
 			return err
 		}
-		return s.drv.jobQueued(ctx, ex, j.NodeID)
+		return s.drv.JobQueued(ctx, ex, j.NodeID)
 	})
 	if err != nil {
 		return Job{}, err
 	}
-	s.drv.jobCommitted(j.NodeID)
+	s.drv.JobCommitted(j.NodeID)
 	return j, nil
 }
 
@@ -276,9 +244,9 @@ func (s *sqlStore) JobClaim(ctx context.Context, p JobClaimParams) (*Job, error)
 	// this look wakes the caller, who subscribed before claiming.
 	var state string
 	var claimable bool
-	err := s.read(ctx, "claim job", func(ex execer) error {
-		err := ex.queryRow(ctx, s.q.JobClaimable, p.NodeID).Scan(&state, &claimable)
-		if s.drv.kind(err) == errNoRows {
+	err := s.read(ctx, "claim job", func(ex sqldb.Execer) error {
+		err := ex.QueryRow(ctx, s.q.JobClaimable, p.NodeID).Scan(&state, &claimable)
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.NodeNotFound, "no node %s", p.NodeID).With(errcode.DetailNodeID, p.NodeID)
 		}
 		return err
@@ -296,13 +264,13 @@ func (s *sqlStore) JobClaim(ctx context.Context, p JobClaimParams) (*Job, error)
 	// Both always run and commit together, so they go to the database in one round trip.
 	var claimed *Job
 	err = s.pipeline(ctx, "claim job",
-		step{query: s.q.NodeLock, args: []any{p.NodeID}},
-		step{query: s.q.JobClaim, args: []any{p.NodeID, t}, scan: func(r row) error {
+		sqldb.Step{Query: s.q.NodeLock, Args: []any{p.NodeID}},
+		sqldb.Step{Query: s.q.JobClaim, Args: []any{p.NodeID, t}, Scan: func(r sqldb.Row) error {
 			j, err := scanJob(r)
-			switch s.drv.kind(err) {
-			case errNoRows:
+			switch s.drv.Kind(err) {
+			case sqldb.ErrNoRows:
 				return nil
-			case errUnique:
+			case sqldb.ErrUnique:
 				// jobs_one_running caught what the lock should have prevented. Hand out nothing.
 				return errcode.Wrap(err, errcode.StoreBusy, "node %s already has a running job", p.NodeID)
 			}
@@ -358,10 +326,10 @@ func (s *sqlStore) JobFinish(ctx context.Context, p JobFinishParams) (Job, error
 		jsonText(p.Audit), p.Duration.Milliseconds()}
 	var j Job
 	var matched bool
-	finish := func(ex execer) error {
+	finish := func(ex sqldb.Execer) error {
 		var err error
-		j, err = scanJob(ex.queryRow(ctx, s.q.JobFinish, args...))
-		if s.drv.kind(err) == errNoRows {
+		j, err = scanJob(ex.QueryRow(ctx, s.q.JobFinish, args...))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return nil
 		}
 		if err != nil {
@@ -369,7 +337,7 @@ func (s *sqlStore) JobFinish(ctx context.Context, p JobFinishParams) (Job, error
 		}
 		matched = true
 		if p.Outcome == JobRefused && s.q.NodeRefusalAdd != "" {
-			_, err = ex.exec(ctx, s.q.NodeRefusalAdd, p.NodeID)
+			_, err = ex.Exec(ctx, s.q.NodeRefusalAdd, p.NodeID)
 		}
 		return err
 	}
@@ -387,7 +355,7 @@ func (s *sqlStore) JobFinish(ctx context.Context, p JobFinishParams) (Job, error
 		return j, nil
 	}
 	// Nothing changed: say why.
-	err = s.read(ctx, "finish job", func(ex execer) error {
+	err = s.read(ctx, "finish job", func(ex sqldb.Execer) error {
 		cur, err := s.jobGet(ctx, ex, p.ID)
 		if err != nil || cur.NodeID != p.NodeID {
 			return errcode.New(errcode.JobNotFound, "node %s has no job %s", p.NodeID, p.ID).With(errcode.DetailID, p.ID)
@@ -416,7 +384,7 @@ func (s *sqlStore) JobExpire(ctx context.Context, p JobExpireParams) ([]Job, err
 // writeJobs runs one statement that changes jobs and returns them, in a transaction of its own.
 func (s *sqlStore) writeJobs(ctx context.Context, what, query string, args ...any) ([]Job, error) {
 	var out []Job
-	err := s.write(ctx, what, func(ex execer) error {
+	err := s.write(ctx, what, func(ex sqldb.Execer) error {
 		var err error
 		out, err = s.jobs(ctx, ex, query, args...)
 		return err
@@ -457,10 +425,10 @@ func (s *sqlStore) jobEnd(ctx context.Context, what, query, id, by string, at ti
 		return Job{}, err
 	}
 	var j Job
-	err := s.tx(ctx, what, func(ex execer) error {
+	err := s.tx(ctx, what, func(ex sqldb.Execer) error {
 		var err error
-		j, err = scanJob(ex.queryRow(ctx, query, id, now(at), code, msg, by))
-		if s.drv.kind(err) == errNoRows {
+		j, err = scanJob(ex.QueryRow(ctx, query, id, now(at), code, msg, by))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			cur, err := s.jobGet(ctx, ex, id)
 			if err != nil {
 				return err
@@ -477,7 +445,7 @@ func (s *sqlStore) JobGet(ctx context.Context, p JobGetParams) (Job, error) {
 		return Job{}, err
 	}
 	var j Job
-	err := s.read(ctx, "get job", func(ex execer) error {
+	err := s.read(ctx, "get job", func(ex sqldb.Execer) error {
 		var err error
 		j, err = s.jobGet(ctx, ex, p.ID)
 		return err
@@ -485,9 +453,9 @@ func (s *sqlStore) JobGet(ctx context.Context, p JobGetParams) (Job, error) {
 	return j, err
 }
 
-func (s *sqlStore) jobGet(ctx context.Context, ex execer, id string) (Job, error) {
-	j, err := scanJob(ex.queryRow(ctx, s.q.JobGet, id))
-	if s.drv.kind(err) == errNoRows {
+func (s *sqlStore) jobGet(ctx context.Context, ex sqldb.Execer, id string) (Job, error) {
+	j, err := scanJob(ex.QueryRow(ctx, s.q.JobGet, id))
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Job{}, errcode.New(errcode.JobNotFound, "no job %s", id).With(errcode.DetailID, id)
 	}
 	return j, err
@@ -507,7 +475,7 @@ func (s *sqlStore) JobList(ctx context.Context, p JobListParams) (JobListResult,
 		return JobListResult{}, err
 	}
 	var res JobListResult
-	err = s.read(ctx, "list jobs", func(ex execer) error {
+	err = s.read(ctx, "list jobs", func(ex sqldb.Execer) error {
 		var err error
 		res.Jobs, err = s.jobs(ctx, ex, s.q.JobList, p.NodeID, string(p.State), p.Cursor, int64(limit+1))
 		return err
@@ -520,8 +488,8 @@ func (s *sqlStore) JobList(ctx context.Context, p JobListParams) (JobListResult,
 }
 
 // jobs runs a query that returns job rows.
-func (s *sqlStore) jobs(ctx context.Context, ex execer, query string, args ...any) ([]Job, error) {
-	rs, err := ex.query(ctx, query, args...)
+func (s *sqlStore) jobs(ctx context.Context, ex sqldb.Execer, query string, args ...any) ([]Job, error) {
+	rs, err := ex.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -537,7 +505,7 @@ func (s *sqlStore) jobs(ctx context.Context, ex execer, query string, args ...an
 	return out, rs.Err()
 }
 
-func scanJob(r row) (Job, error) {
+func scanJob(r sqldb.Row) (Job, error) {
 	var j Job
 	var params, output, audit []byte
 	var state string

@@ -7,32 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
-
-// JoinStore keeps enrolment requests. A join grants nothing: only JoinApprove, given the fingerprint an
-// admin compared, makes a node.
-type JoinStore interface {
-	// JoinCreate records a pending join, or renews the pending join of the same key (Renewed is then
-	// true and the join keeps its id). Refused: join.key_retired, join.key_enrolled, join.too_many.
-	JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCreateResult, error)
-	// JoinGet returns a join. A pending join past its expiry reads as expired.
-	JoinGet(ctx context.Context, p JoinGetParams) (Join, error)
-	// JoinList returns joins oldest first, optionally of one status.
-	JoinList(ctx context.Context, p JoinListParams) (JoinListResult, error)
-	// JoinRenew moves a pending join's expiry to Now+TTL. Refused: join.expired, join.not_pending.
-	JoinRenew(ctx context.Context, p JoinRenewParams) (Join, error)
-	// JoinApprove creates the node and marks the join approved, in one transaction, if Fingerprint is
-	// exactly the join's. Refused: join.fingerprint_mismatch, join.expired, join.not_pending,
-	// join.key_retired, join.key_enrolled, node.name_taken.
-	JoinApprove(ctx context.Context, p JoinApproveParams) (JoinApproveResult, error)
-	// JoinReject marks a pending (or expired) join rejected and retires its key for good.
-	// Refused: join.not_pending.
-	JoinReject(ctx context.Context, p JoinRejectParams) (Join, error)
-	// JoinExpire marks pending joins past their expiry expired and returns how many it marked. Rules
-	// never depend on it having run; it keeps the table honest for people reading it.
-	JoinExpire(ctx context.Context, p JoinExpireParams) (int64, error)
-}
 
 // JoinStatus is where a join stands.
 type JoinStatus string
@@ -48,8 +25,8 @@ const (
 // set per call.
 const (
 	JoinTTL                    = time.Hour
-	DefaultJoinMaxPending      = 500
-	DefaultJoinMaxPerSource    = 50
+	defaultJoinMaxPending      = 500
+	defaultJoinMaxPerSource    = 50
 	maxJoinAddresses           = 32
 	maxAddressLen              = 255
 	maxNodeKeyLen              = 512
@@ -101,7 +78,7 @@ type JoinGetParams struct {
 
 type JoinListParams struct {
 	Status JoinStatus // "" for all
-	Limit  int        // 0: DefaultListLimit
+	Limit  int        // 0: 100
 	Cursor string     // NextCursor of the previous page
 	Now    time.Time
 }
@@ -224,10 +201,10 @@ func (s *sqlStore) JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCrea
 	}
 	maxAll, maxSource := p.MaxPending, p.MaxPendingPerSource
 	if maxAll == 0 {
-		maxAll = DefaultJoinMaxPending
+		maxAll = defaultJoinMaxPending
 	}
 	if maxSource == 0 {
-		maxSource = DefaultJoinMaxPerSource
+		maxSource = defaultJoinMaxPerSource
 	}
 	t := now(p.Now)
 	addrs := p.Addresses
@@ -237,35 +214,35 @@ func (s *sqlStore) JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCrea
 	addrJSON, _ := json.Marshal(addrs)
 
 	var res JoinCreateResult
-	err = s.tx(ctx, "create join", func(ex execer) error {
+	err = s.tx(ctx, "create join", func(ex sqldb.Execer) error {
 		if s.q.JoinLock != "" {
-			if _, err := ex.exec(ctx, s.q.JoinLock); err != nil {
+			if _, err := ex.Exec(ctx, s.q.JoinLock); err != nil {
 				return err
 			}
 		}
 		if err := s.keyUsable(ctx, ex, p.Fingerprint); err != nil {
 			return err
 		}
-		pending, err := scanJoin(ex.queryRow(ctx, s.q.JoinPendingByKey, p.Fingerprint))
+		pending, err := scanJoin(ex.QueryRow(ctx, s.q.JoinPendingByKey, p.Fingerprint))
 		switch {
 		case err == nil && t.Before(pending.ExpiresAt):
 			// The same key asking again while its join waits: renew it, keep its id.
 			pending.ExpiresAt = t.Add(ttl)
-			if _, err := ex.exec(ctx, s.q.JoinSetExpires, pending.ID, pending.ExpiresAt); err != nil {
+			if _, err := ex.Exec(ctx, s.q.JoinSetExpires, pending.ID, pending.ExpiresAt); err != nil {
 				return err
 			}
 			res = JoinCreateResult{Join: pending, Renewed: true}
 			return nil
 		case err == nil:
 			// Its old join expired: record that, and make a new one below.
-			if _, err := ex.exec(ctx, s.q.JoinSetStatus, pending.ID, string(JoinExpired)); err != nil {
+			if _, err := ex.Exec(ctx, s.q.JoinSetStatus, pending.ID, string(JoinExpired)); err != nil {
 				return err
 			}
-		case s.drv.kind(err) != errNoRows:
+		case s.drv.Kind(err) != sqldb.ErrNoRows:
 			return err
 		}
 		var all, fromSource int64
-		if err := ex.queryRow(ctx, s.q.JoinCount, t, p.SourceAddress).Scan(&all, &fromSource); err != nil {
+		if err := ex.QueryRow(ctx, s.q.JoinCount, t, p.SourceAddress).Scan(&all, &fromSource); err != nil {
 			return err
 		}
 		if all >= int64(maxAll) {
@@ -281,7 +258,7 @@ func (s *sqlStore) JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCrea
 			Addresses: addrs, SourceAddress: p.SourceAddress, Status: JoinPending,
 			CreatedAt: t, ExpiresAt: t.Add(ttl),
 		}
-		if _, err := ex.exec(ctx, s.q.JoinInsert, j.ID, j.Name, j.Key, j.Fingerprint, string(addrJSON),
+		if _, err := ex.Exec(ctx, s.q.JoinInsert, j.ID, j.Name, j.Key, j.Fingerprint, string(addrJSON),
 			j.SourceAddress, j.CreatedAt, j.ExpiresAt); err != nil {
 			return err
 		}
@@ -292,21 +269,21 @@ func (s *sqlStore) JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCrea
 }
 
 // keyUsable refuses a key that was retired or already belongs to a node.
-func (s *sqlStore) keyUsable(ctx context.Context, ex execer, fingerprint string) error {
+func (s *sqlStore) keyUsable(ctx context.Context, ex sqldb.Execer, fingerprint string) error {
 	var retired bool
-	if err := ex.queryRow(ctx, s.q.KeyRetired, fingerprint).Scan(&retired); err != nil {
+	if err := ex.QueryRow(ctx, s.q.KeyRetired, fingerprint).Scan(&retired); err != nil {
 		return err
 	}
 	if retired {
 		return errcode.New(errcode.JoinKeyRetired, "key %s is retired; make a fresh key and join again", fingerprint).
 			With(errcode.DetailFingerprint, fingerprint)
 	}
-	n, err := scanNode(ex.queryRow(ctx, s.q.NodeGetByKey, fingerprint))
+	n, err := scanNode(ex.QueryRow(ctx, s.q.NodeGetByKey, fingerprint))
 	switch {
 	case err == nil:
 		return errcode.New(errcode.JoinKeyEnrolled, "key %s already belongs to node %s", fingerprint, n.ID).
 			With(errcode.DetailNodeID, n.ID)
-	case s.drv.kind(err) != errNoRows:
+	case s.drv.Kind(err) != sqldb.ErrNoRows:
 		return err
 	}
 	return nil
@@ -317,7 +294,7 @@ func (s *sqlStore) JoinGet(ctx context.Context, p JoinGetParams) (Join, error) {
 		return Join{}, err
 	}
 	var j Join
-	err := s.read(ctx, "get join", func(ex execer) error {
+	err := s.read(ctx, "get join", func(ex sqldb.Execer) error {
 		var err error
 		j, err = s.joinGet(ctx, ex, s.q.JoinGet, p.ID)
 		return err
@@ -325,9 +302,9 @@ func (s *sqlStore) JoinGet(ctx context.Context, p JoinGetParams) (Join, error) {
 	return j.settle(now(p.Now)), err
 }
 
-func (s *sqlStore) joinGet(ctx context.Context, ex execer, query, id string) (Join, error) {
-	j, err := scanJoin(ex.queryRow(ctx, query, id))
-	if s.drv.kind(err) == errNoRows {
+func (s *sqlStore) joinGet(ctx context.Context, ex sqldb.Execer, query, id string) (Join, error) {
+	j, err := scanJoin(ex.QueryRow(ctx, query, id))
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Join{}, errcode.New(errcode.JoinNotFound, "no join %s", id).With(errcode.DetailID, id)
 	}
 	return j, err
@@ -356,8 +333,8 @@ func (s *sqlStore) JoinList(ctx context.Context, p JoinListParams) (JoinListResu
 	}
 	t := now(p.Now)
 	var res JoinListResult
-	err = s.read(ctx, "list joins", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.JoinList, string(p.Status), t, p.Cursor, int64(limit+1))
+	err = s.read(ctx, "list joins", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.JoinList, string(p.Status), t, p.Cursor, int64(limit+1))
 		if err != nil {
 			return err
 		}
@@ -388,7 +365,7 @@ func (s *sqlStore) JoinRenew(ctx context.Context, p JoinRenewParams) (Join, erro
 	}
 	t := now(p.Now)
 	var j Join
-	err = s.tx(ctx, "renew join", func(ex execer) error {
+	err = s.tx(ctx, "renew join", func(ex sqldb.Execer) error {
 		var err error
 		if j, err = s.joinGet(ctx, ex, s.q.JoinGetForUpdate, p.ID); err != nil {
 			return err
@@ -397,7 +374,7 @@ func (s *sqlStore) JoinRenew(ctx context.Context, p JoinRenewParams) (Join, erro
 			return err
 		}
 		j.ExpiresAt = t.Add(ttl)
-		_, err = ex.exec(ctx, s.q.JoinSetExpires, j.ID, j.ExpiresAt)
+		_, err = ex.Exec(ctx, s.q.JoinSetExpires, j.ID, j.ExpiresAt)
 		return err
 	})
 	return j, err
@@ -431,7 +408,7 @@ func (s *sqlStore) JoinApprove(ctx context.Context, p JoinApproveParams) (JoinAp
 	}
 	t := now(p.Now)
 	var res JoinApproveResult
-	err := s.tx(ctx, "approve join", func(ex execer) error {
+	err := s.tx(ctx, "approve join", func(ex sqldb.Execer) error {
 		j, err := s.joinGet(ctx, ex, s.q.JoinGetForUpdate, p.ID)
 		if err != nil {
 			return err
@@ -452,10 +429,10 @@ func (s *sqlStore) JoinApprove(ctx context.Context, p JoinApproveParams) (JoinAp
 		if p.Name != "" {
 			name = p.Name
 		}
-		if other, err := scanNode(ex.queryRow(ctx, s.q.NodeGetByName, name)); err == nil {
+		if other, err := scanNode(ex.QueryRow(ctx, s.q.NodeGetByName, name)); err == nil {
 			return errcode.New(errcode.NodeNameTaken, "active node %s is already named %s; approve under another name", other.ID, name).
 				With(errcode.DetailName, name).With(errcode.DetailNodeID, other.ID)
-		} else if s.drv.kind(err) != errNoRows {
+		} else if s.drv.Kind(err) != sqldb.ErrNoRows {
 			return err
 		}
 		n := Node{
@@ -464,10 +441,10 @@ func (s *sqlStore) JoinApprove(ctx context.Context, p JoinApproveParams) (JoinAp
 			Vocabulary: []WordRef{}, Recipes: json.RawMessage(`[]`),
 		}
 		addrJSON, _ := json.Marshal(n.Addresses)
-		if _, err := ex.exec(ctx, s.q.NodeInsert, n.ID, n.Name, n.Key, n.Fingerprint, string(addrJSON), n.CreatedAt); err != nil {
+		if _, err := ex.Exec(ctx, s.q.NodeInsert, n.ID, n.Name, n.Key, n.Fingerprint, string(addrJSON), n.CreatedAt); err != nil {
 			return err
 		}
-		if _, err := ex.exec(ctx, s.q.JoinDecide, j.ID, string(JoinApproved), t, p.By, n.ID); err != nil {
+		if _, err := ex.Exec(ctx, s.q.JoinDecide, j.ID, string(JoinApproved), t, p.By, n.ID); err != nil {
 			return err
 		}
 		j.Status, j.DecidedAt, j.DecidedBy, j.NodeID = JoinApproved, t, p.By, n.ID
@@ -486,7 +463,7 @@ func (s *sqlStore) JoinReject(ctx context.Context, p JoinRejectParams) (Join, er
 	}
 	t := now(p.Now)
 	var j Join
-	err := s.tx(ctx, "reject join", func(ex execer) error {
+	err := s.tx(ctx, "reject join", func(ex sqldb.Execer) error {
 		var err error
 		if j, err = s.joinGet(ctx, ex, s.q.JoinGetForUpdate, p.ID); err != nil {
 			return err
@@ -496,10 +473,10 @@ func (s *sqlStore) JoinReject(ctx context.Context, p JoinRejectParams) (Join, er
 			return errcode.New(errcode.JoinNotPending, "join %s is already %s", j.ID, j.Status).
 				With(errcode.DetailID, j.ID).With(errcode.DetailStatus, string(j.Status))
 		}
-		if _, err := ex.exec(ctx, s.q.JoinDecide, j.ID, string(JoinRejected), t, p.By, ""); err != nil {
+		if _, err := ex.Exec(ctx, s.q.JoinDecide, j.ID, string(JoinRejected), t, p.By, ""); err != nil {
 			return err
 		}
-		if _, err := ex.exec(ctx, s.q.KeyRetire, j.Fingerprint, retiredByJoinRejection, t); err != nil {
+		if _, err := ex.Exec(ctx, s.q.KeyRetire, j.Fingerprint, retiredByJoinRejection, t); err != nil {
 			return err
 		}
 		j.Status, j.DecidedAt, j.DecidedBy = JoinRejected, t, p.By
@@ -510,15 +487,15 @@ func (s *sqlStore) JoinReject(ctx context.Context, p JoinRejectParams) (Join, er
 
 func (s *sqlStore) JoinExpire(ctx context.Context, p JoinExpireParams) (int64, error) {
 	var n int64
-	err := s.tx(ctx, "expire joins", func(ex execer) error {
+	err := s.tx(ctx, "expire joins", func(ex sqldb.Execer) error {
 		var err error
-		n, err = ex.exec(ctx, s.q.JoinExpireAll, now(p.Now))
+		n, err = ex.Exec(ctx, s.q.JoinExpireAll, now(p.Now))
 		return err
 	})
 	return n, err
 }
 
-func scanJoin(r row) (Join, error) {
+func scanJoin(r sqldb.Row) (Join, error) {
 	var j Join
 	var addrs []byte
 	var status string

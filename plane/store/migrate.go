@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -18,24 +19,24 @@ type Migration struct {
 // start together queue on the dialect's migration lock, so each migration runs once; running it again
 // finds nothing to do. A database that records a migration this binary does not know is refused:
 // a newer plane upgraded it, and this one would misread it.
-func (s *sqlStore) migrate(ctx context.Context, ms []migration) error {
-	return s.tx(ctx, "migrate", func(ex execer) error {
+func (s *sqlStore) migrate(ctx context.Context, ms []sqldb.Migration) error {
+	return s.tx(ctx, "migrate", func(ex sqldb.Execer) error {
 		if s.q.MigrationLock != "" {
-			if _, err := ex.exec(ctx, s.q.MigrationLock); err != nil {
+			if _, err := ex.Exec(ctx, s.q.MigrationLock); err != nil {
 				return err
 			}
 		}
-		if _, err := ex.exec(ctx, s.q.MigrationTable); err != nil {
+		if _, err := ex.Exec(ctx, s.q.MigrationTable); err != nil {
 			return err
 		}
 		applied, err := s.migrationList(ctx, ex)
 		if err != nil {
 			return err
 		}
-		latest := ms[len(ms)-1].version
+		latest := ms[len(ms)-1].Version
 		names := map[int]string{}
 		for _, m := range ms {
-			names[m.version] = m.name
+			names[m.Version] = m.Name
 		}
 		done := map[int]bool{}
 		for _, a := range applied {
@@ -56,14 +57,14 @@ func (s *sqlStore) migrate(ctx context.Context, ms []migration) error {
 		}
 		at := now(time.Time{})
 		for _, m := range ms {
-			if done[m.version] {
+			if done[m.Version] {
 				continue
 			}
-			if _, err := ex.exec(ctx, m.sql); err != nil {
-				return errcode.Wrap(err, errcode.StoreMigrationFailed, "migration %04d_%s failed", m.version, m.name).
-					With(errcode.DetailVersion, m.version)
+			if _, err := ex.Exec(ctx, m.SQL); err != nil {
+				return errcode.Wrap(err, errcode.StoreMigrationFailed, "migration %04d_%s failed", m.Version, m.Name).
+					With(errcode.DetailVersion, m.Version)
 			}
-			if _, err := ex.exec(ctx, s.q.MigrationInsert, int64(m.version), m.name, at); err != nil {
+			if _, err := ex.Exec(ctx, s.q.MigrationInsert, int64(m.Version), m.Name, at); err != nil {
 				return err
 			}
 		}
@@ -73,7 +74,7 @@ func (s *sqlStore) migrate(ctx context.Context, ms []migration) error {
 
 func (s *sqlStore) MigrationList(ctx context.Context) ([]Migration, error) {
 	var out []Migration
-	err := s.read(ctx, "list migrations", func(ex execer) error {
+	err := s.read(ctx, "list migrations", func(ex sqldb.Execer) error {
 		var err error
 		out, err = s.migrationList(ctx, ex)
 		return err
@@ -81,8 +82,8 @@ func (s *sqlStore) MigrationList(ctx context.Context) ([]Migration, error) {
 	return out, err
 }
 
-func (s *sqlStore) migrationList(ctx context.Context, ex execer) ([]Migration, error) {
-	rs, err := ex.query(ctx, s.q.MigrationList)
+func (s *sqlStore) migrationList(ctx context.Context, ex sqldb.Execer) ([]Migration, error) {
+	rs, err := ex.Query(ctx, s.q.MigrationList)
 	if err != nil {
 		return nil, err
 	}

@@ -7,27 +7,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
-
-// NodeStore keeps enrolled nodes and what each reported on its last claim.
-type NodeStore interface {
-	// NodeGet returns a node by id, or the active node of a name.
-	NodeGet(ctx context.Context, p NodeGetParams) (Node, error)
-	// NodeGetByKey returns the ACTIVE node holding a key; it is the lookup behind every signed request.
-	// A node that was disconnected or left is refused with node.not_active (details.state, details.id),
-	// so a caller cannot serve an ended pairing by forgetting to look at State.
-	NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node, error)
-	// NodeList returns nodes in enrolment order, optionally of one state.
-	NodeList(ctx context.Context, p NodeListParams) (NodeListResult, error)
-	// NodeReport records what an active node said on a claim, and when. Refused: node.not_active.
-	NodeReport(ctx context.Context, p NodeReportParams) (Node, error)
-	// NodeDisconnect ends the pairing from the plane's side: the node becomes disconnected, its key is
-	// retired, its queued jobs are cancelled and a running job is lost. Refused: node.not_active.
-	NodeDisconnect(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
-	// NodeLeave is the same for the agent's signed goodbye: the node becomes left.
-	NodeLeave(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
-}
 
 // NodeState is where a pairing stands. Only active nodes are served; the other two are final.
 type NodeState string
@@ -103,7 +85,7 @@ type NodeGetByKeyParams struct {
 
 type NodeListParams struct {
 	State  NodeState // "" for all
-	Limit  int       // 0: DefaultListLimit
+	Limit  int       // 0: 100
 	Cursor string
 }
 
@@ -152,7 +134,7 @@ func (s *sqlStore) NodeGet(ctx context.Context, p NodeGetParams) (Node, error) {
 		}
 	}
 	var n Node
-	err := s.read(ctx, "get node", func(ex execer) error {
+	err := s.read(ctx, "get node", func(ex sqldb.Execer) error {
 		var err error
 		n, err = s.nodeGet(ctx, ex, query, key)
 		return err
@@ -160,9 +142,9 @@ func (s *sqlStore) NodeGet(ctx context.Context, p NodeGetParams) (Node, error) {
 	return n, err
 }
 
-func (s *sqlStore) nodeGet(ctx context.Context, ex execer, query, key string) (Node, error) {
-	n, err := scanNode(ex.queryRow(ctx, query, key))
-	if s.drv.kind(err) == errNoRows {
+func (s *sqlStore) nodeGet(ctx context.Context, ex sqldb.Execer, query, key string) (Node, error) {
+	n, err := scanNode(ex.QueryRow(ctx, query, key))
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Node{}, errcode.New(errcode.NodeNotFound, "no node %s", key).With("node", key)
 	}
 	return n, err
@@ -173,7 +155,7 @@ func (s *sqlStore) NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node
 		return Node{}, err
 	}
 	var n Node
-	err := s.read(ctx, "get node by key", func(ex execer) error {
+	err := s.read(ctx, "get node by key", func(ex sqldb.Execer) error {
 		var err error
 		if n, err = s.nodeGet(ctx, ex, s.q.NodeGetByKey, p.Fingerprint); err != nil {
 			return err
@@ -208,8 +190,8 @@ func (s *sqlStore) NodeList(ctx context.Context, p NodeListParams) (NodeListResu
 		return NodeListResult{}, err
 	}
 	var res NodeListResult
-	err = s.read(ctx, "list nodes", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.NodeList, string(p.State), p.Cursor, int64(limit+1))
+	err = s.read(ctx, "list nodes", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.NodeList, string(p.State), p.Cursor, int64(limit+1))
 		if err != nil {
 			return err
 		}
@@ -291,12 +273,12 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 	// A report lost to a crash of the database's machine is sent again on the next claim: it may
 	// commit without waiting for the disk, and goes in one round trip.
 	err := s.pipeline(ctx, "record node report",
-		step{query: s.q.RelaxCommit},
-		step{query: s.q.NodeReport, args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
-			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted}, scan: func(r row) error {
+		sqldb.Step{Query: s.q.RelaxCommit},
+		sqldb.Step{Query: s.q.NodeReport, Args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
+			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted}, Scan: func(r sqldb.Row) error {
 			var err error
 			n, err = scanNode(r)
-			if s.drv.kind(err) == errNoRows {
+			if s.drv.Kind(err) == sqldb.ErrNoRows {
 				return nil
 			}
 			matched = err == nil
@@ -306,13 +288,13 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 		return Node{}, err
 	}
 	if !matched {
-		return Node{}, s.read(ctx, "record node report", func(ex execer) error { return s.nodeNotActive(ctx, ex, p.ID) })
+		return Node{}, s.read(ctx, "record node report", func(ex sqldb.Execer) error { return s.nodeNotActive(ctx, ex, p.ID) })
 	}
 	return n, nil
 }
 
 // nodeNotActive explains why a statement meant for an active node matched nothing.
-func (s *sqlStore) nodeNotActive(ctx context.Context, ex execer, id string) error {
+func (s *sqlStore) nodeNotActive(ctx context.Context, ex sqldb.Execer, id string) error {
 	n, err := s.nodeGet(ctx, ex, s.q.NodeGet, id)
 	if err != nil {
 		return err
@@ -340,20 +322,20 @@ func (s *sqlStore) nodeEnd(ctx context.Context, p NodeEndParams, state NodeState
 	}
 	t := now(p.Now)
 	var res NodeEndResult
-	err := s.tx(ctx, "end node", func(ex execer) error {
+	err := s.tx(ctx, "end node", func(ex sqldb.Execer) error {
 		// The node's live jobs first, then its row: the order JobFinish takes them in.
-		if _, err := ex.exec(ctx, s.q.NodeEndLockJobs, p.ID); err != nil {
+		if _, err := ex.Exec(ctx, s.q.NodeEndLockJobs, p.ID); err != nil {
 			return err
 		}
 		var err error
-		res.Node, err = scanNode(ex.queryRow(ctx, s.q.NodeEnd, p.ID, string(state), t))
-		if s.drv.kind(err) == errNoRows {
+		res.Node, err = scanNode(ex.QueryRow(ctx, s.q.NodeEnd, p.ID, string(state), t))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return s.nodeNotActive(ctx, ex, p.ID)
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := ex.exec(ctx, s.q.KeyRetire, res.Node.Fingerprint, retired, t); err != nil {
+		if _, err := ex.Exec(ctx, s.q.KeyRetire, res.Node.Fingerprint, retired, t); err != nil {
 			return err
 		}
 		if res.Cancelled, err = s.jobs(ctx, ex, s.q.JobCancelQueuedForNode, p.ID, t, errcode.JobCancelled, why, p.By); err != nil {
@@ -365,7 +347,7 @@ func (s *sqlStore) nodeEnd(ctx context.Context, p NodeEndParams, state NodeState
 	return res, err
 }
 
-func scanNode(r row) (Node, error) {
+func scanNode(r sqldb.Row) (Node, error) {
 	var n Node
 	var addrs, vocab, recipes []byte
 	var state string

@@ -3,18 +3,9 @@ package store
 import (
 	"context"
 	"time"
-)
 
-// NonceStore remembers the nonces of signed requests until they expire, across every replica.
-type NonceStore interface {
-	// NonceUse records a nonce of a key and reports whether it was fresh. false means it was seen
-	// before and has not expired: the request is a replay and must be refused. A nonce whose earlier
-	// use has expired counts as fresh; ExpiresAt must outlast the window in which the signature's
-	// created time is accepted, so that such a request is refused for its clock anyway.
-	NonceUse(ctx context.Context, p NonceUseParams) (fresh bool, err error)
-	// NoncePurge deletes expired nonces and returns how many.
-	NoncePurge(ctx context.Context, p NoncePurgeParams) (int64, error)
-}
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
+)
 
 const maxNonceLen = 255
 
@@ -42,9 +33,9 @@ func (s *sqlStore) NonceUse(ctx context.Context, p NonceUseParams) (bool, error)
 	}
 	// One autocommit statement: an insert that changes no row met a live nonce.
 	var n int64
-	err := s.write(ctx, "use nonce", func(ex execer) error {
+	err := s.write(ctx, "use nonce", func(ex sqldb.Execer) error {
 		var err error
-		n, err = ex.exec(ctx, s.q.NonceUse, p.KeyID, p.Nonce, now(p.ExpiresAt), t)
+		n, err = ex.Exec(ctx, s.q.NonceUse, p.KeyID, p.Nonce, now(p.ExpiresAt), t)
 		return err
 	})
 	return n == 1 && err == nil, err
@@ -52,9 +43,9 @@ func (s *sqlStore) NonceUse(ctx context.Context, p NonceUseParams) (bool, error)
 
 func (s *sqlStore) NoncePurge(ctx context.Context, p NoncePurgeParams) (int64, error) {
 	var n int64
-	err := s.write(ctx, "purge nonces", func(ex execer) error {
+	err := s.write(ctx, "purge nonces", func(ex sqldb.Execer) error {
 		var err error
-		n, err = ex.exec(ctx, s.q.NoncePurge, now(p.Now))
+		n, err = ex.Exec(ctx, s.q.NoncePurge, now(p.Now))
 		return err
 	})
 	return n, err

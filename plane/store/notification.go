@@ -5,27 +5,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
-
-// NotificationStore keeps the webhook notifications incidents send: an outbox. A notification is
-// written in the transaction that opened or reopened its incident, one per webhook, so it exists exactly
-// when the event does; clearing the incident writes one for each webhook that was told it opened. A plane replica claims due notifications under a lease (no other replica takes
-// them until it runs out), records an attempt before it sends and the outcome after, and either
-// finishes the notification or schedules its next try. Attempts are bounded: a notification whose
-// attempts ran out fails for good.
-type NotificationStore interface {
-	// NotificationClaim leases up to Limit due, pending notifications for the named webhooks, counting
-	// an attempt on each (written before the delivery, so a replica that dies while sending still spent
-	// it). Notifications whose attempts ran out and whose last lease expired fail first.
-	NotificationClaim(ctx context.Context, p NotificationClaimParams) ([]Notification, error)
-	// NotificationRecord records the outcome of a leased attempt: delivered, retried at RetryAt, or
-	// failed for good. Refused: notification.not_found, notification.lease_lost (another replica holds
-	// it now, or it is finished).
-	NotificationRecord(ctx context.Context, p NotificationRecordParams) (Notification, error)
-	// NotificationList returns an incident's notifications, oldest first, with their attempts.
-	NotificationList(ctx context.Context, p NotificationListParams) ([]Notification, error)
-}
 
 // NotificationState is where a notification stands. Delivered and failed are final.
 type NotificationState string
@@ -40,7 +22,7 @@ const (
 const (
 	DefaultNotificationLease    = 2 * time.Minute
 	DefaultNotificationAttempts = 5
-	MaxNotificationAttempts     = 100
+	maxNotificationAttempts     = 100
 	maxNotificationClaim        = 100
 )
 
@@ -118,8 +100,8 @@ func (p *NotificationClaimParams) defaults() error {
 	switch {
 	case p.MaxAttempts == 0:
 		p.MaxAttempts = DefaultNotificationAttempts
-	case p.MaxAttempts < 0 || p.MaxAttempts > MaxNotificationAttempts:
-		return invalid("max_attempts", "max_attempts %d is outside 1..%d", p.MaxAttempts, MaxNotificationAttempts)
+	case p.MaxAttempts < 0 || p.MaxAttempts > maxNotificationAttempts:
+		return invalid("max_attempts", "max_attempts %d is outside 1..%d", p.MaxAttempts, maxNotificationAttempts)
 	}
 	return nil
 }
@@ -132,9 +114,9 @@ func (s *sqlStore) NotificationClaim(ctx context.Context, p NotificationClaimPar
 	hooks, _ := json.Marshal(p.Webhooks)
 	holder := s.ids.next("lease_", t)
 	var out []Notification
-	err := s.tx(ctx, "claim notifications", func(ex execer) error {
+	err := s.tx(ctx, "claim notifications", func(ex sqldb.Execer) error {
 		out = nil
-		if _, err := ex.exec(ctx, s.q.NotificationExhaust, t, int64(p.MaxAttempts)); err != nil {
+		if _, err := ex.Exec(ctx, s.q.NotificationExhaust, t, int64(p.MaxAttempts)); err != nil {
 			return err
 		}
 		rs, err := s.notifications(ctx, ex, s.q.NotificationClaim, t, t.Add(p.Lease), holder, int64(p.MaxAttempts),
@@ -143,7 +125,7 @@ func (s *sqlStore) NotificationClaim(ctx context.Context, p NotificationClaimPar
 			return err
 		}
 		for _, n := range rs {
-			if _, err := ex.exec(ctx, s.q.NotificationAttemptInsert, n.ID, int64(n.Attempts), t, holder); err != nil {
+			if _, err := ex.Exec(ctx, s.q.NotificationAttemptInsert, n.ID, int64(n.Attempts), t, holder); err != nil {
 				return err
 			}
 			n.Lease = holder
@@ -186,7 +168,7 @@ func (s *sqlStore) NotificationRecord(ctx context.Context, p NotificationRecordP
 		state, next, finished = NotificationPending, now(p.RetryAt), nil
 	}
 	var n Notification
-	err := s.tx(ctx, "record notification", func(ex execer) error {
+	err := s.tx(ctx, "record notification", func(ex sqldb.Execer) error {
 		list, err := s.notifications(ctx, ex, s.q.NotificationRecord, p.ID, p.Lease, string(state), next, p.Error, finished)
 		if err != nil {
 			return err
@@ -204,7 +186,7 @@ func (s *sqlStore) NotificationRecord(ctx context.Context, p NotificationRecordP
 				With(errcode.DetailID, p.ID).With(errcode.DetailState, string(cur[0].State))
 		}
 		n = list[0]
-		_, err = ex.exec(ctx, s.q.NotificationAttemptUpdate, p.ID, int64(n.Attempts), int64(p.Status), p.Error,
+		_, err = ex.Exec(ctx, s.q.NotificationAttemptUpdate, p.ID, int64(n.Attempts), int64(p.Status), p.Error,
 			p.Duration.Milliseconds())
 		return err
 	})
@@ -216,7 +198,7 @@ func (s *sqlStore) NotificationList(ctx context.Context, p NotificationListParam
 		return nil, err
 	}
 	var out []Notification
-	err := s.read(ctx, "list notifications", func(ex execer) error {
+	err := s.read(ctx, "list notifications", func(ex sqldb.Execer) error {
 		var err error
 		if out, err = s.notifications(ctx, ex, s.q.NotificationList, p.IncidentID); err != nil {
 			return err
@@ -225,7 +207,7 @@ func (s *sqlStore) NotificationList(ctx context.Context, p NotificationListParam
 		for i, n := range out {
 			index[n.ID] = i
 		}
-		rs, err := ex.query(ctx, s.q.NotificationAttempts, p.IncidentID)
+		rs, err := ex.Query(ctx, s.q.NotificationAttempts, p.IncidentID)
 		if err != nil {
 			return err
 		}
@@ -249,8 +231,8 @@ func (s *sqlStore) NotificationList(ctx context.Context, p NotificationListParam
 
 // notifications runs a query that returns notification rows, reading them all before returning (a
 // transaction runs its next statement on the same connection).
-func (s *sqlStore) notifications(ctx context.Context, ex execer, query string, args ...any) ([]Notification, error) {
-	rs, err := ex.query(ctx, query, args...)
+func (s *sqlStore) notifications(ctx context.Context, ex sqldb.Execer, query string, args ...any) ([]Notification, error) {
+	rs, err := ex.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

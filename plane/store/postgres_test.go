@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/postgres"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -69,7 +70,7 @@ func TestPostgresListenerReconnects(t *testing.T) {
 	conn := admin(t, dsn)
 	var killed int
 	if err := conn.QueryRow(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = $1 AND query LIKE '%' || $2 || '%'`, store.ListenerApplicationName, schema).Scan(&killed); err != nil {
+		WHERE application_name = $1 AND query LIKE '%' || $2 || '%'`, postgres.ListenerApplicationName, schema).Scan(&killed); err != nil {
 		t.Fatal(err)
 	}
 	if killed != 1 {

@@ -8,28 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
-
-// ReleaseStore keeps published releases and their artifacts. Artifact bytes live in the database, so
-// that every replica can serve every artifact.
-type ReleaseStore interface {
-	// ReleasePut stores a release and its artifacts in one transaction. The caller has verified the
-	// release; the store checks that every artifact's bytes hash to its digest and that the sequence
-	// is above the newest release's. Refused: release.rollback, module.digest_mismatch.
-	ReleasePut(ctx context.Context, p ReleasePutParams) (Release, error)
-	// ReleaseCurrent returns the newest release, with its bundle. Refused: release.not_found.
-	ReleaseCurrent(ctx context.Context) (Release, error)
-	// ReleaseGet returns a release by sequence, with its bundle. Refused: release.not_found.
-	ReleaseGet(ctx context.Context, p ReleaseGetParams) (Release, error)
-	// ReleaseList returns releases newest first, without their bundles.
-	ReleaseList(ctx context.Context, p ReleaseListParams) ([]Release, error)
-	// ArtifactGet returns an artifact's bytes as stored. The store does not re-hash them on the way
-	// out: agents verify every artifact against the statement they verified. Refused: module.not_found.
-	ArtifactGet(ctx context.Context, p ArtifactGetParams) (Artifact, error)
-	// ArtifactHas reports whether an artifact is stored.
-	ArtifactHas(ctx context.Context, p ArtifactGetParams) (bool, error)
-}
 
 // MaxArtifactSize bounds one artifact; agent binaries are the largest.
 const MaxArtifactSize = 256 << 20
@@ -82,7 +63,7 @@ type ReleaseGetParams struct {
 }
 
 type ReleaseListParams struct {
-	Limit int // 0: DefaultListLimit
+	Limit int // 0: 100
 }
 
 type ArtifactGetParams struct {
@@ -138,34 +119,34 @@ func (s *sqlStore) ReleasePut(ctx context.Context, p ReleasePutParams) (Release,
 		Sequence: p.Sequence, Version: p.Version, StatementDigest: p.StatementDigest, Bundle: p.Bundle,
 		PublishedAt: t, PublishedBy: p.By, Artifacts: []ArtifactRef{},
 	}
-	err := s.tx(ctx, "publish release", func(ex execer) error {
+	err := s.tx(ctx, "publish release", func(ex sqldb.Execer) error {
 		if s.q.ReleaseLock != "" {
-			if _, err := ex.exec(ctx, s.q.ReleaseLock); err != nil {
+			if _, err := ex.Exec(ctx, s.q.ReleaseLock); err != nil {
 				return err
 			}
 		}
 		var current int64
-		if err := ex.queryRow(ctx, s.q.ReleaseMaxSequence).Scan(&current); err != nil {
+		if err := ex.QueryRow(ctx, s.q.ReleaseMaxSequence).Scan(&current); err != nil {
 			return err
 		}
 		if p.Sequence <= current {
 			return errcode.New(errcode.ReleaseRollback, "sequence %d is not above the newest release's %d", p.Sequence, current).
 				With(errcode.DetailSequence, p.Sequence).With(errcode.DetailCurrent, current)
 		}
-		if _, err := ex.exec(ctx, s.q.ReleaseInsert, p.Sequence, p.Version, p.StatementDigest, p.Bundle, t, p.By); err != nil {
+		if _, err := ex.Exec(ctx, s.q.ReleaseInsert, p.Sequence, p.Version, p.StatementDigest, p.Bundle, t, p.By); err != nil {
 			return err
 		}
 		for _, a := range p.Artifacts {
 			var has bool
-			if err := ex.queryRow(ctx, s.q.ArtifactHas, a.Digest).Scan(&has); err != nil {
+			if err := ex.QueryRow(ctx, s.q.ArtifactHas, a.Digest).Scan(&has); err != nil {
 				return err
 			}
 			if !has { // an artifact shared with an earlier release is not sent again
-				if _, err := ex.exec(ctx, s.q.ArtifactInsert, a.Digest, int64(len(a.Data)), a.Data, t); err != nil {
+				if _, err := ex.Exec(ctx, s.q.ArtifactInsert, a.Digest, int64(len(a.Data)), a.Data, t); err != nil {
 					return err
 				}
 			}
-			if _, err := ex.exec(ctx, s.q.ReleaseArtifactInsert, p.Sequence, a.Name, a.Digest); err != nil {
+			if _, err := ex.Exec(ctx, s.q.ReleaseArtifactInsert, p.Sequence, a.Name, a.Digest); err != nil {
 				return err
 			}
 			r.Artifacts = append(r.Artifacts, ArtifactRef{Name: a.Name, Digest: a.Digest, Size: int64(len(a.Data))})
@@ -192,10 +173,10 @@ func (s *sqlStore) ReleaseGet(ctx context.Context, p ReleaseGetParams) (Release,
 
 func (s *sqlStore) releaseOne(ctx context.Context, query string, args ...any) (Release, error) {
 	var r Release
-	err := s.read(ctx, "get release", func(ex execer) error {
+	err := s.read(ctx, "get release", func(ex sqldb.Execer) error {
 		var err error
-		r, err = scanRelease(ex.queryRow(ctx, query, args...))
-		if s.drv.kind(err) == errNoRows {
+		r, err = scanRelease(ex.QueryRow(ctx, query, args...))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.ReleaseNotFound, "no release is published")
 		}
 		if err != nil {
@@ -216,8 +197,8 @@ func (s *sqlStore) ReleaseList(ctx context.Context, p ReleaseListParams) ([]Rele
 		return nil, err
 	}
 	var out []Release
-	err = s.read(ctx, "list releases", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.ReleaseList, int64(limit))
+	err = s.read(ctx, "list releases", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.ReleaseList, int64(limit))
 		if err != nil {
 			return err
 		}
@@ -244,8 +225,8 @@ func (s *sqlStore) ReleaseList(ctx context.Context, p ReleaseListParams) ([]Rele
 	return out, err
 }
 
-func (s *sqlStore) releaseArtifacts(ctx context.Context, ex execer, seq int64) ([]ArtifactRef, error) {
-	rs, err := ex.query(ctx, s.q.ReleaseArtifacts, seq)
+func (s *sqlStore) releaseArtifacts(ctx context.Context, ex sqldb.Execer, seq int64) ([]ArtifactRef, error) {
+	rs, err := ex.Query(ctx, s.q.ReleaseArtifacts, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -266,9 +247,9 @@ func (s *sqlStore) ArtifactGet(ctx context.Context, p ArtifactGetParams) (Artifa
 		return Artifact{}, err
 	}
 	var a Artifact
-	err := s.read(ctx, "get artifact", func(ex execer) error {
-		err := ex.queryRow(ctx, s.q.ArtifactGet, p.Digest).Scan(&a.Digest, &a.Size, &a.Data)
-		if s.drv.kind(err) == errNoRows {
+	err := s.read(ctx, "get artifact", func(ex sqldb.Execer) error {
+		err := ex.QueryRow(ctx, s.q.ArtifactGet, p.Digest).Scan(&a.Digest, &a.Size, &a.Data)
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.ModuleNotFound, "no artifact %s", p.Digest).With(errcode.DetailSHA256, p.Digest)
 		}
 		return err
@@ -284,13 +265,13 @@ func (s *sqlStore) ArtifactHas(ctx context.Context, p ArtifactGetParams) (bool, 
 		return false, err
 	}
 	var has bool
-	err := s.read(ctx, "look up artifact", func(ex execer) error {
-		return ex.queryRow(ctx, s.q.ArtifactHas, p.Digest).Scan(&has)
+	err := s.read(ctx, "look up artifact", func(ex sqldb.Execer) error {
+		return ex.QueryRow(ctx, s.q.ArtifactHas, p.Digest).Scan(&has)
 	})
 	return has, err
 }
 
-func scanRelease(r row) (Release, error) {
+func scanRelease(r sqldb.Row) (Release, error) {
 	var rel Release
 	if err := r.Scan(&rel.Sequence, &rel.Version, &rel.StatementDigest, stamp{&rel.PublishedAt}, &rel.PublishedBy,
 		&rel.Bundle); err != nil {

@@ -16,28 +16,229 @@
 // opaque strings that sort by creation.
 //
 // The rules live once, in this package; each database contributes only its driver and its SQL
-// (sql/postgres, sql/sqlite), and the suite in plane/store/storetest holds both to the same behaviour.
+// (plane/store/internal/postgres and internal/sqlite, behind OpenPostgres and OpenSQLite), and the
+// suite in plane/store/storetest holds both to the same behaviour.
 package store
 
 import (
 	"context"
 	"strings"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/postgres"
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqlite"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// Store is the plane's whole state.
+// Store is the plane's whole state: one interface, its methods grouped below by the area they keep.
 type Store interface {
-	JoinStore
-	NodeStore
-	NonceStore
-	JobStore
-	TokenStore
-	ReleaseStore
-	DriverStore
-	CaseStore
-	IncidentStore
-	NotificationStore
+	// Joins. The store keeps enrolment requests. A join grants nothing: only JoinApprove, given the fingerprint
+	// an admin compared, makes a node.
+
+	// JoinCreate records a pending join, or renews the pending join of the same key (Renewed is then
+	// true and the join keeps its id). Refused: join.key_retired, join.key_enrolled, join.too_many.
+	JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCreateResult, error)
+	// JoinGet returns a join. A pending join past its expiry reads as expired.
+	JoinGet(ctx context.Context, p JoinGetParams) (Join, error)
+	// JoinList returns joins oldest first, optionally of one status.
+	JoinList(ctx context.Context, p JoinListParams) (JoinListResult, error)
+	// JoinRenew moves a pending join's expiry to Now+TTL. Refused: join.expired, join.not_pending.
+	JoinRenew(ctx context.Context, p JoinRenewParams) (Join, error)
+	// JoinApprove creates the node and marks the join approved, in one transaction, if Fingerprint is
+	// exactly the join's. Refused: join.fingerprint_mismatch, join.expired, join.not_pending,
+	// join.key_retired, join.key_enrolled, node.name_taken.
+	JoinApprove(ctx context.Context, p JoinApproveParams) (JoinApproveResult, error)
+	// JoinReject marks a pending (or expired) join rejected and retires its key for good.
+	// Refused: join.not_pending.
+	JoinReject(ctx context.Context, p JoinRejectParams) (Join, error)
+	// JoinExpire marks pending joins past their expiry expired and returns how many it marked. Rules
+	// never depend on it having run; it keeps the table honest for people reading it.
+	JoinExpire(ctx context.Context, p JoinExpireParams) (int64, error)
+
+	// Nodes. The store keeps enrolled nodes and what each reported on its last claim.
+
+	// NodeGet returns a node by id, or the active node of a name.
+	NodeGet(ctx context.Context, p NodeGetParams) (Node, error)
+	// NodeGetByKey returns the ACTIVE node holding a key; it is the lookup behind every signed request.
+	// A node that was disconnected or left is refused with node.not_active (details.state, details.id),
+	// so a caller cannot serve an ended pairing by forgetting to look at State.
+	NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node, error)
+	// NodeList returns nodes in enrolment order, optionally of one state.
+	NodeList(ctx context.Context, p NodeListParams) (NodeListResult, error)
+	// NodeReport records what an active node said on a claim, and when. Refused: node.not_active.
+	NodeReport(ctx context.Context, p NodeReportParams) (Node, error)
+	// NodeDisconnect ends the pairing from the plane's side: the node becomes disconnected, its key is
+	// retired, its queued jobs are cancelled and a running job is lost. Refused: node.not_active.
+	NodeDisconnect(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
+	// NodeLeave is the same for the agent's signed goodbye: the node becomes left.
+	NodeLeave(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
+
+	// Nonces. The store remembers the nonces of signed requests until they expire, across every replica.
+
+	// NonceUse records a nonce of a key and reports whether it was fresh. false means it was seen
+	// before and has not expired: the request is a replay and must be refused. A nonce whose earlier
+	// use has expired counts as fresh; ExpiresAt must outlast the window in which the signature's
+	// created time is accepted, so that such a request is refused for its clock anyway.
+	NonceUse(ctx context.Context, p NonceUseParams) (fresh bool, err error)
+	// NoncePurge deletes expired nonces and returns how many.
+	NoncePurge(ctx context.Context, p NoncePurgeParams) (int64, error)
+
+	// Jobs. The store keeps jobs. A job is handed out at most once: it goes from queued to running only through
+	// JobClaim, one at a time per node, and nothing ever sets it back to queued. A running job ends with its
+	// node's result (JobFinish), as lost (JobLoseRunning, JobExpire, the node ending its pairing), or as failed
+	// by an operator (JobMarkFailed). A lost job is never run again.
+
+	// JobCreate queues a job for an active node that reports the word (with WordDigest, if given),
+	// recording the version and digest the node reports, and wakes the node's waiters on every replica.
+	// Refused: node.not_found, node.not_active, job.word_unavailable.
+	JobCreate(ctx context.Context, p JobCreateParams) (Job, error)
+	// JobClaim hands out the node's oldest queued job if the node has no running job, setting it
+	// running with a deadline of Now plus the job's budget. It returns nil when there is nothing to
+	// hand out. Refused: node.not_found, node.not_active.
+	JobClaim(ctx context.Context, p JobClaimParams) (*Job, error)
+	// JobFinish records a running job's result from the node that runs it. Outcome refused also counts
+	// a refusal on the node, in the same transaction. Refused: job.not_found (also for another node's
+	// job), job.not_running.
+	JobFinish(ctx context.Context, p JobFinishParams) (Job, error)
+	// JobLoseRunning makes the node's running job lost: its agent claimed while idle, so the job is no
+	// longer running there. It returns the jobs it changed.
+	JobLoseRunning(ctx context.Context, p JobLoseRunningParams) ([]Job, error)
+	// JobExpire makes every running job past its deadline lost and returns them.
+	JobExpire(ctx context.Context, p JobExpireParams) ([]Job, error)
+	// JobCancel cancels a queued job. Refused: job.not_found, job.not_queued.
+	JobCancel(ctx context.Context, p JobCancelParams) (Job, error)
+	// JobMarkFailed fails a queued or running job on an operator's word. A result arriving later is
+	// refused with job.not_running. Refused: job.not_found, job.finished.
+	JobMarkFailed(ctx context.Context, p JobMarkFailedParams) (Job, error)
+	// JobGet returns a job with its output, transcript and audit.
+	JobGet(ctx context.Context, p JobGetParams) (Job, error)
+	// JobList returns jobs newest first, without output, transcript and audit (JobGet has them).
+	JobList(ctx context.Context, p JobListParams) (JobListResult, error)
+
+	// Tokens. The store keeps admin API bearer tokens by the sha256 of their text: the store never sees a
+	// token.
+
+	// TokenCreate stores a token's hash. Refused: token.exists.
+	TokenCreate(ctx context.Context, p TokenCreateParams) (Token, error)
+	// TokenGetByHash returns the unrevoked token with that hash; it is the lookup behind every admin
+	// request. Refused: token.not_found, token.revoked.
+	TokenGetByHash(ctx context.Context, p TokenGetByHashParams) (Token, error)
+	// TokenList returns tokens in creation order.
+	TokenList(ctx context.Context, p TokenListParams) ([]Token, error)
+	// TokenRevoke revokes a token for good. Refused: token.not_found, token.revoked.
+	TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token, error)
+
+	// Releases. The store keeps published releases and their artifacts. Artifact bytes live in the database, so
+	// that every replica can serve every artifact.
+
+	// ReleasePut stores a release and its artifacts in one transaction. The caller has verified the
+	// release; the store checks that every artifact's bytes hash to its digest and that the sequence
+	// is above the newest release's. Refused: release.rollback, module.digest_mismatch.
+	ReleasePut(ctx context.Context, p ReleasePutParams) (Release, error)
+	// ReleaseCurrent returns the newest release, with its bundle. Refused: release.not_found.
+	ReleaseCurrent(ctx context.Context) (Release, error)
+	// ReleaseGet returns a release by sequence, with its bundle. Refused: release.not_found.
+	ReleaseGet(ctx context.Context, p ReleaseGetParams) (Release, error)
+	// ReleaseList returns releases newest first, without their bundles.
+	ReleaseList(ctx context.Context, p ReleaseListParams) ([]Release, error)
+	// ArtifactGet returns an artifact's bytes as stored. The store does not re-hash them on the way
+	// out: agents verify every artifact against the statement they verified. Refused: module.not_found.
+	ArtifactGet(ctx context.Context, p ArtifactGetParams) (Artifact, error)
+	// ArtifactHas reports whether an artifact is stored.
+	ArtifactHas(ctx context.Context, p ArtifactGetParams) (bool, error)
+
+	// Drivers. The store keeps what the plane needs to run drivers: which drivers an admin enabled, the
+	// accounts they serve (each credential sealed by the plane before it reaches the store), and the audit log
+	// of every driver call. Which executable runs is never stored here: it is the digest the current release
+	// pins, read from the release on every start.
+
+	// DriverEnable records that name is enabled, with the digest the current release pinned when the
+	// admin enabled it. Every replica starts the drivers this table says are enabled.
+	DriverEnable(ctx context.Context, p DriverSetParams) (DriverState, error)
+	// DriverDisable records that name is disabled. Disabling a driver never enabled records it too.
+	DriverDisable(ctx context.Context, p DriverSetParams) (DriverState, error)
+	// DriverGet returns a driver's state; a driver never enabled is returned disabled, not refused.
+	DriverGet(ctx context.Context, p DriverGetParams) (DriverState, error)
+	// DriverList returns every driver ever enabled or disabled, by name.
+	DriverList(ctx context.Context) ([]DriverState, error)
+
+	// AccountCreate stores an account with its sealed credential. Refused: account.exists.
+	AccountCreate(ctx context.Context, p AccountCreateParams) (Account, error)
+	// AccountGet returns an account with its sealed credential. Refused: account.not_found.
+	AccountGet(ctx context.Context, p AccountGetParams) (Account, error)
+	// AccountList returns accounts by name, without their sealed credentials.
+	AccountList(ctx context.Context, p AccountListParams) ([]Account, error)
+	// AccountRemove deletes an account and its sealed credential, returning what it deleted (without
+	// the credential). Refused: account.not_found.
+	AccountRemove(ctx context.Context, p AccountRemoveParams) (Account, error)
+
+	// DriverCallAdd appends a record to the audit log of driver calls.
+	DriverCallAdd(ctx context.Context, p DriverCallAddParams) (DriverCall, error)
+	// DriverCallList returns audit records newest first.
+	DriverCallList(ctx context.Context, p DriverCallListParams) (DriverCallListResult, error)
+
+	// Cases. The store keeps the cases nodes report on their claims: one escalation of one recipe on one node,
+	// numbered by the node. Intake is the only way in, and it holds these rules: a new id is stored, notes are
+	// appended to a known id, a close is recorded, a closed id is never reopened, a recipe has at most one open
+	// case per node (a higher open id closes the older one, noting that its close went unheard; a lower one is
+	// refused), and a node has at most MaxOpen open cases. An open case keeps an incident open (source
+	// recipe:<name>); its close clears it.
+
+	// CaseIntake applies a claim's cases in id order, each under the rules above, and returns what
+	// became of each. A case a rule refuses is an outcome with a coded error (case.closed,
+	// case.superseded, case.too_many_open), not an error of the call: the others are still recorded.
+	// The call fails only when the store does (or node.not_found, node.not_active,
+	// store.param_invalid for a report that breaks CaseReport.Check: check first).
+	CaseIntake(ctx context.Context, p CaseIntakeParams) (CaseIntakeResult, error)
+	// CaseGet returns one case with its notes and body.
+	CaseGet(ctx context.Context, p CaseGetParams) (Case, error)
+	// CaseList returns a node's cases, newest first, without notes and body.
+	CaseList(ctx context.Context, p CaseListParams) ([]Case, error)
+
+	// Incidents. The store keeps incidents: one condition (a source) on one node, with two separate answers. Is
+	// it still happening? Its source says: open or cleared. What is being done? A person says: triage new,
+	// snoozed until a time, resolved or ignored. Every change is an event on the incident's timeline, and
+	// nothing is written while nothing changes, however often the reconciler looks.  Sources are agent cases
+	// (recipe:<name>, written by CaseIntake) and the plane's own detectors (plane:<name>, written by
+	// IncidentReconcile), which read only stored state. An incident that clears while its triage is still new
+	// is resolved by the plane, with that reason; a condition that comes back within ReopenWithin of clearing
+	// reopens its incident as new, and later opens a new one. Opening and reopening each write one notification
+	// per configured webhook, in the same transaction.
+
+	// IncidentReconcile runs every detector against the stored state and opens, reopens and clears
+	// the plane's incidents to match; it also clears the incidents of nodes that are no longer
+	// active. Every replica may run it: runs are serialised, and a run that finds the incidents as
+	// they should be writes nothing.
+	IncidentReconcile(ctx context.Context, p IncidentReconcileParams) (IncidentReconcileResult, error)
+	// IncidentGet returns one incident. Refused: incident.not_found.
+	IncidentGet(ctx context.Context, p IncidentGetParams) (Incident, error)
+	// IncidentList returns incidents newest first, optionally only those that need a person.
+	IncidentList(ctx context.Context, p IncidentListParams) (IncidentListResult, error)
+	// IncidentEventList returns an incident's timeline, oldest first. Refused: incident.not_found.
+	IncidentEventList(ctx context.Context, p IncidentEventListParams) ([]IncidentEvent, error)
+	// IncidentTriage records a person's answer. Setting the triage it already has (and the same
+	// snooze) changes nothing and writes no event. Refused: incident.not_found.
+	IncidentTriage(ctx context.Context, p IncidentTriageParams) (IncidentChange, error)
+	// IncidentNote adds a person's note to the timeline. Refused: incident.not_found.
+	IncidentNote(ctx context.Context, p IncidentNoteParams) (IncidentEvent, error)
+
+	// Notifications. The store keeps the webhook notifications incidents send: an outbox. A notification is
+	// written in the transaction that opened or reopened its incident, one per webhook, so it exists exactly
+	// when the event does; clearing the incident writes one for each webhook that was told it opened. A plane
+	// replica claims due notifications under a lease (no other replica takes them until it runs out), records an attempt before it sends and the outcome after, and either finishes the
+	// notification or schedules its next try. Attempts are bounded: a notification whose attempts ran out fails
+	// for good.
+
+	// NotificationClaim leases up to Limit due, pending notifications for the named webhooks, counting
+	// an attempt on each (written before the delivery, so a replica that dies while sending still spent
+	// it). Notifications whose attempts ran out and whose last lease expired fail first.
+	NotificationClaim(ctx context.Context, p NotificationClaimParams) ([]Notification, error)
+	// NotificationRecord records the outcome of a leased attempt: delivered, retried at RetryAt, or
+	// failed for good. Refused: notification.not_found, notification.lease_lost (another replica holds
+	// it now, or it is finished).
+	NotificationRecord(ctx context.Context, p NotificationRecordParams) (Notification, error)
+	// NotificationList returns an incident's notifications, oldest first, with their attempts.
+	NotificationList(ctx context.Context, p NotificationListParams) ([]Notification, error)
 
 	// Notifier returns the wake-ups for jobs queued by any replica sharing this database.
 	Notifier() Notifier
@@ -70,10 +271,23 @@ func Open(ctx context.Context, url string) (Store, error) {
 	case strings.HasPrefix(url, "sqlite://"):
 		return OpenSQLite(ctx, strings.TrimPrefix(url, "sqlite://"))
 	case strings.Contains(url, "://"):
-		return nil, errcode.New(errcode.StoreURLInvalid, "store url %q: unknown scheme (want postgres:// or sqlite://)", redactURL(url))
+		return nil, errcode.New(errcode.StoreURLInvalid, "store url %q: unknown scheme (want postgres:// or sqlite://)", sqldb.RedactURL(url))
 	case url == "":
 		return nil, errcode.New(errcode.StoreURLInvalid, "store url is empty")
 	default:
 		return OpenSQLite(ctx, url)
 	}
+}
+
+// OpenPostgres opens the store on the PostgreSQL database at url and migrates it. Tables live in the
+// first schema of the search_path, which url may set (postgres://...?search_path=plane); pool_max_conns
+// sets the pool's size (16 by default).
+func OpenPostgres(ctx context.Context, url string) (Store, error) {
+	return openSQL(ctx, postgres.Files, func() (sqldb.Driver, error) { return postgres.Open(ctx, url) })
+}
+
+// OpenSQLite opens (creating if needed, with mode 0600) the store in the SQLite file at path and
+// migrates it.
+func OpenSQLite(ctx context.Context, path string) (Store, error) {
+	return openSQL(ctx, sqlite.Files, func() (sqldb.Driver, error) { return sqlite.Open(ctx, path) })
 }

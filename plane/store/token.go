@@ -5,21 +5,9 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
-
-// TokenStore keeps admin API bearer tokens by the sha256 of their text: the store never sees a token.
-type TokenStore interface {
-	// TokenCreate stores a token's hash. Refused: token.exists.
-	TokenCreate(ctx context.Context, p TokenCreateParams) (Token, error)
-	// TokenGetByHash returns the unrevoked token with that hash; it is the lookup behind every admin
-	// request. Refused: token.not_found, token.revoked.
-	TokenGetByHash(ctx context.Context, p TokenGetByHashParams) (Token, error)
-	// TokenList returns tokens in creation order.
-	TokenList(ctx context.Context, p TokenListParams) ([]Token, error)
-	// TokenRevoke revokes a token for good. Refused: token.not_found, token.revoked.
-	TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token, error)
-}
 
 // Role is what a token may do: viewer reads; operator also runs words of class look and change; admin
 // also runs destructive words, approves joins, and manages tokens and releases.
@@ -83,9 +71,9 @@ func (s *sqlStore) TokenCreate(ctx context.Context, p TokenCreateParams) (Token,
 	}
 	t := now(p.Now)
 	tok := Token{ID: s.ids.next("token_", t), Name: p.Name, Role: p.Role, CreatedAt: t}
-	err := s.tx(ctx, "create token", func(ex execer) error {
-		_, err := ex.exec(ctx, s.q.TokenInsert, tok.ID, tok.Name, string(tok.Role), p.Hash, tok.CreatedAt)
-		if s.drv.kind(err) == errUnique {
+	err := s.tx(ctx, "create token", func(ex sqldb.Execer) error {
+		_, err := ex.Exec(ctx, s.q.TokenInsert, tok.ID, tok.Name, string(tok.Role), p.Hash, tok.CreatedAt)
+		if s.drv.Kind(err) == sqldb.ErrUnique {
 			return errcode.New(errcode.TokenExists, "a token with this hash is already stored")
 		}
 		return err
@@ -101,10 +89,10 @@ func (s *sqlStore) TokenGetByHash(ctx context.Context, p TokenGetByHashParams) (
 		return Token{}, err
 	}
 	var tok Token
-	err := s.read(ctx, "get token", func(ex execer) error {
+	err := s.read(ctx, "get token", func(ex sqldb.Execer) error {
 		var err error
-		tok, err = scanToken(ex.queryRow(ctx, s.q.TokenGetByHash, p.Hash))
-		if s.drv.kind(err) == errNoRows {
+		tok, err = scanToken(ex.QueryRow(ctx, s.q.TokenGetByHash, p.Hash))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.TokenNotFound, "no such token")
 		}
 		return err
@@ -120,8 +108,8 @@ func (s *sqlStore) TokenGetByHash(ctx context.Context, p TokenGetByHashParams) (
 
 func (s *sqlStore) TokenList(ctx context.Context, p TokenListParams) ([]Token, error) {
 	var out []Token
-	err := s.read(ctx, "list tokens", func(ex execer) error {
-		rs, err := ex.query(ctx, s.q.TokenList, p.IncludeRevoked)
+	err := s.read(ctx, "list tokens", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.TokenList, p.IncludeRevoked)
 		if err != nil {
 			return err
 		}
@@ -143,14 +131,14 @@ func (s *sqlStore) TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token,
 		return Token{}, err
 	}
 	var tok Token
-	err := s.tx(ctx, "revoke token", func(ex execer) error {
+	err := s.tx(ctx, "revoke token", func(ex sqldb.Execer) error {
 		var err error
-		tok, err = scanToken(ex.queryRow(ctx, s.q.TokenRevoke, p.ID, now(p.Now)))
-		if s.drv.kind(err) != errNoRows {
+		tok, err = scanToken(ex.QueryRow(ctx, s.q.TokenRevoke, p.ID, now(p.Now)))
+		if s.drv.Kind(err) != sqldb.ErrNoRows {
 			return err
 		}
-		cur, err := scanToken(ex.queryRow(ctx, s.q.TokenGet, p.ID))
-		if s.drv.kind(err) == errNoRows {
+		cur, err := scanToken(ex.QueryRow(ctx, s.q.TokenGet, p.ID))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.TokenNotFound, "no token %s", p.ID).With(errcode.DetailID, p.ID)
 		}
 		if err != nil {
@@ -161,7 +149,7 @@ func (s *sqlStore) TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token,
 	return tok, err
 }
 
-func scanToken(r row) (Token, error) {
+func scanToken(r sqldb.Row) (Token, error) {
 	var tok Token
 	var role string
 	if err := r.Scan(&tok.ID, &tok.Name, &role, stamp{&tok.CreatedAt}, stamp{&tok.RevokedAt}); err != nil {

@@ -17,8 +17,12 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
+	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tlsboot"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -119,8 +123,9 @@ func serveCmd() *cli.Command {
 			if err != nil {
 				return nil, err
 			}
+			bg, queued := background(st, log, hooks, reconcileEvery)
 			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
-				Webhooks: hooks, ReconcileEvery: reconcileEvery, Drivers: mgr})
+				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr})
 			if len(hooks) > 0 {
 				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
 			}
@@ -155,7 +160,17 @@ func serveCmd() *cli.Command {
 			if f, ok := env.Stdout.(*os.File); ok {
 				_ = f.Sync()
 			}
-			go srv.Run(ctx)
+			if err := bg.Start(ctx); err != nil {
+				return nil, err
+			}
+			defer func() {
+				// A step under way sees its context end; a store call that ignores it gets this long.
+				stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				if err := bg.Stop(stop); err != nil {
+					log.Warn("background services did not stop", "err", err)
+				}
+			}()
 			driversCtx, stopDrivers := context.WithCancel(ctx)
 			driversDone := make(chan struct{})
 			go func() {
@@ -181,6 +196,27 @@ func serveCmd() *cli.Command {
 			return nil, nil
 		},
 	}
+}
+
+// background is the plane's work beside its HTTP server: job expiry, the sweep of expired nonces and
+// joins, the incident detectors and, when webhooks are configured, their delivery. Every replica runs
+// all of it; each step is idempotent. queued wakes the delivery service (nil without webhooks).
+func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration) (bg services.Group, queued func()) {
+	bg = services.Group{
+		jobs.NewExpirer(jobs.Config{Store: st, Log: log}),
+		sweep.New(sweep.Config{Store: st, Log: log}),
+	}
+	var deliver *webhook.Service
+	if len(hooks) > 0 {
+		deliver = webhook.NewService(&webhook.Deliverer{Store: st, Endpoints: hooks, Log: log}, 0)
+		queued = deliver.Wake
+	}
+	bg = append(bg, incidents.NewReconciler(incidents.Config{Store: st, Log: log, Every: reconcileEvery,
+		Webhooks: webhook.Names(hooks), Queued: queued}))
+	if deliver != nil {
+		bg = append(bg, deliver)
+	}
+	return bg, queued
 }
 
 // driverManager loads (or, on first start, makes) the master key and sets up the drivers.

@@ -141,7 +141,7 @@ func (s *Server) intakeCases(ctx context.Context, node store.Node, reports []cha
 		return nil
 	}
 	res, err := s.store.CaseIntake(ctx, store.CaseIntakeParams{
-		NodeID: node.ID, Cases: cases, Now: s.now(), MaxOpen: s.cfg.MaxOpenCases, Notify: s.hookNames,
+		NodeID: node.ID, Cases: cases, Now: s.now(), MaxOpen: s.cfg.MaxOpenCases, Notify: s.cfg.WebhookNames,
 	})
 	if err != nil {
 		if errcode.Has(err, errcode.StoreUnavailable) || errcode.Has(err, errcode.StoreBusy) {

@@ -1,13 +1,13 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -123,37 +123,9 @@ func (s *Server) incidentNote(r *http.Request) (any, error) {
 	return eventToAPI(ev), nil
 }
 
-// ReconcileIncidents runs the plane's detectors once. Every replica runs it; the store serialises the
-// runs, and a run that finds nothing new writes nothing.
-func (s *Server) ReconcileIncidents(ctx context.Context) {
-	res, err := s.store.IncidentReconcile(ctx, store.IncidentReconcileParams{
-		Now: s.now(), Up: s.up, Notify: s.hookNames, SilentAfter: s.cfg.SilentAfter, RefusalThreshold: s.cfg.RefusalThreshold,
-	})
-	if err != nil {
-		s.log.Warn("incident reconciliation failed", "err", err)
-		return
-	}
-	s.incidentsChanged(res.Changes)
-}
-
-// DeliverNotifications makes one attempt at every notification due now, and returns how many it made.
-func (s *Server) DeliverNotifications(ctx context.Context) (int, error) {
-	return s.deliverer.DeliverDue(ctx)
-}
-
 // incidentsChanged logs what changed and wakes this process's deliverer when there is something to send.
 func (s *Server) incidentsChanged(changes []store.IncidentChange) {
-	queued := false
-	for _, ch := range changes {
-		s.log.Info("incident "+string(ch.Event.Kind), "incident", ch.Incident.ID, "node", ch.Incident.NodeID,
-			"source", ch.Incident.Source, "severity", ch.Incident.Severity, "condition", ch.Incident.Condition,
-			"triage", ch.Incident.Triage, "notifications", ch.Notifications)
-		queued = queued || ch.Notifications > 0
-	}
-	if queued {
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+	if incidents.LogChanges(s.log, changes) && s.cfg.NotificationsQueued != nil {
+		s.cfg.NotificationsQueued()
 	}
 }

@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -30,6 +32,9 @@ import (
 type incidentPlane struct {
 	t       *testing.T
 	srv     *server.Server
+	deliver *webhook.Deliverer
+	recon   *incidents.Reconciler
+	queued  atomic.Int32 // calls of NotificationsQueued
 	http    *httptest.Server
 	store   store.Store
 	clock   *testkit.Clock
@@ -53,10 +58,14 @@ func newIncidentPlane(t *testing.T) *incidentPlane {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	t.Cleanup(hook.Close)
+	log := slog.New(slog.NewJSONHandler(p.log, nil))
 	p.srv = server.New(server.Config{
-		Store: p.store, Log: slog.New(slog.NewJSONHandler(p.log, nil)), Now: p.clock.Now, ClaimWait: 10 * time.Millisecond,
-		Webhooks: []webhook.Endpoint{{Name: "ops", Format: webhook.FormatJSON, URL: hook.URL}},
+		Store: p.store, Log: log, Now: p.clock.Now, ClaimWait: 10 * time.Millisecond,
+		WebhookNames: []string{"ops"}, NotificationsQueued: func() { p.queued.Add(1) },
 	})
+	p.deliver = &webhook.Deliverer{Store: p.store, Endpoints: []webhook.Endpoint{{Name: "ops", Format: webhook.FormatJSON, URL: hook.URL}},
+		Now: p.clock.Now, Log: log}
+	p.recon = incidents.NewReconciler(incidents.Config{Store: p.store, Now: p.clock.Now, Log: log, Webhooks: []string{"ops"}})
 	p.http = httptest.NewServer(p.srv.Handler())
 	t.Cleanup(p.http.Close)
 	ctx := t.Context()
@@ -184,12 +193,16 @@ func TestClaimTakesInCasesAndNeverFailsOnARefusedOne(t *testing.T) {
 	if code := p.admin(store.RoleViewer, http.MethodGet, "/incidents?needs_you=true&node=web-1", nil, &list); code != http.StatusOK || len(list.Incidents) != 2 {
 		t.Fatalf("list: %d %+v", code, list)
 	}
-	if n, err := p.srv.DeliverNotifications(ctx); err != nil || n != 2 || p.hooks() != 2 {
+	// The claim that queued them woke this process's deliverer rather than leaving them for its tick.
+	if n := p.queued.Load(); n != 1 {
+		t.Fatalf("the claim that queued notifications called NotificationsQueued %d times, want 1", n)
+	}
+	if n, err := p.deliver.DeliverDue(ctx); err != nil || n != 2 || p.hooks() != 2 {
 		t.Fatalf("delivered %d (%v), webhook got %d", n, err, p.hooks())
 	}
 	// The same claim again (the agent did not hear the answer) changes nothing and sends nothing.
 	p.claim(channel.ClaimRequest{Idle: true, Version: "1.0.0", Cases: []channel.CaseReport{good, long}})
-	if n, _ := p.srv.DeliverNotifications(ctx); n != 0 {
+	if n, _ := p.deliver.DeliverDue(ctx); n != 0 {
 		t.Fatalf("a repeated claim sent %d notifications", n)
 	}
 	// A claim reopening a closed id is refused and logged; the claim itself goes through.
@@ -269,14 +282,14 @@ func TestIncidentAdminAPI(t *testing.T) {
 func TestUntrustedReportOpensAnIncident(t *testing.T) {
 	p := newIncidentPlane(t)
 	p.claim(channel.ClaimRequest{Idle: true, Version: "1.0.0", Untrusted: "statement.signature_invalid: no held key signed it"})
-	p.srv.ReconcileIncidents(t.Context())
+	p.recon.Reconcile(t.Context())
 	var list struct{ Incidents []store.Incident }
 	p.admin(store.RoleViewer, http.MethodGet, "/incidents", nil, &list)
 	if len(list.Incidents) != 1 || list.Incidents[0].Source != store.DetectorUntrustedRelease || list.Incidents[0].Severity != store.SeverityCritical {
 		t.Fatalf("incidents %+v", list)
 	}
 	p.claim(channel.ClaimRequest{Idle: true, Version: "1.0.0"})
-	p.srv.ReconcileIncidents(t.Context())
+	p.recon.Reconcile(t.Context())
 	p.admin(store.RoleViewer, http.MethodGet, "/incidents", nil, &list)
 	if list.Incidents[0].Condition != store.ConditionCleared {
 		t.Fatalf("incident %+v", list.Incidents[0])

@@ -1,6 +1,7 @@
 // Package server is the plane's HTTP surface: the agent channel (registry/channel) and the admin API
 // (plane/api, whose route table it registers and whose types it answers with), on one chi router over
-// the plane store.
+// the plane store. It serves requests only; the plane's background work (job expiry, sweeping, incident
+// reconciling, webhook delivery) runs beside it as services (plane/internal/services).
 package server
 
 import (
@@ -14,7 +15,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
-	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
@@ -41,15 +41,12 @@ type Config struct {
 	// Drivers runs the plane's drivers; nil refuses the driver routes.
 	Drivers *drivers.Manager
 
-	// Webhooks are notified when an incident opens or reopens (from lexicon-plane serve --webhooks).
-	Webhooks []webhook.Endpoint
-	// WebhookClient sends the notifications; nil means one with webhook.DefaultTimeout.
-	WebhookClient *http.Client
-	// ReconcileEvery is how often the detectors run; 0 means 30 s.
-	ReconcileEvery time.Duration
-	// Detector settings; 0 means the store's defaults (10 minutes; more than 5 refusals in an hour).
-	SilentAfter      time.Duration
-	RefusalThreshold int
+	// WebhookNames names the webhooks an incident notifies when a case a node reports opens or reopens
+	// it (from lexicon-plane serve --webhooks); the delivery service sends them.
+	WebhookNames []string
+	// NotificationsQueued, when not nil, is called after a claim queued notifications: it wakes this
+	// process's delivery service, so a notification need not wait for its tick.
+	NotificationsQueued func()
 	// MaxOpenCases caps a node's open cases; 0 means channel.MaxOpenCasesNode.
 	MaxOpenCases int
 }
@@ -64,12 +61,6 @@ type Server struct {
 	nodeLimit *limiter
 	addrLimit *limiter
 	manifests *manifestIndex
-
-	// up is when this process started: the silence detector counts from it.
-	up        time.Time
-	hookNames []string
-	deliverer *webhook.Deliverer
-	kick      chan struct{} // wakes the deliverer when this process queued notifications
 
 	mu      sync.Mutex
 	current channel.StatementRef // the newest release, cached
@@ -97,19 +88,12 @@ func New(cfg Config) *Server {
 	if cfg.MaxPendingJoins == 0 {
 		cfg.MaxPendingJoins, cfg.MaxPendingJoinsPerSource = 1000, 20
 	}
-	if cfg.ReconcileEvery == 0 {
-		cfg.ReconcileEvery = 30 * time.Second
-	}
 	s := &Server{
 		cfg: cfg, store: cfg.Store, log: cfg.Log, now: cfg.Now,
 		nonces:    storeNonces{cfg.Store},
 		nodeLimit: newLimiter(cfg.NodeRate, cfg.NodeBurst),
 		addrLimit: newLimiter(cfg.AddrRate, cfg.AddrBurst),
-		up:        cfg.Now(),
-		hookNames: webhook.Names(cfg.Webhooks),
-		kick:      make(chan struct{}, 1),
 	}
-	s.deliverer = &webhook.Deliverer{Store: cfg.Store, Endpoints: cfg.Webhooks, Client: cfg.WebhookClient, Now: cfg.Now, Log: cfg.Log}
 	s.manifests = newManifestIndex(cfg.Store)
 	return s
 }
@@ -136,58 +120,6 @@ func (s *Server) Handler() http.Handler {
 		s.writeError(w, r, notFound(r))
 	})
 	return r
-}
-
-// Run does the plane's housekeeping until ctx ends: running jobs past their budget become lost,
-// expired nonces and joins are swept, the incident detectors run, and due notifications are sent. Every
-// replica runs it; each step is idempotent.
-func (s *Server) Run(ctx context.Context) {
-	jobs := time.NewTicker(5 * time.Second)
-	sweep := time.NewTicker(time.Minute)
-	reconcile := time.NewTicker(s.cfg.ReconcileEvery)
-	defer jobs.Stop()
-	defer sweep.Stop()
-	defer reconcile.Stop()
-	if len(s.cfg.Webhooks) > 0 {
-		done := make(chan struct{})
-		defer func() { <-done }()
-		go func() {
-			defer close(done)
-			s.deliverer.Run(ctx, s.kick, 5*time.Second)
-		}()
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-reconcile.C:
-			s.ReconcileIncidents(ctx)
-		case <-jobs.C:
-			s.ExpireJobs(ctx)
-		case <-sweep.C:
-			now := s.now()
-			if n, err := s.store.NoncePurge(ctx, store.NoncePurgeParams{Now: now}); err != nil {
-				s.log.Warn("nonce purge failed", "err", err)
-			} else if n > 0 {
-				s.log.Debug("nonces purged", "count", n)
-			}
-			if _, err := s.store.JoinExpire(ctx, store.JoinExpireParams{Now: now}); err != nil {
-				s.log.Warn("join expiry failed", "err", err)
-			}
-		}
-	}
-}
-
-// ExpireJobs makes running jobs past their budget lost.
-func (s *Server) ExpireJobs(ctx context.Context) {
-	lost, err := s.store.JobExpire(ctx, store.JobExpireParams{Now: s.now()})
-	if err != nil {
-		s.log.Warn("job expiry failed", "err", err)
-		return
-	}
-	for _, j := range lost {
-		s.log.Warn("job lost: past its claim budget", "job", j.ID, "node", j.NodeID, "word", j.Word)
-	}
 }
 
 // storeNonces adapts the store's nonce table to the verifier, so every replica sees every nonce.

@@ -74,23 +74,6 @@ func (d *Deliverer) maxAttempts() int {
 	return store.DefaultNotificationAttempts
 }
 
-// Run delivers until ctx ends: every interval, and whenever wake receives.
-func (d *Deliverer) Run(ctx context.Context, wake <-chan struct{}, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if _, err := d.DeliverDue(ctx); err != nil && ctx.Err() == nil {
-			d.log().Warn("notification delivery failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-wake:
-		}
-	}
-}
-
 // DeliverDue makes one attempt at each notification due now, and returns how many it attempted.
 func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 	if len(d.Endpoints) == 0 {

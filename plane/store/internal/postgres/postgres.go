@@ -1,8 +1,11 @@
-package store
+// Package postgres is the store's PostgreSQL dialect: a pgx/v5 pool, a LISTEN connection that fans
+// queued-job notifications out to long polls, and the SQL in sql/.
+package postgres
 
 import (
 	"context"
 	"crypto/sha256"
+	"embed"
 	"encoding/hex"
 	"errors"
 	"strings"
@@ -13,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -23,49 +27,42 @@ const ListenerApplicationName = "lexicon-plane-listener"
 // DefaultPoolMaxConns is the size of a plane's connection pool unless its URL sets pool_max_conns.
 const DefaultPoolMaxConns = 16
 
-// pgNotifySQL tells every replica's listener that a job was queued; see postgresDriver.jobQueued.
+// pgNotifySQL tells every replica's listener that a job was queued; see driver.JobQueued.
 const pgNotifySQL = `SELECT pg_notify($1, $2)`
 
-// OpenPostgres opens the store on the PostgreSQL database at url and migrates it. Tables live in the
-// first schema of the search_path, which url may set (postgres://...?search_path=plane): pgx passes
-// unknown parameters as run-time parameters of every connection in the pool, the listener's included.
-func OpenPostgres(ctx context.Context, url string) (Store, error) {
+// Files is the dialect's SQL: sql/queries*.sql and sql/migrations.
+//
+//go:embed sql
+var Files embed.FS
+
+// Open connects to the PostgreSQL database at url. Tables live in the first schema of the search_path,
+// which url may set (postgres://...?search_path=plane): pgx passes unknown parameters as run-time
+// parameters of every connection in the pool, the listener's included.
+func Open(ctx context.Context, url string) (sqldb.Driver, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message may quote the url, password included.
-		return nil, errcode.New(errcode.StoreURLInvalid, "cannot parse PostgreSQL url %s", redactURL(url))
+		return nil, errcode.New(errcode.StoreURLInvalid, "cannot parse PostgreSQL url %s", sqldb.RedactURL(url))
 	}
 	if !strings.Contains(url, "pool_max_conns=") {
 		// pgxpool's default, max(4, CPUs), caps how many commits can share one WAL flush; a plane's
 		// hot paths are short statements from many long polls at once.
 		cfg.MaxConns = DefaultPoolMaxConns
 	}
-	q, err := loadQueries("postgres")
-	if err != nil {
-		return nil, err
-	}
-	ms, err := loadMigrations("postgres")
-	if err != nil {
-		return nil, err
-	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.StoreUnavailable, "cannot open PostgreSQL at %s", redactURL(url))
+		return nil, errcode.Wrap(err, errcode.StoreUnavailable, "cannot open PostgreSQL at %s", sqldb.RedactURL(url))
 	}
-	d := &postgresDriver{pool: pool, listenCfg: cfg.ConnConfig.Copy()}
+	d := &driver{pool: pool, listenCfg: cfg.ConnConfig.Copy()}
 	d.listenCfg.RuntimeParams["application_name"] = ListenerApplicationName
-	d.hub = newHub(d.startListener)
+	d.hub = sqldb.NewHub(d.startListener)
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		pool.Close()
-		return nil, errcode.Wrap(err, errcode.StoreUnavailable, "cannot reach PostgreSQL at %s", redactURL(url))
+		return nil, errcode.Wrap(err, errcode.StoreUnavailable, "cannot reach PostgreSQL at %s", sqldb.RedactURL(url))
 	}
 	d.channel = notifyChannel(schema)
-	s, err := newSQLStore(ctx, d, q, ms)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return d, nil
 }
 
 // notifyChannel names the channel of one schema, so that stores on different schemas of one database
@@ -79,11 +76,11 @@ func notifyChannel(schema string) string {
 	return ch
 }
 
-type postgresDriver struct {
+type driver struct {
 	pool      *pgxpool.Pool
 	channel   string
 	listenCfg *pgx.ConnConfig
-	hub       *hub
+	hub       *sqldb.Hub
 
 	mu      sync.Mutex
 	closed  bool
@@ -91,11 +88,11 @@ type postgresDriver struct {
 	stopped chan struct{}      // closed when the listener has returned
 }
 
-func (d *postgresDriver) exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (d *driver) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	return pgExec(ctx, d.pool, query, args)
 }
 
-func (d *postgresDriver) query(ctx context.Context, query string, args ...any) (rows, error) {
+func (d *driver) Query(ctx context.Context, query string, args ...any) (sqldb.Rows, error) {
 	rs, err := d.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -103,23 +100,23 @@ func (d *postgresDriver) query(ctx context.Context, query string, args ...any) (
 	return rs, nil
 }
 
-func (d *postgresDriver) writer() execer { return d }
+func (d *driver) Writer() sqldb.Execer { return d }
 
-func (d *postgresDriver) queryRow(ctx context.Context, query string, args ...any) row {
+func (d *driver) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
 	return d.pool.QueryRow(ctx, query, args...)
 }
 
-func (d *postgresDriver) tx(ctx context.Context, fn func(execer) error) error {
+func (d *driver) Tx(ctx context.Context, fn func(sqldb.Execer) error) error {
 	return pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		return fn(pgTx{tx})
 	})
 }
 
-func (d *postgresDriver) pipeline(ctx context.Context, steps []step) (err error) {
+func (d *driver) Pipeline(ctx context.Context, steps []sqldb.Step) (err error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	for _, st := range steps {
-		b.Queue(st.query, st.args...)
+		b.Queue(st.Query, st.Args...)
 	}
 	b.Queue("COMMIT")
 	br := d.pool.SendBatch(ctx, b)
@@ -134,10 +131,10 @@ func (d *postgresDriver) pipeline(ctx context.Context, steps []step) (err error)
 		return err
 	}
 	for _, st := range steps {
-		if st.scan == nil {
+		if st.Scan == nil {
 			_, err = br.Exec()
 		} else {
-			err = st.scan(br.QueryRow())
+			err = st.Scan(br.QueryRow())
 		}
 		if err != nil {
 			return err
@@ -150,36 +147,36 @@ func (d *postgresDriver) pipeline(ctx context.Context, steps []step) (err error)
 	return err
 }
 
-// jobQueued sends the notification from inside the transaction: PostgreSQL delivers it at commit, to
+// JobQueued sends the notification from inside the transaction: PostgreSQL delivers it at commit, to
 // every listening replica (this one included), and drops it on rollback.
-func (d *postgresDriver) jobQueued(ctx context.Context, ex execer, nodeID string) error {
-	_, err := ex.exec(ctx, pgNotifySQL, d.channel, nodeID)
+func (d *driver) JobQueued(ctx context.Context, ex sqldb.Execer, nodeID string) error {
+	_, err := ex.Exec(ctx, pgNotifySQL, d.channel, nodeID)
 	return err
 }
 
-func (d *postgresDriver) jobCommitted(string) {}
+func (d *driver) JobCommitted(string) {}
 
-func (d *postgresDriver) notifier() Notifier { return d.hub }
+func (d *driver) Notifier() sqldb.Notifier { return d.hub }
 
-func (d *postgresDriver) kind(err error) errKind {
+func (d *driver) Kind(err error) sqldb.ErrKind {
 	if errors.Is(err, pgx.ErrNoRows) {
-		return errNoRows
+		return sqldb.ErrNoRows
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
 		case "23505": // unique_violation
-			return errUnique
+			return sqldb.ErrUnique
 		case "40001", "40P01", "55P03": // serialization_failure, deadlock_detected, lock_not_available
-			return errBusy
+			return sqldb.ErrBusy
 		}
 	}
-	return errOther
+	return sqldb.ErrOther
 }
 
-func (d *postgresDriver) ping(ctx context.Context) error { return d.pool.Ping(ctx) }
+func (d *driver) Ping(ctx context.Context) error { return d.pool.Ping(ctx) }
 
-func (d *postgresDriver) close() error {
+func (d *driver) Close() error {
 	d.mu.Lock()
 	d.closed = true
 	stop, stopped := d.stop, d.stopped
@@ -188,13 +185,13 @@ func (d *postgresDriver) close() error {
 		stop()
 		<-stopped
 	}
-	d.hub.close()
+	d.hub.Close()
 	d.pool.Close()
 	return nil
 }
 
 // startListener starts the one goroutine that listens for queued jobs on a connection of its own.
-func (d *postgresDriver) startListener() {
+func (d *driver) startListener() {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -213,7 +210,7 @@ func (d *postgresDriver) startListener() {
 // listen holds a LISTEN connection until ctx ends, reconnecting with backoff when it fails. After each
 // (re)connection it wakes every waiter: jobs queued while nobody listened raised no notification here,
 // and the waiters' next claims find them.
-func (d *postgresDriver) listen(ctx context.Context) {
+func (d *driver) listen(ctx context.Context) {
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
 		conn, err := pgx.ConnectConfig(ctx, d.listenCfg)
@@ -221,12 +218,12 @@ func (d *postgresDriver) listen(ctx context.Context) {
 			_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{d.channel}.Sanitize())
 			if err == nil {
 				backoff = 50 * time.Millisecond
-				d.hub.wakeAll()
+				d.hub.WakeAll()
 				for err == nil {
 					var n *pgconn.Notification
 					n, err = conn.WaitForNotification(ctx)
 					if err == nil {
-						d.hub.wake(n.Payload)
+						d.hub.Wake(n.Payload)
 					}
 				}
 			}
@@ -259,11 +256,11 @@ func pgExec(ctx context.Context, db interface {
 
 type pgTx struct{ tx pgx.Tx }
 
-func (t pgTx) exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (t pgTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	return pgExec(ctx, t.tx, query, args)
 }
 
-func (t pgTx) query(ctx context.Context, query string, args ...any) (rows, error) {
+func (t pgTx) Query(ctx context.Context, query string, args ...any) (sqldb.Rows, error) {
 	rs, err := t.tx.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -271,11 +268,11 @@ func (t pgTx) query(ctx context.Context, query string, args ...any) (rows, error
 	return rs, nil
 }
 
-func (t pgTx) queryRow(ctx context.Context, query string, args ...any) row {
+func (t pgTx) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
 	return t.tx.QueryRow(ctx, query, args...)
 }
 
 var (
-	_ driver = (*postgresDriver)(nil)
-	_ execer = pgTx{}
+	_ sqldb.Driver = (*driver)(nil)
+	_ sqldb.Execer = pgTx{}
 )

@@ -1,11 +1,11 @@
-package store
+package sqldb
 
 import "sync"
 
-// hub fans wake-ups out to the waiters of one process, per node. PostgreSQL feeds it from its one
+// Hub fans wake-ups out to the waiters of one process, per node. PostgreSQL feeds it from its one
 // LISTEN connection; SQLite feeds it directly after a job is queued. A wake-up never blocks: each
 // waiter's channel holds one value, and further ones coalesce into it.
-type hub struct {
+type Hub struct {
 	mu      sync.Mutex
 	waiters map[string]map[chan struct{}]struct{}
 	closed  bool
@@ -15,11 +15,13 @@ type hub struct {
 	once  sync.Once
 }
 
-func newHub(first func()) *hub {
-	return &hub{waiters: map[string]map[chan struct{}]struct{}{}, first: first}
+// NewHub makes a hub; first (nil for none) runs on the first Subscribe.
+func NewHub(first func()) *Hub {
+	return &Hub{waiters: map[string]map[chan struct{}]struct{}{}, first: first}
 }
 
-func (h *hub) Subscribe(nodeID string) (<-chan struct{}, func()) {
+// Subscribe implements Notifier.
+func (h *Hub) Subscribe(nodeID string) (<-chan struct{}, func()) {
 	if h.first != nil {
 		h.once.Do(h.first)
 	}
@@ -53,8 +55,8 @@ func (h *hub) Subscribe(nodeID string) (<-chan struct{}, func()) {
 	}
 }
 
-// wake signals every waiter of nodeID.
-func (h *hub) wake(nodeID string) {
+// Wake signals every waiter of nodeID.
+func (h *Hub) Wake(nodeID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ch := range h.waiters[nodeID] {
@@ -62,8 +64,8 @@ func (h *hub) wake(nodeID string) {
 	}
 }
 
-// wakeAll signals every waiter, when wake-ups may have been missed.
-func (h *hub) wakeAll() {
+// WakeAll signals every waiter, when wake-ups may have been missed.
+func (h *Hub) WakeAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, set := range h.waiters {
@@ -73,8 +75,8 @@ func (h *hub) wakeAll() {
 	}
 }
 
-// close wakes every waiter one last time; later subscribers are woken at once.
-func (h *hub) close() {
+// Close wakes every waiter one last time; later subscribers are woken at once.
+func (h *Hub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
@@ -92,8 +94,8 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// waiterCount is the number of subscriptions held, for tests and metrics.
-func (h *hub) waiterCount() int {
+// WaiterCount is the number of subscriptions held, for tests and metrics.
+func (h *Hub) WaiterCount() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0
@@ -103,4 +105,4 @@ func (h *hub) waiterCount() int {
 	return n
 }
 
-var _ Notifier = (*hub)(nil)
+var _ Notifier = (*Hub)(nil)

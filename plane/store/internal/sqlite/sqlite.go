@@ -1,17 +1,21 @@
-package store
+// Package sqlite is the store's embedded SQLite dialect (modernc.org/sqlite, no cgo): one writer
+// connection, a pool of read-only ones, and the SQL in sql/.
+package sqlite
 
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	sqlite "modernc.org/sqlite"
+	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -24,22 +28,19 @@ const (
 	sqliteParams  = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
 )
 
-// OpenSQLite opens (creating if needed, with mode 0600) the store in the SQLite file at path and
-// migrates it. Writes go through one connection whose transactions are BEGIN IMMEDIATE, so they never
-// interleave and never deadlock on a lock upgrade; reads use a small pool of read-only connections.
-func OpenSQLite(ctx context.Context, path string) (Store, error) {
+// Files is the dialect's SQL: sql/queries*.sql and sql/migrations.
+//
+//go:embed sql
+var Files embed.FS
+
+// Open opens (creating if needed, with mode 0600) the SQLite file at path. Writes go through one
+// connection whose transactions are BEGIN IMMEDIATE, so they never interleave and never deadlock on a
+// lock upgrade; reads use a small pool of read-only connections.
+func Open(ctx context.Context, path string) (sqldb.Driver, error) {
 	if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") || path == ":memory:" {
 		return nil, errcode.New(errcode.StoreURLInvalid,
 			"SQLite path %q must be a plain file path (no ?, #, file: or :memory:, which readers could not share)", path).
 			With(errcode.DetailPath, path)
-	}
-	q, err := loadQueries("sqlite")
-	if err != nil {
-		return nil, err
-	}
-	ms, err := loadMigrations("sqlite")
-	if err != nil {
-		return nil, err
 	}
 	// The file holds token hashes and, later, sealed credentials: create it private. SQLite gives its
 	// -wal and -shm files the mode of the database file.
@@ -73,36 +74,31 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 	reader.SetMaxOpenConns(sqliteReaders)
 	reader.SetMaxIdleConns(sqliteReaders)
 
-	d := &sqliteDriver{writerDB: writer, reader: reader, hub: newHub(nil)}
-	s, err := newSQLStore(ctx, d, q, ms)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return &driver{writerDB: writer, reader: reader, hub: sqldb.NewHub(nil)}, nil
 }
 
-type sqliteDriver struct {
+type driver struct {
 	writerDB *sql.DB
 	reader   *sql.DB
-	hub      *hub
+	hub      *sqldb.Hub
 }
 
-// The driver's own execer is the read side.
-func (d *sqliteDriver) exec(ctx context.Context, query string, args ...any) (int64, error) {
-	return sqlDB{d.reader}.exec(ctx, query, args...)
+// The driver's own sqldb.Execer is the read side.
+func (d *driver) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return sqlDB{d.reader}.Exec(ctx, query, args...)
 }
 
-func (d *sqliteDriver) query(ctx context.Context, query string, args ...any) (rows, error) {
-	return sqlDB{d.reader}.query(ctx, query, args...)
+func (d *driver) Query(ctx context.Context, query string, args ...any) (sqldb.Rows, error) {
+	return sqlDB{d.reader}.Query(ctx, query, args...)
 }
 
-func (d *sqliteDriver) queryRow(ctx context.Context, query string, args ...any) row {
-	return sqlDB{d.reader}.queryRow(ctx, query, args...)
+func (d *driver) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
+	return sqlDB{d.reader}.QueryRow(ctx, query, args...)
 }
 
-func (d *sqliteDriver) writer() execer { return sqlDB{d.writerDB} }
+func (d *driver) Writer() sqldb.Execer { return sqlDB{d.writerDB} }
 
-func (d *sqliteDriver) tx(ctx context.Context, fn func(execer) error) error {
+func (d *driver) Tx(ctx context.Context, fn func(sqldb.Execer) error) error {
 	tx, err := d.writerDB.BeginTx(ctx, nil) // BEGIN IMMEDIATE, from _txlock
 	if err != nil {
 		return err
@@ -114,14 +110,14 @@ func (d *sqliteDriver) tx(ctx context.Context, fn func(execer) error) error {
 	return tx.Commit()
 }
 
-func (d *sqliteDriver) pipeline(ctx context.Context, steps []step) error {
-	return d.tx(ctx, func(ex execer) error {
+func (d *driver) Pipeline(ctx context.Context, steps []sqldb.Step) error {
+	return d.Tx(ctx, func(ex sqldb.Execer) error {
 		for _, st := range steps {
 			var err error
-			if st.scan == nil {
-				_, err = ex.exec(ctx, st.query, st.args...)
+			if st.Scan == nil {
+				_, err = ex.Exec(ctx, st.Query, st.Args...)
 			} else {
-				err = st.scan(ex.queryRow(ctx, st.query, st.args...))
+				err = st.Scan(ex.QueryRow(ctx, st.Query, st.Args...))
 			}
 			if err != nil {
 				return err
@@ -131,39 +127,39 @@ func (d *sqliteDriver) pipeline(ctx context.Context, steps []step) error {
 	})
 }
 
-func (d *sqliteDriver) jobQueued(context.Context, execer, string) error { return nil }
+func (d *driver) JobQueued(context.Context, sqldb.Execer, string) error { return nil }
 
-// jobCommitted wakes this process's waiters. Another process sharing the file is not woken: its long
+// JobCommitted wakes this process's waiters. Another process sharing the file is not woken: its long
 // polls find the job when they next time out and claim.
-func (d *sqliteDriver) jobCommitted(nodeID string) { d.hub.wake(nodeID) }
+func (d *driver) JobCommitted(nodeID string) { d.hub.Wake(nodeID) }
 
-func (d *sqliteDriver) notifier() Notifier { return d.hub }
+func (d *driver) Notifier() sqldb.Notifier { return d.hub }
 
-func (d *sqliteDriver) kind(err error) errKind {
+func (d *driver) Kind(err error) sqldb.ErrKind {
 	if errors.Is(err, sql.ErrNoRows) {
-		return errNoRows
+		return sqldb.ErrNoRows
 	}
-	var se *sqlite.Error
+	var se *msqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return errUnique
+			return sqldb.ErrUnique
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_BUSY_SNAPSHOT:
-			return errBusy
+			return sqldb.ErrBusy
 		}
 	}
-	return errOther
+	return sqldb.ErrOther
 }
 
-func (d *sqliteDriver) ping(ctx context.Context) error {
+func (d *driver) Ping(ctx context.Context) error {
 	if err := d.writerDB.PingContext(ctx); err != nil {
 		return err
 	}
 	return d.reader.PingContext(ctx)
 }
 
-func (d *sqliteDriver) close() error {
-	d.hub.close()
+func (d *driver) Close() error {
+	d.hub.Close()
 	return errors.Join(d.reader.Close(), d.writerDB.Close())
 }
 
@@ -177,7 +173,7 @@ type sqlDB struct {
 	}
 }
 
-func (s sqlDB) exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (s sqlDB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	res, err := s.db.ExecContext(ctx, query, sqliteArgs(args)...)
 	if err != nil {
 		return 0, err
@@ -185,7 +181,7 @@ func (s sqlDB) exec(ctx context.Context, query string, args ...any) (int64, erro
 	return res.RowsAffected()
 }
 
-func (s sqlDB) query(ctx context.Context, query string, args ...any) (rows, error) {
+func (s sqlDB) Query(ctx context.Context, query string, args ...any) (sqldb.Rows, error) {
 	rs, err := s.db.QueryContext(ctx, query, sqliteArgs(args)...)
 	if err != nil {
 		return nil, err
@@ -193,7 +189,7 @@ func (s sqlDB) query(ctx context.Context, query string, args ...any) (rows, erro
 	return sqlRows{rs}, nil
 }
 
-func (s sqlDB) queryRow(ctx context.Context, query string, args ...any) row {
+func (s sqlDB) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
 	return s.db.QueryRowContext(ctx, query, sqliteArgs(args)...)
 }
 
@@ -211,6 +207,6 @@ type sqlRows struct{ *sql.Rows }
 func (r sqlRows) Close() { _ = r.Rows.Close() }
 
 var (
-	_ driver = (*sqliteDriver)(nil)
-	_ execer = sqlDB{}
+	_ sqldb.Driver = (*driver)(nil)
+	_ sqldb.Execer = sqlDB{}
 )

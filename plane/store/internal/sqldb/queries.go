@@ -1,7 +1,6 @@
-package store
+package sqldb
 
 import (
-	"embed"
 	"fmt"
 	"io/fs"
 	"path"
@@ -12,18 +11,15 @@ import (
 	"strings"
 )
 
-// The SQL of each database lives in sql/<dialect>/: queries.sql for the statements the rules run (and
+// Each dialect embeds its SQL as a folder sql/: queries.sql for the statements the rules run (and
 // queries_<area>.sql for an area kept apart, read after it in name order), and migrations/NNNN_name.sql
 // for the schema.
-//
-//go:embed sql
-var sqlFiles embed.FS
 
-// queries holds one database's statements, by the name of their block in queries.sql. Loading fails
+// Queries holds one database's statements, by the name of their block in queries.sql. Loading fails
 // unless every field has a block and every block a field, so the two dialects cannot drift apart
 // silently. An empty statement means the database needs nothing there (SQLite's lock blocks).
-type queries struct {
-	driverQueries // queries_drivers.sql
+type Queries struct {
+	DriverQueries // queries_drivers.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -61,34 +57,49 @@ var (
 	fragmentRE = regexp.MustCompile(`\{\{(\w+)\}\}`)
 )
 
-// loadQueries reads the queries of dialect into a queries struct, expanding {{fragment}}s and dropping
-// comment lines.
-func loadQueries(dialect string) (*queries, error) {
-	text, err := queryText(dialect)
-	if err != nil {
-		return nil, err
-	}
-	return parseQueries(path.Join("sql", dialect, "queries*.sql"), text)
+// DriverQueries are the statements of queries_drivers.sql.
+type DriverQueries struct {
+	DriverUpsert, DriverGet, DriverList             string
+	AccountInsert, AccountGet, AccountList          string
+	AccountDelete, DriverCallInsert, DriverCallList string
 }
 
-// queryText is sql/<dialect>/queries.sql followed by every queries_<area>.sql in name order, so that an
+// Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and
+// comment lines dropped, and its migrations in version order.
+func Load(files fs.FS) (*Queries, []Migration, error) {
+	text, err := QueryText(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := ParseQueries("sql/queries*.sql", text)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := loadMigrations(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return q, ms, nil
+}
+
+// QueryText is sql/queries.sql followed by every sql/queries_<area>.sql in name order, so that an
 // area's file can use the main file's fragments.
-func queryText(dialect string) (string, error) {
-	dir := path.Join("sql", dialect)
-	entries, err := fs.ReadDir(sqlFiles, dir)
+func QueryText(files fs.FS) (string, error) {
+	dir := "sql"
+	entries, err := fs.ReadDir(files, dir)
 	if err != nil {
 		return "", err
 	}
-	files := []string{"queries.sql"}
+	names := []string{"queries.sql"}
 	for _, e := range entries {
 		if n := e.Name(); strings.HasPrefix(n, "queries_") && strings.HasSuffix(n, ".sql") {
-			files = append(files, n)
+			names = append(names, n)
 		}
 	}
-	sort.Strings(files[1:])
+	sort.Strings(names[1:])
 	var text strings.Builder
-	for _, f := range files {
-		raw, err := sqlFiles.ReadFile(path.Join(dir, f))
+	for _, f := range names {
+		raw, err := fs.ReadFile(files, path.Join(dir, f))
 		if err != nil {
 			return "", err
 		}
@@ -98,7 +109,8 @@ func queryText(dialect string) (string, error) {
 	return text.String(), nil
 }
 
-func parseQueries(file, text string) (*queries, error) {
+// ParseQueries fills a Queries from text, refusing a field without a block and a block without a field.
+func ParseQueries(file, text string) (*Queries, error) {
 	fragments := map[string]string{}
 	named := map[string]string{}
 	var kind, name string
@@ -143,7 +155,7 @@ func parseQueries(file, text string) (*queries, error) {
 		return nil, err
 	}
 
-	q := &queries{}
+	q := &Queries{}
 	v := reflect.ValueOf(q).Elem()
 	for _, sf := range reflect.VisibleFields(v.Type()) {
 		if sf.Type.Kind() != reflect.String { // an embedded struct of an area's queries
@@ -168,44 +180,44 @@ func parseQueries(file, text string) (*queries, error) {
 	return q, nil
 }
 
-// migration is one numbered schema change of one dialect.
-type migration struct {
-	version int
-	name    string
-	sql     string
+// Migration is one numbered schema change of one dialect.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
 }
 
 var migrationRE = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
 
-// loadMigrations reads sql/<dialect>/migrations in version order. Versions start at 1 and have no
-// gaps, so a missing file cannot pass unnoticed.
-func loadMigrations(dialect string) ([]migration, error) {
-	dir := path.Join("sql", dialect, "migrations")
-	entries, err := fs.ReadDir(sqlFiles, dir)
+// loadMigrations reads sql/migrations in version order. Versions start at 1 and have no gaps, so a
+// missing file cannot pass unnoticed.
+func loadMigrations(files fs.FS) ([]Migration, error) {
+	dir := "sql/migrations"
+	entries, err := fs.ReadDir(files, dir)
 	if err != nil {
 		return nil, err
 	}
-	var out []migration
+	var out []Migration
 	for _, e := range entries {
 		m := migrationRE.FindStringSubmatch(e.Name())
 		if m == nil {
 			return nil, fmt.Errorf("%s/%s: a migration is named NNNN_name.sql", dir, e.Name())
 		}
 		v, _ := strconv.Atoi(m[1])
-		b, err := sqlFiles.ReadFile(path.Join(dir, e.Name()))
+		b, err := fs.ReadFile(files, path.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, migration{version: v, name: m[2], sql: string(b)})
+		out = append(out, Migration{Version: v, Name: m[2], SQL: string(b)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	for i := 1; i < len(out); i++ {
-		if out[i].version == out[i-1].version {
-			return nil, fmt.Errorf("%s: two migrations are numbered %04d (%s and %s)", dir, out[i].version, out[i-1].name, out[i].name)
+		if out[i].Version == out[i-1].Version {
+			return nil, fmt.Errorf("%s: two migrations are numbered %04d (%s and %s)", dir, out[i].Version, out[i-1].Name, out[i].Name)
 		}
 	}
 	for i, m := range out {
-		if m.version != i+1 {
+		if m.Version != i+1 {
 			return nil, fmt.Errorf("%s: migration %04d is missing", dir, i+1)
 		}
 	}

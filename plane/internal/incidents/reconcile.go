@@ -1,0 +1,93 @@
+// Package incidents runs the plane's incident detectors: on every tick it compares what the store holds
+// (silent agents, refusals, lost jobs, untrusted releases) with the open incidents and writes only the
+// differences.
+package incidents
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+)
+
+// DefaultEvery is how often the detectors run.
+const DefaultEvery = 30 * time.Second
+
+// Config sets up a Reconciler.
+type Config struct {
+	Store store.Store
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Up is when this plane process started: silence is counted from it, so a plane that was down does
+	// not find the whole fleet silent the moment it comes back. Zero means Now() at NewReconciler.
+	Up  time.Time
+	Log *slog.Logger
+	// Every is how often the detectors run; 0 means DefaultEvery.
+	Every time.Duration
+	// Webhooks names the webhooks an opened or reopened incident notifies.
+	Webhooks []string
+	// Detector settings; 0 means the store's defaults (10 minutes; more than 5 refusals in an hour).
+	SilentAfter      time.Duration
+	RefusalThreshold int
+	// Queued, when not nil, is called after a run that queued notifications (it wakes this process's
+	// deliverer).
+	Queued func()
+}
+
+// Reconciler runs the detectors. Every replica runs one: the store serialises the runs, and a run that
+// finds nothing new writes nothing.
+type Reconciler struct {
+	*services.Periodic
+	c Config
+}
+
+// NewReconciler makes the reconciler; Start runs it.
+func NewReconciler(c Config) *Reconciler {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Up.IsZero() {
+		c.Up = c.Now()
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Every == 0 {
+		c.Every = DefaultEvery
+	}
+	r := &Reconciler{c: c}
+	r.Periodic = &services.Periodic{Name: "incident reconciler", Every: c.Every, Step: r.Reconcile}
+	return r
+}
+
+// Reconcile runs the detectors once.
+func (r *Reconciler) Reconcile(ctx context.Context) {
+	res, err := r.c.Store.IncidentReconcile(ctx, store.IncidentReconcileParams{
+		Now: r.c.Now(), Up: r.c.Up, Notify: r.c.Webhooks, SilentAfter: r.c.SilentAfter, RefusalThreshold: r.c.RefusalThreshold,
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			r.c.Log.Warn("incident reconciliation failed", "err", err)
+		}
+		return
+	}
+	if LogChanges(r.c.Log, res.Changes) && r.c.Queued != nil {
+		r.c.Queued()
+	}
+}
+
+// LogChanges logs each change to an incident and reports whether any queued a notification. Intake (in
+// the claim handler) and the reconciler both use it, so a change reads the same whoever made it.
+func LogChanges(log *slog.Logger, changes []store.IncidentChange) (queued bool) {
+	for _, ch := range changes {
+		log.Info("incident "+string(ch.Event.Kind), "incident", ch.Incident.ID, "node", ch.Incident.NodeID,
+			"source", ch.Incident.Source, "severity", ch.Incident.Severity, "condition", ch.Incident.Condition,
+			"triage", ch.Incident.Triage, "notifications", ch.Notifications)
+		queued = queued || ch.Notifications > 0
+	}
+	return queued
+}
+
+var _ services.Service = (*Reconciler)(nil)

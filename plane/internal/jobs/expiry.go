@@ -1,0 +1,66 @@
+// Package jobs holds the plane's background work on jobs: running jobs past their claim budget become
+// lost, never run again.
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+)
+
+// DefaultExpireEvery is how often the expirer looks for running jobs past their budget.
+const DefaultExpireEvery = 5 * time.Second
+
+// Config sets up an Expirer.
+type Config struct {
+	Store store.Store
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+	// Every is how often it runs; 0 means DefaultExpireEvery.
+	Every time.Duration
+}
+
+// Expirer makes running jobs past their claim budget lost. Every replica runs one: JobExpire is one
+// statement, and a job another replica already marked lost is not marked again.
+type Expirer struct {
+	*services.Periodic
+	store store.Store
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+// NewExpirer makes the expirer; Start runs it.
+func NewExpirer(c Config) *Expirer {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Every == 0 {
+		c.Every = DefaultExpireEvery
+	}
+	e := &Expirer{store: c.Store, now: c.Now, log: c.Log}
+	e.Periodic = &services.Periodic{Name: "job expiry", Every: c.Every, Step: e.Expire}
+	return e
+}
+
+// Expire makes running jobs past their budget lost, once, and logs each.
+func (e *Expirer) Expire(ctx context.Context) {
+	lost, err := e.store.JobExpire(ctx, store.JobExpireParams{Now: e.now()})
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("job expiry failed", "err", err)
+		}
+		return
+	}
+	for _, j := range lost {
+		e.log.Warn("job lost: past its claim budget", "job", j.ID, "node", j.NodeID, "word", j.Word)
+	}
+}
+
+var _ services.Service = (*Expirer)(nil)

@@ -1,0 +1,103 @@
+package jobs_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
+	"github.com/lexicon-fleet/lexicon/registry/keys"
+)
+
+// runningJob enrols a node reporting the word "w" and hands it a job with a one-minute budget, claimed
+// at t0.
+func runningJob(t *testing.T, s store.Store, t0 time.Time) store.Job {
+	t.Helper()
+	ctx := t.Context()
+	pub := keys.NewNode().Public()
+	j, err := s.JoinCreate(ctx, store.JoinCreateParams{Name: "web-1", Key: pub.String(), Fingerprint: pub.Fingerprint(), SourceAddress: "192.0.2.1", Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.JoinApprove(ctx, store.JoinApproveParams{ID: j.Join.ID, Fingerprint: pub.Fingerprint(), Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NodeReport(ctx, store.NodeReportParams{ID: res.Node.ID, Now: t0, Idle: true,
+		Vocabulary: []store.WordRef{{Name: "w", Version: "1.0.0", Digest: "d", Class: "look"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.JobCreate(ctx, store.JobCreateParams{NodeID: res.Node.ID, Word: "w", Class: "look", Params: []byte(`{}`),
+		Budget: time.Minute, CreatedBy: "test", Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	job, err := s.JobClaim(ctx, store.JobClaimParams{NodeID: res.Node.ID, Now: t0})
+	if err != nil || job == nil {
+		t.Fatalf("claim: %v %v", job, err)
+	}
+	return *job
+}
+
+func state(t *testing.T, s store.Store, id string) store.JobState {
+	t.Helper()
+	j, err := s.JobGet(t.Context(), store.JobGetParams{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j.State
+}
+
+func TestExpireLosesJobsPastTheirBudget(t *testing.T) {
+	s := storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
+	t0 := time.Now().UTC().Truncate(time.Second)
+	job := runningJob(t, s, t0)
+	now := t0.Add(30 * time.Second)
+	e := jobs.NewExpirer(jobs.Config{Store: s, Now: func() time.Time { return now }})
+	e.Expire(t.Context())
+	if st := state(t, s, job.ID); st != store.JobRunning {
+		t.Fatalf("within its budget the job is %s", st)
+	}
+	now = t0.Add(2 * time.Minute)
+	e.Expire(t.Context())
+	if st := state(t, s, job.ID); st != store.JobLost {
+		t.Fatalf("past its budget the job is %s, want lost", st)
+	}
+	e.Expire(t.Context()) // again: nothing to do, nothing fails
+	if st := state(t, s, job.ID); st != store.JobLost {
+		t.Fatalf("a second pass moved the job to %s", st)
+	}
+}
+
+// The service runs Expire on its tick.
+func TestExpirerRunsOnItsTick(t *testing.T) {
+	s := storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
+	t0 := time.Now().UTC().Truncate(time.Second)
+	job := runningJob(t, s, t0)
+	e := jobs.NewExpirer(jobs.Config{Store: s, Now: func() time.Time { return t0.Add(time.Hour) }})
+	ticks, stopped := make(chan time.Time), make(chan struct{})
+	e.NewTicker = func(d time.Duration) (<-chan time.Time, func()) {
+		if d != jobs.DefaultExpireEvery {
+			t.Errorf("ticker of %s, want %s", d, jobs.DefaultExpireEvery)
+		}
+		return ticks, func() { close(stopped) }
+	}
+	if err := e.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(t, s, job.ID); st != store.JobRunning {
+		t.Fatalf("before any tick the job is %s", st)
+	}
+	// The loop takes the second tick only after the first tick's pass returned.
+	ticks <- t0
+	ticks <- t0
+	if st := state(t, s, job.ID); st != store.JobLost {
+		t.Fatalf("after a tick the job is %s, want lost", st)
+	}
+	if err := e.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-stopped
+}
