@@ -36,11 +36,12 @@ func (l *Loop) tick(ctx context.Context, r *recipe, now time.Time) {
 
 	v := l.check(ctx, r)
 	r.verdict, r.detail, r.checkedAt = v.verdict, v.detail, now
-	l.log.Debug("recipe checked", "recipe", r.name, "verdict", v.verdict) // what `lexicon-agent run --debug` shows an author
 	quiet := v.verdict == r.st.verdict && v.verdict != channel.VerdictFail // a pass after a pass, an unknown after an unknown
 	if err := l.record(r, Event{At: now, Event: EventCheck, Verdict: v.verdict, Detail: v.detail}, !quiet); err != nil {
 		return
 	}
+	// Logged once the ledger holds it, so whoever reads the log can read the ledger (an author's test does).
+	l.log.Debug("recipe checked", "recipe", r.name, "verdict", v.verdict)
 	l.mu.Lock()
 	open := l.files[r.name].open()
 	l.mu.Unlock()
