@@ -31,7 +31,8 @@ WASMPOST := $(WASMPOST_TOOL) wasmpost
 DATAMERGE := $(wildcard host/wasm/datamerge/*.go)
 WORDS := $(patsubst primitives/%/main.go,%,$(wildcard primitives/*/main.go))
 TESTWORDS := $(patsubst host/wasm/testdata/%/main.go,%,$(wildcard host/wasm/testdata/*/main.go))
-WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.wasm) $(WASM_DIR)/examples/hello.wasm
+WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.wasm) $(WASM_DIR)/examples/hello.wasm \
+	$(WASM_DIR)/examples/motd.wasm $(WASM_DIR)/examples/motd_write.wasm
 # Recipes: primitives/recipes/<name> -> build/wasm/recipes/<name>.wasm (staged by `modules`), and the
 # recipe loop's test modules agent/internal/recipes/testdata/<name> -> build/wasm/recipetest/<name>.wasm.
 RECIPES := $(patsubst primitives/recipes/%/main.go,%,$(wildcard primitives/recipes/*/main.go))
@@ -53,6 +54,10 @@ $(WASM_DIR)/%.wasm: primitives/% $$(wildcard primitives/%/*.go) $(WASM_DEPS)
 $(WASM_DIR)/testdata/%.wasm: host/wasm/testdata/% $$(wildcard host/wasm/testdata/%/*.go) $(WASM_DEPS)
 	$(WASM_BUILD)
 $(WASM_DIR)/examples/hello.wasm: examples/word-hello $(wildcard examples/word-hello/*.go) $(WASM_DEPS)
+	$(WASM_BUILD)
+$(WASM_DIR)/examples/motd.wasm: examples/recipe-motd $(wildcard examples/recipe-motd/*.go) $(WASM_DEPS)
+	$(WASM_BUILD)
+$(WASM_DIR)/examples/motd_write.wasm: examples/recipe-motd/repair $(wildcard examples/recipe-motd/repair/*.go) $(WASM_DEPS)
 	$(WASM_BUILD)
 $(WASM_DIR)/recipes/%.wasm: primitives/recipes/% $$(wildcard primitives/recipes/%/*.go) $(WASM_DEPS)
 	$(WASM_BUILD)

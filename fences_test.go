@@ -72,10 +72,10 @@ var fences = []fence{
 		}
 		return ""
 	}, except: func(pkg, dep string) bool {
-		// wordtest runs an author's built word through the real host in `go test`; it is never built
-		// into a word (it does not build for wasip1, which the sdk/word fence checks), and it still may
-		// not reach the agent or the plane.
-		return inModule(pkg, "sdk/word/wordtest") && (inModule(dep, "host") || inModule(dep, "registry"))
+		// wordtest and recipetest run an author's built word or recipe through the real host in `go
+		// test`; they are never built into a word (they do not build for wasip1, which the sdk/word
+		// fence checks), and they still may not reach the agent or the plane.
+		return (inModule(pkg, "sdk/word/wordtest") || inModule(pkg, "sdk/word/recipetest")) && (inModule(dep, "host") || inModule(dep, "registry"))
 	}, breaks: []string{module + "/host/wasm", module + "/registry", module + "/plane/api"}, keeps: []string{module + "/sdk/errcode", "github.com/hashicorp/go-plugin"}},
 	{pattern: "sdk/word", env: []string{"GOOS=wasip1", "GOARCH=wasm"}, forbidden: func(dep string) string {
 		if !stdlib(dep) && !inModule(dep, "sdk") {

@@ -40,6 +40,8 @@ func (l *Loop) tick(ctx context.Context, r *recipe, now time.Time) {
 	if err := l.record(r, Event{At: now, Event: EventCheck, Verdict: v.verdict, Detail: v.detail}, !quiet); err != nil {
 		return
 	}
+	// Logged once the ledger holds it, so whoever reads the log can read the ledger (an author's test does).
+	l.log.Debug("recipe checked", "recipe", r.name, "verdict", v.verdict)
 	l.mu.Lock()
 	open := l.files[r.name].open()
 	l.mu.Unlock()
