@@ -415,4 +415,11 @@ func (s *switchable) Journal(ctx context.Context, unit string, lines int) ([]cap
 	return s.Load().Journal(ctx, unit, lines)
 }
 
+func (s *switchable) Enable(ctx context.Context, name string) error {
+	return s.Load().Enable(ctx, name)
+}
+func (s *switchable) Vacuum(ctx context.Context, bytes int64) error {
+	return s.Load().Vacuum(ctx, bytes)
+}
+
 var _ systemd.Manager = (*switchable)(nil)

@@ -40,9 +40,9 @@
 //
 // fs.remove unlinks one regular file beneath a declared root, and only one whose name matches a
 // declared pattern and whose modification time is at least the declared min_age_s old; it never removes
-// a folder, a link's target or the root itself, and asks the same of the folders above the root as
-// fs.write does (capability.root_unsafe). A file refused for its name or its age answers
-// capability.denied with details.reason and nothing is removed.
+// a folder, a symlink or the root itself, and asks the same of the folders above the root as fs.write
+// does (capability.root_unsafe). A file refused for where it is, its name, its type or its age answers
+// capability.denied with details.reason, and nothing is removed.
 //
 // fs.write never writes setuid, setgid or sticky bits: a mode with any of 07000 is capability.invalid
 // (details.field "mode") and nothing is written, and a file replaced keeps its permissions but not its
@@ -169,9 +169,10 @@ type FSWriteResult struct {
 	SHA256 string `json:"sha256"`
 }
 
-// FSRemove unlinks one file beneath a declared root (fs.remove). The file must be a regular file (or a
-// symlink, which is removed itself, never its target) whose base name matches one of the declared
-// patterns and whose modification time is at least the declared min_age_s in the past.
+// FSRemove unlinks one file beneath a declared root (fs.remove). The file must be a regular file whose
+// base name matches one of the declared patterns and whose modification time is at least the declared
+// min_age_s in the past. A link beneath the root on the way to its folder is followed only while it
+// stays beneath the root; a final symlink is refused, never followed nor removed.
 type FSRemove struct {
 	Cap  string `json:"cap"`
 	Path string `json:"path"`
