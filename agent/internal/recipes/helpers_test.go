@@ -118,6 +118,13 @@ func (m *machine) Restart(ctx context.Context, name string) error {
 	return m.Fake.Restart(ctx, name)
 }
 
+func (m *machine) Vacuum(ctx context.Context, bytes int64) error {
+	if m.unknown.Load() {
+		return m.gone()
+	}
+	return m.Fake.Vacuum(ctx, bytes)
+}
+
 func (m *machine) restarts() int {
 	n := 0
 	for _, a := range m.Actions() {
