@@ -3,6 +3,7 @@ package recipes
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -127,5 +128,116 @@ func TestDiskHeadroomContainment(t *testing.T) {
 	want := []string{"home/alice/notes.1", "home/alice/thesis.gz", "var/log/syslog.1"}
 	if got := files(t, base); !slices.Equal(got, want) {
 		t.Fatalf("left %v, want %v", got, want)
+	}
+}
+
+// supervisionNode is a node running the agent binary the release pins, with agent_supervision declaring
+// declDir as the unit folder, its repair word's roots at unitDir, and a service manager whose
+// daemon-reload reads unitDir.
+func supervisionNode(t *testing.T, declDir, unitDir, show string) *env {
+	agent := filepath.Join(t.TempDir(), "lexicon-agent")
+	if err := os.WriteFile(agent, []byte("the agent this release pins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	units := map[string]string{}
+	if show != "" {
+		units["lexicon-agent.service"] = show
+	}
+	e := newEnv(t, setup{
+		units:  units,
+		agents: map[string]string{runtime.GOOS + "/" + runtime.GOARCH: agent},
+		digest: sha(agent),
+		mods: func(*env) []vocabtest.Module {
+			return []vocabtest.Module{
+				recipeMod("agent_supervision", func(m *manifest.Manifest) {
+					m.Params = []byte(strings.Replace(string(m.Params), `"/etc/systemd/system"`, `"`+declDir+`"`, 1))
+				}),
+				{Manifest: root + "primitives/restore_agent_unit/manifest.json", File: root + "build/wasm/restore_agent_unit.wasm",
+					Edit: func(m *manifest.Manifest) {
+						for i := range m.Capabilities {
+							if m.Capabilities[i].Paths != nil {
+								m.Capabilities[i].Paths = []string{unitDir}
+							}
+						}
+					}},
+			}
+		},
+	})
+	e.sd.UnitDir = unitDir
+	return e
+}
+
+// TestAgentSupervisionRepair: the agent's unit edited to stop restarts and disabled is put back from
+// the release's copy and enabled, after two failing ticks; the next tick passes.
+func TestAgentSupervisionRepair(t *testing.T) {
+	unitDir := filepath.Join(wasmtest.SafeDir(t), "etc", "systemd", "system")
+	path := filepath.Join(unitDir, "lexicon-agent.service")
+	if err := os.MkdirAll(unitDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("[Service]\nExecStart=/usr/local/bin/lexicon-agent run\nRestart=no\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	neighbour := filepath.Join(unitDir, "nginx.service")
+	if err := os.WriteFile(neighbour, []byte("[Service]\nExecStart=/usr/sbin/nginx\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := supervisionNode(t, unitDir, unitDir, running+"UnitFileState=disabled\nRestart=no\n")
+	e.step()
+	e.after(time.Hour)
+	e.want("agent_supervision", "0 check:fail", "60 check:fail", "60 attempt:1:repair", "60 outcome:1:repaired")
+	got, _ := os.ReadFile(path)
+	want, _ := os.ReadFile(root + "agent/cmd/lexicon-agent/lexicon-agent.service")
+	if len(want) == 0 || string(got) != string(want) {
+		t.Fatalf("unit file now:\n%s", got)
+	}
+	if b, _ := os.ReadFile(neighbour); !strings.Contains(string(b), "nginx") {
+		t.Fatal("another unit's file was touched")
+	}
+	if a := strings.Join(e.sd.Actions(), ";"); a != "daemon-reload;enable lexicon-agent.service" {
+		t.Fatalf("actions %q", a)
+	}
+	e.after(time.Hour)
+	e.want("agent_supervision", "0 check:fail", "60 check:fail", "60 attempt:1:repair", "60 outcome:1:repaired", "120 check:pass")
+}
+
+// TestAgentSupervisionRemoved: a removed unit is written back.
+func TestAgentSupervisionRemoved(t *testing.T) {
+	unitDir := filepath.Join(wasmtest.SafeDir(t), "etc", "systemd", "system")
+	if err := os.MkdirAll(unitDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := supervisionNode(t, unitDir, unitDir, "")
+	e.step()
+	e.after(time.Hour)
+	e.after(time.Hour)
+	e.want("agent_supervision", "0 check:fail", "60 check:fail", "60 attempt:1:repair", "60 outcome:1:repaired", "120 check:pass")
+	if _, err := os.Stat(filepath.Join(unitDir, "lexicon-agent.service")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAgentSupervisionContainment: a declaration naming a unit folder the repair word was not given (a
+// user's own systemd folder) gets nothing written there: the attempt fails with capability.denied.
+func TestAgentSupervisionContainment(t *testing.T) {
+	base := wasmtest.SafeDir(t)
+	unitDir := filepath.Join(base, "etc", "systemd", "system")
+	other := filepath.Join(base, "home", "alice", ".config", "systemd", "user")
+	for _, d := range []string{unitDir, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := supervisionNode(t, other, unitDir, "")
+	e.step()
+	e.after(time.Hour)
+	e.want("agent_supervision", "0 check:fail", "60 check:fail", "60 attempt:1:repair", "60 outcome:1:failed:capability.denied")
+	for _, d := range []string{unitDir, other} {
+		if entries, _ := os.ReadDir(d); len(entries) != 0 {
+			t.Fatalf("%s: %v", d, entries)
+		}
+	}
+	if len(e.sd.Actions()) != 0 {
+		t.Fatalf("actions %v", e.sd.Actions())
 	}
 }
