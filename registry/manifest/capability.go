@@ -52,6 +52,40 @@ type Program struct {
 	Args   json.RawMessage `json:"args"`
 }
 
+// NodeRenewal as a Program's path stands for the certificate renewal program the node's own policy
+// names and pins by sha256 (certbot renew, a site's own script): one signed repair word can renew on
+// every node that has configured one, and on the others exec.pinned answers capability.unknown. Its
+// SHA256 is left empty in the manifest; the Args schema still bounds what the word may add.
+const NodeRenewal = "@renewal"
+
+// NodeProgram is a program the node's local configuration pins for a NodeRenewal entry: an absolute
+// path, the sha256 its bytes must have, and fixed arguments put before any the word passes.
+type NodeProgram struct {
+	Path   string   `json:"path"`
+	SHA256 string   `json:"sha256"`
+	Args   []string `json:"args,omitempty"`
+}
+
+// Validate checks the program's path is absolute and clean, its sha256 is 64 lowercase hex digits, and
+// it has at most 32 arguments of at most 4096 bytes each.
+func (p NodeProgram) Validate() error {
+	if !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path {
+		return invalid("path", "program path %q must be absolute and clean", p.Path)
+	}
+	if !sha256RE.MatchString(p.SHA256) {
+		return invalid("sha256", "program sha256 must be 64 lowercase hex digits")
+	}
+	if len(p.Args) > 32 {
+		return invalid("args", "at most 32 arguments")
+	}
+	for _, a := range p.Args {
+		if len(a) > 4096 {
+			return invalid("args", "an argument is over 4096 bytes")
+		}
+	}
+	return nil
+}
+
 // ArgsSchema compiles the schema the program's argument array must satisfy, for a host that checks
 // each call. Parse has already compiled it once, so it only fails on a Program built by hand.
 func (p Program) ArgsSchema() (*jsonschema.Schema, error) {
@@ -197,10 +231,13 @@ func (m *Manifest) validateCapabilities() error {
 		}
 		for j, p := range c.Programs {
 			pf := fmt.Sprintf("%s.programs[%d]", field, j)
-			if !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path {
+			switch {
+			case p.Path == NodeRenewal && p.SHA256 != "":
+				return invalid(pf+".sha256", "the node's policy pins %s; the manifest gives no sha256 for it", NodeRenewal)
+			case p.Path == NodeRenewal:
+			case !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path:
 				return invalid(pf+".path", "program path %q must be absolute and clean", p.Path)
-			}
-			if !sha256RE.MatchString(p.SHA256) {
+			case !sha256RE.MatchString(p.SHA256):
 				return invalid(pf+".sha256", "program sha256 must be 64 lowercase hex digits")
 			}
 			if len(p.Args) == 0 {

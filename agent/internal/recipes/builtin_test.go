@@ -1,6 +1,16 @@
 package recipes
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -239,5 +249,115 @@ func TestAgentSupervisionContainment(t *testing.T) {
 	}
 	if len(e.sd.Actions()) != 0 {
 		t.Fatalf("actions %v", e.sd.Actions())
+	}
+}
+
+// certSite serves TLS on loopback: a certificate 3 days from expiry until renewed exists, a 90-day one
+// after, as a renewal program that rewrote the site's certificate would leave it.
+func certSite(t *testing.T, renewed string) string {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert := func(days int) tls.Certificate {
+		leaf := &x509.Certificate{SerialNumber: big.NewInt(int64(days)), Subject: pkix.Name{CommonName: "www.example.test"},
+			NotBefore: time.Now().Add(-day), NotAfter: time.Now().Add(time.Duration(days)*day + time.Hour),
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+		der, err := x509.CreateCertificate(rand.Reader, leaf, leaf, &key.PublicKey, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	}
+	old, fresh := cert(3), cert(90)
+	// A listener of our own: httptest would add its own certificate, which tls prefers to
+	// GetCertificate when the client sends no server name (an IP address).
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if _, err := os.Stat(renewed); err == nil {
+			return &fresh, nil
+		}
+		return &old, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				_ = c.(*tls.Conn).Handshake()
+				c.Close()
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// certNode is a node serving site, with cert_expiry and renew_cert, whose policy is pol plus its names.
+func certNode(t *testing.T, site, renewal string) *env {
+	pol := `{"classes": {"look": "accept", "change": "accept"}, "names": ["` + site + `"]` + renewal + `}`
+	return newEnv(t, setup{policy: pol, mods: func(*env) []vocabtest.Module {
+		return []vocabtest.Module{recipeMod("cert_expiry", nil), wordMod("renew_cert")}
+	}})
+}
+
+// TestCertExpiryNotConfigured: where the node's policy names no renewal program, cert_expiry only
+// checks, escalates on its second failing tick as a recipe without a repair does, and the report and
+// the case say the repair is not configured.
+func TestCertExpiryNotConfigured(t *testing.T) {
+	site := certSite(t, filepath.Join(t.TempDir(), "renewed"))
+	e := certNode(t, site, "")
+	e.step()
+	e.after(time.Hour)
+	e.want("cert_expiry", "0 check:fail", "60 check:fail", "60 escalation:1")
+	rep := e.report("cert_expiry")
+	if !strings.Contains(rep.recipe.Detail, "3 days left") || !strings.Contains(rep.recipe.Detail, "repair not configured") {
+		t.Fatalf("report %+v", rep.recipe)
+	}
+	if len(rep.cases) != 1 || !strings.Contains(rep.cases[0].Summary, "repair not configured") {
+		t.Fatalf("cases %+v", rep.cases)
+	}
+	if body := rep.cases[0].Body; body == nil || body.Mode != ModeCheckOnly {
+		t.Fatalf("case body %+v", body)
+	}
+}
+
+// TestCertExpiryRenews: where the policy pins a renewal program, two failing ticks run it through
+// renew_cert, and the next tick's check sees the renewed certificate.
+func TestCertExpiryRenews(t *testing.T) {
+	dir := t.TempDir()
+	renewed := filepath.Join(dir, "renewed")
+	site := certSite(t, renewed)
+	script := "#!/bin/sh\n[ \"$1\" = renew ] && touch " + renewed + "\n"
+	prog := filepath.Join(dir, "renew.sh")
+	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(script))
+	e := certNode(t, site, `, "renewal": {"path": "`+prog+`", "sha256": "`+hex.EncodeToString(sum[:])+`", "args": ["renew"]}`)
+	e.step()
+	if _, err := os.Stat(renewed); err == nil {
+		t.Fatal("renewed after one failing tick")
+	}
+	e.after(time.Hour)
+	e.want("cert_expiry", "0 check:fail", "60 check:fail", "60 attempt:1:repair", "60 outcome:1:repaired")
+	e.after(time.Hour)
+	e.want("cert_expiry", "0 check:fail", "60 check:fail", "60 attempt:1:repair", "60 outcome:1:repaired", "120 check:pass")
+
+	// A program swapped after the policy pinned it does not run: the attempt fails, denied.
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\ntouch "+renewed+".evil\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(renewed)
+	e.after(time.Hour)
+	e.after(time.Hour)
+	evs := e.timeline("cert_expiry")
+	if last := evs[len(evs)-1]; last != "240 outcome:1:failed:capability.denied" {
+		t.Fatalf("timeline %v", evs)
+	}
+	if _, err := os.Stat(renewed + ".evil"); err == nil {
+		t.Fatal("the swapped program ran")
 	}
 }

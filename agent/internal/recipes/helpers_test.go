@@ -235,7 +235,7 @@ func newEnv(t *testing.T, s setup) *env {
 	names := handed
 	v := e.rel.Open(t)
 	var rn *runner.Runner
-	if len(names.Names) == 0 {
+	if len(names.Names) == 0 && names.Renewal == nil {
 		// Most tests share one host and runner, so each module is loaded once per test binary rather
 		// than once per test; the runner keys what it loaded by module and manifest digest.
 		sh := sharedHost(t)
@@ -244,7 +244,7 @@ func newEnv(t *testing.T, s setup) *env {
 		rn.Vocab, rn.PolicyFile, rn.LockFile = v, e.policy, e.lock
 		e.host = sh.host
 	} else {
-		e.host = newHost(t, e.sd, names.Names)
+		e.host = newHost(t, e.sd, names.Names, names.Renewal)
 		t.Cleanup(func() { e.host.Close() })
 		rn = &runner.Runner{Host: e.host, Vocab: v, PolicyFile: e.policy, LockFile: e.lock}
 	}
@@ -366,7 +366,7 @@ type reportOf struct {
 }
 
 // newHost is an in-process host over sd, with the compile cache wordtest uses.
-func newHost(t *testing.T, sd systemd.Manager, self []string) *wasm.Host {
+func newHost(t *testing.T, sd systemd.Manager, self []string, renewal *manifest.NodeProgram) *wasm.Host {
 	t.Helper()
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -377,7 +377,7 @@ func newHost(t *testing.T, sd systemd.Manager, self []string) *wasm.Host {
 		t.Fatal(err)
 	}
 	h, err := wasm.New(context.Background(), wasm.Config{Isolation: wasm.InProcess, CacheDir: filepath.Join(cache, "cache"),
-		CacheKeyFile: filepath.Join(cache, "cache.key"), Systemd: sd, Self: self})
+		CacheKeyFile: filepath.Join(cache, "cache.key"), Systemd: sd, Self: self, Renewal: renewal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ var shared sharedRunner
 func sharedHost(t *testing.T) *sharedRunner {
 	shared.once.Do(func() {
 		shared.sd = &switchable{}
-		shared.host = newHost(t, shared.sd, nil)
+		shared.host = newHost(t, shared.sd, nil, nil)
 		shared.runner = &runner.Runner{Host: shared.host}
 	})
 	return &shared
