@@ -26,7 +26,7 @@
 //
 // # Filesystem roots
 //
-// fs.read, fs.stat, fs.list, fs.write and sys.disk act only beneath the folders their capability
+// fs.read, fs.stat, fs.list, fs.write, fs.remove and sys.disk act only beneath the folders their capability
 // declares in "paths". The host reaches a declared root from "/", one component at a time, and never
 // follows a symlink on the way: a link anywhere from "/" to the root (the root itself, its parent, any
 // folder above) answers capability.denied with details.component naming it. Beneath the root a link is
