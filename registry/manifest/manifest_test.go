@@ -253,6 +253,10 @@ func TestRepairCapabilityBounds(t *testing.T) {
 		{"vacuum in a look word", goodWord, `{"cap": "journal.vacuum", "min_bytes": 268435456}`, errcode.ManifestInvalid, "capabilities[2].cap"},
 		{"enable", change, `{"cap": "systemd.enable", "units": ["lexicon-agent.service"]}`, "", ""},
 		{"enable without units", change, `{"cap": "systemd.enable"}`, errcode.ManifestInvalid, "capabilities[2].units"},
+		{"node renewal", change, `{"cap": "exec.pinned", "programs": [{"path": "@renewal", "args": {"type": "array", "maxItems": 0}}]}`, "", ""},
+		{"node renewal with a digest", change, `{"cap": "exec.pinned", "programs": [{"path": "@renewal", "sha256": "` + strings.Repeat("a", 64) + `", "args": {"type": "array"}}]}`, errcode.ManifestInvalid, "capabilities[2].programs[0].sha256"},
+		{"node renewal without an args schema", change, `{"cap": "exec.pinned", "programs": [{"path": "@renewal"}]}`, errcode.ManifestInvalid, "capabilities[2].programs[0].args"},
+		{"another node program", change, `{"cap": "exec.pinned", "programs": [{"path": "@shell", "args": {"type": "array"}}]}`, errcode.ManifestInvalid, "capabilities[2].programs[0].path"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
