@@ -4,8 +4,12 @@
 //
 //	{
 //	  "classes": {"look": "accept", "change": "accept", "destructive": "refuse"},
-//	  "names": ["www.example.com", "example.com:8443"]
+//	  "names": ["www.example.com", "example.com:8443"],
+//	  "renewal": {"path": "/usr/bin/certbot", "sha256": "<64 hex digits>", "args": ["renew", "--quiet"]}
 //	}
+//
+// renewal is the certificate renewal program this node runs when cert_expiry fails, pinned by the
+// sha256 of its bytes; without it cert_expiry only checks.
 package policy
 
 import (
@@ -34,6 +38,9 @@ type Policy struct {
 	Classes map[manifest.Class]string `json:"classes"`
 	// Names are the node's own host names (host or host:port): what "@self" means in a manifest.
 	Names []string `json:"names,omitempty"`
+	// Renewal is the program a repair word's exec.pinned "@renewal" runs (manifest.NodeRenewal); nil
+	// means none is configured and such a repair does not run.
+	Renewal *manifest.NodeProgram `json:"renewal,omitempty"`
 
 	// problem is why the policy accepts nothing, when it could not be loaded.
 	problem error
@@ -52,6 +59,11 @@ func Load(path string) *Policy {
 	var p Policy
 	if err := json.Unmarshal(data, &p, json.RejectUnknownMembers(true)); err != nil {
 		return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s is not valid, so this node accepts nothing", path)}
+	}
+	if p.Renewal != nil {
+		if err := p.Renewal.Validate(); err != nil {
+			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: renewal is not a pinned program, so this node accepts nothing", path)}
+		}
 	}
 	for class, d := range p.Classes {
 		if class.Rank() == 0 || (d != Accept && d != Refuse) {

@@ -65,3 +65,28 @@ func TestFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// TestRenewal: the renewal program is pinned by path and sha256; a policy whose renewal is not a pinned
+// program accepts nothing, as any other invalid policy.
+func TestRenewal(t *testing.T) {
+	const sum = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	p := policy.Load(write(t, `{"classes": {"change": "accept"}, "renewal": {"path": "/usr/bin/certbot", "sha256": "`+sum+`", "args": ["renew", "--quiet"]}}`, 0o644))
+	if p.Problem() != nil || p.Renewal == nil || p.Renewal.Path != "/usr/bin/certbot" || len(p.Renewal.Args) != 2 {
+		t.Fatalf("%v %+v", p.Problem(), p.Renewal)
+	}
+	if p := policy.Load(write(t, `{"classes": {"look": "accept"}}`, 0o644)); p.Renewal != nil {
+		t.Fatalf("renewal without one: %+v", p.Renewal)
+	}
+	for name, renewal := range map[string]string{
+		"relative path":  `{"path": "certbot", "sha256": "` + sum + `"}`,
+		"unclean path":   `{"path": "/usr/bin/../bin/certbot", "sha256": "` + sum + `"}`,
+		"no digest":      `{"path": "/usr/bin/certbot"}`,
+		"short digest":   `{"path": "/usr/bin/certbot", "sha256": "0123"}`,
+		"unknown member": `{"path": "/usr/bin/certbot", "sha256": "` + sum + `", "shell": true}`,
+	} {
+		p := policy.Load(write(t, `{"classes": {"look": "accept"}, "renewal": `+renewal+`}`, 0o644))
+		if err := p.Check(word(manifest.ClassLook)); errcode.Code(err) != errcode.PolicyUntrusted {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -68,6 +68,9 @@ type Config struct {
 	// Self lists the node's own names (host or host:port), what "@self" in a manifest stands for. They
 	// come from the node's local configuration, never from a job.
 	Self []string
+	// Renewal is the node's certificate renewal program, what exec.pinned's "@renewal" runs; nil means
+	// none (those calls answer capability.unknown). Like Self it comes from the node's policy.
+	Renewal *manifest.NodeProgram
 	// Systemd reaches the service manager; nil detects it (systemd.Detect).
 	Systemd systemd.Manager
 	// RootCAs verify net.http's TLS servers; nil uses the system's.
@@ -96,7 +99,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if sd == nil {
 		sd = systemd.Detect()
 	}
-	h.env = &caps.Env{Self: append([]string(nil), cfg.Self...), Systemd: sd, RootCAs: cfg.RootCAs}
+	h.env = &caps.Env{Self: append([]string(nil), cfg.Self...), Systemd: sd, RootCAs: cfg.RootCAs, Renewal: cfg.Renewal}
 	var key []byte
 	if cfg.CacheDir != "" {
 		var err error

@@ -23,11 +23,22 @@ type Capability struct {
 	Hosts []string `json:"hosts,omitempty"`
 	// Programs are the only programs exec.pinned may run.
 	Programs []Program `json:"programs,omitempty"`
+	// Patterns are base-name patterns in path.Match syntax (fs.remove): only a file whose name matches
+	// one may be removed.
+	Patterns []string `json:"patterns,omitempty"`
+	// MinAgeS is how old, by modification time, a file must be before fs.remove may remove it.
+	MinAgeS int64 `json:"min_age_s,omitempty"`
+	// MinBytes is the smallest size journal.vacuum may shrink the journal to.
+	MinBytes int64 `json:"min_bytes,omitempty"`
 	// MaxBytes caps what one call may read, write or fetch.
 	MaxBytes int64 `json:"max_bytes,omitempty"`
 	// TimeoutMS caps one call's time (net.http, tls.peer, exec.pinned).
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
+
+// MinJournalBytes is the smallest journal.vacuum floor a manifest may declare (16 MiB), so no signed word
+// can vacuum the journal to nothing.
+const MinJournalBytes = 16 << 20
 
 // SelfHost in Hosts means "the node's own names", which the node's configuration supplies, so one signed
 // word can probe each node's own site without naming every site in the release.
@@ -41,6 +52,40 @@ type Program struct {
 	Args   json.RawMessage `json:"args"`
 }
 
+// NodeRenewal as a Program's path stands for the certificate renewal program the node's own policy
+// names and pins by sha256 (certbot renew, a site's own script): one signed repair word can renew on
+// every node that has configured one, and on the others exec.pinned answers capability.unknown. Its
+// SHA256 is left empty in the manifest; the Args schema still bounds what the word may add.
+const NodeRenewal = "@renewal"
+
+// NodeProgram is a program the node's local configuration pins for a NodeRenewal entry: an absolute
+// path, the sha256 its bytes must have, and fixed arguments put before any the word passes.
+type NodeProgram struct {
+	Path   string   `json:"path"`
+	SHA256 string   `json:"sha256"`
+	Args   []string `json:"args,omitempty"`
+}
+
+// Validate checks the program's path is absolute and clean, its sha256 is 64 lowercase hex digits, and
+// it has at most 32 arguments of at most 4096 bytes each.
+func (p NodeProgram) Validate() error {
+	if !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path {
+		return invalid("path", "program path %q must be absolute and clean", p.Path)
+	}
+	if !sha256RE.MatchString(p.SHA256) {
+		return invalid("sha256", "program sha256 must be 64 lowercase hex digits")
+	}
+	if len(p.Args) > 32 {
+		return invalid("args", "at most 32 arguments")
+	}
+	for _, a := range p.Args {
+		if len(a) > 4096 {
+			return invalid("args", "an argument is over 4096 bytes")
+		}
+	}
+	return nil
+}
+
 // ArgsSchema compiles the schema the program's argument array must satisfy, for a host that checks
 // each call. Parse has already compiled it once, so it only fails on a Program built by hand.
 func (p Program) ArgsSchema() (*jsonschema.Schema, error) {
@@ -48,7 +93,7 @@ func (p Program) ArgsSchema() (*jsonschema.Schema, error) {
 }
 
 // bound is a bit set of the bounds a capability takes.
-type bound uint8
+type bound uint16
 
 const (
 	bPaths bound = 1 << iota
@@ -57,6 +102,9 @@ const (
 	bPrograms
 	bMaxBytes
 	bTimeout
+	bPatterns
+	bMinAge
+	bMinBytes
 )
 
 // capSpec says which bounds a capability takes, which it needs, and the lowest word class it needs.
@@ -71,12 +119,15 @@ var capabilitiesV1 = map[string]capSpec{
 	"fs.stat":              {allowed: bPaths, required: bPaths},
 	"fs.list":              {allowed: bPaths | bMaxBytes, required: bPaths},
 	"fs.write":             {allowed: bPaths | bMaxBytes, required: bPaths, minClass: ClassChange},
+	"fs.remove":            {allowed: bPaths | bPatterns | bMinAge, required: bPaths | bPatterns, minClass: ClassChange},
 	"sys.facts":            {},
 	"sys.disk":             {allowed: bPaths},
 	"systemd.unit":         {allowed: bUnits, required: bUnits},
 	"systemd.restart":      {allowed: bUnits, required: bUnits, minClass: ClassChange},
 	"systemd.reset_failed": {allowed: bUnits, required: bUnits, minClass: ClassChange},
 	"journal.read":         {allowed: bUnits | bMaxBytes, required: bUnits},
+	"journal.vacuum":       {allowed: bMinBytes, required: bMinBytes, minClass: ClassChange},
+	"systemd.enable":       {allowed: bUnits, required: bUnits, minClass: ClassChange},
 	"net.http":             {allowed: bHosts | bMaxBytes | bTimeout, required: bHosts},
 	"tls.peer":             {allowed: bHosts | bTimeout, required: bHosts},
 	"exec.pinned":          {allowed: bPrograms | bMaxBytes | bTimeout, required: bPrograms, minClass: ClassChange},
@@ -102,13 +153,23 @@ func (c Capability) has() bound {
 	if c.TimeoutMS != 0 {
 		b |= bTimeout
 	}
+	if len(c.Patterns) > 0 {
+		b |= bPatterns
+	}
+	if c.MinAgeS != 0 {
+		b |= bMinAge
+	}
+	if c.MinBytes != 0 {
+		b |= bMinBytes
+	}
 	return b
 }
 
 var boundNames = []struct {
 	b    bound
 	name string
-}{{bPaths, "paths"}, {bUnits, "units"}, {bHosts, "hosts"}, {bPrograms, "programs"}, {bMaxBytes, "max_bytes"}, {bTimeout, "timeout_ms"}}
+}{{bPaths, "paths"}, {bUnits, "units"}, {bHosts, "hosts"}, {bPrograms, "programs"}, {bMaxBytes, "max_bytes"}, {bTimeout, "timeout_ms"},
+	{bPatterns, "patterns"}, {bMinAge, "min_age_s"}, {bMinBytes, "min_bytes"}}
 
 func (m *Manifest) validateCapabilities() error {
 	seen := map[string]bool{}
@@ -137,7 +198,7 @@ func (m *Manifest) validateCapabilities() error {
 		if m.Kind == KindRecipe && spec.minClass != "" {
 			return invalid(field+".cap", "a recipe's check only looks; %s changes the machine and belongs to its repair word", c.Cap)
 		}
-		if c.MaxBytes < 0 || c.TimeoutMS < 0 {
+		if c.MaxBytes < 0 || c.TimeoutMS < 0 || c.MinAgeS < 0 || c.MinBytes < 0 {
 			return invalid(field, "bounds must not be negative")
 		}
 		if c.TimeoutMS > MaxWallTime.Milliseconds() {
@@ -153,6 +214,16 @@ func (m *Manifest) validateCapabilities() error {
 				return invalid(fmt.Sprintf("%s.units[%d]", field, j), "unit pattern %q is not a valid pattern", u)
 			}
 		}
+		for j, p := range c.Patterns {
+			// A base-name pattern: no folder separator (so it cannot reach into a sub-folder by itself),
+			// and not one that matches every name, which would make the bound no bound.
+			if _, err := path.Match(p, ""); err != nil || p == "" || strings.Contains(p, "/") || p == "*" {
+				return invalid(fmt.Sprintf("%s.patterns[%d]", field, j), "pattern %q is not a base-name pattern narrower than *", p)
+			}
+		}
+		if c.MinBytes != 0 && c.MinBytes < MinJournalBytes {
+			return invalid(field+".min_bytes", "min_bytes must be at least %d: the journal is never vacuumed to less", MinJournalBytes)
+		}
 		for j, h := range c.Hosts {
 			if !validHost(h) {
 				return invalid(fmt.Sprintf("%s.hosts[%d]", field, j), "host %q is not a host or host:port", h)
@@ -160,10 +231,13 @@ func (m *Manifest) validateCapabilities() error {
 		}
 		for j, p := range c.Programs {
 			pf := fmt.Sprintf("%s.programs[%d]", field, j)
-			if !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path {
+			switch {
+			case p.Path == NodeRenewal && p.SHA256 != "":
+				return invalid(pf+".sha256", "the node's policy pins %s; the manifest gives no sha256 for it", NodeRenewal)
+			case p.Path == NodeRenewal:
+			case !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path:
 				return invalid(pf+".path", "program path %q must be absolute and clean", p.Path)
-			}
-			if !sha256RE.MatchString(p.SHA256) {
+			case !sha256RE.MatchString(p.SHA256):
 				return invalid(pf+".sha256", "program sha256 must be 64 lowercase hex digits")
 			}
 			if len(p.Args) == 0 {

@@ -229,3 +229,47 @@ func TestDeclaration(t *testing.T) {
 		t.Fatalf("no params: %s %v", got, err)
 	}
 }
+
+// TestRepairCapabilityBounds: fs.remove, journal.vacuum and systemd.enable change the machine, so they
+// need class change, and each is fenced by bounds a manifest cannot leave open: fs.remove by roots and
+// base-name patterns narrower than "*", journal.vacuum by a floor no lower than MinJournalBytes.
+func TestRepairCapabilityBounds(t *testing.T) {
+	change := strings.Replace(goodWord, `"class": "look"`, `"class": "change"`, 1)
+	caps := `[{"cap": "fs.list", "paths": ["/var", "/srv"]}, {"cap": "fs.stat", "paths": ["/var"]}]`
+	cases := []struct {
+		name, word, cap, code, field string
+	}{
+		{"remove", change, `{"cap": "fs.remove", "paths": ["/var/log"], "patterns": ["*.gz", "*.[0-9]"], "min_age_s": 86400}`, "", ""},
+		{"remove in a look word", goodWord, `{"cap": "fs.remove", "paths": ["/var/log"], "patterns": ["*.gz"]}`, errcode.ManifestInvalid, "capabilities[2].cap"},
+		{"remove without patterns", change, `{"cap": "fs.remove", "paths": ["/var/log"]}`, errcode.ManifestInvalid, "capabilities[2].patterns"},
+		{"remove without roots", change, `{"cap": "fs.remove", "patterns": ["*.gz"]}`, errcode.ManifestInvalid, "capabilities[2].paths"},
+		{"remove everything", change, `{"cap": "fs.remove", "paths": ["/var/log"], "patterns": ["*"]}`, errcode.ManifestInvalid, "capabilities[2].patterns[0]"},
+		{"remove into a folder", change, `{"cap": "fs.remove", "paths": ["/var"], "patterns": ["log/*.gz"]}`, errcode.ManifestInvalid, "capabilities[2].patterns[0]"},
+		{"remove negative age", change, `{"cap": "fs.remove", "paths": ["/var/log"], "patterns": ["*.gz"], "min_age_s": -1}`, errcode.ManifestInvalid, "capabilities[2]"},
+		{"patterns on another cap", change, `{"cap": "fs.write", "paths": ["/var/log"], "patterns": ["*.gz"]}`, errcode.ManifestInvalid, "capabilities[2].patterns"},
+		{"vacuum", change, `{"cap": "journal.vacuum", "min_bytes": 268435456}`, "", ""},
+		{"vacuum without floor", change, `{"cap": "journal.vacuum"}`, errcode.ManifestInvalid, "capabilities[2].min_bytes"},
+		{"vacuum to nothing", change, `{"cap": "journal.vacuum", "min_bytes": 1024}`, errcode.ManifestInvalid, "capabilities[2].min_bytes"},
+		{"vacuum in a look word", goodWord, `{"cap": "journal.vacuum", "min_bytes": 268435456}`, errcode.ManifestInvalid, "capabilities[2].cap"},
+		{"enable", change, `{"cap": "systemd.enable", "units": ["lexicon-agent.service"]}`, "", ""},
+		{"enable without units", change, `{"cap": "systemd.enable"}`, errcode.ManifestInvalid, "capabilities[2].units"},
+		{"node renewal", change, `{"cap": "exec.pinned", "programs": [{"path": "@renewal", "args": {"type": "array", "maxItems": 0}}]}`, "", ""},
+		{"node renewal with a digest", change, `{"cap": "exec.pinned", "programs": [{"path": "@renewal", "sha256": "` + strings.Repeat("a", 64) + `", "args": {"type": "array"}}]}`, errcode.ManifestInvalid, "capabilities[2].programs[0].sha256"},
+		{"node renewal without an args schema", change, `{"cap": "exec.pinned", "programs": [{"path": "@renewal"}]}`, errcode.ManifestInvalid, "capabilities[2].programs[0].args"},
+		{"another node program", change, `{"cap": "exec.pinned", "programs": [{"path": "@shell", "args": {"type": "array"}}]}`, errcode.ManifestInvalid, "capabilities[2].programs[0].path"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(tc.word, caps, caps[:len(caps)-1]+", "+tc.cap+"]", 1)
+			_, err := manifest.Parse([]byte(src))
+			if got := errcode.Code(err); got != tc.code {
+				t.Fatalf("code = %q (%v), want %q", got, err, tc.code)
+			}
+			if tc.field != "" {
+				if f := errcode.From(err, "").Details["field"]; f != tc.field {
+					t.Fatalf("field = %v, want %q", f, tc.field)
+				}
+			}
+		})
+	}
+}

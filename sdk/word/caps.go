@@ -24,9 +24,10 @@ type (
 	Certificate   = capv1.Certificate
 	PeerChain     = capv1.TLSPeerResult
 	ProgramResult = capv1.ExecResult
+	Removed       = capv1.FSRemoveResult
 )
 
-// FileSystem is fs.read, fs.stat, fs.list and fs.write, beneath the roots the manifest declares.
+// FileSystem is fs.read, fs.stat, fs.list, fs.write and fs.remove, beneath the roots the manifest declares.
 type FileSystem struct{}
 
 // FS returns the file-system client.
@@ -71,6 +72,14 @@ func (FileSystem) ListSizes(path string, limit int) (Listing, error) {
 func (FileSystem) Write(path string, data []byte, perm fs.FileMode) (Written, error) {
 	var out Written
 	err := Call(capv1.FSWrite{Cap: capv1.CapFSWrite, Path: path, Data: data, Mode: uint32(perm.Perm())}, &out)
+	return out, err
+}
+
+// Remove unlinks a regular file whose name matches a declared pattern and which is at least the
+// declared minimum age old (fs.remove).
+func (FileSystem) Remove(path string) (Removed, error) {
+	var out Removed
+	err := Call(capv1.FSRemove{Cap: capv1.CapFSRemove, Path: path}, &out)
 	return out, err
 }
 
@@ -135,6 +144,17 @@ func (Services) Restart(name string) error {
 // ResetFailed clears a unit's failed state.
 func (Services) ResetFailed(name string) error {
 	return Call(capv1.SystemdAction{Cap: capv1.CapSystemdResetFailed, Unit: name}, nil)
+}
+
+// Enable reloads systemd's unit files and enables a unit so it starts at boot (systemd.enable).
+func (Services) Enable(name string) error {
+	return Call(capv1.SystemdEnable{Cap: capv1.CapSystemdEnable, Unit: name}, nil)
+}
+
+// VacuumJournal shrinks the journal's archived files to at most sizeBytes, which may not be under the
+// manifest's declared min_bytes (journal.vacuum).
+func VacuumJournal(sizeBytes int64) error {
+	return Call(capv1.JournalVacuum{Cap: capv1.CapJournalVacuum, SizeBytes: sizeBytes}, nil)
 }
 
 // ReadJournal returns a unit's last lines journal entries, oldest first (journal.read).

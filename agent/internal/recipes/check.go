@@ -11,6 +11,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
 // tick runs one recipe once and applies the rules to its verdict.
@@ -54,7 +55,7 @@ func (l *Loop) tick(ctx context.Context, r *recipe, now time.Time) {
 	case open:
 		l.note(r, v, now)
 	case r.st.fails < failingTicks:
-	case !repairable(r.def.Manifest) || len(r.st.attempts) >= len(attemptWaits):
+	case !l.repairable(r) || len(r.st.attempts) >= len(attemptWaits):
 		l.escalate(ctx, r, v, now)
 	case r.st.due(now):
 		l.attempt(ctx, r, v, now)
@@ -62,6 +63,35 @@ func (l *Loop) tick(ctx context.Context, r *recipe, now time.Time) {
 }
 
 func repairable(m *manifest.Manifest) bool { return m.Recipe.Repair != "" && !m.Recipe.NoRepair }
+
+// repairable says whether r repairs on this node: it names a repair word, and the word needs nothing
+// this node has left unconfigured.
+func (l *Loop) repairable(r *recipe) bool {
+	return repairable(r.def.Manifest) && l.unconfigured(r) == ""
+}
+
+// unconfigured says why r's repair cannot run here although the recipe has one, or "": its word runs
+// the node's renewal program (exec.pinned manifest.NodeRenewal) and the node's policy names none. Such
+// a recipe only checks, and says so, rather than count attempts that could never run.
+func (l *Loop) unconfigured(r *recipe) string {
+	if !repairable(r.def.Manifest) {
+		return ""
+	}
+	w, ok := l.cfg.Vocab.Word(r.def.Manifest.Recipe.Repair)
+	if !ok {
+		return ""
+	}
+	c, ok := w.Manifest.Capability(capv1.CapExecPinned)
+	if !ok {
+		return ""
+	}
+	for _, p := range c.Programs {
+		if p.Path == manifest.NodeRenewal && l.cfg.Policy.Renewal == nil {
+			return "repair not configured: the node's policy names no renewal program, so " + r.name + " only checks"
+		}
+	}
+	return ""
+}
 
 // verdict is a check's answer on this node, this tick. Repair params come only from here.
 type verdict struct {

@@ -68,6 +68,13 @@ func (m *machine) Restart(ctx context.Context, name string) error {
 	return m.Fake.Restart(ctx, name)
 }
 
+func (m *machine) Vacuum(ctx context.Context, bytes int64) error {
+	if m.unknown.Load() {
+		return m.gone()
+	}
+	return m.Fake.Vacuum(ctx, bytes)
+}
+
 func (m *machine) restarts() int {
 	n := 0
 	for _, a := range m.Actions() {
@@ -178,7 +185,7 @@ func newEnv(t *testing.T, s setup) *env {
 	names := handed
 	v := e.rel.Open(t)
 	var rn *runner.Runner
-	if len(names.Names) == 0 {
+	if len(names.Names) == 0 && names.Renewal == nil {
 		// Most tests share one host and runner, so each module is loaded once per test binary rather
 		// than once per test; the runner keys what it loaded by module and manifest digest.
 		sh := sharedHost(t)
@@ -187,7 +194,7 @@ func newEnv(t *testing.T, s setup) *env {
 		rn.Vocab, rn.PolicyFile, rn.LockFile = v, e.policy, e.lock
 		e.host = sh.host
 	} else {
-		e.host = newHost(t, e.sd, names.Names)
+		e.host = newHost(t, e.sd, names.Names, names.Renewal)
 		t.Cleanup(func() { e.host.Close() })
 		rn = &runner.Runner{Host: e.host, Vocab: v, PolicyFile: e.policy, LockFile: e.lock}
 	}
@@ -309,7 +316,7 @@ type reportOf struct {
 }
 
 // newHost is an in-process host over sd, with the compile cache wordtest uses.
-func newHost(t *testing.T, sd systemd.Manager, self []string) *wasm.Host {
+func newHost(t *testing.T, sd systemd.Manager, self []string, renewal *manifest.NodeProgram) *wasm.Host {
 	t.Helper()
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -320,7 +327,7 @@ func newHost(t *testing.T, sd systemd.Manager, self []string) *wasm.Host {
 		t.Fatal(err)
 	}
 	h, err := wasm.New(context.Background(), wasm.Config{Isolation: wasm.InProcess, CacheDir: filepath.Join(cache, "cache"),
-		CacheKeyFile: filepath.Join(cache, "cache.key"), Systemd: sd, Self: self})
+		CacheKeyFile: filepath.Join(cache, "cache.key"), Systemd: sd, Self: self, Renewal: renewal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +347,7 @@ var shared sharedRunner
 func sharedHost(t *testing.T) *sharedRunner {
 	shared.once.Do(func() {
 		shared.sd = &switchable{}
-		shared.host = newHost(t, shared.sd, nil)
+		shared.host = newHost(t, shared.sd, nil, nil)
 		shared.runner = &runner.Runner{Host: shared.host}
 	})
 	return &shared
@@ -363,6 +370,13 @@ func (s *switchable) ResetFailed(ctx context.Context, name string) error {
 }
 func (s *switchable) Journal(ctx context.Context, unit string, lines int) ([]capv1.JournalEntry, error) {
 	return s.Load().Journal(ctx, unit, lines)
+}
+
+func (s *switchable) Enable(ctx context.Context, name string) error {
+	return s.Load().Enable(ctx, name)
+}
+func (s *switchable) Vacuum(ctx context.Context, bytes int64) error {
+	return s.Load().Vacuum(ctx, bytes)
 }
 
 var _ systemd.Manager = (*switchable)(nil)

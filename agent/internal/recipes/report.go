@@ -25,6 +25,9 @@ func (l *Loop) escalate(ctx context.Context, r *recipe, v verdict, now time.Time
 	switch mode {
 	case ModeCheckOnly:
 		why = "failing, with no repair"
+		if u := l.unconfigured(r); u != "" {
+			why = "failing; " + u
+		}
 	case ModeReportOnly:
 		why = fmt.Sprintf("failing; %d repairs recorded in report-only mode, none ran", len(r.st.attempts))
 	default:
@@ -49,7 +52,7 @@ func (l *Loop) escalate(ctx context.Context, r *recipe, v verdict, now time.Time
 
 func (l *Loop) mode(r *recipe) string {
 	switch {
-	case !repairable(r.def.Manifest):
+	case !l.repairable(r):
 		return ModeCheckOnly
 	case l.reportOnly:
 		return ModeReportOnly
@@ -96,6 +99,8 @@ func (l *Loop) publish(r *recipe) {
 		LastVerdict: r.verdict, LastCheckAt: r.checkedAt, Detail: r.detail}
 	if r.state != channel.RecipeActive {
 		rep.Detail = capText(r.reason)
+	} else if u := l.unconfigured(r); u != "" && r.verdict == channel.VerdictFail {
+		rep.Detail = capText(r.detail + "; " + u)
 	}
 	l.mu.Lock()
 	l.reports[r.name] = rep

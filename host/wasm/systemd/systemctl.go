@@ -110,6 +110,24 @@ func (s *Systemctl) ResetFailed(ctx context.Context, name string) error {
 	return wrap(err, "systemctl reset-failed")
 }
 
+func (s *Systemctl) Enable(ctx context.Context, name string) error {
+	if _, err := run(ctx, s.Systemctl, "daemon-reload", "--no-ask-password"); err != nil {
+		return wrap(err, "systemctl daemon-reload")
+	}
+	_, err := run(ctx, s.Systemctl, "enable", "--no-ask-password", "--", name)
+	return wrap(err, "systemctl enable")
+}
+
+// Vacuum runs journalctl --vacuum-size, which removes only archived journal files, oldest first; the
+// active files stay, so the journal keeps what it is writing now.
+func (s *Systemctl) Vacuum(ctx context.Context, bytes int64) error {
+	if s.Journalctl == "" {
+		return errcode.New(errcode.CapabilityUnknown, "journalctl was not found").With("reason", "journalctl was not found")
+	}
+	_, err := run(ctx, s.Journalctl, "--vacuum-size="+strconv.FormatInt(bytes, 10))
+	return wrap(err, "journalctl --vacuum-size")
+}
+
 func (s *Systemctl) Journal(ctx context.Context, unit string, lines int) ([]capv1.JournalEntry, error) {
 	if s.Journalctl == "" {
 		return nil, errcode.New(errcode.CapabilityUnknown, "journalctl was not found").With(errcode.DetailReason, "journalctl was not found")

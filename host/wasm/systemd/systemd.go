@@ -27,6 +27,11 @@ type Manager interface {
 	ResetFailed(ctx context.Context, name string) error
 	// Journal returns the unit's last lines entries, oldest first.
 	Journal(ctx context.Context, unit string, lines int) ([]capv1.JournalEntry, error)
+	// Enable reloads the unit files (daemon-reload) and enables the unit, so a unit file just put back
+	// is the one systemd runs and starts at boot.
+	Enable(ctx context.Context, name string) error
+	// Vacuum removes archived journal files until the journal takes at most bytes on disk.
+	Vacuum(ctx context.Context, bytes int64) error
 }
 
 // Unavailable is the Manager of a machine without systemd: every call answers capability.unknown.
@@ -40,6 +45,8 @@ func (u Unavailable) Unit(context.Context, string) (capv1.Unit, error) { return 
 func (u Unavailable) FailedUnits(context.Context) ([]string, error)    { return nil, u.err() }
 func (u Unavailable) Restart(context.Context, string) error            { return u.err() }
 func (u Unavailable) ResetFailed(context.Context, string) error        { return u.err() }
+func (u Unavailable) Enable(context.Context, string) error             { return u.err() }
+func (u Unavailable) Vacuum(context.Context, int64) error              { return u.err() }
 func (u Unavailable) Journal(context.Context, string, int) ([]capv1.JournalEntry, error) {
 	return nil, u.err()
 }

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -44,6 +45,10 @@ func TestNotInstalled(t *testing.T) {
 	v := wordtest.Load(t, wasmFile, "manifest.json", wordtest.WithSystemd(wordtest.NewFakeSystemd(nil))).Check(nil)
 	if v.Verdict != "fail" || !strings.Contains(v.Detail, "lexicon-agent.service is not installed") {
 		t.Fatalf("%+v", v)
+	}
+	// The repair is handed the declared unit folder, where restore_agent_unit puts the unit back.
+	if got, _ := json.Marshal(v.Repair); string(got) != `{"unit_dir":"/etc/systemd/system"}` {
+		t.Fatalf("repair params %s", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Command agent_supervision is the recipe that wants the agent supervised: its systemd unit installed,
-// enabled (so it starts at boot) and set to restart when it dies (Restart=always or on-failure). It
-// only checks: the agent does not rewrite its own service.
+// enabled (so it starts at boot) and set to restart when it dies (Restart=always or on-failure). Its
+// repair, restore_agent_unit, puts back the unit file the release carries in the declared unit folder,
+// reloads systemd and enables the unit; a failing verdict hands it that folder.
 package main
 
 import (
@@ -10,7 +11,12 @@ import (
 )
 
 type decl struct {
-	Unit string `json:"unit"`
+	Unit    string `json:"unit"`
+	UnitDir string `json:"unit_dir"`
+}
+
+type repair struct {
+	UnitDir string `json:"unit_dir,omitempty"`
 }
 
 // restarts are the Restart= settings under which systemd restarts a service that exits with an error,
@@ -27,7 +33,8 @@ func main() {
 			return word.Verdict{}, err // capability.unknown without systemd
 		}
 		if u.LoadState == "not-found" {
-			return word.Failing("%s is not installed: nothing restarts the agent or starts it at boot", d.Unit), nil
+			return word.Failing("%s is not installed: nothing restarts the agent or starts it at boot", d.Unit).
+				WithRepair(repair{d.UnitDir}), nil
 		}
 		var problems []string
 		if u.UnitFileState != "enabled" {
@@ -37,7 +44,7 @@ func main() {
 			problems = append(problems, "has Restart="+or(u.Restart, "(unset)")+", so systemd does not restart the agent when it dies")
 		}
 		if len(problems) > 0 {
-			return word.Failing("%s %s", d.Unit, strings.Join(problems, " and ")), nil
+			return word.Failing("%s %s", d.Unit, strings.Join(problems, " and ")).WithRepair(repair{d.UnitDir}), nil
 		}
 		return word.Pass("%s is enabled with Restart=%s (%s)", d.Unit, u.Restart, u.ActiveState), nil
 	})

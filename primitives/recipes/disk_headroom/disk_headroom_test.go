@@ -12,12 +12,13 @@ import (
 
 const wasmFile = "../../../build/wasm/recipes/disk_headroom.wasm"
 
-// TestDeclaredThresholds checks the manifest declares 10% and 5 GiB on /, and that the check's verdict
+// TestDeclaredThresholds checks the manifest declares 10% and 5 GiB on /, with free_disk looking in
+// /var/log, apt's cache and the journal down to 256 MiB, and that the check's verdict
 // with that declaration is the one statfs predicts for this machine.
 func TestDeclaredThresholds(t *testing.T) {
 	w := wordtest.Load(t, wasmFile, "manifest.json")
 	decl, err := w.Manifest().Declaration(nil)
-	if err != nil || string(decl) != `{"min_free_gib":5,"min_percent":10,"path":"/"}` {
+	if err != nil || string(decl) != `{"journal_bytes":268435456,"log_roots":["/var/log"],"min_free_gib":5,"min_percent":10,"package_cache":"/var/cache/apt/archives","path":"/"}` {
 		t.Fatalf("declaration %s %v", decl, err)
 	}
 	var st syscall.Statfs_t
@@ -49,10 +50,21 @@ func TestVerdicts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v := w.Check(tc.decl)
-			if v.Verdict != tc.verdict || !strings.Contains(v.Detail, tc.detail) || v.Repair != nil {
+			if v.Verdict != tc.verdict || !strings.Contains(v.Detail, tc.detail) || (v.Repair != nil) != (tc.verdict == "fail") {
 				t.Fatalf("%+v", v)
 			}
 		})
+	}
+}
+
+// TestRepairParams: a failing verdict hands free_disk the declared places to look, and nothing else.
+func TestRepairParams(t *testing.T) {
+	w := wordtest.Load(t, wasmFile, "manifest.json")
+	v := w.Check(map[string]any{"path": "/", "min_percent": 100, "log_roots": []string{"/var/log", "/srv/app/log"},
+		"package_cache": "/var/cache/apt/archives", "journal_bytes": 1 << 30})
+	got, _ := json.Marshal(v.Repair)
+	if v.Verdict != "fail" || string(got) != `{"log_roots":["/var/log","/srv/app/log"],"package_cache":"/var/cache/apt/archives","journal_bytes":1073741824}` {
+		t.Fatalf("%s %s", v.Verdict, got)
 	}
 }
 

@@ -26,7 +26,7 @@
 //
 // # Filesystem roots
 //
-// fs.read, fs.stat, fs.list, fs.write and sys.disk act only beneath the folders their capability
+// fs.read, fs.stat, fs.list, fs.write, fs.remove and sys.disk act only beneath the folders their capability
 // declares in "paths". The host reaches a declared root from "/", one component at a time, and never
 // follows a symlink on the way: a link anywhere from "/" to the root (the root itself, its parent, any
 // folder above) answers capability.denied with details.component naming it. Beneath the root a link is
@@ -37,6 +37,12 @@
 // sticky folder such as /tmp counts as writable by others. Otherwise fs.write answers
 // capability.root_unsafe with details.folder naming the first such folder. The root folder itself may
 // belong to anyone: replacing it takes write access to its parent.
+//
+// fs.remove unlinks one regular file beneath a declared root, and only one whose name matches a
+// declared pattern and whose modification time is at least the declared min_age_s old; it never removes
+// a folder, a symlink or the root itself, and asks the same of the folders above the root as fs.write
+// does (capability.root_unsafe). A file refused for where it is, its name, its type or its age answers
+// capability.denied with details.reason, and nothing is removed.
 //
 // fs.write never writes setuid, setgid or sticky bits: a mode with any of 07000 is capability.invalid
 // (details.field "mode") and nothing is written, and a file replaced keeps its permissions but not its
@@ -62,12 +68,15 @@ const (
 	CapFSStat             = "fs.stat"
 	CapFSList             = "fs.list"
 	CapFSWrite            = "fs.write"
+	CapFSRemove           = "fs.remove"
 	CapSysFacts           = "sys.facts"
 	CapSysDisk            = "sys.disk"
 	CapSystemdUnit        = "systemd.unit"
 	CapSystemdRestart     = "systemd.restart"
 	CapSystemdResetFailed = "systemd.reset_failed"
 	CapJournalRead        = "journal.read"
+	CapJournalVacuum      = "journal.vacuum"
+	CapSystemdEnable      = "systemd.enable"
 	CapNetHTTP            = "net.http"
 	CapTLSPeer            = "tls.peer"
 	CapExecPinned         = "exec.pinned"
@@ -158,6 +167,21 @@ type FSWrite struct {
 type FSWriteResult struct {
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
+}
+
+// FSRemove unlinks one file beneath a declared root (fs.remove). The file must be a regular file whose
+// base name matches one of the declared patterns and whose modification time is at least the declared
+// min_age_s in the past. A link beneath the root on the way to its folder is followed only while it
+// stays beneath the root; a final symlink is refused, never followed nor removed.
+type FSRemove struct {
+	Cap  string `json:"cap"`
+	Path string `json:"path"`
+}
+
+// FSRemoveResult says what went: the file's size and the bytes it had allocated.
+type FSRemoveResult struct {
+	Size      int64 `json:"size"`
+	Allocated int64 `json:"allocated"`
 }
 
 // SysFacts asks for the machine's facts.
@@ -260,6 +284,26 @@ type SystemdAction struct {
 // SystemdActionResult names the unit acted on.
 type SystemdActionResult struct {
 	Unit string `json:"unit"`
+}
+
+// SystemdEnable reloads systemd's unit files (daemon-reload, so a unit file just written is the one in
+// effect) and enables the unit so it starts at boot (systemd.enable).
+type SystemdEnable struct {
+	Cap  string `json:"cap"`
+	Unit string `json:"unit"`
+}
+
+// JournalVacuum shrinks the journal's archived files to at most SizeBytes (journalctl
+// --vacuum-size). SizeBytes may not be below the capability's declared min_bytes, so a word can trim
+// the journal but never empty it.
+type JournalVacuum struct {
+	Cap       string `json:"cap"`
+	SizeBytes int64  `json:"size_bytes"`
+}
+
+// JournalVacuumResult confirms the size the journal was vacuumed to.
+type JournalVacuumResult struct {
+	SizeBytes int64 `json:"size_bytes"`
 }
 
 // JournalRead asks for a unit's last Lines journal entries (0: the host's default).

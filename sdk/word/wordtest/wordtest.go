@@ -57,6 +57,10 @@ func WithoutSystemd() Option {
 	return func(c *config) { c.host.Systemd = systemd.Unavailable{Reason: "no systemd on this machine (wordtest)"} }
 }
 
+// WithRenewal sets the node's renewal program, what exec.pinned's "@renewal" runs (the node's policy
+// names it in production).
+func WithRenewal(p manifest.NodeProgram) Option { return func(c *config) { c.host.Renewal = &p } }
+
 // WithSelf sets the node's own names, what "@self" stands for (host or host:port).
 func WithSelf(names ...string) Option { return func(c *config) { c.host.Self = names } }
 

@@ -29,6 +29,8 @@ type Env struct {
 	Systemd systemd.Manager
 	// RootCAs verify net.http's TLS servers; nil means the system's roots.
 	RootCAs *x509.CertPool
+	// Renewal is the program exec.pinned's manifest.NodeRenewal entry runs; nil: none configured.
+	Renewal *manifest.NodeProgram
 }
 
 // Call is one capability call as the invocation's record shows it.
@@ -56,7 +58,8 @@ type Word struct {
 
 type program struct {
 	manifest.Program
-	args *jsonschema.Schema
+	args  *jsonschema.Schema
+	fixed []string // arguments the node pinned, put before the word's
 }
 
 // Prepare readies m's capabilities for calls under env.
@@ -71,7 +74,14 @@ func Prepare(m *manifest.Manifest, env *Env) (*Word, error) {
 			if err != nil {
 				return nil, err
 			}
-			w.programs[p.Path] = &program{Program: p, args: s}
+			prog := &program{Program: p, args: s}
+			if p.Path == manifest.NodeRenewal {
+				if env.Renewal == nil {
+					continue // exec.pinned answers capability.unknown for it
+				}
+				prog.Path, prog.SHA256, prog.fixed = env.Renewal.Path, env.Renewal.SHA256, env.Renewal.Args
+			}
+			w.programs[p.Path] = prog
 		}
 	}
 	return w, nil
@@ -103,12 +113,15 @@ var handlers = map[string]handler{
 	capv1.CapFSStat:             fsStat,
 	capv1.CapFSList:             fsList,
 	capv1.CapFSWrite:            fsWrite,
+	capv1.CapFSRemove:           fsRemove,
 	capv1.CapSysFacts:           sysFacts,
 	capv1.CapSysDisk:            sysDisk,
 	capv1.CapSystemdUnit:        systemdUnit,
 	capv1.CapSystemdRestart:     systemdRestart,
 	capv1.CapSystemdResetFailed: systemdResetFailed,
 	capv1.CapJournalRead:        journalRead,
+	capv1.CapJournalVacuum:      journalVacuum,
+	capv1.CapSystemdEnable:      systemdEnable,
 	capv1.CapNetHTTP:            netHTTP,
 	capv1.CapTLSPeer:            tlsPeer,
 	capv1.CapExecPinned:         execPinned,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -33,6 +34,10 @@ func execPinned(ctx context.Context, w *Word, c manifest.Capability, raw []byte)
 		return nil, err
 	}
 	p, ok := w.programs[req.Path]
+	if !ok && req.Path == manifest.NodeRenewal && declaresProgram(c, req.Path) {
+		return nil, errcode.New(errcode.CapabilityUnknown, "exec.pinned: this node's policy names no renewal program").
+			With("path", req.Path).With("reason", "no renewal program is configured")
+	}
 	if !ok {
 		return nil, denied(c.Cap, "program %q is not pinned by the manifest", req.Path).With(errcode.DetailPath, req.Path)
 	}
@@ -60,8 +65,8 @@ func execPinned(ctx context.Context, w *Word, c manifest.Capability, raw []byte)
 	defer cancel()
 	// The child finds the memfd as its fd 3: without close-on-exec there, so that a script's interpreter
 	// can still open /proc/self/fd/3 after the exec.
-	cmd := exec.CommandContext(ctx, "/proc/self/fd/3", req.Args...)
-	cmd.Args[0] = req.Path
+	cmd := exec.CommandContext(ctx, "/proc/self/fd/3", append(slices.Clone(p.fixed), req.Args...)...)
+	cmd.Args[0] = p.Path
 	cmd.ExtraFiles = []*os.File{memfd}
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C"}
 	cmd.Dir = "/"
@@ -89,6 +94,15 @@ func execPinned(ctx context.Context, w *Word, c manifest.Capability, raw []byte)
 		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "exec.pinned: cannot run %s", req.Path).With(errcode.DetailPath, req.Path)
 	}
 	return out, nil
+}
+
+func declaresProgram(c manifest.Capability, path string) bool {
+	for _, p := range c.Programs {
+		if p.Path == path {
+			return true
+		}
+	}
+	return false
 }
 
 // readPinned reads the program once and returns its bytes only if they hash to the pinned sha256.

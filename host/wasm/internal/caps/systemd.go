@@ -128,3 +128,41 @@ func journalRead(ctx context.Context, w *Word, c manifest.Capability, raw []byte
 	out.Entries = append(out.Entries, entries[start:]...)
 	return out, nil
 }
+
+// systemdEnable reloads the unit files and enables one declared unit.
+func systemdEnable(ctx context.Context, w *Word, c manifest.Capability, raw []byte) (any, error) {
+	var req capv1.SystemdEnable
+	if err := decode(raw, &req); err != nil {
+		return nil, err
+	}
+	if err := unitAllowed(c, req.Unit); err != nil {
+		return nil, err
+	}
+	if err := w.env.Systemd.Enable(ctx, req.Unit); err != nil {
+		return nil, err
+	}
+	return capv1.SystemdActionResult{Unit: req.Unit}, nil
+}
+
+// maxVacuumBytes is the largest size journal.vacuum takes (1 TiB): a size no journal reaches, so larger
+// ones are a mistake rather than a request.
+const maxVacuumBytes = 1 << 40
+
+// journalVacuum shrinks the journal's archived files to a size no lower than the declared floor.
+func journalVacuum(ctx context.Context, w *Word, c manifest.Capability, raw []byte) (any, error) {
+	var req capv1.JournalVacuum
+	if err := decode(raw, &req); err != nil {
+		return nil, err
+	}
+	if req.SizeBytes <= 0 || req.SizeBytes > maxVacuumBytes {
+		return nil, invalid("size_bytes", "size_bytes must be between 1 and %d", int64(maxVacuumBytes))
+	}
+	if req.SizeBytes < c.MinBytes {
+		return nil, denied(c.Cap, "%d bytes is under the declared floor of %d", req.SizeBytes, c.MinBytes).
+			With("size_bytes", req.SizeBytes).With("min_bytes", c.MinBytes)
+	}
+	if err := w.env.Systemd.Vacuum(ctx, req.SizeBytes); err != nil {
+		return nil, err
+	}
+	return capv1.JournalVacuumResult{SizeBytes: req.SizeBytes}, nil
+}

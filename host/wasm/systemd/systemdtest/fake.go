@@ -5,8 +5,11 @@ package systemdtest
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +20,10 @@ import (
 
 // Fake is an in-memory service manager. Its zero value has no units.
 type Fake struct {
+	// UnitDir is where Enable's daemon-reload reads unit files from (/etc/systemd/system on a real
+	// machine); "" means Enable finds none and only enables units the fake already holds.
+	UnitDir string
+
 	mu       sync.Mutex
 	units    map[string]map[string]string
 	journals map[string][]capv1.JournalEntry
@@ -69,7 +76,8 @@ func (f *Fake) FailNextRestart(unit string) {
 	f.failNext[unit] = true
 }
 
-// Actions lists the changes asked of the fake, as "restart x.service" or "reset-failed x.service".
+// Actions lists the changes asked of the fake, as "restart x.service", "reset-failed x.service",
+// "daemon-reload", "enable x.service" or "vacuum-size N".
 func (f *Fake) Actions() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -144,6 +152,48 @@ func (f *Fake) ResetFailed(_ context.Context, name string) error {
 		p["ActiveState"], p["SubState"] = "inactive", "dead"
 	}
 	p["Result"] = "success"
+	return nil
+}
+
+// Enable does what daemon-reload and enable do to the fake: a unit file in UnitDir is (re)loaded, its
+// Restart= setting taken from the file, and the unit is enabled. A unit with neither a file nor a
+// state already held is not found, as systemctl enable says.
+func (f *Fake) Enable(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.actions = append(f.actions, "daemon-reload", "enable "+name)
+	p, ok := f.units[name]
+	if f.UnitDir != "" {
+		if b, err := os.ReadFile(filepath.Join(f.UnitDir, name)); err == nil {
+			if !ok {
+				p = map[string]string{"Id": name, "ActiveState": "inactive", "SubState": "dead", "Result": "success",
+					"ExecMainStatus": "0", "ExecMainCode": "0", "MainPID": "0", "NRestarts": "0"}
+			}
+			p["LoadState"], p["Restart"] = "loaded", "no"
+			for line := range strings.Lines(string(b)) {
+				if v, found := strings.CutPrefix(strings.TrimSpace(line), "Restart="); found {
+					p["Restart"] = v
+				}
+			}
+			ok = true
+		}
+	}
+	if !ok {
+		return errcode.Wrap(systemd.ErrNotFound, errcode.CapabilityNotFound, "systemctl enable: unit %s not found", name)
+	}
+	if f.units == nil {
+		f.units = map[string]map[string]string{}
+	}
+	p["UnitFileState"] = "enabled"
+	f.units[name] = p
+	return nil
+}
+
+// Vacuum records the size asked for; the fake has no journal files to remove.
+func (f *Fake) Vacuum(_ context.Context, bytes int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.actions = append(f.actions, "vacuum-size "+strconv.FormatInt(bytes, 10))
 	return nil
 }
 
