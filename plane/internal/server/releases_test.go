@@ -164,7 +164,7 @@ func (p *trustedPlane) publish(words []testWord, agents map[string]string) testR
 }
 
 // tarRelease packs a release folder as `lexicon releases publish` sends it.
-func tarRelease(t *testing.T, dir string) []byte {
+func tarRelease(t testing.TB, dir string) []byte {
 	t.Helper()
 	blobs, err := cas.Open(dir)
 	if err != nil {
