@@ -43,7 +43,7 @@ import (
 var dependency5xx = map[string]bool{
 	errcode.DriverUnavailable: true, errcode.DriverStartFailed: true, errcode.DriverCrashed: true,
 	errcode.DriverInternal: true, errcode.DriverTimeout: true, errcode.ChannelBusy: true,
-	"store.busy": true, "store.unavailable": true,
+	errcode.StoreBusy: true, errcode.StoreUnavailable: true,
 }
 
 // declaredCodes reads every code constant of package errcode from its source, so that a handler that
