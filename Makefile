@@ -5,6 +5,10 @@ BUILD := build
 BIN := $(BUILD)/bin
 VERSION ?= 0.1.0
 
+# Every binary and module is built reproducibly: no build paths, no VCS stamp, so the same tree and
+# toolchain give the same bytes, which `lexicon-release rebuild-check` checks against a release.
+GO_REPRO := -trimpath -buildvcs=false
+
 # Binaries are every main package under the owners' cmd/ folders; drivers are plugins/<kind>/<name>.
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
@@ -15,10 +19,10 @@ all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ $(addprefix ./,$(CMDS))
+	$(GO) build $(GO_REPRO) -o $(BIN)/ $(addprefix ./,$(CMDS))
 	@for m in $(DRIVERS); do d=$$(dirname $$m); k=$$(basename $$(dirname $$d)); n=$$(basename $$d); \
-	  echo "$(GO) build -o $(BIN)/lexicon-driver-$$k-$$n ./$$d"; $(GO) build -o $(BIN)/lexicon-driver-$$k-$$n ./$$d || exit 1; done
-	$(GO) build -o $(BIN)/lexicon-driver-dns-memory ./examples/driver-memory
+	  echo "$(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-$$k-$$n ./$$d"; $(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-$$k-$$n ./$$d || exit 1; done
+	$(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-dns-memory ./examples/driver-memory
 
 # wasm builds every word and recipe module: primitives/<name> -> build/wasm/<name>.wasm, the example word,
 # and the host's test words. Each is built reproducibly (-trimpath, no VCS stamp) and its data segments
@@ -40,7 +44,7 @@ RECIPETESTS := $(patsubst agent/internal/recipes/testdata/%/main.go,%,$(wildcard
 WASM_OUT += $(RECIPES:%=$(WASM_DIR)/recipes/%.wasm) $(RECIPETESTS:%=$(WASM_DIR)/recipetest/%.wasm)
 WORD_SDK := $(shell find sdk/word sdk/errcode sdk/credkey -name '*.go' -not -name '*_test.go')
 WASM_DEPS := $(WORD_SDK) $(DATAMERGE) | $(WASMPOST_TOOL)
-WASM_BUILD = @mkdir -p $(dir $@) && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildvcs=false -o $@.raw ./$< && $(WASMPOST) --out $@ $@.raw && rm -f $@.raw
+WASM_BUILD = @mkdir -p $(dir $@) && GOOS=wasip1 GOARCH=wasm $(GO) build $(GO_REPRO) -o $@.raw ./$< && $(WASMPOST) --out $@ $@.raw && rm -f $@.raw
 
 wasm: $(WASM_OUT)
 

@@ -28,6 +28,7 @@ type BuildOptions struct {
 	Release      string // semver
 	Sequence     uint64
 	PreviousDir  string // the release this one follows, for contracts, sequence and key chain
+	HistoryDir   string // a folder of earlier release folders: every word is checked against each
 	Expires      time.Duration
 	SourceCommit string
 	Floor        string
@@ -101,6 +102,11 @@ func Build(o BuildOptions) (*BuildResult, error) {
 			return nil, err
 		}
 		chain = mergeChain(prev.Predicate.KeyChain, o.Chain)
+	}
+	if o.HistoryDir != "" {
+		if err := checkHistory(o.HistoryDir, o.Sequence, mods); err != nil {
+			return nil, err
+		}
 	}
 
 	st := &statement.Statement{
@@ -269,6 +275,33 @@ func checkContracts(prev *statement.Statement, prevStore *cas.Store, mods []buil
 		}
 		if err := manifest.CheckContract(old, nm); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkHistory checks every word against every release folder in dir, not only the one just before:
+// a word dropped from one release and brought back later with another class or other params would
+// otherwise pass, since the release just before no longer holds it.
+func checkHistory(dir string, seq uint64, mods []builtModule) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return errcode.Wrap(err, errcode.IOFailed, "cannot read history folder %s", dir)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue // a note or checksum file beside the releases is not a release
+		}
+		rd := filepath.Join(dir, e.Name())
+		st, store, err := readUnverified(rd)
+		if err != nil {
+			return fmt.Errorf("history release %s: %w", rd, err)
+		}
+		if seq <= st.Predicate.Sequence {
+			return errcode.New(errcode.StatementRollback, "sequence %d must be above history release %s's %d", seq, rd, st.Predicate.Sequence)
+		}
+		if err := checkContracts(st, store, mods); err != nil {
+			return errcode.From(err, errcode.ContractBroken).With("release", st.Predicate.Release).With("release_dir", rd)
 		}
 	}
 	return nil

@@ -132,14 +132,23 @@ func untarRelease(r io.Reader, dir string) error {
 	}
 }
 
-// checkContracts refuses a release that breaks a word of the current release, even if its publisher's
-// tool was told to skip the check.
+// checkContracts refuses a release that breaks the contract of any word any stored release held, even
+// if its publisher's tool was told to skip the check. Each word is compared with the newest release that
+// held it, not only the current one: a word dropped from one release and brought back later keeps its
+// name's contract. The newest holder is enough, since every release before it passed the same check
+// against the one before, and output only ever grows.
 func (s *Server) checkContracts(ctx context.Context, rel *registry.Release, dir string) error {
 	store0, err := cas.Open(dir)
 	if err != nil {
 		return err
 	}
-	current, err := s.manifests.currentWords(ctx)
+	want := map[string]bool{}
+	for _, row := range rel.Modules() {
+		if row.Kind == manifest.KindWord {
+			want[row.Name] = true
+		}
+	}
+	held, err := s.lastHeld(ctx, want)
 	if err != nil {
 		return err
 	}
@@ -147,9 +156,9 @@ func (s *Server) checkContracts(ctx context.Context, rel *registry.Release, dir 
 		if row.Kind != manifest.KindWord {
 			continue
 		}
-		old, ok := current[row.Name]
+		old, ok := held[row.Name]
 		if !ok {
-			continue // a new word: no contract yet
+			continue // a word no release ever held: no contract yet
 		}
 		raw, err := store0.Get(row.Manifest)
 		if err != nil {
@@ -159,11 +168,66 @@ func (s *Server) checkContracts(ctx context.Context, rel *registry.Release, dir 
 		if err != nil {
 			return err
 		}
-		if err := manifest.CheckContract(old, next); err != nil {
-			return err
+		if err := manifest.CheckContract(old.m, next); err != nil {
+			return errcode.From(err, errcode.ContractBroken).With("release", old.release).With("sequence", old.sequence)
 		}
 	}
 	return nil
+}
+
+// heldWord is a word's manifest as the newest stored release that held it pinned it.
+type heldWord struct {
+	m        *manifest.Manifest
+	release  string
+	sequence int64
+}
+
+// lastHeld finds, for each word name in want, its manifest in the newest stored release that held it,
+// walking the stored releases newest first and stopping once every name is found. Words are matched by
+// name: the contract belongs to the name, whatever module or manifest digest carried it.
+func (s *Server) lastHeld(ctx context.Context, want map[string]bool) (map[string]heldWord, error) {
+	held := map[string]heldWord{}
+	list, err := s.store.ReleaseList(ctx, store.ReleaseListParams{Limit: store.MaxListLimit})
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == store.MaxListLimit {
+		s.log.Warn("contract check reaches only the newest releases", "releases", len(list))
+	}
+	for _, r := range list {
+		if len(held) == len(want) {
+			break
+		}
+		full, err := s.store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: r.Sequence})
+		if err != nil {
+			return nil, err
+		}
+		st, err := statement.DecodeBundle(full.Bundle)
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range st.Predicate.Modules {
+			if row.Kind != manifest.KindWord || !want[row.Name] {
+				continue
+			}
+			if _, seen := held[row.Name]; seen {
+				continue
+			}
+			a, err := s.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: row.Manifest})
+			if err != nil {
+				return nil, err
+			}
+			if cas.Sum(a.Data) != row.Manifest {
+				return nil, errcode.New(errcode.ModuleDigestMismatch, "stored manifest of %s was altered", row.Name)
+			}
+			m, err := manifest.Parse(a.Data)
+			if err != nil {
+				return nil, err
+			}
+			held[row.Name] = heldWord{m: m, release: r.Version, sequence: r.Sequence}
+		}
+	}
+	return held, nil
 }
 
 // manifestIndex finds a word's signed manifest by the word's name and the release rows that pin it,
@@ -206,29 +270,6 @@ func (x *manifestIndex) word(ctx context.Context, name, module string) (*manifes
 		}
 	}
 	return nil, false, nil
-}
-
-// currentWords returns the current release's word manifests by name, each the manifest its own row
-// pins; none before the first release.
-func (x *manifestIndex) currentWords(ctx context.Context) (map[string]*manifest.Manifest, error) {
-	words := map[string]*manifest.Manifest{}
-	cur, err := x.store.ReleaseCurrent(ctx)
-	if errcode.Has(err, errcode.ReleaseNotFound) {
-		return words, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	rows, err := x.load(ctx, cur.Sequence)
-	if err != nil {
-		return nil, err
-	}
-	for _, row := range rows {
-		words[row.Name] = x.manifests[wordKey{row.Name, row.Manifest}]
-	}
-	return words, nil
 }
 
 // load indexes the word rows of release seq once, and returns them. A stored manifest must still hash

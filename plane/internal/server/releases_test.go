@@ -168,7 +168,7 @@ func (p *trustedPlane) publish(words []testWord, agents map[string]string) testR
 }
 
 // tarRelease packs a release folder as `lexicon releases publish` sends it.
-func tarRelease(t *testing.T, dir string) []byte {
+func tarRelease(t testing.TB, dir string) []byte {
 	t.Helper()
 	blobs, err := cas.Open(dir)
 	if err != nil {
@@ -296,4 +296,31 @@ func TestPublishChecksEveryWordsContract(t *testing.T) {
 	if len(list.Releases) != 1 {
 		t.Fatalf("%d releases listed, want the first one only", len(list.Releases))
 	}
+}
+
+// TestPublishChecksWordsAgainstEveryRelease: a word dropped in release 2 and brought back in release 3
+// with another class, or with other params, is refused against release 1, which last held it, and
+// nothing of it is stored; brought back unchanged, it is taken.
+func TestPublishChecksWordsAgainstEveryRelease(t *testing.T) {
+	p := newTrustedPlane(t, server.Config{})
+	p.publish([]testWord{{name: "zeta", class: manifest.ClassLook}, {name: "other", class: manifest.ClassLook}}, nil)
+	p.publish([]testWord{{name: "other", class: manifest.ClassLook}}, nil)
+	for _, back := range []testWord{
+		{name: "zeta", class: manifest.ClassDestructive},
+		{name: "zeta", class: manifest.ClassLook, params: `{"n":{"type":"string"}}`},
+	} {
+		rel := p.build(p.pub, []testWord{{name: "other", class: manifest.ClassLook}, back}, nil)
+		status, code, body := p.admin(store.RoleAdmin, http.MethodPost, "/releases", tarRelease(t, rel.dir))
+		var env errcode.Envelope
+		_ = json.Unmarshal(body, &env)
+		if status != http.StatusBadRequest || code != errcode.ContractBroken || env.Error.Details["word"] != "zeta" || env.Error.Details["sequence"] != float64(1) {
+			t.Fatalf("zeta brought back as %+v: %d %s %s", back, status, code, body)
+		}
+		var list struct{ Releases []store.Release }
+		p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/releases", nil, &list)
+		if len(list.Releases) != 2 {
+			t.Fatalf("%d releases listed after a refused publish, want 2", len(list.Releases))
+		}
+	}
+	p.publish([]testWord{{name: "other", class: manifest.ClassLook}, {name: "zeta", class: manifest.ClassLook}}, nil)
 }

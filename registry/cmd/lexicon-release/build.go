@@ -35,13 +35,13 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func buildCmd() *cli.Command {
 	var (
-		keyFile, modules, release, previous, expires, out, chainFile, commit, floor string
-		sequence                                                                    uint64
-		agents                                                                      multiFlag
+		keyFile, modules, release, previous, history, expires, out, chainFile, commit, floor string
+		sequence                                                                             uint64
+		agents                                                                               multiFlag
 	)
 	return &cli.Command{
 		Path:    "build",
-		Args:    "--key KEY --modules DIR --release SEMVER --sequence N [--previous RELEASE_DIR] [--expires DURATION] --out RELEASE_DIR",
+		Args:    "--key KEY --modules DIR --release SEMVER --sequence N [--previous RELEASE_DIR] [--history DIR] [--expires DURATION] --out RELEASE_DIR",
 		Summary: "collect modules, check contracts against the previous release, and write a signed release",
 		MaxArgs: 0,
 		Setup: func(fs *flag.FlagSet) {
@@ -50,6 +50,7 @@ func buildCmd() *cli.Command {
 			fs.StringVar(&release, "release", "", "release version, MAJOR.MINOR.PATCH (required)")
 			fs.Uint64Var(&sequence, "sequence", 0, "statement sequence, above every earlier release (required)")
 			fs.StringVar(&previous, "previous", "", "the previous release folder: contracts, sequence and key chain carry over")
+			fs.StringVar(&history, "history", "", "folder of every earlier release folder (as build --out writes them): each word is checked against each, so a word dropped and brought back keeps its contract")
 			fs.StringVar(&expires, "expires", "90d", "validity, e.g. 90d or 2160h")
 			fs.StringVar(&out, "out", "", "release folder to write (required)")
 			fs.StringVar(&chainFile, "chain", "", "file of key-chain entries written by lexicon-release chain add or retire")
@@ -82,7 +83,7 @@ func buildCmd() *cli.Command {
 				agentMap[platform] = path
 			}
 			res, err := registry.Build(registry.BuildOptions{
-				Key: key, ModulesDir: modules, Release: release, Sequence: sequence, PreviousDir: previous,
+				Key: key, ModulesDir: modules, Release: release, Sequence: sequence, PreviousDir: previous, HistoryDir: history,
 				Expires: d, SourceCommit: commit, Floor: floor, Chain: chain, Agents: agentMap, OutDir: out,
 				Progress: env.Progressf,
 			})

@@ -331,6 +331,7 @@ func TestJSONFailures(t *testing.T) {
 		{[]string{"testlog", "--listen", "127.0.0.1:notaport", "--log-key-out", filepath.Join(work, "log.pub")}, 1, errcode.IOFailed},
 		{[]string{"wasmpost", "--out", filepath.Join(work, "out.wasm"), notAFolder}, 1, errcode.WordModuleInvalid},
 		{[]string{"new", "word", "greet", "--dir", filepath.Join(notAFolder, "greet")}, 1, errcode.IOFailed},
+		{[]string{"rebuild-check", "--release", rel, "--source", notAFolder}, 1, errcode.IOFailed},
 	}
 	seen := map[string]bool{}
 	for _, tc := range cases {

@@ -165,3 +165,59 @@ func errorsAs(err error, target **exec.ExitError) bool {
 	}
 	return ok
 }
+
+// TestBuildHistory: a word dropped in release 2 and brought back in release 3 as another class, or with
+// other params, passes a check against release 2 alone, and is refused by --history, which checks it
+// against release 1 too. Nothing is written for a refused build.
+func TestBuildHistory(t *testing.T) {
+	work := t.TempDir()
+	k := filepath.Join(work, "keys")
+	if code, res := runJSON(t, "keygen", "--out", k); code != 0 {
+		t.Fatalf("keygen: %v", res)
+	}
+	key := filepath.Join(k, "publisher.key")
+	hist := filepath.Join(work, "history")
+	r1, r2 := filepath.Join(hist, "r1"), filepath.Join(hist, "r2")
+	if code, res := runJSON(t, "build", "--key", key, "--modules", modules(t, "1.0.0", nil),
+		"--release", "1.0.0", "--sequence", "1", "--out", r1); code != 0 {
+		t.Fatalf("build r1: %v", res)
+	}
+	bye := func(m string) string { return strings.Replace(m, `"name": "hello"`, `"name": "bye"`, 1) }
+	if code, res := runJSON(t, "build", "--key", key, "--modules", modules(t, "1.1.0", bye), "--previous", r1,
+		"--release", "1.1.0", "--sequence", "2", "--out", r2); code != 0 {
+		t.Fatalf("build r2 without hello: %v", res)
+	}
+	for _, tc := range []struct{ name, field, from, to string }{
+		{"class", "class", `"class": "look"`, `"class": "destructive"`},
+		{"params", "params.name", `"name": {"type": "string"}`, `"name": {"type": "integer"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			back := modules(t, "2.0.0", func(m string) string { return strings.Replace(m, tc.from, tc.to, 1) })
+			// Against release 2 alone the word looks new: this is the hole --history closes.
+			if code, res := runJSON(t, "build", "--key", key, "--modules", back, "--previous", r2,
+				"--release", "2.0.0", "--sequence", "3", "--out", filepath.Join(t.TempDir(), "r3")); code != 0 {
+				t.Fatalf("build against the previous release only: %v", res)
+			}
+			out := filepath.Join(t.TempDir(), "r3")
+			code, res := runJSON(t, "build", "--key", key, "--modules", back, "--previous", r2, "--history", hist,
+				"--release", "2.0.0", "--sequence", "3", "--out", out)
+			details, _ := res["details"].(map[string]any)
+			if code != 1 || res["code"] != "contract.broken" || details["word"] != "hello" || details["field"] != tc.field {
+				t.Fatalf("re-added word with another %s: %d %v", tc.name, code, res)
+			}
+			if _, err := os.Stat(filepath.Join(out, "statement.bundle.json")); err == nil {
+				t.Fatal("a refused build wrote a release")
+			}
+		})
+	}
+	// The same word brought back unchanged is taken.
+	if code, res := runJSON(t, "build", "--key", key, "--modules", modules(t, "2.0.0", nil), "--previous", r2, "--history", hist,
+		"--release", "2.0.0", "--sequence", "3", "--out", filepath.Join(work, "r3")); code != 0 {
+		t.Fatalf("build with an unchanged word: %v", res)
+	}
+	// A history release at or above the new sequence is refused: the history is out of order.
+	if code, res := runJSON(t, "build", "--key", key, "--modules", modules(t, "2.0.0", nil), "--history", hist,
+		"--release", "2.0.0", "--sequence", "2", "--out", filepath.Join(work, "r3b")); code != 1 || res["code"] != "statement.rollback" {
+		t.Fatalf("build below the history: %d %v", code, res)
+	}
+}
