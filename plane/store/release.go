@@ -64,6 +64,9 @@ type ReleaseGetParams struct {
 
 type ReleaseListParams struct {
 	Limit int // 0: 100
+	// BeforeSequence pages: only releases older than this sequence; 0 starts at the newest. Pass the
+	// last sequence of one page to get the next.
+	BeforeSequence int64
 }
 
 type ArtifactGetParams struct {
@@ -196,9 +199,12 @@ func (s *sqlStore) ReleaseList(ctx context.Context, p ReleaseListParams) ([]Rele
 	if err != nil {
 		return nil, err
 	}
+	if p.BeforeSequence < 0 {
+		return nil, invalid("before_sequence", "before_sequence must not be negative")
+	}
 	var out []Release
 	err = s.read(ctx, "list releases", func(ex sqldb.Execer) error {
-		rs, err := ex.Query(ctx, s.q.ReleaseList, int64(limit))
+		rs, err := ex.Query(ctx, s.q.ReleaseList, int64(limit), p.BeforeSequence)
 		if err != nil {
 			return err
 		}

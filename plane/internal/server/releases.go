@@ -187,24 +187,37 @@ type heldWord struct {
 // name: the contract belongs to the name, whatever module or manifest digest carried it.
 func (s *Server) lastHeld(ctx context.Context, want map[string]bool) (map[string]heldWord, error) {
 	held := map[string]heldWord{}
-	list, err := s.store.ReleaseList(ctx, store.ReleaseListParams{Limit: store.MaxListLimit})
-	if err != nil {
-		return nil, err
+	// Paged by sequence so that no release is out of reach however many were published.
+	for before := int64(0); len(held) < len(want); {
+		list, err := s.store.ReleaseList(ctx, store.ReleaseListParams{Limit: store.MaxListLimit, BeforeSequence: before})
+		if err != nil {
+			return nil, err
+		}
+		if len(list) == 0 {
+			break
+		}
+		before = list[len(list)-1].Sequence
+		if err := s.placeHeld(ctx, list, want, held); err != nil {
+			return nil, err
+		}
 	}
-	if len(list) == store.MaxListLimit {
-		s.log.Warn("contract check reaches only the newest releases", "releases", len(list))
-	}
+	return held, nil
+}
+
+// placeHeld records in held, for each name of want not placed yet, its manifest in the newest release
+// of list (newest first) that held it.
+func (s *Server) placeHeld(ctx context.Context, list []store.Release, want map[string]bool, held map[string]heldWord) error {
 	for _, r := range list {
 		if len(held) == len(want) {
 			break
 		}
 		full, err := s.store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: r.Sequence})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		st, err := statement.DecodeBundle(full.Bundle)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, row := range st.Predicate.Modules {
 			if row.Kind != manifest.KindWord || !want[row.Name] {
@@ -215,19 +228,19 @@ func (s *Server) lastHeld(ctx context.Context, want map[string]bool) (map[string
 			}
 			a, err := s.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: row.Manifest})
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if cas.Sum(a.Data) != row.Manifest {
-				return nil, errcode.New(errcode.ModuleDigestMismatch, "stored manifest of %s was altered", row.Name)
+				return errcode.New(errcode.ModuleDigestMismatch, "stored manifest of %s was altered", row.Name)
 			}
 			m, err := manifest.Parse(a.Data)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			held[row.Name] = heldWord{m: m, release: r.Version, sequence: r.Sequence}
 		}
 	}
-	return held, nil
+	return nil
 }
 
 // manifestIndex finds a word's signed manifest by the word's name and the release rows that pin it,

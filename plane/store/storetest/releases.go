@@ -120,6 +120,32 @@ var releaseTests = []test{
 			f.Fatal("a refused release stored its artifact")
 		}
 	}},
+	{"Release/ListPages", func(f *fx) {
+		// A caller that must see every release (the contract check on publish) pages by sequence.
+		for seq := int64(1); seq <= 5; seq++ {
+			_, err := f.s.ReleasePut(f.ctx, f.release(seq, artifact("word/a@1.0.0.wasm", []byte{byte(seq)})))
+			noErr(f, err, "ReleasePut")
+		}
+		var seen []int64
+		before := int64(0)
+		for pages := 0; ; pages++ {
+			if pages > 5 {
+				f.Fatalf("paging does not end: %v", seen)
+			}
+			page, err := f.s.ReleaseList(f.ctx, store.ReleaseListParams{Limit: 2, BeforeSequence: before})
+			noErr(f, err, "ReleaseList")
+			if len(page) == 0 {
+				break
+			}
+			for _, r := range page {
+				seen = append(seen, r.Sequence)
+			}
+			before = page[len(page)-1].Sequence
+		}
+		same(f, "sequences paged newest first", seen, []int64{5, 4, 3, 2, 1})
+		_, err := f.s.ReleaseList(f.ctx, store.ReleaseListParams{BeforeSequence: -1})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
 	{"Release/LargeArtifact", func(f *fx) {
 		// An agent binary: ~50 MB, stored in the database so that every replica can serve it.
 		size := 50 << 20

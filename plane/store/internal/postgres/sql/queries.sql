@@ -302,7 +302,8 @@ SELECT {{release_columns}}, bundle FROM releases ORDER BY sequence DESC LIMIT 1
 SELECT {{release_columns}}, bundle FROM releases WHERE sequence = $1
 
 -- name: ReleaseList
-SELECT {{release_columns}}, NULL::bytea FROM releases ORDER BY sequence DESC LIMIT $1
+SELECT {{release_columns}}, NULL::bytea FROM releases WHERE ($2::bigint = 0 OR sequence < $2)
+ORDER BY sequence DESC LIMIT $1
 
 -- name: ReleaseArtifacts
 SELECT ra.name, ra.digest, a.size
