@@ -18,13 +18,19 @@ type DriverState struct {
 	Digest    string    `json:"digest,omitempty"`
 	ChangedAt time.Time `json:"changed_at,omitzero"`
 	ChangedBy string    `json:"changed_by,omitempty"`
+	// Unconfined is the admin's consent, given when the driver was last enabled, to run it where no
+	// protection of the plane's files can be applied (goplugin.Options.Unconfined).
+	Unconfined bool `json:"unconfined,omitempty"`
 }
 
 type DriverSetParams struct {
 	Name   string
 	Digest string // DriverEnable: lowercase hex sha256; DriverDisable: ignored
-	By     string
-	Now    time.Time
+	// Unconfined records the consent to run the driver unconfined (DriverEnable; DriverDisable keeps
+	// the one last given).
+	Unconfined bool
+	By         string
+	Now        time.Time
 }
 
 type DriverGetParams struct {
@@ -52,7 +58,7 @@ func (s *sqlStore) DriverEnable(ctx context.Context, p DriverSetParams) (DriverS
 }
 
 func (s *sqlStore) DriverDisable(ctx context.Context, p DriverSetParams) (DriverState, error) {
-	p.Digest = ""
+	p.Digest, p.Unconfined = "", false
 	return s.driverSet(ctx, p, false)
 }
 
@@ -66,7 +72,7 @@ func (s *sqlStore) driverSet(ctx context.Context, p DriverSetParams, enabled boo
 	var d DriverState
 	err := s.tx(ctx, "set driver", func(ex sqldb.Execer) error {
 		var err error
-		d, err = scanDriverState(ex.QueryRow(ctx, s.q.DriverUpsert, p.Name, enabled, p.Digest, now(p.Now), p.By))
+		d, err = scanDriverState(ex.QueryRow(ctx, s.q.DriverUpsert, p.Name, enabled, p.Digest, now(p.Now), p.By, p.Unconfined))
 		return err
 	})
 	return d, err
@@ -110,6 +116,6 @@ func (s *sqlStore) DriverList(ctx context.Context) ([]DriverState, error) {
 
 func scanDriverState(r sqldb.Row) (DriverState, error) {
 	var d DriverState
-	err := r.Scan(&d.Name, &d.Enabled, &d.Digest, stamp{&d.ChangedAt}, &d.ChangedBy)
+	err := r.Scan(&d.Name, &d.Enabled, &d.Digest, stamp{&d.ChangedAt}, &d.ChangedBy, &d.Unconfined)
 	return d, err
 }

@@ -43,6 +43,30 @@ var driverTests = []test{
 		noErr(f, err, "DriverList")
 		same(f, "list", list, []store.DriverState{never, again})
 	}},
+	{"Driver/UnconfinedConsent", func(f *fx) {
+		// The consent to run unconfined is stored with the enabled driver, kept (for the record) when it
+		// is disabled, and replaced by whatever the next enable says.
+		pinned := digest([]byte("driver v1"))
+		on, err := f.s.DriverEnable(f.ctx, store.DriverSetParams{Name: "dns-memory", Digest: pinned, Unconfined: true, By: "alice", Now: f.at(0)})
+		noErr(f, err, "DriverEnable")
+		got, err := f.s.DriverGet(f.ctx, store.DriverGetParams{Name: "dns-memory"})
+		noErr(f, err, "DriverGet")
+		if !on.Unconfined || !got.Unconfined {
+			f.Fatalf("consent not stored: %+v, read back %+v", on, got)
+		}
+		off, err := f.s.DriverDisable(f.ctx, store.DriverSetParams{Name: "dns-memory", Unconfined: false, By: "bob", Now: f.at(time.Minute)})
+		noErr(f, err, "DriverDisable")
+		if off.Enabled || !off.Unconfined {
+			f.Fatalf("disable changed the recorded consent: %+v", off)
+		}
+		again, err := f.s.DriverEnable(f.ctx, store.DriverSetParams{Name: "dns-memory", Digest: pinned, By: "carol", Now: f.at(time.Hour)})
+		noErr(f, err, "DriverEnable")
+		list, err := f.s.DriverList(f.ctx)
+		noErr(f, err, "DriverList")
+		if again.Unconfined || len(list) != 1 || list[0].Unconfined {
+			f.Fatalf("enabling without consent kept the old one: %+v, list %+v", again, list)
+		}
+	}},
 	{"Driver/InvalidRefused", func(f *fx) {
 		good := digest([]byte("x"))
 		for i, p := range []store.DriverSetParams{

@@ -2,16 +2,18 @@
 -- drivercalls.go), read after queries.sql.
 
 -- fragment: driver_columns
-name, enabled, digest, changed_at, changed_by
+name, enabled, digest, changed_at, changed_by, unconfined
 
 -- fragment: account_columns
 id, name, driver, settings, key_id, created_at, created_by
 
 -- name: DriverUpsert
--- Disabling keeps the digest last enabled, for the record.
-INSERT INTO drivers (name, enabled, digest, changed_at, changed_by) VALUES (?1, ?2, ?3, ?4, ?5)
+-- Disabling keeps the digest last enabled and the consent it was enabled with, for the record; enabling
+-- again records its own consent.
+INSERT INTO drivers (name, enabled, digest, changed_at, changed_by, unconfined) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled,
     digest = CASE WHEN excluded.digest = '' THEN drivers.digest ELSE excluded.digest END,
+    unconfined = CASE WHEN excluded.enabled THEN excluded.unconfined ELSE drivers.unconfined END,
     changed_at = excluded.changed_at, changed_by = excluded.changed_by
 RETURNING {{driver_columns}}
 
