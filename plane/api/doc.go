@@ -33,7 +33,7 @@
 //	GET  /drivers                                  viewer    -> DriverList
 //	GET  /drivers/status                           viewer    -> StatusList
 //	GET  /drivers/audit ?driver&account&limit&cursor viewer  -> DriverCallList
-//	POST /drivers/{name}/enable                    admin     -> Driver
+//	POST /drivers/{name}/enable   DriverEnable     admin     -> Driver
 //	POST /drivers/{name}/disable                   admin     -> Driver
 //	GET  /accounts   ?driver                       viewer    -> AccountList
 //	POST /accounts               AccountAdd        admin     -> Account        (201)

@@ -19,6 +19,18 @@ type Driver struct {
 	Enabled   bool      `json:"enabled"`
 	ChangedAt time.Time `json:"changed_at,omitzero"`
 	ChangedBy string    `json:"changed_by,omitempty"`
+	// Unconfined is the consent the admin gave when enabling it to run it where no protection of the
+	// plane's files can be applied.
+	Unconfined bool `json:"unconfined,omitempty"`
+}
+
+// DriverEnable is the body of POST /drivers/{name}/enable; an empty body is the zero value.
+type DriverEnable struct {
+	// Unconfined accepts running the driver where none of its protections (own user, Landlock) can be
+	// applied, so that it could read the plane's files. Without it such an enable answers
+	// driver.unconfined and changes nothing. The consent is stored with the driver and recorded in the
+	// audit log (target "unconfined").
+	Unconfined bool `json:"unconfined,omitempty"`
 }
 
 // DriverList is the answer of GET /drivers.
@@ -198,8 +210,10 @@ type DriverCall struct {
 	Actor     string    `json:"actor"`
 	Account   string    `json:"account,omitempty"`
 	Driver    string    `json:"driver"`
-	Operation string    `json:"operation"`        // "dns.get_records", "cloud.regions", "driver.enable", ...
-	Target    string    `json:"target,omitempty"` // the zone, region or instance the call was about
+	Operation string    `json:"operation"` // "dns.get_records", "cloud.regions", "driver.enable", ...
+	// Target is the zone, region or instance the call was about; "unconfined" on a driver.enable that
+	// accepted running the driver unconfined.
+	Target string `json:"target,omitempty"`
 	// Code is "ok", or the error code the call ended with.
 	Code       string `json:"code"`
 	DurationMS int64  `json:"duration_ms"`

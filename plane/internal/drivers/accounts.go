@@ -167,6 +167,7 @@ func (m *Manager) usable(ctx context.Context, name string) (Entry, error) {
 		m.stopName(name, "no longer pinned by the current release")
 		return Entry{}, cat.notPinned(name, m.cfg.Platform)
 	}
+	e.Unconfined = st.Unconfined
 	return e, nil
 }
 

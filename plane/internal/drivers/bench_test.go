@@ -12,7 +12,7 @@ import (
 func BenchmarkCallThroughThePlane(b *testing.B) {
 	f := newFixture(b, "")
 	f.publish("dns-memory")
-	if _, err := f.m.Enable(f.ctx, "bench", "dns-memory"); err != nil {
+	if _, err := f.m.Enable(f.ctx, "bench", "dns-memory", false); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := f.m.AccountAdd(f.ctx, "bench", memoryAccount("lab", "example.com")); err != nil {

@@ -26,6 +26,9 @@ type Entry struct {
 	Digest string `json:"digest"`
 	// Manifest is the sha256 of the driver's manifest.
 	Manifest string `json:"manifest"`
+	// Unconfined is the admin's consent, read from the store with the driver's state (never from the
+	// release), to start it where no protection can be applied.
+	Unconfined bool `json:"-"`
 }
 
 // catalog is what the current release says about drivers.

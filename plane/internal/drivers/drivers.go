@@ -186,6 +186,7 @@ func (m *Manager) syncOne(ctx context.Context, cat *catalog, sl *slot) {
 	case !pinned:
 		m.stopSlot(sl, "no longer pinned by the current release")
 	default:
+		e.Unconfined = st.Unconfined
 		if _, err := m.ensure(ctx, e, false); err == nil { // a failure is logged once per attempt and kept for Status
 			m.reapAccounts(ctx, sl, e)
 		}

@@ -52,18 +52,18 @@ func audit(t *testing.T, m *drivers.Manager, p store.DriverCallListParams) []sto
 
 func TestOnlyWhatTheCurrentReleasePinsCanBeEnabled(t *testing.T) {
 	f := newFixture(t, "")
-	_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
+	_, err := f.m.Enable(f.ctx, "alice", "dns-memory", false)
 	testkit.WantCode(t, err, errcode.DriverNotPinned) // no release at all
 
 	f.publish("dns-memory", "dns-armonly")
-	_, err = f.m.Enable(f.ctx, "alice", "dns-crashy")
+	_, err = f.m.Enable(f.ctx, "alice", "dns-crashy", false)
 	testkit.WantCode(t, err, errcode.DriverNotPinned)
-	_, err = f.m.Enable(f.ctx, "alice", "dns-armonly")
+	_, err = f.m.Enable(f.ctx, "alice", "dns-armonly", false)
 	testkit.WantCode(t, err, errcode.DriverNotPinned)
 	if !strings.Contains(err.Error(), "linux/arm64") {
 		t.Errorf("a driver pinned for another platform: %v", err)
 	}
-	_, err = f.m.Enable(f.ctx, "alice", "../../bin/sh")
+	_, err = f.m.Enable(f.ctx, "alice", "../../bin/sh", false)
 	testkit.WantCode(t, err, errcode.RequestMalformed)
 	list, err := f.m.List(f.ctx)
 	must(t, err)
@@ -73,7 +73,7 @@ func TestOnlyWhatTheCurrentReleasePinsCanBeEnabled(t *testing.T) {
 		}
 	}
 
-	d, err := f.m.Enable(f.ctx, "alice", "dns-memory")
+	d, err := f.m.Enable(f.ctx, "alice", "dns-memory", false)
 	must(t, err)
 	if !d.Enabled || !d.Pinned || d.Digest != digestOf(t, "dns-memory") || d.ChangedBy != "alice" || d.Kind != "dns" {
 		t.Fatalf("enabled %+v", d)
@@ -122,7 +122,7 @@ func TestDriverAlteredInThePlaneStoreIsRefusedBeforeExec(t *testing.T) {
 	script, marker := trap(t)
 	alterArtifact(t, f.url, digestOf(t, "dns-memory"), script)
 
-	_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
+	_, err := f.m.Enable(f.ctx, "alice", "dns-memory", false)
 	testkit.WantCode(t, err, errcode.ModuleDigestMismatch)
 	if _, serr := os.Stat(marker); serr == nil {
 		t.Fatal("the altered executable ran")
@@ -138,7 +138,7 @@ func TestDriverAlteredInThePlaneStoreIsRefusedBeforeExec(t *testing.T) {
 func TestDriverAlteredInTheLocalCopyIsRefusedBeforeExec(t *testing.T) {
 	f := newFixture(t, "")
 	f.publish("dns-memory")
-	_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
+	_, err := f.m.Enable(f.ctx, "alice", "dns-memory", false)
 	must(t, err)
 	_, err = f.m.Disable(f.ctx, "alice", "dns-memory")
 	must(t, err)
@@ -148,7 +148,7 @@ func TestDriverAlteredInTheLocalCopyIsRefusedBeforeExec(t *testing.T) {
 	script, marker := trap(t)
 	must(t, os.WriteFile(path, script, 0o755))
 
-	_, err = f.m.Enable(f.ctx, "alice", "dns-memory")
+	_, err = f.m.Enable(f.ctx, "alice", "dns-memory", false)
 	testkit.WantCode(t, err, errcode.ModuleDigestMismatch)
 	if _, serr := os.Stat(marker); serr == nil {
 		t.Fatal("the altered executable ran")
@@ -160,7 +160,7 @@ func TestDriverAlteredInTheLocalCopyIsRefusedBeforeExec(t *testing.T) {
 		t.Fatalf("the refusal was not logged:\n%s", f.log.String())
 	}
 	// The altered copy was removed; the next enable fetches the store's copy, which verifies.
-	_, err = f.m.Enable(f.ctx, "alice", "dns-memory")
+	_, err = f.m.Enable(f.ctx, "alice", "dns-memory", false)
 	must(t, err)
 	if _, serr := os.Stat(marker); serr == nil {
 		t.Fatal("the altered executable ran")
@@ -170,7 +170,7 @@ func TestDriverAlteredInTheLocalCopyIsRefusedBeforeExec(t *testing.T) {
 func TestDisabledDriverCannotBeCalled(t *testing.T) {
 	f := newFixture(t, "")
 	f.publish("dns-memory")
-	_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
+	_, err := f.m.Enable(f.ctx, "alice", "dns-memory", false)
 	must(t, err)
 	_, err = f.m.AccountAdd(f.ctx, "alice", memoryAccount("lab", "example.com"))
 	must(t, err)
@@ -209,7 +209,7 @@ func TestDisabledThroughOneReplicaCannotBeCalledThroughAnother(t *testing.T) {
 			}
 			f := newFixture(t, url)
 			f.publish("dns-memory")
-			_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
+			_, err := f.m.Enable(f.ctx, "alice", "dns-memory", false)
 			must(t, err)
 			_, err = f.m.AccountAdd(f.ctx, "alice", memoryAccount("lab", "example.com"))
 			must(t, err)
@@ -234,7 +234,7 @@ func TestDisabledThroughOneReplicaCannotBeCalledThroughAnother(t *testing.T) {
 func TestCrashMidCallIsAnErrorThenTheDriverRestarts(t *testing.T) {
 	f := newFixture(t, "")
 	f.publish("dns-crashy")
-	_, err := f.m.Enable(f.ctx, "alice", "dns-crashy")
+	_, err := f.m.Enable(f.ctx, "alice", "dns-crashy", false)
 	must(t, err)
 	_, err = f.m.AccountAdd(f.ctx, "alice", drivers.AccountAddRequest{Driver: "dns-crashy", Name: "flaky",
 		Settings: json.RawMessage(`{"zones": ["example.com", "crash.test"]}`), Credential: driver.NewSecret(credential)})
@@ -278,7 +278,7 @@ func TestAccounts(t *testing.T) {
 
 	_, err := f.m.AccountAdd(f.ctx, "alice", memoryAccount("lab", "example.com"))
 	testkit.WantCode(t, err, errcode.DriverDisabled) // settings are checked against a running driver's schema
-	_, err = f.m.Enable(f.ctx, "alice", "dns-memory")
+	_, err = f.m.Enable(f.ctx, "alice", "dns-memory", false)
 	must(t, err)
 
 	bad := memoryAccount("lab", "example.com")
@@ -365,7 +365,7 @@ func TestAccounts(t *testing.T) {
 func TestCloudReadsThroughThePlane(t *testing.T) {
 	f := newFixture(t, "")
 	f.publish("cloud-mock")
-	_, err := f.m.Enable(f.ctx, "alice", "cloud-mock")
+	_, err := f.m.Enable(f.ctx, "alice", "cloud-mock", false)
 	must(t, err)
 	_, err = f.m.AccountAdd(f.ctx, "alice", drivers.AccountAddRequest{Driver: "cloud-mock", Name: "lab-cloud", Credential: driver.NewSecret(credential)})
 	must(t, err)
@@ -403,7 +403,7 @@ func TestCloudReadsThroughThePlane(t *testing.T) {
 func TestRepinFollowsTheRelease(t *testing.T) {
 	f := newFixture(t, "")
 	f.publish("dns-memory")
-	_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
+	_, err := f.m.Enable(f.ctx, "alice", "dns-memory", false)
 	must(t, err)
 	_, err = f.m.AccountAdd(f.ctx, "alice", memoryAccount("lab", "example.com"))
 	must(t, err)
@@ -456,7 +456,7 @@ func TestRepinFollowsTheRelease(t *testing.T) {
 func TestReconcileLeavesAHandMadeRecordAlone(t *testing.T) {
 	f := newFixture(t, "")
 	f.publish("dns-memory")
-	_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
+	_, err := f.m.Enable(f.ctx, "alice", "dns-memory", false)
 	must(t, err)
 	_, err = f.m.AccountAdd(f.ctx, "alice", memoryAccount("lab", "example.com"))
 	must(t, err)
@@ -588,7 +588,7 @@ func TestEnableAndDisableHoldAgainstAConcurrentSync(t *testing.T) {
 	}()
 	defer func() { close(stop); <-done }()
 	for i := range 4 {
-		_, err := f.m.Enable(f.ctx, "alice", "dns-memory")
+		_, err := f.m.Enable(f.ctx, "alice", "dns-memory", false)
 		must(t, err)
 		if s := statusOf(t, f.m, "dns-memory"); s.State != "running" || !running(s.PID, "dns-memory") {
 			t.Fatalf("round %d: just enabled, status %+v", i, s)
@@ -607,7 +607,7 @@ func TestEnableAndDisableHoldAgainstAConcurrentSync(t *testing.T) {
 func TestBareStatusNeverCarriesTheCredential(t *testing.T) {
 	f := newFixture(t, "")
 	f.publish("dns-crashy")
-	_, err := f.m.Enable(f.ctx, "alice", "dns-crashy")
+	_, err := f.m.Enable(f.ctx, "alice", "dns-crashy", false)
 	must(t, err)
 	_, err = f.m.AccountAdd(f.ctx, "alice", drivers.AccountAddRequest{Driver: "dns-crashy", Name: "leaky",
 		Settings: json.RawMessage(`{"zones": ["example.com"]}`), Credential: driver.NewSecret(credential)})

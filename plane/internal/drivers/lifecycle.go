@@ -83,10 +83,16 @@ func (m *Manager) ensure(ctx context.Context, e Entry, force bool) (*slot, error
 	if m.isClosed() { // Close may have stopped this slot while we waited for it
 		return nil, errcode.New(errcode.DriverUnavailable, "the plane is stopping")
 	}
-	if sl.base != nil && sl.entry.Digest == e.Digest {
+	if sl.base != nil && sl.entry.Digest == e.Digest && !sl.consentWithdrawn(e, m.cfg.Plugin) {
 		return sl, nil
 	}
-	if sl.base != nil {
+	if sl.base != nil && sl.entry.Digest == e.Digest {
+		if force { // an enable without consent: refused, and what runs is left as it was
+			return nil, unconfinedErr(e.Name)
+		}
+		m.log.Warn("driver runs unconfined but its consent was withdrawn: stopping it", "driver", e.Name)
+		sl.stopLocked()
+	} else if sl.base != nil {
 		m.log.Warn("driver re-pinned by the current release: restarting it on the new executable",
 			"driver", e.Name, "old_sha256", sl.entry.Digest, "sha256", e.Digest, "version", e.Version)
 		sl.stopLocked()
@@ -109,7 +115,9 @@ func (m *Manager) start(ctx context.Context, e Entry) (*goplugin.Driver, error) 
 	if err := m.materialize(ctx, e); err != nil {
 		return nil, err
 	}
-	d, err := goplugin.Start(ctx, m.cas, goplugin.Spec{Name: e.Name, Kind: e.Kind, Digest: e.Digest}, m.cfg.Plugin)
+	opts := m.cfg.Plugin
+	opts.Unconfined = opts.Unconfined || e.Unconfined
+	d, err := goplugin.Start(ctx, m.cas, goplugin.Spec{Name: e.Name, Kind: e.Kind, Digest: e.Digest}, opts)
 	if errcode.Has(err, errcode.ModuleDigestMismatch) {
 		// The local copy was altered after it was fetched (and checked): go-plugin's hash refused it
 		// before exec. Remove it so that the next start fetches the store's copy again.
@@ -140,6 +148,21 @@ func (m *Manager) materialize(ctx context.Context, e Entry) error {
 	}
 	_, _, err = m.cas.PutReader(bytes.NewReader(a.Data))
 	return err
+}
+
+// consentWithdrawn reports whether the driver runs unconfined here while e (the store's state) no
+// longer consents to it; sl.mu is held.
+func (sl *slot) consentWithdrawn(e Entry, opts goplugin.Options) bool {
+	if e.Unconfined || opts.Unconfined || sl.base == nil {
+		return false
+	}
+	return slices.Equal(sl.base.Status().Protections, []string{goplugin.ProtectUnconfined})
+}
+
+func unconfinedErr(name string) error {
+	return errcode.New(errcode.DriverUnconfined,
+		"driver %s cannot be confined on this replica (no separate user, no Landlock) and would read the plane's files; pass --unconfined to lexicon drivers enable to accept that", name).
+		With(errcode.DetailDriver, name)
 }
 
 // stopLocked stops the driver's processes; sl.mu is held.
@@ -198,25 +221,34 @@ func (m *Manager) reapAccounts(ctx context.Context, sl *slot, e Entry) {
 
 // Enable enables a driver the current release pins: its executable is fetched, verified and started
 // here first (so an altered executable is refused now, before exec, and nothing is recorded), then the
-// store records it enabled for every replica. Refused: driver.not_pinned, module.digest_mismatch,
-// driver.start_failed.
-func (m *Manager) Enable(ctx context.Context, actor, name string) (api.Driver, error) {
-	return m.audited(ctx, actor, name, "driver.enable", m.enable)
+// store records it enabled for every replica, with unconfined: the admin's consent to run it where no
+// protection of the plane's files can be applied, honoured by every replica and every restart.
+// Refused: driver.not_pinned, module.digest_mismatch, driver.start_failed, driver.unconfined (no
+// protection applies here and unconfined is not set). The audit entry's target is "unconfined" when
+// the consent was given.
+func (m *Manager) Enable(ctx context.Context, actor, name string, unconfined bool) (api.Driver, error) {
+	target := ""
+	if unconfined {
+		target = "unconfined"
+	}
+	return m.audited(ctx, actor, name, "driver.enable", target, func(ctx context.Context, actor, name string) (api.Driver, error) {
+		return m.enable(ctx, actor, name, unconfined)
+	})
 }
 
 // audited runs op (enable or disable) on the named driver and records it in the audit log, whatever
 // its outcome.
-func (m *Manager) audited(ctx context.Context, actor, name, op string, run func(context.Context, string, string) (api.Driver, error)) (api.Driver, error) {
+func (m *Manager) audited(ctx context.Context, actor, name, op, target string, run func(context.Context, string, string) (api.Driver, error)) (api.Driver, error) {
 	if err := checkName(name); err != nil {
 		return api.Driver{}, err
 	}
 	t0 := m.cfg.Now()
 	d, err := run(ctx, actor, name)
-	m.record(ctx, actor, "", name, op, "", t0, err)
+	m.record(ctx, actor, "", name, op, target, t0, err)
 	return d, err
 }
 
-func (m *Manager) enable(ctx context.Context, actor, name string) (api.Driver, error) {
+func (m *Manager) enable(ctx context.Context, actor, name string, unconfined bool) (api.Driver, error) {
 	cat, err := m.catalog(ctx, true)
 	if err != nil {
 		return api.Driver{}, err
@@ -225,6 +257,7 @@ func (m *Manager) enable(ctx context.Context, actor, name string) (api.Driver, e
 	if !ok {
 		return api.Driver{}, cat.notPinned(name, m.cfg.Platform)
 	}
+	e.Unconfined = unconfined
 	sl, err := m.slotFor(name)
 	if err != nil {
 		return api.Driver{}, err
@@ -232,14 +265,17 @@ func (m *Manager) enable(ctx context.Context, actor, name string) (api.Driver, e
 	sl.life.Lock()
 	defer sl.life.Unlock()
 	if _, err := m.ensure(ctx, e, true); err != nil {
+		if errcode.Has(err, errcode.DriverUnconfined) {
+			err = unconfinedErr(name) // in the words of the command the admin runs
+		}
 		return api.Driver{}, err
 	}
-	st, err := m.store.DriverEnable(ctx, store.DriverSetParams{Name: name, Digest: e.Digest, By: actor, Now: m.cfg.Now()})
+	st, err := m.store.DriverEnable(ctx, store.DriverSetParams{Name: name, Digest: e.Digest, Unconfined: unconfined, By: actor, Now: m.cfg.Now()})
 	if err != nil {
 		m.stopName(name, "enabling it was not recorded")
 		return api.Driver{}, err
 	}
-	m.log.Info("driver enabled", "driver", name, "sha256", e.Digest, "version", e.Version, "by", actor)
+	m.log.Info("driver enabled", "driver", name, "sha256", e.Digest, "version", e.Version, "by", actor, "unconfined", unconfined)
 	return listing(e, true, st), nil
 }
 
@@ -247,7 +283,7 @@ func (m *Manager) enable(ctx context.Context, actor, name string) (api.Driver, e
 // refuse calls at once (every call reads the store) and stop theirs within SyncEvery. Calls in flight
 // fail with driver.disabled.
 func (m *Manager) Disable(ctx context.Context, actor, name string) (api.Driver, error) {
-	return m.audited(ctx, actor, name, "driver.disable", m.disable)
+	return m.audited(ctx, actor, name, "driver.disable", "", m.disable)
 }
 
 func (m *Manager) disable(ctx context.Context, actor, name string) (api.Driver, error) {
@@ -283,7 +319,8 @@ func (m *Manager) disable(ctx context.Context, actor, name string) (api.Driver, 
 
 func listing(e Entry, pinned bool, st store.DriverState) api.Driver {
 	return api.Driver{Name: e.Name, Kind: string(e.Kind), Version: e.Version, Summary: e.Summary, Platform: e.Platform,
-		Digest: e.Digest, Pinned: pinned, Enabled: st.Enabled, ChangedAt: st.ChangedAt, ChangedBy: st.ChangedBy}
+		Digest: e.Digest, Pinned: pinned, Enabled: st.Enabled, ChangedAt: st.ChangedAt, ChangedBy: st.ChangedBy,
+		Unconfined: st.Unconfined}
 }
 
 // List returns the drivers the current release pins, and those enabled that it no longer pins.

@@ -130,16 +130,26 @@ func newFixture(t testing.TB, url string) *fixture {
 // manager makes another manager (a replica, or the plane after a restart) on st with key.
 func (f *fixture) manager(st store.Store, key *seal.Key, platform string) (*drivers.Manager, *testkit.Buffer) {
 	f.t.Helper()
+	return f.managerWith(st, key, platform, nil)
+}
+
+// managerWith is manager with edit applied to its config (nil: none).
+func (f *fixture) managerWith(st store.Store, key *seal.Key, platform string, edit func(*drivers.Config)) (*drivers.Manager, *testkit.Buffer) {
+	f.t.Helper()
 	lb := &testkit.Buffer{}
 	dir := filepath.Join(f.t.TempDir(), "drivers")
 	if f.driverDir == "" {
 		f.driverDir = dir
 	}
-	m, err := drivers.New(drivers.Config{
+	cfg := drivers.Config{
 		Store: st, Dir: dir, Key: key, Platform: platform,
 		Log:    slog.New(slog.NewJSONHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Plugin: goplugin.Options{CallTimeout: 20 * time.Second, MinBackoff: 20 * time.Millisecond, MaxBackoff: time.Second},
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	m, err := drivers.New(cfg)
 	must(f.t, err)
 	f.t.Cleanup(m.Close)
 	f.logs = append(f.logs, lb)

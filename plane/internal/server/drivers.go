@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -13,10 +14,11 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// Body caps of the driver routes: an account (settings and a credential), and a reconcile of up to
-// dns.MaxRecords records.
+// Body caps of the driver routes: an enable (a consent flag), an account (settings and a credential),
+// and a reconcile of up to dns.MaxRecords records.
 const (
 	maxAccountBody   = 128 << 10
+	maxEnableBody    = 4 << 10
 	maxReconcileBody = 4 << 20
 )
 
@@ -56,9 +58,7 @@ func (s *Server) driverRoutesOn(r chi.Router) {
 		res, err := s.drivers().Audit(r.Context(), store.DriverCallListParams{Driver: q.Driver, Account: q.Account, Limit: q.Limit, Cursor: q.Cursor})
 		return api.DriverCallList{Calls: each(res.Calls, driverCallToAPI), NextCursor: res.NextCursor}, err
 	})
-	s.handle(r, api.DriversEnable, func(r *http.Request) (any, error) {
-		return s.drivers().Enable(r.Context(), tokenFrom(r.Context()).Name, chi.URLParam(r, "name"))
-	})
+	s.handle(r, api.DriversEnable, s.driverEnable)
 	s.handle(r, api.DriversDisable, func(r *http.Request) (any, error) {
 		return s.drivers().Disable(r.Context(), tokenFrom(r.Context()).Name, chi.URLParam(r, "name"))
 	})
@@ -114,6 +114,22 @@ func (s *Server) drivers() *drivers.Manager { return s.cfg.Drivers }
 
 // accountAdd takes the credential from the request body only; it is wrapped as a driver.Secret at once
 // and sealed by the manager before it reaches the store. The answer is the account without it.
+// driverEnable enables a driver; a body is optional (older clients send none) and carries the admin's
+// consent to run it unconfined.
+func (s *Server) driverEnable(r *http.Request) (any, error) {
+	body, err := readBody(r, maxEnableBody)
+	if err != nil {
+		return nil, err
+	}
+	var req api.DriverEnable
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			return nil, err
+		}
+	}
+	return s.drivers().Enable(r.Context(), tokenFrom(r.Context()).Name, chi.URLParam(r, "name"), req.Unconfined)
+}
+
 func (s *Server) accountAdd(r *http.Request) (any, error) {
 	body, err := readBody(r, maxAccountBody)
 	if err != nil {
