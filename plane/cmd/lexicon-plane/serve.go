@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/host/goplugin"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
@@ -66,6 +67,7 @@ func serveCmd() *cli.Command {
 		claimWait                     time.Duration
 		webhooks                      string
 		reconcileEvery                time.Duration
+		driverMaxTimeouts             int
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -83,9 +85,13 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&masterKey, "master-key", "", "file of the master key that seals driver credentials, made on first start (default DATA/master.key); every replica needs the same one")
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
+			fs.IntVar(&driverMaxTimeouts, "driver-max-timeouts", 3, "calls in a row that may time out before a driver process is restarted (negative: never)")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
+			if driverMaxTimeouts == 0 { // goplugin reads 0 as its default; a plane asked for 0 would get 3
+				return nil, cli.UsageError("--driver-max-timeouts must be at least 1, or negative for never")
+			}
 			var hooks []webhook.Endpoint
 			if webhooks != "" {
 				var err error
@@ -119,7 +125,7 @@ func serveCmd() *cli.Command {
 					return nil, cli.UsageError("--external-url %q is not an absolute URL", ext)
 				}
 			}
-			mgr, err := driverManager(sf.data, masterKey, st, log)
+			mgr, err := driverManager(sf.data, masterKey, st, log, goplugin.Options{MaxTimeouts: driverMaxTimeouts})
 			if err != nil {
 				return nil, err
 			}
@@ -219,8 +225,9 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 	return bg, queued
 }
 
-// driverManager loads (or, on first start, makes) the master key and sets up the drivers.
-func driverManager(data, keyFile string, st store.Store, log *slog.Logger) (*drivers.Manager, error) {
+// driverManager loads (or, on first start, makes) the master key and sets up the drivers, whose
+// processes run with plugin.
+func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options) (*drivers.Manager, error) {
 	if keyFile == "" {
 		keyFile = filepath.Join(data, "master.key")
 	}
@@ -235,7 +242,7 @@ func driverManager(data, keyFile string, st store.Store, log *slog.Logger) (*dri
 	} else {
 		log.Info("master key loaded", "file", keyFile, "key_id", key.ID())
 	}
-	return drivers.New(drivers.Config{Store: st, Dir: filepath.Join(data, "drivers"), Key: key, Log: log})
+	return drivers.New(drivers.Config{Store: st, Dir: filepath.Join(data, "drivers"), Key: key, Log: log, Plugin: plugin})
 }
 
 func tlsIdentity(data, cert, key, host, names string) (*tlsboot.Identity, error) {

@@ -54,6 +54,9 @@ func (d driverOne) Text(w io.Writer) {
 	if d.Enabled {
 		state = "enabled"
 	}
+	if d.Unconfined {
+		state += " unconfined"
+	}
 	fmt.Fprintf(w, "driver %s %s by %s\n", d.Name, state, d.ChangedBy)
 	if d.Digest != "" {
 		fmt.Fprintf(w, "  runs %s %s, sha256 %s\n", d.Kind, d.Version, d.Digest)
@@ -61,10 +64,15 @@ func (d driverOne) Text(w io.Writer) {
 }
 
 func driversEnableCmd() *cli.Command {
-	return simple("drivers enable", "NAME", "enable a driver the current release pins; the plane verifies and starts it", 1, 1, nil,
+	var req api.DriverEnable
+	return simple("drivers enable", "NAME", "enable a driver the current release pins; the plane verifies and starts it", 1, 1,
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&req.Unconfined, "unconfined", false,
+				"accept running the driver where the plane can apply none of its protections (own user, Landlock), so that it could read the plane's files; recorded in the audit log")
+		},
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var d driverOne
-			return d, c.call(ctx, api.DriversEnable, args, nil, nil, &d)
+			return d, c.call(ctx, api.DriversEnable, args, nil, req, &d)
 		})
 }
 

@@ -82,6 +82,12 @@ type driverPlane struct {
 
 func newDriverPlane(t *testing.T) *driverPlane {
 	t.Helper()
+	return newDriverPlaneWith(t, goplugin.Options{MinBackoff: 20 * time.Millisecond})
+}
+
+// newDriverPlaneWith is newDriverPlane with the driver processes' options.
+func newDriverPlaneWith(t *testing.T, plugin goplugin.Options) *driverPlane {
+	t.Helper()
 	if err := buildDrivers(); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +105,7 @@ func newDriverPlane(t *testing.T) *driverPlane {
 	lb := &testkit.Buffer{}
 	log := slog.New(slog.NewJSONHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	mgr, err := drivers.New(drivers.Config{Store: st, Dir: filepath.Join(dir, "drivers"), Key: key, Log: log,
-		Plugin: goplugin.Options{MinBackoff: 20 * time.Millisecond}})
+		Plugin: plugin})
 	if err != nil {
 		t.Fatal(err)
 	}
