@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/wasmtest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/wordtest"
 )
@@ -29,7 +28,7 @@ type node struct {
 }
 
 func newNode(t *testing.T) node {
-	base := wasmtest.SafeDir(t)
+	base := wordtest.WritableDir(t)
 	return node{base: base, log: filepath.Join(base, "var", "log"), cache: filepath.Join(base, "var", "cache", "apt", "archives")}
 }
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/wasmtest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/wordtest"
 )
@@ -39,7 +38,7 @@ type restored struct {
 // unitNode is a temporary etc/systemd/system the word's fs roots point at, and a service manager whose
 // daemon-reload reads it.
 func unitNode(t *testing.T, units map[string]string) (dir string, fake *wordtest.FakeSystemd, w *wordtest.Word) {
-	dir = filepath.Join(wasmtest.SafeDir(t), "etc", "systemd", "system")
+	dir = filepath.Join(wordtest.WritableDir(t), "etc", "systemd", "system")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
