@@ -12,3 +12,9 @@ const (
 	// RebuildNoSource: no source folder in the tree holds the module (map it with --map name=dir).
 	RebuildNoSource = "rebuild.no_source"
 )
+
+var areaRebuild = Area{Name: "rebuild", Reserved: true, Codes: []Spec{
+	{RebuildMismatch, statusUnprocessable, Unchanged},
+	{RebuildFailed, statusUnprocessable, Unchanged},
+	{RebuildNoSource, statusNotFound, Unchanged},
+}}

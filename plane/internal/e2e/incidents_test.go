@@ -103,7 +103,7 @@ func (p *pagerDuty) got() []map[string]any {
 	return append([]map[string]any(nil), p.events...)
 }
 
-// stageCertExpiry stages the built-in cert_expiry recipe with a one-minute interval (the shortest a
+// stageCertExpiry stages the built-in cert_expiry recipe and its repair word, with a one-minute interval (the shortest a
 // manifest may ask for), so that the test sees it escalate and clear in minutes rather than hours.
 func stageCertExpiry(t testing.TB) func(dir string) {
 	return func(dir string) {
@@ -115,6 +115,11 @@ func stageCertExpiry(t testing.TB) func(dir string) {
 		b, err := json.Marshal(m)
 		must(t, err)
 		stage(t, dir, "cert_expiry", b, filepath.Join(root, "build", "wasm", "recipes", "cert_expiry.wasm"), "cert_expiry.wasm")
+		// Its repair word ships with it, as in a real release; the node's policy names no renewal
+		// program, so the recipe only checks.
+		repair, err := os.ReadFile(filepath.Join(root, "primitives", "renew_cert", "manifest.json"))
+		must(t, err)
+		stage(t, dir, "renew_cert", repair, filepath.Join(root, "build", "wasm", "renew_cert.wasm"), "renew_cert.wasm")
 	}
 }
 
@@ -147,7 +152,7 @@ func TestRecipeCaseBecomesAnIncident(t *testing.T) {
 			policy := fmt.Sprintf(`{"classes": {"look": "accept", "change": "accept", "destructive": "refuse"}, "names": [%q]}`, site.addr)
 			a := f.enrol("shop-1", policy)
 
-			// Two failing ticks a minute apart escalate: cert_expiry has no repair word.
+			// Two failing ticks a minute apart escalate: with no renewal program, cert_expiry only checks.
 			f.planeLog.WaitFor(t, `"msg":"incident opened"`) // the case became an incident
 			list := f.incidentsOf(a.name)
 			if len(list) != 1 {
