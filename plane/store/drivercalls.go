@@ -1,10 +1,7 @@
 package store
 
 import (
-	"context"
 	"time"
-
-	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 )
 
 // DriverCall is one record of the audit log of driver calls: who asked (the admin token's name), for
@@ -42,88 +39,4 @@ type DriverCallListParams struct {
 type DriverCallListResult struct {
 	Calls      []DriverCall `json:"calls"`
 	NextCursor string       `json:"next_cursor,omitempty"`
-}
-
-func (p *DriverCallAddParams) check() error {
-	if p.Actor == "" {
-		return invalid("actor", "an audit record names who asked")
-	}
-	if err := checkActor(p.Actor); err != nil {
-		return err
-	}
-	if p.Account != "" {
-		if err := checkAccountName(p.Account); err != nil {
-			return err
-		}
-	}
-	if err := checkDriverName("driver", p.Driver); err != nil {
-		return err
-	}
-	if p.Operation == "" || len(p.Operation) > MaxRefLen {
-		return invalid("operation", "operation must be 1 to %d bytes", MaxRefLen)
-	}
-	if len(p.Target) > MaxRefLen {
-		return invalid("target", "target is over %d bytes", MaxRefLen)
-	}
-	if p.Code == "" || len(p.Code) > MaxRefLen {
-		return invalid("code", "code must be 1 to %d bytes", MaxRefLen)
-	}
-	if p.Duration < 0 {
-		return invalid("duration", "duration is negative")
-	}
-	return nil
-}
-
-func (s *sqlStore) DriverCallAdd(ctx context.Context, p DriverCallAddParams) (DriverCall, error) {
-	if err := p.check(); err != nil {
-		return DriverCall{}, err
-	}
-	if err := s.usable(); err != nil {
-		return DriverCall{}, err
-	}
-	t := now(p.Now)
-	c := DriverCall{ID: s.ids.next("call_", t), At: t, Actor: p.Actor, Account: p.Account, Driver: p.Driver,
-		Operation: p.Operation, Target: p.Target, Code: p.Code, DurationMS: p.Duration.Milliseconds()}
-	// Autocommit: one insert needs no rule around it, and the audit log is written on every call.
-	_, err := s.drv.Writer().Exec(ctx, s.q.DriverCallInsert, c.ID, c.At, c.Actor, c.Account, c.Driver, c.Operation,
-		c.Target, c.Code, c.DurationMS)
-	if err != nil {
-		return DriverCall{}, s.fail(err, "record driver call")
-	}
-	return c, nil
-}
-
-func (s *sqlStore) DriverCallList(ctx context.Context, p DriverCallListParams) (DriverCallListResult, error) {
-	limit, err := listLimit(p.Limit)
-	if err != nil {
-		return DriverCallListResult{}, err
-	}
-	if err := checkCursor(p.Cursor); err != nil {
-		return DriverCallListResult{}, err
-	}
-	res := DriverCallListResult{Calls: []DriverCall{}}
-	err = s.read(ctx, "list driver calls", func(ex sqldb.Execer) error {
-		rs, err := ex.Query(ctx, s.q.DriverCallList, p.Driver, p.Account, p.Cursor, int64(limit+1))
-		if err != nil {
-			return err
-		}
-		defer rs.Close()
-		for rs.Next() {
-			var c DriverCall
-			if err := rs.Scan(&c.ID, stamp{&c.At}, &c.Actor, &c.Account, &c.Driver, &c.Operation, &c.Target, &c.Code,
-				&c.DurationMS); err != nil {
-				return err
-			}
-			res.Calls = append(res.Calls, c)
-		}
-		return rs.Err()
-	})
-	if err != nil {
-		return DriverCallListResult{}, err
-	}
-	if len(res.Calls) > limit {
-		res.Calls = res.Calls[:limit]
-		res.NextCursor = res.Calls[limit-1].ID
-	}
-	return res, nil
 }

@@ -1,0 +1,264 @@
+package sqlstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+
+	. "github.com/lexicon-fleet/lexicon/plane/store"
+)
+
+const (
+	maxVocabulary   = 4096
+	maxRecipesBytes = 1 << 20
+)
+
+func (s *sqlStore) NodeGet(ctx context.Context, p NodeGetParams) (Node, error) {
+	query, key := s.q.NodeGet, p.ID
+	switch {
+	case p.ID != "" && p.Name != "", p.ID == "" && p.Name == "":
+		return Node{}, invalid("id", "give a node id or a name")
+	case p.Name != "":
+		query, key = s.q.NodeGetByName, p.Name
+	default:
+		if err := checkID("id", p.ID); err != nil {
+			return Node{}, err
+		}
+	}
+	var n Node
+	err := s.read(ctx, "get node", func(ex sqldb.Execer) error {
+		var err error
+		n, err = s.nodeGet(ctx, ex, query, key)
+		return err
+	})
+	return n, err
+}
+
+func (s *sqlStore) nodeGet(ctx context.Context, ex sqldb.Execer, query, key string) (Node, error) {
+	n, err := scanNode(ex.QueryRow(ctx, query, key))
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
+		return Node{}, errcode.New(errcode.NodeNotFound, "no node %s", key).With("node", key)
+	}
+	return n, err
+}
+
+func (s *sqlStore) NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node, error) {
+	if err := checkFingerprint("fingerprint", p.Fingerprint); err != nil {
+		return Node{}, err
+	}
+	var n Node
+	err := s.read(ctx, "get node by key", func(ex sqldb.Execer) error {
+		var err error
+		if n, err = s.nodeGet(ctx, ex, s.q.NodeGetByKey, p.Fingerprint); err != nil {
+			return err
+		}
+		return active(n)
+	})
+	if err != nil {
+		return Node{}, err
+	}
+	return n, nil
+}
+
+func active(n Node) error {
+	if n.State != NodeActive {
+		return errcode.New(errcode.NodeNotActive, "node %s is %s; the machine must join again with a fresh key", n.ID, n.State).
+			With(errcode.DetailID, n.ID).With(errcode.DetailState, string(n.State))
+	}
+	return nil
+}
+
+func (s *sqlStore) NodeList(ctx context.Context, p NodeListParams) (NodeListResult, error) {
+	switch p.State {
+	case "", NodeActive, NodeDisconnected, NodeLeft:
+	default:
+		return NodeListResult{}, invalid("state", "unknown node state %q", p.State)
+	}
+	if err := checkCursor(p.Cursor); err != nil {
+		return NodeListResult{}, err
+	}
+	limit, err := listLimit(p.Limit)
+	if err != nil {
+		return NodeListResult{}, err
+	}
+	var res NodeListResult
+	err = s.read(ctx, "list nodes", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.NodeList, string(p.State), p.Cursor, int64(limit+1))
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			n, err := scanNode(rs)
+			if err != nil {
+				return err
+			}
+			res.Nodes = append(res.Nodes, n)
+		}
+		return rs.Err()
+	})
+	if len(res.Nodes) > limit {
+		res.Nodes = res.Nodes[:limit]
+		res.NextCursor = res.Nodes[limit-1].ID
+	}
+	return res, err
+}
+
+func checkNodeReport(p *NodeReportParams) error {
+	if err := checkID("id", p.ID); err != nil {
+		return err
+	}
+	if len(p.AgentVersion) > MaxRefLen || len(p.StatementDigest) > MaxRefLen || !ValidText(p.AgentVersion+p.StatementDigest) {
+		return invalid("agent_version", "agent version and statement digest are at most %d bytes of UTF-8 without NUL", MaxRefLen)
+	}
+	if len(p.Untrusted) > MaxMessageLen || !ValidText(p.Untrusted) {
+		return invalid("untrusted", "untrusted is at most %d bytes of UTF-8 without NUL", MaxMessageLen)
+	}
+	if p.StatementSequence < 0 || p.ClaimSizeCap < 0 {
+		return invalid("statement_sequence", "statement sequence and claim size cap cannot be negative")
+	}
+	if len(p.Vocabulary) > maxVocabulary {
+		return invalid("vocabulary", "%d words, at most %d", len(p.Vocabulary), maxVocabulary)
+	}
+	seen := map[string]bool{}
+	for _, w := range p.Vocabulary {
+		if w.Name == "" || len(w.Name) > MaxRefLen || len(w.Version) > MaxRefLen || len(w.Digest) > MaxRefLen || len(w.Class) > MaxRefLen {
+			return invalid("vocabulary", "a word needs a name, and each field is at most %d bytes", MaxRefLen)
+		}
+		if !ValidText(w.Name + w.Version + w.Digest + w.Class) {
+			return invalid("vocabulary", "a word's fields are UTF-8 without NUL")
+		}
+		if seen[w.Name] {
+			return invalid("vocabulary", "word %s is reported twice", w.Name)
+		}
+		seen[w.Name] = true
+	}
+	if p.Recipes != nil {
+		var list []json.RawMessage
+		if len(p.Recipes) > maxRecipesBytes || json.Unmarshal(p.Recipes, &list) != nil || list == nil {
+			return invalid("recipes", "recipes must be a JSON array of at most %d bytes", maxRecipesBytes)
+		}
+		// PostgreSQL's jsonb keeps neither invalid UTF-8 nor NUL.
+		if !utf8.Valid(p.Recipes) || bytes.Contains(p.Recipes, []byte(`\u0000`)) {
+			return invalid("recipes", "recipes must be UTF-8 without NUL")
+		}
+	}
+	return nil
+}
+
+func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, error) {
+	if err := checkNodeReport(&p); err != nil {
+		return Node{}, err
+	}
+	vocab := p.Vocabulary
+	if vocab == nil {
+		vocab = []WordRef{}
+	}
+	vocabJSON, _ := json.Marshal(vocab)
+	recipes := p.Recipes
+	if recipes == nil {
+		recipes = json.RawMessage(`[]`)
+	}
+	t := now(p.Now)
+	var n Node
+	var matched bool
+	// A report lost to a crash of the database's machine is sent again on the next claim: it may
+	// commit without waiting for the disk, and goes in one round trip.
+	err := s.pipeline(ctx, "record node report",
+		sqldb.Step{Query: s.q.RelaxCommit},
+		sqldb.Step{Query: s.q.NodeReport, Args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
+			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted}, Scan: func(r sqldb.Row) error {
+			var err error
+			n, err = scanNode(r)
+			if s.drv.Kind(err) == sqldb.ErrNoRows {
+				return nil
+			}
+			matched = err == nil
+			return err
+		}})
+	if err != nil {
+		return Node{}, err
+	}
+	if !matched {
+		return Node{}, s.read(ctx, "record node report", func(ex sqldb.Execer) error { return s.nodeNotActive(ctx, ex, p.ID) })
+	}
+	return n, nil
+}
+
+// nodeNotActive explains why a statement meant for an active node matched nothing.
+func (s *sqlStore) nodeNotActive(ctx context.Context, ex sqldb.Execer, id string) error {
+	n, err := s.nodeGet(ctx, ex, s.q.NodeGet, id)
+	if err != nil {
+		return err
+	}
+	if err := active(n); err != nil {
+		return err
+	}
+	return errcode.New(errcode.NodeNotActive, "node %s changed while it was being updated", id).With(errcode.DetailID, id)
+}
+
+func (s *sqlStore) NodeDisconnect(ctx context.Context, p NodeEndParams) (NodeEndResult, error) {
+	return s.nodeEnd(ctx, p, NodeDisconnected, retiredByNodeDisconnection, "the plane disconnected the node")
+}
+
+func (s *sqlStore) NodeLeave(ctx context.Context, p NodeEndParams) (NodeEndResult, error) {
+	return s.nodeEnd(ctx, p, NodeLeft, retiredByNodeLeaving, "the node left the plane")
+}
+
+func (s *sqlStore) nodeEnd(ctx context.Context, p NodeEndParams, state NodeState, retired, why string) (NodeEndResult, error) {
+	if err := checkID("id", p.ID); err != nil {
+		return NodeEndResult{}, err
+	}
+	if err := checkActor(p.By); err != nil {
+		return NodeEndResult{}, err
+	}
+	t := now(p.Now)
+	var res NodeEndResult
+	err := s.tx(ctx, "end node", func(ex sqldb.Execer) error {
+		// The node's live jobs first, then its row: the order JobFinish takes them in.
+		if _, err := ex.Exec(ctx, s.q.NodeEndLockJobs, p.ID); err != nil {
+			return err
+		}
+		var err error
+		res.Node, err = scanNode(ex.QueryRow(ctx, s.q.NodeEnd, p.ID, string(state), t))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
+			return s.nodeNotActive(ctx, ex, p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := ex.Exec(ctx, s.q.KeyRetire, res.Node.Fingerprint, retired, t); err != nil {
+			return err
+		}
+		if res.Cancelled, err = s.jobs(ctx, ex, s.q.JobCancelQueuedForNode, p.ID, t, errcode.JobCancelled, why, p.By); err != nil {
+			return err
+		}
+		res.Lost, err = s.jobs(ctx, ex, s.q.JobLoseRunning, p.ID, t, errcode.JobLost, why)
+		return err
+	})
+	return res, err
+}
+
+func scanNode(r sqldb.Row) (Node, error) {
+	var n Node
+	var addrs, vocab, recipes []byte
+	var state string
+	if err := r.Scan(&n.ID, &n.Name, &n.Key, &n.Fingerprint, &addrs, &state, stamp{&n.CreatedAt},
+		stamp{&n.LastSeenAt}, stamp{&n.EndedAt}, &n.AgentVersion, &n.StatementSequence, &n.StatementDigest,
+		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals, &n.Untrusted); err != nil {
+		return Node{}, err
+	}
+	n.State = NodeState(state)
+	if err := json.Unmarshal(addrs, &n.Addresses); err != nil {
+		return Node{}, err
+	}
+	if err := json.Unmarshal(vocab, &n.Vocabulary); err != nil {
+		return Node{}, err
+	}
+	n.Recipes = json.RawMessage(recipes)
+	return n, nil
+}
