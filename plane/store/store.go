@@ -22,7 +22,11 @@
 // plane/store/storetest holds both databases to the same behaviour.
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
 
 // Store is the plane's whole state: one interface, its methods grouped below by the area they keep.
 type Store interface {
@@ -253,4 +257,11 @@ type Notifier interface {
 	// After the listener loses its connection every subscriber is woken, since queued jobs may have
 	// been missed while it was down.
 	Subscribe(nodeID string) (wake <-chan struct{}, stop func())
+}
+
+// MaxListLimit is the most rows one call of a list method returns.
+const MaxListLimit = 1000
+
+func invalid(field, format string, args ...any) error {
+	return errcode.New(errcode.StoreParamInvalid, format, args...).With(errcode.DetailField, field)
 }
