@@ -50,10 +50,9 @@ const (
 	DetectorUntrustedRelease = "plane:untrusted_release"
 )
 
-// Defaults of the detectors and of reopening.
-const (
-	DefaultRefusalThreshold = 5 // more than this many refusals in the last hour
-)
+// DefaultRefusalThreshold is how many refusals in the last hour a node may have before the refusals
+// detector opens an incident, when IncidentReconcileParams names no threshold.
+const DefaultRefusalThreshold = 5
 
 // Incident is one condition on one node.
 type Incident struct {

@@ -15,11 +15,8 @@ const (
 	JoinExpired  JoinStatus = "expired"
 )
 
-// Enrolment limits. The caps bound what an unauthenticated caller can make the plane store; they can be
-// set per call.
-const (
-	JoinTTL = time.Hour
-)
+// JoinTTL is how long a pending join waits for an admin when the call names no TTL.
+const JoinTTL = time.Hour
 
 // Join is an enrolment request.
 type Join struct {

@@ -14,10 +14,8 @@ const (
 	NodeLeft         NodeState = "left"
 )
 
-// Bounds of what a claim reports.
-const (
-	MaxRefLen = 255 // a name, version, digest or code
-)
+// MaxRefLen bounds a name, version, digest or code a claim reports.
+const MaxRefLen = 255
 
 // Node is an enrolled machine.
 type Node struct {

@@ -15,9 +15,8 @@ import (
 	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
-const (
-	maxOpenCasesNode = channel.MaxOpenCasesNode
-)
+// maxOpenCasesNode bounds a node's open cases (the channel's limit).
+const maxOpenCasesNode = channel.MaxOpenCasesNode
 
 func checkCaseIntake(p *CaseIntakeParams) error {
 	if err := checkID("node_id", p.NodeID); err != nil {

@@ -178,9 +178,8 @@ func jsonText(b []byte) any {
 	return string(b)
 }
 
-const (
-	defaultListLimit = 100
-)
+// defaultListLimit is a list call's page when it names none (store.MaxListLimit is the most).
+const defaultListLimit = 100
 
 // checkCursor refuses a cursor no list could have returned.
 func checkCursor(c string) error {

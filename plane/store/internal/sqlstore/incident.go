@@ -11,6 +11,7 @@ import (
 	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
+// Defaults of the detectors and of reopening (store.DefaultRefusalThreshold is the exported one).
 const (
 	defaultSilentAfter   = 10 * time.Minute
 	defaultLostThreshold = 0 // more than this many lost jobs in detectorWindow

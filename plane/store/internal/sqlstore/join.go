@@ -13,6 +13,8 @@ import (
 	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
+// Enrolment limits. The caps bound what an unauthenticated caller can make the plane store; they can be
+// set per call (store.JoinTTL is the default TTL).
 const (
 	defaultJoinMaxPending      = 500
 	defaultJoinMaxPerSource    = 50
@@ -27,9 +29,8 @@ const (
 	retiredByNodeLeaving       = "node left"
 )
 
-var (
-	fingerprintRE = regexp.MustCompile(`^SHA256:[A-Za-z0-9+/]{43}$`)
-)
+// fingerprintRE is the form of a key's fingerprint, as operators compare it.
+var fingerprintRE = regexp.MustCompile(`^SHA256:[A-Za-z0-9+/]{43}$`)
 
 func checkName(field, name string) error {
 	if !ValidNodeName(name) {

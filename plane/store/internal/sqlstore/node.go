@@ -12,6 +12,7 @@ import (
 	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
+// Bounds of what a claim reports (store.MaxRefLen is the exported one).
 const (
 	maxVocabulary   = 4096
 	maxRecipesBytes = 1 << 20

@@ -11,6 +11,7 @@ import (
 	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
+// Bounds of delivery (the defaults are store.DefaultNotificationLease and DefaultNotificationAttempts).
 const (
 	maxNotificationAttempts = 100
 	maxNotificationClaim    = 100
