@@ -1,8 +1,6 @@
 package store
 
-import (
-	"time"
-)
+import "time"
 
 // DriverCall is one record of the audit log of driver calls: who asked (the admin token's name), for
 // which account and driver, what operation on what target, and how it ended. It never holds a

@@ -1,8 +1,6 @@
 package store
 
-import (
-	"time"
-)
+import "time"
 
 // Migration is a schema change recorded as applied in the lexicon_migrations table.
 type Migration struct {

@@ -1,8 +1,6 @@
 package store
 
-import (
-	"time"
-)
+import "time"
 
 type NonceUseParams struct {
 	KeyID     string // the signature's keyid

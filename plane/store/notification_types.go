@@ -1,8 +1,6 @@
 package store
 
-import (
-	"time"
-)
+import "time"
 
 // NotificationState is where a notification stands. Delivered and failed are final.
 type NotificationState string

@@ -1,8 +1,6 @@
 package store
 
-import (
-	"time"
-)
+import "time"
 
 // MaxArtifactSize bounds one artifact; agent binaries are the largest.
 const MaxArtifactSize = 256 << 20

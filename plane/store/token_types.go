@@ -1,8 +1,6 @@
 package store
 
-import (
-	"time"
-)
+import "time"
 
 // Role is what a token may do: viewer reads; operator also runs words of class look and change; admin
 // also runs destructive words, approves joins, and manages tokens and releases.

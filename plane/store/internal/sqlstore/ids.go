@@ -7,6 +7,11 @@ import (
 	"time"
 )
 
+// Ids are a prefix naming the kind ("job_", "node_", ...) and 26 characters of lowercase Crockford
+// base32: 48 bits of milliseconds since the epoch, then 80 random bits, as in ULID. They sort by
+// creation across replicas to the precision of their clocks; within one process an id made in the same
+// millisecond as the previous one is that one plus one, so a process's ids never sort out of order.
+
 const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
 
 type idSource struct {
