@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -28,7 +28,7 @@ func TestSQLiteRefusesAMigrationRecordedUnderAnotherName(t *testing.T) {
 	if n, _ := res.RowsAffected(); n != 1 {
 		t.Fatalf("renamed %d migrations", n)
 	}
-	_, err = store.Open(t.Context(), path)
+	_, err = open.URL(t.Context(), path)
 	if !errcode.Has(err, errcode.StoreMigrationFailed) {
 		t.Fatalf("got %v, want %s", err, errcode.StoreMigrationFailed)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/postgres"
+	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -88,7 +89,7 @@ func TestPostgresConcurrentOpenMigratesOnce(t *testing.T) {
 	stores := make([]store.Store, 4)
 	errs := make([]error, 4)
 	for i := range stores {
-		wg.Go(func() { stores[i], errs[i] = store.Open(t.Context(), dsn) })
+		wg.Go(func() { stores[i], errs[i] = open.URL(t.Context(), dsn) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -117,7 +118,7 @@ func TestPostgresRefusesNewerSchema(t *testing.T) {
 	if _, err := admin(t, dsn).Exec(t.Context(), `INSERT INTO lexicon_migrations VALUES (9999, 'from_the_future', now())`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := store.Open(t.Context(), dsn)
+	_, err := open.URL(t.Context(), dsn)
 	if !errcode.Has(err, errcode.StoreSchemaNewer) {
 		t.Fatalf("got %v, want %s", err, errcode.StoreSchemaNewer)
 	}
@@ -133,7 +134,7 @@ func TestOpenURLs(t *testing.T) {
 		{"postgres://u:hunter2@127.0.0.1:5432/db?sslmode=sometimes", errcode.StoreURLInvalid},
 	}
 	for _, c := range cases {
-		_, err := store.Open(t.Context(), c.url)
+		_, err := open.URL(t.Context(), c.url)
 		if !errcode.Has(err, c.code) {
 			t.Errorf("Open(%q): got %v, want %s", c.url, err, c.code)
 			continue

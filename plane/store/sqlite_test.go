@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -47,7 +47,7 @@ func TestSQLiteRefusesNewerSchema(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO lexicon_migrations VALUES (9999, 'from_the_future', 0)`); err != nil {
 		t.Fatal(err)
 	}
-	_, err = store.Open(t.Context(), path)
+	_, err = open.URL(t.Context(), path)
 	if !errcode.Has(err, errcode.StoreSchemaNewer) {
 		t.Fatalf("got %v, want %s", err, errcode.StoreSchemaNewer)
 	}

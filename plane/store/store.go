@@ -2,7 +2,7 @@
 // and their notifications) behind one
 // interface, on PostgreSQL for fleets served by several plane replicas or on embedded SQLite for one box.
 //
-//	s, err := store.Open(ctx, "postgres://postgres@127.0.0.1:5432/lexicon") // or a file path
+//	s, err := open.URL(ctx, "postgres://postgres@127.0.0.1:5432/lexicon") // plane/store/open; or a file path
 //	if err != nil { ... }
 //	defer s.Close()
 //	wake, stop := s.Notifier().Subscribe(nodeID)
@@ -15,18 +15,16 @@
 // nothing. Times are UTC with microsecond precision; a zero Now in params means the store's clock. Ids are
 // opaque strings that sort by creation.
 //
-// The rules live once, in this package; each database contributes only its driver and its SQL
-// (plane/store/internal/postgres and internal/sqlite, behind OpenPostgres and OpenSQLite), and the
-// suite in plane/store/storetest holds both to the same behaviour.
+// This package is the contract: the interface, its params and rows, and the limits and validators
+// callers check input against. The rules are written once, in plane/store/internal/sqlstore; each
+// database contributes only its driver and its SQL (plane/store/internal/postgres and
+// internal/sqlite). plane/store/open is the only way to make a Store, and the suite in
+// plane/store/storetest holds both databases to the same behaviour.
 package store
 
 import (
 	"context"
-	"strings"
 
-	"github.com/lexicon-fleet/lexicon/plane/store/internal/postgres"
-	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
-	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqlite"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -261,33 +259,9 @@ type Notifier interface {
 	Subscribe(nodeID string) (wake <-chan struct{}, stop func())
 }
 
-// Open opens the store named by url and brings its schema up to date. A url starting with postgres://
-// or postgresql:// opens PostgreSQL (libpq-style parameters such as search_path and pool_max_conns pass
-// through); sqlite://PATH or a bare file path opens SQLite.
-func Open(ctx context.Context, url string) (Store, error) {
-	switch {
-	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		return OpenPostgres(ctx, url)
-	case strings.HasPrefix(url, "sqlite://"):
-		return OpenSQLite(ctx, strings.TrimPrefix(url, "sqlite://"))
-	case strings.Contains(url, "://"):
-		return nil, errcode.New(errcode.StoreURLInvalid, "store url %q: unknown scheme (want postgres:// or sqlite://)", sqldb.RedactURL(url))
-	case url == "":
-		return nil, errcode.New(errcode.StoreURLInvalid, "store url is empty")
-	default:
-		return OpenSQLite(ctx, url)
-	}
-}
+// MaxListLimit is the most rows one call of a list method returns.
+const MaxListLimit = 1000
 
-// OpenPostgres opens the store on the PostgreSQL database at url and migrates it. Tables live in the
-// first schema of the search_path, which url may set (postgres://...?search_path=plane); pool_max_conns
-// sets the pool's size (16 by default).
-func OpenPostgres(ctx context.Context, url string) (Store, error) {
-	return openSQL(ctx, postgres.Files, func() (sqldb.Driver, error) { return postgres.Open(ctx, url) })
-}
-
-// OpenSQLite opens (creating if needed, with mode 0600) the store in the SQLite file at path and
-// migrates it.
-func OpenSQLite(ctx context.Context, path string) (Store, error) {
-	return openSQL(ctx, sqlite.Files, func() (sqldb.Driver, error) { return sqlite.Open(ctx, path) })
+func invalid(field, format string, args ...any) error {
+	return errcode.New(errcode.StoreParamInvalid, format, args...).With(errcode.DetailField, field)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/tlsboot"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -47,7 +48,7 @@ func (f *storeFlags) open(ctx context.Context) (store.Store, error) {
 	if url == "" {
 		url = filepath.Join(f.data, "plane.db")
 	}
-	return store.Open(ctx, url)
+	return open.URL(ctx, url)
 }
 
 type readyLine struct {

@@ -19,6 +19,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
@@ -104,7 +105,7 @@ func TestNodeValidatesParams(t *testing.T) {
 			}
 		}
 		ctx := context.Background()
-		st, err := store.Open(ctx, f.store)
+		st, err := open.URL(ctx, f.store)
 		must(t, err)
 		defer st.Close()
 		job, err := st.JobCreate(ctx, store.JobCreateParams{

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/open"
 )
 
 // TestTwoPlanesOnePostgres runs two plane processes on one PostgreSQL with 20 agents split between
@@ -70,7 +71,7 @@ func TestTwoPlanesOnePostgres(t *testing.T) {
 	for id := range ids {
 		all = append(all, id)
 	}
-	st, err := store.Open(context.Background(), f.store)
+	st, err := open.URL(context.Background(), f.store)
 	must(t, err)
 	defer st.Close()
 	// Every job finished: whichever replica stored its result logged it, in the log both share.

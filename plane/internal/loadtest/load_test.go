@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
@@ -49,7 +50,7 @@ func BenchmarkFleet(b *testing.B) {
 	}
 	ctx := context.Background()
 	url := postgres(b)
-	st, err := store.Open(ctx, url)
+	st, err := open.URL(ctx, url)
 	if err != nil {
 		b.Fatal(err)
 	}

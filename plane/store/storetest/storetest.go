@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 )
 
@@ -43,7 +44,7 @@ type Opener func(t testing.TB) Env
 // Open opens the store at url and closes it when the test ends.
 func Open(t testing.TB, url string) store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), url)
+	s, err := open.URL(context.Background(), url)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -1,66 +1,17 @@
-package store
+package sqlstore
 
 import (
 	"context"
 	"encoding/json"
 	"regexp"
-	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+
+	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
-
-// Account is a driver account: a driver, its settings, and a credential the plane sealed under its
-// master key. The sealed credential never leaves the store through JSON, and only AccountGet reads it.
-type Account struct {
-	ID       string          `json:"id"`
-	Name     string          `json:"name"`
-	Driver   string          `json:"driver"`
-	Settings json.RawMessage `json:"settings"`
-	// KeyID names the master key that sealed the credential, so that a replica holding another key
-	// says so instead of failing to open it.
-	KeyID     string    `json:"key_id"`
-	CreatedAt time.Time `json:"created_at"`
-	CreatedBy string    `json:"created_by"`
-	// Sealed is the credential as the plane sealed it; set by AccountGet only.
-	Sealed []byte `json:"-"`
-}
-
-// Account limits.
-const (
-	MaxAccountSettings  = 64 << 10
-	MaxSealedCredential = 80 << 10
-)
-
-// accountNameRE is an account's name: how operators and commands address it.
-var accountNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
-
-// ValidAccountName reports whether name can name an account.
-func ValidAccountName(name string) bool { return accountNameRE.MatchString(name) }
 
 var keyIDRE = regexp.MustCompile(`^[0-9a-f]{16,64}$`)
-
-type AccountCreateParams struct {
-	Name     string
-	Driver   string
-	Settings json.RawMessage // a JSON object
-	Sealed   []byte
-	KeyID    string
-	By       string
-	Now      time.Time
-}
-
-type AccountGetParams struct {
-	Name string
-}
-
-type AccountListParams struct {
-	Driver string // "" for every driver
-}
-
-type AccountRemoveParams struct {
-	Name string
-}
 
 func checkAccountName(name string) error {
 	if !ValidAccountName(name) {
@@ -69,7 +20,7 @@ func checkAccountName(name string) error {
 	return nil
 }
 
-func (p *AccountCreateParams) check() error {
+func checkAccountCreate(p *AccountCreateParams) error {
 	if err := checkAccountName(p.Name); err != nil {
 		return err
 	}
@@ -96,7 +47,7 @@ func (p *AccountCreateParams) check() error {
 }
 
 func (s *sqlStore) AccountCreate(ctx context.Context, p AccountCreateParams) (Account, error) {
-	if err := p.check(); err != nil {
+	if err := checkAccountCreate(&p); err != nil {
 		return Account{}, err
 	}
 	t := now(p.Now)

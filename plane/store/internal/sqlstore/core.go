@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+
+	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
 // sqlStore is the one implementation of Store: every rule is written here once, against a driver that
@@ -23,9 +25,9 @@ type sqlStore struct {
 	closed atomic.Bool
 }
 
-// openSQL loads a dialect's SQL, opens its driver and migrates the database. The SQL is loaded first:
+// Open loads a dialect's SQL, opens its driver and migrates the database. The SQL is loaded first:
 // a binary whose files do not load never connects.
-func openSQL(ctx context.Context, files fs.FS, open func() (sqldb.Driver, error)) (Store, error) {
+func Open(ctx context.Context, files fs.FS, open func() (sqldb.Driver, error)) (Store, error) {
 	q, ms, err := sqldb.Load(files)
 	if err != nil {
 		return nil, err
@@ -176,15 +178,8 @@ func jsonText(b []byte) any {
 	return string(b)
 }
 
-func invalid(field, format string, args ...any) error {
-	return errcode.New(errcode.StoreParamInvalid, format, args...).With(errcode.DetailField, field)
-}
-
-// Limits of list methods.
-const (
-	defaultListLimit = 100
-	MaxListLimit     = 1000
-)
+// defaultListLimit is a list call's page when it names none (store.MaxListLimit is the most).
+const defaultListLimit = 100
 
 // checkCursor refuses a cursor no list could have returned.
 func checkCursor(c string) error {
@@ -205,3 +200,7 @@ func listLimit(n int) (int, error) {
 }
 
 var _ Store = (*sqlStore)(nil)
+
+func invalid(field, format string, args ...any) error {
+	return errcode.New(errcode.StoreParamInvalid, format, args...).With(errcode.DetailField, field)
+}

@@ -1,125 +1,22 @@
-package store
+package sqlstore
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"time"
 	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+
+	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
-// NodeState is where a pairing stands. Only active nodes are served; the other two are final.
-type NodeState string
-
-const (
-	NodeActive       NodeState = "active"
-	NodeDisconnected NodeState = "disconnected"
-	NodeLeft         NodeState = "left"
-)
-
-// Bounds of what a claim reports.
+// Bounds of what a claim reports (store.MaxRefLen is the exported one).
 const (
 	maxVocabulary   = 4096
-	MaxRefLen       = 255 // a name, version, digest or code
 	maxRecipesBytes = 1 << 20
 )
-
-// Node is an enrolled machine.
-type Node struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Key         string    `json:"key"`
-	Fingerprint string    `json:"fingerprint"`
-	Addresses   []string  `json:"addresses"`
-	State       NodeState `json:"state"`
-	CreatedAt   time.Time `json:"created_at"`
-	LastSeenAt  time.Time `json:"last_seen_at,omitzero"`
-	EndedAt     time.Time `json:"ended_at,omitzero"` // when it was disconnected or left
-
-	// What the last claim reported.
-	AgentVersion      string          `json:"agent_version,omitempty"`
-	StatementSequence int64           `json:"statement_sequence,omitempty"`
-	StatementDigest   string          `json:"statement_digest,omitempty"`
-	Vocabulary        []WordRef       `json:"vocabulary"`
-	Recipes           json.RawMessage `json:"recipes"`
-	Idle              bool            `json:"idle"`
-	ClaimSizeCap      int64           `json:"claim_size_cap,omitempty"`
-	// Untrusted is why the node could not verify the plane's statement or some of its modules, in the
-	// node's own words; "" when it could. The plane:untrusted_release detector reads it.
-	Untrusted string `json:"untrusted,omitempty"`
-
-	// Refusals counts jobs this node answered with the outcome refused.
-	Refusals int64 `json:"refusals"`
-}
-
-// WordRef is a word as a node reports it: the words of the newest statement it verified. Class is what
-// the node says; authorise by the class in the release's manifest.
-type WordRef struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Digest  string `json:"digest"`
-	Class   string `json:"class"`
-}
-
-// Word returns the node's word of that name.
-func (n Node) Word(name string) (WordRef, bool) {
-	for _, w := range n.Vocabulary {
-		if w.Name == name {
-			return w, true
-		}
-	}
-	return WordRef{}, false
-}
-
-type NodeGetParams struct {
-	ID   string // by id...
-	Name string // ...or the active node of this name; set exactly one
-}
-
-type NodeGetByKeyParams struct {
-	Fingerprint string // SHA256:...; the keyid of the channel's signatures
-}
-
-type NodeListParams struct {
-	State  NodeState // "" for all
-	Limit  int       // 0: 100
-	Cursor string
-}
-
-type NodeListResult struct {
-	Nodes      []Node `json:"nodes"`
-	NextCursor string `json:"next_cursor,omitempty"` // "" on the last page
-}
-
-type NodeReportParams struct {
-	ID                string
-	Now               time.Time
-	AgentVersion      string
-	StatementSequence int64
-	StatementDigest   string
-	Vocabulary        []WordRef
-	Recipes           json.RawMessage // a JSON array; nil for none
-	Idle              bool
-	ClaimSizeCap      int64
-	// Untrusted is the node's reason for distrusting the plane's statement, "" when it trusts it. Each
-	// report replaces the last, so a caller that leaves it empty records a node that trusts.
-	Untrusted string
-}
-
-type NodeEndParams struct {
-	ID  string
-	By  string // who disconnected it ("" for the node itself)
-	Now time.Time
-}
-
-type NodeEndResult struct {
-	Node      Node
-	Cancelled []Job // queued jobs, now cancelled
-	Lost      []Job // the running job, now lost
-}
 
 func (s *sqlStore) NodeGet(ctx context.Context, p NodeGetParams) (Node, error) {
 	query, key := s.q.NodeGet, p.ID
@@ -160,7 +57,7 @@ func (s *sqlStore) NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node
 		if n, err = s.nodeGet(ctx, ex, s.q.NodeGetByKey, p.Fingerprint); err != nil {
 			return err
 		}
-		return n.active()
+		return active(n)
 	})
 	if err != nil {
 		return Node{}, err
@@ -168,7 +65,7 @@ func (s *sqlStore) NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node
 	return n, nil
 }
 
-func (n Node) active() error {
+func active(n Node) error {
 	if n.State != NodeActive {
 		return errcode.New(errcode.NodeNotActive, "node %s is %s; the machine must join again with a fresh key", n.ID, n.State).
 			With(errcode.DetailID, n.ID).With(errcode.DetailState, string(n.State))
@@ -212,14 +109,14 @@ func (s *sqlStore) NodeList(ctx context.Context, p NodeListParams) (NodeListResu
 	return res, err
 }
 
-func (p *NodeReportParams) check() error {
+func checkNodeReport(p *NodeReportParams) error {
 	if err := checkID("id", p.ID); err != nil {
 		return err
 	}
-	if len(p.AgentVersion) > MaxRefLen || len(p.StatementDigest) > MaxRefLen || !cleanText(p.AgentVersion+p.StatementDigest) {
+	if len(p.AgentVersion) > MaxRefLen || len(p.StatementDigest) > MaxRefLen || !ValidText(p.AgentVersion+p.StatementDigest) {
 		return invalid("agent_version", "agent version and statement digest are at most %d bytes of UTF-8 without NUL", MaxRefLen)
 	}
-	if len(p.Untrusted) > MaxMessageLen || !cleanText(p.Untrusted) {
+	if len(p.Untrusted) > MaxMessageLen || !ValidText(p.Untrusted) {
 		return invalid("untrusted", "untrusted is at most %d bytes of UTF-8 without NUL", MaxMessageLen)
 	}
 	if p.StatementSequence < 0 || p.ClaimSizeCap < 0 {
@@ -233,7 +130,7 @@ func (p *NodeReportParams) check() error {
 		if w.Name == "" || len(w.Name) > MaxRefLen || len(w.Version) > MaxRefLen || len(w.Digest) > MaxRefLen || len(w.Class) > MaxRefLen {
 			return invalid("vocabulary", "a word needs a name, and each field is at most %d bytes", MaxRefLen)
 		}
-		if !cleanText(w.Name + w.Version + w.Digest + w.Class) {
+		if !ValidText(w.Name + w.Version + w.Digest + w.Class) {
 			return invalid("vocabulary", "a word's fields are UTF-8 without NUL")
 		}
 		if seen[w.Name] {
@@ -255,7 +152,7 @@ func (p *NodeReportParams) check() error {
 }
 
 func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, error) {
-	if err := p.check(); err != nil {
+	if err := checkNodeReport(&p); err != nil {
 		return Node{}, err
 	}
 	vocab := p.Vocabulary
@@ -299,7 +196,7 @@ func (s *sqlStore) nodeNotActive(ctx context.Context, ex sqldb.Execer, id string
 	if err != nil {
 		return err
 	}
-	if err := n.active(); err != nil {
+	if err := active(n); err != nil {
 		return err
 	}
 	return errcode.New(errcode.NodeNotActive, "node %s changed while it was being updated", id).With(errcode.DetailID, id)

@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -6,14 +6,9 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
-)
 
-// Migration is a schema change recorded as applied in the lexicon_migrations table.
-type Migration struct {
-	Version   int       `json:"version"`
-	Name      string    `json:"name"`
-	AppliedAt time.Time `json:"applied_at"`
-}
+	. "github.com/lexicon-fleet/lexicon/plane/store"
+)
 
 // migrate applies, in one transaction, every migration the database has not recorded. Replicas that
 // start together queue on the dialect's migration lock, so each migration runs once; running it again

@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -9,22 +9,13 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
-)
 
-// JoinStatus is where a join stands.
-type JoinStatus string
-
-const (
-	JoinPending  JoinStatus = "pending"
-	JoinApproved JoinStatus = "approved"
-	JoinRejected JoinStatus = "rejected"
-	JoinExpired  JoinStatus = "expired"
+	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
 // Enrolment limits. The caps bound what an unauthenticated caller can make the plane store; they can be
-// set per call.
+// set per call (store.JoinTTL is the default TTL).
 const (
-	JoinTTL                    = time.Hour
 	defaultJoinMaxPending      = 500
 	defaultJoinMaxPerSource    = 50
 	maxJoinAddresses           = 32
@@ -38,93 +29,8 @@ const (
 	retiredByNodeLeaving       = "node left"
 )
 
-// Join is an enrolment request.
-type Join struct {
-	ID            string     `json:"id"`
-	Name          string     `json:"name"`
-	Key           string     `json:"key"`         // node-key:..., opaque here
-	Fingerprint   string     `json:"fingerprint"` // SHA256:..., as OpenSSH prints it
-	Addresses     []string   `json:"addresses"`
-	SourceAddress string     `json:"source_address"`
-	Status        JoinStatus `json:"status"`
-	CreatedAt     time.Time  `json:"created_at"`
-	ExpiresAt     time.Time  `json:"expires_at"`
-	DecidedAt     time.Time  `json:"decided_at,omitzero"`
-	DecidedBy     string     `json:"decided_by,omitempty"`
-	NodeID        string     `json:"node_id,omitempty"` // once approved
-}
-
-type JoinCreateParams struct {
-	Name          string   // the name the machine claims; a node's name once approved
-	Key           string   // node-key:...
-	Fingerprint   string   // SHA256:..., derived from Key by the caller
-	Addresses     []string // what the machine says its addresses are
-	SourceAddress string   // the address the request came from, for the per-source cap
-	Now           time.Time
-	TTL           time.Duration // 0: JoinTTL
-	// Caps on pending joins; 0 means the default.
-	MaxPending, MaxPendingPerSource int
-}
-
-type JoinCreateResult struct {
-	Join    Join
-	Renewed bool
-}
-
-type JoinGetParams struct {
-	ID  string
-	Now time.Time
-}
-
-type JoinListParams struct {
-	Status JoinStatus // "" for all
-	Limit  int        // 0: 100
-	Cursor string     // NextCursor of the previous page
-	Now    time.Time
-}
-
-type JoinListResult struct {
-	Joins      []Join `json:"joins"`
-	NextCursor string `json:"next_cursor,omitempty"` // "" on the last page
-}
-
-type JoinRenewParams struct {
-	ID  string
-	Now time.Time
-	TTL time.Duration // 0: JoinTTL
-}
-
-type JoinApproveParams struct {
-	ID          string
-	Fingerprint string // as the admin typed it; must equal the join's exactly
-	Name        string // "" keeps the claimed name
-	By          string // who approved, for the record
-	Now         time.Time
-}
-
-type JoinApproveResult struct {
-	Join Join
-	Node Node
-}
-
-type JoinRejectParams struct {
-	ID  string
-	By  string
-	Now time.Time
-}
-
-type JoinExpireParams struct {
-	Now time.Time
-}
-
-var (
-	// Names are what operators type: a hostname's characters.
-	nameRE        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
-	fingerprintRE = regexp.MustCompile(`^SHA256:[A-Za-z0-9+/]{43}$`)
-)
-
-// ValidNodeName reports whether name can name a node (or a join).
-func ValidNodeName(name string) bool { return nameRE.MatchString(name) }
+// fingerprintRE is the form of a key's fingerprint, as operators compare it.
+var fingerprintRE = regexp.MustCompile(`^SHA256:[A-Za-z0-9+/]{43}$`)
 
 func checkName(field, name string) error {
 	if !ValidNodeName(name) {
@@ -164,7 +70,7 @@ func joinTTL(ttl time.Duration) (time.Duration, error) {
 	return ttl, nil
 }
 
-func (p *JoinCreateParams) check() error {
+func checkJoinCreate(p *JoinCreateParams) error {
 	if err := checkName("name", p.Name); err != nil {
 		return err
 	}
@@ -192,7 +98,7 @@ func (p *JoinCreateParams) check() error {
 }
 
 func (s *sqlStore) JoinCreate(ctx context.Context, p JoinCreateParams) (JoinCreateResult, error) {
-	if err := p.check(); err != nil {
+	if err := checkJoinCreate(&p); err != nil {
 		return JoinCreateResult{}, err
 	}
 	ttl, err := joinTTL(p.TTL)
@@ -299,7 +205,7 @@ func (s *sqlStore) JoinGet(ctx context.Context, p JoinGetParams) (Join, error) {
 		j, err = s.joinGet(ctx, ex, s.q.JoinGet, p.ID)
 		return err
 	})
-	return j.settle(now(p.Now)), err
+	return settle(j, now(p.Now)), err
 }
 
 func (s *sqlStore) joinGet(ctx context.Context, ex sqldb.Execer, query, id string) (Join, error) {
@@ -311,7 +217,7 @@ func (s *sqlStore) joinGet(ctx context.Context, ex sqldb.Execer, query, id strin
 }
 
 // settle shows a pending join past its expiry as expired.
-func (j Join) settle(t time.Time) Join {
+func settle(j Join, t time.Time) Join {
 	if j.Status == JoinPending && !t.Before(j.ExpiresAt) {
 		j.Status = JoinExpired
 	}
@@ -344,7 +250,7 @@ func (s *sqlStore) JoinList(ctx context.Context, p JoinListParams) (JoinListResu
 			if err != nil {
 				return err
 			}
-			res.Joins = append(res.Joins, j.settle(t))
+			res.Joins = append(res.Joins, settle(j, t))
 		}
 		return rs.Err()
 	})
@@ -370,7 +276,7 @@ func (s *sqlStore) JoinRenew(ctx context.Context, p JoinRenewParams) (Join, erro
 		if j, err = s.joinGet(ctx, ex, s.q.JoinGetForUpdate, p.ID); err != nil {
 			return err
 		}
-		if err := j.pending(t); err != nil {
+		if err := pending(j, t); err != nil {
 			return err
 		}
 		j.ExpiresAt = t.Add(ttl)
@@ -381,8 +287,8 @@ func (s *sqlStore) JoinRenew(ctx context.Context, p JoinRenewParams) (Join, erro
 }
 
 // pending refuses a join that was decided or has expired.
-func (j Join) pending(t time.Time) error {
-	switch j = j.settle(t); j.Status {
+func pending(j Join, t time.Time) error {
+	switch j = settle(j, t); j.Status {
 	case JoinPending:
 		return nil
 	case JoinExpired:
@@ -413,7 +319,7 @@ func (s *sqlStore) JoinApprove(ctx context.Context, p JoinApproveParams) (JoinAp
 		if err != nil {
 			return err
 		}
-		if err := j.pending(t); err != nil {
+		if err := pending(j, t); err != nil {
 			return err
 		}
 		// Exactly: no trimming, no case folding. The admin compares what the agent printed.

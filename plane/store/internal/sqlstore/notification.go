@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -7,78 +7,17 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+
+	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
-// NotificationState is where a notification stands. Delivered and failed are final.
-type NotificationState string
-
+// Bounds of delivery (the defaults are store.DefaultNotificationLease and DefaultNotificationAttempts).
 const (
-	NotificationPending   NotificationState = "pending"
-	NotificationDelivered NotificationState = "delivered"
-	NotificationFailed    NotificationState = "failed"
+	maxNotificationAttempts = 100
+	maxNotificationClaim    = 100
 )
 
-// Defaults of delivery.
-const (
-	DefaultNotificationLease    = 2 * time.Minute
-	DefaultNotificationAttempts = 5
-	maxNotificationAttempts     = 100
-	maxNotificationClaim        = 100
-)
-
-// Notification is one incident event on its way to one webhook.
-type Notification struct {
-	ID         string            `json:"id"`
-	IncidentID string            `json:"incident_id"`
-	EventSeq   int               `json:"event_seq"`
-	Webhook    string            `json:"webhook"`
-	Kind       EventKind         `json:"kind"` // opened, reopened or cleared
-	State      NotificationState `json:"state"`
-	Attempts   int               `json:"attempts"`
-	NextAt     time.Time         `json:"next_at"`
-	LastError  string            `json:"last_error,omitempty"`
-	CreatedAt  time.Time         `json:"created_at"`
-	FinishedAt time.Time         `json:"finished_at,omitzero"`
-	// Lease is the token of the claim that holds the notification; NotificationRecord needs it.
-	Lease string `json:"-"`
-	// History is every attempt, oldest first (NotificationList only).
-	History []NotificationAttempt `json:"history,omitempty"`
-}
-
-// NotificationAttempt is one try at delivering.
-type NotificationAttempt struct {
-	Attempt  int       `json:"attempt"`
-	At       time.Time `json:"at"`
-	Status   int       `json:"status,omitempty"` // the webhook's HTTP status; 0 when it gave none
-	Error    string    `json:"error,omitempty"`
-	Duration int64     `json:"duration_ms"`
-}
-
-type NotificationClaimParams struct {
-	Webhooks    []string // the webhooks this replica can deliver to
-	Now         time.Time
-	Lease       time.Duration // 0: DefaultNotificationLease
-	Limit       int           // 0: 10
-	MaxAttempts int           // 0: DefaultNotificationAttempts
-}
-
-type NotificationRecordParams struct {
-	ID        string
-	Lease     string
-	Delivered bool
-	Status    int
-	Error     string
-	Duration  time.Duration
-	// RetryAt is when to try again after a failure; zero fails the notification for good.
-	RetryAt time.Time
-	Now     time.Time
-}
-
-type NotificationListParams struct {
-	IncidentID string
-}
-
-func (p *NotificationClaimParams) defaults() error {
+func defaults(p *NotificationClaimParams) error {
 	if len(p.Webhooks) == 0 {
 		return invalid("webhooks", "name at least one webhook")
 	}
@@ -107,7 +46,7 @@ func (p *NotificationClaimParams) defaults() error {
 }
 
 func (s *sqlStore) NotificationClaim(ctx context.Context, p NotificationClaimParams) ([]Notification, error) {
-	if err := p.defaults(); err != nil {
+	if err := defaults(&p); err != nil {
 		return nil, err
 	}
 	t := now(p.Now)
@@ -136,7 +75,7 @@ func (s *sqlStore) NotificationClaim(ctx context.Context, p NotificationClaimPar
 	return out, err
 }
 
-func (p *NotificationRecordParams) check() error {
+func checkNotificationRecord(p *NotificationRecordParams) error {
 	if err := checkID("id", p.ID); err != nil {
 		return err
 	}
@@ -146,7 +85,7 @@ func (p *NotificationRecordParams) check() error {
 	if p.Status < 0 || p.Status > 999 || p.Duration < 0 {
 		return invalid("status", "status is an HTTP status or 0, and duration cannot be negative")
 	}
-	if len(p.Error) > MaxMessageLen || !cleanText(p.Error) {
+	if len(p.Error) > MaxMessageLen || !ValidText(p.Error) {
 		return invalid("error", "error is at most %d bytes of UTF-8 without NUL", MaxMessageLen)
 	}
 	if p.Delivered && !p.RetryAt.IsZero() {
@@ -156,7 +95,7 @@ func (p *NotificationRecordParams) check() error {
 }
 
 func (s *sqlStore) NotificationRecord(ctx context.Context, p NotificationRecordParams) (Notification, error) {
-	if err := p.check(); err != nil {
+	if err := checkNotificationRecord(&p); err != nil {
 		return Notification{}, err
 	}
 	t := now(p.Now)

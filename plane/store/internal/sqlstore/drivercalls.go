@@ -1,50 +1,14 @@
-package store
+package sqlstore
 
 import (
 	"context"
-	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
+
+	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
-// DriverCall is one record of the audit log of driver calls: who asked (the admin token's name), for
-// which account and driver, what operation on what target, and how it ended. It never holds a
-// credential or a provider's answer: the caller gives only names and codes.
-type DriverCall struct {
-	ID        string    `json:"id"`
-	At        time.Time `json:"at"`
-	Actor     string    `json:"actor"`
-	Account   string    `json:"account,omitempty"`
-	Driver    string    `json:"driver"`
-	Operation string    `json:"operation"`        // "dns.get_records", "cloud.regions", "driver.enable", ...
-	Target    string    `json:"target,omitempty"` // the zone, region or instance the call was about
-	// Code is "ok" for a call that succeeded, else the error code it ended with.
-	Code       string `json:"code"`
-	DurationMS int64  `json:"duration_ms"`
-}
-
-// CodeOK is a DriverCall's code when the call succeeded.
-const CodeOK = "ok"
-
-type DriverCallAddParams struct {
-	Actor, Account, Driver, Operation, Target, Code string
-	Duration                                        time.Duration
-	Now                                             time.Time
-}
-
-type DriverCallListParams struct {
-	Driver  string // "" for every driver
-	Account string // "" for every account
-	Limit   int    // 0: 100
-	Cursor  string // NextCursor of the previous page
-}
-
-type DriverCallListResult struct {
-	Calls      []DriverCall `json:"calls"`
-	NextCursor string       `json:"next_cursor,omitempty"`
-}
-
-func (p *DriverCallAddParams) check() error {
+func checkDriverCallAdd(p *DriverCallAddParams) error {
 	if p.Actor == "" {
 		return invalid("actor", "an audit record names who asked")
 	}
@@ -75,7 +39,7 @@ func (p *DriverCallAddParams) check() error {
 }
 
 func (s *sqlStore) DriverCallAdd(ctx context.Context, p DriverCallAddParams) (DriverCall, error) {
-	if err := p.check(); err != nil {
+	if err := checkDriverCallAdd(&p); err != nil {
 		return DriverCall{}, err
 	}
 	if err := s.usable(); err != nil {

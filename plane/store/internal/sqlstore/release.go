@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -6,74 +6,14 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+
+	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
-// MaxArtifactSize bounds one artifact; agent binaries are the largest.
-const MaxArtifactSize = 256 << 20
-
-// Release is a published release statement.
-type Release struct {
-	Sequence        int64         `json:"sequence"`
-	Version         string        `json:"version"`          // the release's semver
-	StatementDigest string        `json:"statement_digest"` // lowercase hex sha256
-	Bundle          []byte        `json:"bundle,omitempty"` // the Sigstore bundle as published
-	PublishedAt     time.Time     `json:"published_at"`
-	PublishedBy     string        `json:"published_by,omitempty"`
-	Artifacts       []ArtifactRef `json:"artifacts"`
-}
-
-// ArtifactRef names an artifact of a release: name is the statement subject's name
-// (word/disk_usage@1.0.0.wasm, agent/linux-amd64).
-type ArtifactRef struct {
-	Name   string `json:"name"`
-	Digest string `json:"digest"`
-	Size   int64  `json:"size"`
-}
-
-// Artifact is an artifact's bytes.
-type Artifact struct {
-	Digest string
-	Size   int64
-	Data   []byte
-}
-
-type ReleasePutParams struct {
-	Sequence        int64
-	Version         string
-	StatementDigest string
-	Bundle          []byte
-	Artifacts       []ArtifactPut
-	By              string
-	Now             time.Time
-}
-
-// ArtifactPut is one artifact to store with a release.
-type ArtifactPut struct {
-	Name   string
-	Digest string // lowercase hex sha256 of Data
-	Data   []byte
-}
-
-type ReleaseGetParams struct {
-	Sequence int64
-}
-
-type ReleaseListParams struct {
-	Limit int // 0: 100
-	// BeforeSequence pages: only releases older than this sequence; 0 starts at the newest. Pass the
-	// last sequence of one page to get the next.
-	BeforeSequence int64
-}
-
-type ArtifactGetParams struct {
-	Digest string // lowercase hex sha256
-}
-
-func (p *ReleasePutParams) check() error {
+func checkReleasePut(p *ReleasePutParams) error {
 	if p.Sequence <= 0 {
 		return invalid("sequence", "sequence must be positive")
 	}
@@ -114,7 +54,7 @@ func (p *ReleasePutParams) check() error {
 }
 
 func (s *sqlStore) ReleasePut(ctx context.Context, p ReleasePutParams) (Release, error) {
-	if err := p.check(); err != nil {
+	if err := checkReleasePut(&p); err != nil {
 		return Release{}, err
 	}
 	t := now(p.Now)

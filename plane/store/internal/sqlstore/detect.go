@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
+
+	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
 // A detector is one of the plane's own conditions: a query over stored state naming the nodes where the
@@ -23,7 +25,7 @@ type detector struct {
 
 type finding struct{ summary string }
 
-func (p *IncidentReconcileParams) check() error {
+func checkIncidentReconcile(p *IncidentReconcileParams) error {
 	if p.SilentAfter < 0 || p.RefusalThreshold < 0 || p.LostThreshold < 0 {
 		return invalid("silent_after", "detector settings cannot be negative")
 	}
@@ -118,7 +120,7 @@ func collect(ctx context.Context, ex sqldb.Execer, query string, args []any, sca
 }
 
 func (s *sqlStore) IncidentReconcile(ctx context.Context, p IncidentReconcileParams) (IncidentReconcileResult, error) {
-	if err := p.check(); err != nil {
+	if err := checkIncidentReconcile(&p); err != nil {
 		return IncidentReconcileResult{}, err
 	}
 	t := now(p.Now)

@@ -1,24 +1,14 @@
-package store
+package sqlstore
 
 import (
 	"context"
-	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
+
+	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
 const maxNonceLen = 255
-
-type NonceUseParams struct {
-	KeyID     string // the signature's keyid
-	Nonce     string
-	ExpiresAt time.Time
-	Now       time.Time
-}
-
-type NoncePurgeParams struct {
-	Now time.Time
-}
 
 func (s *sqlStore) NonceUse(ctx context.Context, p NonceUseParams) (bool, error) {
 	if p.KeyID == "" || len(p.KeyID) > maxNonceLen {

@@ -1,0 +1,40 @@
+package store
+
+import "time"
+
+// DriverCall is one record of the audit log of driver calls: who asked (the admin token's name), for
+// which account and driver, what operation on what target, and how it ended. It never holds a
+// credential or a provider's answer: the caller gives only names and codes.
+type DriverCall struct {
+	ID        string    `json:"id"`
+	At        time.Time `json:"at"`
+	Actor     string    `json:"actor"`
+	Account   string    `json:"account,omitempty"`
+	Driver    string    `json:"driver"`
+	Operation string    `json:"operation"`        // "dns.get_records", "cloud.regions", "driver.enable", ...
+	Target    string    `json:"target,omitempty"` // the zone, region or instance the call was about
+	// Code is "ok" for a call that succeeded, else the error code it ended with.
+	Code       string `json:"code"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// CodeOK is a DriverCall's code when the call succeeded.
+const CodeOK = "ok"
+
+type DriverCallAddParams struct {
+	Actor, Account, Driver, Operation, Target, Code string
+	Duration                                        time.Duration
+	Now                                             time.Time
+}
+
+type DriverCallListParams struct {
+	Driver  string // "" for every driver
+	Account string // "" for every account
+	Limit   int    // 0: 100
+	Cursor  string // NextCursor of the previous page
+}
+
+type DriverCallListResult struct {
+	Calls      []DriverCall `json:"calls"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}

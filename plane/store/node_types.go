@@ -1,0 +1,112 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// NodeState is where a pairing stands. Only active nodes are served; the other two are final.
+type NodeState string
+
+const (
+	NodeActive       NodeState = "active"
+	NodeDisconnected NodeState = "disconnected"
+	NodeLeft         NodeState = "left"
+)
+
+// MaxRefLen bounds a name, version, digest or code a claim reports.
+const MaxRefLen = 255
+
+// Node is an enrolled machine.
+type Node struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Key         string    `json:"key"`
+	Fingerprint string    `json:"fingerprint"`
+	Addresses   []string  `json:"addresses"`
+	State       NodeState `json:"state"`
+	CreatedAt   time.Time `json:"created_at"`
+	LastSeenAt  time.Time `json:"last_seen_at,omitzero"`
+	EndedAt     time.Time `json:"ended_at,omitzero"` // when it was disconnected or left
+
+	// What the last claim reported.
+	AgentVersion      string          `json:"agent_version,omitempty"`
+	StatementSequence int64           `json:"statement_sequence,omitempty"`
+	StatementDigest   string          `json:"statement_digest,omitempty"`
+	Vocabulary        []WordRef       `json:"vocabulary"`
+	Recipes           json.RawMessage `json:"recipes"`
+	Idle              bool            `json:"idle"`
+	ClaimSizeCap      int64           `json:"claim_size_cap,omitempty"`
+	// Untrusted is why the node could not verify the plane's statement or some of its modules, in the
+	// node's own words; "" when it could. The plane:untrusted_release detector reads it.
+	Untrusted string `json:"untrusted,omitempty"`
+
+	// Refusals counts jobs this node answered with the outcome refused.
+	Refusals int64 `json:"refusals"`
+}
+
+// WordRef is a word as a node reports it: the words of the newest statement it verified. Class is what
+// the node says; authorise by the class in the release's manifest.
+type WordRef struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Digest  string `json:"digest"`
+	Class   string `json:"class"`
+}
+
+// Word returns the node's word of that name.
+func (n Node) Word(name string) (WordRef, bool) {
+	for _, w := range n.Vocabulary {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return WordRef{}, false
+}
+
+type NodeGetParams struct {
+	ID   string // by id...
+	Name string // ...or the active node of this name; set exactly one
+}
+
+type NodeGetByKeyParams struct {
+	Fingerprint string // SHA256:...; the keyid of the channel's signatures
+}
+
+type NodeListParams struct {
+	State  NodeState // "" for all
+	Limit  int       // 0: 100
+	Cursor string
+}
+
+type NodeListResult struct {
+	Nodes      []Node `json:"nodes"`
+	NextCursor string `json:"next_cursor,omitempty"` // "" on the last page
+}
+
+type NodeReportParams struct {
+	ID                string
+	Now               time.Time
+	AgentVersion      string
+	StatementSequence int64
+	StatementDigest   string
+	Vocabulary        []WordRef
+	Recipes           json.RawMessage // a JSON array; nil for none
+	Idle              bool
+	ClaimSizeCap      int64
+	// Untrusted is the node's reason for distrusting the plane's statement, "" when it trusts it. Each
+	// report replaces the last, so a caller that leaves it empty records a node that trusts.
+	Untrusted string
+}
+
+type NodeEndParams struct {
+	ID  string
+	By  string // who disconnected it ("" for the node itself)
+	Now time.Time
+}
+
+type NodeEndResult struct {
+	Node      Node
+	Cancelled []Job // queued jobs, now cancelled
+	Lost      []Job // the running job, now lost
+}
