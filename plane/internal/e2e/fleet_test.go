@@ -174,15 +174,17 @@ func (a *agent) approve() {
 	}
 }
 
-// start runs the agent daemon and waits until the plane has its vocabulary.
+// start runs the agent daemon and waits until the plane has its vocabulary: the line a plane logs when
+// a node reports a statement it had not reported before (in any of the fleet's planes, so an agent
+// restarted after a plane restart finds the line its first start left).
 func (a *agent) start() {
 	a.f.t.Helper()
 	a.p, _ = start(a.f.t, "lexicon-agent", append([]string{"run"}, a.dirs()...)...)
-	askUntil(a.f.t, a.name+" reporting its vocabulary", func() bool {
-		n := a.f.lexicon(false, "nodes", "show", a.nodeID)
-		v, _ := n["vocabulary"].([]any)
-		return len(v) > 0
-	})
+	a.f.planeLog.WaitFor(a.f.t, `"msg":"node took a statement","node":"`+a.nodeID+`"`)
+	n := a.f.lexicon(false, "nodes", "show", a.nodeID)
+	if v, _ := n["vocabulary"].([]any); len(v) == 0 {
+		a.f.t.Fatalf("%s took a statement but the plane holds no vocabulary for it: %v", a.name, n)
+	}
 }
 
 // enrol is join, approve and start.

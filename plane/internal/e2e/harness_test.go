@@ -159,27 +159,6 @@ func (p *proc) kill() {
 	<-p.done
 }
 
-// askUntil asks the plane's admin API (through cond) until cond holds, pausing between asks. It is for
-// the two changes the plane logs no line for and publishes no signal of: a node's report landing
-// (its vocabulary) and a driver started by the plane's own sync at start-up. Every other wait in these
-// tests waits on a line a process logs.
-func askUntil(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline, ok := t.(interface{ Deadline() (time.Time, bool) })
-	limit := time.Now().Add(testkit.NoDeadline)
-	if ok {
-		if d, set := deadline.Deadline(); set {
-			limit = d.Add(-5 * time.Second)
-		}
-	}
-	for !cond() {
-		if time.Now().After(limit) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond) // the API offers nothing to wait on; see above
-	}
-}
-
 // storeURL is a fresh store for one plane: a SQLite file, or a fresh PostgreSQL schema.
 func storeURL(t testing.TB, backend string) string {
 	t.Helper()

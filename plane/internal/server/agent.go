@@ -207,6 +207,10 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 		s.writeError(w, r, err)
 		return
 	}
+	if seq := int64(req.Statement.Sequence); seq != node.StatementSequence {
+		// Rare (a node takes each statement once) and what an operator follows a release by.
+		s.log.Info("node took a statement", "node", node.ID, "sequence", seq, "words", len(vocab))
+	}
 	if untrusted != "" {
 		s.log.Warn("node cannot verify the plane's statement", "node", node.ID, "reason", untrusted)
 	}
