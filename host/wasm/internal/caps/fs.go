@@ -233,14 +233,9 @@ func fsWrite(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any
 	if req.Path == root {
 		return nil, denied(c.Cap, "the root %s itself cannot be written", root).With(errcode.DetailPath, req.Path)
 	}
-	parent, err := resolve(c.Cap, root, filepath.Dir(req.Path), true)
+	dirfd, err := openParent(c.Cap, root, req.Path)
 	if err != nil {
 		return nil, err
-	}
-	defer parent.close()
-	dirfd, err := parent.reopen(unix.O_RDONLY | unix.O_DIRECTORY)
-	if err != nil {
-		return nil, fsError(c.Cap, req.Path, err)
 	}
 	defer unix.Close(dirfd)
 	name := filepath.Base(req.Path)
@@ -305,4 +300,20 @@ func writeAll(fd int, b []byte) error {
 		b = b[n:]
 	}
 	return nil
+}
+
+// openParent opens the folder holding path, beneath root, resolved as a write resolves it (root reached
+// from "/" without links, its ancestors checked), for fs.write and fs.remove to act on path's name
+// through that one descriptor. The caller closes it.
+func openParent(capName, root, path string) (int, error) {
+	parent, err := resolve(capName, root, filepath.Dir(path), true)
+	if err != nil {
+		return -1, err
+	}
+	defer parent.close()
+	dirfd, err := parent.reopen(unix.O_RDONLY | unix.O_DIRECTORY)
+	if err != nil {
+		return -1, fsError(capName, path, err)
+	}
+	return dirfd, nil
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
@@ -28,20 +29,15 @@ func fsRemove(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (an
 		return nil, err
 	}
 	if req.Path == root {
-		return nil, denied(c.Cap, "the root %s itself cannot be removed", root).With("path", req.Path)
+		return nil, denied(c.Cap, "the root %s itself cannot be removed", root).With(errcode.DetailPath, req.Path)
 	}
 	name := filepath.Base(req.Path)
 	if !matchAny(c.Patterns, name) {
-		return nil, denied(c.Cap, "%s matches no declared pattern", name).With("path", req.Path)
+		return nil, denied(c.Cap, "%s matches no declared pattern", name).With(errcode.DetailPath, req.Path)
 	}
-	parent, err := resolve(c.Cap, root, filepath.Dir(req.Path), true)
+	dirfd, err := openParent(c.Cap, root, req.Path)
 	if err != nil {
 		return nil, err
-	}
-	defer parent.close()
-	dirfd, err := parent.reopen(unix.O_RDONLY | unix.O_DIRECTORY)
-	if err != nil {
-		return nil, fsError(c.Cap, req.Path, err)
 	}
 	defer unix.Close(dirfd)
 	var st unix.Stat_t
@@ -49,13 +45,13 @@ func fsRemove(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (an
 		return nil, fsError(c.Cap, req.Path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, denied(c.Cap, "%s is not a regular file", req.Path).With("path", req.Path)
+		return nil, denied(c.Cap, "%s is not a regular file", req.Path).With(errcode.DetailPath, req.Path)
 	}
 	minAge := time.Duration(c.MinAgeS) * time.Second
 	mtime := time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
 	if age := time.Since(mtime); age < minAge {
 		return nil, denied(c.Cap, "%s was modified %s ago, under the declared minimum age %s", req.Path, age.Truncate(time.Second), minAge).
-			With("path", req.Path).With("mtime", mtime.UTC().Format(time.RFC3339))
+			With(errcode.DetailPath, req.Path).With("mtime", mtime.UTC().Format(time.RFC3339))
 	}
 	if err := unix.Unlinkat(dirfd, name, 0); err != nil {
 		return nil, fsError(c.Cap, req.Path, err)
