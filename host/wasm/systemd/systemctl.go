@@ -122,7 +122,7 @@ func (s *Systemctl) Enable(ctx context.Context, name string) error {
 // active files stay, so the journal keeps what it is writing now.
 func (s *Systemctl) Vacuum(ctx context.Context, bytes int64) error {
 	if s.Journalctl == "" {
-		return errcode.New(errcode.CapabilityUnknown, "journalctl was not found").With("reason", "journalctl was not found")
+		return errcode.New(errcode.CapabilityUnknown, "journalctl was not found").With(errcode.DetailReason, "journalctl was not found")
 	}
 	_, err := run(ctx, s.Journalctl, "--vacuum-size="+strconv.FormatInt(bytes, 10))
 	return wrap(err, "journalctl --vacuum-size")

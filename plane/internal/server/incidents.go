@@ -90,7 +90,7 @@ func (s *Server) incidentTriage(r *http.Request) (any, error) {
 		p.Triage, p.SnoozedUntil = store.TriageSnoozed, now.Add(d)
 	default:
 		return nil, errcode.New(errcode.RequestMalformed, "triage is new, snoozed, resolved or ignored, not %q", req.Triage).
-			With("field", "triage")
+			With(errcode.DetailField, "triage")
 	}
 	ch, err := s.store.IncidentTriage(r.Context(), p)
 	if err != nil {

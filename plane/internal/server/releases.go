@@ -169,7 +169,7 @@ func (s *Server) checkContracts(ctx context.Context, rel *registry.Release, dir 
 			return err
 		}
 		if err := manifest.CheckContract(old.m, next); err != nil {
-			return errcode.From(err, errcode.ContractBroken).With("release", old.release).With("sequence", old.sequence)
+			return errcode.From(err, errcode.ContractBroken).With("release", old.release).With(errcode.DetailSequence, old.sequence)
 		}
 	}
 	return nil

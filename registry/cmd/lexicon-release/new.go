@@ -89,7 +89,7 @@ func contains(list []string, s string) bool {
 // overwrites an author's file.
 func scaffold(kind, name, dir string) (newResult, error) {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return newResult{}, errcode.New(errcode.UsageInvalid, "%s exists and is not empty; new never overwrites files", dir).With("field", "dir")
+		return newResult{}, errcode.New(errcode.UsageInvalid, "%s exists and is not empty; new never overwrites files", dir).With(errcode.DetailField, "dir")
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return newResult{}, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", dir)
 	}

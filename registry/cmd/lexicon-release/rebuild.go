@@ -183,7 +183,7 @@ func sourceFolder(m *manifest.Manifest) string {
 func buildModule(ctx context.Context, tree, folder string, m *manifest.Manifest, out string) ([]byte, error) {
 	fi, err := os.Stat(filepath.Join(tree, folder))
 	if err != nil || !fi.IsDir() {
-		return nil, errcode.New(errcode.RebuildNoSource, "no source folder %s in %s", folder, tree).With("module", m.Name)
+		return nil, errcode.New(errcode.RebuildNoSource, "no source folder %s in %s", folder, tree).With(errcode.DetailModule, m.Name)
 	}
 	goos, goarch := "wasip1", "wasm"
 	if m.Kind == manifest.KindDriver {
@@ -193,7 +193,7 @@ func buildModule(ctx context.Context, tree, folder string, m *manifest.Manifest,
 	cmd.Dir = tree
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, errcode.Wrap(err, errcode.RebuildFailed, "go build ./%s: %s", folder, strings.TrimSpace(string(msg))).With("module", m.Name)
+		return nil, errcode.Wrap(err, errcode.RebuildFailed, "go build ./%s: %s", folder, strings.TrimSpace(string(msg))).With(errcode.DetailModule, m.Name)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
@@ -204,7 +204,7 @@ func buildModule(ctx context.Context, tree, folder string, m *manifest.Manifest,
 	}
 	merged, _, err := datamerge.Merge(data)
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.RebuildFailed, "wasmpost %s", folder).With("module", m.Name)
+		return nil, errcode.Wrap(err, errcode.RebuildFailed, "wasmpost %s", folder).With(errcode.DetailModule, m.Name)
 	}
 	return merged, nil
 }

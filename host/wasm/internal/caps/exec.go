@@ -36,7 +36,7 @@ func execPinned(ctx context.Context, w *Word, c manifest.Capability, raw []byte)
 	p, ok := w.programs[req.Path]
 	if !ok && req.Path == manifest.NodeRenewal && declaresProgram(c, req.Path) {
 		return nil, errcode.New(errcode.CapabilityUnknown, "exec.pinned: this node's policy names no renewal program").
-			With("path", req.Path).With("reason", "no renewal program is configured")
+			With(errcode.DetailPath, req.Path).With("reason", "no renewal program is configured")
 	}
 	if !ok {
 		return nil, denied(c.Cap, "program %q is not pinned by the manifest", req.Path).With(errcode.DetailPath, req.Path)
