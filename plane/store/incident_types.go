@@ -126,6 +126,15 @@ type IncidentGetParams struct {
 	Now time.Time // for NeedsYou
 }
 
+type IncidentCountParams struct{}
+
+// IncidentCount is how many incidents have one condition and one triage.
+type IncidentCount struct {
+	Condition Condition `json:"condition"`
+	Triage    Triage    `json:"triage"`
+	Count     int64     `json:"count"`
+}
+
 type IncidentListParams struct {
 	NodeID    string    // "" for every node
 	NeedsYou  bool      // only incidents that are new, or snoozed and due at Now

@@ -219,6 +219,9 @@ type Store interface {
 	IncidentTriage(ctx context.Context, p IncidentTriageParams) (IncidentChange, error)
 	// IncidentNote adds a person's note to the timeline. Refused: incident.not_found.
 	IncidentNote(ctx context.Context, p IncidentNoteParams) (IncidentEvent, error)
+	// IncidentCount counts incidents by condition and triage (what the plane's metrics report); a
+	// combination no incident has is left out.
+	IncidentCount(ctx context.Context, p IncidentCountParams) ([]IncidentCount, error)
 
 	// Notifications. The store keeps the webhook notifications incidents send: an outbox. A notification is
 	// written in the transaction that opened or reopened its incident, one per webhook, so it exists exactly

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -314,6 +316,14 @@ var incidentTests = []test{
 		}
 		_, err := f.s.IncidentList(f.ctx, store.IncidentListParams{Condition: "gone"})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+		counts, err := f.s.IncidentCount(f.ctx, store.IncidentCountParams{})
+		noErr(f, err, "IncidentCount")
+		var got []string
+		for _, c := range counts {
+			got = append(got, fmt.Sprintf("%s/%s=%d", c.Condition, c.Triage, c.Count))
+		}
+		slices.Sort(got)
+		same(f, "counts", got, []string{"cleared/resolved=1", "open/new=2"})
 	}},
 	{"Concurrent/ReconcileAcrossReplicas", func(f *fx) {
 		nodes := make([]store.Node, 5)

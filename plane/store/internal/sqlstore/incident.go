@@ -267,6 +267,27 @@ func (s *sqlStore) incidentGet(ctx context.Context, ex sqldb.Execer, query, id s
 	return inc, err
 }
 
+func (s *sqlStore) IncidentCount(ctx context.Context, _ IncidentCountParams) ([]IncidentCount, error) {
+	var out []IncidentCount
+	err := s.read(ctx, "count incidents", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.IncidentCount)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var cond, triage string
+			var n int64
+			if err := rs.Scan(&cond, &triage, &n); err != nil {
+				return err
+			}
+			out = append(out, IncidentCount{Condition: Condition(cond), Triage: Triage(triage), Count: n})
+		}
+		return rs.Err()
+	})
+	return out, err
+}
+
 func (s *sqlStore) IncidentList(ctx context.Context, p IncidentListParams) (IncidentListResult, error) {
 	switch p.Condition {
 	case "", ConditionOpen, ConditionCleared:

@@ -444,6 +444,9 @@ WHERE ($1 = '' OR i.node_id = $1)
 ORDER BY i.id DESC
 LIMIT $6
 
+-- name: IncidentCount
+SELECT condition, triage, count(*) FROM incidents GROUP BY condition, triage
+
 -- name: IncidentEvents
 SELECT incident_id, seq, at, kind, actor, triage, snoozed_until, text FROM incident_events
 WHERE incident_id = $1 ORDER BY seq
