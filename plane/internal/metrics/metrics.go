@@ -266,7 +266,7 @@ func (c *incidentCollector) Collect(ch chan<- prometheus.Metric) {
 	defer c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	counts, err := c.st.IncidentCount(ctx)
+	counts, err := c.st.IncidentCount(ctx, store.IncidentCountParams{})
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return

@@ -26,8 +26,9 @@ type sqlStore struct {
 }
 
 // Open loads a dialect's SQL, opens its driver and migrates the database. The SQL is loaded first:
-// a binary whose files do not load never connects.
-func Open(ctx context.Context, files fs.FS, open func() (sqldb.Driver, error)) (Store, error) {
+// a binary whose files do not load never connects. With an Observer, every statement after the
+// migrations is timed for it.
+func Open(ctx context.Context, files fs.FS, open func() (sqldb.Driver, error), obs Observer) (Store, error) {
 	q, ms, err := sqldb.Load(files)
 	if err != nil {
 		return nil, err
@@ -40,6 +41,9 @@ func Open(ctx context.Context, files fs.FS, open func() (sqldb.Driver, error)) (
 	if err := s.migrate(ctx, ms); err != nil {
 		_ = drv.Close()
 		return nil, err
+	}
+	if obs != nil {
+		s.drv = observe(drv, q, obs)
 	}
 	return s, nil
 }
