@@ -44,6 +44,11 @@
 //	GET  /cloud/{account}/regions                  operator  -> RegionList
 //	GET  /cloud/{account}/regions/{region}/types   operator  -> TypeList
 //	GET  /cloud/{account}/instances ?page_size&page_token operator -> InstancePage
+//	GET  /metrics                                  viewer    -> Prometheus text format
+//
+// GET /metrics answers this replica's series in the Prometheus text format (text/plain; version=0.0.4),
+// not JSON; the series are listed in the plane's operations docs (plane/internal/metrics). lexicon-plane
+// serve --metrics-listen serves the same page without a token, for a scraper on a private address.
 //
 // Success is 200 unless marked. The table is Routes; a client builds a path with Route.Path and a
 // query with the route's Query type, and the plane registers exactly these routes (a test holds it to

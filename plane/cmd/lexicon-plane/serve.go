@@ -20,6 +20,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
@@ -40,7 +41,7 @@ func (f *storeFlags) setup(fs *flag.FlagSet) {
 	fs.StringVar(&f.db, "db", "", "store URL: postgres://... for PostgreSQL; default SQLite in the data folder")
 }
 
-func (f *storeFlags) open(ctx context.Context) (store.Store, error) {
+func (f *storeFlags) open(ctx context.Context, opts ...open.Option) (store.Store, error) {
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create data folder %s", f.data)
 	}
@@ -48,7 +49,7 @@ func (f *storeFlags) open(ctx context.Context) (store.Store, error) {
 	if url == "" {
 		url = filepath.Join(f.data, "plane.db")
 	}
-	return open.URL(ctx, url)
+	return open.URL(ctx, url, opts...)
 }
 
 type readyLine struct {
@@ -57,6 +58,7 @@ type readyLine struct {
 	CA            string `json:"ca,omitempty"`
 	CAFingerprint string `json:"ca_fingerprint,omitempty"`
 	Store         string `json:"store"`
+	Metrics       string `json:"metrics,omitempty"` // the --metrics-listen address, when asked
 }
 
 func serveCmd() *cli.Command {
@@ -69,6 +71,7 @@ func serveCmd() *cli.Command {
 		webhooks                      string
 		reconcileEvery                time.Duration
 		driverMaxTimeouts             int
+		metricsListen                 string
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -87,6 +90,7 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
 			fs.IntVar(&driverMaxTimeouts, "driver-max-timeouts", 3, "calls in a row that may time out before a driver process is restarted (negative: never)")
+			fs.StringVar(&metricsListen, "metrics-listen", "", "also serve /metrics (Prometheus, no token) on this address, plain HTTP; keep it loopback or private")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
@@ -112,11 +116,23 @@ func serveCmd() *cli.Command {
 			}
 			defer ln.Close()
 			host, _, _ := net.SplitHostPort(ln.Addr().String())
-			st, err := sf.open(ctx)
+			m := metrics.New()
+			st, err := sf.open(ctx, open.WithObserver(m))
 			if err != nil {
 				return nil, err
 			}
 			defer st.Close()
+			m.CollectIncidents(st, 0)
+			var metricsLn net.Listener
+			if metricsListen != "" {
+				if metricsLn, err = net.Listen("tcp", metricsListen); err != nil {
+					return nil, errcode.Wrap(err, errcode.IOFailed, "cannot listen on %s for metrics", metricsListen)
+				}
+				defer metricsLn.Close()
+				if a, ok := metricsLn.Addr().(*net.TCPAddr); ok && !a.IP.IsLoopback() && !a.IP.IsPrivate() {
+					log.Warn("metrics are served without a token on a public address; scrape them on a loopback or private one", "metrics_listen", metricsLn.Addr().String())
+				}
+			}
 			if trust == "" {
 				trust = filepath.Join(sf.data, "trust")
 			}
@@ -126,18 +142,26 @@ func serveCmd() *cli.Command {
 					return nil, cli.UsageError("--external-url %q is not an absolute URL", ext)
 				}
 			}
-			mgr, err := driverManager(sf.data, masterKey, st, log, goplugin.Options{MaxTimeouts: driverMaxTimeouts})
+			mgr, err := driverManager(sf.data, masterKey, st, log, goplugin.Options{MaxTimeouts: driverMaxTimeouts}, m)
 			if err != nil {
 				return nil, err
 			}
-			bg, queued := background(st, log, hooks, reconcileEvery)
+			bg, queued := background(st, log, hooks, reconcileEvery, m)
 			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
-				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr})
+				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr, Metrics: m})
 			if len(hooks) > 0 {
 				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
 			}
 			httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 			ready := readyLine{Listen: ln.Addr().String(), Store: "sqlite"}
+			if metricsLn != nil {
+				ready.Metrics = metricsLn.Addr().String()
+				mux := http.NewServeMux()
+				mux.Handle("GET /metrics", m.Handler())
+				metricsSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+				go func() { _ = metricsSrv.Serve(metricsLn) }()
+				defer metricsSrv.Close()
+			}
 			if sf.db != "" {
 				ready.Store = "postgres"
 			}
@@ -160,6 +184,9 @@ func serveCmd() *cli.Command {
 				fmt.Fprintln(env.Stdout, string(line))
 			} else {
 				fmt.Fprintf(env.Stdout, "lexicon-plane serving %s (store: %s)\n", ready.URL, ready.Store)
+				if ready.Metrics != "" {
+					fmt.Fprintf(env.Stdout, "metrics http://%s/metrics\n", ready.Metrics)
+				}
 				if ready.CA != "" {
 					fmt.Fprintf(env.Stdout, "CA %s\nCA fingerprint %s\n", ready.CA, ready.CAFingerprint)
 				}
@@ -208,14 +235,14 @@ func serveCmd() *cli.Command {
 // background is the plane's work beside its HTTP server: job expiry, the sweep of expired nonces and
 // joins, the incident detectors and, when webhooks are configured, their delivery. Every replica runs
 // all of it; each step is idempotent. queued wakes the delivery service (nil without webhooks).
-func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration) (bg services.Group, queued func()) {
+func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration, m *metrics.Plane) (bg services.Group, queued func()) {
 	bg = services.Group{
-		jobs.NewExpirer(jobs.Config{Store: st, Log: log}),
+		jobs.NewExpirer(jobs.Config{Store: st, Log: log, Metrics: m}),
 		sweep.New(sweep.Config{Store: st, Log: log}),
 	}
 	var deliver *webhook.Service
 	if len(hooks) > 0 {
-		deliver = webhook.NewService(&webhook.Deliverer{Store: st, Endpoints: hooks, Log: log}, 0)
+		deliver = webhook.NewService(&webhook.Deliverer{Store: st, Endpoints: hooks, Log: log, Metrics: m}, 0)
 		queued = deliver.Wake
 	}
 	bg = append(bg, incidents.NewReconciler(incidents.Config{Store: st, Log: log, Every: reconcileEvery,
@@ -228,7 +255,7 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 
 // driverManager loads (or, on first start, makes) the master key and sets up the drivers, whose
 // processes run with plugin.
-func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options) (*drivers.Manager, error) {
+func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options, m *metrics.Plane) (*drivers.Manager, error) {
 	if keyFile == "" {
 		keyFile = filepath.Join(data, "master.key")
 	}
@@ -243,7 +270,7 @@ func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugi
 	} else {
 		log.Info("master key loaded", "file", keyFile, "key_id", key.ID())
 	}
-	return drivers.New(drivers.Config{Store: st, Dir: filepath.Join(data, "drivers"), Key: key, Log: log, Plugin: plugin})
+	return drivers.New(drivers.Config{Store: st, Dir: filepath.Join(data, "drivers"), Key: key, Log: log, Plugin: plugin, Metrics: m})
 }
 
 func tlsIdentity(data, cert, key, host, names string) (*tlsboot.Identity, error) {

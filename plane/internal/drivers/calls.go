@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
@@ -27,6 +28,11 @@ func (m *Manager) record(ctx context.Context, actor, account, drv, op, target st
 	if len(target) > 255 {
 		target = target[:255]
 	}
+	outcome := metrics.OutcomeOK
+	if err != nil {
+		outcome = code
+	}
+	m.cfg.Metrics.DriverCall(drv, op, outcome, max(m.cfg.Now().Sub(t0), 0))
 	_, aerr := m.store.DriverCallAdd(context.WithoutCancel(ctx), store.DriverCallAddParams{
 		Actor: actor, Account: account, Driver: drv, Operation: op, Target: target, Code: code,
 		Duration: max(m.cfg.Now().Sub(t0), 0), Now: m.cfg.Now(),

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -49,6 +50,8 @@ type Config struct {
 	SyncEvery, CatalogTTL, RetryAfter time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Metrics counts the calls (nil: not counted).
+	Metrics *metrics.Plane
 }
 
 // Manager runs drivers for one plane replica.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 )
@@ -22,6 +23,8 @@ type Config struct {
 	Log *slog.Logger
 	// Every is how often it runs; 0 means DefaultExpireEvery.
 	Every time.Duration
+	// Metrics counts the jobs it makes lost (nil: not counted).
+	Metrics *metrics.Plane
 }
 
 // Expirer makes running jobs past their claim budget lost. Every replica runs one: JobExpire is one
@@ -31,6 +34,7 @@ type Expirer struct {
 	store store.Store
 	now   func() time.Time
 	log   *slog.Logger
+	m     *metrics.Plane
 }
 
 // NewExpirer makes the expirer; Start runs it.
@@ -44,7 +48,7 @@ func NewExpirer(c Config) *Expirer {
 	if c.Every == 0 {
 		c.Every = DefaultExpireEvery
 	}
-	e := &Expirer{store: c.Store, now: c.Now, log: c.Log}
+	e := &Expirer{store: c.Store, now: c.Now, log: c.Log, m: c.Metrics}
 	e.Periodic = &services.Periodic{Name: "job expiry", Every: c.Every, Step: e.Expire}
 	return e
 }
@@ -60,6 +64,7 @@ func (e *Expirer) Expire(ctx context.Context) {
 	}
 	for _, j := range lost {
 		e.log.Warn("job lost: past its claim budget", "job", j.ID, "node", j.NodeID, "word", j.Word)
+		e.m.JobEnded(j.Word, string(j.State))
 	}
 }
 

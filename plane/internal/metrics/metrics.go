@@ -2,7 +2,9 @@
 // lives in one registry made by New and passed to the parts that record into it, never in a global.
 // A nil *Plane records nothing, so a part built without metrics (in a test, say) needs no branch.
 //
-//	m := metrics.New(metrics.Options{Store: st})
+//	m := metrics.New()
+//	st, err := open.URL(ctx, url, open.WithObserver(m))
+//	m.CollectIncidents(st, 0)
 //	srv := server.New(server.Config{Store: st, Metrics: m, ...})
 //	http.Handle("/metrics", m.Handler())
 //
@@ -60,14 +62,6 @@ const (
 // OutcomeOK is a driver call that succeeded; a failed one is counted under its error code.
 const OutcomeOK = "ok"
 
-// Options are what New needs.
-type Options struct {
-	// Store, when not nil, is read at each scrape for the incident counts.
-	Store store.Store
-	// ScrapeTimeout bounds that read (default 5s).
-	ScrapeTimeout time.Duration
-}
-
 // Plane holds the plane's series and the registry they are gathered from.
 type Plane struct {
 	reg *prometheus.Registry
@@ -86,8 +80,8 @@ type Plane struct {
 	signatureFailed *prometheus.CounterVec
 }
 
-// New makes the plane's registry with every series registered.
-func New(o Options) *Plane {
+// New makes the plane's registry with every series registered but the incidents (CollectIncidents).
+func New() *Plane {
 	reg := prometheus.NewRegistry()
 	p := &Plane{
 		reg: reg,
@@ -122,16 +116,18 @@ func New(o Options) *Plane {
 	reg.MustRegister(p.claimsInFlight, p.longPolls, p.jobsQueued, p.jobs, p.dispatch, p.stmt, p.stmtErrors,
 		p.driverCalls, p.driverSeconds, p.deliveries, limited, p.signatureFailed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if o.Store != nil {
-		timeout := o.ScrapeTimeout
-		if timeout <= 0 {
-			timeout = 5 * time.Second
-		}
-		reg.MustRegister(&incidentCollector{st: o.Store, timeout: timeout,
-			desc: prometheus.NewDesc(ns+"_incidents", "Incidents in the store by condition and triage, read at each scrape.",
-				[]string{"condition", "triage"}, nil)})
-	}
 	return p
+}
+
+// CollectIncidents reads the incident counts from st at each scrape, each read bounded by timeout
+// (0: 5s). It is separate from New because the store is opened with the Plane as its Observer.
+func (p *Plane) CollectIncidents(st store.Store, timeout time.Duration) {
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	p.reg.MustRegister(&incidentCollector{st: st, timeout: timeout,
+		desc: prometheus.NewDesc(ns+"_incidents", "Incidents in the store by condition and triage, read at each scrape.",
+			[]string{"condition", "triage"}, nil)})
 }
 
 // Registry is where the series are gathered from.

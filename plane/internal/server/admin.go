@@ -130,6 +130,13 @@ func (s *Server) adminRoutes(r chi.Router) {
 		s.publish(w, r)
 	}))
 	s.driverRoutes(r)
+	r.Method(api.Metrics.Method, api.Metrics.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := need(r.Context(), api.Metrics.Role); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.metrics.Handler().ServeHTTP(w, r)
+	}))
 }
 
 func (s *Server) joinList(r *http.Request) (any, error) {
@@ -210,6 +217,7 @@ func (s *Server) nodeDisconnect(r *http.Request) (any, error) {
 		return nil, err
 	}
 	s.log.Info("node disconnected", "node", n.ID, "name", n.Name, "by", tokenFrom(r.Context()).Name)
+	s.jobsEnded(res.Cancelled, res.Lost)
 	named := func(j store.Job) api.Job { return jobToAPI(j, n.Name) }
 	return api.Disconnected{Node: nodeToAPI(res.Node), Cancelled: each(res.Cancelled, named), Lost: each(res.Lost, named)}, nil
 }
@@ -273,6 +281,7 @@ func (s *Server) jobCreate(r *http.Request) (any, error) {
 		return nil, err
 	}
 	s.log.Info("job queued", "job", job.ID, "node", node.ID, "word", job.Word, "by", job.CreatedBy)
+	s.metrics.JobQueued(job.Word)
 	return jobToAPI(job, node.Name), nil
 }
 
@@ -340,6 +349,9 @@ func (s *Server) jobShow(r *http.Request) (any, error) {
 
 func (s *Server) jobCancel(r *http.Request) (any, error) {
 	j, err := s.store.JobCancel(r.Context(), store.JobCancelParams{ID: chi.URLParam(r, "id"), By: tokenFrom(r.Context()).Name, Now: s.now()})
+	if err == nil {
+		s.metrics.JobEnded(j.Word, string(j.State))
+	}
 	return s.jobAnswer(r.Context(), j, err)
 }
 
@@ -355,5 +367,17 @@ func (s *Server) jobMarkFailed(r *http.Request) (any, error) {
 		}
 	}
 	j, err := s.store.JobMarkFailed(r.Context(), store.JobMarkFailedParams{ID: chi.URLParam(r, "id"), By: tokenFrom(r.Context()).Name, Message: req.Message, Now: s.now()})
+	if err == nil {
+		s.metrics.JobEnded(j.Word, string(j.State))
+	}
 	return s.jobAnswer(r.Context(), j, err)
+}
+
+// jobsEnded counts the jobs a disconnect cancelled or lost.
+func (s *Server) jobsEnded(lists ...[]store.Job) {
+	for _, list := range lists {
+		for _, j := range list {
+			s.metrics.JobEnded(j.Word, string(j.State))
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -32,6 +33,7 @@ func (s *Server) verify(r *http.Request, body []byte, lookup httpsig.KeyLookup) 
 	v := &httpsig.Verifier{Base: s.cfg.Base, Keys: lookup, Nonces: s.nonces}
 	proof, err := v.Verify(r, body, s.now())
 	if err != nil {
+		s.signatureFailed(err)
 		if lerr := s.addrLimit.allow(sourceAddr(r), s.now()); lerr != nil {
 			return proof, lerr
 		}
@@ -171,6 +173,8 @@ func (s *Server) joinStatus(w http.ResponseWriter, r *http.Request) {
 // claim records what the node reports (its cases included) and holds the request until a job is queued
 // for it or the wait runs out. A node that claims while idle has no job running: one the plane thinks is running is lost.
 func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {
+	s.metrics.ClaimStarted()
+	defer s.metrics.ClaimEnded()
 	capacity := node.ClaimSizeCap
 	if capacity < channel.DefaultBodyCap {
 		capacity = channel.DefaultBodyCap
@@ -231,7 +235,10 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 	}
 	for _, j := range lost {
 		s.log.Warn("job lost: its node claimed while idle", "job", j.ID, "node", node.ID, "word", j.Word)
+		s.metrics.JobEnded(j.Word, string(j.State))
 	}
+	s.metrics.LongPollStarted()
+	defer s.metrics.LongPollEnded()
 	wake, stop := s.store.Notifier().Subscribe(node.ID)
 	defer stop()
 	// Held for a random part of the last fifth of the wait: agents that connected together (after a
@@ -251,6 +258,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 				Params: job.Params, Deadline: job.DeadlineAt,
 			}
 			s.log.Info("job handed out", "job", job.ID, "node", node.ID, "word", job.Word)
+			s.metrics.JobDispatched(job.CreatedAt, s.now())
 			writeJSON(w, http.StatusOK, resp)
 			return
 		}
@@ -317,6 +325,7 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 		return
 	}
 	s.log.Info("job finished", "job", job.ID, "node", node.ID, "word", job.Word, "state", job.State, "code", code)
+	s.metrics.JobEnded(job.Word, string(job.State))
 	writeJSON(w, http.StatusOK, channel.ResultResponse{JobID: job.ID, State: job.State})
 }
 
@@ -442,4 +451,12 @@ func (s *Server) forgetCurrent() {
 
 func notFound(r *http.Request) error {
 	return errcode.New(errcode.RouteNotFound, "no route %s %s", r.Method, r.URL.Path)
+}
+
+// signatureFailed counts a refused signature by its code; a store that could not be asked is the
+// store's failure, not the signature's, and is counted there.
+func (s *Server) signatureFailed(err error) {
+	if code := errcode.Code(err); !strings.HasPrefix(code, "store.") {
+		s.metrics.SignatureFailed(code)
+	}
 }

@@ -14,6 +14,8 @@ import (
 type limiter struct {
 	rate  rate.Limit
 	burst int
+	// refused, when not nil, counts each refusal (the plane's metrics).
+	refused func()
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -53,6 +55,9 @@ func (l *limiter) allow(key string, now time.Time) error {
 	}
 	l.mu.Unlock()
 	if delay > 0 {
+		if l.refused != nil {
+			l.refused()
+		}
 		return errcode.New(errcode.RequestRateLimited, "too many requests; retry in %s", delay.Round(time.Millisecond)).
 			With(errcode.DetailRetryAfterMS, delay.Milliseconds())
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
@@ -49,6 +50,9 @@ type Config struct {
 	NotificationsQueued func()
 	// MaxOpenCases caps a node's open cases; 0 means channel.MaxOpenCasesNode.
 	MaxOpenCases int
+	// Metrics is what this replica counts and serves on GET /api/v1/admin/metrics; nil makes a
+	// registry of the server's own.
+	Metrics *metrics.Plane
 }
 
 // Server serves the agent channel and the admin API.
@@ -58,6 +62,7 @@ type Server struct {
 	log       *slog.Logger
 	now       func() time.Time
 	nonces    httpsig.NonceStore
+	metrics   *metrics.Plane
 	nodeLimit *limiter
 	addrLimit *limiter
 	manifests *manifestIndex
@@ -88,12 +93,18 @@ func New(cfg Config) *Server {
 	if cfg.MaxPendingJoins == 0 {
 		cfg.MaxPendingJoins, cfg.MaxPendingJoinsPerSource = 1000, 20
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
 	s := &Server{
 		cfg: cfg, store: cfg.Store, log: cfg.Log, now: cfg.Now,
 		nonces:    storeNonces{cfg.Store},
+		metrics:   cfg.Metrics,
 		nodeLimit: newLimiter(cfg.NodeRate, cfg.NodeBurst),
 		addrLimit: newLimiter(cfg.AddrRate, cfg.AddrBurst),
 	}
+	s.nodeLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeNode) }
+	s.addrLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeAddress) }
 	s.manifests = newManifestIndex(cfg.Store)
 	return s
 }

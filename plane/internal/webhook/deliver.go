@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -51,6 +52,8 @@ type Deliverer struct {
 	Backoff func(attempt int) time.Duration
 	// Lease is how long a claimed notification is this replica's; 0 means store.DefaultNotificationLease.
 	Lease time.Duration
+	// Metrics counts the attempts by outcome (nil: not counted).
+	Metrics *metrics.Plane
 }
 
 func (d *Deliverer) now() time.Time {
@@ -133,10 +136,13 @@ func (d *Deliverer) deliver(ctx context.Context, e Endpoint, n store.Notificatio
 	switch {
 	case rec.Delivered:
 		log.Info("notification delivered", "status", status)
+		d.Metrics.WebhookDelivery(n.Webhook, metrics.DeliveryDelivered)
 	case !rec.RetryAt.IsZero():
 		log.Warn("notification failed; will retry", "status", status, "err", rec.Error, "retry_at", rec.RetryAt)
+		d.Metrics.WebhookDelivery(n.Webhook, metrics.DeliveryRetry)
 	default:
 		log.Error("notification failed for good", "status", status, "err", rec.Error)
+		d.Metrics.WebhookDelivery(n.Webhook, metrics.DeliveryFailed)
 	}
 }
 
