@@ -12,6 +12,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/agent"
 	"github.com/lexicon-fleet/lexicon/agent/internal/daemon"
+	"github.com/lexicon-fleet/lexicon/agent/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/agent/internal/recipes"
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
 	"github.com/lexicon-fleet/lexicon/agent/policy"
@@ -24,12 +25,14 @@ import (
 func runCmd() *cli.Command {
 	var d dirs
 	var debug bool
+	var metricsListen string
 	return &cli.Command{
 		Path: "run", MaxArgs: 0,
 		Summary: "run the agent: the recipes of its verified vocabulary and, once joined, the plane's jobs",
 		Setup: func(fs *flag.FlagSet) {
 			d.setup(fs)
 			fs.BoolVar(&debug, "debug", false, "log debug events")
+			fs.StringVar(&metricsListen, "metrics-listen", "", "serve /metrics (Prometheus) on this loopback address, 127.0.0.1:PORT")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			level := slog.LevelInfo
@@ -37,6 +40,18 @@ func runCmd() *cli.Command {
 				level = slog.LevelDebug
 			}
 			log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+			var m *metrics.Agent
+			if metricsListen != "" {
+				// Opened first, so that a refused address stops the agent before it does anything.
+				ln, err := metrics.Listen(metricsListen)
+				if err != nil {
+					return nil, err
+				}
+				defer ln.Close()
+				m = metrics.New()
+				go func() { _ = m.Serve(ln) }()
+				log.Info("metrics served", "url", "http://"+ln.Addr().String()+"/metrics")
+			}
 			sd, v, err := d.vocabulary()
 			if err != nil {
 				return nil, err
@@ -50,9 +65,9 @@ func runCmd() *cli.Command {
 				return nil, err
 			}
 			defer h.Close()
-			rn := &runner.Runner{Host: h, Vocab: v, PolicyFile: d.policyFile(), LockFile: sd.LockFile(), Log: log}
+			rn := &runner.Runner{Host: h, Vocab: v, PolicyFile: d.policyFile(), LockFile: sd.LockFile(), Log: log, Metrics: m}
 			loop, err := recipes.New(recipes.Config{Vocab: v, Runner: rn, Policy: pol, Dir: sd.RecipesDir(), ConfigDir: d.config,
-				AgentDigest: selfDigest(log), Log: log.With(errcode.DetailPart, "recipes")})
+				AgentDigest: selfDigest(log), Log: log.With(errcode.DetailPart, "recipes"), Metrics: m})
 			if err != nil {
 				return nil, err
 			}

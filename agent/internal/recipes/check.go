@@ -37,6 +37,7 @@ func (l *Loop) tick(ctx context.Context, r *recipe, now time.Time) {
 
 	v := l.check(ctx, r)
 	r.verdict, r.detail, r.checkedAt = v.verdict, v.detail, now
+	l.cfg.Metrics.RecipeVerdict(r.name, v.verdict)
 	quiet := v.verdict == r.st.verdict && v.verdict != channel.VerdictFail // a pass after a pass, an unknown after an unknown
 	if err := l.record(r, Event{At: now, Event: EventCheck, Verdict: v.verdict, Detail: v.detail}, !quiet); err != nil {
 		return
@@ -116,6 +117,9 @@ func (l *Loop) check(ctx context.Context, r *recipe) verdict {
 		return unknown("the check cannot be loaded: %s: %v", errcode.Code(err), err)
 	}
 	res := mod.Run(ctx, decl)
+	for _, c := range res.Capabilities {
+		l.cfg.Metrics.CapabilityCall(c.Cap, c.Allowed)
+	}
 	if res.Outcome != wasm.Completed {
 		return unknown("the check did not complete: %s: %s", res.Code, res.Message)
 	}

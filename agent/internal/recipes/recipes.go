@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/agent/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/agent/policy"
@@ -79,6 +80,8 @@ type Config struct {
 	Platform string
 	Clock    Clock
 	Log      *slog.Logger
+	// Metrics counts verdicts and the checks' capability calls (nil: not counted).
+	Metrics *metrics.Agent
 }
 
 // Loop runs the recipes. Report and Delivered are safe to call from any goroutine; Run (or Step) from

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/joblock"
+	"github.com/lexicon-fleet/lexicon/agent/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/agent/policy"
 	"github.com/lexicon-fleet/lexicon/agent/redact"
@@ -25,6 +26,8 @@ type Runner struct {
 	PolicyFile string
 	LockFile   string
 	Log        *slog.Logger
+	// Metrics counts the words run and their capability calls (nil: not counted).
+	Metrics *metrics.Agent
 
 	mu     sync.Mutex
 	loaded map[string]*wasm.Module // by module and manifest digest
@@ -47,7 +50,16 @@ func refused(err error) channel.ResultRequest {
 	return channel.ResultRequest{Outcome: channel.OutcomeRefused, Code: e.Code, Message: e.Message}
 }
 
+// run runs job; a job refused before its word ran is counted here, one that ran by Prepared.Run.
 func (r *Runner) run(ctx context.Context, job channel.Job) channel.ResultRequest {
+	refused := func(err error) channel.ResultRequest {
+		name := job.Word
+		if _, ok := r.Vocab.Word(name); !ok {
+			name = metrics.OtherWord // the plane's word, not one this node pins: no label of its own
+		}
+		r.Metrics.WordRun(name, string(channel.OutcomeRefused), 0)
+		return refused(err)
+	}
 	w, ok := r.Vocab.Word(job.Word)
 	if !ok {
 		return refused(errcode.New(errcode.JobWordUnavailable, "this node's vocabulary has no word %q", job.Word))
@@ -126,7 +138,12 @@ func (p *Prepared) Run(ctx context.Context, params json.RawMessage) channel.Resu
 	if len(params) == 0 {
 		params = json.RawMessage(`{}`)
 	}
-	return p.r.report(p.mod.Run(ctx, params))
+	res := p.r.report(p.mod.Run(ctx, params))
+	p.r.Metrics.WordRun(p.Word.Manifest.Name, string(res.Outcome), time.Duration(res.DurationMS)*time.Millisecond)
+	for _, c := range res.Capabilities {
+		p.r.Metrics.CapabilityCall(c.Cap, c.Allowed)
+	}
+	return res
 }
 
 // acquire waits for the job lock (a repair may hold it) until the job's deadline.
