@@ -222,24 +222,28 @@ func (p *Plane) WebhookDelivery(webhook, outcome string) {
 	}
 }
 
-// Statement resolves the series of the store statement called name once, so that timing each run
-// costs no label lookup. It makes Plane a store.Observer.
+// Statement gives the store statement called name a timer that resolves its series on its first run,
+// once: later runs cost no label lookup, and a statement never run shows no series. It makes Plane a
+// store.Observer.
 func (p *Plane) Statement(name string) store.StatementTimer {
 	if p == nil {
 		return nil
 	}
-	return statementTimer{h: p.stmt.WithLabelValues(name), errs: p.stmtErrors.WithLabelValues(name)}
+	return &statementTimer{p: p, name: name}
 }
 
 type statementTimer struct {
+	p    *Plane
+	name string
+	once sync.Once
 	h    prometheus.Observer
-	errs prometheus.Counter
 }
 
-func (t statementTimer) Observe(d time.Duration, failed bool) {
+func (t *statementTimer) Observe(d time.Duration, failed bool) {
+	t.once.Do(func() { t.h = t.p.stmt.WithLabelValues(t.name) })
 	t.h.Observe(d.Seconds())
 	if failed {
-		t.errs.Inc()
+		t.p.stmtErrors.WithLabelValues(t.name).Inc() // rare: resolved when it happens
 	}
 }
 
