@@ -35,6 +35,7 @@ type fleet struct {
 	plane     *proc
 	planeLog  *testkit.Buffer // every plane process's log, replicas' too
 	url, ca   string
+	metrics   string // the plane's --metrics-listen address, when serveArgs ask for one
 	tokenFile string
 	serveArgs []string
 }
@@ -92,11 +93,11 @@ func (f *fleet) startPlane(claimWait string) {
 	if err != nil {
 		t.Fatalf("plane did not start: %v\n%s", err, p.log())
 	}
-	var ready struct{ URL, CA string }
+	var ready struct{ URL, CA, Metrics string }
 	if err := json.Unmarshal([]byte(line), &ready); err != nil {
 		t.Fatalf("plane ready line %q: %v", line, err)
 	}
-	f.plane, f.url, f.ca = p, ready.URL, ready.CA
+	f.plane, f.url, f.ca, f.metrics = p, ready.URL, ready.CA, ready.Metrics
 }
 
 // lexicon runs the admin CLI against the fleet's plane.
@@ -138,6 +139,7 @@ type agent struct {
 	joinID, fingerprint string
 	nodeID              string
 	p                   *proc
+	runArgs             []string // more flags for lexicon-agent run
 }
 
 // AcceptLookAndChange is the policy most tests give their nodes.
@@ -179,7 +181,7 @@ func (a *agent) approve() {
 // restarted after a plane restart finds the line its first start left).
 func (a *agent) start() {
 	a.f.t.Helper()
-	a.p, _ = start(a.f.t, "lexicon-agent", append([]string{"run"}, a.dirs()...)...)
+	a.p, _ = start(a.f.t, "lexicon-agent", append(append([]string{"run"}, a.dirs()...), a.runArgs...)...)
 	a.f.planeLog.WaitFor(a.f.t, `"msg":"node took a statement","node":"`+a.nodeID+`"`)
 	n := a.f.lexicon(false, "nodes", "show", a.nodeID)
 	if v, _ := n["vocabulary"].([]any); len(v) == 0 {
