@@ -88,7 +88,7 @@ func TestMetricsScraped(t *testing.T) {
 // start, with usage.invalid, before it does anything else.
 func TestAgentMetricsOnlyOnLoopback(t *testing.T) {
 	out := runJSON(t, true, "lexicon-agent", "run", "--state-dir", t.TempDir(), "--config-dir", t.TempDir(), "--metrics-listen", "0.0.0.0:9100")
-	if code(out) != "usage.invalid" || !strings.Contains(out["error"].(map[string]any)["message"].(string), "loopback") {
+	if msg, _ := out["message"].(string); out["code"] != "usage.invalid" || !strings.Contains(msg, "loopback") {
 		t.Fatalf("lexicon-agent run --metrics-listen 0.0.0.0:9100: %v", out)
 	}
 }
