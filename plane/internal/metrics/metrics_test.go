@@ -180,3 +180,28 @@ func TestNilRecordsNothing(t *testing.T) {
 		t.Fatal("a nil Plane times statements")
 	}
 }
+
+// BenchmarkClaimPath is what one claim that is handed a job records (make bench): it must not
+// allocate.
+func BenchmarkClaimPath(b *testing.B) {
+	m := metrics.New()
+	queued := time.Now().Add(-time.Second)
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.ClaimStarted()
+		m.LongPollStarted()
+		m.JobDispatched(queued, now)
+		m.LongPollEnded()
+		m.ClaimEnded()
+	}
+}
+
+// BenchmarkJobEnded is the labelled counter a result records.
+func BenchmarkJobEnded(b *testing.B) {
+	m := metrics.New()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.JobEnded("host_report", "completed")
+	}
+}
