@@ -15,8 +15,8 @@ import (
 type nullDriver struct{ sqldb.Driver }
 
 func (nullDriver) Exec(context.Context, string, ...any) (int64, error) { return 1, nil }
-func (nullDriver) Writer() sqldb.Execer                               { return nullDriver{} }
-func (nullDriver) Kind(error) sqldb.ErrKind                           { return sqldb.ErrOther }
+func (nullDriver) Writer() sqldb.Execer                                { return nullDriver{} }
+func (nullDriver) Kind(error) sqldb.ErrKind                            { return sqldb.ErrOther }
 func (nullDriver) Tx(ctx context.Context, fn func(sqldb.Execer) error) error {
 	return fn(nullDriver{})
 }
