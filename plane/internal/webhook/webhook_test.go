@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
@@ -316,6 +319,7 @@ func TestFlakyWebhookIsDeliveredOnRetry(t *testing.T) {
 		return http.StatusAccepted
 	})
 	d := f.deliverer(webhook.Endpoint{Name: "ops", Format: webhook.FormatJSON, URL: r.URL})
+	d.Metrics = metrics.New()
 	inc := f.open(1, "ops")
 	for i := range 3 {
 		f.deliver(d, 1)
@@ -325,6 +329,16 @@ func TestFlakyWebhookIsDeliveredOnRetry(t *testing.T) {
 	n := f.notifications(inc.ID)[0]
 	if n.State != store.NotificationDelivered || len(n.History) != 3 || n.History[2].Status != http.StatusAccepted || len(r.got()) != 3 {
 		t.Fatalf("notification %+v after %d requests", n, len(r.got()))
+	}
+	// Each attempt is counted by outcome for the plane's metrics.
+	want := `
+# HELP lexicon_plane_webhook_deliveries_total Webhook delivery attempts by webhook and outcome (delivered, retry, failed).
+# TYPE lexicon_plane_webhook_deliveries_total counter
+lexicon_plane_webhook_deliveries_total{outcome="delivered",webhook="ops"} 1
+lexicon_plane_webhook_deliveries_total{outcome="retry",webhook="ops"} 2
+`
+	if err := testutil.GatherAndCompare(d.Metrics.Registry(), strings.NewReader(want), "lexicon_plane_webhook_deliveries_total"); err != nil {
+		t.Fatal(err)
 	}
 }
 
