@@ -175,6 +175,8 @@ func TestStatusOfCodes(t *testing.T) {
 
 func TestLimiterPerKey(t *testing.T) {
 	l := newLimiter(1, 2)
+	refused := 0
+	l.refused = func() { refused++ } // the plane's rate_limited_total
 	now := time.Unix(1000, 0)
 	for i := range 2 {
 		if err := l.allow("a", now); err != nil {
@@ -191,5 +193,8 @@ func TestLimiterPerKey(t *testing.T) {
 	}
 	if err := l.allow("a", now.Add(time.Second)); err != nil {
 		t.Fatalf("after a second: %v", err)
+	}
+	if refused != 1 {
+		t.Fatalf("%d refusals counted, want 1", refused)
 	}
 }
