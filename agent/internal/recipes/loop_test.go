@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/lexicon-fleet/lexicon/agent/internal/joblock"
+	"github.com/lexicon-fleet/lexicon/agent/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab/vocabtest"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
@@ -40,6 +43,8 @@ func scripted(edit func(*manifest.Manifest)) setup {
 
 func TestTwoTickRule(t *testing.T) {
 	e := newEnv(t, unitHealth(nil))
+	m := metrics.New()
+	e.loop.cfg.Metrics = m
 	e.step()
 	e.want("unit_health", "0 check:fail")
 	if e.sd.restarts() != 0 {
@@ -70,6 +75,16 @@ func TestTwoTickRule(t *testing.T) {
 	if rep := e.report("unit_health"); rep.recipe.State != channel.RecipeActive || rep.recipe.LastVerdict != "fail" ||
 		!strings.Contains(rep.recipe.Detail, "nginx.service is failed") || len(rep.cases) != 0 {
 		t.Fatalf("%+v", rep)
+	}
+	// Every check is counted by its verdict, the quiet ones too (a pass after a pass).
+	want := `
+# HELP lexicon_agent_recipe_verdicts_total Recipe checks by recipe and verdict (pass, fail, unknown).
+# TYPE lexicon_agent_recipe_verdicts_total counter
+lexicon_agent_recipe_verdicts_total{recipe="unit_health",verdict="fail"} 5
+lexicon_agent_recipe_verdicts_total{recipe="unit_health",verdict="pass"} 3
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "lexicon_agent_recipe_verdicts_total"); err != nil {
+		t.Fatal(err)
 	}
 }
 
