@@ -53,6 +53,7 @@ var capabilities = []string{
 // Agent holds the agent's series and their registry.
 type Agent struct {
 	reg      *prometheus.Registry
+	handler  http.Handler
 	words    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	verdicts *prometheus.CounterVec
@@ -90,6 +91,7 @@ func New() *Agent {
 	a.reg.MustRegister(a.words, a.duration, a.verdicts, a.update, calls, denials,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.SetUpdateState(UpdateNone)
+	a.handler = promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg})
 	return a
 }
 
@@ -97,9 +99,7 @@ func New() *Agent {
 func (a *Agent) Registry() *prometheus.Registry { return a.reg }
 
 // Handler serves the series in the Prometheus text format.
-func (a *Agent) Handler() http.Handler {
-	return promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg})
-}
+func (a *Agent) Handler() http.Handler { return a.handler }
 
 // WordRun counts one run of word.
 func (a *Agent) WordRun(word, outcome string, d time.Duration) {

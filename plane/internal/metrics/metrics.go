@@ -64,7 +64,8 @@ const OutcomeOK = "ok"
 
 // Plane holds the plane's series and the registry they are gathered from.
 type Plane struct {
-	reg *prometheus.Registry
+	reg     *prometheus.Registry
+	handler http.Handler
 
 	claimsInFlight  prometheus.Gauge
 	longPolls       prometheus.Gauge
@@ -116,6 +117,7 @@ func New() *Plane {
 	reg.MustRegister(p.claimsInFlight, p.longPolls, p.jobsQueued, p.jobs, p.dispatch, p.stmt, p.stmtErrors,
 		p.driverCalls, p.driverSeconds, p.deliveries, limited, p.signatureFailed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	p.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	return p
 }
 
@@ -134,9 +136,7 @@ func (p *Plane) CollectIncidents(st store.Store, timeout time.Duration) {
 func (p *Plane) Registry() *prometheus.Registry { return p.reg }
 
 // Handler serves the series in the Prometheus text format.
-func (p *Plane) Handler() http.Handler {
-	return promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{Registry: p.reg})
-}
+func (p *Plane) Handler() http.Handler { return p.handler }
 
 // ClaimStarted counts a claim being served, until ClaimEnded. (A pair of calls rather than a returned
 // func: a method value would allocate on every claim.)
