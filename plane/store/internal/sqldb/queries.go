@@ -42,10 +42,11 @@ type Queries struct {
 	CaseGet, CaseOpenForRecipe, CaseNewest, CaseOpenCount, CaseInsert, CaseClose, CaseSetBody, CaseTouch string
 	CaseNoteCount, CaseNoteInsert, CaseNotes, CaseList, CaseNodeState, CaseNodeNoteSeqs                  string
 
-	IncidentOpenFor, IncidentLatestFor, IncidentInsert, IncidentReopen, IncidentClear, IncidentSetTriage               string
-	IncidentSetCase, IncidentEventNext, IncidentEventInsert, IncidentGet, IncidentGetForUpdate                         string
-	IncidentList, IncidentCount, IncidentEvents, IncidentReconcileLock, IncidentOpenOfEndedNodes, IncidentOpenBySource string
-	DetectSilent, DetectJobs, DetectUntrusted                                                                          string
+	IncidentOpenFor, IncidentLatestFor, IncidentInsert, IncidentReopen, IncidentClear, IncidentSetTriage string
+	IncidentSetCase, IncidentEventNext, IncidentEventInsert, IncidentGet, IncidentGetForUpdate           string
+	IncidentList, IncidentEvents, IncidentReconcileLock, IncidentOpenOfEndedNodes, IncidentOpenBySource  string
+	DetectSilent, DetectJobs, DetectUntrusted                                                            string
+	IncidentCount                                                                                        string
 
 	NotificationInsert, NotificationExhaust, NotificationClaim, NotificationAttemptInsert string
 	NotificationRecord, NotificationAttemptUpdate, NotificationGet, NotificationList      string
