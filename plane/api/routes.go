@@ -96,6 +96,9 @@ var (
 	CloudRegions   = Route{http.MethodGet, "/cloud/{account}/regions", RoleOperator, http.StatusOK}
 	CloudTypes     = Route{http.MethodGet, "/cloud/{account}/regions/{region}/types", RoleOperator, http.StatusOK}
 	CloudInstances = Route{http.MethodGet, "/cloud/{account}/instances", RoleOperator, http.StatusOK}
+
+	PlaneStatus        = Route{http.MethodGet, "/plane/status", RoleViewer, http.StatusOK}
+	PlaneForgetReplica = Route{http.MethodPost, "/plane/replicas/{id}/forget", RoleAdmin, http.StatusOK}
 )
 
 // Routes returns every route of the admin API.
@@ -111,6 +114,7 @@ func Routes() []Route {
 		AccountsList, AccountsAdd, AccountsRemove,
 		DNSZones, DNSRecords, DNSReconcile,
 		CloudRegions, CloudTypes, CloudInstances,
+		PlaneStatus, PlaneForgetReplica,
 	}
 }
 

@@ -60,6 +60,7 @@ type ReplicaListParams struct {
 
 type ReplicaForgetParams struct {
 	ID  string
+	By  string // who forgot it (an admin token's name), noted on its open plane:replica_missing incident
 	Now time.Time
 }
 

@@ -59,9 +59,9 @@ var healthTests = []test{
 			f.Fatalf("missing replica incident: %+v", ch)
 		}
 		// A replica still heartbeating cannot be forgotten; an unknown one is not found.
-		_, err := f.s.ReplicaForget(f.ctx, store.ReplicaForgetParams{ID: "plane-a", Now: f.at(90 * time.Second)})
+		_, err := f.s.ReplicaForget(f.ctx, store.ReplicaForgetParams{By: "alice", ID: "plane-a", Now: f.at(90 * time.Second)})
 		testkit.WantCode(f, err, errcode.ReplicaAlive)
-		_, err = f.s.ReplicaForget(f.ctx, store.ReplicaForgetParams{ID: "plane-z", Now: f.at(90 * time.Second)})
+		_, err = f.s.ReplicaForget(f.ctx, store.ReplicaForgetParams{By: "alice", ID: "plane-z", Now: f.at(90 * time.Second)})
 		testkit.WantCode(f, err, errcode.ReplicaNotFound)
 
 		// It comes back: cleared (and resolved, nobody having looked).
@@ -73,12 +73,17 @@ var healthTests = []test{
 		// It stops for good and is forgotten: the incident reopens, then clears with the row gone.
 		f.beat("plane-a", 4*time.Minute, nil)
 		planeChange(f, f.reconcile(4*time.Minute, hooks), "plane:replica_missing/reopened/plane-b")
-		gone, err := f.s.ReplicaForget(f.ctx, store.ReplicaForgetParams{ID: "plane-b", Now: f.at(4 * time.Minute)})
+		gone, err := f.s.ReplicaForget(f.ctx, store.ReplicaForgetParams{By: "alice", ID: "plane-b", Now: f.at(4 * time.Minute)})
 		noErr(f, err, "ReplicaForget")
 		if gone.ID != "plane-b" || !gone.Missing {
 			f.Fatalf("forgotten %+v", gone)
 		}
-		planeChange(f, f.reconcile(4*time.Minute, hooks), "plane:replica_missing/cleared/plane-b")
+		cl := planeChange(f, f.reconcile(4*time.Minute, hooks), "plane:replica_missing/cleared/plane-b")
+		evs, err := f.s.IncidentEventList(f.ctx, store.IncidentEventListParams{ID: cl.Incident.ID})
+		noErr(f, err, "IncidentEventList")
+		if note := evs[len(evs)-3]; note.Kind != store.EventNote || note.Actor != "alice" || !strings.Contains(note.Text, "plane-b") {
+			f.Fatalf("timeline %+v: the forget is not noted before the clear", evs)
+		}
 		reps, err := f.s.ReplicaList(f.ctx, store.ReplicaListParams{Now: f.at(4 * time.Minute)})
 		noErr(f, err, "ReplicaList")
 		if len(reps) != 1 || reps[0].ID != "plane-a" || reps[0].Missing || len(reps[0].Services) != 2 {

@@ -141,6 +141,9 @@ func (s *sqlStore) ReplicaForget(ctx context.Context, p ReplicaForgetParams) (Re
 	if err := checkID("id", p.ID); err != nil {
 		return Replica{}, err
 	}
+	if p.By == "" || len(p.By) > maxActorLen {
+		return Replica{}, invalid("by", "by must be 1 to %d bytes", maxActorLen)
+	}
 	t := now(p.Now)
 	var rep Replica
 	err := s.tx(ctx, "forget replica", func(ex sqldb.Execer) error {
@@ -157,8 +160,17 @@ func (s *sqlStore) ReplicaForget(ctx context.Context, p ReplicaForgetParams) (Re
 				"replica %s heartbeat at %s and its lease of %s has not run out: stop it first", p.ID,
 				rep.HeartbeatAt.Format(time.RFC3339), rep.Lease).With(errcode.DetailID, p.ID)
 		}
-		// Route counts go with it (ON DELETE CASCADE); its incidents clear at the next reconcile.
-		_, err = ex.Exec(ctx, s.q.ReplicaDelete, p.ID)
+		// Route counts go with it (ON DELETE CASCADE); its incidents clear at the next reconcile. Who
+		// forgot it is noted on the incident that said it was missing, so the timeline keeps the record.
+		if _, err := ex.Exec(ctx, s.q.ReplicaDelete, p.ID); err != nil {
+			return err
+		}
+		w := incidentWriter{s: s, ctx: ctx, ex: ex, t: t}
+		inc, found, err := w.find(s.q.IncidentOpenFor, "", DetectorReplicaMissing, p.ID)
+		if err != nil || !found {
+			return err
+		}
+		_, err = w.event(inc.ID, IncidentEvent{Kind: EventNote, Actor: p.By, Text: "replica forgotten: " + p.ID})
 		return err
 	})
 	return rep, err
