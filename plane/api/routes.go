@@ -97,7 +97,7 @@ var (
 	CloudTypes     = Route{http.MethodGet, "/cloud/{account}/regions/{region}/types", RoleOperator, http.StatusOK}
 	CloudInstances = Route{http.MethodGet, "/cloud/{account}/instances", RoleOperator, http.StatusOK}
 
-	PlaneStatus        = Route{http.MethodGet, "/plane/status", RoleViewer, http.StatusOK}
+	PlaneShowStatus    = Route{http.MethodGet, "/plane/status", RoleViewer, http.StatusOK}
 	PlaneForgetReplica = Route{http.MethodPost, "/plane/replicas/{id}/forget", RoleAdmin, http.StatusOK}
 )
 
@@ -114,7 +114,7 @@ func Routes() []Route {
 		AccountsList, AccountsAdd, AccountsRemove,
 		DNSZones, DNSRecords, DNSReconcile,
 		CloudRegions, CloudTypes, CloudInstances,
-		PlaneStatus, PlaneForgetReplica,
+		PlaneShowStatus, PlaneForgetReplica,
 	}
 }
 

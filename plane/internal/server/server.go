@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
@@ -49,6 +50,13 @@ type Config struct {
 	NotificationsQueued func()
 	// MaxOpenCases caps a node's open cases; 0 means channel.MaxOpenCasesNode.
 	MaxOpenCases int
+
+	// ReplicaID names this replica in GET /plane/status and /readyz.
+	ReplicaID string
+	// MasterKeyID is the id of the master key this replica loaded; "" means none, and /readyz says so.
+	MasterKeyID string
+	// RouteCounts, when not nil, counts every answer by route for plane:route_failing.
+	RouteCounts *health.RouteCounts
 }
 
 // Server serves the agent channel and the admin API.
@@ -101,6 +109,9 @@ func New(cfg Config) *Server {
 // Handler returns the plane's routes.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
+	if s.cfg.RouteCounts != nil {
+		r.Use(s.cfg.RouteCounts.Count)
+	}
 	r.Post(channel.PathJoin, s.join)
 	r.Post(channel.PathJoinStatus, s.joinStatus)
 	r.Post(channel.PathClaim, s.signed(channel.MaxClaimCap, s.claim))
@@ -116,6 +127,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	})
+	r.Get("/readyz", s.readyz)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound(r))
 	})
