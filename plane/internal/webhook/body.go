@@ -36,7 +36,7 @@ type PagerDutyPayload struct {
 // CustomDetails carries the incident as the plane sees it.
 type CustomDetails struct {
 	IncidentID string `json:"incident_id"`
-	Event      string `json:"event"` // opened or reopened
+	Event      string `json:"event"`     // opened or reopened
 	NodeID     string `json:"node_id"`   // "" for the plane's own incidents
 	NodeName   string `json:"node_name"` // "" for the plane's own incidents
 	Source     string `json:"source"`
