@@ -43,8 +43,11 @@ func (m *Manager) record(ctx context.Context, actor, account, drv, op, target st
 func (m *Manager) recordRestart(name, cause string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	m.record(ctx, store.AuthorPlane, "", name, store.OperationDriverRestart, "", m.cfg.Now(),
-		errcode.New(cause, "driver %s lost its process (%s) and is restarting it", name, cause))
+	err := errcode.New(errcode.DriverCrashed, "driver %s crashed and is being restarted", name)
+	if cause == errcode.DriverTimeout {
+		err = errcode.New(errcode.DriverTimeout, "driver %s timed out calls in a row and is being restarted", name)
+	}
+	m.record(ctx, store.AuthorPlane, "", name, store.OperationDriverRestart, "", m.cfg.Now(), err)
 }
 
 // Audit returns the audit log of driver calls, newest first.
