@@ -12,7 +12,7 @@ import (
 )
 
 // The SQLite migration that lets an incident have no node builds the incidents table again: node
-// incidents come through whole with subject '', their events and notifications still matched.
+// incidents come through whole with subject ”, their events and notifications still matched.
 func TestSQLitePlaneHealthMigrationKeepsIncidents(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "plane.db")
 	s := storetest.Open(t, path)
