@@ -90,6 +90,21 @@ var healthTests = []test{
 			f.Fatalf("replicas %+v", reps)
 		}
 	}},
+	{"Health/ReplicaMissingWaitsForThePlaneToBeUp", func(f *fx) {
+		f.beat("plane-a", 0, nil)
+		at := func(d, up time.Duration) []string {
+			res, err := f.s.IncidentReconcile(f.ctx, store.IncidentReconcileParams{Now: f.at(d), Up: f.at(up), Notify: hooks})
+			noErr(f, err, "IncidentReconcile")
+			return subjects(res.Changes)
+		}
+		// A plane back from an outage (up at 10m) has heard nobody yet: it does not judge for a lease.
+		same(f, "just up", at(10*time.Minute+30*time.Second, 10*time.Minute), []string{})
+		same(f, "up a lease", at(11*time.Minute+time.Second, 10*time.Minute), []string{"plane:replica_missing/opened/plane-a"})
+		// Restarted again: the open incident is held, neither cleared nor opened twice.
+		same(f, "held", at(20*time.Minute+30*time.Second, 20*time.Minute), []string{})
+		f.beat("plane-a", 21*time.Minute, nil)
+		same(f, "back", at(21*time.Minute, 20*time.Minute), []string{"plane:replica_missing/cleared/plane-a", "plane:replica_missing/triage/plane-a"})
+	}},
 	{"Health/MemoryPeakAndAlert", func(f *fx) {
 		const limit = 1000 << 20
 		mem := func(rss, heap int64, alert float64) func(*store.ReplicaHeartbeatParams) {

@@ -24,7 +24,11 @@ type detector struct {
 	cleared string // the text of the cleared event
 }
 
-type finding struct{ summary string }
+type finding struct {
+	summary string
+	// hold: the detector cannot judge this one yet; an open incident stays open, none is opened.
+	hold bool
+}
 
 // condKey is what one incident of a source is about: a node, or (node "") a subject of the plane.
 type condKey struct{ node, subject string }
@@ -78,10 +82,10 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 						return "", finding{}, err
 					}
 					if seen.IsZero() {
-						return id, finding{fmt.Sprintf("the agent has not claimed since the node was approved at %s",
+						return id, finding{summary: fmt.Sprintf("the agent has not claimed since the node was approved at %s",
 							created.Format(time.RFC3339))}, nil
 					}
-					return id, finding{fmt.Sprintf("the agent has not claimed for over %s; its last claim was at %s",
+					return id, finding{summary: fmt.Sprintf("the agent has not claimed for over %s; its last claim was at %s",
 						silentAfter, seen.Format(time.RFC3339))}, nil
 				})
 			}),
@@ -99,14 +103,14 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 				return collect(ctx, ex, s.q.DetectUntrusted, nil, func(r sqldb.Row) (string, finding, error) {
 					var id, why string
 					err := r.Scan(&id, &why)
-					return id, finding{"the node cannot verify the plane's statement: " + why}, err
+					return id, finding{summary: "the node cannot verify the plane's statement: " + why}, err
 				})
 			}),
 		},
 		s.driverDetector(p.Health, t),
 		s.memoryDetector(t),
 		s.routeDetector(p.Health, t),
-		s.replicaDetector(t),
+		s.replicaDetector(p.Up, t),
 	}
 }
 
@@ -119,7 +123,7 @@ func (s *sqlStore) jobDetector(source string, state JobState, since time.Time, t
 				var id string
 				var n int64
 				err := r.Scan(&id, &n)
-				return id, finding{fmt.Sprintf(summary, n)}, err
+				return id, finding{summary: fmt.Sprintf(summary, n)}, err
 			})
 		}),
 	}
@@ -205,8 +209,8 @@ func (w *incidentWriter) detect(d detector) error {
 		}
 	}
 	keys := make([]condKey, 0, len(found))
-	for k := range found {
-		if !isOpen[k] {
+	for k, f := range found {
+		if !isOpen[k] && !f.hold {
 			keys = append(keys, k)
 		}
 	}

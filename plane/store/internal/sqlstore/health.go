@@ -90,7 +90,7 @@ func (s *sqlStore) driverDetector(h HealthThresholds, t time.Time) detector {
 				if streak > 0 {
 					why = append(why, fmt.Sprintf("%d calls failed in a row", streak))
 				}
-				out[condKey{subject: name}] = finding{fmt.Sprintf("driver %s keeps failing: %s in the last %s, the last at %s",
+				out[condKey{subject: name}] = finding{summary: fmt.Sprintf("driver %s keeps failing: %s in the last %s, the last at %s",
 					name, strings.Join(why, " and "), h.DriverWindow, lastFail.Format(time.RFC3339))}
 			}
 			return out, rs.Err()
@@ -120,7 +120,7 @@ func (s *sqlStore) memoryDetector(t time.Time) detector {
 					float64(used) <= r.MemoryAlert*float64(r.MemoryLimitBytes) {
 					continue
 				}
-				out[condKey{subject: r.ID}] = finding{fmt.Sprintf(
+				out[condKey{subject: r.ID}] = finding{summary: fmt.Sprintf(
 					"replica %s uses %s (%.0f%% of its %s limit; alert above %.0f%%), heap %s, peak %s",
 					r.ID, mib(used), 100*float64(used)/float64(r.MemoryLimitBytes), mib(r.MemoryLimitBytes),
 					100*r.MemoryAlert, mib(r.HeapBytes), mib(max(r.PeakRSSBytes, r.PeakHeapBytes)))}
@@ -189,7 +189,7 @@ func (s *sqlStore) routeDetector(h HealthThresholds, t time.Time) detector {
 				for i, c := range codes {
 					seen[i] = fmt.Sprintf("%s×%d", c, sm.codes[c])
 				}
-				out[condKey{subject: route}] = finding{fmt.Sprintf("route %s answered %d of %d requests with 5xx in the last %s (codes %s)",
+				out[condKey{subject: route}] = finding{summary: fmt.Sprintf("route %s answered %d of %d requests with 5xx in the last %s (codes %s)",
 					route, sm.failures, sm.requests, h.RouteWindow, strings.Join(seen, ", "))}
 			}
 			return out, nil
@@ -198,8 +198,10 @@ func (s *sqlStore) routeDetector(h HealthThresholds, t time.Time) detector {
 }
 
 // replicaDetector finds the replicas silent past their lease. A forgotten replica has no row, so its
-// incident clears.
-func (s *sqlStore) replicaDetector(t time.Time) detector {
+// incident clears. Like agent silence, it is counted from this plane process's start (up) as well: a
+// plane that was down (all of it, after an outage) has heard no heartbeat, and until it has been up for
+// a replica's lease it cannot tell a stopped replica from one still starting, so it holds its judgement.
+func (s *sqlStore) replicaDetector(up, t time.Time) detector {
 	return detector{
 		source: DetectorReplicaMissing, severity: SeverityCritical,
 		cleared: "the replica heartbeats again, or was forgotten",
@@ -213,9 +215,11 @@ func (s *sqlStore) replicaDetector(t time.Time) detector {
 				if !replicaMissing(r, t) {
 					continue
 				}
-				out[condKey{subject: r.ID}] = finding{fmt.Sprintf(
+				f := finding{hold: !up.IsZero() && up.Add(r.Lease).After(t)}
+				f.summary = fmt.Sprintf(
 					"replica %s (%s, version %s) has not heartbeat since %s, past its lease of %s; it ran %s",
-					r.ID, r.Address, r.Version, r.HeartbeatAt.Format(time.RFC3339), r.Lease, strings.Join(r.Services, ", "))}
+					r.ID, r.Address, r.Version, r.HeartbeatAt.Format(time.RFC3339), r.Lease, strings.Join(r.Services, ", "))
+				out[condKey{subject: r.ID}] = f
 			}
 			return out, nil
 		},
