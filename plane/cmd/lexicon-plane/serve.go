@@ -236,7 +236,7 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 		jobs.NewExpirer(jobs.Config{Store: st, Log: log}),
 		sweep.New(sweep.Config{Store: st, Log: log}),
 	}
-	hb.Services = []string{"job expiry", "sweep", "incident reconciler"}
+	hb.Services = []string{"job expiry", "sweep", "incident reconciler", "drivers"}
 	if len(hooks) > 0 {
 		hb.Services = append(hb.Services, "webhook delivery")
 	}
