@@ -113,6 +113,7 @@ func (d *Driver) timedOut(inst *instance) {
 	}
 	d.mu.Lock()
 	d.lastErr = fmt.Sprintf("%d calls in a row timed out; restarted", n)
+	inst.lostTo = errcode.DriverTimeout
 	d.mu.Unlock()
 	d.log.Error("driver timed out calls in a row; restarting it", "pid", inst.pid, "timeouts_in_a_row", n)
 	// The watcher sees the exit and restarts; ending the process may take go-plugin's grace period,

@@ -69,6 +69,10 @@ type Options struct {
 	Unconfined bool
 	// SocketsDir is where each confined process gets its private socket folder (default os.TempDir()).
 	SocketsDir string
+	// OnRestart, when not nil, is called once for each process lost to a crash or to calls timing out
+	// in a row, before its restart, with the cause's code (errcode.DriverCrashed or
+	// errcode.DriverTimeout). It runs on the goroutine that restarts the driver: keep it short.
+	OnRestart func(cause string)
 }
 
 func (o Options) withDefaults() Options {
@@ -215,7 +219,16 @@ func (d *Driver) watch(inst *instance) {
 			return
 		}
 		n := d.crashes.Add(1)
-		d.log.Error("driver process exited; restarting", "pid", inst.pid, "crashes_in_a_row", n)
+		d.mu.Lock()
+		cause := inst.lostTo
+		d.mu.Unlock()
+		if cause == "" {
+			cause = errcode.DriverCrashed
+		}
+		d.log.Error("driver process exited; restarting", "pid", inst.pid, "crashes_in_a_row", n, "cause", cause)
+		if d.opts.OnRestart != nil {
+			d.opts.OnRestart(cause)
+		}
 		inst.kill() // reap and clean up go-plugin's side
 		d.restart()
 	}()

@@ -31,6 +31,7 @@ type instance struct {
 	pid    int
 	exited chan struct{} // closed when the process has exited
 	lost   bool          // the process died on its own; guarded by Driver.mu
+	lostTo string        // errcode.DriverTimeout when ended for calls timing out in a row; guarded by Driver.mu
 	// sockets is the folder the confined driver may write, its go-plugin socket in it; "" unconfined.
 	sockets string
 }

@@ -44,6 +44,8 @@
 //	GET  /cloud/{account}/regions                  operator  -> RegionList
 //	GET  /cloud/{account}/regions/{region}/types   operator  -> TypeList
 //	GET  /cloud/{account}/instances ?page_size&page_token operator -> InstancePage
+//	GET  /plane/status                             viewer    -> PlaneStatus
+//	POST /plane/replicas/{id}/forget               admin     -> Replica
 //	GET  /metrics                                  viewer    -> Prometheus text format
 //
 // GET /metrics answers this replica's series in the Prometheus text format (text/plain; version=0.0.4),
@@ -59,7 +61,8 @@
 // not report the word, or no release pins its digest), word.param_invalid (details name the field),
 // job.not_queued (cancel), job.finished (mark-failed); incident.not_found; statement.* and module.*
 // (publish: the plane verifies the release as a node would); driver.* (a plane without drivers answers
-// driver.unavailable), account.*, dns.* and cloud.* from the driver routes.
+// driver.unavailable), account.*, dns.* and cloud.* from the driver routes; replica.not_found and
+// replica.alive (forget a replica that still heartbeats).
 //
 // Admin tokens are made on the plane's machine (lexicon-plane token create); no route makes one.
 package api

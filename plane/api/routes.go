@@ -99,6 +99,8 @@ var (
 
 	// Metrics answers the Prometheus text format, not JSON (see the package doc).
 	Metrics = Route{http.MethodGet, "/metrics", RoleViewer, http.StatusOK}
+	PlaneShowStatus    = Route{http.MethodGet, "/plane/status", RoleViewer, http.StatusOK}
+	PlaneForgetReplica = Route{http.MethodPost, "/plane/replicas/{id}/forget", RoleAdmin, http.StatusOK}
 )
 
 // Routes returns every route of the admin API.
@@ -115,6 +117,7 @@ func Routes() []Route {
 		DNSZones, DNSRecords, DNSReconcile,
 		CloudRegions, CloudTypes, CloudInstances,
 		Metrics,
+		PlaneShowStatus, PlaneForgetReplica,
 	}
 }
 

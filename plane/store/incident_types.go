@@ -48,18 +48,28 @@ const (
 	DetectorRefusals         = "plane:refusals"
 	DetectorLostJobs         = "plane:lost_jobs"
 	DetectorUntrustedRelease = "plane:untrusted_release"
+	// The plane's own health: these concern the plane, not a node (Incident.NodeID is "", Subject
+	// names the driver, replica or route).
+	DetectorDriverFailing  = "plane:driver_failing"
+	DetectorMemory         = "plane:memory"
+	DetectorRouteFailing   = "plane:route_failing"
+	DetectorReplicaMissing = "plane:replica_missing"
 )
 
 // DefaultRefusalThreshold is how many refusals in the last hour a node may have before the refusals
 // detector opens an incident, when IncidentReconcileParams names no threshold.
 const DefaultRefusalThreshold = 5
 
-// Incident is one condition on one node.
+// Incident is one condition: a source on one node, or a source about one subject of the plane itself
+// (a driver, a replica, a route pattern), which has no node.
 type Incident struct {
-	ID           string    `json:"id"`
-	NodeID       string    `json:"node_id"`
-	NodeName     string    `json:"node_name"`
-	Source       string    `json:"source"`
+	ID       string `json:"id"`
+	NodeID   string `json:"node_id"`   // "" for the plane's own incidents
+	NodeName string `json:"node_name"` // "" for the plane's own incidents
+	Source   string `json:"source"`
+	// Subject is what a plane incident is about ("dns-memory", a replica id, "GET /api/v1/admin/nodes");
+	// "" for a node's incidents.
+	Subject      string    `json:"subject,omitempty"`
 	Severity     Severity  `json:"severity"`
 	Condition    Condition `json:"condition"`
 	Triage       Triage    `json:"triage"`
@@ -113,6 +123,8 @@ type IncidentReconcileParams struct {
 	// Negative means the default.
 	RefusalThreshold, LostThreshold int
 	ReopenWithin                    time.Duration // 0: an hour; at most a week
+	// Health is how the plane's own detectors judge; zero fields mean their defaults.
+	Health HealthThresholds
 	// Notify names the webhooks that each opened or reopened incident notifies.
 	Notify []string
 }

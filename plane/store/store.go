@@ -1,6 +1,6 @@
 // Package store keeps the plane's state (joins, nodes, nonces, jobs, tokens, releases, cases, incidents
-// and their notifications) behind one
-// interface, on PostgreSQL for fleets served by several plane replicas or on embedded SQLite for one box.
+// and their notifications, and the replicas' heartbeats) behind one interface, on PostgreSQL for
+// fleets served by several plane replicas or on embedded SQLite for one box.
 //
 //	s, err := open.URL(ctx, "postgres://postgres@127.0.0.1:5432/lexicon") // plane/store/open; or a file path
 //	if err != nil { ... }
@@ -193,7 +193,8 @@ type Store interface {
 	// CaseList returns a node's cases, newest first, without notes and body.
 	CaseList(ctx context.Context, p CaseListParams) ([]Case, error)
 
-	// Incidents. The store keeps incidents: one condition (a source) on one node, with two separate answers. Is
+	// Incidents. The store keeps incidents: one condition (a source) on one node, or on one subject of the
+	// plane itself (a driver, a replica, a route; no node), with two separate answers. Is
 	// it still happening? Its source says: open or cleared. What is being done? A person says: triage new,
 	// snoozed until a time, resolved or ignored. Every change is an event on the incident's timeline, and
 	// nothing is written while nothing changes, however often the reconciler looks.  Sources are agent cases
@@ -240,6 +241,24 @@ type Store interface {
 	NotificationRecord(ctx context.Context, p NotificationRecordParams) (Notification, error)
 	// NotificationList returns an incident's notifications, oldest first, with their attempts.
 	NotificationList(ctx context.Context, p NotificationListParams) ([]Notification, error)
+
+	// Replicas. Every plane process heartbeats into the store: what it is, where it listens, what it runs,
+	// its memory (the peak kept per replica id across restarts) and what its routes served. The plane's
+	// own detectors (IncidentReconcile) read them, so every replica judges from the same rows.
+
+	// ReplicaHeartbeat records that a replica is alive, with its memory sample and route counts, and
+	// drops its route counts older than an hour.
+	ReplicaHeartbeat(ctx context.Context, p ReplicaHeartbeatParams) (Replica, error)
+	// ReplicaList returns every replica known, by id, with whether each is missing at Now.
+	ReplicaList(ctx context.Context, p ReplicaListParams) ([]Replica, error)
+	// ReplicaForget removes a replica (and its route counts); the next reconcile clears its incidents.
+	// A replica still heartbeating is refused (replica.alive): it would come back at once.
+	// Refused: replica.not_found, replica.alive.
+	ReplicaForget(ctx context.Context, p ReplicaForgetParams) (Replica, error)
+	// MigrationCheck reports whether the database's migrations are exactly this binary's: nil, or
+	// store.schema_newer (a newer plane upgraded it since this one started) or store.migration_failed
+	// (one of this binary's is not recorded).
+	MigrationCheck(ctx context.Context) error
 
 	// Notifier returns the wake-ups for jobs queued by any replica sharing this database.
 	Notifier() Notifier

@@ -77,7 +77,7 @@ var areas = []*Area{
 	&areaAccount, &areaAgent, &areaAuth, &areaCapability, &areaCase, &areaChannel, &areaCloud,
 	&areaContract, &areaDNS, &areaDriver, &areaIncident, &areaInternal, &areaIO, &areaJob, &areaJoin,
 	&areaKey, &areaLog, &areaManifest, &areaModule, &areaNode, &areaNotification, &areaPlane, &areaPolicy,
-	&areaRebuild, &areaRecipe, &areaRelease, &areaRequest, &areaRoute, &areaStatement, &areaStore, &areaToken,
+	&areaRebuild, &areaRecipe, &areaRelease, &areaReplica, &areaRequest, &areaRoute, &areaStatement, &areaStore, &areaToken,
 	&areaUsage, &areaWebhook, &areaWord,
 }
 

@@ -13,11 +13,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
@@ -72,6 +74,9 @@ func serveCmd() *cli.Command {
 		reconcileEvery                time.Duration
 		driverMaxTimeouts             int
 		metricsListen                 string
+		replicaID                     string
+		memoryAlert                   float64
+		heartbeatEvery                time.Duration
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -91,11 +96,20 @@ func serveCmd() *cli.Command {
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
 			fs.IntVar(&driverMaxTimeouts, "driver-max-timeouts", 3, "calls in a row that may time out before a driver process is restarted (negative: never)")
 			fs.StringVar(&metricsListen, "metrics-listen", "", "also serve /metrics (Prometheus, no token) on this address, plain HTTP; keep it loopback or private")
+			fs.StringVar(&replicaID, "replica-id", "", "this replica's name in the store, stable across its restarts (default HOSTNAME:PORT)")
+			fs.Float64Var(&memoryAlert, "memory-alert", 0.8, "raise plane:memory when this replica's memory passes this share of its cgroup's or machine's limit (0: never)")
+			fs.DurationVar(&heartbeatEvery, "heartbeat-every", 0, "how often this replica heartbeats into the store; silent for 6 times that, it is missing (default 10s)")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
 			if driverMaxTimeouts == 0 { // goplugin reads 0 as its default; a plane asked for 0 would get 3
 				return nil, cli.UsageError("--driver-max-timeouts must be at least 1, or negative for never")
+			}
+			if memoryAlert < 0 || memoryAlert > 1 || memoryAlert != memoryAlert {
+				return nil, cli.UsageError("--memory-alert is a share of the memory limit, from 0 (never) to 1")
+			}
+			if heartbeatEvery < 0 {
+				return nil, cli.UsageError("--heartbeat-every cannot be negative")
 			}
 			var hooks []webhook.Endpoint
 			if webhooks != "" {
@@ -142,13 +156,21 @@ func serveCmd() *cli.Command {
 					return nil, cli.UsageError("--external-url %q is not an absolute URL", ext)
 				}
 			}
-			mgr, err := driverManager(sf.data, masterKey, st, log, goplugin.Options{MaxTimeouts: driverMaxTimeouts}, m)
+			mgr, keyID, err := driverManager(sf.data, masterKey, st, log, goplugin.Options{MaxTimeouts: driverMaxTimeouts}, m)
 			if err != nil {
 				return nil, err
 			}
-			bg, queued := background(st, log, hooks, reconcileEvery, m)
+			address := replicaAddress(ln.Addr())
+			if replicaID == "" {
+				replicaID = address
+			}
+			routes := health.NewRouteCounts(nil)
+			bg, queued := background(st, log, hooks, reconcileEvery, m, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
+				Address: address, Every: heartbeatEvery, MemoryAlert: memoryAlert, Routes: routes, Log: log})
 			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
-				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr, Metrics: m})
+				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
+				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes})
+			log.Info("replica", "id", replicaID, "address", address, "memory_alert", memoryAlert)
 			if len(hooks) > 0 {
 				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
 			}
@@ -232,14 +254,20 @@ func serveCmd() *cli.Command {
 	}
 }
 
-// background is the plane's work beside its HTTP server: job expiry, the sweep of expired nonces and
-// joins, the incident detectors and, when webhooks are configured, their delivery. Every replica runs
-// all of it; each step is idempotent. queued wakes the delivery service (nil without webhooks).
-func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration, m *metrics.Plane) (bg services.Group, queued func()) {
+// background is the plane's work beside its HTTP server: this replica's heartbeat, job expiry, the
+// sweep of expired nonces and joins, the incident detectors and, when webhooks are configured, their
+// delivery. Every replica runs all of it; each step is idempotent. queued wakes the delivery service
+// (nil without webhooks). The heartbeat announces the names of the services this replica runs.
+func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration, m *metrics.Plane, hb health.Config) (bg services.Group, queued func()) {
 	bg = services.Group{
 		jobs.NewExpirer(jobs.Config{Store: st, Log: log, Metrics: m}),
 		sweep.New(sweep.Config{Store: st, Log: log}),
 	}
+	hb.Services = []string{"job expiry", "sweep", "incident reconciler", "drivers"}
+	if len(hooks) > 0 {
+		hb.Services = append(hb.Services, "webhook delivery")
+	}
+	bg = append(services.Group{health.NewHeartbeat(hb)}, bg...)
 	var deliver *webhook.Service
 	if len(hooks) > 0 {
 		deliver = webhook.NewService(&webhook.Deliverer{Store: st, Endpoints: hooks, Log: log, Metrics: m}, 0)
@@ -254,15 +282,15 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 }
 
 // driverManager loads (or, on first start, makes) the master key and sets up the drivers, whose
-// processes run with plugin.
-func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options, m *metrics.Plane) (*drivers.Manager, error) {
+// processes run with plugin. It returns the key's id too (/readyz reports it loaded).
+func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options, pm *metrics.Plane) (*drivers.Manager, string, error) {
 	if keyFile == "" {
 		keyFile = filepath.Join(data, "master.key")
 	}
 	_, statErr := os.Lstat(keyFile)
 	key, err := seal.LoadOrCreate(keyFile)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if errors.Is(statErr, fs.ErrNotExist) {
 		log.Warn("made a master key for driver credentials; back it up, and give every replica the same file",
@@ -270,7 +298,38 @@ func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugi
 	} else {
 		log.Info("master key loaded", "file", keyFile, "key_id", key.ID())
 	}
-	return drivers.New(drivers.Config{Store: st, Dir: filepath.Join(data, "drivers"), Key: key, Log: log, Plugin: plugin, Metrics: m})
+	m, err := drivers.New(drivers.Config{Store: st, Dir: filepath.Join(data, "drivers"), Key: key, Log: log, Plugin: plugin, Metrics: pm})
+	return m, key.ID(), err
+}
+
+// replicaAddress is where this replica listens, with the machine's name in place of an unspecified
+// host (":8443" listens on every address; "web-3:8443" says which machine).
+func replicaAddress(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// planeVersion is this binary's module version and, when it was built from a checkout, its commit.
+func planeVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += "+" + s.Value[:12]
+		}
+	}
+	return v
 }
 
 func tlsIdentity(data, cert, key, host, names string) (*tlsboot.Identity, error) {

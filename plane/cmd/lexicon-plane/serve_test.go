@@ -152,6 +152,8 @@ func TestServeRefusals(t *testing.T) {
 	refused(t, t.Context(), 2, errcode.UsageInvalid, "--listen", "127.0.0.1:0", "--data", data, "--tls-cert", certFile)
 	refused(t, t.Context(), 2, errcode.UsageInvalid, "--listen", "127.0.0.1:0", "--data", data, "--tls-key", keyFile)
 	refused(t, t.Context(), 1, errcode.IOFailed, "--listen", "127.0.0.1:0", "--data", data, "--tls-cert", keyFile, "--tls-key", keyFile)
+	refused(t, ended, 2, errcode.UsageInvalid, "--listen", "127.0.0.1:0", "--data", data, "--insecure-http", "--memory-alert", "1.5")
+	refused(t, ended, 2, errcode.UsageInvalid, "--listen", "127.0.0.1:0", "--data", data, "--insecure-http", "--heartbeat-every", "-1s")
 
 	// On loopback, plain HTTP is served.
 	ready := serve(t, "--listen", "127.0.0.1:0", "--data", data, "--insecure-http")
@@ -165,5 +167,14 @@ func TestServeRefusals(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("healthz over loopback HTTP: %d", resp.StatusCode)
+	}
+	// A serving plane is ready: its store answers, its migrations are current, its master key loaded.
+	resp, err = http.Get(ready.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("readyz of a serving plane: %d", resp.StatusCode)
 	}
 }

@@ -54,6 +54,15 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// about is what an incident concerns: its node's name, or for the plane's own incidents "plane:" and
+// the subject (a driver, a replica, a route).
+func about(i api.Incident) string {
+	if i.NodeID == "" {
+		return "plane:" + i.Subject
+	}
+	return i.NodeName
+}
+
 type incidentList struct{ api.IncidentList }
 
 func (l incidentList) Text(w io.Writer) {
@@ -66,7 +75,7 @@ func (l incidentList) Text(w io.Writer) {
 			mark = "!"
 		}
 		fmt.Fprintf(w, "%s %s %-8s %-8s %-8s %-12s %-26s %s  %s\n", i.ID, mark, i.Severity, i.Condition, i.Triage,
-			esc(i.NodeName), esc(i.Source), short(i.OpenedAt), clip(esc(i.Summary), 80))
+			clip(esc(about(i)), 32), esc(i.Source), short(i.OpenedAt), clip(esc(i.Summary), 80))
 	}
 	if l.NextCursor != "" {
 		fmt.Fprintf(w, "more: --cursor %s\n", l.NextCursor)
@@ -102,7 +111,11 @@ func (d incidentShow) Text(w io.Writer) {
 		needs = " (needs you)"
 	}
 	fmt.Fprintf(w, "incident %s%s\n", i.ID, needs)
-	fmt.Fprintf(w, "  node       %s (%s)\n", esc(i.NodeName), i.NodeID)
+	if i.NodeID != "" {
+		fmt.Fprintf(w, "  node       %s (%s)\n", esc(i.NodeName), i.NodeID)
+	} else {
+		fmt.Fprintf(w, "  plane      %s\n", esc(i.Subject))
+	}
 	fmt.Fprintf(w, "  source     %s\n", esc(i.Source))
 	fmt.Fprintf(w, "  severity   %s\n", i.Severity)
 	if i.Condition == api.ConditionOpen {

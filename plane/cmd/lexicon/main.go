@@ -37,6 +37,7 @@ func commands() []*cli.Command {
 		dnsZonesCmd(), dnsRecordsCmd(), dnsReconcileCmd(),
 		cloudRegionsCmd(), cloudTypesCmd(), cloudInstancesCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
+		planeStatusCmd(), planeForgetReplicaCmd(),
 	)
 }
 
@@ -52,5 +53,6 @@ func groups() []*cli.Command {
 		{Path: "dns", Summary: "read a DNS account's zones and records, and add the records a zone lacks"},
 		{Path: "cloud", Summary: "read a cloud account's regions, instance types and instances"},
 		{Path: "incidents", Summary: "list incidents, read their timelines, triage them and add notes"},
+		{Path: "plane", Summary: "see the plane's own replicas and their health; forget a replica that stopped"},
 	}
 }

@@ -42,6 +42,20 @@ func (m *Manager) record(ctx context.Context, actor, account, drv, op, target st
 	}
 }
 
+// recordRestart records in the audit log that a process of the driver was lost (cause: driver.timeout
+// for calls timing out in a row, driver.crashed) and is being restarted. The incident detector
+// plane:driver_failing counts these rows, so every replica's restarts are seen by whichever replica
+// reconciles.
+func (m *Manager) recordRestart(name, cause string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := errcode.New(errcode.DriverCrashed, "driver %s crashed and is being restarted", name)
+	if cause == errcode.DriverTimeout {
+		err = errcode.New(errcode.DriverTimeout, "driver %s timed out calls in a row and is being restarted", name)
+	}
+	m.record(ctx, store.AuthorPlane, "", name, store.OperationDriverRestart, "", m.cfg.Now(), err)
+}
+
 // Audit returns the audit log of driver calls, newest first.
 func (m *Manager) Audit(ctx context.Context, p store.DriverCallListParams) (store.DriverCallListResult, error) {
 	return m.store.DriverCallList(ctx, p)

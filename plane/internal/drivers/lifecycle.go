@@ -117,6 +117,7 @@ func (m *Manager) start(ctx context.Context, e Entry) (*goplugin.Driver, error) 
 	}
 	opts := m.cfg.Plugin
 	opts.Unconfined = opts.Unconfined || e.Unconfined
+	opts.OnRestart = func(cause string) { m.recordRestart(e.Name, cause) }
 	d, err := goplugin.Start(ctx, m.cas, goplugin.Spec{Name: e.Name, Kind: e.Kind, Digest: e.Digest}, opts)
 	if errcode.Has(err, errcode.ModuleDigestMismatch) {
 		// The local copy was altered after it was fetched (and checked): go-plugin's hash refused it

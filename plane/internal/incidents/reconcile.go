@@ -1,6 +1,7 @@
 // Package incidents runs the plane's incident detectors: on every tick it compares what the store holds
-// (silent agents, refusals, lost jobs, untrusted releases) with the open incidents and writes only the
-// differences.
+// (silent agents, refusals, lost jobs, untrusted releases, and the plane's own health: failing drivers,
+// replicas over their memory alert, failing routes, missing replicas) with the open incidents and writes
+// only the differences.
 package incidents
 
 import (
@@ -31,6 +32,8 @@ type Config struct {
 	// Detector settings; 0 means the store's defaults (10 minutes; more than 5 refusals in an hour).
 	SilentAfter      time.Duration
 	RefusalThreshold int
+	// Health tunes the plane's own detectors; zero fields mean the store's defaults.
+	Health store.HealthThresholds
 	// Queued, when not nil, is called after a run that queued notifications (it wakes this process's
 	// deliverer).
 	Queued func()
@@ -66,6 +69,7 @@ func NewReconciler(c Config) *Reconciler {
 func (r *Reconciler) Reconcile(ctx context.Context) {
 	res, err := r.c.Store.IncidentReconcile(ctx, store.IncidentReconcileParams{
 		Now: r.c.Now(), Up: r.c.Up, Notify: r.c.Webhooks, SilentAfter: r.c.SilentAfter, RefusalThreshold: r.c.RefusalThreshold,
+		Health: r.c.Health,
 	})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -83,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context) {
 func LogChanges(log *slog.Logger, changes []store.IncidentChange) (queued bool) {
 	for _, ch := range changes {
 		log.Info("incident "+string(ch.Event.Kind), "incident", ch.Incident.ID, "node", ch.Incident.NodeID,
-			"source", ch.Incident.Source, "severity", ch.Incident.Severity, "condition", ch.Incident.Condition,
+			"source", ch.Incident.Source, "subject", ch.Incident.Subject, "severity", ch.Incident.Severity, "condition", ch.Incident.Condition,
 			"triage", ch.Incident.Triage, "notifications", ch.Notifications)
 		queued = queued || ch.Notifications > 0
 	}

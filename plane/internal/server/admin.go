@@ -114,6 +114,7 @@ func (s *Server) adminRoutes(r chi.Router) {
 	s.handle(r, api.JobsCancel, s.jobCancel)
 	s.handle(r, api.JobsMarkFailed, s.jobMarkFailed)
 	s.incidentRoutes(r)
+	s.planeRoutes(r)
 	s.handle(r, api.ReleasesList, func(r *http.Request) (any, error) {
 		q, err := api.ParseReleasesListQuery(r.URL.Query())
 		if err != nil {

@@ -48,7 +48,7 @@ func jobToAPI(j store.Job, nodeName string) api.Job {
 }
 
 func incidentToAPI(i store.Incident) api.Incident {
-	return api.Incident{ID: i.ID, NodeID: i.NodeID, NodeName: i.NodeName, Source: i.Source,
+	return api.Incident{ID: i.ID, NodeID: i.NodeID, NodeName: i.NodeName, Source: i.Source, Subject: i.Subject,
 		Severity: api.Severity(i.Severity), Condition: api.Condition(i.Condition), Triage: api.Triage(i.Triage),
 		SnoozedUntil: i.SnoozedUntil, Summary: i.Summary, CaseID: i.CaseID, OpenedAt: i.OpenedAt, ChangedAt: i.ChangedAt,
 		ClearedAt: i.ClearedAt, TriagedAt: i.TriagedAt, TriagedBy: i.TriagedBy, Reason: i.Reason, Events: i.Events,
@@ -101,4 +101,15 @@ func accountToAPI(a store.Account) api.Account {
 func driverCallToAPI(c store.DriverCall) api.DriverCall {
 	return api.DriverCall{ID: c.ID, At: c.At, Actor: c.Actor, Account: c.Account, Driver: c.Driver,
 		Operation: c.Operation, Target: c.Target, Code: c.Code, DurationMS: c.DurationMS}
+}
+
+func replicaToAPI(r store.Replica) api.Replica {
+	services := r.Services
+	if services == nil {
+		services = []string{}
+	}
+	return api.Replica{ID: r.ID, Version: r.Version, Address: r.Address, StartedAt: r.StartedAt, HeartbeatAt: r.HeartbeatAt,
+		LeaseSeconds: r.Lease.Seconds(), Missing: r.Missing, Services: services, HeapBytes: r.HeapBytes, RSSBytes: r.RSSBytes,
+		PeakHeapBytes: r.PeakHeapBytes, PeakRSSBytes: r.PeakRSSBytes, PeakAt: r.PeakAt, MemoryLimitBytes: r.MemoryLimitBytes,
+		MemoryAlert: r.MemoryAlert}
 }

@@ -111,6 +111,7 @@ func TestAnswersCoverRows(t *testing.T) {
 		{store.ArtifactRef{}, api.ArtifactRef{}, nil},
 		{store.Account{}, api.Account{}, nil}, // the sealed credential is json:"-" in the row
 		{store.DriverCall{}, api.DriverCall{}, nil},
+		{store.Replica{}, api.Replica{}, []string{"lease"}}, // answered as lease_seconds
 	} {
 		rowFields, answerFields := jsonFields(reflect.TypeOf(tc.row)), jsonFields(reflect.TypeOf(tc.answer))
 		for _, f := range rowFields {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
@@ -53,6 +54,13 @@ type Config struct {
 	// Metrics is what this replica counts and serves on GET /api/v1/admin/metrics; nil makes a
 	// registry of the server's own.
 	Metrics *metrics.Plane
+
+	// ReplicaID names this replica in GET /plane/status and /readyz.
+	ReplicaID string
+	// MasterKeyID is the id of the master key this replica loaded; "" means none, and /readyz says so.
+	MasterKeyID string
+	// RouteCounts, when not nil, counts every answer by route for plane:route_failing.
+	RouteCounts *health.RouteCounts
 }
 
 // Server serves the agent channel and the admin API.
@@ -112,6 +120,9 @@ func New(cfg Config) *Server {
 // Handler returns the plane's routes.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
+	if s.cfg.RouteCounts != nil {
+		r.Use(s.cfg.RouteCounts.Count)
+	}
 	r.Post(channel.PathJoin, s.join)
 	r.Post(channel.PathJoinStatus, s.joinStatus)
 	r.Post(channel.PathClaim, s.signed(channel.MaxClaimCap, s.claim))
@@ -127,6 +138,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	})
+	r.Get("/readyz", s.readyz)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound(r))
 	})

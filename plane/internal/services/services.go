@@ -1,5 +1,6 @@
-// Package services runs the plane's background work (job expiry, sweeping expired nonces and joins,
-// incident reconciling, webhook delivery) beside the HTTP server rather than inside it. Each piece is a
+// Package services runs the plane's background work (the replica's heartbeat, job expiry, sweeping
+// expired nonces and joins, incident reconciling, webhook delivery) beside the HTTP server rather than
+// inside it. Each piece is a
 // Service that starts and stops; a Group starts a list of them and stops them in reverse order.
 //
 //	g := services.Group{expirer, sweeper, reconciler}

@@ -20,6 +20,7 @@ import (
 // silently. An empty statement means the database needs nothing there (SQLite's lock blocks).
 type Queries struct {
 	DriverQueries // queries_drivers.sql
+	HealthQueries // queries_health.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -63,6 +64,13 @@ type DriverQueries struct {
 	DriverUpsert, DriverGet, DriverList             string
 	AccountInsert, AccountGet, AccountList          string
 	AccountDelete, DriverCallInsert, DriverCallList string
+}
+
+// HealthQueries are the statements of queries_health.sql: replicas, their route counts, and the
+// detectors of the plane's own health.
+type HealthQueries struct {
+	ReplicaUpsert, ReplicaList, ReplicaGetForUpdate, ReplicaDelete string
+	RouteCountUpsert, RouteCountPrune, DetectRoutes, DetectDrivers string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

@@ -21,6 +21,7 @@ import (
 type sqlStore struct {
 	drv    sqldb.Driver
 	q      *sqldb.Queries
+	ms     []sqldb.Migration // this binary's migrations, for MigrationCheck
 	ids    idSource
 	closed atomic.Bool
 }
@@ -37,7 +38,7 @@ func Open(ctx context.Context, files fs.FS, open func() (sqldb.Driver, error), o
 	if err != nil {
 		return nil, err
 	}
-	s := &sqlStore{drv: drv, q: q}
+	s := &sqlStore{drv: drv, q: q, ms: ms}
 	if err := s.migrate(ctx, ms); err != nil {
 		_ = drv.Close()
 		return nil, err

@@ -11,23 +11,46 @@ import (
 	. "github.com/lexicon-fleet/lexicon/plane/store"
 )
 
-// A detector is one of the plane's own conditions: a query over stored state naming the nodes where the
-// condition holds now. Detectors never probe a node; they read what the plane already keeps.
+// A detector is one of the plane's own conditions: a query over stored state naming the nodes (or, for
+// the plane's own health, the subjects: drivers, replicas, routes) where the condition holds now.
+// Detectors never probe anything; they read what the plane already keeps.
 type detector struct {
 	source   string
 	severity Severity
 	// skip says the detector cannot judge yet (the plane has not been up long enough to call anyone
 	// silent): its incidents are then left as they are, neither opened nor cleared.
 	skip    bool
-	find    func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error)
+	find    func(ctx context.Context, ex sqldb.Execer) (map[condKey]finding, error)
 	cleared string // the text of the cleared event
 }
 
-type finding struct{ summary string }
+type finding struct {
+	summary string
+	// hold: the detector cannot judge this one yet; an open incident stays open, none is opened.
+	hold bool
+}
+
+// condKey is what one incident of a source is about: a node, or (node "") a subject of the plane.
+type condKey struct{ node, subject string }
+
+// onNodes keys a detector's findings by node.
+func onNodes(find func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error)) func(ctx context.Context, ex sqldb.Execer) (map[condKey]finding, error) {
+	return func(ctx context.Context, ex sqldb.Execer) (map[condKey]finding, error) {
+		m, err := find(ctx, ex)
+		out := make(map[condKey]finding, len(m))
+		for id, f := range m {
+			out[condKey{node: id}] = f
+		}
+		return out, err
+	}
+}
 
 func checkIncidentReconcile(p *IncidentReconcileParams) error {
 	if p.SilentAfter < 0 || p.RefusalThreshold < 0 || p.LostThreshold < 0 {
 		return invalid("silent_after", "detector settings cannot be negative")
+	}
+	if err := checkHealth(p.Health); err != nil {
+		return err
 	}
 	if err := checkNotify(p.Notify); err != nil {
 		return err
@@ -51,7 +74,7 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 			source: DetectorAgentSilent, severity: SeverityCritical,
 			skip:    !p.Up.IsZero() && p.Up.After(silentBefore),
 			cleared: "the agent claimed again",
-			find: func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
+			find: onNodes(func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
 				return collect(ctx, ex, s.q.DetectSilent, []any{silentBefore}, func(r sqldb.Row) (string, finding, error) {
 					var id string
 					var seen, created time.Time
@@ -59,13 +82,13 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 						return "", finding{}, err
 					}
 					if seen.IsZero() {
-						return id, finding{fmt.Sprintf("the agent has not claimed since the node was approved at %s",
+						return id, finding{summary: fmt.Sprintf("the agent has not claimed since the node was approved at %s",
 							created.Format(time.RFC3339))}, nil
 					}
-					return id, finding{fmt.Sprintf("the agent has not claimed for over %s; its last claim was at %s",
+					return id, finding{summary: fmt.Sprintf("the agent has not claimed for over %s; its last claim was at %s",
 						silentAfter, seen.Format(time.RFC3339))}, nil
 				})
-			},
+			}),
 		},
 		s.jobDetector(DetectorRefusals, JobRefused, since, refusals,
 			fmt.Sprintf("%%d jobs refused in the last hour, more than %d", refusals),
@@ -76,14 +99,18 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 		{
 			source: DetectorUntrustedRelease, severity: SeverityCritical,
 			cleared: "the node verifies the plane's statement again",
-			find: func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
+			find: onNodes(func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
 				return collect(ctx, ex, s.q.DetectUntrusted, nil, func(r sqldb.Row) (string, finding, error) {
 					var id, why string
 					err := r.Scan(&id, &why)
-					return id, finding{"the node cannot verify the plane's statement: " + why}, err
+					return id, finding{summary: "the node cannot verify the plane's statement: " + why}, err
 				})
-			},
+			}),
 		},
+		s.driverDetector(p.Health, t),
+		s.memoryDetector(t),
+		s.routeDetector(p.Health, t),
+		s.replicaDetector(p.Up, t),
 	}
 }
 
@@ -91,14 +118,14 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 func (s *sqlStore) jobDetector(source string, state JobState, since time.Time, threshold int, summary, cleared string) detector {
 	return detector{
 		source: source, severity: SeverityWarning, cleared: cleared,
-		find: func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
+		find: onNodes(func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
 			return collect(ctx, ex, s.q.DetectJobs, []any{string(state), since, int64(threshold)}, func(r sqldb.Row) (string, finding, error) {
 				var id string
 				var n int64
 				err := r.Scan(&id, &n)
-				return id, finding{fmt.Sprintf(summary, n)}, err
+				return id, finding{summary: fmt.Sprintf(summary, n)}, err
 			})
-		},
+		}),
 	}
 }
 
@@ -160,8 +187,8 @@ func (s *sqlStore) IncidentReconcile(ctx context.Context, p IncidentReconcilePar
 	return IncidentReconcileResult{Changes: w.changes}, nil
 }
 
-// detect brings one detector's incidents in line with what it finds: an incident for every node where the
-// condition holds, none open elsewhere.
+// detect brings one detector's incidents in line with what it finds: an incident for every node (or
+// subject) where the condition holds, none open elsewhere.
 func (w *incidentWriter) detect(d detector) error {
 	found, err := d.find(w.ctx, w.ex)
 	if err != nil {
@@ -171,26 +198,32 @@ func (w *incidentWriter) detect(d detector) error {
 	if err != nil {
 		return err
 	}
-	isOpen := map[string]bool{}
+	isOpen := map[condKey]bool{}
 	for _, inc := range open {
-		isOpen[inc.NodeID] = true
-		if _, still := found[inc.NodeID]; !still {
+		k := condKey{node: inc.NodeID, subject: inc.Subject}
+		isOpen[k] = true
+		if _, still := found[k]; !still {
 			if err := w.clear(inc, AuthorPlane, d.cleared); err != nil {
 				return err
 			}
 		}
 	}
-	nodes := make([]string, 0, len(found))
-	for id := range found {
-		if !isOpen[id] {
-			nodes = append(nodes, id)
+	keys := make([]condKey, 0, len(found))
+	for k, f := range found {
+		if !isOpen[k] && !f.hold {
+			keys = append(keys, k)
 		}
 	}
-	sort.Strings(nodes)
-	for _, id := range nodes {
-		f := found[id]
-		if err := w.raise(raise{nodeID: id, source: d.source, severity: d.severity, summary: f.summary,
-			actor: AuthorPlane, text: f.summary}); err != nil {
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].node != keys[j].node {
+			return keys[i].node < keys[j].node
+		}
+		return keys[i].subject < keys[j].subject
+	})
+	for _, k := range keys {
+		f := found[k]
+		if err := w.raise(raise{nodeID: k.node, subject: k.subject, source: d.source, severity: d.severity,
+			summary: f.summary, actor: AuthorPlane, text: f.summary}); err != nil {
 			return err
 		}
 	}

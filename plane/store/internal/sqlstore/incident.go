@@ -66,6 +66,7 @@ type incidentWriter struct {
 // raise says a condition is happening.
 type raise struct {
 	nodeID, source string
+	subject        string // what a plane incident is about; "" for a node's
 	severity       Severity
 	summary        string
 	caseID         int64
@@ -76,10 +77,10 @@ type raise struct {
 // raise opens the condition's incident, unless it is open already: it reopens the incident that cleared
 // within reopenWithin, or opens a new one. Opening and reopening queue the notifications.
 func (w *incidentWriter) raise(r raise) error {
-	if _, found, err := w.find(w.s.q.IncidentOpenFor, r.nodeID, r.source); err != nil || found {
+	if _, found, err := w.find(w.s.q.IncidentOpenFor, r.nodeID, r.source, r.subject); err != nil || found {
 		return err
 	}
-	latest, found, err := w.find(w.s.q.IncidentLatestFor, r.nodeID, r.source)
+	latest, found, err := w.find(w.s.q.IncidentLatestFor, r.nodeID, r.source, r.subject)
 	if err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func (w *incidentWriter) raise(r raise) error {
 		}
 	} else {
 		id = w.s.ids.next("inc_", w.t)
-		if _, err := w.ex.Exec(w.ctx, w.s.q.IncidentInsert, id, r.nodeID, r.source, string(r.severity), r.summary, r.caseID, w.t); err != nil {
+		if _, err := w.ex.Exec(w.ctx, w.s.q.IncidentInsert, id, r.nodeID, r.source, string(r.severity), r.summary, r.caseID, w.t, r.subject); err != nil {
 			return w.busyOnUnique(err, r)
 		}
 	}
@@ -116,14 +117,14 @@ func (w *incidentWriter) raise(r raise) error {
 // transaction opened it between our look and our insert, which the locks taken before should prevent.
 func (w *incidentWriter) busyOnUnique(err error, r raise) error {
 	if w.s.drv.Kind(err) == sqldb.ErrUnique {
-		return errcode.Wrap(err, errcode.StoreBusy, "incident %s on node %s was opened meanwhile", r.source, r.nodeID)
+		return errcode.Wrap(err, errcode.StoreBusy, "incident %s on node %q subject %q was opened meanwhile", r.source, r.nodeID, r.subject)
 	}
 	return err
 }
 
-// clearSource clears the condition's open incident, if it has one.
+// clearSource clears the open incident of a node's condition, if it has one.
 func (w *incidentWriter) clearSource(nodeID, source, actor, text string) error {
-	inc, found, err := w.find(w.s.q.IncidentOpenFor, nodeID, source)
+	inc, found, err := w.find(w.s.q.IncidentOpenFor, nodeID, source, "")
 	if err != nil || !found {
 		return err
 	}
@@ -197,7 +198,7 @@ func (w *incidentWriter) notifyCleared(id string, ev IncidentEvent) (int, error)
 
 // caseMoved points the recipe's open incident at the case that superseded the one it followed.
 func (w *incidentWriter) caseMoved(nodeID, source string, from, to int64, summary string) error {
-	inc, found, err := w.find(w.s.q.IncidentOpenFor, nodeID, source)
+	inc, found, err := w.find(w.s.q.IncidentOpenFor, nodeID, source, "")
 	if err != nil || !found || inc.CaseID == to {
 		return err
 	}
@@ -237,8 +238,8 @@ func (w *incidentWriter) changed(id string, ev IncidentEvent, queued int) error 
 	return nil
 }
 
-func (w *incidentWriter) find(query, nodeID, source string) (Incident, bool, error) {
-	inc, err := scanIncident(w.ex.QueryRow(w.ctx, query, nodeID, source))
+func (w *incidentWriter) find(query, nodeID, source, subject string) (Incident, bool, error) {
+	inc, err := scanIncident(w.ex.QueryRow(w.ctx, query, nodeID, source, subject))
 	if w.s.drv.Kind(err) == sqldb.ErrNoRows {
 		return Incident{}, false, nil
 	}
@@ -453,7 +454,7 @@ func scanIncident(r sqldb.Row) (Incident, error) {
 	var i Incident
 	var severity, condition, triage string
 	var events int64
-	if err := r.Scan(&i.ID, &i.NodeID, &i.NodeName, &i.Source, &severity, &condition, &triage, stamp{&i.SnoozedUntil},
+	if err := r.Scan(&i.ID, &i.NodeID, &i.NodeName, &i.Source, &i.Subject, &severity, &condition, &triage, stamp{&i.SnoozedUntil},
 		&i.Summary, &i.CaseID, stamp{&i.OpenedAt}, stamp{&i.ChangedAt}, stamp{&i.ClearedAt}, stamp{&i.TriagedAt},
 		&i.TriagedBy, &i.Reason, &events); err != nil {
 		return Incident{}, err

@@ -387,24 +387,24 @@ SELECT {{case_columns}} FROM cases WHERE node_id = $1 ORDER BY case_id DESC LIMI
 -- node's row lock, the reconciler only plane:<name> ones and those of nodes no longer active.
 
 -- fragment: incident_columns
-i.id, i.node_id, n.name, i.source, i.severity, i.condition, i.triage, i.snoozed_until, i.summary, i.case_id,
+i.id, COALESCE(i.node_id, ''), COALESCE(n.name, ''), i.source, i.subject, i.severity, i.condition, i.triage, i.snoozed_until, i.summary, i.case_id,
 i.opened_at, i.changed_at, i.cleared_at, i.triaged_at, i.triaged_by, i.reason, i.events
 
 -- name: IncidentOpenFor
-SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id
-WHERE i.node_id = $1 AND i.source = $2 AND i.condition = 'open'
+SELECT {{incident_columns}} FROM incidents i LEFT JOIN nodes n ON n.id = i.node_id
+WHERE COALESCE(i.node_id, '') = $1 AND i.source = $2 AND i.subject = $3 AND i.condition = 'open'
 FOR UPDATE OF i
 
 -- name: IncidentLatestFor
-SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id
-WHERE i.node_id = $1 AND i.source = $2
+SELECT {{incident_columns}} FROM incidents i LEFT JOIN nodes n ON n.id = i.node_id
+WHERE COALESCE(i.node_id, '') = $1 AND i.source = $2 AND i.subject = $3
 ORDER BY i.opened_at DESC, i.id DESC
 LIMIT 1
 FOR UPDATE OF i
 
 -- name: IncidentInsert
-INSERT INTO incidents (id, node_id, source, severity, condition, triage, summary, case_id, opened_at, changed_at)
-VALUES ($1, $2, $3, $4, 'open', 'new', $5, $6, $7, $7)
+INSERT INTO incidents (id, node_id, source, severity, condition, triage, summary, case_id, opened_at, changed_at, subject)
+VALUES ($1, NULLIF($2, ''), $3, $4, 'open', 'new', $5, $6, $7, $7, $8)
 
 -- name: IncidentReopen
 UPDATE incidents
@@ -430,13 +430,13 @@ INSERT INTO incident_events (incident_id, seq, at, kind, actor, triage, snoozed_
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 
 -- name: IncidentGet
-SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id WHERE i.id = $1
+SELECT {{incident_columns}} FROM incidents i LEFT JOIN nodes n ON n.id = i.node_id WHERE i.id = $1
 
 -- name: IncidentGetForUpdate
-SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id WHERE i.id = $1 FOR UPDATE OF i
+SELECT {{incident_columns}} FROM incidents i LEFT JOIN nodes n ON n.id = i.node_id WHERE i.id = $1 FOR UPDATE OF i
 
 -- name: IncidentList
-SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id
+SELECT {{incident_columns}} FROM incidents i LEFT JOIN nodes n ON n.id = i.node_id
 WHERE ($1 = '' OR i.node_id = $1)
   AND (NOT $2::boolean OR i.triage = 'new' OR (i.triage = 'snoozed' AND i.snoozed_until <= $3))
   AND ($4 = '' OR i.condition = $4)
@@ -462,7 +462,7 @@ ORDER BY i.id
 FOR UPDATE OF i
 
 -- name: IncidentOpenBySource
-SELECT {{incident_columns}} FROM incidents i JOIN nodes n ON n.id = i.node_id
+SELECT {{incident_columns}} FROM incidents i LEFT JOIN nodes n ON n.id = i.node_id
 WHERE i.condition = 'open' AND i.source = $1
 ORDER BY i.id
 FOR UPDATE OF i
