@@ -98,7 +98,7 @@ var (
 	CloudInstances = Route{http.MethodGet, "/cloud/{account}/instances", RoleOperator, http.StatusOK}
 
 	// Metrics answers the Prometheus text format, not JSON (see the package doc).
-	Metrics = Route{http.MethodGet, "/metrics", RoleViewer, http.StatusOK}
+	Metrics            = Route{http.MethodGet, "/metrics", RoleViewer, http.StatusOK}
 	PlaneShowStatus    = Route{http.MethodGet, "/plane/status", RoleViewer, http.StatusOK}
 	PlaneForgetReplica = Route{http.MethodPost, "/plane/replicas/{id}/forget", RoleAdmin, http.StatusOK}
 )
