@@ -87,32 +87,32 @@ SELECT {{step_columns}} FROM rollout_steps WHERE rollout_id = $1 ORDER BY stage,
 SELECT at, actor, action, detail FROM rollout_events WHERE rollout_id = $1 ORDER BY seq
 
 -- name: RolloutSetState
--- $3 is a JSON array of the states the rollout may be moved from.
-UPDATE rollouts SET state = $2, updated_at = $4,
-    finished_at = CASE WHEN $2 IN ('completed', 'aborted', 'reverted') THEN $4 ELSE NULL END,
-    misses = CASE WHEN $2 = 'running' AND state = 'halted' THEN 0 ELSE misses END,
-    halt_node = CASE WHEN $2 = 'running' THEN '' ELSE halt_node END,
-    halt_reason = CASE WHEN $2 = 'running' THEN '' ELSE halt_reason END
+-- $3::jsonb is a JSON array of the states the rollout may be moved from.
+UPDATE rollouts SET state = $2::text, updated_at = $4::timestamptz,
+    finished_at = CASE WHEN $2::text IN ('completed', 'aborted', 'reverted') THEN $4::timestamptz ELSE NULL END,
+    misses = CASE WHEN $2::text = 'running' AND state = 'halted' THEN 0 ELSE misses END,
+    halt_node = CASE WHEN $2::text = 'running' THEN '' ELSE halt_node END,
+    halt_reason = CASE WHEN $2::text = 'running' THEN '' ELSE halt_reason END
 WHERE id = $1 AND state IN (SELECT jsonb_array_elements_text($3::jsonb))
 RETURNING {{rollout_columns}}
 
 -- name: RolloutMiss
-UPDATE rollouts SET misses = misses + 1, updated_at = $4,
+UPDATE rollouts SET misses = misses + 1, updated_at = $4::timestamptz,
     state = CASE WHEN misses + 1 > error_budget THEN 'halted' ELSE state END,
-    halt_node = CASE WHEN misses + 1 > error_budget THEN $2 ELSE halt_node END,
-    halt_reason = CASE WHEN misses + 1 > error_budget THEN $3 ELSE halt_reason END
+    halt_node = CASE WHEN misses + 1 > error_budget THEN $2::text ELSE halt_node END,
+    halt_reason = CASE WHEN misses + 1 > error_budget THEN $3::text ELSE halt_reason END
 WHERE id = $1 AND state = 'running'
 RETURNING {{rollout_columns}}
 
 -- name: RolloutStepUpdate
-UPDATE rollout_steps SET state = $5, phase = $6,
-    job_id = CASE WHEN $7 = '' THEN job_id ELSE $7 END,
-    previous_target = CASE WHEN $8 = 0 THEN previous_target ELSE $8 END,
-    reason = CASE WHEN $9 = '' THEN reason ELSE $9 END,
-    started_at = CASE WHEN state = 'pending' AND $5 = 'running' THEN $10 ELSE started_at END,
-    phase_at = $10,
-    finished_at = CASE WHEN $5 IN ('passed', 'failed', 'skipped') THEN $10 ELSE finished_at END
-WHERE rollout_id = $1 AND node_id = $2 AND state = $3 AND phase = $4
+UPDATE rollout_steps SET state = $5::text, phase = $6::text,
+    job_id = CASE WHEN $7::text = '' THEN job_id ELSE $7::text END,
+    previous_target = CASE WHEN $8::bigint = 0 THEN previous_target ELSE $8::bigint END,
+    reason = CASE WHEN $9::text = '' THEN reason ELSE $9::text END,
+    started_at = CASE WHEN state = 'pending' AND $5::text = 'running' THEN $10::timestamptz ELSE started_at END,
+    phase_at = $10::timestamptz,
+    finished_at = CASE WHEN $5::text IN ('passed', 'failed', 'skipped') THEN $10::timestamptz ELSE finished_at END
+WHERE rollout_id = $1 AND node_id = $2 AND state = $3::text AND phase = $4::text
 RETURNING {{step_columns}}
 
 -- name: RolloutStepGet
