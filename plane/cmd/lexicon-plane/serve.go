@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -20,6 +21,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
@@ -69,6 +71,7 @@ func serveCmd() *cli.Command {
 		webhooks                      string
 		reconcileEvery                time.Duration
 		driverMaxTimeouts             int
+		rolloutEvery, leaseTTL        time.Duration
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -86,6 +89,8 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&masterKey, "master-key", "", "file of the master key that seals driver credentials, made on first start (default DATA/master.key); every replica needs the same one")
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
+			fs.DurationVar(&rolloutEvery, "rollout-every", 2*time.Second, "how often the rollout engine looks at running rollouts")
+			fs.DurationVar(&leaseTTL, "lease-ttl", 30*time.Second, "how long a lease this replica holds outlives it if it dies")
 			fs.IntVar(&driverMaxTimeouts, "driver-max-timeouts", 3, "calls in a row that may time out before a driver process is restarted (negative: never)")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
@@ -131,8 +136,10 @@ func serveCmd() *cli.Command {
 				return nil, err
 			}
 			bg, queued := background(st, log, hooks, reconcileEvery)
+			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
+			bg = append(bg, engine)
 			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
-				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr})
+				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr, RolloutsChanged: rolloutsChanged})
 			if len(hooks) > 0 {
 				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
 			}
@@ -224,6 +231,25 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 		bg = append(bg, deliver)
 	}
 	return bg, queued
+}
+
+// rolloutEngine is the service that advances rollouts, under a holder name of its own (host and a
+// random part: two replicas on one host, or a restarted one, never pass for each other), and the
+// function that wakes it.
+func rolloutEngine(st store.Store, log *slog.Logger, every, ttl time.Duration) (services.Service, func()) {
+	host, _ := os.Hostname()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	holder := fmt.Sprintf("plane:%s:%x", host, b)
+	wake := make(chan struct{}, 1)
+	e := &rollouts.Engine{Store: st, Holder: holder, Log: log, LeaseTTL: ttl}
+	log.Info("rollout engine ready", "holder", holder)
+	return e.Service(every, wake), func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // driverManager loads (or, on first start, makes) the master key and sets up the drivers, whose

@@ -130,6 +130,7 @@ func (s *Server) adminRoutes(r chi.Router) {
 		s.publish(w, r)
 	}))
 	s.driverRoutes(r)
+	s.rolloutRoutes(r)
 }
 
 func (s *Server) joinList(r *http.Request) (any, error) {
@@ -197,7 +198,13 @@ func (s *Server) nodeShow(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nodeToAPI(n), nil
+	leases, err := s.store.LeaseList(r.Context(), store.LeaseListParams{Subject: n.ID, Live: true, Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	a := nodeToAPI(n)
+	a.Leases = leasesToAPI(leases)
+	return a, nil
 }
 
 func (s *Server) nodeDisconnect(r *http.Request) (any, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
@@ -47,6 +48,9 @@ type Config struct {
 	// NotificationsQueued, when not nil, is called after a claim queued notifications: it wakes this
 	// process's delivery service, so a notification need not wait for its tick.
 	NotificationsQueued func()
+	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
+	// it wakes this process's rollout engine.
+	RolloutsChanged func()
 	// MaxOpenCases caps a node's open cases; 0 means channel.MaxOpenCasesNode.
 	MaxOpenCases int
 }
@@ -61,10 +65,10 @@ type Server struct {
 	nodeLimit *limiter
 	addrLimit *limiter
 	manifests *manifestIndex
+	catalog   *rollouts.Catalog
 
-	mu      sync.Mutex
-	current channel.StatementRef // the newest release, cached
-	fetched time.Time
+	mu       sync.Mutex
+	statRefs map[int64]channel.StatementRef // each release's statement as claims name it; releases never change
 }
 
 // New makes a server. Defaults: 20 requests/s per node (burst 40), 5/s per address (burst 20),
@@ -95,6 +99,8 @@ func New(cfg Config) *Server {
 		addrLimit: newLimiter(cfg.AddrRate, cfg.AddrBurst),
 	}
 	s.manifests = newManifestIndex(cfg.Store)
+	s.catalog = rollouts.NewCatalog(cfg.Store)
+	s.statRefs = map[int64]channel.StatementRef{}
 	return s
 }
 
