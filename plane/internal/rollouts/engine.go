@@ -30,8 +30,15 @@ type Engine struct {
 	LeaseTTL time.Duration
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Words tells the words a release pins; nil: a Catalog over Store.
+	Words WordSource
 
-	catalog *Catalog
+	catalog WordSource
+}
+
+// WordSource tells the words a release pins, by name, and the release's statement digest.
+type WordSource interface {
+	Words(ctx context.Context, seq int64) (map[string]Word, string, error)
 }
 
 // Service runs the engine on every tick of every and on every wake.
@@ -66,9 +73,7 @@ func (e *Engine) ttl() time.Duration {
 
 // Pass advances every running rollout this replica can lease, once.
 func (e *Engine) Pass(ctx context.Context) error {
-	if e.catalog == nil {
-		e.catalog = NewCatalog(e.Store)
-	}
+	e.catalogFor()
 	list, err := e.Store.RolloutList(ctx, store.RolloutListParams{State: store.RolloutRunning, Limit: store.MaxListLimit})
 	if err != nil {
 		return err
@@ -386,9 +391,12 @@ func (e *Engine) phaseJob(ctx context.Context, st store.RolloutStep, tag string)
 	return nil, nil
 }
 
-func (e *Engine) catalogFor() *Catalog {
+func (e *Engine) catalogFor() WordSource {
 	if e.catalog == nil {
-		e.catalog = NewCatalog(e.Store)
+		e.catalog = e.Words
+		if e.catalog == nil {
+			e.catalog = NewCatalog(e.Store)
+		}
 	}
 	return e.catalog
 }
