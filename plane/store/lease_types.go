@@ -27,6 +27,9 @@ type LeaseAcquireParams struct {
 	Purpose string // what for, shown to people
 	TTL     time.Duration
 	Now     time.Time
+	// From, when set, hands the lease over: it is granted too if From holds it now (an exclusive job
+	// takes over the lease its request took before the job had an id).
+	From string
 }
 
 type LeaseRenewParams struct {

@@ -119,7 +119,7 @@ func (e *Engine) advance(ctx context.Context, id string) error {
 		if err != nil || !res.Moved {
 			return err
 		}
-		e.releaseNode(ctx, st)
+		e.releaseNode(ctx, ro, st)
 		after, err := e.Store.RolloutMiss(ctx, store.RolloutMissParams{ID: ro.ID, NodeID: st.NodeID, NodeName: st.NodeName, Reason: miss, Now: e.now()})
 		if err != nil {
 			return err
@@ -199,10 +199,9 @@ func (e *Engine) complete(ctx context.Context, ro store.Rollout) error {
 // start takes the node's change lease and moves its step to its first phase. A node another holder is
 // changing waits for a later pass.
 func (e *Engine) start(ctx context.Context, ro store.Rollout, st store.RolloutStep) (bool, error) {
-	_, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: st.NodeID, Name: store.LeaseChange, Holder: e.Holder,
-		Purpose: "rollout " + ro.ID, TTL: e.ttl(), Now: e.now()})
+	_, err := AcquireChange(ctx, e.Store, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now())
 	if errcode.Has(err, errcode.LeaseHeld) {
-		return false, nil
+		return false, nil // another change holds the node: it waits for a later pass
 	}
 	if err != nil {
 		return false, err
@@ -224,15 +223,19 @@ func (e *Engine) start(ctx context.Context, ro store.Rollout, st store.RolloutSt
 func (e *Engine) holdNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) {
 	// The lease is this replica's now, whoever started the step: a replica that took the rollout over
 	// takes its nodes' leases over too, once they expired.
-	if _, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: st.NodeID, Name: store.LeaseChange, Holder: e.Holder,
-		Purpose: "rollout " + ro.ID, TTL: e.ttl(), Now: e.now()}); err != nil {
+	if _, err := AcquireChange(ctx, e.Store, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now()); err != nil {
 		e.log().Debug("node lease not held", "rollout", ro.ID, "node", st.NodeName, "err", err)
 	}
 }
 
-func (e *Engine) releaseNode(ctx context.Context, st store.RolloutStep) {
-	_ = e.Store.LeaseRelease(ctx, store.LeaseReleaseParams{Subject: st.NodeID, Name: store.LeaseChange, Holder: e.Holder})
+func (e *Engine) releaseNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) {
+	_ = e.Store.LeaseRelease(ctx, store.LeaseReleaseParams{Subject: st.NodeID, Name: store.LeaseChange, Holder: e.nodeHolder(ro)})
 }
+
+// nodeHolder is who holds a node's change lease for a rollout: this replica, for that rollout. Two
+// rollouts reaching one node never share a holder, so they never change it at once, even when one
+// replica advances both.
+func (e *Engine) nodeHolder(ro store.Rollout) string { return e.Holder + "/" + ro.ID }
 
 // check looks at a running step once: it starts what its phase needs (a job, a target move), moves it
 // on when its phase passed, and returns why it missed, if it did.
@@ -269,7 +272,7 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 		return "", err
 	}
 	if state == store.StepPassed {
-		e.releaseNode(ctx, st)
+		e.releaseNode(ctx, ro, st)
 		e.log().Info("rollout step passed", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "stage", st.Stage)
 		return "", nil
 	}

@@ -138,7 +138,7 @@ func (s *sqlStore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (Leas
 	var l Lease
 	err := s.write(ctx, "acquire lease", func(ex sqldb.Execer) error {
 		var err error
-		l, err = scanLease(ex.QueryRow(ctx, s.q.LeaseAcquire, p.Subject, p.Name, p.Holder, p.Purpose, t, t.Add(p.TTL)))
+		l, err = scanLease(ex.QueryRow(ctx, s.q.LeaseAcquire, p.Subject, p.Name, p.Holder, p.Purpose, t, t.Add(p.TTL), p.From))
 		if s.drv.Kind(err) != sqldb.ErrNoRows {
 			return err
 		}

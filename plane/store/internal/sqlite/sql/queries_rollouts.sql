@@ -40,13 +40,15 @@ UPDATE nodes SET target_sequence = ?1 WHERE target_sequence = 0 AND (SELECT targ
 UPDATE fleet SET target_sequence = ?1 WHERE id = 1 AND target_sequence = 0
 
 -- name: LeaseAcquire
--- Granted when the lease is free, expired, or already this holder's (then it is renewed); otherwise
+-- Granted when the lease is free, expired, already this holder's (then it is renewed) or held by the
+-- holder it is handed over from; otherwise
 -- nothing is returned. One statement: two callers racing for one lease serialise on its row.
 INSERT INTO leases (subject, name, holder, purpose, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 ON CONFLICT (subject, name) DO UPDATE SET holder = excluded.holder, purpose = excluded.purpose,
     acquired_at = CASE WHEN leases.holder = excluded.holder THEN leases.acquired_at ELSE excluded.acquired_at END,
     expires_at = excluded.expires_at
 WHERE leases.holder = excluded.holder OR leases.expires_at <= excluded.acquired_at
+    OR (?7 <> '' AND leases.holder = ?7)
 RETURNING {{lease_columns}}
 
 -- name: LeaseGet
