@@ -298,16 +298,16 @@ func nextPhase(ro store.Rollout, phase string) (string, store.StepState) {
 	return phase, store.StepPassed
 }
 
-// jobTag is the creator recorded on a rollout's job: who asked, through which rollout and phase. A
-// replica that took a rollout over finds a job queued before the record named it by this tag, rather
-// than queueing a second one.
-func jobTag(ro store.Rollout, phase string) string {
-	return fmt.Sprintf("%s via rollout %s (%s)", ro.CreatedBy, ro.ID, phase)
+// jobTag is the creator recorded on a rollout's job: who asked, through which rollout, phase and
+// attempt (a step tried again after a resume starts anew). A replica that took a rollout over finds a
+// job queued before the record named it by this tag, rather than queueing a second one.
+func jobTag(ro store.Rollout, st store.RolloutStep) string {
+	return fmt.Sprintf("%s via rollout %s (%s, attempt %d)", ro.CreatedBy, ro.ID, st.Phase, st.StartedAt.UnixMicro())
 }
 
 // jobStep runs word on the node and judges its job.
 func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.RolloutStep, word string, params json.RawMessage) (bool, string, error) {
-	tag := jobTag(ro, st.Phase)
+	tag := jobTag(ro, st)
 	job, err := e.phaseJob(ctx, st, tag)
 	if err != nil {
 		return false, "", err
