@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -124,7 +125,7 @@ func runRollout(b *testing.B, raw store.Store, nodes []store.Node) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := &rollouts.Engine{Store: st, Holder: "bench", Words: benchWords{}}
+	e := &rollouts.Engine{Store: st, Holder: "bench", Words: benchWords{}, Log: slog.New(slog.DiscardHandler)}
 	var before syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 	start := time.Now()
