@@ -104,7 +104,20 @@ var rolloutTests = []test{
 		if list, _ := f.s.LeaseList(f.ctx, store.LeaseListParams{Subject: "node_a"}); len(list) != 1 {
 			f.Fatalf("a non-holder released the lease: %+v", list)
 		}
-		noErr(f, f.s.LeaseRelease(f.ctx, store.LeaseReleaseParams{Subject: "node_a", Name: store.LeaseChange, Holder: "replica-2"}), "LeaseRelease")
+		// Handed over: granted to job:1 only because replica-2 holds it and hands it on.
+		hand := store.LeaseAcquireParams{Subject: "node_a", Name: store.LeaseChange, Holder: "job:1", Purpose: "exclusive job", TTL: time.Minute, Now: f.at(112 * time.Second)}
+		_, err = f.s.LeaseAcquire(f.ctx, hand)
+		testkit.WantCode(f, err, errcode.LeaseHeld)
+		hand.From = "replica-1"
+		_, err = f.s.LeaseAcquire(f.ctx, hand)
+		testkit.WantCode(f, err, errcode.LeaseHeld)
+		hand.From = "replica-2"
+		l, err = f.s.LeaseAcquire(f.ctx, hand)
+		noErr(f, err, "LeaseAcquire handed over")
+		if l.Holder != "job:1" {
+			f.Fatalf("handed-over lease %+v", l)
+		}
+		noErr(f, f.s.LeaseRelease(f.ctx, store.LeaseReleaseParams{Subject: "node_a", Name: store.LeaseChange, Holder: "job:1"}), "LeaseRelease")
 		p.Now = f.at(113 * time.Second)
 		_, err = f.s.LeaseAcquire(f.ctx, p)
 		noErr(f, err, "LeaseAcquire after release")
