@@ -90,7 +90,7 @@ func BenchmarkJobRollout1000(b *testing.B) {
 	}
 }
 
-func enrolSimulated(b *testing.B, st store.Store, n int) []store.Node {
+func enrolSimulated(b testing.TB, st store.Store, n int) []store.Node {
 	ctx := context.Background()
 	var nodes []store.Node
 	for i := range n {
@@ -155,7 +155,7 @@ func runRollout(b *testing.B, raw store.Store, nodes []store.Node) {
 }
 
 // answerJobs is the simulated agents: every queued job is claimed and completed.
-func answerJobs(b *testing.B, st store.Store) {
+func answerJobs(b testing.TB, st store.Store) {
 	ctx := context.Background()
 	res, err := st.JobList(ctx, store.JobListParams{State: store.JobQueued, Limit: store.MaxListLimit})
 	if err != nil {

@@ -105,7 +105,9 @@ func (e *Engine) advance(ctx context.Context, id string) error {
 			continue
 		}
 		running++
-		e.holdNode(ctx, ro, st)
+		if !e.holdNode(ctx, ro, st) {
+			continue // another holder has the node until its lease runs out
+		}
 		miss, err := e.check(ctx, ro, st)
 		if err != nil {
 			return err
@@ -220,12 +222,15 @@ func (e *Engine) start(ctx context.Context, ro store.Rollout, st store.RolloutSt
 	return true, err
 }
 
-func (e *Engine) holdNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) {
-	// The lease is this replica's now, whoever started the step: a replica that took the rollout over
-	// takes its nodes' leases over too, once they expired.
+// holdNode renews (or takes over, once expired) the node's change lease for a running step, and
+// says whether this replica holds it: a replica that took the rollout over acts on a node only once
+// the dead replica's lease on it ran out.
+func (e *Engine) holdNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) bool {
 	if _, err := AcquireChange(ctx, e.Store, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now()); err != nil {
 		e.log().Debug("node lease not held", "rollout", ro.ID, "node", st.NodeName, "err", err)
+		return false
 	}
+	return true
 }
 
 func (e *Engine) releaseNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) {
