@@ -52,4 +52,20 @@ func TestExclusiveJobHoldsTheNode(t *testing.T) {
 	if ro.State != api.RolloutAborted || ro.Steps[0].State != api.StepSkipped || ro.Events[len(ro.Events)-1].Actor != "tok-operator" {
 		t.Fatalf("aborted rollout %+v", ro)
 	}
+
+	// Publishing offers; --deploy-all also starts a release rollout over every node.
+	next := tarRelease(t, p.build(p.pub, []testWord{{name: "peek", class: manifest.ClassLook}, {name: "wipe", class: manifest.ClassDestructive}}, nil).dir)
+	var published api.Release
+	p.want(http.StatusCreated, "", admin, post, "/releases?deploy_all=true", next, &published)
+	if published.Rollout == "" {
+		t.Fatalf("publish --deploy-all started no rollout: %+v", published)
+	}
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/rollouts/"+published.Rollout, nil, &ro)
+	if ro.Kind != "release" || ro.Release != published.Sequence || ro.State != api.RolloutRunning || len(ro.Steps) != 1 {
+		t.Fatalf("deploy-all rollout %+v", ro)
+	}
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/nodes/"+p.node.ID, nil, &n)
+	if n.TargetSequence != 1 {
+		t.Fatalf("the node's target moved before the rollout reached it: %d", n.TargetSequence)
+	}
 }
