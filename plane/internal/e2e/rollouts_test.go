@@ -203,12 +203,19 @@ func TestReleaseRolloutStagesAndRevert(t *testing.T) {
 				t.Fatalf("publishing moved %s: %v", a.name, n["target_sequence"])
 			}
 		}
-		id := f.startRollout("--release", "2", "--selector", "role=web", "--stage", "web-1", "--stage", "web-2")
+		// The verify word runs under the new release, once the node took it.
+		id := f.startRollout("--release", "2", "--selector", "role=web", "--stage", "web-1", "--stage", "web-2",
+			"--verify", "e2e_spin_two", "--verify-param", "attack=counter")
 		ro, status := f.waitRollout(id)
 		if status != 0 || ro["state"] != "completed" {
 			t.Fatalf("release rollout: exit status %d, %v", status, ro)
 		}
 		st := steps(ro)
+		for _, s := range st {
+			if s.phase != "verify" || s.job == "" || f.job(s.job)["word"] != "e2e_spin_two" {
+				t.Fatalf("%s passed without its verify word: %+v", s.node, s)
+			}
+		}
 		if st[1].started.Before(st[0].finished) {
 			t.Fatalf("stage 2 started before stage 1 passed: %+v", st)
 		}
