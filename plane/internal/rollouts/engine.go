@@ -108,7 +108,7 @@ func (e *Engine) advance(ctx context.Context, id string) error {
 		if !e.holdNode(ctx, ro, st) {
 			continue // another holder has the node until its lease runs out
 		}
-		miss, err := e.check(ctx, ro, st)
+		miss, err := e.check(ctx, ro, st, false)
 		if err != nil {
 			return err
 		}
@@ -218,7 +218,7 @@ func (e *Engine) start(ctx context.Context, ro store.Rollout, st store.RolloutSt
 		return false, err
 	}
 	e.log().Info("rollout step started", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "stage", st.Stage, "phase", phase)
-	_, err = e.check(ctx, ro, res.Step)
+	_, err = e.check(ctx, ro, res.Step, true) // a miss found here is found again, and counted, next pass
 	return true, err
 }
 
@@ -243,8 +243,9 @@ func (e *Engine) releaseNode(ctx context.Context, ro store.Rollout, st store.Rol
 func (e *Engine) nodeHolder(ro store.Rollout) string { return e.Holder + "/" + ro.ID }
 
 // check looks at a running step once: it starts what its phase needs (a job, a target move), moves it
-// on when its phase passed, and returns why it missed, if it did.
-func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutStep) (string, error) {
+// on when its phase passed, and returns why it missed, if it did. fresh says the step entered its
+// phase in this very pass, so no job of it can exist yet.
+func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutStep, fresh bool) (string, error) {
 	if !st.PhaseAt.IsZero() && e.now().Sub(st.PhaseAt) > ro.StepTimeout {
 		if st.JobID != "" {
 			_, _ = e.Store.JobMarkFailed(ctx, store.JobMarkFailedParams{ID: st.JobID, By: "rollout " + ro.ID, Message: "the rollout's step timed out", Now: e.now()})
@@ -265,7 +266,7 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 		case store.PhaseVerify:
 			word, params = ro.VerifyWord, ro.VerifyParams
 		}
-		passed, miss, err = e.jobStep(ctx, ro, st, word, params)
+		passed, miss, err = e.jobStep(ctx, ro, st, word, params, fresh)
 	}
 	if err != nil || miss != "" || !passed {
 		return miss, err
@@ -288,7 +289,7 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 
 // checkFresh looks at a step that just entered a phase.
 func (e *Engine) checkFresh(ctx context.Context, ro store.Rollout, st store.RolloutStep) (string, error) {
-	return e.check(ctx, ro, st)
+	return e.check(ctx, ro, st, true)
 }
 
 func nextPhase(ro store.Rollout, phase string) (string, store.StepState) {
@@ -311,11 +312,14 @@ func jobTag(ro store.Rollout, st store.RolloutStep) string {
 }
 
 // jobStep runs word on the node and judges its job.
-func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.RolloutStep, word string, params json.RawMessage) (bool, string, error) {
+func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.RolloutStep, word string, params json.RawMessage, fresh bool) (bool, string, error) {
 	tag := jobTag(ro, st)
-	job, err := e.phaseJob(ctx, st, tag)
-	if err != nil {
-		return false, "", err
+	var job *store.Job
+	if !fresh {
+		var err error
+		if job, err = e.phaseJob(ctx, st, tag); err != nil {
+			return false, "", err
+		}
 	}
 	if job == nil {
 		node, err := e.Store.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
