@@ -112,6 +112,7 @@ bench: wasm
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/metrics/
+	$(GO) test -run '^$$' -bench BenchmarkJobRollout1000 -benchtime 1x -timeout 30m ./plane/internal/rollouts/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

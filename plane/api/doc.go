@@ -19,6 +19,7 @@
 //	GET  /nodes      ?state&limit&cursor           viewer    -> NodeList
 //	GET  /nodes/{id}                               viewer    -> Node           ({id}: id or name)
 //	POST /nodes/{id}/disconnect                    admin     -> Disconnected
+//	POST /nodes/{id}/labels      LabelRequest      operator  -> Node
 //	POST /jobs                   JobRequest        operator  -> Job   (201; admin for a destructive word)
 //	GET  /jobs       ?node&state&limit&cursor      viewer    -> JobList
 //	GET  /jobs/{id}                                viewer    -> Job
@@ -29,7 +30,14 @@
 //	POST /incidents/{id}/triage  TriageRequest     operator  -> IncidentChange
 //	POST /incidents/{id}/notes   NoteRequest       operator  -> IncidentEvent  (201)
 //	GET  /releases   ?limit                        viewer    -> ReleaseList
-//	POST /releases               tar stream        admin     -> Release        (201)
+//	POST /releases   ?deploy_all  tar stream       admin     -> Release        (201)
+//	POST /rollouts               RolloutRequest    operator  -> Rollout        (201; admin for a release)
+//	GET  /rollouts   ?state&limit                  viewer    -> RolloutList
+//	GET  /rollouts/{id}                            viewer    -> Rollout        (with steps and events)
+//	POST /rollouts/{id}/pause                      operator  -> Rollout
+//	POST /rollouts/{id}/resume                     operator  -> Rollout
+//	POST /rollouts/{id}/abort                      operator  -> Rollout
+//	POST /rollouts/{id}/revert                     admin     -> Rollout
 //	GET  /drivers                                  viewer    -> DriverList
 //	GET  /drivers/status                           viewer    -> StatusList
 //	GET  /drivers/audit ?driver&account&limit&cursor viewer  -> DriverCallList
@@ -62,7 +70,13 @@
 // job.not_queued (cancel), job.finished (mark-failed); incident.not_found; statement.* and module.*
 // (publish: the plane verifies the release as a node would); driver.* (a plane without drivers answers
 // driver.unavailable), account.*, dns.* and cloud.* from the driver routes; replica.not_found and
-// replica.alive (forget a replica that still heartbeats).
+// replica.alive (forget a replica that still heartbeats); rollout.* from the rollout
+// routes (rollout.selector_unknown_key, rollout.empty_selection, rollout.stages_incomplete,
+// rollout.word_not_in_release and word.param_invalid refuse a start, and no rollout is made).
+//
+// Publishing offers a release: it reaches a node only when a rollout moves that node's target (the
+// first release published reaches every node at once; ?deploy_all=true starts a rollout of the new
+// release over every node).
 //
 // Admin tokens are made on the plane's machine (lexicon-plane token create); no route makes one.
 package api

@@ -33,6 +33,10 @@ type JobRequest struct {
 	Node   string          `json:"node"`
 	Word   string          `json:"word"`
 	Params json.RawMessage `json:"params"`
+	// Exclusive takes the node's change lease for the job, as a rollout's step does: refused with
+	// lease.held while another change holds the node, and no rollout starts on the node until the job
+	// is final.
+	Exclusive bool `json:"exclusive,omitempty"`
 }
 
 // MarkFailedRequest is the body of POST /jobs/{id}/mark-failed (optional): why.

@@ -95,6 +95,12 @@ type Node struct {
 	Untrusted string `json:"untrusted,omitempty"`
 	// Refusals counts the jobs the node refused.
 	Refusals int64 `json:"refusals"`
+
+	Labels map[string]string `json:"labels"`
+	// TargetSequence is the release the plane serves the node; a rollout moves it.
+	TargetSequence int64 `json:"target_sequence"`
+	// Leases are the node's live leases (GET /nodes/{id} only).
+	Leases []Lease `json:"leases,omitempty"`
 }
 
 // WordRef is one word of a node's vocabulary.

@@ -222,3 +222,25 @@ func intParam(v url.Values, key string) (int, error) {
 	}
 	return n, nil
 }
+
+// RolloutsListQuery filters GET /rollouts.
+type RolloutsListQuery struct {
+	State string
+	Limit int
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q RolloutsListQuery) Values() url.Values {
+	v := url.Values{}
+	if q.State != "" {
+		v.Set("state", q.State)
+	}
+	setInt(v, "limit", q.Limit)
+	return v
+}
+
+// ParseRolloutsListQuery decodes a request's query.
+func ParseRolloutsListQuery(v url.Values) (RolloutsListQuery, error) {
+	limit, err := intParam(v, "limit")
+	return RolloutsListQuery{State: v.Get("state"), Limit: limit}, err
+}

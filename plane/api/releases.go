@@ -19,6 +19,8 @@ type Release struct {
 	PublishedAt     time.Time     `json:"published_at"`
 	PublishedBy     string        `json:"published_by,omitempty"`
 	Artifacts       []ArtifactRef `json:"artifacts"`
+	// Rollout is the rollout POST /releases?deploy_all=true started to take every node to it.
+	Rollout string `json:"rollout,omitempty"`
 }
 
 // ArtifactRef is one artifact a release pins.

@@ -58,6 +58,7 @@ var (
 	NodesList       = Route{http.MethodGet, "/nodes", RoleViewer, http.StatusOK}
 	NodesShow       = Route{http.MethodGet, "/nodes/{id}", RoleViewer, http.StatusOK}
 	NodesDisconnect = Route{http.MethodPost, "/nodes/{id}/disconnect", RoleAdmin, http.StatusOK}
+	NodesLabel      = Route{http.MethodPost, "/nodes/{id}/labels", RoleOperator, http.StatusOK}
 
 	// JobsCreate needs operator for look and change words and admin for destructive ones: the plane
 	// checks the word's class, as its signed manifest states it, once the route's role passed.
@@ -76,6 +77,16 @@ var (
 	// ReleasesPublish takes a tar stream (Content-Type application/x-tar) of statement.bundle.json and
 	// sha256/<hex> files, at most MaxReleaseUpload bytes.
 	ReleasesPublish = Route{http.MethodPost, "/releases", RoleAdmin, http.StatusCreated}
+
+	// RolloutsStart needs operator; the plane then checks the role the change needs: admin for a
+	// release, the word's class for a job (as JobsCreate does).
+	RolloutsStart  = Route{http.MethodPost, "/rollouts", RoleOperator, http.StatusCreated}
+	RolloutsList   = Route{http.MethodGet, "/rollouts", RoleViewer, http.StatusOK}
+	RolloutsShow   = Route{http.MethodGet, "/rollouts/{id}", RoleViewer, http.StatusOK}
+	RolloutsPause  = Route{http.MethodPost, "/rollouts/{id}/pause", RoleOperator, http.StatusOK}
+	RolloutsResume = Route{http.MethodPost, "/rollouts/{id}/resume", RoleOperator, http.StatusOK}
+	RolloutsAbort  = Route{http.MethodPost, "/rollouts/{id}/abort", RoleOperator, http.StatusOK}
+	RolloutsRevert = Route{http.MethodPost, "/rollouts/{id}/revert", RoleAdmin, http.StatusOK}
 
 	DriversList    = Route{http.MethodGet, "/drivers", RoleViewer, http.StatusOK}
 	DriversStatus  = Route{http.MethodGet, "/drivers/status", RoleViewer, http.StatusOK}
@@ -108,10 +119,11 @@ func Routes() []Route {
 	return []Route{
 		Whoami,
 		JoinsList, JoinsApprove, JoinsReject,
-		NodesList, NodesShow, NodesDisconnect,
+		NodesList, NodesShow, NodesDisconnect, NodesLabel,
 		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
 		ReleasesList, ReleasesPublish,
+		RolloutsStart, RolloutsList, RolloutsShow, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
 		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable,
 		AccountsList, AccountsAdd, AccountsRemove,
 		DNSZones, DNSRecords, DNSReconcile,

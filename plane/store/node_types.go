@@ -43,6 +43,12 @@ type Node struct {
 
 	// Refusals counts jobs this node answered with the outcome refused.
 	Refusals int64 `json:"refusals"`
+
+	// Labels group nodes for rollouts (role=web, zone=a); an operator sets them.
+	Labels map[string]string `json:"labels"`
+	// TargetSequence is the release the plane serves this node (0: none is published yet). Publishing
+	// does not move it; a rollout does.
+	TargetSequence int64 `json:"target_sequence"`
 }
 
 // WordRef is a word as a node reports it: the words of the newest statement it verified. Class is what
@@ -109,4 +115,65 @@ type NodeEndResult struct {
 	Node      Node
 	Cancelled []Job // queued jobs, now cancelled
 	Lost      []Job // the running job, now lost
+}
+
+// Label bounds: keys are lowercase names (ValidLabelKey), values printable text of at most
+// MaxLabelValue bytes without commas or '=' (a selector's separators), and a node has at most MaxLabels.
+const (
+	MaxLabels     = 32
+	MaxLabelValue = 63
+)
+
+// ValidLabelKey reports whether k can be a label key: 1 to 63 of a-z, 0-9, '-', '_', '.', '/', starting
+// with a letter.
+func ValidLabelKey(k string) bool {
+	if k == "" || len(k) > 63 || k[0] < 'a' || k[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidLabelValue reports whether v can be a label value: 1 to MaxLabelValue printable ASCII bytes
+// other than ',', '=' and space.
+func ValidLabelValue(v string) bool {
+	if v == "" || len(v) > MaxLabelValue {
+		return false
+	}
+	for _, c := range []byte(v) {
+		if c <= ' ' || c > '~' || c == ',' || c == '=' {
+			return false
+		}
+	}
+	return true
+}
+
+type NodeLabelParams struct {
+	ID     string
+	Set    map[string]string // labels to set (replacing a value a key had)
+	Remove []string          // keys to remove
+	By     string
+	Now    time.Time
+}
+
+type NodeTargetSetParams struct {
+	ID       string
+	Sequence int64 // a stored release
+	Now      time.Time
+}
+
+// NodeTargetSetResult is the node after the move and the target it had before.
+type NodeTargetSetResult struct {
+	Node     Node
+	Previous int64
+}
+
+type FleetTargetSetParams struct {
+	Sequence int64
+	By       string
+	Now      time.Time
 }

@@ -71,6 +71,54 @@ type Store interface {
 	// NodeLeave is the same for the agent's signed goodbye: the node becomes left.
 	NodeLeave(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
 
+	// NodeLabel sets and removes a node's labels. Refused: node.not_found, store.param_invalid (a key
+	// or value outside ValidLabelKey/ValidLabelValue, more than MaxLabels).
+	NodeLabel(ctx context.Context, p NodeLabelParams) (Node, error)
+	// NodeTargetSet moves a node's target release, returning the target it had. Refused:
+	// node.not_found, release.not_found.
+	NodeTargetSet(ctx context.Context, p NodeTargetSetParams) (NodeTargetSetResult, error)
+	// FleetTarget returns the release new nodes are given (0 before any is published).
+	FleetTarget(ctx context.Context) (int64, error)
+	// FleetTargetSet moves the fleet's target. Refused: release.not_found.
+	FleetTargetSet(ctx context.Context, p FleetTargetSetParams) error
+
+	// Leases. Named locks on a subject with one holder each, until they expire. Every replica takes
+	// them through the store, so no two holders are ever granted one lease; an expired lease is taken
+	// over by whoever asks next.
+
+	// LeaseAcquire grants the lease to Holder if it is free, expired or already Holder's (then its
+	// expiry moves to Now+TTL). Refused: lease.held (details.reason: the holder).
+	LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (Lease, error)
+	// LeaseRenew moves the expiry of a lease Holder holds. Refused: lease.lost (another took it, or it
+	// was released).
+	LeaseRenew(ctx context.Context, p LeaseRenewParams) (Lease, error)
+	// LeaseRelease gives a lease up; releasing one Holder does not hold does nothing.
+	LeaseRelease(ctx context.Context, p LeaseReleaseParams) error
+	// LeaseList returns leases by subject and name.
+	LeaseList(ctx context.Context, p LeaseListParams) ([]Lease, error)
+
+	// Rollouts. A rollout is a change reaching a selection of nodes stage by stage; its record (with a
+	// step per node and an audit of events) is all the engine needs, so any replica can advance it
+	// after a restart. Steps move only from the state the caller saw, so two replicas never start one
+	// node twice.
+
+	// RolloutCreate stores a running rollout with its steps, all pending. Refused: store.param_invalid.
+	RolloutCreate(ctx context.Context, p RolloutCreateParams) (Rollout, error)
+	// RolloutGet returns a rollout with its steps and events. Refused: rollout.not_found.
+	RolloutGet(ctx context.Context, p RolloutGetParams) (Rollout, error)
+	// RolloutList returns rollouts newest first, without steps and events.
+	RolloutList(ctx context.Context, p RolloutListParams) ([]Rollout, error)
+	// RolloutSetState moves a rollout from one of the given states, and records who asked. Moving to
+	// aborted skips its pending steps. Resuming a halted rollout forgets its misses and makes its failed steps pending again. Refused:
+	// rollout.not_found, rollout.wrong_state.
+	RolloutSetState(ctx context.Context, p RolloutSetStateParams) (Rollout, error)
+	// RolloutStepUpdate moves a step from the state and phase the caller saw. Moved is false when the
+	// step was no longer there (another replica moved it first).
+	RolloutStepUpdate(ctx context.Context, p RolloutStepUpdateParams) (RolloutStepUpdateResult, error)
+	// RolloutMiss counts a miss on a running rollout and halts it when the misses exceed its budget.
+	// Refused: rollout.wrong_state.
+	RolloutMiss(ctx context.Context, p RolloutMissParams) (Rollout, error)
+
 	// Nonces. The store remembers the nonces of signed requests until they expire, across every replica.
 
 	// NonceUse records a nonce of a key and reports whether it was fresh. false means it was seen

@@ -31,6 +31,7 @@ const (
 	DetailIndex             = "index"               // a position in a list
 	DetailKeyID             = "key_id"              // a key's id (a node key, a publisher key)
 	DetailKind              = "kind"                // a kind (of module, of driver)
+	DetailLabel             = "label"               // a node label key
 	DetailLayer             = "layer"               // which layer of a bundle failed to parse
 	DetailLimit             = "limit"               // a count limit
 	DetailLimitBytes        = "limit_bytes"         // a size limit in bytes
@@ -54,6 +55,7 @@ const (
 	DetailSequence          = "sequence"            // a release sequence
 	DetailSHA256            = "sha256"              // a digest, as sha256 hex
 	DetailSkewSeconds       = "skew_seconds"        // a clock's offset in seconds
+	DetailStage             = "stage"               // a rollout stage's index
 	DetailState             = "state"               // the state the thing is in
 	DetailStatus            = "status"              // a status (a join's, an HTTP answer's)
 	DetailSubject           = "subject"             // a release statement subject

@@ -76,8 +76,8 @@ const (
 var areas = []*Area{
 	&areaAccount, &areaAgent, &areaAuth, &areaCapability, &areaCase, &areaChannel, &areaCloud,
 	&areaContract, &areaDNS, &areaDriver, &areaIncident, &areaInternal, &areaIO, &areaJob, &areaJoin,
-	&areaKey, &areaLog, &areaManifest, &areaModule, &areaNode, &areaNotification, &areaPlane, &areaPolicy,
-	&areaRebuild, &areaRecipe, &areaRelease, &areaReplica, &areaRequest, &areaRoute, &areaStatement, &areaStore, &areaToken,
+	&areaKey, &areaLease, &areaLog, &areaManifest, &areaModule, &areaNode, &areaNotification, &areaPlane, &areaPolicy,
+	&areaRebuild, &areaRecipe, &areaRelease, &areaReplica, &areaRequest, &areaRollout, &areaRoute, &areaStatement, &areaStore, &areaToken,
 	&areaUsage, &areaWebhook, &areaWord,
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,6 +24,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
@@ -77,6 +79,7 @@ func serveCmd() *cli.Command {
 		replicaID                     string
 		memoryAlert                   float64
 		heartbeatEvery                time.Duration
+		rolloutEvery, leaseTTL        time.Duration
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -94,6 +97,8 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&masterKey, "master-key", "", "file of the master key that seals driver credentials, made on first start (default DATA/master.key); every replica needs the same one")
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
+			fs.DurationVar(&rolloutEvery, "rollout-every", 2*time.Second, "how often the rollout engine looks at running rollouts")
+			fs.DurationVar(&leaseTTL, "lease-ttl", 30*time.Second, "how long a lease this replica holds outlives it if it dies")
 			fs.IntVar(&driverMaxTimeouts, "driver-max-timeouts", 3, "calls in a row that may time out before a driver process is restarted (negative: never)")
 			fs.StringVar(&metricsListen, "metrics-listen", "", "also serve /metrics (Prometheus, no token) on this address, plain HTTP; keep it loopback or private")
 			fs.StringVar(&replicaID, "replica-id", "", "this replica's name in the store, stable across its restarts (default HOSTNAME:PORT)")
@@ -167,9 +172,11 @@ func serveCmd() *cli.Command {
 			routes := health.NewRouteCounts(nil)
 			bg, queued := background(st, log, hooks, reconcileEvery, m, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
 				Address: address, Every: heartbeatEvery, MemoryAlert: memoryAlert, Routes: routes, Log: log})
+			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
+			bg = append(bg, engine)
 			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
-				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes})
+				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged})
 			log.Info("replica", "id", replicaID, "address", address, "memory_alert", memoryAlert)
 			if len(hooks) > 0 {
 				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
@@ -279,6 +286,25 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 		bg = append(bg, deliver)
 	}
 	return bg, queued
+}
+
+// rolloutEngine is the service that advances rollouts, under a holder name of its own (host and a
+// random part: two replicas on one host, or a restarted one, never pass for each other), and the
+// function that wakes it.
+func rolloutEngine(st store.Store, log *slog.Logger, every, ttl time.Duration) (services.Service, func()) {
+	host, _ := os.Hostname()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	holder := fmt.Sprintf("plane:%s:%x", host, b)
+	wake := make(chan struct{}, 1)
+	e := &rollouts.Engine{Store: st, Holder: holder, Log: log, LeaseTTL: ttl}
+	log.Info("rollout engine ready", "holder", holder)
+	return e.Service(every, wake), func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // driverManager loads (or, on first start, makes) the master key and sets up the drivers, whose

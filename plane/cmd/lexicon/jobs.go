@@ -92,12 +92,13 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 func jobsRunCmd() *cli.Command {
 	var pairs multi
 	var file string
-	var wait bool
-	return simple("jobs run", "NODE WORD [--param k=v | --param k:=JSON]... [--params-file F] [--wait]",
+	var wait, exclusive bool
+	return simple("jobs run", "NODE WORD [--param k=v | --param k:=JSON]... [--params-file F] [--exclusive] [--wait]",
 		"queue a word on a node; params are checked here and again on the node", 2, 2,
 		func(fs *flag.FlagSet) {
 			fs.Var(&pairs, "param", "a param: key=string, or key:=JSON for numbers, booleans and objects (repeatable)")
 			fs.StringVar(&file, "params-file", "", "a JSON object of params")
+			fs.BoolVar(&exclusive, "exclusive", false, "hold the node's change lease for the job: refused while a rollout or another exclusive job changes the node")
 			fs.BoolVar(&wait, "wait", false, "wait for the job to finish, showing its progress; "+exitStatuses)
 		},
 		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
@@ -106,7 +107,7 @@ func jobsRunCmd() *cli.Command {
 				return nil, err
 			}
 			var j jobOne
-			if err := c.call(ctx, api.JobsCreate, nil, nil, api.JobRequest{Node: args[0], Word: args[1], Params: p}, &j); err != nil {
+			if err := c.call(ctx, api.JobsCreate, nil, nil, api.JobRequest{Node: args[0], Word: args[1], Params: p, Exclusive: exclusive}, &j); err != nil {
 				return nil, err
 			}
 			env.Progressf("job %s queued: %s on %s", j.ID, j.Word, args[0])

@@ -13,6 +13,7 @@
 //	5  jobs run --wait, jobs watch: the node refused the job (policy, capability, params)
 //	6  jobs run --wait, jobs watch: the job was lost (handed out and never reported)
 //	7  jobs run --wait, jobs watch: the job was cancelled
+//	8  rollouts start --wait, rollouts show --wait: the rollout halted or was aborted
 //
 // So `lexicon jobs run --wait NODE WORD && next` runs next only after the job completed. A command that
 // ends with 3 to 7 prints its whole result first; with -o json, a job that did not complete has "ok":
@@ -26,10 +27,10 @@ func main() {
 }
 
 func commands() []*cli.Command {
-	return append(groups(),
+	return append(append(groups(),
 		whoamiCmd(),
 		joinsListCmd(), joinsApproveCmd(), joinsRejectCmd(),
-		nodesListCmd(), nodesShowCmd(), nodesDisconnectCmd(),
+		nodesListCmd(), nodesShowCmd(), nodesDisconnectCmd(), nodesLabelCmd(),
 		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
 		releasesPublishCmd(), releasesListCmd(),
 		driversListCmd(), driversEnableCmd(), driversDisableCmd(), driversStatusCmd(), driversAuditCmd(),
@@ -38,14 +39,14 @@ func commands() []*cli.Command {
 		cloudRegionsCmd(), cloudTypesCmd(), cloudInstancesCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
-	)
+	), rolloutsCmds()...)
 }
 
 // groups gives each group of commands the summary its help shows.
 func groups() []*cli.Command {
 	return []*cli.Command{
 		{Path: "joins", Summary: "review the join requests of machines: compare fingerprints, approve, reject"},
-		{Path: "nodes", Summary: "list, show and disconnect the nodes of the fleet"},
+		{Path: "nodes", Summary: "list, show, label and disconnect the nodes of the fleet"},
 		{Path: "jobs", Summary: "run words on nodes as jobs, follow them, cancel them"},
 		{Path: "releases", Summary: "publish releases to the plane and list them"},
 		{Path: "drivers", Summary: "enable and disable the drivers a release pins, and read their audit log"},
@@ -54,5 +55,6 @@ func groups() []*cli.Command {
 		{Path: "cloud", Summary: "read a cloud account's regions, instance types and instances"},
 		{Path: "incidents", Summary: "list incidents, read their timelines, triage them and add notes"},
 		{Path: "plane", Summary: "see the plane's own replicas and their health; forget a replica that stopped"},
+		{Path: "rollouts", Summary: "take a release or a word to the fleet in stages, halting on the first miss"},
 	}
 }

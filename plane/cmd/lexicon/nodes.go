@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -108,7 +110,8 @@ func (l nodeList) Text(w io.Writer) {
 		fmt.Fprintln(w, "no nodes")
 	}
 	for _, n := range l.Nodes {
-		fmt.Fprintf(w, "%s  %-20s %-12s words %-3d refusals %-3d seen %s\n", n.ID, n.Name, n.State, len(n.Vocabulary), n.Refusals, short(n.LastSeenAt))
+		fmt.Fprintf(w, "%s  %-20s %-12s target %-4d words %-3d refusals %-3d seen %s  %s\n", n.ID, n.Name, n.State, n.TargetSequence,
+			len(n.Vocabulary), n.Refusals, short(n.LastSeenAt), labelText(n.Labels))
 	}
 }
 
@@ -129,6 +132,10 @@ type nodeOne struct{ api.Node }
 func (n nodeOne) Text(w io.Writer) {
 	fmt.Fprintf(w, "node %s (%s) %s\nkey %s\naddresses %v\nagent %s, statement %d, seen %s, refusals %d\n",
 		n.Name, n.ID, n.State, n.Fingerprint, n.Addresses, esc(n.AgentVersion), n.StatementSequence, short(n.LastSeenAt), n.Refusals)
+	fmt.Fprintf(w, "target release %d, labels %s\n", n.TargetSequence, labelText(n.Labels))
+	for _, l := range n.Leases {
+		fmt.Fprintf(w, "lease %s held by %s for %s until %s\n", l.Name, l.Holder, esc(l.Purpose), short(l.ExpiresAt))
+	}
 	if n.Untrusted != "" {
 		fmt.Fprintf(w, "cannot verify the plane's statement: %s\n", esc(n.Untrusted))
 	}
@@ -167,4 +174,18 @@ func nodesDisconnectCmd() *cli.Command {
 			var e ended
 			return e, c.call(ctx, api.NodesDisconnect, args, nil, nil, &e)
 		})
+}
+
+// labelText shows labels as a selector would name them, in key order.
+func labelText(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, ",")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,12 +19,21 @@ type releaseOne struct{ api.Release }
 
 func (r releaseOne) Text(w io.Writer) {
 	fmt.Fprintf(w, "published release %s (sequence %d), %d artifacts, statement %s\n", r.Version, r.Sequence, len(r.Artifacts), r.StatementDigest)
+	if r.Rollout != "" {
+		fmt.Fprintf(w, "rollout %s takes every node to it (lexicon rollouts show %s --wait)\n", r.Rollout, r.Rollout)
+	} else {
+		fmt.Fprintf(w, "offered: nodes reach it through a rollout (lexicon rollouts start --release %d)\n", r.Sequence)
+	}
 }
 
 // releasesPublishCmd streams a release folder to the plane as a tar of statement.bundle.json and
 // sha256/<hex>; the plane verifies it with its own trust folder before storing anything.
 func releasesPublishCmd() *cli.Command {
-	return simple("releases publish", "RELEASE_DIR", "upload a release; the plane verifies it before storing it", 1, 1, nil,
+	var deployAll bool
+	return simple("releases publish", "RELEASE_DIR [--deploy-all]", "upload a release; the plane verifies it before storing it and offers it", 1, 1,
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&deployAll, "deploy-all", false, "also start a rollout taking every node to it")
+		},
 		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
 			dir := args[0]
 			store0, err := cas.Open(dir)
@@ -42,7 +52,11 @@ func releasesPublishCmd() *cli.Command {
 				pw.CloseWithError(writeTar(pw, dir, blobs, env))
 			}()
 			var r releaseOne
-			err = c.do(ctx, api.ReleasesPublish.Method, api.ReleasesPublish.Pattern, pr, "application/x-tar", &r)
+			path := api.ReleasesPublish.Pattern
+			if deployAll {
+				path += "?deploy_all=true"
+			}
+			err = c.do(ctx, api.ReleasesPublish.Method, path, pr, "application/x-tar", &r)
 			pr.Close()
 			return r, err
 		})

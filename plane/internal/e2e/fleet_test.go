@@ -38,6 +38,7 @@ type fleet struct {
 	metrics   string // the plane's --metrics-listen address, when serveArgs ask for one
 	tokenFile string
 	serveArgs []string
+	listen    string // the address startPlane listens on; "" for a free loopback port
 }
 
 type fleetOptions struct {
@@ -83,7 +84,11 @@ func must(t testing.TB, err error) {
 // startPlane starts lexicon-plane on a free loopback port and reads its ready line.
 func (f *fleet) startPlane(claimWait string) {
 	t := f.t
-	args := []string{"serve", "--listen", "127.0.0.1:0", "--data", f.planeData, "--db", f.store, "-o", "json"}
+	listen := "127.0.0.1:0"
+	if f.listen != "" {
+		listen = f.listen
+	}
+	args := []string{"serve", "--listen", listen, "--data", f.planeData, "--db", f.store, "-o", "json"}
 	args = append(args, f.serveArgs...)
 	if claimWait != "" {
 		args = append(args, "--claim-wait", claimWait)

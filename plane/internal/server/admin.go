@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -138,6 +139,7 @@ func (s *Server) adminRoutes(r chi.Router) {
 		}
 		s.metrics.Handler().ServeHTTP(w, r)
 	}))
+	s.rolloutRoutes(r)
 }
 
 func (s *Server) joinList(r *http.Request) (any, error) {
@@ -205,7 +207,13 @@ func (s *Server) nodeShow(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nodeToAPI(n), nil
+	leases, err := s.store.LeaseList(r.Context(), store.LeaseListParams{Subject: n.ID, Live: true, Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	a := nodeToAPI(n)
+	a.Leases = leasesToAPI(leases)
+	return a, nil
 }
 
 func (s *Server) nodeDisconnect(r *http.Request) (any, error) {
@@ -274,12 +282,35 @@ func (s *Server) jobCreate(r *http.Request) (any, error) {
 	if ms := m.Limits.WallTimeMS; ms > 0 {
 		budget = time.Duration(ms)*time.Millisecond + time.Minute // fetching and reporting take time too
 	}
+	var request string
+	leaseTTL := budget + 10*time.Minute // queued, then running for at most its budget
+	if budget == 0 {
+		leaseTTL = store.DefaultJobBudget + 10*time.Minute
+	}
+	if req.Exclusive {
+		// The request holds the node until its job exists, then hands the lease to the job.
+		b := make([]byte, 9)
+		_, _ = rand.Read(b)
+		request = "request:" + base64.RawURLEncoding.EncodeToString(b)
+		if _, err := rollouts.AcquireChange(ctx, s.store, node.ID, request, "exclusive job "+req.Word+" by "+tokenFrom(ctx).Name, leaseTTL, s.now()); err != nil {
+			return nil, err
+		}
+	}
 	job, err := s.store.JobCreate(ctx, store.JobCreateParams{
 		NodeID: node.ID, Word: req.Word, WordDigest: ref.Digest, Class: string(m.Class), Params: req.Params,
 		Budget: budget, CreatedBy: tokenFrom(ctx).Name, Now: s.now(),
 	})
 	if err != nil {
+		if request != "" {
+			_ = s.store.LeaseRelease(ctx, store.LeaseReleaseParams{Subject: node.ID, Name: store.LeaseChange, Holder: request})
+		}
 		return nil, err
+	}
+	if request != "" {
+		if _, err := s.store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: node.ID, Name: store.LeaseChange, Holder: rollouts.JobHolder(job.ID),
+			Purpose: "exclusive job " + job.ID + " by " + job.CreatedBy, TTL: leaseTTL, Now: s.now(), From: request}); err != nil {
+			return nil, err
+		}
 	}
 	s.log.Info("job queued", "job", job.ID, "node", node.ID, "word", job.Word, "by", job.CreatedBy)
 	s.metrics.JobQueued(job.Word)

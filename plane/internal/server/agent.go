@@ -223,7 +223,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 		s.writeError(w, r, err)
 		return
 	}
-	resp := channel.ClaimResponse{Statement: s.currentStatement(ctx)}
+	resp := channel.ClaimResponse{Statement: s.targetStatement(ctx, node)}
 	if !req.Idle {
 		writeJSON(w, http.StatusOK, resp) // a busy node reports; work waits until it is idle
 		return
@@ -361,9 +361,9 @@ func (s *Server) leave(w http.ResponseWriter, r *http.Request, node store.Node, 
 	writeJSON(w, http.StatusOK, channel.LeaveResponse{NodeID: node.ID, State: string(res.Node.State)})
 }
 
-// artifact serves the current statement, a stored artifact by digest, or the current release's agent
-// binary for a platform. It never takes a path.
-func (s *Server) artifact(w http.ResponseWriter, r *http.Request, _ store.Node, _ []byte) {
+// artifact serves the node's target statement, a stored artifact by digest, or the target release's
+// agent binary for a platform. It never takes a path.
+func (s *Server) artifact(w http.ResponseWriter, r *http.Request, node store.Node, _ []byte) {
 	q := r.URL.Query()
 	ctx := r.Context()
 	var data []byte
@@ -372,7 +372,7 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request, _ store.Node, 
 		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "ask for exactly one of statement=current, sha256=<hex> or agent=<os>-<arch>"))
 		return
 	case q.Get("statement") == "current":
-		rel, err := s.store.ReleaseCurrent(ctx)
+		rel, err := s.targetRelease(ctx, node)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -392,7 +392,7 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request, _ store.Node, 
 		}
 		data = a.Data
 	case q.Has("agent"):
-		rel, err := s.store.ReleaseCurrent(ctx)
+		rel, err := s.targetRelease(ctx, node)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -424,29 +424,37 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request, _ store.Node, 
 	_, _ = w.Write(data)
 }
 
-// currentStatement is the newest release as claims report it, cached for a few seconds: a claim per
-// node per poll must not read the bundle from the database.
-func (s *Server) currentStatement(ctx context.Context) channel.StatementRef {
+// targetStatement is the statement a node is served: its target release's, never simply the newest
+// (publishing offers a release; a rollout moves a node's target to it). Releases never change, so
+// each one's reference is read once; a claim per node per poll must not read bundles.
+func (s *Server) targetStatement(ctx context.Context, node store.Node) channel.StatementRef {
+	seq := node.TargetSequence
+	if seq <= 0 {
+		return channel.StatementRef{}
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.now().Sub(s.fetched) < 5*time.Second {
-		return s.current
+	ref, ok := s.statRefs[seq]
+	s.mu.Unlock()
+	if ok {
+		return ref
 	}
-	list, err := s.store.ReleaseList(ctx, store.ReleaseListParams{Limit: 1})
-	if err == nil {
-		s.fetched = s.now()
-		s.current = channel.StatementRef{}
-		if len(list) > 0 {
-			s.current = channel.StatementRef{Sequence: uint64(list[0].Sequence), Digest: list[0].StatementDigest}
-		}
+	rel, err := s.store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: seq})
+	if err != nil {
+		return channel.StatementRef{}
 	}
-	return s.current
+	ref = channel.StatementRef{Sequence: uint64(rel.Sequence), Digest: rel.StatementDigest}
+	s.mu.Lock()
+	s.statRefs[seq] = ref
+	s.mu.Unlock()
+	return ref
 }
 
-func (s *Server) forgetCurrent() {
-	s.mu.Lock()
-	s.fetched = time.Time{}
-	s.mu.Unlock()
+// targetRelease is the release a node is served, with its bundle.
+func (s *Server) targetRelease(ctx context.Context, node store.Node) (store.Release, error) {
+	if node.TargetSequence <= 0 {
+		return store.Release{}, errcode.New(errcode.ReleaseNotFound, "no release is published")
+	}
+	return s.store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: node.TargetSequence})
 }
 
 func notFound(r *http.Request) error {

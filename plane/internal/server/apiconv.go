@@ -35,7 +35,8 @@ func nodeToAPI(n store.Node) api.Node {
 		Vocabulary: each(n.Vocabulary, func(w store.WordRef) api.WordRef {
 			return api.WordRef{Name: w.Name, Version: w.Version, Digest: w.Digest, Class: w.Class}
 		}),
-		Recipes: n.Recipes, Idle: n.Idle, ClaimSizeCap: n.ClaimSizeCap, Untrusted: n.Untrusted, Refusals: n.Refusals}
+		Recipes: n.Recipes, Idle: n.Idle, ClaimSizeCap: n.ClaimSizeCap, Untrusted: n.Untrusted, Refusals: n.Refusals,
+		Labels: n.Labels, TargetSequence: n.TargetSequence}
 }
 
 // jobToAPI converts a job; nodeName is its node's name, "" when it is not known.

@@ -25,6 +25,15 @@ import (
 // unless every check passes.
 func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 	who := tokenFrom(r.Context())
+	deployAll := false
+	switch v := r.URL.Query().Get("deploy_all"); v {
+	case "", "false":
+	case "true":
+		deployAll = true
+	default:
+		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "deploy_all is true or false, not %q", v).With(errcode.DetailField, "deploy_all"))
+		return
+	}
 	dir, err := os.MkdirTemp("", "lexicon-publish-")
 	if err != nil {
 		s.writeError(w, r, err)
@@ -80,12 +89,22 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 	if err := trust.Accept(rel); err != nil {
 		s.log.Warn("release stored but the plane's trust state did not move", "sequence", p.Sequence, "err", err)
 	}
-	s.forgetCurrent()
 	if s.cfg.Drivers != nil {
 		s.cfg.Drivers.ReleaseChanged() // re-pin drivers now, not at the next sync
 	}
 	s.log.Info("release published", "release", p.Release, "sequence", p.Sequence, "by", who.Name, "artifacts", len(puts))
-	writeJSON(w, api.ReleasesPublish.Status, releaseToAPI(stored))
+	answer := releaseToAPI(stored)
+	if deployAll {
+		// The release is stored whatever happens here: a rollout that cannot start (no active node)
+		// is reported, and can be started again by hand.
+		ro, err := s.startRollout(r.Context(), api.RolloutRequest{Release: stored.Sequence, Selector: "all", MaxParallel: 10}, true)
+		if err != nil && !errcode.Has(err, errcode.RolloutEmptySelection) {
+			s.writeError(w, r, err)
+			return
+		}
+		answer.Rollout = ro.ID
+	}
+	writeJSON(w, api.ReleasesPublish.Status, answer)
 }
 
 // untarRelease unpacks only statement.bundle.json and sha256/<hex> regular files; anything else (a

@@ -274,10 +274,18 @@ func TestArtifactServesThePinnedAgent(t *testing.T) {
 			t.Fatalf("artifact?%s: %d %s", q, status, code)
 		}
 	}
-	// A release without agents serves none, even though an earlier release pinned them.
+	// Publishing a release without agents offers it: the node is still served its target's agent.
 	p.publish([]testWord{{name: "probe", class: manifest.ClassLook}}, nil)
+	if status, _, data := p.artifact("agent=linux-amd64"); status != http.StatusOK || string(data) != "\x7fELF agent for linux/amd64" {
+		t.Fatalf("agent after a release was only offered: %d %q", status, data)
+	}
+	// Once a rollout moves the node's target to it, the node is served none, even though an earlier
+	// release pinned them.
+	if _, err := p.st.NodeTargetSet(t.Context(), store.NodeTargetSetParams{ID: p.node.ID, Sequence: 2}); err != nil {
+		t.Fatal(err)
+	}
 	if status, code, _ := p.artifact("agent=linux-amd64"); status != http.StatusNotFound || code != errcode.ModuleNotFound {
-		t.Fatalf("agent after a release without agents: %d %s", status, code)
+		t.Fatalf("agent after its target moved to a release without agents: %d %s", status, code)
 	}
 }
 

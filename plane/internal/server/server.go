@@ -17,6 +17,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
@@ -49,6 +50,9 @@ type Config struct {
 	// NotificationsQueued, when not nil, is called after a claim queued notifications: it wakes this
 	// process's delivery service, so a notification need not wait for its tick.
 	NotificationsQueued func()
+	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
+	// it wakes this process's rollout engine.
+	RolloutsChanged func()
 	// MaxOpenCases caps a node's open cases; 0 means channel.MaxOpenCasesNode.
 	MaxOpenCases int
 	// Metrics is what this replica counts and serves on GET /api/v1/admin/metrics; nil makes a
@@ -74,10 +78,10 @@ type Server struct {
 	nodeLimit *limiter
 	addrLimit *limiter
 	manifests *manifestIndex
+	catalog   *rollouts.Catalog
 
-	mu      sync.Mutex
-	current channel.StatementRef // the newest release, cached
-	fetched time.Time
+	mu       sync.Mutex
+	statRefs map[int64]channel.StatementRef // each release's statement as claims name it; releases never change
 }
 
 // New makes a server. Defaults: 20 requests/s per node (burst 40), 5/s per address (burst 20),
@@ -114,6 +118,8 @@ func New(cfg Config) *Server {
 	s.nodeLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeNode) }
 	s.addrLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeAddress) }
 	s.manifests = newManifestIndex(cfg.Store)
+	s.catalog = rollouts.NewCatalog(cfg.Store)
+	s.statRefs = map[int64]channel.StatementRef{}
 	return s
 }
 

@@ -19,8 +19,9 @@ import (
 // unless every field has a block and every block a field, so the two dialects cannot drift apart
 // silently. An empty statement means the database needs nothing there (SQLite's lock blocks).
 type Queries struct {
-	DriverQueries // queries_drivers.sql
-	HealthQueries // queries_health.sql
+	DriverQueries  // queries_drivers.sql
+	HealthQueries  // queries_health.sql
+	RolloutQueries // queries_rollouts.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -71,6 +72,16 @@ type DriverQueries struct {
 type HealthQueries struct {
 	ReplicaUpsert, ReplicaList, ReplicaGetForUpdate, ReplicaDelete string
 	RouteCountUpsert, RouteCountPrune, DetectRoutes, DetectDrivers string
+}
+
+// RolloutQueries are the statements of queries_rollouts.sql: labels, targets, leases and rollouts.
+type RolloutQueries struct {
+	NodeSetLabels, NodeLockLabels, NodeTargetLock, NodeSetTarget                  string
+	FleetTargetGet, FleetTargetSet, FleetTargetFirstNodes, FleetTargetFirst       string
+	LeaseAcquire, LeaseGet, LeaseRenew, LeaseRelease, LeaseList                   string
+	RolloutInsert, RolloutStepInsert, RolloutEventInsert, RolloutGet, RolloutList string
+	RolloutSteps, RolloutEvents, RolloutSetState, RolloutMiss, RolloutStepUpdate  string
+	RolloutStepGet, RolloutStepsSkip, RolloutStepsRetry                           string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

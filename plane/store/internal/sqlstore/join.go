@@ -344,10 +344,10 @@ func (s *sqlStore) JoinApprove(ctx context.Context, p JoinApproveParams) (JoinAp
 		n := Node{
 			ID: s.ids.next("node_", t), Name: name, Key: j.Key, Fingerprint: j.Fingerprint,
 			Addresses: j.Addresses, State: NodeActive, CreatedAt: t, Idle: true,
-			Vocabulary: []WordRef{}, Recipes: json.RawMessage(`[]`),
+			Vocabulary: []WordRef{}, Recipes: json.RawMessage(`[]`), Labels: map[string]string{},
 		}
 		addrJSON, _ := json.Marshal(n.Addresses)
-		if _, err := ex.Exec(ctx, s.q.NodeInsert, n.ID, n.Name, n.Key, n.Fingerprint, string(addrJSON), n.CreatedAt); err != nil {
+		if err := ex.QueryRow(ctx, s.q.NodeInsert, n.ID, n.Name, n.Key, n.Fingerprint, string(addrJSON), n.CreatedAt).Scan(&n.TargetSequence); err != nil {
 			return err
 		}
 		if _, err := ex.Exec(ctx, s.q.JoinDecide, j.ID, string(JoinApproved), t, p.By, n.ID); err != nil {

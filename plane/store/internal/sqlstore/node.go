@@ -246,11 +246,15 @@ func (s *sqlStore) nodeEnd(ctx context.Context, p NodeEndParams, state NodeState
 
 func scanNode(r sqldb.Row) (Node, error) {
 	var n Node
-	var addrs, vocab, recipes []byte
+	var addrs, vocab, recipes, labels []byte
 	var state string
 	if err := r.Scan(&n.ID, &n.Name, &n.Key, &n.Fingerprint, &addrs, &state, stamp{&n.CreatedAt},
 		stamp{&n.LastSeenAt}, stamp{&n.EndedAt}, &n.AgentVersion, &n.StatementSequence, &n.StatementDigest,
-		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals, &n.Untrusted); err != nil {
+		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals, &n.Untrusted, &labels, &n.TargetSequence); err != nil {
+		return Node{}, err
+	}
+	n.Labels = map[string]string{}
+	if err := json.Unmarshal(labels, &n.Labels); err != nil {
 		return Node{}, err
 	}
 	n.State = NodeState(state)

@@ -94,7 +94,12 @@ func (s *sqlStore) ReleasePut(ctx context.Context, p ReleasePutParams) (Release,
 			}
 			r.Artifacts = append(r.Artifacts, ArtifactRef{Name: a.Name, Digest: a.Digest, Size: int64(len(a.Data))})
 		}
-		return nil
+		// Publishing offers a release; only the first one published reaches nodes at once.
+		if _, err := ex.Exec(ctx, s.q.FleetTargetFirstNodes, p.Sequence); err != nil {
+			return err
+		}
+		_, err := ex.Exec(ctx, s.q.FleetTargetFirst, p.Sequence)
+		return err
 	})
 	if err != nil {
 		return Release{}, err

@@ -12,7 +12,7 @@ decided_at, decided_by, COALESCE(node_id, '')
 -- fragment: node_columns
 id, name, node_key, key_fingerprint, addresses, state, created_at, last_seen_at, ended_at,
 agent_version, statement_sequence, statement_digest, vocabulary, recipes, idle, claim_size_cap, refusals,
-untrusted
+untrusted, labels, target_sequence
 
 -- fragment: job_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
@@ -107,8 +107,10 @@ ON CONFLICT (key_fingerprint) DO NOTHING
 -- Nodes
 
 -- name: NodeInsert
-INSERT INTO nodes (id, name, node_key, key_fingerprint, addresses, state, created_at)
-VALUES (?1, ?2, ?3, ?4, ?5, 'active', ?6)
+-- A new node is given the fleet's target release.
+INSERT INTO nodes (id, name, node_key, key_fingerprint, addresses, state, created_at, target_sequence)
+VALUES (?1, ?2, ?3, ?4, ?5, 'active', ?6, (SELECT target_sequence FROM fleet WHERE id = 1))
+RETURNING target_sequence
 
 -- name: NodeGet
 SELECT {{node_columns}} FROM nodes WHERE id = ?1

@@ -1,0 +1,503 @@
+package rollouts
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// LeaseEngine is the lease, on a rollout's id, of the replica advancing that rollout.
+const LeaseEngine = "engine"
+
+// Engine advances running rollouts. Every replica runs one; on each pass a replica takes a rollout's
+// engine lease before touching it, so one replica at a time advances a rollout, and a replica that
+// died loses it to the others once its lease expires. Every step moves only from the state the
+// engine saw (store.RolloutStepUpdate), so a pass that lost its lease mid-way still never starts a
+// node twice.
+type Engine struct {
+	Store store.Store
+	// Holder names this replica in leases; it must differ between replicas.
+	Holder string
+	Log    *slog.Logger
+	// LeaseTTL is how long a lease lasts unless renewed; every pass renews what it holds. 0: 30 s.
+	LeaseTTL time.Duration
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+	// Words tells the words a release pins; nil: a Catalog over Store.
+	Words WordSource
+
+	catalog WordSource
+}
+
+// WordSource tells the words a release pins, by name, and the release's statement digest.
+type WordSource interface {
+	Words(ctx context.Context, seq int64) (map[string]Word, string, error)
+}
+
+// Service runs the engine on every tick of every and on every wake.
+func (e *Engine) Service(every time.Duration, wake <-chan struct{}) *services.Periodic {
+	return &services.Periodic{Name: "rollouts", Every: every, Wake: wake, RunAtStart: true, Step: func(ctx context.Context) {
+		if err := e.Pass(ctx); err != nil && ctx.Err() == nil {
+			e.log().Warn("rollout pass failed", "err", err)
+		}
+	}}
+}
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log == nil {
+		return slog.Default()
+	}
+	return e.Log
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now == nil {
+		return time.Now().UTC()
+	}
+	return e.Now().UTC()
+}
+
+func (e *Engine) ttl() time.Duration {
+	if e.LeaseTTL <= 0 {
+		return 30 * time.Second
+	}
+	return e.LeaseTTL
+}
+
+// Pass advances every running rollout this replica can lease, once.
+func (e *Engine) Pass(ctx context.Context) error {
+	e.catalogFor()
+	list, err := e.Store.RolloutList(ctx, store.RolloutListParams{State: store.RolloutRunning, Limit: store.MaxListLimit})
+	if err != nil {
+		return err
+	}
+	for _, ro := range list {
+		_, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: ro.ID, Name: LeaseEngine, Holder: e.Holder,
+			Purpose: "advance rollout", TTL: e.ttl(), Now: e.now()})
+		if errcode.Has(err, errcode.LeaseHeld) {
+			continue // another replica advances it
+		}
+		if err != nil {
+			return err
+		}
+		if err := e.advance(ctx, ro.ID); err != nil {
+			e.log().Warn("rollout not advanced", "rollout", ro.ID, "err", err)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) advance(ctx context.Context, id string) error {
+	ro, err := e.Store.RolloutGet(ctx, store.RolloutGetParams{ID: id})
+	if err != nil || ro.State != store.RolloutRunning {
+		return err
+	}
+	running := 0
+	for _, st := range ro.Steps {
+		if st.State != store.StepRunning {
+			continue
+		}
+		running++
+		if !e.holdNode(ctx, ro, st) {
+			continue // another holder has the node until its lease runs out
+		}
+		miss, err := e.check(ctx, ro, st, false)
+		if err != nil {
+			return err
+		}
+		if miss == "" {
+			continue
+		}
+		running--
+		res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
+			FromState: store.StepRunning, FromPhase: st.Phase, State: store.StepFailed, Phase: st.Phase, Reason: miss, Now: e.now()})
+		if err != nil || !res.Moved {
+			return err
+		}
+		e.releaseNode(ctx, ro, st)
+		after, err := e.Store.RolloutMiss(ctx, store.RolloutMissParams{ID: ro.ID, NodeID: st.NodeID, NodeName: st.NodeName, Reason: miss, Now: e.now()})
+		if err != nil {
+			return err
+		}
+		e.log().Warn("rollout step missed", "rollout", ro.ID, "node", st.NodeName, "reason", miss, "state", after.State)
+		if after.State != store.RolloutRunning {
+			e.log().Warn("rollout halted", "rollout", ro.ID, "node", st.NodeName, "reason", miss)
+			return nil
+		}
+	}
+	// Look again: the checks above moved steps.
+	if ro, err = e.Store.RolloutGet(ctx, store.RolloutGetParams{ID: id}); err != nil || ro.State != store.RolloutRunning {
+		return err
+	}
+	stage, done := currentStage(ro.Steps)
+	if done {
+		return e.complete(ctx, ro)
+	}
+	running = 0
+	for _, st := range ro.Steps {
+		if st.State == store.StepRunning {
+			running++
+		}
+	}
+	for _, st := range ro.Steps {
+		if running >= ro.MaxParallel {
+			break
+		}
+		if st.Stage != stage || st.State != store.StepPending {
+			continue
+		}
+		started, err := e.start(ctx, ro, st)
+		if err != nil {
+			return err
+		}
+		if started {
+			running++
+		}
+	}
+	return nil
+}
+
+// currentStage is the first stage with a step that has not ended; done when there is none. A stage
+// starts only once every step before it ended (passed, or failed within the error budget).
+func currentStage(steps []store.RolloutStep) (int, bool) {
+	stage := -1
+	for _, st := range steps {
+		if st.State == store.StepPending || st.State == store.StepRunning {
+			if stage < 0 || st.Stage < stage {
+				stage = st.Stage
+			}
+		}
+	}
+	return stage, stage < 0
+}
+
+func (e *Engine) complete(ctx context.Context, ro store.Rollout) error {
+	done, err := e.Store.RolloutSetState(ctx, store.RolloutSetStateParams{ID: ro.ID, From: []store.RolloutState{store.RolloutRunning},
+		To: store.RolloutCompleted, By: "plane", Action: "complete", Now: e.now()})
+	if errcode.Has(err, errcode.RolloutWrongState) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ro.Kind == store.RolloutRelease && ro.FleetWide && done.Misses == 0 {
+		// Every node now runs it: new nodes should too.
+		if err := e.Store.FleetTargetSet(ctx, store.FleetTargetSetParams{Sequence: ro.ReleaseSequence, By: ro.CreatedBy, Now: e.now()}); err != nil {
+			return err
+		}
+	}
+	_ = e.Store.LeaseRelease(ctx, store.LeaseReleaseParams{Subject: ro.ID, Name: LeaseEngine, Holder: e.Holder})
+	e.log().Info("rollout completed", "rollout", ro.ID, "misses", done.Misses)
+	return nil
+}
+
+// start takes the node's change lease and moves its step to its first phase. A node another holder is
+// changing waits for a later pass.
+func (e *Engine) start(ctx context.Context, ro store.Rollout, st store.RolloutStep) (bool, error) {
+	_, err := AcquireChange(ctx, e.Store, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now())
+	if errcode.Has(err, errcode.LeaseHeld) {
+		return false, nil // another change holds the node: it waits for a later pass
+	}
+	if err != nil {
+		return false, err
+	}
+	phase := store.PhaseChange
+	if ro.PreflightWord != "" {
+		phase = store.PhasePreflight
+	}
+	res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
+		FromState: store.StepPending, State: store.StepRunning, Phase: phase, Now: e.now()})
+	if err != nil || !res.Moved {
+		return false, err
+	}
+	e.log().Info("rollout step started", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "stage", st.Stage, "phase", phase)
+	_, err = e.check(ctx, ro, res.Step, true) // a miss found here is found again, and counted, next pass
+	return true, err
+}
+
+// holdNode renews (or takes over, once expired) the node's change lease for a running step, and
+// says whether this replica holds it: a replica that took the rollout over acts on a node only once
+// the dead replica's lease on it ran out.
+func (e *Engine) holdNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) bool {
+	if _, err := AcquireChange(ctx, e.Store, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now()); err != nil {
+		e.log().Debug("node lease not held", "rollout", ro.ID, "node", st.NodeName, "err", err)
+		return false
+	}
+	return true
+}
+
+func (e *Engine) releaseNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) {
+	_ = e.Store.LeaseRelease(ctx, store.LeaseReleaseParams{Subject: st.NodeID, Name: store.LeaseChange, Holder: e.nodeHolder(ro)})
+}
+
+// nodeHolder is who holds a node's change lease for a rollout: this replica, for that rollout. Two
+// rollouts reaching one node never share a holder, so they never change it at once, even when one
+// replica advances both.
+func (e *Engine) nodeHolder(ro store.Rollout) string { return e.Holder + "/" + ro.ID }
+
+// check looks at a running step once: it starts what its phase needs (a job, a target move), moves it
+// on when its phase passed, and returns why it missed, if it did. fresh says the step entered its
+// phase in this very pass, so no job of it can exist yet.
+func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutStep, fresh bool) (string, error) {
+	if !st.PhaseAt.IsZero() && e.now().Sub(st.PhaseAt) > ro.StepTimeout {
+		if st.JobID != "" {
+			_, _ = e.Store.JobMarkFailed(ctx, store.JobMarkFailedParams{ID: st.JobID, By: "rollout " + ro.ID, Message: "the rollout's step timed out", Now: e.now()})
+		}
+		return fmt.Sprintf("%s did not report back within %s", st.Phase, ro.StepTimeout), nil
+	}
+	var passed bool
+	var miss string
+	var err error
+	switch {
+	case st.Phase == store.PhaseChange && ro.Kind == store.RolloutRelease:
+		passed, miss, err = e.releaseStep(ctx, ro, st)
+	default:
+		word, params := ro.Word, ro.Params
+		switch st.Phase {
+		case store.PhasePreflight:
+			word, params = ro.PreflightWord, ro.PreflightParams
+		case store.PhaseVerify:
+			word, params = ro.VerifyWord, ro.VerifyParams
+		}
+		passed, miss, err = e.jobStep(ctx, ro, st, word, params, fresh)
+	}
+	if err != nil || miss != "" || !passed {
+		return miss, err
+	}
+	next, state := nextPhase(ro, st.Phase)
+	res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
+		FromState: store.StepRunning, FromPhase: st.Phase, State: state, Phase: next, Now: e.now()})
+	if err != nil || !res.Moved {
+		return "", err
+	}
+	if state == store.StepPassed {
+		e.releaseNode(ctx, ro, st)
+		e.log().Info("rollout step passed", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "stage", st.Stage)
+		return "", nil
+	}
+	// Clear the job id of the phase that passed, so the next phase queues its own.
+	res.Step.JobID = ""
+	return e.checkFresh(ctx, ro, res.Step)
+}
+
+// checkFresh looks at a step that just entered a phase.
+func (e *Engine) checkFresh(ctx context.Context, ro store.Rollout, st store.RolloutStep) (string, error) {
+	return e.check(ctx, ro, st, true)
+}
+
+func nextPhase(ro store.Rollout, phase string) (string, store.StepState) {
+	switch phase {
+	case store.PhasePreflight:
+		return store.PhaseChange, store.StepRunning
+	case store.PhaseChange:
+		if ro.VerifyWord != "" {
+			return store.PhaseVerify, store.StepRunning
+		}
+	}
+	return phase, store.StepPassed
+}
+
+// jobTag is the creator recorded on a rollout's job: who asked, through which rollout, phase and
+// attempt (a step tried again after a resume starts anew). A replica that took a rollout over finds a
+// job queued before the record named it by this tag, rather than queueing a second one.
+func jobTag(ro store.Rollout, st store.RolloutStep) string {
+	return fmt.Sprintf("%s via rollout %s (%s, attempt %d)", ro.CreatedBy, ro.ID, st.Phase, st.StartedAt.UnixMicro())
+}
+
+// jobStep runs word on the node and judges its job.
+func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.RolloutStep, word string, params json.RawMessage, fresh bool) (bool, string, error) {
+	tag := jobTag(ro, st)
+	var job *store.Job
+	if !fresh {
+		var err error
+		if job, err = e.phaseJob(ctx, st, tag); err != nil {
+			return false, "", err
+		}
+	}
+	if job == nil {
+		node, err := e.Store.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
+		if err != nil {
+			return false, "", err
+		}
+		if node.State != store.NodeActive {
+			return false, fmt.Sprintf("node is %s", node.State), nil
+		}
+		ref, ok := node.Word(word)
+		if !ok {
+			return false, fmt.Sprintf("%s: the node does not report the word %s", st.Phase, word), nil
+		}
+		words, _, err := e.catalogFor().Words(ctx, node.TargetSequence)
+		if err != nil {
+			return false, "", err
+		}
+		w, ok := words[word]
+		if !ok || w.Module != ref.Digest {
+			return false, fmt.Sprintf("%s: the node's %s is not the one its target release %d pins", st.Phase, word, node.TargetSequence), nil
+		}
+		if len(params) == 0 {
+			params = json.RawMessage(`{}`)
+		}
+		var budget time.Duration
+		if ms := w.Manifest.Limits.WallTimeMS; ms > 0 {
+			budget = time.Duration(ms)*time.Millisecond + time.Minute
+		}
+		j, err := e.Store.JobCreate(ctx, store.JobCreateParams{NodeID: st.NodeID, Word: word, WordDigest: ref.Digest,
+			Class: string(w.Manifest.Class), Params: params, Budget: budget, CreatedBy: tag, Now: e.now()})
+		if errcode.Has(err, errcode.NodeNotActive) || errcode.Has(err, errcode.JobWordUnavailable) {
+			return false, fmt.Sprintf("%s: %s", st.Phase, errcode.From(err, errcode.InternalError).Message), nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		job = &j
+		if _, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
+			FromState: store.StepRunning, FromPhase: st.Phase, State: store.StepRunning, Phase: st.Phase, JobID: j.ID, Now: st.PhaseAt}); err != nil {
+			return false, "", err
+		}
+		e.log().Info("rollout job queued", "rollout", ro.ID, "node", st.NodeName, "phase", st.Phase, "job", j.ID, "word", word)
+	}
+	switch job.State {
+	case store.JobCompleted:
+		return true, "", nil
+	case store.JobQueued, store.JobRunning:
+		return false, "", nil
+	}
+	why := fmt.Sprintf("%s %s %s", st.Phase, word, job.State)
+	if job.OutcomeCode != "" {
+		why += ": " + job.OutcomeCode
+	}
+	if job.OutcomeMessage != "" {
+		why += ": " + job.OutcomeMessage
+	}
+	return false, why, nil
+}
+
+// phaseJob finds the step's job for its phase: by the id the step holds, or by its tag among the
+// node's newest jobs when a replica died between queueing it and recording it.
+func (e *Engine) phaseJob(ctx context.Context, st store.RolloutStep, tag string) (*store.Job, error) {
+	if st.JobID != "" {
+		j, err := e.Store.JobGet(ctx, store.JobGetParams{ID: st.JobID})
+		if err != nil {
+			return nil, err
+		}
+		if j.CreatedBy == tag {
+			return &j, nil
+		}
+	}
+	list, err := e.Store.JobList(ctx, store.JobListParams{NodeID: st.NodeID, Limit: 10})
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range list.Jobs {
+		if j.CreatedBy == tag {
+			return &j, nil
+		}
+	}
+	return nil, nil
+}
+
+func (e *Engine) catalogFor() WordSource {
+	if e.catalog == nil {
+		e.catalog = e.Words
+		if e.catalog == nil {
+			e.catalog = NewCatalog(e.Store)
+		}
+	}
+	return e.catalog
+}
+
+// releaseStep moves the node's target to the rollout's release and judges whether the node took it.
+func (e *Engine) releaseStep(ctx context.Context, ro store.Rollout, st store.RolloutStep) (bool, string, error) {
+	node, err := e.Store.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
+	if err != nil {
+		return false, "", err
+	}
+	if node.State != store.NodeActive {
+		return false, fmt.Sprintf("node is %s", node.State), nil
+	}
+	if node.TargetSequence != ro.ReleaseSequence {
+		// The previous target is recorded before the move, so a revert knows where to go back to
+		// even if this replica dies between the two.
+		if st.PreviousTarget == 0 {
+			if _, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
+				FromState: store.StepRunning, FromPhase: st.Phase, State: store.StepRunning, Phase: st.Phase,
+				PreviousTarget: node.TargetSequence, Now: st.PhaseAt}); err != nil {
+				return false, "", err
+			}
+		}
+		if _, err := e.Store.NodeTargetSet(ctx, store.NodeTargetSetParams{ID: st.NodeID, Sequence: ro.ReleaseSequence, Now: e.now()}); err != nil {
+			return false, "", err
+		}
+		e.log().Info("node target moved", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "sequence", ro.ReleaseSequence)
+		return false, "", nil
+	}
+	words, digest, err := e.catalogFor().Words(ctx, ro.ReleaseSequence)
+	if err != nil {
+		return false, "", err
+	}
+	ok, why := ReleaseReached(node, ro.ReleaseSequence, digest, words)
+	return ok, why, nil
+}
+
+// ReleaseReached is the pass check of a release step: the node reports the release's statement and
+// every word the release pins, with the pinned module. It returns a miss reason when the node said
+// it cannot take the release. (The agent self-update work adds here: when the release pins a new
+// agent, the node reports that version in update state current, and a rejected agent is a miss.)
+func ReleaseReached(n store.Node, seq int64, digest string, words map[string]Word) (bool, string) {
+	if n.StatementSequence != seq || n.StatementDigest != digest {
+		if n.Untrusted != "" {
+			return false, "the node refused the release: " + n.Untrusted
+		}
+		return false, ""
+	}
+	for name, w := range words {
+		ref, ok := n.Word(name)
+		if !ok || ref.Digest != w.Module {
+			if n.Untrusted != "" {
+				return false, "the node did not load " + name + ": " + n.Untrusted
+			}
+			return false, ""
+		}
+	}
+	return true, ""
+}
+
+// Revert moves every node a release rollout moved back to the target it had before, and marks the
+// rollout reverted. A job rollout has nothing to move back.
+func Revert(ctx context.Context, s store.Store, ro store.Rollout, by string, now time.Time) (store.Rollout, []string, error) {
+	if ro.Kind != store.RolloutRelease {
+		return store.Rollout{}, nil, errcode.New(errcode.RolloutWrongState, "rollout %s ran a job; there is no target to move back", ro.ID).
+			With(errcode.DetailState, string(ro.State))
+	}
+	if !slices.Contains([]store.RolloutState{store.RolloutCompleted, store.RolloutHalted, store.RolloutAborted, store.RolloutPaused}, ro.State) {
+		return store.Rollout{}, nil, errcode.New(errcode.RolloutWrongState, "rollout %s is %s; pause or abort it first", ro.ID, ro.State).
+			With(errcode.DetailState, string(ro.State))
+	}
+	var moved []string
+	for _, st := range ro.Steps {
+		if st.PreviousTarget == 0 || st.PreviousTarget == ro.ReleaseSequence {
+			continue
+		}
+		n, err := s.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
+		if err != nil {
+			return store.Rollout{}, nil, err
+		}
+		if n.TargetSequence != ro.ReleaseSequence {
+			continue // moved since by someone else: not ours to move back
+		}
+		if _, err := s.NodeTargetSet(ctx, store.NodeTargetSetParams{ID: st.NodeID, Sequence: st.PreviousTarget, Now: now}); err != nil {
+			return store.Rollout{}, nil, err
+		}
+		moved = append(moved, st.NodeName)
+	}
+	out, err := s.RolloutSetState(ctx, store.RolloutSetStateParams{ID: ro.ID, From: []store.RolloutState{ro.State}, To: store.RolloutReverted,
+		By: by, Action: "revert", Detail: fmt.Sprintf("%d nodes moved back", len(moved)), Now: now})
+	return out, moved, err
+}

@@ -1,0 +1,84 @@
+package rollouts_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
+)
+
+// TestTwoEnginesNeverStartANodeTwice runs two engines (two replicas) on one store, passing as fast as
+// they can at once while the simulated agents answer: the rollout completes and every node ran one
+// job.
+func TestTwoEnginesNeverStartANodeTwice(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			url := filepath.Join(t.TempDir(), "plane.db")
+			if backend == "postgres" {
+				url = storetest.PostgresURL(t)
+			}
+			st := storetest.Open(t, url)
+			peer := storetest.Open(t, url)
+			nodes := enrolSimulated(t, st, 30)
+			steps, stages, err := rollouts.Plan(nodes, "all", rollouts.Staging{Canary: 1, Percentages: []string{"50%", "100%"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			ro, err := st.RolloutCreate(ctx, store.RolloutCreateParams{Kind: store.RolloutJob, Word: "noop", Params: json.RawMessage(`{}`),
+				Selector: "all", Stages: stages, MaxParallel: 4, Steps: steps, By: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			var wg sync.WaitGroup
+			for i, s := range []store.Store{st, peer} {
+				e := &rollouts.Engine{Store: s, Holder: []string{"replica-a", "replica-b"}[i], Words: benchWords{}}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						select {
+						case <-done:
+							return
+						default:
+						}
+						if err := e.Pass(ctx); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			for {
+				answerJobs(t, st)
+				cur, err := st.RolloutGet(ctx, store.RolloutGetParams{ID: ro.ID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cur.State != store.RolloutRunning {
+					if cur.State != store.RolloutCompleted {
+						t.Fatalf("rollout %s: %s", cur.State, cur.HaltReason)
+					}
+					break
+				}
+			}
+			close(done)
+			wg.Wait()
+			for _, n := range nodes {
+				res, err := st.JobList(ctx, store.JobListParams{NodeID: n.ID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Jobs) != 1 {
+					t.Fatalf("node %s ran %d jobs", n.Name, len(res.Jobs))
+				}
+			}
+		})
+	}
+}
