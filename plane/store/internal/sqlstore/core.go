@@ -23,6 +23,7 @@ type sqlStore struct {
 	q      *sqldb.Queries
 	ids    idSource
 	closed atomic.Bool
+	counts sqldb.Counts
 }
 
 // Open loads a dialect's SQL, opens its driver and migrates the database. The SQL is loaded first:
@@ -45,6 +46,12 @@ func Open(ctx context.Context, files fs.FS, open func() (sqldb.Driver, error)) (
 }
 
 func (s *sqlStore) Notifier() Notifier { return s.drv.Notifier() }
+
+// Statements counts what the store has sent its database since it opened; see store.Counter.
+func (s *sqlStore) Statements() StatementCounts {
+	st, tx := s.counts.Load()
+	return StatementCounts{Statements: st, Transactions: tx}
+}
 
 func (s *sqlStore) Ping(ctx context.Context) error {
 	if err := s.usable(); err != nil {
@@ -76,7 +83,8 @@ func (s *sqlStore) tx(ctx context.Context, what string, fn func(sqldb.Execer) er
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if err := s.drv.Tx(ctx, fn); err != nil {
+	s.counts.AddTransaction()
+	if err := s.drv.Tx(ctx, func(ex sqldb.Execer) error { return fn(s.counts.Count(ex)) }); err != nil {
 		return s.fail(err, what)
 	}
 	return nil
@@ -93,6 +101,8 @@ func (s *sqlStore) pipeline(ctx context.Context, what string, steps ...sqldb.Ste
 			run = append(run, st)
 		}
 	}
+	s.counts.AddTransaction()
+	s.counts.AddStatements(len(run))
 	if err := s.drv.Pipeline(ctx, run); err != nil {
 		return s.fail(err, what)
 	}
@@ -104,7 +114,7 @@ func (s *sqlStore) read(ctx context.Context, what string, fn func(sqldb.Execer) 
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if err := fn(s.drv); err != nil {
+	if err := fn(s.counts.Count(s.drv)); err != nil {
 		return s.fail(err, what)
 	}
 	return nil
@@ -116,7 +126,7 @@ func (s *sqlStore) write(ctx context.Context, what string, fn func(sqldb.Execer)
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if err := fn(s.drv.Writer()); err != nil {
+	if err := fn(s.counts.Count(s.drv.Writer())); err != nil {
 		return s.fail(err, what)
 	}
 	return nil
@@ -199,7 +209,10 @@ func listLimit(n int) (int, error) {
 	return n, nil
 }
 
-var _ Store = (*sqlStore)(nil)
+var (
+	_ Store   = (*sqlStore)(nil)
+	_ Counter = (*sqlStore)(nil)
+)
 
 func invalid(field, format string, args ...any) error {
 	return errcode.New(errcode.StoreParamInvalid, format, args...).With(errcode.DetailField, field)
