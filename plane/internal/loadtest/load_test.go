@@ -109,8 +109,27 @@ func fleet(b *testing.B, kind string) {
 		hold(b, st, plane, client, fleet[:agents])
 	}
 
-	// Sustained round trips: a subset of agents works through queued jobs as fast as it can.
+	// Sustained round trips: a subset of agents works through queued jobs as fast as it can. Each
+	// reports its vocabulary first (a busy claim, answered at once), as a job is queued only for a
+	// node that reports the word.
 	rt := fleet[:roundTripAgents]
+	var reported sync.WaitGroup
+	for _, a := range rt {
+		reported.Go(func() {
+			busy := a.claim()
+			busy.Idle = false
+			var resp channel.ClaimResponse
+			if err := a.send(ctx, client, plane.url, channel.PathClaim, busy, &resp); err != nil {
+				b.Error(err)
+				return
+			}
+			a.heard(&resp)
+		})
+	}
+	reported.Wait()
+	if b.Failed() {
+		return
+	}
 	for _, a := range rt {
 		for range roundTripJobs {
 			if _, err := st.JobCreate(ctx, store.JobCreateParams{NodeID: a.id, Word: noop.Name, WordDigest: noop.Digest, Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "load"}); err != nil {

@@ -42,7 +42,21 @@ func Open(ctx context.Context, files fs.FS, open func() (sqldb.Driver, error)) (
 		_ = drv.Close()
 		return nil, err
 	}
+	if p, ok := drv.(sqldb.Preparer); ok {
+		if err := p.Prepare(ctx, s.hot()); err != nil {
+			_ = drv.Close()
+			return nil, errcode.Wrap(err, errcode.StoreUnavailable, "prepare statements")
+		}
+	}
 	return s, nil
+}
+
+// hot are the statements of a job round trip and of a long poll: what the plane runs most.
+func (s *sqlStore) hot() []string {
+	q := s.q
+	return []string{q.NodeGetByKey, q.NonceUse, q.NodeReport, q.NodeSeen, q.RelaxCommit, q.JobClaimLose, q.JobClaimLock,
+		q.JobClaim, q.JobFinish, q.JobFinishClaim, q.JobFinishRefusal, q.NodeRefusalAdd, q.JobGet, q.JobInsert,
+		q.NodeLockShared, q.CaseList}
 }
 
 func (s *sqlStore) Notifier() Notifier { return s.drv.Notifier() }
