@@ -60,7 +60,7 @@ type test struct {
 // Run runs every conformance test against stores made by open.
 func Run(t *testing.T, open Opener) {
 	groups := [][]test{migrationTests, joinTests, nodeTests, nonceTests, jobTests, tokenTests, releaseTests,
-		notifyTests, concurrencyTests, driverTests, caseTests, incidentTests, notificationTests}
+		notifyTests, concurrencyTests, driverTests, caseTests, incidentTests, notificationTests, roundTripTests}
 	for _, g := range groups {
 		for _, tc := range g {
 			t.Run(tc.name, func(t *testing.T) {
