@@ -168,9 +168,9 @@ func fleet(b *testing.B, kind string) {
 	line := fmt.Sprintf("fleet load (%s): %.0f job round trips/s (%d agents, %d jobs); CPU %% of one core: plane %.0f, load generator %.0f",
 		kind, perSec, len(rt), int64(n), cpu(after.plane-before.plane), cpu(after.self-before.self))
 	if pg != nil {
-		b.ReportMetric(cpu(after.pgPlane-before.pgPlane), "postgres-backends-CPU-%")
+		b.ReportMetric(cpu(since(before.pgPlane, after.pgPlane)), "postgres-backends-CPU-%")
 		line += fmt.Sprintf(", postgres backends of the plane %.0f, all postgres processes %.0f (other users' included)",
-			cpu(after.pgPlane-before.pgPlane), cpu(after.pgAll-before.pgAll))
+			cpu(since(before.pgPlane, after.pgPlane)), cpu(since(before.pgAll, after.pgAll)))
 	}
 	if after.stats.ok && before.stats.ok {
 		st := float64(after.stats.statements-before.stats.statements) / n
@@ -532,11 +532,14 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
-// usage is one sample of everything the round-trip figures are differences of.
+// usage is one sample of everything the round-trip figures are differences of. Processes' CPU times
+// are kept per pid, so that one exiting between two samples (a pooled connection closed, another
+// user's backend) takes nothing away: its time since the first sample is lost, never subtracted.
 type usage struct {
-	plane, self, pgPlane, pgAll time.Duration
-	commits                     int64
-	stats                       planeStats
+	plane, self    time.Duration
+	pgPlane, pgAll map[int]time.Duration
+	commits        int64
+	stats          planeStats
 }
 
 func sample(p *plane, pg *pgServer) usage {
@@ -549,6 +552,16 @@ func sample(p *plane, pg *pgServer) usage {
 		u.pgPlane, u.pgAll, u.commits = pg.usage()
 	}
 	return u
+}
+
+// since is the CPU time the processes of now spent after the sample then; one new since then counts
+// whole.
+func since(then, now map[int]time.Duration) time.Duration {
+	var d time.Duration
+	for pid, t := range now {
+		d += t - then[pid]
+	}
+	return d
 }
 
 // pgServer is the PostgreSQL server under the plane.
@@ -608,11 +621,12 @@ func postgres(b *testing.B) *pgServer {
 
 // usage samples the CPU time of the backends serving the plane (by application_name), of every
 // postgres process on this machine, and the commits of the plane's database.
-func (pg *pgServer) usage() (planeBackends, all time.Duration, commits int64) {
+func (pg *pgServer) usage() (planeBackends, all map[int]time.Duration, commits int64) {
+	planeBackends, all = map[int]time.Duration{}, map[int]time.Duration{}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pg.admin)
 	if err != nil {
-		return 0, 0, 0
+		return planeBackends, all, 0
 	}
 	defer conn.Close(ctx)
 	// Backends flush their statistics at most once a second; wait that out so the count is whole.
@@ -623,7 +637,7 @@ func (pg *pgServer) usage() (planeBackends, all time.Duration, commits int64) {
 		for rows.Next() {
 			var pid int
 			if rows.Scan(&pid) == nil {
-				planeBackends += procCPU(pid)
+				planeBackends[pid] = procCPU(pid)
 			}
 		}
 		rows.Close()
@@ -635,7 +649,7 @@ func (pg *pgServer) usage() (planeBackends, all time.Duration, commits int64) {
 			continue
 		}
 		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(comm)) == "postgres" {
-			all += procCPU(pid)
+			all[pid] = procCPU(pid)
 		}
 	}
 	return planeBackends, all, commits
