@@ -291,6 +291,10 @@ func (s *sqlStore) JobFinishClaim(ctx context.Context, p JobFinishParams) (JobFi
 	}
 	t := now(p.Now)
 	matched := false
+	refusal := "" // only a refusal is counted: other outcomes skip the statement (SQLite's; PostgreSQL has none)
+	if p.Outcome == JobRefused {
+		refusal = s.q.JobFinishRefusal
+	}
 	err := s.pipeline(ctx, "finish job",
 		sqldb.Step{Query: s.q.JobFinishClaim, Args: []any{p.ID, p.NodeID, string(p.Outcome), t, p.Code, p.Message,
 			jsonText(p.Output), p.Transcript, jsonText(p.Audit), p.Duration.Milliseconds()}, Scan: func(r sqldb.Row) error {
@@ -302,7 +306,7 @@ func (s *sqlStore) JobFinishClaim(ctx context.Context, p JobFinishParams) (JobFi
 			matched = err == nil
 			return err
 		}},
-		sqldb.Step{Query: s.q.JobFinishRefusal, Args: []any{p.ID, p.NodeID, string(p.Outcome), t}},
+		sqldb.Step{Query: refusal, Args: []any{p.ID, p.NodeID, string(p.Outcome), t}},
 		sqldb.Step{Query: s.q.JobClaim, Args: []any{p.NodeID, t, p.ID}, Scan: s.scanClaimed(p.NodeID, &res.Next)})
 	if err != nil {
 		return JobFinishClaimResult{}, err
