@@ -94,6 +94,16 @@ type JobFinishParams struct {
 	Now        time.Time
 }
 
+type JobClaimIdleResult struct {
+	Lost []Job // the job that was running, now lost: only its ID, NodeID, Word and State are set
+	Job  *Job  // the job handed out, nil for none
+}
+
+type JobFinishClaimResult struct {
+	Job  Job  // the job finished
+	Next *Job // the job handed out, nil for none
+}
+
 type JobLoseRunningParams struct {
 	NodeID string
 	Now    time.Time

@@ -40,6 +40,9 @@ type Node struct {
 	// Untrusted is why the node could not verify the plane's statement or some of its modules, in the
 	// node's own words; "" when it could. The plane:untrusted_release detector reads it.
 	Untrusted string `json:"untrusted,omitempty"`
+	// ReportDigest is the node's digest of the report it last sent in full, "" if it sent none; a
+	// claim naming the same digest need not be written again (registry/channel.ClaimRequest).
+	ReportDigest string `json:"report_digest,omitempty"`
 
 	// Refusals counts jobs this node answered with the outcome refused.
 	Refusals int64 `json:"refusals"`
@@ -103,6 +106,14 @@ type NodeReportParams struct {
 	// Untrusted is the node's reason for distrusting the plane's statement, "" when it trusts it. Each
 	// report replaces the last, so a caller that leaves it empty records a node that trusts.
 	Untrusted string
+	// ReportDigest is the node's digest of this report, "" from an agent that sends none.
+	ReportDigest string
+}
+
+type NodeSeenParams struct {
+	ID   string
+	Now  time.Time
+	Idle bool
 }
 
 type NodeEndParams struct {

@@ -28,6 +28,19 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
+// Counter is implemented by every store: how many SQL statements it has sent its database since it
+// opened. The load harness reads it (lexicon-plane serve logs it on SIGUSR1) to report statements per
+// job round trip.
+type Counter interface {
+	Statements() StatementCounts
+}
+
+// StatementCounts: Statements leaves out BEGIN and COMMIT; Transactions counts explicit transactions,
+// not statements that commit on their own.
+type StatementCounts struct {
+	Statements, Transactions int64
+}
+
 // Store is the plane's whole state: one interface, its methods grouped below by the area they keep.
 type Store interface {
 	// Joins. The store keeps enrolment requests. A join grants nothing: only JoinApprove, given the fingerprint
@@ -65,6 +78,9 @@ type Store interface {
 	NodeList(ctx context.Context, p NodeListParams) (NodeListResult, error)
 	// NodeReport records what an active node said on a claim, and when. Refused: node.not_active.
 	NodeReport(ctx context.Context, p NodeReportParams) (Node, error)
+	// NodeSeen records only when an active node was seen and whether it is idle: a claim whose report
+	// the plane already holds (Node.ReportDigest). Refused: node.not_active.
+	NodeSeen(ctx context.Context, p NodeSeenParams) error
 	// NodeDisconnect ends the pairing from the plane's side: the node becomes disconnected, its key is
 	// retired, its queued jobs are cancelled and a running job is lost. Refused: node.not_active.
 	NodeDisconnect(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
@@ -149,6 +165,13 @@ type Store interface {
 	// JobLoseRunning makes the node's running job lost: its agent claimed while idle, so the job is no
 	// longer running there. It returns the jobs it changed.
 	JobLoseRunning(ctx context.Context, p JobLoseRunningParams) ([]Job, error)
+	// JobClaimIdle is the claim of a node that says it is idle: JobLoseRunning, then JobClaim, in one
+	// transaction. Refused: node.not_found, node.not_active.
+	JobClaimIdle(ctx context.Context, p JobClaimParams) (JobClaimIdleResult, error)
+	// JobFinishClaim is a result that carries the node's next claim: JobFinish, then, only if the
+	// result was recorded, JobClaim, in one transaction. Refused as JobFinish, and then nothing is
+	// claimed.
+	JobFinishClaim(ctx context.Context, p JobFinishParams) (JobFinishClaimResult, error)
 	// JobExpire makes every running job past its deadline lost and returns them.
 	JobExpire(ctx context.Context, p JobExpireParams) ([]Job, error)
 	// JobCancel cancels a queued job. Refused: job.not_found, job.not_queued.

@@ -16,6 +16,8 @@
 package channel
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 )
@@ -120,6 +122,14 @@ type Word struct {
 }
 
 // ClaimRequest is a node's long poll for work, and its report of itself.
+//
+// The report (every field but Idle, Cases and the two report_ fields) changes seldom, so a node need
+// not send it on every claim: ReportDigest names it (ClaimRequest.Digest), and once the plane's
+// ClaimResponse.ReportDigest shows it holds that report, the node may send Brief claims, which carry the
+// digest with ReportOmitted set and the report fields empty. A plane that lacks the report (its record
+// was lost, or it changed) answers SendReport, and the node sends the full report on its next claim.
+// A plane that knows nothing of digests never acknowledges one, so such a node keeps sending full
+// reports; a plane still takes a full report without a digest, as older agents send.
 type ClaimRequest struct {
 	Idle       bool           `json:"idle"`
 	Version    string         `json:"version"`
@@ -129,6 +139,25 @@ type ClaimRequest struct {
 	Recipes    []RecipeReport `json:"recipes"`
 	Cases      []CaseReport   `json:"cases,omitempty"`
 	ClaimSize  int            `json:"claim_size,omitempty"`
+
+	ReportDigest  string `json:"report_digest,omitempty"`  // Digest of this claim's report
+	ReportOmitted bool   `json:"report_omitted,omitempty"` // the report fields are left out; see Brief
+}
+
+// Digest is the digest of the claim's report: sha256 of its JSON with Idle, Cases and the report_
+// fields left out, in hex. A field added to the report later is covered without a change here (and
+// Brief must then leave it out too). The plane treats the digest as opaque: it only compares it with
+// the one it stored with the node's last full report.
+func (c ClaimRequest) Digest() string {
+	c.Idle, c.Cases, c.ReportDigest, c.ReportOmitted = false, nil, "", false
+	data, _ := json.Marshal(c)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// Brief is the claim without its report: Idle, Cases and the digest of the report it leaves out.
+func (c ClaimRequest) Brief() ClaimRequest {
+	return ClaimRequest{Idle: c.Idle, Cases: c.Cases, ReportDigest: c.Digest(), ReportOmitted: true}
 }
 
 // Recipe states as a claim reports them.
@@ -219,6 +248,13 @@ type Job struct {
 type ClaimResponse struct {
 	Job       *Job         `json:"job"`
 	Statement StatementRef `json:"statement"`
+
+	// ReportDigest is the digest of the report the plane holds for this node, empty if none: while it
+	// equals the node's own, the node may send Brief claims.
+	ReportDigest string `json:"report_digest,omitempty"`
+	// SendReport asks for the full report on the next claim: a brief claim named a report the plane
+	// does not hold.
+	SendReport bool `json:"send_report,omitempty"`
 }
 
 // Capability is one call a word made through lexicon_v1, allowed or not.
@@ -229,6 +265,12 @@ type Capability struct {
 }
 
 // ResultRequest reports how a job ended. Output is already redacted on the node.
+//
+// Claim, when set, is the node's next claim (finish-and-claim): the plane records the result and hands
+// out the node's next job in the same transaction, answering in ResultResponse.Claim without holding
+// the request. It is never a long poll: with no job to hand out the answer carries none, and the node
+// long-polls with a claim of its own. A result the plane refuses is answered with the error alone; no
+// job is claimed for it. A plane that knows nothing of Claim ignores it and answers without one.
 type ResultRequest struct {
 	JobID        string          `json:"job_id"`
 	Outcome      JobState        `json:"outcome"`
@@ -238,12 +280,14 @@ type ResultRequest struct {
 	Transcript   string          `json:"transcript,omitempty"`
 	Capabilities []Capability    `json:"capabilities,omitempty"`
 	DurationMS   int64           `json:"duration_ms"`
+	Claim        *ClaimRequest   `json:"claim,omitempty"`
 }
 
-// ResultResponse acknowledges a result.
+// ResultResponse acknowledges a result, and answers its Claim if it carried one.
 type ResultResponse struct {
-	JobID string   `json:"job_id"`
-	State JobState `json:"state"`
+	JobID string         `json:"job_id"`
+	State JobState       `json:"state"`
+	Claim *ClaimResponse `json:"claim,omitempty"`
 }
 
 // JobStatusRequest asks the state of a job handed to this node.

@@ -27,6 +27,7 @@ type Daemon struct {
 	Recipes Reporter
 
 	accepted int           // the claim size the plane accepted with the last claim
+	held     string        // the digest of the report the plane says it holds: claims may then be brief
 	retry    time.Duration // the first wait before a failed claim or report is sent again; 0 is a second
 	watch    time.Duration // how often a running job's state is asked; 0 is watchEvery
 }
@@ -50,37 +51,56 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.sync(ctx, channel.StatementRef{})
 	first := d.retryBase()
 	backoff := first
+	// next is the plane's answer to the claim the last result carried (finish-and-claim), nil when
+	// there was none: the loop then claims on its own.
+	var next *channel.ClaimResponse
 	for ctx.Err() == nil {
-		req := d.claim()
-		resp, err := d.Client.Claim(ctx, req)
-		if err != nil {
-			if ctx.Err() != nil {
-				break
+		var resp channel.ClaimResponse
+		if next != nil {
+			resp, next = *next, nil
+		} else {
+			full, req := d.claim()
+			var err error
+			resp, err = d.Client.Claim(ctx, req)
+			if err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				if ended(err) {
+					return errcode.Wrap(err, errcode.AgentNotJoined, "the plane no longer serves this node; join again with lexicon-agent join")
+				}
+				wait := backoff + time.Duration(rand.Int64N(int64(backoff)))
+				d.Log.Warn("claim failed; retrying", "err", err, "in", wait.Round(time.Millisecond))
+				if !sleep(ctx, wait) {
+					break
+				}
+				backoff = min(backoff*2, 30*first)
+				continue
 			}
-			if ended(err) {
-				return errcode.Wrap(err, errcode.AgentNotJoined, "the plane no longer serves this node; join again with lexicon-agent join")
-			}
-			wait := backoff + time.Duration(rand.Int64N(int64(backoff)))
-			d.Log.Warn("claim failed; retrying", "err", err, "in", wait.Round(time.Millisecond))
-			if !sleep(ctx, wait) {
-				break
-			}
-			backoff = min(backoff*2, 30*first)
-			continue
-		}
-		backoff = first
-		d.accepted = max(req.ClaimSize, channel.DefaultBodyCap)
-		if d.Recipes != nil && len(req.Cases) > 0 {
-			d.Recipes.Delivered(req.Cases)
+			backoff = first
+			d.answered(full, resp)
 		}
 		if resp.Statement.Digest != "" && resp.Statement.Digest != d.Vocab.Ref().Digest {
 			d.sync(ctx, resp.Statement)
 		}
 		if resp.Job != nil {
-			d.runJob(ctx, *resp.Job)
+			next = d.runJob(ctx, *resp.Job)
 		}
 	}
 	return nil
+}
+
+// answered takes in the plane's answer to a claim whose full form was full: the size it accepted,
+// the cases it took, and whether it holds the report (so the next claims may be brief).
+func (d *Daemon) answered(full channel.ClaimRequest, resp channel.ClaimResponse) {
+	d.accepted = max(full.ClaimSize, channel.DefaultBodyCap)
+	if d.Recipes != nil && len(full.Cases) > 0 {
+		d.Recipes.Delivered(full.Cases)
+	}
+	d.held = resp.ReportDigest
+	if resp.SendReport {
+		d.held = ""
+	}
 }
 
 // sync brings the vocabulary up to the plane's statement and says what it refused.
@@ -98,7 +118,9 @@ func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
 	}
 }
 
-func (d *Daemon) claim() channel.ClaimRequest {
+// claim builds the next claim: full, with its report, and the form to send, which leaves the report
+// out (Brief) while the plane holds one of the same digest.
+func (d *Daemon) claim() (full, send channel.ClaimRequest) {
 	req := channel.ClaimRequest{
 		Idle: true, Version: d.Version, Statement: d.Vocab.Ref(), Vocabulary: d.Vocab.Report(),
 		Untrusted: d.Vocab.Untrusted(), Recipes: []channel.RecipeReport{},
@@ -115,7 +137,11 @@ func (d *Daemon) claim() channel.ClaimRequest {
 	for i := len(req.Cases) - 1; i >= 0 && size(req) > limit; i-- {
 		req.Cases[i].Body = nil
 	}
-	return req
+	req.ReportDigest = req.Digest()
+	if d.held == req.ReportDigest {
+		return req, req.Brief()
+	}
+	return req, req
 }
 
 func size(req channel.ClaimRequest) int {
@@ -123,9 +149,11 @@ func size(req channel.ClaimRequest) int {
 	return len(b)
 }
 
-// runJob runs a job and reports it. The report is retried while the plane is unreachable or says it
-// cannot take it yet; a job is never run again, whatever happens to its report.
-func (d *Daemon) runJob(ctx context.Context, job channel.Job) {
+// runJob runs a job and reports it, with the node's next claim in the same request (finish-and-claim);
+// it returns the plane's answer to that claim, or nil if there is none (the report failed, or the
+// plane does not answer claims on results). The report is retried while the plane is unreachable or
+// says it cannot take it yet; a job is never run again, whatever happens to its report.
+func (d *Daemon) runJob(ctx context.Context, job channel.Job) *channel.ClaimResponse {
 	d.Log.Info("job started", "job", job.ID, "word", job.Word)
 	jobCtx, stop := context.WithCancel(ctx)
 	watched := make(chan struct{})
@@ -138,18 +166,25 @@ func (d *Daemon) runJob(ctx context.Context, job channel.Job) {
 	<-watched
 	d.Log.Info("job ended", "job", job.ID, "word", job.Word, "outcome", res.Outcome, "code", res.Code, "duration_ms", res.DurationMS)
 	for attempt := 0; attempt < 6; attempt++ {
-		_, err := d.Client.Result(ctx, res)
+		full, claim := d.claim()
+		res.Claim = &claim
+		out, err := d.Client.Result(ctx, res)
 		if err == nil || !transient(err) {
 			if err != nil {
 				d.Log.Warn("the plane refused the result", "job", job.ID, "err", err)
+				return nil
 			}
-			return
+			if out.Claim != nil {
+				d.answered(full, *out.Claim)
+			}
+			return out.Claim
 		}
 		if !sleep(ctx, time.Duration(1<<attempt)*d.retryBase()) {
-			return
+			return nil
 		}
 	}
 	d.Log.Error("could not report a result; the plane will count the job lost", "job", job.ID)
+	return nil
 }
 
 // watchJob asks the plane, while a job runs, whether it still wants it, and calls stop once the plane

@@ -3,11 +3,13 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,7 +49,7 @@ func TestCaseBodyWaitsForRoom(t *testing.T) {
 		Body: &channel.CaseBody{Mode: "repair", HostReport: big}}}}
 	d := &Daemon{Vocab: v, Version: "test", Recipes: rep}
 
-	first := d.claim()
+	first, _ := d.claim()
 	if len(first.Cases) != 1 || first.Cases[0].Body != nil || first.ClaimSize < 200<<10 {
 		t.Fatalf("first claim: %d cases, body %v, claim_size %d", len(first.Cases), first.Cases[0].Body != nil, first.ClaimSize)
 	}
@@ -58,7 +60,7 @@ func TestCaseBodyWaitsForRoom(t *testing.T) {
 		t.Fatalf("first claim of %d bytes", len(b))
 	}
 	d.accepted = max(first.ClaimSize, channel.DefaultBodyCap) // what Run records when the claim succeeds
-	second := d.claim()
+	second, _ := d.claim()
 	if second.Cases[0].Body == nil {
 		t.Fatal("the body does not ride once there is room")
 	}
@@ -186,5 +188,82 @@ func TestWatchJobStopsWhatThePlaneEnded(t *testing.T) {
 	defer mu.Unlock()
 	if ctx.Err() == nil || asked != 3 {
 		t.Fatalf("after %d answers the job is stopped: %v", asked, ctx.Err())
+	}
+}
+
+// TestClaimsBriefAndFinishAndClaim: the report rides until the plane says it holds it, then claims
+// leave it out; a result carries the next claim, and the job that answer hands out runs without a
+// claim of its own; a plane that asks for the report gets it in full on the next claim.
+func TestClaimsBriefAndFinishAndClaim(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var trail []string // what reached the plane, in order
+	var failed []string
+	fail := func(format string, args ...any) { failed = append(failed, fmt.Sprintf(format, args...)) }
+	form := func(c *channel.ClaimRequest) string {
+		switch {
+		case c == nil:
+			return "none"
+		case c.ReportDigest == "":
+			return "undigested"
+		case c.ReportOmitted:
+			if c.Vocabulary != nil || c.Version != "" {
+				fail("a brief claim carries its report: %+v", c)
+			}
+			return "brief"
+		}
+		if c.ReportDigest != c.Digest() {
+			fail("a full claim names digest %s, not its own %s", c.ReportDigest, c.Digest())
+		}
+		return "full"
+	}
+	plane := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		body, _ := io.ReadAll(r.Body)
+		switch r.URL.Path {
+		case channel.PathClaim:
+			var req channel.ClaimRequest
+			json.Unmarshal(body, &req)
+			trail = append(trail, "claim "+form(&req))
+			if len(trail) == 1 {
+				json.NewEncoder(w).Encode(channel.ClaimResponse{Job: &channel.Job{ID: "job_1", Word: "absent"}, ReportDigest: req.ReportDigest})
+				return
+			}
+			cancel() // the test is over
+			json.NewEncoder(w).Encode(channel.ClaimResponse{})
+		case channel.PathResult:
+			var req channel.ResultRequest
+			json.Unmarshal(body, &req)
+			trail = append(trail, "result "+req.JobID+" "+form(req.Claim))
+			resp := channel.ResultResponse{JobID: req.JobID, State: req.Outcome, Claim: &channel.ClaimResponse{SendReport: true}}
+			if req.JobID == "job_1" {
+				resp.Claim = &channel.ClaimResponse{Job: &channel.Job{ID: "job_2", Word: "absent"}, ReportDigest: req.Claim.ReportDigest}
+			}
+			json.NewEncoder(w).Encode(resp)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer plane.Close()
+	c, err := client.New(plane.URL, "", keys.NewNode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := vocab.Open(filepath.Join(t.TempDir(), "trust"), filepath.Join(t.TempDir(), "modules"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	d := &Daemon{Client: c, Vocab: v, Runner: &runner.Runner{Vocab: v, Log: log}, Version: "test", Log: log, retry: time.Millisecond}
+	if err := d.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"claim full", "result job_1 brief", "result job_2 brief", "claim full"}
+	if !slices.Equal(trail, want) || len(failed) > 0 {
+		t.Fatalf("the plane saw %q, want %q; %v", trail, want, failed)
 	}
 }

@@ -13,9 +13,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
@@ -152,6 +154,8 @@ func serveCmd() *cli.Command {
 					log.Warn("metrics are served without a token on a public address; scrape them on a loopback or private one", "metrics_listen", metricsLn.Addr().String())
 				}
 			}
+			stopStats := logStatements(st, log)
+			defer stopStats()
 			if trust == "" {
 				trust = filepath.Join(sf.data, "trust")
 			}
@@ -259,6 +263,30 @@ func serveCmd() *cli.Command {
 			return nil, nil
 		},
 	}
+}
+
+// logStatements logs the store's statement counts each time the process gets SIGUSR1: the load
+// harness reads them to report statements per job round trip (make bench). It returns the stop.
+func logStatements(st store.Store, log *slog.Logger) (stop func()) {
+	c, ok := st.(store.Counter)
+	if !ok {
+		return func() {}
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-sig:
+				n := c.Statements()
+				log.Info("store statements", "statements", n.Statements, "transactions", n.Transactions)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(sig); close(done) }
 }
 
 // background is the plane's work beside its HTTP server: this replica's heartbeat, job expiry, the

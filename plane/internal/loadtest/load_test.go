@@ -14,12 +14,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,41 +40,174 @@ const (
 	roundTripAgents = 500
 	roundTripJobs   = 40 // per round-trip agent
 	dispatchJobs    = 400
+	pgbenchClients  = 16
+	pgbenchSeconds  = 12
+)
+
+// Databases of their own on the test server: the load's transaction count (pg_stat_database) is then
+// the plane's alone, and pgbench's tables never meet the plane's.
+const (
+	loadDatabase    = "lexicon_load"
+	pgbenchDatabase = "lexicon_pgbench"
+	planeAppName    = "lexicon-load-plane"
 )
 
 var noop = channel.Word{Name: "noop", Version: "1.0.0", Digest: strings.Repeat("a", 64), Class: "look"}
 
-// BenchmarkFleet runs the whole scenario once and reports its figures as metrics.
+// BenchmarkFleet runs the whole scenario once per store and reports its figures as metrics.
+//
+// PostgreSQL: LEXICON_LOAD_AGENTS (10,000 by default) agents connect on long poll; the plane's idle
+// CPU, RSS and dispatch latency are measured with them held; then 500 agents work through queued jobs
+// as fast as they can, and pgbench -N runs against the same server right after, in the same run: the
+// ratio of the two is the figure that moves little from machine to machine. SQLite: the round trips
+// only (its wake-ups do not cross processes, so dispatch cannot be timed from outside the plane).
+//
+// LEXICON_PLANE_SRC builds the plane from another source tree (a checkout of an older commit), so
+// that one harness measures before and after.
 func BenchmarkFleet(b *testing.B) {
-	agents := 10000
-	if n, err := strconv.Atoi(os.Getenv("LEXICON_LOAD_AGENTS")); err == nil && n > 0 {
-		agents = n
+	stores := []string{"postgres", "sqlite"}
+	if s := os.Getenv("LEXICON_LOAD_STORES"); s != "" {
+		stores = strings.Split(s, ",")
 	}
+	for _, kind := range stores {
+		b.Run(kind, func(b *testing.B) { fleet(b, kind) })
+	}
+}
+
+func fleet(b *testing.B, kind string) {
 	ctx := context.Background()
-	url := postgres(b)
+	dir := b.TempDir()
+	var url, planeURL string
+	var pg *pgServer
+	switch kind {
+	case "postgres":
+		pg = postgres(b)
+		url, planeURL = pg.url, pg.url+"&application_name="+planeAppName
+	case "sqlite":
+		url = filepath.Join(dir, "plane.db")
+		planeURL = url
+	default:
+		b.Fatalf("unknown store %q", kind)
+	}
+	agents := 0
+	if pg != nil {
+		agents = 10000
+		if n, err := strconv.Atoi(os.Getenv("LEXICON_LOAD_AGENTS")); err == nil && n > 0 {
+			agents = n
+		}
+	}
+	// The plane first: it migrates the store to its own version, which an older plane (LEXICON_PLANE_SRC)
+	// needs; the harness's newer migrations only add what the older plane does not read.
+	plane := startPlane(b, dir, planeURL)
 	st, err := open.URL(ctx, url)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	fleet := enrol(b, st, agents)
-	plane := startPlane(b, url)
-	client := plane.client(agents)
+	fleet := enrol(b, st, max(agents, roundTripAgents))
+	client := plane.client(max(agents, roundTripAgents))
 
-	// Connect every agent on long poll.
+	if agents > 0 {
+		hold(b, st, plane, client, fleet[:agents])
+	}
+
+	// Sustained round trips: a subset of agents works through queued jobs as fast as it can. Each
+	// reports its vocabulary first (a busy claim, answered at once), as a job is queued only for a
+	// node that reports the word.
+	rt := fleet[:roundTripAgents]
+	var reported sync.WaitGroup
+	for _, a := range rt {
+		reported.Go(func() {
+			busy := a.claim()
+			busy.Idle = false
+			var resp channel.ClaimResponse
+			if err := a.send(ctx, client, plane.url, channel.PathClaim, busy, &resp); err != nil {
+				b.Error(err)
+				return
+			}
+			a.heard(&resp)
+		})
+	}
+	reported.Wait()
+	if b.Failed() {
+		return
+	}
+	for _, a := range rt {
+		for range roundTripJobs {
+			if _, err := st.JobCreate(ctx, store.JobCreateParams{NodeID: a.id, Word: noop.Name, WordDigest: noop.Digest, Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "load"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	total := int64(len(rt) * roundTripJobs)
+	var done atomic.Int64
+	work, stop := context.WithCancel(ctx)
+	before := sample(plane, pg)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, a := range rt {
+		wg.Go(func() {
+			a.work(work, client, plane.url, func() {
+				if done.Add(1) == total {
+					stop()
+				}
+			})
+		})
+	}
+	wg.Wait()
+	stop()
+	elapsed := time.Since(start)
+	after := sample(plane, pg)
+	n := float64(done.Load())
+	perSec := n / elapsed.Seconds()
+
+	cpu := func(d time.Duration) float64 { return 100 * d.Seconds() / elapsed.Seconds() }
+	b.ReportMetric(perSec, "roundtrips/s")
+	b.ReportMetric(cpu(after.plane-before.plane), "plane-CPU-%")
+	b.ReportMetric(cpu(after.self-before.self), "loadgen-CPU-%")
+	line := fmt.Sprintf("fleet load (%s): %.0f job round trips/s (%d agents, %d jobs); CPU %% of one core: plane %.0f, load generator %.0f",
+		kind, perSec, len(rt), int64(n), cpu(after.plane-before.plane), cpu(after.self-before.self))
+	if pg != nil {
+		b.ReportMetric(cpu(since(before.pgPlane, after.pgPlane)), "postgres-backends-CPU-%")
+		line += fmt.Sprintf(", postgres backends of the plane %.0f, all postgres processes %.0f (other users' included)",
+			cpu(since(before.pgPlane, after.pgPlane)), cpu(since(before.pgAll, after.pgAll)))
+	}
+	if after.stats.ok && before.stats.ok {
+		st := float64(after.stats.statements-before.stats.statements) / n
+		tx := float64(after.stats.transactions-before.stats.transactions) / n
+		b.ReportMetric(st, "statements/roundtrip")
+		line += fmt.Sprintf("; %.2f statements and %.2f explicit transactions per round trip (plane's counter)", st, tx)
+	} else {
+		line += "; statements per round trip: the plane does not count them"
+	}
+	if pg != nil {
+		commits := float64(after.commits-before.commits) / n
+		b.ReportMetric(commits, "pg-xacts/roundtrip")
+		line += fmt.Sprintf("; %.2f PostgreSQL transactions per round trip (pg_stat_database)", commits)
+	}
+	fmt.Println(line)
+
+	if pg != nil {
+		tps := pg.pgbench(b)
+		b.ReportMetric(tps, "pgbench-N-tps")
+		b.ReportMetric(perSec/tps, "ratio-to-pgbench")
+		fmt.Printf("fleet load (%s): pgbench -N -M prepared -c %d in the same run: %.0f tps; round trips / pgbench tps = %.3f\n",
+			kind, pgbenchClients, tps, perSec/tps)
+	}
+}
+
+// hold connects every agent on long poll, measures the plane idle under them, then times dispatches.
+func hold(b *testing.B, st store.Store, plane *plane, client *http.Client, fleet []*simAgent) {
+	ctx := context.Background()
 	lg, cancel := context.WithCancel(ctx)
 	defer cancel()
-	received := make([]chan time.Time, agents)
+	received := make([]chan time.Time, len(fleet))
 	var connected sync.WaitGroup // done once every agent's first claim is written to the plane
-	connected.Add(agents)
+	connected.Add(len(fleet))
 	var wg sync.WaitGroup
 	for i := range fleet {
 		received[i] = make(chan time.Time, 64)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fleet[i].poll(lg, client, plane.url, &connected, received[i], false)
-		}()
+		wg.Go(func() { fleet[i].poll(lg, client, plane.url, &connected, received[i]) })
 		if i%200 == 199 {
 			// Pacing of the load generator, not synchronisation: ramp TLS handshakes instead of a
 			// thundering herd.
@@ -87,12 +222,11 @@ func BenchmarkFleet(b *testing.B) {
 	cpu0, at0 := plane.cpu(), time.Now()
 	time.Sleep(20 * time.Second) // the window the idle CPU figure is measured over
 	cpuPct := 100 * (plane.cpu() - cpu0).Seconds() / time.Since(at0).Seconds()
-	rss := plane.rssMiB()
 
 	// Dispatch latency: queue a job for a random connected agent; time until it has it.
 	var lat []time.Duration
 	for i := range dispatchJobs {
-		n := (i * 7919) % agents
+		n := (i * 7919) % len(fleet)
 		t0 := time.Now()
 		if _, err := st.JobCreate(ctx, store.JobCreateParams{NodeID: fleet[n].id, Word: noop.Name, WordDigest: noop.Digest, Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "load"}); err != nil {
 			b.Fatal(err)
@@ -101,54 +235,27 @@ func BenchmarkFleet(b *testing.B) {
 		lat = append(lat, got.Sub(t0))
 		time.Sleep(10 * time.Millisecond) // pacing: dispatches 10 ms apart, not back to back
 	}
+	rss := plane.rssMiB() // with every agent still held
 	cancel()
 	wg.Wait()
 	slices.Sort(lat)
-
-	// Sustained round trips: a subset of agents works through queued jobs as fast as it can.
-	rt := fleet[:min(roundTripAgents, agents)]
-	for _, a := range rt {
-		for range roundTripJobs {
-			if _, err := st.JobCreate(ctx, store.JobCreateParams{NodeID: a.id, Word: noop.Name, WordDigest: noop.Digest, Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "load"}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	var done atomic.Int64
-	work, stop := context.WithCancel(ctx)
-	start := time.Now()
-	var wg2 sync.WaitGroup
-	for _, a := range rt {
-		wg2.Add(1)
-		go func() {
-			defer wg2.Done()
-			for a.roundTrip(work, client, plane.url) {
-				if done.Add(1) == int64(len(rt)*roundTripJobs) {
-					stop()
-				}
-			}
-		}()
-	}
-	wg2.Wait()
-	stop()
-	perSec := float64(done.Load()) / time.Since(start).Seconds()
-
-	b.ReportMetric(float64(agents), "agents")
+	b.ReportMetric(float64(len(fleet)), "agents")
 	b.ReportMetric(rss, "plane-RSS-MiB")
-	b.ReportMetric(cpuPct, "plane-CPU-%")
+	b.ReportMetric(cpuPct, "plane-idle-CPU-%")
 	b.ReportMetric(ms(lat[len(lat)/2]), "dispatch-p50-ms")
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "dispatch-p99-ms")
-	b.ReportMetric(perSec, "roundtrips/s")
-	fmt.Printf("fleet load: %d agents connected: plane RSS %.0f MiB, CPU %.0f%% of one core; dispatch p50 %.1f ms p99 %.1f ms; %.0f job round trips/s (%d agents)\n",
-		agents, rss, cpuPct, ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]), perSec, len(rt))
+	fmt.Printf("fleet load: %d agents held on long poll: plane RSS %.0f MiB, idle CPU %.0f%% of one core; dispatch p50 %.1f ms p99 %.1f ms\n",
+		len(fleet), rss, cpuPct, ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// simAgent is one simulated node: its key and id.
+// simAgent is one simulated node: its key and id, and the digest of its report the plane last
+// acknowledged, as a real agent keeps it.
 type simAgent struct {
-	id  string
-	key keys.NodePrivate
+	id   string
+	key  keys.NodePrivate
+	held string // the plane's ClaimResponse.ReportDigest
 }
 
 // enrol creates nodes straight in the store, in parallel: joining 10,000 machines through the API
@@ -159,9 +266,7 @@ func enrol(b *testing.B, st store.Store, n int) []*simAgent {
 	var wg sync.WaitGroup
 	errs := make(chan error, 1)
 	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := w; i < n; i += 8 {
 				k := keys.NewNode()
 				j, err := st.JoinCreate(ctx, store.JoinCreateParams{
@@ -181,7 +286,7 @@ func enrol(b *testing.B, st store.Store, n int) []*simAgent {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	select {
@@ -217,12 +322,41 @@ func (a *simAgent) send(ctx context.Context, c *http.Client, url, path string, i
 	return json.Unmarshal(data, out)
 }
 
+var report = channel.ClaimRequest{Idle: true, Version: "load", Vocabulary: []channel.Word{noop}, Recipes: []channel.RecipeReport{}}
+
+// claim is the agent's next claim: brief once the plane holds its report, as the real agent does.
 func (a *simAgent) claim() channel.ClaimRequest {
-	return channel.ClaimRequest{Idle: true, Version: "load", Vocabulary: []channel.Word{noop}, Recipes: []channel.RecipeReport{}}
+	d := report.Digest()
+	if a.held == d {
+		return report.Brief()
+	}
+	full := report
+	full.ReportDigest = d
+	return full
+}
+
+func (a *simAgent) heard(resp *channel.ClaimResponse) {
+	a.held = resp.ReportDigest
+	if resp.SendReport {
+		a.held = ""
+	}
+}
+
+// finish reports a job done, asking for the next one in the same request; it returns the next claim's
+// answer, or nil when the plane did not answer the claim (an older plane) or the request failed.
+func (a *simAgent) finish(ctx context.Context, c *http.Client, url string, job *channel.Job) (*channel.ClaimResponse, error) {
+	next := a.claim()
+	var r channel.ResultResponse
+	err := a.send(ctx, c, url, channel.PathResult, channel.ResultRequest{JobID: job.ID, Outcome: channel.OutcomeCompleted, Output: json.RawMessage(`{}`), Claim: &next}, &r)
+	if err != nil || r.Claim == nil {
+		return nil, err
+	}
+	a.heard(r.Claim)
+	return r.Claim, nil
 }
 
 // poll long-polls until ctx ends, answering every job at once and timestamping its arrival.
-func (a *simAgent) poll(ctx context.Context, c *http.Client, url string, connected *sync.WaitGroup, got chan<- time.Time, _ bool) {
+func (a *simAgent) poll(ctx context.Context, c *http.Client, url string, connected *sync.WaitGroup, got chan<- time.Time) {
 	var once sync.Once
 	// The first claim's request written to the plane: the agent is connected.
 	trace := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
@@ -238,60 +372,125 @@ func (a *simAgent) poll(ctx context.Context, c *http.Client, url string, connect
 			}
 			continue
 		}
-		if resp.Job != nil {
+		a.heard(&resp)
+		for resp.Job != nil {
 			select {
 			case got <- time.Now():
 			default:
 			}
-			var r channel.ResultResponse
-			_ = a.send(ctx, c, url, channel.PathResult, channel.ResultRequest{JobID: resp.Job.ID, Outcome: "completed", Output: json.RawMessage(`{}`)}, &r)
+			next, err := a.finish(ctx, c, url, resp.Job)
+			if err != nil || next == nil {
+				break
+			}
+			resp = *next
 		}
 	}
 }
 
-// roundTrip claims one job and reports it; false when there is none left or ctx ended.
-func (a *simAgent) roundTrip(ctx context.Context, c *http.Client, url string) bool {
-	var resp channel.ClaimResponse
-	if err := a.send(ctx, c, url, channel.PathClaim, a.claim(), &resp); err != nil || resp.Job == nil {
-		return false
+// work claims and finishes jobs until ctx ends, calling done for each finished one.
+func (a *simAgent) work(ctx context.Context, c *http.Client, url string, done func()) {
+	for ctx.Err() == nil {
+		var resp channel.ClaimResponse
+		if err := a.send(ctx, c, url, channel.PathClaim, a.claim(), &resp); err != nil {
+			return
+		}
+		a.heard(&resp)
+		for resp.Job != nil {
+			next, err := a.finish(ctx, c, url, resp.Job)
+			if err != nil {
+				return
+			}
+			done()
+			if next == nil {
+				break // an older plane: claim on its own
+			}
+			resp = *next
+		}
 	}
-	var r channel.ResultResponse
-	return a.send(ctx, c, url, channel.PathResult, channel.ResultRequest{JobID: resp.Job.ID, Outcome: "completed", Output: json.RawMessage(`{}`)}, &r) == nil
 }
 
 // plane is a lexicon-plane process under load.
 type plane struct {
-	cmd *exec.Cmd
-	url string
-	ca  string
+	cmd   *exec.Cmd
+	url   string
+	ca    string
+	stats chan planeStats // the plane's answers to SIGUSR1
 }
 
-func startPlane(b *testing.B, url string) *plane {
-	dir := b.TempDir()
+func startPlane(b *testing.B, dir, url string) *plane {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	if src := os.Getenv("LEXICON_PLANE_SRC"); src != "" {
+		root = src
+	}
 	binary := filepath.Join(dir, "lexicon-plane")
 	build := exec.Command("go", "build", "-o", binary, "./plane/cmd/lexicon-plane")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--data", dir, "--db", url, "--claim-wait", "25s", "-o", "json")
-	cmd.Stderr = io.Discard
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data", dir, "--claim-wait", "25s", "-o", "json"}
+	if strings.Contains(url, "://") {
+		args = append(args, "--db", url)
+	}
+	cmd := exec.Command(binary, args...)
 	out, _ := cmd.StdoutPipe()
+	logs, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
+	p := &plane{cmd: cmd, stats: make(chan planeStats, 1)}
+	go p.readLogs(logs)
+	rd := bufio.NewReader(out)
+	line, err := rd.ReadString('\n')
 	if err != nil {
 		b.Fatal(err)
 	}
 	var ready struct{ URL, CA string }
 	if err := json.Unmarshal([]byte(line), &ready); err != nil {
-		b.Fatal(err)
+		rest, _ := io.ReadAll(rd)
+		b.Fatalf("the plane did not start: %s%s", line, rest)
 	}
-	return &plane{cmd: cmd, url: ready.URL, ca: ready.CA}
+	p.url, p.ca = ready.URL, ready.CA
+	return p
+}
+
+// planeStats is the plane's count of store statements, logged when it gets SIGUSR1.
+type planeStats struct {
+	ok                       bool
+	statements, transactions int64
+}
+
+// readLogs drains the plane's log, keeping the statement counts it logs on SIGUSR1.
+func (p *plane) readLogs(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if !bytes.Contains(sc.Bytes(), []byte(`"store statements"`)) {
+			continue
+		}
+		var line struct {
+			Statements   int64 `json:"statements"`
+			Transactions int64 `json:"transactions"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil {
+			p.stats <- planeStats{true, line.Statements, line.Transactions}
+		}
+	}
+}
+
+// statements asks the plane for its statement counts; an older plane does not answer.
+func (p *plane) statements() planeStats {
+	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		return planeStats{}
+	}
+	select {
+	case s := <-p.stats:
+		return s
+	case <-time.After(2 * time.Second): // an older plane ignores the signal: no answer comes
+		return planeStats{}
+	}
 }
 
 func (p *plane) client(conns int) *http.Client {
@@ -308,16 +507,7 @@ func (p *plane) client(conns int) *http.Client {
 }
 
 // cpu is the plane's user+system CPU time so far, from /proc.
-func (p *plane) cpu() time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+2:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
-}
+func (p *plane) cpu() time.Duration { return procCPU(p.cmd.Process.Pid) }
 
 func (p *plane) rssMiB() float64 {
 	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
@@ -330,7 +520,58 @@ func (p *plane) rssMiB() float64 {
 	return 0
 }
 
-func postgres(b *testing.B) string {
+// procCPU is a process's user+system CPU time so far, from /proc; zero if it is gone.
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+2:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}
+
+// usage is one sample of everything the round-trip figures are differences of. Processes' CPU times
+// are kept per pid, so that one exiting between two samples (a pooled connection closed, another
+// user's backend) takes nothing away: its time since the first sample is lost, never subtracted.
+type usage struct {
+	plane, self    time.Duration
+	pgPlane, pgAll map[int]time.Duration
+	commits        int64
+	stats          planeStats
+}
+
+func sample(p *plane, pg *pgServer) usage {
+	u := usage{plane: p.cpu(), stats: p.statements()}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		u.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if pg != nil {
+		u.pgPlane, u.pgAll, u.commits = pg.usage()
+	}
+	return u
+}
+
+// since is the CPU time the processes of now spent after the sample then; one new since then counts
+// whole.
+func since(then, now map[int]time.Duration) time.Duration {
+	var d time.Duration
+	for pid, t := range now {
+		d += t - then[pid]
+	}
+	return d
+}
+
+// pgServer is the PostgreSQL server under the plane.
+type pgServer struct {
+	admin string // DSN of the server's test database
+	url   string // DSN of the plane's schema in loadDatabase
+	cfg   *pgx.ConnConfig
+}
+
+func postgres(b *testing.B) *pgServer {
 	dsn := os.Getenv("LEXICON_TEST_POSTGRES")
 	if dsn == "" {
 		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
@@ -341,16 +582,99 @@ func postgres(b *testing.B) string {
 		b.Skipf("PostgreSQL not reachable: %v", err)
 	}
 	defer conn.Close(ctx)
+	for _, db := range []string{loadDatabase, pgbenchDatabase} {
+		var exists bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, db).Scan(&exists); err != nil {
+			b.Fatal(err)
+		}
+		if !exists {
+			if _, err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil && !strings.Contains(err.Error(), "already exists") {
+				b.Fatal(err)
+			}
+		}
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	loadCfg := cfg.Copy()
+	loadCfg.Database = loadDatabase
+	lc, err := pgx.ConnectConfig(ctx, loadCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lc.Close(ctx)
 	schema := fmt.Sprintf("load_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+	if _, err := lc.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
-		c, err := pgx.Connect(ctx, dsn)
+		c, err := pgx.ConnectConfig(ctx, loadCfg)
 		if err == nil {
 			_, _ = c.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
 			c.Close(ctx)
 		}
 	})
-	return dsn + "&search_path=" + schema
+	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&search_path=%s", cfg.User, cfg.Host, cfg.Port, loadDatabase, schema)
+	return &pgServer{admin: dsn, url: url, cfg: cfg}
+}
+
+// usage samples the CPU time of the backends serving the plane (by application_name), of every
+// postgres process on this machine, and the commits of the plane's database.
+func (pg *pgServer) usage() (planeBackends, all map[int]time.Duration, commits int64) {
+	planeBackends, all = map[int]time.Duration{}, map[int]time.Duration{}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pg.admin)
+	if err != nil {
+		return planeBackends, all, 0
+	}
+	defer conn.Close(ctx)
+	// Backends flush their statistics at most once a second; wait that out so the count is whole.
+	time.Sleep(1100 * time.Millisecond)
+	_ = conn.QueryRow(ctx, `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = $1`, loadDatabase).Scan(&commits)
+	rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2`, loadDatabase, planeAppName)
+	if err == nil {
+		for rows.Next() {
+			var pid int
+			if rows.Scan(&pid) == nil {
+				planeBackends[pid] = procCPU(pid)
+			}
+		}
+		rows.Close()
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(comm)) == "postgres" {
+			all[pid] = procCPU(pid)
+		}
+	}
+	return planeBackends, all, commits
+}
+
+var tpsRE = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
+
+// pgbench runs pgbench -N (simple-update transactions) against its own database on the same server
+// and returns its transactions per second.
+func (pg *pgServer) pgbench(b *testing.B) float64 {
+	conn := []string{"-h", pg.cfg.Host, "-p", strconv.Itoa(int(pg.cfg.Port)), "-U", pg.cfg.User}
+	run := func(args ...string) string {
+		cmd := exec.Command("pgbench", append(append(args, conn...), pgbenchDatabase)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("pgbench %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("-i", "-q", "-s", "1")
+	out := run("-N", "-M", "prepared", "-c", strconv.Itoa(pgbenchClients), "-j", "2", "-T", strconv.Itoa(pgbenchSeconds))
+	m := tpsRE.FindStringSubmatch(out)
+	if m == nil {
+		b.Fatalf("pgbench printed no tps:\n%s", out)
+	}
+	tps, _ := strconv.ParseFloat(m[1], 64)
+	return tps
 }

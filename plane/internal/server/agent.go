@@ -170,6 +170,11 @@ func (s *Server) joinStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, channel.JoinStatusResponse{Status: string(join.Status), NodeID: join.NodeID, ExpiresAt: join.ExpiresAt})
 }
 
+// seenEvery is how stale a node's last-seen time may grow before a claim whose report the plane
+// already holds writes it again: a claim that changes nothing the plane keeps costs no write, and
+// last_seen_at stays well inside the silence the incident detector waits for (10 minutes by default).
+const seenEvery = time.Minute
+
 // claim records what the node reports (its cases included) and holds the request until a job is queued
 // for it or the wait runs out. A node that claims while idle has no job running: one the plane thinks is running is lost.
 func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {
@@ -188,6 +193,100 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 		s.writeError(w, r, err)
 		return
 	}
+	ctx := r.Context()
+	resp, err := s.takeReport(ctx, node, &req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !req.Idle {
+		writeJSON(w, http.StatusOK, resp) // a busy node reports; work waits until it is idle
+		return
+	}
+	s.metrics.LongPollStarted()
+	defer s.metrics.LongPollEnded()
+	wake, stop := s.store.Notifier().Subscribe(node.ID)
+	defer stop()
+	// Held for a random part of the last fifth of the wait: agents that connected together (after a
+	// plane restart, say) would otherwise come back together every wait, for good, and each wave
+	// delays the jobs dispatched during it.
+	timer := time.NewTimer(s.cfg.ClaimWait - rand.N(s.cfg.ClaimWait/5+1))
+	defer timer.Stop()
+	// The first look loses the job the plane thinks is running, in the claim's own transaction; the
+	// looks after a wake-up only claim, so a job handed out meanwhile (by another replica) stays.
+	first := true
+	for {
+		var job *store.Job
+		var err error
+		if first {
+			var res store.JobClaimIdleResult
+			res, err = s.store.JobClaimIdle(ctx, store.JobClaimParams{NodeID: node.ID, Now: s.now()})
+			for _, j := range res.Lost {
+				s.log.Warn("job lost: its node claimed while idle", "job", j.ID, "node", node.ID, "word", j.Word)
+				s.metrics.JobEnded(j.Word, string(j.State))
+			}
+			job, first = res.Job, false
+		} else {
+			job, err = s.store.JobClaim(ctx, store.JobClaimParams{NodeID: node.ID, Now: s.now()})
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if job != nil {
+			resp.Job = s.handOut(node, job)
+			writeJSON(w, http.StatusOK, resp)
+			return
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+			writeJSON(w, http.StatusOK, resp)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// handOut is a claimed job as the node is told it.
+func (s *Server) handOut(node store.Node, job *store.Job) *channel.Job {
+	s.log.Info("job handed out", "job", job.ID, "node", node.ID, "word", job.Word)
+	s.metrics.JobDispatched(job.CreatedAt, s.now())
+	return &channel.Job{
+		ID: job.ID, Word: job.Word, Version: job.WordVersion, Digest: job.WordDigest, Class: job.Class,
+		Params: job.Params, Deadline: job.DeadlineAt,
+	}
+}
+
+// takeReport records what a claim says of the node and takes in its cases, and starts the answer. The
+// report is written only when it changed: a claim naming the digest of the report the plane holds (or
+// leaving the report out) writes at most when the node was last seen and whether it is idle, and
+// that only when it changed or grew stale. A brief claim naming a report the plane does not hold is
+// answered with SendReport.
+func (s *Server) takeReport(ctx context.Context, node store.Node, req *channel.ClaimRequest) (channel.ClaimResponse, error) {
+	resp := channel.ClaimResponse{Statement: s.targetStatement(ctx, node)}
+	held := node.ReportDigest
+	known := req.ReportDigest != "" && req.ReportDigest == held
+	switch {
+	case !req.ReportOmitted && !known:
+		if err := s.recordReport(ctx, node, req); err != nil {
+			return resp, err
+		}
+		held = req.ReportDigest
+	case node.Idle != req.Idle || s.now().Sub(node.LastSeenAt) >= seenEvery:
+		if err := s.store.NodeSeen(ctx, store.NodeSeenParams{ID: node.ID, Now: s.now(), Idle: req.Idle}); err != nil {
+			return resp, err
+		}
+	}
+	resp.ReportDigest = held
+	resp.SendReport = req.ReportOmitted && !known
+	// Cases are taken in before the long poll, so that an incident opens while the claim waits.
+	return resp, s.intakeCases(ctx, node, req.Cases)
+}
+
+// recordReport writes a claim's full report.
+func (s *Server) recordReport(ctx context.Context, node store.Node, req *channel.ClaimRequest) error {
 	vocab := make([]store.WordRef, len(req.Vocabulary))
 	for i, w := range req.Vocabulary {
 		vocab[i] = store.WordRef{Name: w.Name, Version: w.Version, Digest: w.Digest, Class: w.Class}
@@ -201,15 +300,14 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 		recipes, _ = json.Marshal(list)
 	}
 	untrusted, _ := capText(req.Untrusted, channel.MaxCaseText)
+	digest, _ := capText(req.ReportDigest, store.MaxRefLen)
 	claimCap := int64(min(max(req.ClaimSize, channel.DefaultBodyCap), channel.MaxClaimCap))
-	ctx := r.Context()
 	if _, err := s.store.NodeReport(ctx, store.NodeReportParams{
 		ID: node.ID, Now: s.now(), AgentVersion: req.Version, StatementSequence: int64(req.Statement.Sequence),
 		StatementDigest: req.Statement.Digest, Vocabulary: vocab, Recipes: recipes, Idle: req.Idle, ClaimSizeCap: claimCap,
-		Untrusted: untrusted,
+		Untrusted: untrusted, ReportDigest: digest,
 	}); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if seq := int64(req.Statement.Sequence); seq != node.StatementSequence {
 		// Rare (a node takes each statement once) and what an operator follows a release by.
@@ -218,59 +316,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 	if untrusted != "" {
 		s.log.Warn("node cannot verify the plane's statement", "node", node.ID, "reason", untrusted)
 	}
-	// Cases are taken in before the long poll, so that an incident opens while the claim waits.
-	if err := s.intakeCases(ctx, node, req.Cases); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	resp := channel.ClaimResponse{Statement: s.targetStatement(ctx, node)}
-	if !req.Idle {
-		writeJSON(w, http.StatusOK, resp) // a busy node reports; work waits until it is idle
-		return
-	}
-	lost, err := s.store.JobLoseRunning(ctx, store.JobLoseRunningParams{NodeID: node.ID, Now: s.now()})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	for _, j := range lost {
-		s.log.Warn("job lost: its node claimed while idle", "job", j.ID, "node", node.ID, "word", j.Word)
-		s.metrics.JobEnded(j.Word, string(j.State))
-	}
-	s.metrics.LongPollStarted()
-	defer s.metrics.LongPollEnded()
-	wake, stop := s.store.Notifier().Subscribe(node.ID)
-	defer stop()
-	// Held for a random part of the last fifth of the wait: agents that connected together (after a
-	// plane restart, say) would otherwise come back together every wait, for good, and each wave
-	// delays the jobs dispatched during it.
-	timer := time.NewTimer(s.cfg.ClaimWait - rand.N(s.cfg.ClaimWait/5+1))
-	defer timer.Stop()
-	for {
-		job, err := s.store.JobClaim(ctx, store.JobClaimParams{NodeID: node.ID, Now: s.now()})
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if job != nil {
-			resp.Job = &channel.Job{
-				ID: job.ID, Word: job.Word, Version: job.WordVersion, Digest: job.WordDigest, Class: job.Class,
-				Params: job.Params, Deadline: job.DeadlineAt,
-			}
-			s.log.Info("job handed out", "job", job.ID, "node", node.ID, "word", job.Word)
-			s.metrics.JobDispatched(job.CreatedAt, s.now())
-			writeJSON(w, http.StatusOK, resp)
-			return
-		}
-		select {
-		case <-wake:
-		case <-timer.C:
-			writeJSON(w, http.StatusOK, resp)
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
+	return nil
 }
 
 // validUTF8 makes raw JSON from a node storable: invalid UTF-8 can only sit inside its strings (and
@@ -316,17 +362,44 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 		auditJSON, _ = json.Marshal(audit)
 	}
 	output, auditJSON = validUTF8(output), validUTF8(auditJSON)
-	job, err := s.store.JobFinish(r.Context(), store.JobFinishParams{
+	ctx := r.Context()
+	finish := store.JobFinishParams{
 		ID: req.JobID, NodeID: node.ID, Outcome: outcome, Code: code, Message: message, Output: output,
 		Transcript: transcript, Audit: auditJSON, Duration: time.Duration(req.DurationMS) * time.Millisecond, Now: s.now(),
-	})
+	}
+	if req.Claim == nil {
+		job, err := s.store.JobFinish(ctx, finish)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.log.Info("job finished", "job", job.ID, "node", node.ID, "word", job.Word, "state", job.State, "code", code)
+		writeJSON(w, http.StatusOK, channel.ResultResponse{JobID: job.ID, State: job.State})
+		return
+	}
+	// Finish-and-claim: the claim's report first, as a claim takes it; then the result and the next
+	// job in one transaction. Never held: with no job the node long-polls with a claim of its own.
+	claim, err := s.takeReport(ctx, node, req.Claim)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.log.Info("job finished", "job", job.ID, "node", node.ID, "word", job.Word, "state", job.State, "code", code)
-	s.metrics.JobEnded(job.Word, string(job.State))
-	writeJSON(w, http.StatusOK, channel.ResultResponse{JobID: job.ID, State: job.State})
+	var res store.JobFinishClaimResult
+	if req.Claim.Idle {
+		res, err = s.store.JobFinishClaim(ctx, finish)
+	} else {
+		res.Job, err = s.store.JobFinish(ctx, finish)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.Info("job finished", "job", res.Job.ID, "node", node.ID, "word", res.Job.Word, "state", res.Job.State, "code", code)
+	s.metrics.JobEnded(res.Job.Word, string(res.Job.State))
+	if res.Next != nil {
+		claim.Job = s.handOut(node, res.Next)
+	}
+	writeJSON(w, http.StatusOK, channel.ResultResponse{JobID: res.Job.ID, State: res.Job.State, Claim: &claim})
 }
 
 func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request, node store.Node, body []byte) {

@@ -335,6 +335,16 @@ func FuzzChannelBodies(f *testing.F) {
 		f.Add(uint8(i), []byte(`{"job_id":7,"idle":"yes"}`))
 	}
 	f.Add(uint8(2), []byte(`{"idle":true,"cases":[{"id":1,"body":{"x":[1,2,3]}}],"claim_size":-1}`))
+	for i, rt := range routes {
+		switch rt.path {
+		case channel.PathClaim: // brief claims, held digest or not
+			f.Add(uint8(i), []byte(`{"idle":true,"report_digest":"abc","report_omitted":true}`))
+			f.Add(uint8(i), []byte(`{"idle":false,"report_omitted":true,"vocabulary":[{"name":"x"}]}`))
+		case channel.PathResult: // finish-and-claim
+			f.Add(uint8(i), []byte(`{"job_id":"job_x","outcome":"completed","claim":{"idle":true,"report_digest":"d","report_omitted":true}}`))
+			f.Add(uint8(i), []byte(`{"job_id":"job_x","outcome":"refused","claim":{"idle":true,"vocabulary":null,"claim":1}}`))
+		}
+	}
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		rt := routes[int(route)%len(routes)]
 		target := "http://plane.test" + rt.path

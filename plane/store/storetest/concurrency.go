@@ -22,17 +22,25 @@ type raceSize struct{ nodes, jobs int }
 var concurrencyTests = []test{
 	{"Concurrent/ClaimsAcrossReplicas", func(f *fx) {
 		if f.env.Replicas {
-			testClaimRace(f, []store.Store{f.s, f.env.Peer(f)}, raceSize{raceNodes, raceJobs})
+			testClaimRace(f, []store.Store{f.s, f.env.Peer(f)}, raceSize{raceNodes, raceJobs}, false)
 			return
 		}
-		testClaimRace(f, []store.Store{f.s, f.env.Peer(f)}, raceSize{raceNodes / 4, raceJobs / 10})
+		testClaimRace(f, []store.Store{f.s, f.env.Peer(f)}, raceSize{raceNodes / 4, raceJobs / 10}, false)
+	}},
+	{"Concurrent/FinishClaimsAcrossReplicas", func(f *fx) {
+		// As ClaimsAcrossReplicas, with each result carrying its claimer's next claim.
+		if f.env.Replicas {
+			testClaimRace(f, []store.Store{f.s, f.env.Peer(f)}, raceSize{raceNodes, raceJobs}, true)
+			return
+		}
+		testClaimRace(f, []store.Store{f.s, f.env.Peer(f)}, raceSize{raceNodes / 4, raceJobs / 10}, true)
 	}},
 	{"Concurrent/ClaimsInOneInstance", func(f *fx) {
 		size := raceSize{raceNodes, raceJobs}
 		if raceDetector && !f.env.Replicas {
 			size.jobs /= 5 // SQLite's one writer under the race detector: fewer jobs, as many claimers
 		}
-		testClaimRace(f, []store.Store{f.s, f.s}, size)
+		testClaimRace(f, []store.Store{f.s, f.s}, size, false)
 	}},
 	{"Concurrent/NonceAcrossReplicas", func(f *fx) {
 		stores := []store.Store{f.s, f.env.Peer(f)}
@@ -139,8 +147,9 @@ var concurrencyTests = []test{
 }
 
 // testClaimRace queues jobs for nodes while claimers on two stores race for them. Every job must be
-// handed out exactly once, and no node may ever hold two claimed jobs at once.
-func testClaimRace(f *fx, stores []store.Store, size raceSize) {
+// handed out exactly once, and no node may ever hold two claimed jobs at once. With finishClaim a
+// claimer finishes with JobFinishClaim and works on the job it hands out, if any.
+func testClaimRace(f *fx, stores []store.Store, size raceSize, finishClaim bool) {
 	if size.jobs%(2*size.nodes) != 0 {
 		f.Fatalf("%d jobs do not split evenly over 2 creators and %d nodes", size.jobs, size.nodes)
 	}
@@ -197,8 +206,14 @@ func testClaimRace(f *fx, stores []store.Store, size raceSize) {
 		for c := range claimersPerNode {
 			s := stores[c%2]
 			wg.Go(func() {
+				var next *store.Job // handed out with the last result
 				for finished[i].Load() < int32(perNode) && !f.Failed() {
-					j, err := s.JobClaim(f.ctx, store.JobClaimParams{NodeID: n.ID})
+					j := next
+					next = nil
+					var err error
+					if j == nil {
+						j, err = s.JobClaim(f.ctx, store.JobClaimParams{NodeID: n.ID})
+					}
 					if err != nil {
 						fail("JobClaim: %v", err)
 						return
@@ -226,7 +241,14 @@ func testClaimRace(f *fx, stores []store.Store, size raceSize) {
 					// Release our mark before finishing: once the result commits, another claimer
 					// may rightly take the next job.
 					inFlight[i].Add(-1)
-					if _, err := s.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: store.JobCompleted}); err != nil {
+					if finishClaim {
+						res, err := s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: store.JobCompleted})
+						if err != nil {
+							fail("JobFinishClaim: %v", err)
+							return
+						}
+						next = res.Next
+					} else if _, err := s.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: store.JobCompleted}); err != nil {
 						fail("JobFinish: %v", err)
 						return
 					}

@@ -63,6 +63,13 @@ type Driver interface {
 	Close() error
 }
 
+// Preparer is a driver that prepares statements only when told which: the store gives it its hot
+// statements once migrations have run. PostgreSQL needs none: pgx prepares every statement on first
+// use on each connection and keeps it (its default exec mode, a statement cache per connection).
+type Preparer interface {
+	Prepare(ctx context.Context, queries []string) error
+}
+
 // Step is one statement of a pipeline; Scan reads its row, or is nil to discard what it returns.
 type Step struct {
 	Query string

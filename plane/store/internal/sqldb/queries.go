@@ -29,12 +29,13 @@ type Queries struct {
 	JoinGet, JoinGetForUpdate, JoinList, JoinDecide, JoinExpireAll, KeyRetired, KeyRetire string
 
 	NodeInsert, NodeGet, NodeGetByName, NodeGetByKey, NodeList, NodeReport, NodeLockShared string
-	NodeLock, NodeEndLockJobs, NodeEnd, NodeRefusalAdd, RelaxCommit                        string
+	NodeLock, NodeEndLockJobs, NodeEnd, NodeRefusalAdd, RelaxCommit, NodeSeen              string
 
 	NonceUse, NoncePurge string
 
-	JobInsert, JobClaimable, JobClaim, JobGet, JobFinish, JobLoseRunning, JobCancelQueuedForNode, JobExpire string
-	JobCancel, JobMarkFailed, JobList                                                                       string
+	JobInsert, JobClaimLose, JobClaimLock, JobClaim, JobGet, JobFinish, JobFinishClaim, JobFinishRefusal string
+	JobLoseRunning, JobCancelQueuedForNode, JobExpire                                                    string
+	JobCancel, JobMarkFailed, JobList                                                                    string
 
 	TokenInsert, TokenGetByHash, TokenList, TokenGet, TokenRevoke string
 

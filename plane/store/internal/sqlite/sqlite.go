@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	msqlite "modernc.org/sqlite"
@@ -74,36 +75,41 @@ func Open(ctx context.Context, path string) (sqldb.Driver, error) {
 	reader.SetMaxOpenConns(sqliteReaders)
 	reader.SetMaxIdleConns(sqliteReaders)
 
-	return &driver{writerDB: writer, reader: reader, hub: sqldb.NewHub(nil)}, nil
+	return &driver{writerDB: writer, reader: reader, hub: sqldb.NewHub(nil),
+		writerStmts: newStmts(writer), readerStmts: newStmts(reader)}, nil
 }
 
 type driver struct {
-	writerDB *sql.DB
-	reader   *sql.DB
-	hub      *sqldb.Hub
+	writerDB    *sql.DB
+	reader      *sql.DB
+	hub         *sqldb.Hub
+	writerStmts *stmts
+	readerStmts *stmts
 }
 
 // The driver's own sqldb.Execer is the read side.
 func (d *driver) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	return sqlDB{d.reader}.Exec(ctx, query, args...)
+	return d.read().Exec(ctx, query, args...)
 }
 
 func (d *driver) Query(ctx context.Context, query string, args ...any) (sqldb.Rows, error) {
-	return sqlDB{d.reader}.Query(ctx, query, args...)
+	return d.read().Query(ctx, query, args...)
 }
 
 func (d *driver) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
-	return sqlDB{d.reader}.QueryRow(ctx, query, args...)
+	return d.read().QueryRow(ctx, query, args...)
 }
 
-func (d *driver) Writer() sqldb.Execer { return sqlDB{d.writerDB} }
+func (d *driver) read() sqlDB { return sqlDB{db: d.reader, stmts: d.readerStmts} }
+
+func (d *driver) Writer() sqldb.Execer { return sqlDB{db: d.writerDB, stmts: d.writerStmts} }
 
 func (d *driver) Tx(ctx context.Context, fn func(sqldb.Execer) error) error {
 	tx, err := d.writerDB.BeginTx(ctx, nil) // BEGIN IMMEDIATE, from _txlock
 	if err != nil {
 		return err
 	}
-	if err := fn(sqlDB{tx}); err != nil {
+	if err := fn(sqlDB{db: tx, stmts: d.writerStmts, tx: tx}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -160,7 +166,67 @@ func (d *driver) Ping(ctx context.Context) error {
 
 func (d *driver) Close() error {
 	d.hub.Close()
-	return errors.Join(d.reader.Close(), d.writerDB.Close())
+	return errors.Join(d.readerStmts.close(), d.writerStmts.close(), d.reader.Close(), d.writerDB.Close())
+}
+
+// stmts holds the prepared statements of one sql.DB: the hot statements, prepared once when the
+// store opens (Prepare), since parsing and planning is most of what a short SQLite statement costs and
+// database/sql prepares the text again on every call otherwise. They are prepared up front, not on
+// first use: the writer has one connection, which a transaction holds while it runs.
+type stmts struct {
+	db *sql.DB
+	mu sync.RWMutex
+	m  map[string]*sql.Stmt
+}
+
+func newStmts(db *sql.DB) *stmts { return &stmts{db: db, m: map[string]*sql.Stmt{}} }
+
+// get returns the prepared statement of query, or nil to run the text.
+func (c *stmts) get(query string) *sql.Stmt {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[query]
+}
+
+func (c *stmts) prepare(ctx context.Context, query string) error {
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[query]; old != nil {
+		_ = old.Close()
+	}
+	c.m[query] = st
+	return nil
+}
+
+// Prepare prepares the hot statements once, on the writer and the readers, after migrations.
+func (d *driver) Prepare(ctx context.Context, queries []string) error {
+	for _, q := range queries {
+		if q == "" {
+			continue
+		}
+		if err := d.writerStmts.prepare(ctx, q); err != nil {
+			return err
+		}
+		if err := d.readerStmts.prepare(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *stmts) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for q, st := range c.m {
+		errs = append(errs, st.Close())
+		delete(c.m, q)
+	}
+	return errors.Join(errs...)
 }
 
 // sqlDB runs statements through database/sql, binding times as microseconds since the epoch, the form
@@ -171,10 +237,30 @@ type sqlDB struct {
 		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 		QueryRowContext(context.Context, string, ...any) *sql.Row
 	}
+	stmts *stmts
+	tx    *sql.Tx // set inside a transaction: prepared statements run through it
+}
+
+// prepared is the prepared form of query on this Execer, or nil to run the text.
+func (s sqlDB) prepared(ctx context.Context, query string) *sql.Stmt {
+	if s.stmts == nil {
+		return nil
+	}
+	st := s.stmts.get(query)
+	if st != nil && s.tx != nil {
+		st = s.tx.StmtContext(ctx, st) // closed with the transaction; reuses the connection's statement
+	}
+	return st
 }
 
 func (s sqlDB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := s.db.ExecContext(ctx, query, sqliteArgs(args)...)
+	var res sql.Result
+	var err error
+	if st := s.prepared(ctx, query); st != nil {
+		res, err = st.ExecContext(ctx, sqliteArgs(args)...)
+	} else {
+		res, err = s.db.ExecContext(ctx, query, sqliteArgs(args)...)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -182,7 +268,13 @@ func (s sqlDB) Exec(ctx context.Context, query string, args ...any) (int64, erro
 }
 
 func (s sqlDB) Query(ctx context.Context, query string, args ...any) (sqldb.Rows, error) {
-	rs, err := s.db.QueryContext(ctx, query, sqliteArgs(args)...)
+	var rs *sql.Rows
+	var err error
+	if st := s.prepared(ctx, query); st != nil {
+		rs, err = st.QueryContext(ctx, sqliteArgs(args)...)
+	} else {
+		rs, err = s.db.QueryContext(ctx, query, sqliteArgs(args)...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +282,9 @@ func (s sqlDB) Query(ctx context.Context, query string, args ...any) (sqldb.Rows
 }
 
 func (s sqlDB) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
+	if st := s.prepared(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, sqliteArgs(args)...)
+	}
 	return s.db.QueryRowContext(ctx, query, sqliteArgs(args)...)
 }
 
@@ -207,6 +302,7 @@ type sqlRows struct{ *sql.Rows }
 func (r sqlRows) Close() { _ = r.Rows.Close() }
 
 var (
-	_ sqldb.Driver = (*driver)(nil)
-	_ sqldb.Execer = sqlDB{}
+	_ sqldb.Driver   = (*driver)(nil)
+	_ sqldb.Execer   = sqlDB{}
+	_ sqldb.Preparer = (*driver)(nil)
 )

@@ -24,6 +24,7 @@ type sqlStore struct {
 	ms     []sqldb.Migration // this binary's migrations, for MigrationCheck
 	ids    idSource
 	closed atomic.Bool
+	counts sqldb.Counts
 }
 
 // Open loads a dialect's SQL, opens its driver and migrates the database. The SQL is loaded first:
@@ -43,13 +44,33 @@ func Open(ctx context.Context, files fs.FS, open func() (sqldb.Driver, error), o
 		_ = drv.Close()
 		return nil, err
 	}
+	if p, ok := drv.(sqldb.Preparer); ok {
+		if err := p.Prepare(ctx, s.hot()); err != nil {
+			_ = drv.Close()
+			return nil, errcode.Wrap(err, errcode.StoreUnavailable, "prepare statements")
+		}
+	}
 	if obs != nil {
 		s.drv = observe(drv, q, obs)
 	}
 	return s, nil
 }
 
+// hot are the statements of a job round trip and of a long poll: what the plane runs most.
+func (s *sqlStore) hot() []string {
+	q := s.q
+	return []string{q.NodeGetByKey, q.NonceUse, q.NodeReport, q.NodeSeen, q.RelaxCommit, q.JobClaimLose, q.JobClaimLock,
+		q.JobClaim, q.JobFinish, q.JobFinishClaim, q.JobFinishRefusal, q.NodeRefusalAdd, q.JobGet, q.JobInsert,
+		q.NodeLockShared, q.CaseList}
+}
+
 func (s *sqlStore) Notifier() Notifier { return s.drv.Notifier() }
+
+// Statements counts what the store has sent its database since it opened; see store.Counter.
+func (s *sqlStore) Statements() StatementCounts {
+	st, tx := s.counts.Load()
+	return StatementCounts{Statements: st, Transactions: tx}
+}
 
 func (s *sqlStore) Ping(ctx context.Context) error {
 	if err := s.usable(); err != nil {
@@ -81,7 +102,8 @@ func (s *sqlStore) tx(ctx context.Context, what string, fn func(sqldb.Execer) er
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if err := s.drv.Tx(ctx, fn); err != nil {
+	s.counts.AddTransaction()
+	if err := s.drv.Tx(ctx, func(ex sqldb.Execer) error { return fn(s.counts.Count(ex)) }); err != nil {
 		return s.fail(err, what)
 	}
 	return nil
@@ -98,6 +120,8 @@ func (s *sqlStore) pipeline(ctx context.Context, what string, steps ...sqldb.Ste
 			run = append(run, st)
 		}
 	}
+	s.counts.AddTransaction()
+	s.counts.AddStatements(len(run))
 	if err := s.drv.Pipeline(ctx, run); err != nil {
 		return s.fail(err, what)
 	}
@@ -109,7 +133,7 @@ func (s *sqlStore) read(ctx context.Context, what string, fn func(sqldb.Execer) 
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if err := fn(s.drv); err != nil {
+	if err := fn(s.counts.Count(s.drv)); err != nil {
 		return s.fail(err, what)
 	}
 	return nil
@@ -121,7 +145,7 @@ func (s *sqlStore) write(ctx context.Context, what string, fn func(sqldb.Execer)
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if err := fn(s.drv.Writer()); err != nil {
+	if err := fn(s.counts.Count(s.drv.Writer())); err != nil {
 		return s.fail(err, what)
 	}
 	return nil
@@ -204,7 +228,10 @@ func listLimit(n int) (int, error) {
 	return n, nil
 }
 
-var _ Store = (*sqlStore)(nil)
+var (
+	_ Store   = (*sqlStore)(nil)
+	_ Counter = (*sqlStore)(nil)
+)
 
 func invalid(field, format string, args ...any) error {
 	return errcode.New(errcode.StoreParamInvalid, format, args...).With(errcode.DetailField, field)

@@ -112,54 +112,89 @@ func (s *sqlStore) JobCreate(ctx context.Context, p JobCreateParams) (Job, error
 }
 
 func (s *sqlStore) JobClaim(ctx context.Context, p JobClaimParams) (*Job, error) {
+	res, err := s.claim(ctx, p, false)
+	return res.Job, err
+}
+
+func (s *sqlStore) JobClaimIdle(ctx context.Context, p JobClaimParams) (JobClaimIdleResult, error) {
+	return s.claim(ctx, p, true)
+}
+
+// lostIdle is why an idle claim's running job is lost.
+const lostIdle = "the node claimed while idle, so the job is no longer running there"
+
+// claim is every claim: JobClaimLose and JobClaimLock (an idle node's running job lost; the node's
+// state; its row lock, taken only if it has a queued job), then JobClaim, in one transaction and one
+// round trip. A claim with nothing to hand out neither locks nor writes.
+func (s *sqlStore) claim(ctx context.Context, p JobClaimParams, idle bool) (JobClaimIdleResult, error) {
+	var res JobClaimIdleResult
 	if err := checkID("node_id", p.NodeID); err != nil {
-		return nil, err
+		return res, err
 	}
 	t := now(p.Now)
-	// A first look without locks: an idle long poll must not cost a write. A job queued right after
-	// this look wakes the caller, who subscribed before claiming.
-	var state string
-	var claimable bool
-	err := s.read(ctx, "claim job", func(ex sqldb.Execer) error {
-		err := ex.QueryRow(ctx, s.q.JobClaimable, p.NodeID).Scan(&state, &claimable)
-		if s.drv.Kind(err) == sqldb.ErrNoRows {
-			return errcode.New(errcode.NodeNotFound, "no node %s", p.NodeID).With(errcode.DetailNodeID, p.NodeID)
+	lost := func(id, word *string) {
+		if id != nil && word != nil {
+			res.Lost = append(res.Lost, Job{ID: *id, NodeID: p.NodeID, Word: *word, State: JobLost})
 		}
-		return err
-	})
+	}
+	var state string
+	found := false
+	loseArgs := func() []any { return []any{p.NodeID, t, idle, errcode.JobLost, lostIdle} }
+	err := s.pipeline(ctx, "claim job",
+		sqldb.Step{Query: s.q.JobClaimLose, Args: loseArgs(), Scan: func(r sqldb.Row) error {
+			var id, word string
+			err := r.Scan(&id, &word)
+			if s.drv.Kind(err) == sqldb.ErrNoRows {
+				return nil
+			}
+			if err == nil {
+				lost(&id, &word)
+			}
+			return err
+		}},
+		sqldb.Step{Query: s.q.JobClaimLock, Args: loseArgs(), Scan: func(r sqldb.Row) error {
+			var id, word *string
+			var locked bool
+			err := r.Scan(&state, &id, &word, &locked)
+			if s.drv.Kind(err) == sqldb.ErrNoRows {
+				return nil
+			}
+			if err == nil {
+				found = true
+				lost(id, word)
+			}
+			return err
+		}},
+		sqldb.Step{Query: s.q.JobClaim, Args: []any{p.NodeID, t, ""}, Scan: s.scanClaimed(p.NodeID, &res.Job)})
 	if err != nil {
-		return nil, err
+		return JobClaimIdleResult{}, err
+	}
+	if !found {
+		return JobClaimIdleResult{}, errcode.New(errcode.NodeNotFound, "no node %s", p.NodeID).With(errcode.DetailNodeID, p.NodeID)
 	}
 	if err := active(Node{ID: p.NodeID, State: NodeState(state)}); err != nil {
-		return nil, err
+		return JobClaimIdleResult{}, err
 	}
-	if !claimable {
-		return nil, nil
-	}
-	// The node's row lock, then the hand-out in a statement of its own: see JobClaim in queries.sql.
-	// Both always run and commit together, so they go to the database in one round trip.
-	var claimed *Job
-	err = s.pipeline(ctx, "claim job",
-		sqldb.Step{Query: s.q.NodeLock, Args: []any{p.NodeID}},
-		sqldb.Step{Query: s.q.JobClaim, Args: []any{p.NodeID, t}, Scan: func(r sqldb.Row) error {
-			j, err := scanJob(r)
-			switch s.drv.Kind(err) {
-			case sqldb.ErrNoRows:
-				return nil
-			case sqldb.ErrUnique:
-				// jobs_one_running caught what the lock should have prevented. Hand out nothing.
-				return errcode.Wrap(err, errcode.StoreBusy, "node %s already has a running job", p.NodeID)
-			}
-			if err != nil {
-				return err
-			}
-			claimed = &j
+	return res, nil
+}
+
+// scanClaimed reads what JobClaim handed out into *claimed.
+func (s *sqlStore) scanClaimed(nodeID string, claimed **Job) func(sqldb.Row) error {
+	return func(r sqldb.Row) error {
+		j, err := scanJob(r)
+		switch s.drv.Kind(err) {
+		case sqldb.ErrNoRows:
 			return nil
-		}})
-	if err != nil {
-		return nil, err
+		case sqldb.ErrUnique:
+			// jobs_one_running caught what the lock should have prevented. Hand out nothing.
+			return errcode.Wrap(err, errcode.StoreBusy, "node %s already has a running job", nodeID)
+		}
+		if err != nil {
+			return err
+		}
+		*claimed = &j
+		return nil
 	}
-	return claimed, nil
 }
 
 func checkJobFinish(p *JobFinishParams) error {
@@ -230,8 +265,12 @@ func (s *sqlStore) JobFinish(ctx context.Context, p JobFinishParams) (Job, error
 	if matched {
 		return j, nil
 	}
-	// Nothing changed: say why.
-	err = s.read(ctx, "finish job", func(ex sqldb.Execer) error {
+	return Job{}, s.finishRefused(ctx, p)
+}
+
+// finishRefused says why a result matched no running job: nothing changed.
+func (s *sqlStore) finishRefused(ctx context.Context, p JobFinishParams) error {
+	return s.read(ctx, "finish job", func(ex sqldb.Execer) error {
 		cur, err := s.jobGet(ctx, ex, p.ID)
 		if err != nil || cur.NodeID != p.NodeID {
 			return errcode.New(errcode.JobNotFound, "node %s has no job %s", p.NodeID, p.ID).With(errcode.DetailID, p.ID)
@@ -239,7 +278,43 @@ func (s *sqlStore) JobFinish(ctx context.Context, p JobFinishParams) (Job, error
 		return errcode.New(errcode.JobNotRunning, "job %s is %s, not running; its result is dropped", p.ID, cur.State).
 			With(errcode.DetailID, p.ID).With(errcode.DetailState, string(cur.State))
 	})
-	return Job{}, err
+}
+
+// JobFinishClaim is JobFinishClaim (JobFinish, with the node's lock when it has a queued job) and
+// JobFinishRefusal, then JobClaim, in one transaction and one round trip. The claim hands out nothing
+// unless the result was recorded in this transaction, so every step's effect stands whatever the
+// results, as a pipeline needs.
+func (s *sqlStore) JobFinishClaim(ctx context.Context, p JobFinishParams) (JobFinishClaimResult, error) {
+	var res JobFinishClaimResult
+	if err := checkJobFinish(&p); err != nil {
+		return res, err
+	}
+	t := now(p.Now)
+	matched := false
+	refusal := "" // only a refusal is counted: other outcomes skip the statement (SQLite's; PostgreSQL has none)
+	if p.Outcome == JobRefused {
+		refusal = s.q.JobFinishRefusal
+	}
+	err := s.pipeline(ctx, "finish job",
+		sqldb.Step{Query: s.q.JobFinishClaim, Args: []any{p.ID, p.NodeID, string(p.Outcome), t, p.Code, p.Message,
+			jsonText(p.Output), p.Transcript, jsonText(p.Audit), p.Duration.Milliseconds()}, Scan: func(r sqldb.Row) error {
+			var err error
+			res.Job, err = scanJob(r)
+			if s.drv.Kind(err) == sqldb.ErrNoRows {
+				return nil
+			}
+			matched = err == nil
+			return err
+		}},
+		sqldb.Step{Query: refusal, Args: []any{p.ID, p.NodeID, string(p.Outcome), t}},
+		sqldb.Step{Query: s.q.JobClaim, Args: []any{p.NodeID, t, p.ID}, Scan: s.scanClaimed(p.NodeID, &res.Next)})
+	if err != nil {
+		return JobFinishClaimResult{}, err
+	}
+	if !matched {
+		return JobFinishClaimResult{}, s.finishRefused(ctx, p)
+	}
+	return res, nil
 }
 
 func (s *sqlStore) JobLoseRunning(ctx context.Context, p JobLoseRunningParams) ([]Job, error) {

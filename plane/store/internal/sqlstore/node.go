@@ -119,6 +119,9 @@ func checkNodeReport(p *NodeReportParams) error {
 	if len(p.Untrusted) > MaxMessageLen || !ValidText(p.Untrusted) {
 		return invalid("untrusted", "untrusted is at most %d bytes of UTF-8 without NUL", MaxMessageLen)
 	}
+	if len(p.ReportDigest) > MaxRefLen || !ValidText(p.ReportDigest) {
+		return invalid("report_digest", "report digest is at most %d bytes of UTF-8 without NUL", MaxRefLen)
+	}
 	if p.StatementSequence < 0 || p.ClaimSizeCap < 0 {
 		return invalid("statement_sequence", "statement sequence and claim size cap cannot be negative")
 	}
@@ -172,7 +175,7 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 	err := s.pipeline(ctx, "record node report",
 		sqldb.Step{Query: s.q.RelaxCommit},
 		sqldb.Step{Query: s.q.NodeReport, Args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
-			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted}, Scan: func(r sqldb.Row) error {
+			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted, p.ReportDigest}, Scan: func(r sqldb.Row) error {
 			var err error
 			n, err = scanNode(r)
 			if s.drv.Kind(err) == sqldb.ErrNoRows {
@@ -188,6 +191,33 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 		return Node{}, s.read(ctx, "record node report", func(ex sqldb.Execer) error { return s.nodeNotActive(ctx, ex, p.ID) })
 	}
 	return n, nil
+}
+
+func (s *sqlStore) NodeSeen(ctx context.Context, p NodeSeenParams) error {
+	if err := checkID("id", p.ID); err != nil {
+		return err
+	}
+	var matched bool
+	// As NodeReport: a crash may lose it, and the next claim records it again.
+	err := s.pipeline(ctx, "record node seen",
+		sqldb.Step{Query: s.q.RelaxCommit},
+		sqldb.Step{Query: s.q.NodeSeen, Args: []any{p.ID, now(p.Now), p.Idle}, Scan: func(r sqldb.Row) error {
+			// NodeSeen returns the id it updated, so that a pipeline can tell a match.
+			var id string
+			err := r.Scan(&id)
+			if s.drv.Kind(err) == sqldb.ErrNoRows {
+				return nil
+			}
+			matched = err == nil
+			return err
+		}})
+	if err != nil {
+		return err
+	}
+	if !matched {
+		return s.read(ctx, "record node seen", func(ex sqldb.Execer) error { return s.nodeNotActive(ctx, ex, p.ID) })
+	}
+	return nil
 }
 
 // nodeNotActive explains why a statement meant for an active node matched nothing.
@@ -250,7 +280,7 @@ func scanNode(r sqldb.Row) (Node, error) {
 	var state string
 	if err := r.Scan(&n.ID, &n.Name, &n.Key, &n.Fingerprint, &addrs, &state, stamp{&n.CreatedAt},
 		stamp{&n.LastSeenAt}, stamp{&n.EndedAt}, &n.AgentVersion, &n.StatementSequence, &n.StatementDigest,
-		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals, &n.Untrusted, &labels, &n.TargetSequence); err != nil {
+		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals, &n.Untrusted, &labels, &n.TargetSequence, &n.ReportDigest); err != nil {
 		return Node{}, err
 	}
 	n.Labels = map[string]string{}

@@ -11,7 +11,7 @@ decided_at, decided_by, COALESCE(node_id, '')
 -- fragment: node_columns
 id, name, node_key, key_fingerprint, addresses, state, created_at, last_seen_at, ended_at,
 agent_version, statement_sequence, statement_digest, vocabulary, recipes, idle, claim_size_cap, refusals,
-untrusted, labels, target_sequence
+untrusted, labels, target_sequence, report_digest
 
 -- fragment: job_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
@@ -138,9 +138,15 @@ SET LOCAL synchronous_commit TO OFF
 -- name: NodeReport
 UPDATE nodes
 SET last_seen_at = $2, agent_version = $3, statement_sequence = $4, statement_digest = $5,
-    vocabulary = $6, recipes = $7, idle = $8, claim_size_cap = $9, untrusted = $10
+    vocabulary = $6, recipes = $7, idle = $8, claim_size_cap = $9, untrusted = $10,
+    report_digest = $11
 WHERE id = $1 AND state = 'active'
 RETURNING {{node_columns}}
+
+-- name: NodeSeen
+-- A claim whose report the plane already holds: only when the node was last seen and whether it is idle.
+UPDATE nodes SET last_seen_at = $2, idle = $3 WHERE id = $1 AND state = 'active'
+RETURNING id
 
 -- name: NodeLockShared
 -- Taken by JobCreate: a node cannot end its pairing while a job is being queued for it.
@@ -186,16 +192,38 @@ INSERT INTO jobs (id, node_id, word, word_version, word_digest, class, params, s
                   created_by, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10)
 
--- name: JobClaimable
--- The claim's read-only first look: most claims find nothing to hand out, and should not lock or write.
-SELECT state,
-       EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'queued')
-       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'running')
-FROM nodes WHERE id = $1
+-- A claim is two statements in one transaction and one round trip (sqldb.Driver.Pipeline): JobClaimLock,
+-- then JobClaim. An idle long poll with nothing to hand out neither locks nor writes, so it commits
+-- without waiting for the disk.
+
+-- name: JobClaimLose
+-- Nothing: JobClaimLock loses the running job in its own statement.
+
+-- name: JobClaimLock
+-- The claim's first statement. When the node claims while idle ($3), its running job is lost first (a
+-- job's row before its node's, the order every transaction keeps); then the node's row is locked, only
+-- if the node has a queued job: one claim at a time per node, so that the check for a running job and
+-- the hand-out cannot interleave with another claim for the same node. Returns the node's state, the
+-- job it lost (or NULLs) and whether it locked.
+WITH lost AS (
+    UPDATE jobs SET state = 'lost', finished_at = $2, outcome_code = $4, outcome_message = $5
+    WHERE $3 AND node_id = $1 AND state = 'running'
+    RETURNING id, word
+), locked AS (
+    SELECT id FROM nodes
+    WHERE id = $1
+      AND (SELECT count(*) FROM lost) >= 0 -- lost first: its job rows before the node's
+      AND EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'queued')
+    FOR NO KEY UPDATE
+)
+SELECT n.state, lost.id, lost.word, EXISTS (SELECT 1 FROM locked)
+FROM nodes n LEFT JOIN lost ON true
+WHERE n.id = $1
 
 -- name: JobClaim
--- Runs after NodeLock, in a statement of its own so that its snapshot sees any job a claim that held
--- the lock before us set running.
+-- The hand-out, after JobClaimLock (or JobFinishClaim), in a statement of its own so that its snapshot
+-- sees any job a claim that held the lock before us set running. After a result ($3, the job finished
+-- at $2 in this transaction), only if that result was recorded.
 UPDATE jobs
 SET state = 'running', claimed_at = $2, deadline_at = $2::timestamptz + budget_ms * interval '1 millisecond'
 WHERE id = (
@@ -203,6 +231,7 @@ WHERE id = (
     WHERE node_id = $1 AND state = 'queued'
       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'running')
       AND EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND state = 'active')
+      AND ($3 = '' OR EXISTS (SELECT 1 FROM jobs WHERE id = $3 AND node_id = $1 AND finished_at = $2))
     ORDER BY id
     LIMIT 1
     FOR UPDATE SKIP LOCKED)
@@ -226,6 +255,30 @@ WITH done AS (
     WHERE id = $2 AND $3 = 'refused' AND EXISTS (SELECT 1 FROM done)
 )
 SELECT * FROM done
+
+-- name: JobFinishClaim
+-- JobFinish as the first statement of a finish-and-claim (JobClaim follows): when the result is
+-- recorded and the node has a queued job, it also takes the node's row lock JobClaimLock takes, after
+-- the job's row.
+WITH done AS (
+    UPDATE jobs
+    SET state = $3, finished_at = $4, outcome_code = $5, outcome_message = $6, output = $7,
+        transcript = $8, audit = $9, duration_ms = $10
+    WHERE id = $1 AND node_id = $2 AND state = 'running'
+    RETURNING {{job_columns}}
+), counted AS (
+    UPDATE nodes SET refusals = refusals + 1
+    WHERE id = $2 AND $3 = 'refused' AND EXISTS (SELECT 1 FROM done)
+), locked AS (
+    SELECT id FROM nodes
+    WHERE id = $2 AND EXISTS (SELECT 1 FROM done)
+      AND EXISTS (SELECT 1 FROM jobs WHERE node_id = $2 AND state = 'queued')
+    FOR NO KEY UPDATE
+)
+SELECT * FROM done WHERE (SELECT count(*) FROM locked) >= 0
+
+-- name: JobFinishRefusal
+-- Nothing: JobFinishClaim counts a refusal itself.
 
 -- name: JobLoseRunning
 UPDATE jobs SET state = 'lost', finished_at = $2, outcome_code = $3, outcome_message = $4

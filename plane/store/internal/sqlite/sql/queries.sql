@@ -12,7 +12,7 @@ decided_at, decided_by, COALESCE(node_id, '')
 -- fragment: node_columns
 id, name, node_key, key_fingerprint, addresses, state, created_at, last_seen_at, ended_at,
 agent_version, statement_sequence, statement_digest, vocabulary, recipes, idle, claim_size_cap, refusals,
-untrusted, labels, target_sequence
+untrusted, labels, target_sequence, report_digest
 
 -- fragment: job_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
@@ -133,9 +133,15 @@ LIMIT ?3
 -- name: NodeReport
 UPDATE nodes
 SET last_seen_at = ?2, agent_version = ?3, statement_sequence = ?4, statement_digest = ?5,
-    vocabulary = ?6, recipes = ?7, idle = ?8, claim_size_cap = ?9, untrusted = ?10
+    vocabulary = ?6, recipes = ?7, idle = ?8, claim_size_cap = ?9, untrusted = ?10,
+    report_digest = ?11
 WHERE id = ?1 AND state = 'active'
 RETURNING {{node_columns}}
+
+-- name: NodeSeen
+-- A claim whose report the plane already holds: only when the node was last seen and whether it is idle.
+UPDATE nodes SET last_seen_at = ?2, idle = ?3 WHERE id = ?1 AND state = 'active'
+RETURNING id
 
 -- name: NodeLockShared
 -- A read: the write transaction already keeps the node from changing under JobCreate.
@@ -178,15 +184,22 @@ INSERT INTO jobs (id, node_id, word, word_version, word_digest, class, params, s
                   created_by, created_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10)
 
--- name: JobClaimable
--- The claim's read-only first look: most claims find nothing to hand out, and should not lock or write.
-SELECT state,
-       EXISTS (SELECT 1 FROM jobs WHERE node_id = ?1 AND state = 'queued')
-       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = ?1 AND state = 'running')
-FROM nodes WHERE id = ?1
+-- A claim is JobClaimLose, JobClaimLock and JobClaim in one write transaction; the write lock keeps
+-- claims of one node from interleaving.
+
+-- name: JobClaimLose
+-- When the node claims while idle (?3), its running job is lost.
+UPDATE jobs SET state = 'lost', finished_at = ?2, outcome_code = ?4, outcome_message = ?5
+WHERE ?3 AND node_id = ?1 AND state = 'running'
+RETURNING id, word
+
+-- name: JobClaimLock
+-- A read: the node's state, in the shape of PostgreSQL's (JobClaimLose returned the lost job).
+SELECT state, NULL, NULL, 0 FROM nodes WHERE id = ?1
 
 -- name: JobClaim
--- One job at a time per node is held by the write lock; jobs_one_running backs it up.
+-- One job at a time per node is held by the write lock; jobs_one_running backs it up. After a result
+-- (?3, the job finished at ?2 in this transaction), only if that result was recorded.
 UPDATE jobs
 SET state = 'running', claimed_at = ?2, deadline_at = ?2 + budget_ms * 1000
 WHERE id = (
@@ -194,6 +207,7 @@ WHERE id = (
     WHERE node_id = ?1 AND state = 'queued'
       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = ?1 AND state = 'running')
       AND EXISTS (SELECT 1 FROM nodes WHERE id = ?1 AND state = 'active')
+      AND (?3 = '' OR EXISTS (SELECT 1 FROM jobs WHERE id = ?3 AND node_id = ?1 AND finished_at = ?2))
     ORDER BY id
     LIMIT 1)
 RETURNING {{job_columns}}
@@ -207,6 +221,20 @@ SET state = ?3, finished_at = ?4, outcome_code = ?5, outcome_message = ?6, outpu
     transcript = ?8, audit = ?9, duration_ms = ?10
 WHERE id = ?1 AND node_id = ?2 AND state = 'running'
 RETURNING {{job_columns}}
+
+-- name: JobFinishClaim
+-- JobFinish as the first statement of a finish-and-claim; the write lock is the node's lock.
+UPDATE jobs
+SET state = ?3, finished_at = ?4, outcome_code = ?5, outcome_message = ?6, output = ?7,
+    transcript = ?8, audit = ?9, duration_ms = ?10
+WHERE id = ?1 AND node_id = ?2 AND state = 'running'
+RETURNING {{job_columns}}
+
+-- name: JobFinishRefusal
+-- After JobFinishClaim in its transaction: a refusal it recorded counts on the node.
+UPDATE nodes SET refusals = refusals + 1
+WHERE id = ?2 AND ?3 = 'refused'
+  AND EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND node_id = ?2 AND state = 'refused' AND finished_at = ?4)
 
 -- name: JobLoseRunning
 UPDATE jobs SET state = 'lost', finished_at = ?2, outcome_code = ?3, outcome_message = ?4

@@ -1,0 +1,115 @@
+package storetest
+
+import (
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
+)
+
+// roundTripTests hold the calls a job round trip is made of when it costs least: a claim whose report
+// the plane holds (NodeSeen), an idle claim (JobClaimIdle) and a result carrying the next claim
+// (JobFinishClaim).
+var roundTripTests = []test{
+	{"RoundTrip/ReportDigestAndSeen", func(f *fx) {
+		n := f.node("web-1", "w")
+		if n.ReportDigest != "" {
+			f.Fatalf("a report without a digest stored digest %q", n.ReportDigest)
+		}
+		_, err := f.s.NodeReport(f.ctx, store.NodeReportParams{ID: n.ID, Now: f.at(time.Second), AgentVersion: "1.0.1",
+			Vocabulary: words("w"), Idle: true, ReportDigest: "d1"})
+		noErr(f, err, "NodeReport")
+		noErr(f, f.s.NodeSeen(f.ctx, store.NodeSeenParams{ID: n.ID, Now: f.at(time.Minute), Idle: false}), "NodeSeen")
+		got := f.getNode(n.ID)
+		if got.ReportDigest != "d1" || got.AgentVersion != "1.0.1" || len(got.Vocabulary) != 1 || got.Idle ||
+			!got.LastSeenAt.Equal(f.at(time.Minute)) {
+			f.Fatalf("after a report and a sighting: %+v", got)
+		}
+		_, err = f.s.NodeLeave(f.ctx, store.NodeEndParams{ID: n.ID, Now: f.at(2 * time.Minute)})
+		noErr(f, err, "NodeLeave")
+		testkit.WantCode(f, f.s.NodeSeen(f.ctx, store.NodeSeenParams{ID: n.ID, Now: f.at(3 * time.Minute)}), errcode.NodeNotActive)
+		testkit.WantCode(f, f.s.NodeSeen(f.ctx, store.NodeSeenParams{ID: "node_missing"}), errcode.NodeNotFound)
+	}},
+	{"RoundTrip/ClaimIdleLosesThenClaims", func(f *fx) {
+		n := f.node("web-1", "w")
+		first := f.job(n, "w")
+		f.claim(n, f.at(time.Second))
+		second := f.job(n, "w")
+		res, err := f.s.JobClaimIdle(f.ctx, store.JobClaimParams{NodeID: n.ID, Now: f.at(2 * time.Second)})
+		noErr(f, err, "JobClaimIdle")
+		if len(res.Lost) != 1 || res.Lost[0].ID != first.ID || res.Lost[0].Word != "w" || res.Job == nil || res.Job.ID != second.ID ||
+			res.Job.State != store.JobRunning {
+			f.Fatalf("an idle claim over a running job: %+v", res)
+		}
+		if got := f.getJob(first.ID); got.State != store.JobLost || got.OutcomeCode != errcode.JobLost || !got.FinishedAt.Equal(f.at(2*time.Second)) {
+			f.Fatalf("the running job is %s (%s) at %s", got.State, got.OutcomeCode, got.FinishedAt)
+		}
+		// Nothing queued: the running job is lost and nothing is handed out.
+		res, err = f.s.JobClaimIdle(f.ctx, store.JobClaimParams{NodeID: n.ID, Now: f.at(3 * time.Second)})
+		noErr(f, err, "JobClaimIdle")
+		if len(res.Lost) != 1 || res.Lost[0].ID != second.ID || res.Job != nil {
+			f.Fatalf("an idle claim with nothing queued: %+v", res)
+		}
+		// Nothing running, nothing queued: nothing changes.
+		res, err = f.s.JobClaimIdle(f.ctx, store.JobClaimParams{NodeID: n.ID, Now: f.at(4 * time.Second)})
+		noErr(f, err, "JobClaimIdle")
+		if len(res.Lost) != 0 || res.Job != nil {
+			f.Fatalf("a quiet idle claim: %+v", res)
+		}
+		_, err = f.s.JobClaimIdle(f.ctx, store.JobClaimParams{NodeID: "node_missing"})
+		testkit.WantCode(f, err, errcode.NodeNotFound)
+		_, err = f.s.NodeLeave(f.ctx, store.NodeEndParams{ID: n.ID, Now: f.at(time.Minute)})
+		noErr(f, err, "NodeLeave")
+		_, err = f.s.JobClaimIdle(f.ctx, store.JobClaimParams{NodeID: n.ID})
+		testkit.WantCode(f, err, errcode.NodeNotActive)
+	}},
+	{"RoundTrip/FinishClaim", func(f *fx) {
+		n := f.node("web-1", "w")
+		other := f.node("web-2", "w")
+		first := f.job(n, "w")
+		second := f.job(n, "w")
+		f.claim(n, f.at(time.Second))
+		res, err := f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: first.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(2 * time.Second)})
+		noErr(f, err, "JobFinishClaim")
+		if res.Job.ID != first.ID || res.Job.State != store.JobCompleted || res.Next == nil || res.Next.ID != second.ID ||
+			res.Next.State != store.JobRunning || !res.Next.ClaimedAt.Equal(f.at(2*time.Second)) {
+			f.Fatalf("finish-and-claim: %+v", res)
+		}
+		// A refusal is counted; with nothing queued nothing is handed out.
+		res, err = f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: second.ID, NodeID: n.ID, Outcome: store.JobRefused, Now: f.at(3 * time.Second)})
+		noErr(f, err, "JobFinishClaim")
+		if res.Job.State != store.JobRefused || res.Next != nil {
+			f.Fatalf("a refusal with nothing queued: %+v", res)
+		}
+		if got := f.getNode(n.ID); got.Refusals != 1 {
+			f.Fatalf("%d refusals counted, want 1", got.Refusals)
+		}
+		// A result that is refused claims nothing, even with a job queued.
+		third := f.job(n, "w")
+		_, err = f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: second.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(4 * time.Second)})
+		testkit.WantCode(f, err, errcode.JobNotRunning)
+		_, err = f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: third.ID, NodeID: other.ID, Outcome: store.JobCompleted, Now: f.at(4 * time.Second)})
+		testkit.WantCode(f, err, errcode.JobNotFound)
+		if got := f.getJob(third.ID); got.State != store.JobQueued {
+			f.Fatalf("a refused result claimed job %s: %s", third.ID, got.State)
+		}
+		if got := f.getNode(n.ID); got.Refusals != 1 {
+			f.Fatalf("%d refusals counted after refused results, want 1", got.Refusals)
+		}
+	}},
+	{"RoundTrip/Counted", func(f *fx) {
+		c, ok := f.s.(store.Counter)
+		if !ok {
+			f.Fatalf("the store does not count its statements")
+		}
+		n := f.node("web-1", "w")
+		f.job(n, "w")
+		before := c.Statements()
+		f.claim(n, f.at(time.Second))
+		after := c.Statements()
+		if after.Statements <= before.Statements || after.Transactions != before.Transactions+1 {
+			f.Fatalf("a claim counted as %+v then %+v", before, after)
+		}
+	}},
+}
