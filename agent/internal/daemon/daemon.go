@@ -5,12 +5,14 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/client"
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
+	"github.com/lexicon-fleet/lexicon/agent/internal/update"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -25,6 +27,11 @@ type Daemon struct {
 	Log     *slog.Logger
 	// Recipes reports the node's recipes and cases on every claim; nil reports none.
 	Recipes Reporter
+	// Update keeps the agent's own binary the one the statement pins; nil never updates (and reports
+	// no update state).
+	Update *update.Updater
+	// UpdateOff, when it answers true, turns updates off with the reason given (the node's policy).
+	UpdateOff func() (bool, string)
 
 	accepted int           // the claim size the plane accepted with the last claim
 	retry    time.Duration // the first wait before a failed claim or report is sent again; 0 is a second
@@ -45,9 +52,13 @@ type Reporter interface {
 	Delivered(cases []channel.CaseReport)
 }
 
-// Run works until ctx ends, or until the plane says this node's pairing is over.
+// Run works until ctx ends, until the plane says this node's pairing is over, or until a new agent
+// binary is in place (update.ErrRestart: the caller exits for its supervisor to start it).
 func (d *Daemon) Run(ctx context.Context) error {
 	d.sync(ctx, channel.StatementRef{})
+	if err := d.checkUpdate(ctx); err != nil {
+		return err
+	}
 	first := d.retryBase()
 	backoff := first
 	for ctx.Err() == nil {
@@ -69,6 +80,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 			continue
 		}
 		backoff = first
+		if d.Update != nil {
+			d.Update.Claimed()
+		}
 		d.accepted = max(req.ClaimSize, channel.DefaultBodyCap)
 		if d.Recipes != nil && len(req.Cases) > 0 {
 			d.Recipes.Delivered(req.Cases)
@@ -79,13 +93,43 @@ func (d *Daemon) Run(ctx context.Context) error {
 		if resp.Job != nil {
 			d.runJob(ctx, *resp.Job)
 		}
+		// Between jobs: the job just handed out has been run and reported, and no claim is out, so
+		// the plane cannot hand a job to a process about to swap.
+		if err := d.checkUpdate(ctx); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// checkUpdate compares the running binary with the pin of the newest verified statement and swaps
+// when they differ; update.ErrRestart once a new binary is in place.
+func (d *Daemon) checkUpdate(ctx context.Context) error {
+	if d.Update == nil {
+		return nil
+	}
+	off, why := false, ""
+	if d.UpdateOff != nil {
+		off, why = d.UpdateOff()
+	}
+	err := d.Update.Check(ctx, d.Client, d.Vocab.Offer(), off, why)
+	if err != nil && !errors.Is(err, update.ErrRestart) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		d.Log.Warn("agent update failed; trying again later", "err", err)
+		return nil
+	}
+	return err
 }
 
 // sync brings the vocabulary up to the plane's statement and says what it refused.
 func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
 	if err := d.Vocab.Sync(ctx, d.Client, want); err != nil {
+		if errcode.Has(err, errcode.AgentNeedsNewerAgent) {
+			d.Log.Warn("statement held back until this agent updates", "sequence", want.Sequence, "floor", d.Vocab.BelowFloor(), "version", d.Version)
+			return
+		}
 		d.Log.Warn("the plane's statement was refused; keeping the vocabulary this node had", "sequence", want.Sequence, "err", err)
 		return
 	}
@@ -102,6 +146,9 @@ func (d *Daemon) claim() channel.ClaimRequest {
 	req := channel.ClaimRequest{
 		Idle: true, Version: d.Version, Statement: d.Vocab.Ref(), Vocabulary: d.Vocab.Report(),
 		Untrusted: d.Vocab.Untrusted(), Recipes: []channel.RecipeReport{},
+	}
+	if d.Update != nil {
+		req.Update = d.Update.Report(d.Vocab.BelowFloor())
 	}
 	if d.Recipes != nil {
 		req.Recipes, req.Cases = d.Recipes.Report()
