@@ -48,6 +48,9 @@ const (
 	DetectorRefusals         = "plane:refusals"
 	DetectorLostJobs         = "plane:lost_jobs"
 	DetectorUntrustedRelease = "plane:untrusted_release"
+	// DetectorAgentUpdateRefused: the node refused the agent its statement offers (verify_failed,
+	// probe_failed, rejected); cleared when the node reports current.
+	DetectorAgentUpdateRefused = "plane:agent_update_refused"
 )
 
 // DefaultRefusalThreshold is how many refusals in the last hour a node may have before the refusals

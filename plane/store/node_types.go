@@ -43,6 +43,44 @@ type Node struct {
 
 	// Refusals counts jobs this node answered with the outcome refused.
 	Refusals int64 `json:"refusals"`
+
+	// Update is where the node's self-update stands, as its last claim reported it; State is "" for an
+	// agent that does not update itself.
+	Update NodeUpdate `json:"update"`
+}
+
+// Update states as a node reports them (registry/channel's closed set).
+const (
+	UpdateCurrent      = "current"
+	UpdateVerifyFailed = "verify_failed"
+	UpdateProbeFailed  = "probe_failed"
+	UpdateRejected     = "rejected"
+)
+
+// UpdateStates is the closed set a node may report; anything else is refused on intake.
+var UpdateStates = []string{"none", UpdateCurrent, "pending", "trial", "fetch_failed", UpdateVerifyFailed, UpdateProbeFailed, UpdateRejected}
+
+// MaxUpdateHistory bounds the update events kept per node.
+const MaxUpdateHistory = 16
+
+// NodeUpdate is a node's report of its own update.
+type NodeUpdate struct {
+	State   string `json:"state"`
+	Offered string `json:"offered,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// NeedsNewerAgent is the floor the node's agent is below: it keeps its vocabulary until it has
+	// updated itself.
+	NeedsNewerAgent string            `json:"needs_newer_agent,omitempty"`
+	History         []NodeUpdateEvent `json:"history,omitempty"`
+}
+
+// NodeUpdateEvent is one step of a node's update history.
+type NodeUpdateEvent struct {
+	At     time.Time `json:"at"`
+	Event  string    `json:"event"`
+	From   string    `json:"from,omitempty"`
+	To     string    `json:"to,omitempty"`
+	Detail string    `json:"detail,omitempty"`
 }
 
 // WordRef is a word as a node reports it: the words of the newest statement it verified. Class is what
@@ -97,6 +135,9 @@ type NodeReportParams struct {
 	// Untrusted is the node's reason for distrusting the plane's statement, "" when it trusts it. Each
 	// report replaces the last, so a caller that leaves it empty records a node that trusts.
 	Untrusted string
+	// Update is where the node's self-update stands; the zero value records an agent that reports
+	// none. Each report replaces the last, like Untrusted.
+	Update NodeUpdate
 }
 
 type NodeEndParams struct {

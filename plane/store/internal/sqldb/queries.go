@@ -46,6 +46,7 @@ type Queries struct {
 	IncidentSetCase, IncidentEventNext, IncidentEventInsert, IncidentGet, IncidentGetForUpdate           string
 	IncidentList, IncidentEvents, IncidentReconcileLock, IncidentOpenOfEndedNodes, IncidentOpenBySource  string
 	DetectSilent, DetectJobs, DetectUntrusted                                                            string
+	DetectUpdateRefused                                                                                  string
 
 	NotificationInsert, NotificationExhaust, NotificationClaim, NotificationAttemptInsert string
 	NotificationRecord, NotificationAttemptUpdate, NotificationGet, NotificationList      string
