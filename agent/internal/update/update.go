@@ -280,6 +280,7 @@ func (u *Updater) rollback(why string) error {
 	if err := u.save(); err != nil {
 		return err
 	}
+	_ = os.Remove(u.path("fallback")) // it is the binary in place now
 	u.c.Log.Error("update rolled back", "rejected", t.Version, "to", t.FallbackVersion, "reason", why)
 	return ErrRolledBack
 }

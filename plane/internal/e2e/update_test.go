@@ -257,7 +257,7 @@ func TestAgentUpdateTrialAndRollback(t *testing.T) {
 	f.publishAgentRelease("3.0.1", 4, v3h)
 	f.planeLog.WaitFor(t, `"offered":"3.0.1"`)
 	s.log.WaitFor(t, "test fault: this agent never claims")
-	s.log.WaitFor(t, `"msg":"update rolled back","part":"update","rejected":"3.0.1"`)
+	s.log.WaitFor(t, `"rejected":"3.0.1","to":"2.0.0"`)
 	f.planeLog.WaitFor(t, `"version":"2.0.0","state":"rejected","offered":"3.0.1"`)
 	if inc := f.incidentsOf(a.name); len(inc) != 1 {
 		t.Fatalf("one incident while the node refuses, got %v", inc)

@@ -270,13 +270,13 @@ func TestArtifactServesThePinnedAgent(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"agent=linux-riscv64", "agent=linux/amd64", "agent=", "agent=../linux-amd64"} {
-		if status, code, _ := p.artifact(q); status != http.StatusNotFound || code != errcode.ModuleNotFound {
+		if status, code, _ := p.artifact(q); status != http.StatusNotFound || code != errcode.ArtifactNotPinned {
 			t.Fatalf("artifact?%s: %d %s", q, status, code)
 		}
 	}
 	// A release without agents serves none, even though an earlier release pinned them.
 	p.publish([]testWord{{name: "probe", class: manifest.ClassLook}}, nil)
-	if status, code, _ := p.artifact("agent=linux-amd64"); status != http.StatusNotFound || code != errcode.ModuleNotFound {
+	if status, code, _ := p.artifact("agent=linux-amd64"); status != http.StatusNotFound || code != errcode.ArtifactNotPinned {
 		t.Fatalf("agent after a release without agents: %d %s", status, code)
 	}
 }
