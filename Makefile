@@ -122,6 +122,7 @@ bench: wasm
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
+	$(GO) test -run '^$$' -bench BenchmarkAgentUpdate -benchtime 1x -timeout 30m ./plane/internal/e2e/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
