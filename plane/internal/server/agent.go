@@ -216,7 +216,8 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 	if untrusted != "" {
 		s.log.Warn("node cannot verify the plane's statement", "node", node.ID, "reason", untrusted)
 	}
-	if upd.State != node.Update.State || upd.Offered != node.Update.Offered || req.Version != node.AgentVersion {
+	if upd.State != node.Update.State || upd.Offered != node.Update.Offered || upd.NeedsNewerAgent != node.Update.NeedsNewerAgent ||
+		req.Version != node.AgentVersion {
 		// Rare (a few times an update) and what an operator, and the update tests, follow an update by.
 		s.log.Info("node update state", "node", node.ID, "version", req.Version, "state", upd.State, "offered", upd.Offered,
 			"needs_newer_agent", upd.NeedsNewerAgent)
