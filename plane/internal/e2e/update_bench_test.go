@@ -94,6 +94,11 @@ func logTime(b *testing.B, log, s string) time.Time {
 	return time.Time{}
 }
 
+// simDownloads caps the simulated agents' binary downloads at 10 at once: each is a whole agent
+// (about 35 MB) the plane reads from its store into memory, and 99 at once would measure this shared
+// test machine's memory rather than the plane. Real agents fetch within one claim cycle of each other.
+var simDownloads = make(chan struct{}, 10)
+
 // simNode is a simulated agent: it claims, and when the statement changes fetches it, fetches the
 // agent it pins through the artifact route, checks the sha256 against the pin, and reports current
 // with the new version – the plane's side of a fleet update, without 99 processes.
@@ -136,7 +141,10 @@ func (n *simNode) run(ctx context.Context, c *http.Client, url string) {
 		}
 		if pin != "" {
 			var bin []byte
-			if err := n.do(ctx, c, http.MethodGet, url+channel.PathArtifact+"?agent=linux-amd64", nil, &bin); err != nil || cas.Sum(bin) != pin {
+			simDownloads <- struct{}{}
+			err := n.do(ctx, c, http.MethodGet, url+channel.PathArtifact+"?agent=linux-amd64", nil, &bin)
+			<-simDownloads
+			if err != nil || cas.Sum(bin) != pin {
 				state = channel.UpdateFetchFailed
 				continue
 			}
