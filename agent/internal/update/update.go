@@ -576,14 +576,3 @@ func fileDigest(path string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
-
-// Describe is a one-line account of the update folder, for status output.
-func (u *Updater) Describe() string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	var b strings.Builder
-	if t := u.rec.Trial; t != nil {
-		fmt.Fprintf(&b, "%s on trial (fallback %s)", t.Version, t.FallbackVersion)
-	}
-	return b.String()
-}
