@@ -421,6 +421,10 @@ func (u *Updater) Check(ctx context.Context, f Fetcher, rel *registry.Release, o
 func (u *Updater) swap(ctx context.Context, f Fetcher, rel *registry.Release, pin, version string) error {
 	u.set(channel.UpdatePending, version, "")
 	fail := func(state string, err error) error {
+		if ctx.Err() != nil {
+			_ = os.Remove(u.path("staged"))
+			return ctx.Err() // stopped mid-check: no verdict on the binary
+		}
 		reason := err.Error()
 		u.failed[pin] = failure{state: state, reason: reason, at: u.c.Now()}
 		u.set(state, version, reason)
