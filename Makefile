@@ -3,7 +3,10 @@ SHELL := /bin/bash
 GO ?= go
 BUILD := build
 BIN := $(BUILD)/bin
-VERSION ?= 0.1.0
+# VERSION stamps the release and the agent it pins: the one version a node probes a staged agent for.
+VERSION ?= $(shell cat VERSION)
+AGENT_LDFLAGS := -X github.com/lexicon-fleet/lexicon/agent.Version=$(VERSION)
+AGENT_PLATFORMS := linux/amd64 linux/arm64
 
 # Every binary and module is built reproducibly: no build paths, no VCS stamp, so the same tree and
 # toolchain give the same bytes, which `lexicon-release rebuild-check` checks against a release.
@@ -13,13 +16,13 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules test bench demo release lint clean proto
+.PHONY: all build wasm modules agents test bench demo release lint clean proto
 
 all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build $(GO_REPRO) -o $(BIN)/ $(addprefix ./,$(CMDS))
+	$(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $(BIN)/ $(addprefix ./,$(CMDS))
 	@for m in $(DRIVERS); do d=$$(dirname $$m); k=$$(basename $$(dirname $$d)); n=$$(basename $$d); \
 	  echo "$(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-$$k-$$n ./$$d"; $(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-$$k-$$n ./$$d || exit 1; done
 	$(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-dns-memory ./examples/driver-memory
@@ -80,15 +83,23 @@ modules: build wasm
 	  mkdir -p $(BUILD)/modules/driver-$$k-$$n && cp $$m $(BIN)/lexicon-driver-$$k-$$n $(BUILD)/modules/driver-$$k-$$n/ || exit 1; done
 	@echo "staged $$(ls $(BUILD)/modules | wc -l) modules in $(BUILD)/modules"
 
-# release signs every built module with the development key (made once, in build/keys) into
-# build/release, with a matching trust folder in build/trust. The sequence is the time, so each
-# release is newer than the last.
-release: modules
+# agents builds lexicon-agent for every platform a release pins, reproducibly and stamped with VERSION:
+# build/agents/<os>-<arch>/lexicon-agent. CGO is off so a cross build is the same as a native one.
+agents:
+	@for p in $(AGENT_PLATFORMS); do o=$${p%/*}; a=$${p#*/}; mkdir -p $(BUILD)/agents/$$o-$$a; \
+	  echo "GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $(BUILD)/agents/$$o-$$a/lexicon-agent ./agent/cmd/lexicon-agent"; \
+	  CGO_ENABLED=0 GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $(BUILD)/agents/$$o-$$a/lexicon-agent ./agent/cmd/lexicon-agent || exit 1; done
+
+# release signs every built module and both agents with the development key (made once, in build/keys)
+# into build/release, with a matching trust folder in build/trust. The sequence is the time, so each
+# release is newer than the last; the agents are pinned as agent/<os>-<arch>.
+release: modules agents
 	@mkdir -p $(BUILD)/keys
 	@test -f $(BUILD)/keys/publisher.key || $(BIN)/lexicon-release keygen --out $(BUILD)/keys
 	@rm -rf $(BUILD)/release $(BUILD)/trust
 	$(BIN)/lexicon-release build --key $(BUILD)/keys/publisher.key --modules $(BUILD)/modules \
-	  --release $(VERSION) --sequence $$(date +%s) --out $(BUILD)/release
+	  --release $(VERSION) --sequence $$(date +%s) --out $(BUILD)/release \
+	  $(foreach p,$(AGENT_PLATFORMS),--agent $(p)=$(BUILD)/agents/$(subst /,-,$(p))/lexicon-agent)
 	$(BIN)/lexicon-release trust init --out $(BUILD)/trust --key $(BUILD)/keys/publisher.pub
 
 demo: modules
@@ -113,6 +124,7 @@ bench: wasm
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/metrics/
 	$(GO) test -run '^$$' -bench BenchmarkJobRollout1000 -benchtime 1x -timeout 30m ./plane/internal/rollouts/
+	$(GO) test -run '^$$' -bench BenchmarkAgentUpdate -benchtime 1x -timeout 30m ./plane/internal/e2e/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -7,5 +7,18 @@
 // agent/internal/metrics.
 package agent
 
-// Version is this agent's version, reported on every claim.
-const Version = "0.1.0"
+import "runtime"
+
+// Version is this agent's version, reported on every claim. `make release` stamps it from the VERSION
+// file (-ldflags -X), the same version the release statement carries: a node probing a staged
+// binary refuses one that does not report the version of the statement that pins it.
+var Version = "0.1.0"
+
+// Platform is the agent subject this binary is pinned under: "linux-amd64" for agent/linux-amd64.
+func Platform() string { return runtime.GOOS + "-" + runtime.GOARCH }
+
+// TestFault is set only in test builds (-ldflags -X), never by a release: it makes a binary that
+// misbehaves the way a broken release would, so the update tests run real broken agents. "crash":
+// `run` exits at once; "hang": `run` never claims; "pause:<step>": the update stops for good after
+// logging <step>, once per state folder, for a test to kill it there.
+var TestFault = ""

@@ -16,6 +16,16 @@ type Diff struct {
 	Removed []DiffModule     `json:"removed"`
 	Changed []DiffChange     `json:"changed"`
 	Broken  []manifest.Break `json:"broken"`
+	// Agents lists every platform whose agent binary was added, removed or changed; From or To is ""
+	// on the side that does not pin one.
+	Agents []DiffAgent `json:"agents"`
+}
+
+// DiffAgent is one platform's agent binary in two releases.
+type DiffAgent struct {
+	Platform string `json:"platform"`
+	From     string `json:"from"` // sha256, "" when the old release pins none
+	To       string `json:"to"`
 }
 
 // ReleaseID names a release.
@@ -56,6 +66,7 @@ func DiffReleases(oldDir, newDir string) (*Diff, error) {
 		Old:   ReleaseID{oldSt.Predicate.Release, oldSt.Predicate.Sequence},
 		New:   ReleaseID{newSt.Predicate.Release, newSt.Predicate.Sequence},
 		Added: []DiffModule{}, Removed: []DiffModule{}, Changed: []DiffChange{}, Broken: []manifest.Break{},
+		Agents: diffAgents(AgentPins(oldSt), AgentPins(newSt)),
 	}
 	key := func(m statement.Module) string { return string(m.Kind) + "/" + m.Name }
 	olds := map[string]statement.Module{}
@@ -101,4 +112,32 @@ func manifestFrom(store *cas.Store, digest string) (*manifest.Manifest, error) {
 		return nil, err
 	}
 	return manifest.Parse(raw)
+}
+
+func diffAgents(old, new []AgentPin) []DiffAgent {
+	from, to := map[string]string{}, map[string]string{}
+	for _, a := range old {
+		from[a.Platform] = a.SHA256
+	}
+	for _, a := range new {
+		to[a.Platform] = a.SHA256
+	}
+	out := []DiffAgent{}
+	for _, p := range sortedKeys(mergeKeys(from, to)) {
+		if from[p] != to[p] {
+			out = append(out, DiffAgent{Platform: p, From: from[p], To: to[p]})
+		}
+	}
+	return out
+}
+
+func mergeKeys(a, b map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
 }

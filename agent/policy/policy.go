@@ -5,8 +5,12 @@
 //	{
 //	  "classes": {"look": "accept", "change": "accept", "destructive": "refuse"},
 //	  "names": ["www.example.com", "example.com:8443"],
-//	  "renewal": {"path": "/usr/bin/certbot", "sha256": "<64 hex digits>", "args": ["renew", "--quiet"]}
+//	  "renewal": {"path": "/usr/bin/certbot", "sha256": "<64 hex digits>", "args": ["renew", "--quiet"]},
+//	  "update": "off"
 //	}
+//
+// update "off" stops the agent from updating itself from the release (its owner updates it by other
+// means); "on", or no update key, lets it.
 //
 // renewal is the certificate renewal program this node runs when cert_expiry fails, pinned by the
 // sha256 of its bytes; without it cert_expiry only checks.
@@ -41,6 +45,8 @@ type Policy struct {
 	// Renewal is the program a repair word's exec.pinned "@renewal" runs (manifest.NodeRenewal); nil
 	// means none is configured and such a repair does not run.
 	Renewal *manifest.NodeProgram `json:"renewal,omitempty"`
+	// Update is "off" when the agent must not update itself; "" and "on" let it.
+	Update string `json:"update,omitempty"`
 
 	// problem is why the policy accepts nothing, when it could not be loaded.
 	problem error
@@ -65,6 +71,9 @@ func Load(path string) *Policy {
 			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: renewal is not a pinned program, so this node accepts nothing", path)}
 		}
 	}
+	if p.Update != "" && p.Update != UpdateOn && p.Update != UpdateOff {
+		return &Policy{problem: errcode.New(errcode.PolicyUntrusted, "policy %s: update must be on or off, not %q", path, p.Update)}
+	}
 	for class, d := range p.Classes {
 		if class.Rank() == 0 || (d != Accept && d != Refuse) {
 			return &Policy{problem: errcode.New(errcode.PolicyUntrusted, "policy %s: class %q must be look, change or destructive, and accept or refuse, not %q", path, class, d)}
@@ -72,6 +81,16 @@ func Load(path string) *Policy {
 	}
 	return &p
 }
+
+// Update settings.
+const (
+	UpdateOn  = "on"
+	UpdateOff = "off"
+)
+
+// UpdatesOff reports whether the node's owner turned self-update off. A policy that could not be
+// loaded does not turn it off: a broken policy must not also pin a broken agent.
+func (p *Policy) UpdatesOff() bool { return p.problem == nil && p.Update == UpdateOff }
 
 // Problem is why the policy accepts nothing, or nil.
 func (p *Policy) Problem() error { return p.problem }

@@ -101,6 +101,35 @@ type Node struct {
 	TargetSequence int64 `json:"target_sequence"`
 	// Leases are the node's live leases (GET /nodes/{id} only).
 	Leases []Lease `json:"leases,omitempty"`
+	// Update is where the node's self-update stands, as it reported it (state "" for an agent that
+	// does not update itself), with the update history it reported.
+	Update NodeUpdate `json:"update"`
+	// ReleasesBehind counts the published releases that pin an agent newer than the one the node runs.
+	ReleasesBehind int `json:"releases_behind"`
+	// BelowFloor is set while the node's agent is below the floor of the statement it was offered: it
+	// keeps its old vocabulary until it has updated itself, and jobs for words it does not hold yet are
+	// refused with job.needs_newer_agent.
+	BelowFloor bool `json:"below_floor"`
+}
+
+// NodeUpdate is a node's report of its own update: state is one of none, current, pending, trial,
+// fetch_failed, verify_failed, probe_failed, rejected.
+type NodeUpdate struct {
+	State           string            `json:"state"`
+	Offered         string            `json:"offered,omitempty"`
+	Reason          string            `json:"reason,omitempty"`
+	NeedsNewerAgent string            `json:"needs_newer_agent,omitempty"`
+	History         []NodeUpdateEvent `json:"history,omitempty"`
+}
+
+// NodeUpdateEvent is one step of a node's update history (installed, accepted, rolled_back, refused,
+// trial_restarted, abandoned).
+type NodeUpdateEvent struct {
+	At     time.Time `json:"at"`
+	Event  string    `json:"event"`
+	From   string    `json:"from,omitempty"`
+	To     string    `json:"to,omitempty"`
+	Detail string    `json:"detail,omitempty"`
 }
 
 // WordRef is one word of a node's vocabulary.

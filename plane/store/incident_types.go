@@ -54,6 +54,9 @@ const (
 	DetectorMemory         = "plane:memory"
 	DetectorRouteFailing   = "plane:route_failing"
 	DetectorReplicaMissing = "plane:replica_missing"
+	// DetectorAgentUpdateRefused: the node refused the agent its statement offers (verify_failed,
+	// probe_failed, rejected); cleared when the node reports current.
+	DetectorAgentUpdateRefused = "plane:agent_update_refused"
 )
 
 // DefaultRefusalThreshold is how many refusals in the last hour a node may have before the refusals

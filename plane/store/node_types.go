@@ -52,6 +52,44 @@ type Node struct {
 	// TargetSequence is the release the plane serves this node (0: none is published yet). Publishing
 	// does not move it; a rollout does.
 	TargetSequence int64 `json:"target_sequence"`
+
+	// Update is where the node's self-update stands, as its last claim reported it; State is "" for an
+	// agent that does not update itself.
+	Update NodeUpdate `json:"update"`
+}
+
+// Update states as a node reports them (registry/channel's closed set).
+const (
+	UpdateCurrent      = "current"
+	UpdateVerifyFailed = "verify_failed"
+	UpdateProbeFailed  = "probe_failed"
+	UpdateRejected     = "rejected"
+)
+
+// UpdateStates is the closed set a node may report; anything else is refused on intake.
+var UpdateStates = []string{"none", UpdateCurrent, "pending", "trial", "fetch_failed", UpdateVerifyFailed, UpdateProbeFailed, UpdateRejected}
+
+// MaxUpdateHistory bounds the update events kept per node.
+const MaxUpdateHistory = 16
+
+// NodeUpdate is a node's report of its own update.
+type NodeUpdate struct {
+	State   string `json:"state"`
+	Offered string `json:"offered,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// NeedsNewerAgent is the floor the node's agent is below: it keeps its vocabulary until it has
+	// updated itself.
+	NeedsNewerAgent string            `json:"needs_newer_agent,omitempty"`
+	History         []NodeUpdateEvent `json:"history,omitempty"`
+}
+
+// NodeUpdateEvent is one step of a node's update history.
+type NodeUpdateEvent struct {
+	At     time.Time `json:"at"`
+	Event  string    `json:"event"`
+	From   string    `json:"from,omitempty"`
+	To     string    `json:"to,omitempty"`
+	Detail string    `json:"detail,omitempty"`
 }
 
 // WordRef is a word as a node reports it: the words of the newest statement it verified. Class is what
@@ -108,6 +146,9 @@ type NodeReportParams struct {
 	Untrusted string
 	// ReportDigest is the node's digest of this report, "" from an agent that sends none.
 	ReportDigest string
+	// Update is where the node's self-update stands; the zero value records an agent that reports
+	// none. Each report replaces the last, like Untrusted.
+	Update NodeUpdate
 }
 
 type NodeSeenParams struct {

@@ -68,7 +68,7 @@ func TestRestores(t *testing.T) {
 			}
 			var out restored
 			res := w.Must(map[string]any{"unit_dir": dir}, &out)
-			if out.Restored != tc.restored || out.UnitFileState != "enabled" || out.Restart != "on-failure" {
+			if out.Restored != tc.restored || out.UnitFileState != "enabled" || out.Restart != "always" {
 				t.Fatalf("%+v", out)
 			}
 			got, _ := os.ReadFile(path)

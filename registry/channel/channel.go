@@ -13,6 +13,11 @@
 //	POST job_status   JobStatusRequest   -> JobStatusResponse
 //	POST leave        LeaveRequest       -> LeaveResponse
 //	GET  artifact?statement=current | ?sha256=<hex> | ?agent=<os>-<arch>   -> bytes
+//
+// artifact?agent= serves the current release's agent binary for a platform only as a pinned
+// artifact (artifact.not_pinned otherwise); the node checks its sha256 against the statement it
+// verified, never against anything the response says. Every claim reports where the node's own
+// update stands (ClaimRequest.Update).
 package channel
 
 import (
@@ -139,6 +144,8 @@ type ClaimRequest struct {
 	Recipes    []RecipeReport `json:"recipes"`
 	Cases      []CaseReport   `json:"cases,omitempty"`
 	ClaimSize  int            `json:"claim_size,omitempty"`
+	// Update is where the agent's own update stands; absent from agents older than self-update.
+	Update *UpdateReport `json:"update,omitempty"`
 
 	ReportDigest  string `json:"report_digest,omitempty"`  // Digest of this claim's report
 	ReportOmitted bool   `json:"report_omitted,omitempty"` // the report fields are left out; see Brief
@@ -158,6 +165,51 @@ func (c ClaimRequest) Digest() string {
 // Brief is the claim without its report: Idle, Cases and the digest of the report it leaves out.
 func (c ClaimRequest) Brief() ClaimRequest {
 	return ClaimRequest{Idle: c.Idle, Cases: c.Cases, ReportDigest: c.Digest(), ReportOmitted: true}
+}
+
+// Update states, a closed set. verify_failed, probe_failed and rejected are refusals: the node
+// refused the agent the statement offers and keeps the one it runs.
+const (
+	UpdateNone         = "none"          // no update applies: turned off by policy, or nothing pinned for this platform
+	UpdateCurrent      = "current"       // the agent runs the binary its statement pins
+	UpdatePending      = "pending"       // a pinned agent is offered and not installed yet
+	UpdateTrial        = "trial"         // the new agent runs on trial; the old one is kept as fallback
+	UpdateFetchFailed  = "fetch_failed"  // the pinned binary could not be fetched; tried again later
+	UpdateVerifyFailed = "verify_failed" // the bytes served do not hash to the pin
+	UpdateProbeFailed  = "probe_failed"  // the staged binary did not answer version as the statement names
+	UpdateRejected     = "rejected"      // the version failed its trial and was rolled back; never installed again
+)
+
+// UpdateStates lists every update state.
+var UpdateStates = []string{UpdateNone, UpdateCurrent, UpdatePending, UpdateTrial, UpdateFetchFailed,
+	UpdateVerifyFailed, UpdateProbeFailed, UpdateRejected}
+
+// UpdateRefused reports whether state is one of the refusals.
+func UpdateRefused(state string) bool {
+	return state == UpdateVerifyFailed || state == UpdateProbeFailed || state == UpdateRejected
+}
+
+// MaxUpdateHistory caps the update events a claim carries.
+const MaxUpdateHistory = 16
+
+// UpdateReport is where a node's self-update stands, reported on every claim.
+type UpdateReport struct {
+	State   string `json:"state"`
+	Offered string `json:"offered,omitempty"` // the agent version the node's statement offers
+	Reason  string `json:"reason,omitempty"`  // why, for none and the refusals
+	// NeedsNewerAgent is the floor of the newest statement the node verified, when its agent is below
+	// it: the node keeps its vocabulary and updates itself first.
+	NeedsNewerAgent string        `json:"needs_newer_agent,omitempty"`
+	History         []UpdateEvent `json:"history,omitempty"`
+}
+
+// UpdateEvent is one step of the node's update history, newest last.
+type UpdateEvent struct {
+	At     time.Time `json:"at"`
+	Event  string    `json:"event"` // installed, accepted, rolled_back, refused, trial_restarted
+	From   string    `json:"from,omitempty"`
+	To     string    `json:"to,omitempty"`
+	Detail string    `json:"detail,omitempty"`
 }
 
 // Recipe states as a claim reports them.

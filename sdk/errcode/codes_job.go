@@ -9,6 +9,10 @@ const (
 	// the one the job was built for (details.word). Publish a release that contains the word and wait
 	// for the node to load it, or pick a node that reports it.
 	JobWordUnavailable = "job.word_unavailable"
+	// JobNeedsNewerAgent: the node does not yet hold the word because its agent is below the current
+	// release's floor; it is updating itself and takes the vocabulary once it runs a new enough
+	// agent. Queue the job again then.
+	JobNeedsNewerAgent = "job.needs_newer_agent"
 	// JobWordMismatch: the node refused a job whose word, class and module do not agree with the
 	// signed manifest the node holds for that word (details.field names what differs): the plane
 	// authorised it as something else than what would run. Nothing ran.
@@ -33,6 +37,7 @@ const (
 var areaJob = Area{Name: "job", Reserved: true, Codes: []Spec{
 	{JobNotFound, statusNotFound, Unchanged},
 	{JobWordUnavailable, statusUnprocessable, Unchanged},
+	{JobNeedsNewerAgent, statusConflict, Unchanged},
 	{JobWordMismatch, statusUnprocessable, Unchanged},
 	{JobNotRunning, statusConflict, Unchanged},
 	{JobNotQueued, statusConflict, Unchanged},

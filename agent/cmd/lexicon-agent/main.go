@@ -16,7 +16,7 @@ func main() {
 
 func commands() []*cli.Command {
 	return []*cli.Command{
-		joinCmd(), statusCmd(), leaveCmd(), runCmd(), recipesCmd(), wordRunCmd(), releaseInstallCmd(),
+		joinCmd(), statusCmd(), leaveCmd(), runCmd(), recipesCmd(), wordRunCmd(), releaseInstallCmd(), versionCmd(), guardCmd(),
 		{Path: "word", Summary: "run a word on this machine by hand, from a verified release or, for authors, a module"},
 		{Path: "release", Summary: "install a release on a node that runs without a plane"},
 	}

@@ -99,7 +99,8 @@ func TestRunKeepsRecipesWhenThePairingIsOver(t *testing.T) {
 	}
 }
 
-// TestUnitRestartsOnFailure: the service unit starts the agent again when it fails.
+// TestUnitRestartsOnFailure: the service unit starts the agent again whenever it exits (a self-update
+// exits 0 for the new binary to start), with the guard before every start.
 func TestUnitRestartsOnFailure(t *testing.T) {
 	f, err := os.Open("lexicon-agent.service")
 	if err != nil {
@@ -123,7 +124,8 @@ func TestUnitRestartsOnFailure(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(settings["Restart"], []string{"on-failure"}) || len(settings["ExecStart"]) == 0 || settings["ExecStart"][1] != "run" {
-		t.Fatalf("Restart=%v ExecStart=%v", settings["Restart"], settings["ExecStart"])
+	if !slices.Equal(settings["Restart"], []string{"always"}) || len(settings["ExecStart"]) == 0 || settings["ExecStart"][1] != "run" ||
+		len(settings["ExecStartPre"]) < 2 || settings["ExecStartPre"][1] != "guard" {
+		t.Fatalf("Restart=%v ExecStart=%v ExecStartPre=%v", settings["Restart"], settings["ExecStart"], settings["ExecStartPre"])
 	}
 }

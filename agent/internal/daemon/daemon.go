@@ -5,12 +5,14 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/client"
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
+	"github.com/lexicon-fleet/lexicon/agent/internal/update"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -25,6 +27,11 @@ type Daemon struct {
 	Log     *slog.Logger
 	// Recipes reports the node's recipes and cases on every claim; nil reports none.
 	Recipes Reporter
+	// Update keeps the agent's own binary the one the statement pins; nil never updates (and reports
+	// no update state).
+	Update *update.Updater
+	// UpdateOff, when it answers true, turns updates off with the reason given (the node's policy).
+	UpdateOff func() (bool, string)
 
 	accepted int           // the claim size the plane accepted with the last claim
 	held     string        // the digest of the report the plane says it holds: claims may then be brief
@@ -46,9 +53,13 @@ type Reporter interface {
 	Delivered(cases []channel.CaseReport)
 }
 
-// Run works until ctx ends, or until the plane says this node's pairing is over.
+// Run works until ctx ends, until the plane says this node's pairing is over, or until a new agent
+// binary is in place (update.ErrRestart: the caller exits for its supervisor to start it).
 func (d *Daemon) Run(ctx context.Context) error {
 	d.sync(ctx, channel.StatementRef{})
+	if err := d.checkUpdate(ctx); err != nil {
+		return err
+	}
 	first := d.retryBase()
 	backoff := first
 	// next is the plane's answer to the claim the last result carried (finish-and-claim), nil when
@@ -80,11 +91,23 @@ func (d *Daemon) Run(ctx context.Context) error {
 			backoff = first
 			d.answered(full, resp)
 		}
+		if d.Update != nil {
+			d.Update.Claimed() // a claim round trip with the plane: one of the two things a trial waits for
+		}
 		if resp.Statement.Digest != "" && resp.Statement.Digest != d.Vocab.Ref().Digest {
 			d.sync(ctx, resp.Statement)
 		}
 		if resp.Job != nil {
 			next = d.runJob(ctx, *resp.Job)
+		}
+		// Between jobs: the job just handed out has been run and reported, and no claim is out, so
+		// the plane cannot hand a job to a process about to swap. A result whose claim was answered
+		// with the next job is not between jobs: that job runs first.
+		if next != nil && next.Job != nil {
+			continue
+		}
+		if err := d.checkUpdate(ctx); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -103,9 +126,34 @@ func (d *Daemon) answered(full channel.ClaimRequest, resp channel.ClaimResponse)
 	}
 }
 
+// checkUpdate compares the running binary with the pin of the newest verified statement and swaps
+// when they differ; update.ErrRestart once a new binary is in place.
+func (d *Daemon) checkUpdate(ctx context.Context) error {
+	if d.Update == nil {
+		return nil
+	}
+	off, why := false, ""
+	if d.UpdateOff != nil {
+		off, why = d.UpdateOff()
+	}
+	err := d.Update.Check(ctx, d.Client, d.Vocab.Offer(), off, why)
+	if err != nil && !errors.Is(err, update.ErrRestart) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		d.Log.Warn("agent update failed; trying again later", "err", err)
+		return nil
+	}
+	return err
+}
+
 // sync brings the vocabulary up to the plane's statement and says what it refused.
 func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
 	if err := d.Vocab.Sync(ctx, d.Client, want); err != nil {
+		if errcode.Has(err, errcode.AgentNeedsNewerAgent) {
+			d.Log.Warn("statement held back until this agent updates", "sequence", want.Sequence, "floor", d.Vocab.BelowFloor(), "version", d.Version)
+			return
+		}
 		d.Log.Warn("the plane's statement was refused; keeping the vocabulary this node had", "sequence", want.Sequence, "err", err)
 		return
 	}
@@ -124,6 +172,9 @@ func (d *Daemon) claim() (full, send channel.ClaimRequest) {
 	req := channel.ClaimRequest{
 		Idle: true, Version: d.Version, Statement: d.Vocab.Ref(), Vocabulary: d.Vocab.Report(),
 		Untrusted: d.Vocab.Untrusted(), Recipes: []channel.RecipeReport{},
+	}
+	if d.Update != nil {
+		req.Update = d.Update.Report(d.Vocab.BelowFloor())
 	}
 	if d.Recipes != nil {
 		req.Recipes, req.Cases = d.Recipes.Report()

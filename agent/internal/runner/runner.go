@@ -121,6 +121,11 @@ func (r *Runner) Prepare(ctx context.Context, name string) (*Prepared, error) {
 }
 
 func (r *Runner) prepare(ctx context.Context, w vocab.Word) (*Prepared, error) {
+	// An expired statement freezes the node: nothing it pins runs until a renewed one arrives, jobs and
+	// repairs alike (checks still run; they change nothing).
+	if err := r.Vocab.Frozen(); err != nil {
+		return nil, err
+	}
 	// The class that counts is the one in the word's signed manifest, not the one the job names.
 	if err := policy.Load(r.PolicyFile).Check(w.Manifest); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@
 //	<state>/wasm-cache/    compiled words, sealed by <state>/wasm-cache.key
 //	<state>/job.lock       held while a job, a repair or a `word run` runs
 //	<state>/recipes/       the recipe loop: ledger/<recipe>.jsonl, cases/<recipe>.json, case_seq
+//	<state>/update/        the agent's own update: state.json, staged and fallback binaries
 package state
 
 import (
@@ -45,6 +46,7 @@ func (d Dir) WasmCache() string    { return d.path("wasm-cache") }
 func (d Dir) WasmCacheKey() string { return d.path("wasm-cache.key") }
 func (d Dir) LockFile() string     { return d.path("job.lock") }
 func (d Dir) RecipesDir() string   { return d.path("recipes") }
+func (d Dir) UpdateDir() string    { return d.path("update") }
 func (d Dir) pairingFile() string  { return d.path("pairing.json") }
 
 // Key returns the node key, making one (0600) if there is none.

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/mod/semver"
+
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -55,6 +57,20 @@ type Vocabulary struct {
 	words     map[string]Word
 	recipes   map[string]Recipe
 	untrusted string // why the newest statement or some of its modules were refused
+
+	// agentVersion is the running agent's; a statement whose floor is above it is verified and held
+	// as the offer (the agent updates itself from it) but its vocabulary is not taken.
+	agentVersion string
+	offer        *registry.Release // the newest statement verified, taken or held back by its floor
+	belowFloor   string            // the floor of offer when this agent is below it
+	expired      bool              // the current statement's expiry has passed (frozen)
+}
+
+// SetAgentVersion names the running agent's version, for the statement floor. Unset, no floor applies.
+func (v *Vocabulary) SetAgentVersion(version string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.agentVersion = version
 }
 
 // Files beside the store: the current statement's digest, and why modules were refused when it was
@@ -103,6 +119,12 @@ func (v *Vocabulary) Sync(ctx context.Context, f Fetcher, want channel.Statement
 	if want.Digest != "" && want.Digest == v.Ref().Digest {
 		return nil
 	}
+	v.mu.Lock()
+	held := v.offer != nil && v.belowFloor != "" && want.Digest == v.offer.Digest
+	v.mu.Unlock()
+	if held {
+		return nil // already verified and held back by its floor: nothing new to fetch
+	}
 	bundle, err := f.Artifact(ctx, url.Values{"statement": {"current"}}, statement.MaxBundleSize)
 	if errcode.Has(err, errcode.ReleaseNotFound) {
 		return nil // the plane has published nothing yet
@@ -123,6 +145,18 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 	rel, err := trust.Verify(bundle, v.now())
 	if err != nil {
 		return v.refuse(err)
+	}
+	// The floor is judged only on a statement arriving from the plane: one this node took before (a
+	// newer agent took it, then was rolled back) stays, since refusing it would leave no words at all.
+	v.mu.Lock()
+	below := f != nil && rel.Floor() != "" && v.agentVersion != "" && semver.Compare("v"+v.agentVersion, "v"+rel.Floor()) < 0
+	if below {
+		v.offer, v.belowFloor = rel, rel.Floor()
+	}
+	v.mu.Unlock()
+	if below {
+		return errcode.New(errcode.AgentNeedsNewerAgent, "statement %d's floor is %s, above this agent's %s: keeping the vocabulary this node has and updating the agent first",
+			rel.Statement.Predicate.Sequence, rel.Floor(), v.agentVersion).With(errcode.DetailVersion, rel.Floor())
 	}
 	words, recipes := map[string]Word{}, map[string]Recipe{}
 	var problems []string
@@ -187,8 +221,59 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 	}
 	v.mu.Lock()
 	v.release, v.words, v.recipes, v.untrusted = rel, words, recipes, why
+	v.offer, v.belowFloor, v.expired = rel, "", false
 	v.mu.Unlock()
 	return nil
+}
+
+// Offer is the newest statement the node verified: the current one, or a newer one held back because
+// this agent is below its floor. The agent updates itself from it. nil before any.
+func (v *Vocabulary) Offer() *registry.Release {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.offer != nil {
+		return v.offer
+	}
+	return v.release
+}
+
+// BelowFloor is the floor of the held-back statement when this agent is below it; "" otherwise.
+func (v *Vocabulary) BelowFloor() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.belowFloor
+}
+
+// CheckExpiry re-checks the current statement's expiry; once it has passed the vocabulary is frozen:
+// Frozen refuses every job and repair and the node reports itself untrusted with statement.expired,
+// until a newer statement is installed. It reports whether the vocabulary is frozen.
+func (v *Vocabulary) CheckExpiry() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.release == nil || !v.release.Expired(v.now()) {
+		return false
+	}
+	if !v.expired {
+		v.expired = true
+		v.untrusted = v.frozenErr().Error()
+	}
+	return true
+}
+
+// Frozen is statement.expired once the current statement has expired (see CheckExpiry), nil otherwise.
+func (v *Vocabulary) Frozen() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.expired {
+		return nil
+	}
+	return v.frozenErr()
+}
+
+func (v *Vocabulary) frozenErr() error {
+	p := v.release.Statement.Predicate
+	return errcode.New(errcode.StatementExpired, "statement %d expired at %s and no newer one has been verified: jobs and repairs are refused until a renewed statement arrives",
+		p.Sequence, p.ExpiresAt.Format(time.RFC3339)).With(errcode.DetailSequence, p.Sequence)
 }
 
 // fetch makes sure the blob named digest is cached and intact, fetching it when a Fetcher is given.

@@ -110,9 +110,22 @@ func (l nodeList) Text(w io.Writer) {
 		fmt.Fprintln(w, "no nodes")
 	}
 	for _, n := range l.Nodes {
-		fmt.Fprintf(w, "%s  %-20s %-12s target %-4d words %-3d refusals %-3d seen %s  %s\n", n.ID, n.Name, n.State, n.TargetSequence,
-			len(n.Vocabulary), n.Refusals, short(n.LastSeenAt), labelText(n.Labels))
+		fmt.Fprintf(w, "%s  %-20s %-12s target %-4d agent %-10s %s words %-3d refusals %-3d seen %s  %s\n", n.ID, n.Name, n.State, n.TargetSequence,
+			clip(esc(n.AgentVersion), 10), updateLine(n), len(n.Vocabulary), n.Refusals, short(n.LastSeenAt), labelText(n.Labels))
 	}
+}
+
+// updateLine is the update columns: releases behind, the update state, and the below-floor mark.
+func updateLine(n api.Node) string {
+	state := n.Update.State
+	if state == "" {
+		state = "-"
+	}
+	line := fmt.Sprintf("behind %-2d update %-13s", n.ReleasesBehind, clip(esc(state), 13))
+	if n.BelowFloor {
+		line += " below floor"
+	}
+	return line
 }
 
 func nodesListCmd() *cli.Command {
@@ -138,6 +151,20 @@ func (n nodeOne) Text(w io.Writer) {
 	}
 	if n.Untrusted != "" {
 		fmt.Fprintf(w, "cannot verify the plane's statement: %s\n", esc(n.Untrusted))
+	}
+	fmt.Fprintf(w, "%s", updateLine(n.Node))
+	if n.Update.Offered != "" {
+		fmt.Fprintf(w, " offered %s", esc(n.Update.Offered))
+	}
+	if n.BelowFloor {
+		fmt.Fprintf(w, " (needs agent %s or newer)", esc(n.Update.NeedsNewerAgent))
+	}
+	fmt.Fprintln(w)
+	if n.Update.Reason != "" {
+		fmt.Fprintf(w, "  update: %s\n", clip(esc(n.Update.Reason), 200))
+	}
+	for _, e := range n.Update.History {
+		fmt.Fprintf(w, "  update %s %-15s %s -> %s %s\n", short(e.At), esc(e.Event), esc(e.From), esc(e.To), clip(esc(e.Detail), 120))
 	}
 	for _, word := range n.Vocabulary {
 		fmt.Fprintf(w, "  word %-20s %-8s %-11s %s\n", esc(word.Name), esc(word.Version), esc(word.Class), esc(word.Digest))

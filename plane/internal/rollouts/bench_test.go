@@ -180,3 +180,5 @@ type benchWords struct{}
 func (benchWords) Words(context.Context, int64) (map[string]rollouts.Word, string, error) {
 	return map[string]rollouts.Word{"noop": {Manifest: &manifest.Manifest{Name: "noop", Class: manifest.ClassLook}, Module: noopDigest}}, "", nil
 }
+
+func (benchWords) Agent(context.Context, int64) (string, error) { return "", nil }

@@ -2,9 +2,11 @@ package rollouts
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
@@ -28,6 +30,7 @@ type Word struct {
 type releaseWords struct {
 	digest string
 	words  map[string]Word
+	agent  string // the agent version the release pins (its own version), "" when it pins none
 }
 
 // NewCatalog makes a catalog over s.
@@ -51,6 +54,11 @@ func (c *Catalog) Words(ctx context.Context, seq int64) (map[string]Word, string
 		return nil, "", err
 	}
 	r := &releaseWords{digest: rel.StatementDigest, words: map[string]Word{}}
+	for _, a := range rel.Artifacts {
+		if strings.HasPrefix(a.Name, registry.AgentSubjectPrefix) {
+			r.agent = rel.Version // an agent is stamped with the version of the release that pins it
+		}
+	}
 	for _, row := range st.Predicate.Modules {
 		if row.Kind != manifest.KindWord {
 			continue
@@ -74,4 +82,14 @@ func (c *Catalog) Words(ctx context.Context, seq int64) (map[string]Word, string
 	}
 	c.rels[seq] = r
 	return r.words, r.digest, nil
+}
+
+// Agent returns the agent version release seq pins, "" when it pins no agent.
+func (c *Catalog) Agent(ctx context.Context, seq int64) (string, error) {
+	if _, _, err := c.Words(ctx, seq); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rels[seq].agent, nil
 }

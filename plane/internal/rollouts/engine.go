@@ -10,6 +10,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -36,9 +37,11 @@ type Engine struct {
 	catalog WordSource
 }
 
-// WordSource tells the words a release pins, by name, and the release's statement digest.
+// WordSource tells the words a release pins, by name, and the release's statement digest, and the
+// agent version it pins ("" for none).
 type WordSource interface {
 	Words(ctx context.Context, seq int64) (map[string]Word, string, error)
+	Agent(ctx context.Context, seq int64) (string, error)
 }
 
 // Service runs the engine on every tick of every and on every wake.
@@ -442,15 +445,24 @@ func (e *Engine) releaseStep(ctx context.Context, ro store.Rollout, st store.Rol
 	if err != nil {
 		return false, "", err
 	}
-	ok, why := ReleaseReached(node, ro.ReleaseSequence, digest, words)
+	agent, err := e.catalogFor().Agent(ctx, ro.ReleaseSequence)
+	if err != nil {
+		return false, "", err
+	}
+	ok, why := ReleaseReached(node, ro.ReleaseSequence, digest, words, agent)
 	return ok, why, nil
 }
 
 // ReleaseReached is the pass check of a release step: the node reports the release's statement and
-// every word the release pins, with the pinned module. It returns a miss reason when the node said
-// it cannot take the release. (The agent self-update work adds here: when the release pins a new
-// agent, the node reports that version in update state current, and a rejected agent is a miss.)
-func ReleaseReached(n store.Node, seq int64, digest string, words map[string]Word) (bool, string) {
+// every word the release pins, with the pinned module, and, when the release pins an agent (version
+// agent), runs that version in update state current. It returns a miss reason when the node said it
+// cannot take the release: it refused the statement, or it refused the agent (verify_failed,
+// probe_failed, rejected). A node whose updates are off (state none, by its own policy) or whose
+// agent does not update itself passes on its vocabulary alone: its owner keeps its agent.
+func ReleaseReached(n store.Node, seq int64, digest string, words map[string]Word, agent string) (bool, string) {
+	if agent != "" && n.Update.Offered == agent && channel.UpdateRefused(n.Update.State) {
+		return false, fmt.Sprintf("the node refused agent %s (%s): %s", agent, n.Update.State, n.Update.Reason)
+	}
 	if n.StatementSequence != seq || n.StatementDigest != digest {
 		if n.Untrusted != "" {
 			return false, "the node refused the release: " + n.Untrusted
@@ -465,6 +477,10 @@ func ReleaseReached(n store.Node, seq int64, digest string, words map[string]Wor
 			}
 			return false, ""
 		}
+	}
+	if agent != "" && n.Update.State != "" && n.Update.State != channel.UpdateNone &&
+		(n.AgentVersion != agent || n.Update.State != channel.UpdateCurrent) {
+		return false, ""
 	}
 	return true, ""
 }

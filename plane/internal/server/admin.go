@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"golang.org/x/mod/semver"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -190,7 +192,51 @@ func (s *Server) nodeList(r *http.Request) (any, error) {
 		return nil, err
 	}
 	res, err := s.store.NodeList(r.Context(), store.NodeListParams{State: store.NodeState(q.State), Limit: q.Limit, Cursor: q.Cursor})
-	return api.NodeList{Nodes: each(res.Nodes, nodeToAPI), NextCursor: res.NextCursor}, err
+	if err != nil {
+		return nil, err
+	}
+	agents, err := s.agentReleases(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	out := api.NodeList{Nodes: each(res.Nodes, nodeToAPI), NextCursor: res.NextCursor}
+	for i := range out.Nodes {
+		out.Nodes[i].ReleasesBehind = behind(agents, out.Nodes[i].AgentVersion)
+	}
+	return out, nil
+}
+
+// agentReleases lists the versions of the newest releases (up to 100) that pin an agent binary.
+func (s *Server) agentReleases(ctx context.Context) ([]string, error) {
+	rels, err := s.store.ReleaseList(ctx, store.ReleaseListParams{Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, rel := range rels {
+		for _, a := range rel.Artifacts {
+			if strings.HasPrefix(a.Name, registry.AgentSubjectPrefix) {
+				out = append(out, rel.Version)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// behind counts the distinct agent versions above version; 0 for a version that is not semver (an
+// agent built by hand), which the plane cannot place.
+func behind(versions []string, version string) int {
+	if !semver.IsValid("v" + version) {
+		return 0
+	}
+	seen := map[string]bool{}
+	for _, v := range versions {
+		if semver.Compare("v"+v, "v"+version) > 0 {
+			seen[v] = true
+		}
+	}
+	return len(seen)
 }
 
 // nodeByRef finds a node by id or by the name of an active node.
@@ -211,9 +257,14 @@ func (s *Server) nodeShow(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := nodeToAPI(n)
-	a.Leases = leasesToAPI(leases)
-	return a, nil
+	agents, err := s.agentReleases(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	out := nodeToAPI(n)
+	out.Leases = leasesToAPI(leases)
+	out.ReleasesBehind = behind(agents, n.AgentVersion)
+	return out, nil
 }
 
 func (s *Server) nodeDisconnect(r *http.Request) (any, error) {
@@ -252,6 +303,12 @@ func (s *Server) jobCreate(r *http.Request) (any, error) {
 		return nil, err
 	}
 	ref, ok := node.Word(req.Word)
+	if !ok && node.Update.NeedsNewerAgent != "" {
+		return nil, errcode.New(errcode.JobNeedsNewerAgent,
+			"node %s does not hold the word %q yet: its agent %s is below the release's floor %s and is updating itself first; queue the job again once it reports the word",
+			node.Name, req.Word, node.AgentVersion, node.Update.NeedsNewerAgent).
+			With(errcode.DetailNodeID, node.ID).With(errcode.DetailWord, req.Word).With(errcode.DetailVersion, node.Update.NeedsNewerAgent)
+	}
 	if !ok {
 		return nil, errcode.New(errcode.JobWordUnavailable,
 			"node %s does not report the word %q: publish a release that pins it (lexicon releases publish) and wait for the node to load it, or choose a node that reports it (lexicon nodes show %s)",

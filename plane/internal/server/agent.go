@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -302,10 +303,11 @@ func (s *Server) recordReport(ctx context.Context, node store.Node, req *channel
 	untrusted, _ := capText(req.Untrusted, channel.MaxCaseText)
 	digest, _ := capText(req.ReportDigest, store.MaxRefLen)
 	claimCap := int64(min(max(req.ClaimSize, channel.DefaultBodyCap), channel.MaxClaimCap))
+	upd := updateFromClaim(req.Update)
 	if _, err := s.store.NodeReport(ctx, store.NodeReportParams{
 		ID: node.ID, Now: s.now(), AgentVersion: req.Version, StatementSequence: int64(req.Statement.Sequence),
 		StatementDigest: req.Statement.Digest, Vocabulary: vocab, Recipes: recipes, Idle: req.Idle, ClaimSizeCap: claimCap,
-		Untrusted: untrusted, ReportDigest: digest,
+		Untrusted: untrusted, ReportDigest: digest, Update: upd,
 	}); err != nil {
 		return err
 	}
@@ -315,6 +317,12 @@ func (s *Server) recordReport(ctx context.Context, node store.Node, req *channel
 	}
 	if untrusted != "" {
 		s.log.Warn("node cannot verify the plane's statement", "node", node.ID, "reason", untrusted)
+	}
+	if upd.State != node.Update.State || upd.Offered != node.Update.Offered || upd.NeedsNewerAgent != node.Update.NeedsNewerAgent ||
+		req.Version != node.AgentVersion {
+		// Rare (a few times an update) and what an operator, and the update tests, follow an update by.
+		s.log.Info("node update state", "node", node.ID, "version", req.Version, "state", upd.State, "offered", upd.Offered,
+			"needs_newer_agent", upd.NeedsNewerAgent)
 	}
 	return nil
 }
@@ -477,7 +485,8 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request, node store.Nod
 			}
 		}
 		if digest == "" {
-			s.writeError(w, r, errcode.New(errcode.ModuleNotFound, "the current release has no agent for %q", q.Get("agent")))
+			s.writeError(w, r, errcode.New(errcode.ArtifactNotPinned, "the current release pins no agent for %q; the plane serves an agent only as a pinned artifact", q.Get("agent")).
+				With(errcode.DetailSubject, "agent/"+q.Get("agent")))
 			return
 		}
 		a, err := s.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: digest})
@@ -540,4 +549,35 @@ func (s *Server) signatureFailed(err error) {
 	if code := errcode.Code(err); !strings.HasPrefix(code, "store.") {
 		s.metrics.SignatureFailed(code)
 	}
+}
+
+// updateFromClaim takes a claim's update report into the store's form, capped and cut to valid text;
+// a state outside the closed set is recorded as none with the node's word for it as the reason, so
+// that a newer agent with a new state is still shown rather than refused.
+func updateFromClaim(u *channel.UpdateReport) store.NodeUpdate {
+	if u == nil {
+		return store.NodeUpdate{}
+	}
+	out := store.NodeUpdate{State: u.State}
+	out.Offered, _ = capText(u.Offered, store.MaxRefLen)
+	out.NeedsNewerAgent, _ = capText(u.NeedsNewerAgent, store.MaxRefLen)
+	out.Reason, _ = capText(u.Reason, store.MaxMessageLen)
+	if !slices.Contains(store.UpdateStates, u.State) {
+		state, _ := capText(u.State, 64)
+		out.State, out.Reason = channel.UpdateNone, "unknown update state "+state+": "+out.Reason
+		out.Reason, _ = capText(out.Reason, store.MaxMessageLen)
+	}
+	hist := u.History
+	if len(hist) > store.MaxUpdateHistory {
+		hist = hist[len(hist)-store.MaxUpdateHistory:]
+	}
+	for _, e := range hist {
+		ev := store.NodeUpdateEvent{At: e.At}
+		ev.Event, _ = capText(e.Event, store.MaxRefLen)
+		ev.From, _ = capText(e.From, store.MaxRefLen)
+		ev.To, _ = capText(e.To, store.MaxRefLen)
+		ev.Detail, _ = capText(e.Detail, store.MaxMessageLen)
+		out.History = append(out.History, ev)
+	}
+	return out
 }

@@ -36,7 +36,12 @@ func nodeToAPI(n store.Node) api.Node {
 			return api.WordRef{Name: w.Name, Version: w.Version, Digest: w.Digest, Class: w.Class}
 		}),
 		Recipes: n.Recipes, Idle: n.Idle, ClaimSizeCap: n.ClaimSizeCap, Untrusted: n.Untrusted, Refusals: n.Refusals,
-		Labels: n.Labels, TargetSequence: n.TargetSequence}
+		Labels: n.Labels, TargetSequence: n.TargetSequence,
+		Update: api.NodeUpdate{State: n.Update.State, Offered: n.Update.Offered, Reason: n.Update.Reason,
+			NeedsNewerAgent: n.Update.NeedsNewerAgent, History: each(n.Update.History, func(e store.NodeUpdateEvent) api.NodeUpdateEvent {
+				return api.NodeUpdateEvent{At: e.At, Event: e.Event, From: e.From, To: e.To, Detail: e.Detail}
+			})},
+		BelowFloor: n.Update.NeedsNewerAgent != ""}
 }
 
 // jobToAPI converts a job; nodeName is its node's name, "" when it is not known.

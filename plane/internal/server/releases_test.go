@@ -270,7 +270,7 @@ func TestArtifactServesThePinnedAgent(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"agent=linux-riscv64", "agent=linux/amd64", "agent=", "agent=../linux-amd64"} {
-		if status, code, _ := p.artifact(q); status != http.StatusNotFound || code != errcode.ModuleNotFound {
+		if status, code, _ := p.artifact(q); status != http.StatusNotFound || code != errcode.ArtifactNotPinned {
 			t.Fatalf("artifact?%s: %d %s", q, status, code)
 		}
 	}
@@ -284,7 +284,7 @@ func TestArtifactServesThePinnedAgent(t *testing.T) {
 	if _, err := p.st.NodeTargetSet(t.Context(), store.NodeTargetSetParams{ID: p.node.ID, Sequence: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if status, code, _ := p.artifact("agent=linux-amd64"); status != http.StatusNotFound || code != errcode.ModuleNotFound {
+	if status, code, _ := p.artifact("agent=linux-amd64"); status != http.StatusNotFound || code != errcode.ArtifactNotPinned {
 		t.Fatalf("agent after its target moved to a release without agents: %d %s", status, code)
 	}
 }

@@ -178,6 +178,31 @@ var incidentTests = []test{
 		_, err := f.s.NodeReport(f.ctx, store.NodeReportParams{ID: n.ID, Untrusted: "a\x00b"})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
+	{"Incident/AgentUpdateRefused", func(f *fx) {
+		n := f.node("web-1")
+		report := func(d time.Duration, state, offered string) {
+			f.Helper()
+			_, err := f.s.NodeReport(f.ctx, store.NodeReportParams{ID: n.ID, Now: f.at(d), Vocabulary: n.Vocabulary, Idle: true,
+				Update: store.NodeUpdate{State: state, Offered: offered, Reason: "rolled back",
+					History: []store.NodeUpdateEvent{{At: f.at(d), Event: "rolled_back", From: offered, To: "2.0.0"}}}})
+			noErr(f, err, "NodeReport")
+		}
+		report(time.Minute, "rejected", "3.0.0")
+		if got := f.getNode(n.ID).Update; got.State != "rejected" || got.Offered != "3.0.0" || len(got.History) != 1 || got.History[0].Event != "rolled_back" {
+			f.Fatalf("stored update %+v", got)
+		}
+		same(f, "refused", kinds(f.reconcile(time.Minute, hooks)), []string{"plane:agent_update_refused/opened"})
+		// A newer statement's agent is pending, then on trial: the incident stays open, and is not raised again.
+		report(2*time.Minute, "pending", "4.0.0")
+		same(f, "pending", kinds(f.reconcile(2*time.Minute, hooks)), []string{})
+		report(3*time.Minute, "probe_failed", "4.0.0")
+		same(f, "refused again", kinds(f.reconcile(3*time.Minute, hooks)), []string{})
+		report(4*time.Minute, "current", "")
+		same(f, "current", kinds(f.reconcile(4*time.Minute, hooks)),
+			[]string{"plane:agent_update_refused/cleared", "plane:agent_update_refused/triage"})
+		_, err := f.s.NodeReport(f.ctx, store.NodeReportParams{ID: n.ID, Update: store.NodeUpdate{State: "exploded"}})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
 	{"Incident/EndedNodesConditionsEnd", func(f *fx) {
 		n := f.node("web-1")
 		f.intake(n, 0, nil, f.openCase(1, "unit_health", 0))

@@ -332,6 +332,7 @@ func TestJSONFailures(t *testing.T) {
 		{[]string{"wasmpost", "--out", filepath.Join(work, "out.wasm"), notAFolder}, 1, errcode.WordModuleInvalid},
 		{[]string{"new", "word", "greet", "--dir", filepath.Join(notAFolder, "greet")}, 1, errcode.IOFailed},
 		{[]string{"rebuild-check", "--release", rel, "--source", notAFolder}, 1, errcode.IOFailed},
+		{[]string{"renew", "--key", key, "--previous", rel, "--sequence", "1", "--out", filepath.Join(work, "renewed")}, 1, errcode.StatementRollback},
 	}
 	seen := map[string]bool{}
 	for _, tc := range cases {

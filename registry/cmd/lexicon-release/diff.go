@@ -25,6 +25,16 @@ func (r diffResult) Text(w io.Writer) {
 	for _, b := range r.Broken {
 		fmt.Fprintf(w, "! contract broken: %s\n", b)
 	}
+	for _, a := range r.Agents {
+		switch {
+		case a.From == "":
+			fmt.Fprintf(w, "+ agent %s %s\n", a.Platform, a.To)
+		case a.To == "":
+			fmt.Fprintf(w, "- agent %s %s\n", a.Platform, a.From)
+		default:
+			fmt.Fprintf(w, "~ agent %s %s -> %s\n", a.Platform, a.From, a.To)
+		}
+	}
 	if len(r.Added)+len(r.Removed)+len(r.Changed) == 0 {
 		fmt.Fprintln(w, "no module changed")
 	}

@@ -20,6 +20,8 @@ type verifyResult struct {
 	Publisher string                 `json:"publisher"`
 	Logged    bool                   `json:"logged"`
 	Accepted  bool                   `json:"accepted"`
+	Floor     string                 `json:"floor,omitempty"`
+	Agents    []registry.AgentPin    `json:"agents"`
 	Checks    []registry.CheckResult `json:"checks"`
 }
 
@@ -28,6 +30,12 @@ func (r verifyResult) Text(w io.Writer) {
 	verb := "accepted"
 	if !r.Accepted {
 		verb = "verified (dry run, state unchanged)"
+	}
+	for _, a := range r.Agents {
+		fmt.Fprintf(w, "agent %s sha256 %s (version %s)\n", a.Platform, a.SHA256, r.Release)
+	}
+	if r.Floor != "" {
+		fmt.Fprintf(w, "floor: agents below %s update before taking this vocabulary\n", r.Floor)
 	}
 	fmt.Fprintf(w, "release %s sequence %d %s\n", r.Release, r.Sequence, verb)
 }
@@ -73,7 +81,7 @@ func verifyCmd() *cli.Command {
 			p := rel.Statement.Predicate
 			return verifyResult{
 				Release: p.Release, Sequence: p.Sequence, Statement: rel.Digest, Publisher: rel.Signer.Fingerprint(),
-				Logged: rel.Logged, Accepted: !dryRun, Checks: rep.Checks,
+				Logged: rel.Logged, Accepted: !dryRun, Floor: p.Floor, Agents: rel.Agents(), Checks: rep.Checks,
 			}, nil
 		},
 	}

@@ -39,6 +39,9 @@ type Release struct {
 type Options struct {
 	// Agents pins agent binaries: "linux/amd64" -> the binary's path.
 	Agents map[string]string
+	// Floor is the statement's floor; Expires its validity (0: the default).
+	Floor   string
+	Expires time.Duration
 }
 
 // Build signs a release of mods (sequence 1) and a trust folder for it.
@@ -104,7 +107,7 @@ func (r Release) build(t testing.TB, o Options, mods []Module) {
 		}
 	}
 	if _, err := registry.Build(registry.BuildOptions{Key: r.key, ModulesDir: src, Release: fmt.Sprintf("1.0.%d", r.sequence),
-		Sequence: r.sequence, Agents: o.Agents, OutDir: r.Dir, Now: time.Now()}); err != nil {
+		Sequence: r.sequence, Agents: o.Agents, Floor: o.Floor, Expires: o.Expires, OutDir: r.Dir, Now: time.Now()}); err != nil {
 		t.Fatalf("vocabtest: build: %v", err)
 	}
 }

@@ -50,6 +50,7 @@ type Queries struct {
 	IncidentList, IncidentEvents, IncidentReconcileLock, IncidentOpenOfEndedNodes, IncidentOpenBySource  string
 	DetectSilent, DetectJobs, DetectUntrusted                                                            string
 	IncidentCount                                                                                        string
+	DetectUpdateRefused                                                                                  string
 
 	NotificationInsert, NotificationExhaust, NotificationClaim, NotificationAttemptInsert string
 	NotificationRecord, NotificationAttemptUpdate, NotificationGet, NotificationList      string

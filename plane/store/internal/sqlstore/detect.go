@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -111,6 +112,22 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 		s.memoryDetector(t),
 		s.routeDetector(p.Health, t),
 		s.replicaDetector(p.Up, t),
+		{
+			source: DetectorAgentUpdateRefused, severity: SeverityWarning,
+			cleared: "the node runs the agent its statement pins",
+			find: onNodes(func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
+				return collect(ctx, ex, s.q.DetectUpdateRefused, []any{DetectorAgentUpdateRefused}, func(r sqldb.Row) (string, finding, error) {
+					var id, state, offered string
+					var report []byte
+					if err := r.Scan(&id, &state, &offered, &report); err != nil {
+						return "", finding{}, err
+					}
+					var u NodeUpdate
+					_ = json.Unmarshal(report, &u)
+					return id, finding{summary: fmt.Sprintf("the node refused agent %s (%s): %s", offered, state, u.Reason)}, nil
+				})
+			}),
+		},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
@@ -122,6 +123,9 @@ func checkNodeReport(p *NodeReportParams) error {
 	if len(p.ReportDigest) > MaxRefLen || !ValidText(p.ReportDigest) {
 		return invalid("report_digest", "report digest is at most %d bytes of UTF-8 without NUL", MaxRefLen)
 	}
+	if err := checkNodeUpdate(&p.Update); err != nil {
+		return err
+	}
 	if p.StatementSequence < 0 || p.ClaimSizeCap < 0 {
 		return invalid("statement_sequence", "statement sequence and claim size cap cannot be negative")
 	}
@@ -167,6 +171,7 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 	if recipes == nil {
 		recipes = json.RawMessage(`[]`)
 	}
+	updateJSON, _ := json.Marshal(p.Update)
 	t := now(p.Now)
 	var n Node
 	var matched bool
@@ -175,7 +180,8 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 	err := s.pipeline(ctx, "record node report",
 		sqldb.Step{Query: s.q.RelaxCommit},
 		sqldb.Step{Query: s.q.NodeReport, Args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
-			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted, p.ReportDigest}, Scan: func(r sqldb.Row) error {
+			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted, p.ReportDigest,
+			p.Update.State, p.Update.Offered, string(updateJSON)}, Scan: func(r sqldb.Row) error {
 			var err error
 			n, err = scanNode(r)
 			if s.drv.Kind(err) == sqldb.ErrNoRows {
@@ -276,17 +282,22 @@ func (s *sqlStore) nodeEnd(ctx context.Context, p NodeEndParams, state NodeState
 
 func scanNode(r sqldb.Row) (Node, error) {
 	var n Node
-	var addrs, vocab, recipes, labels []byte
-	var state string
+	var addrs, vocab, recipes, labels, update []byte
+	var state, updateState, updateOffered string
 	if err := r.Scan(&n.ID, &n.Name, &n.Key, &n.Fingerprint, &addrs, &state, stamp{&n.CreatedAt},
 		stamp{&n.LastSeenAt}, stamp{&n.EndedAt}, &n.AgentVersion, &n.StatementSequence, &n.StatementDigest,
-		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals, &n.Untrusted, &labels, &n.TargetSequence, &n.ReportDigest); err != nil {
+		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals, &n.Untrusted, &labels, &n.TargetSequence, &n.ReportDigest,
+		&updateState, &updateOffered, &update); err != nil {
 		return Node{}, err
 	}
 	n.Labels = map[string]string{}
 	if err := json.Unmarshal(labels, &n.Labels); err != nil {
 		return Node{}, err
 	}
+	if len(update) > 0 {
+		_ = json.Unmarshal(update, &n.Update) // a report the store took was valid; a damaged one reads as none
+	}
+	n.Update.State, n.Update.Offered = updateState, updateOffered
 	n.State = NodeState(state)
 	if err := json.Unmarshal(addrs, &n.Addresses); err != nil {
 		return Node{}, err
@@ -296,4 +307,28 @@ func scanNode(r sqldb.Row) (Node, error) {
 	}
 	n.Recipes = json.RawMessage(recipes)
 	return n, nil
+}
+
+// checkNodeUpdate holds an update report to the closed set of states and the caps: it is the node's
+// own text, shown to operators.
+func checkNodeUpdate(u *NodeUpdate) error {
+	if u.State != "" && !slices.Contains(UpdateStates, u.State) {
+		return invalid("update.state", "update state %q is not one of %v", u.State, UpdateStates)
+	}
+	if len(u.Offered) > MaxRefLen || len(u.NeedsNewerAgent) > MaxRefLen || !ValidText(u.Offered+u.NeedsNewerAgent) {
+		return invalid("update.offered", "offered and needs_newer_agent are at most %d bytes of UTF-8 without NUL", MaxRefLen)
+	}
+	if len(u.Reason) > MaxMessageLen || !ValidText(u.Reason) {
+		return invalid("update.reason", "reason is at most %d bytes of UTF-8 without NUL", MaxMessageLen)
+	}
+	if len(u.History) > MaxUpdateHistory {
+		u.History = u.History[len(u.History)-MaxUpdateHistory:]
+	}
+	for _, e := range u.History {
+		if len(e.Event) > MaxRefLen || len(e.From) > MaxRefLen || len(e.To) > MaxRefLen || len(e.Detail) > MaxMessageLen ||
+			!ValidText(e.Event+e.From+e.To+e.Detail) {
+			return invalid("update.history", "an update event's fields are bounded UTF-8 without NUL")
+		}
+	}
+	return nil
 }

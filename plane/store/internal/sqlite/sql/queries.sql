@@ -12,7 +12,7 @@ decided_at, decided_by, COALESCE(node_id, '')
 -- fragment: node_columns
 id, name, node_key, key_fingerprint, addresses, state, created_at, last_seen_at, ended_at,
 agent_version, statement_sequence, statement_digest, vocabulary, recipes, idle, claim_size_cap, refusals,
-untrusted, labels, target_sequence, report_digest
+untrusted, labels, target_sequence, report_digest, update_state, update_offered, update_report
 
 -- fragment: job_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
@@ -134,7 +134,7 @@ LIMIT ?3
 UPDATE nodes
 SET last_seen_at = ?2, agent_version = ?3, statement_sequence = ?4, statement_digest = ?5,
     vocabulary = ?6, recipes = ?7, idle = ?8, claim_size_cap = ?9, untrusted = ?10,
-    report_digest = ?11
+    report_digest = ?11, update_state = ?12, update_offered = ?13, update_report = ?14
 WHERE id = ?1 AND state = 'active'
 RETURNING {{node_columns}}
 
@@ -481,6 +481,14 @@ HAVING count(*) > ?3
 
 -- name: DetectUntrusted
 SELECT id, untrusted FROM nodes WHERE state = 'active' AND untrusted <> ''
+
+-- name: DetectUpdateRefused
+-- Nodes that refused the agent their statement offers, and nodes with such an incident open that do
+-- not yet run the pinned agent: the incident clears when the node reports current, not before.
+SELECT n.id, n.update_state, n.update_offered, n.update_report FROM nodes n
+WHERE n.state = 'active' AND (n.update_state IN ('verify_failed', 'probe_failed', 'rejected')
+  OR (n.update_state <> 'current' AND EXISTS (SELECT 1 FROM incidents i WHERE i.node_id = n.id
+      AND i.source = ?1 AND i.condition = 'open')))
 
 ------------------------------------------------------------------------------------------------------
 -- Notifications

@@ -1,0 +1,216 @@
+package update
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/statement"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// script is a stand-in agent binary: it answers `version -o json` as the real one does.
+func script(version, platform string) []byte {
+	return []byte("#!/bin/sh\necho '{\"version\": \"" + version + "\", \"platform\": \"" + platform + "\", \"go\": \"go\"}'\n")
+}
+
+type served struct {
+	data []byte
+	err  error
+	n    int
+}
+
+func (s *served) Artifact(_ context.Context, q url.Values, _ int64) ([]byte, error) {
+	s.n++
+	if q.Get("agent") != "linux-amd64" {
+		return nil, errcode.New(errcode.ArtifactNotPinned, "no")
+	}
+	return s.data, s.err
+}
+
+func release(version string, seq uint64, pin string) *registry.Release {
+	return &registry.Release{Statement: &statement.Statement{
+		Subject:   []statement.Subject{statement.NewSubject("agent/linux-amd64", pin)},
+		Predicate: statement.Predicate{Release: version, Sequence: seq},
+	}}
+}
+
+type node struct {
+	t    *testing.T
+	dir  string
+	exe  string
+	now  time.Time
+	lock string
+}
+
+func newNode(t *testing.T, running []byte) *node {
+	dir := t.TempDir()
+	n := &node{t: t, dir: dir, exe: filepath.Join(dir, "bin", "lexicon-agent"), now: time.Unix(1_800_000_000, 0), lock: filepath.Join(dir, "job.lock")}
+	if err := os.MkdirAll(filepath.Dir(n.exe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(n.exe, running, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// start is one start of the binary in place, as `run` makes it. Each start has its own job lock
+// file: a swap keeps its lock until its process exits, which a test process never does.
+func (n *node) start(version string) (*Updater, error) {
+	u, err := New(Config{Dir: filepath.Join(n.dir, "update"), Exe: n.exe, Version: version, Platform: "linux-amd64",
+		LockFile: filepath.Join(n.t.TempDir(), "job.lock"), TrialFor: time.Minute, Now: func() time.Time { return n.now }})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return u, u.Start()
+}
+
+func (n *node) running() string {
+	data, err := os.ReadFile(n.exe)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return cas.Sum(data)
+}
+
+func TestSwapTrialAndAccept(t *testing.T) {
+	v1, v2 := script("1.0.0", "linux-amd64"), script("2.0.0", "linux-amd64")
+	n := newNode(t, v1)
+	u, err := n.start("1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Check(context.Background(), &served{data: v2}, release("2.0.0", 2, cas.Sum(v2)), false, ""); !errors.Is(err, ErrRestart) {
+		t.Fatalf("check: %v", err)
+	}
+	if n.running() != cas.Sum(v2) {
+		t.Fatal("v2 is not in place")
+	}
+	// The new start is on trial; a claim alone does not pass it, the time served with one does.
+	u, err = n.start("2.0.0")
+	if err != nil || u.Report("").State != channel.UpdateTrial {
+		t.Fatalf("start of v2: %v %+v", err, u.Report(""))
+	}
+	u.Claimed()
+	if u.Report("").State != channel.UpdateTrial {
+		t.Fatal("the trial passed before its time")
+	}
+	n.now = n.now.Add(time.Minute)
+	u.Tick()
+	if r := u.Report(""); r.State != channel.UpdateCurrent || r.History[len(r.History)-1].Event != "accepted" {
+		t.Fatalf("after the trial: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(n.dir, "update", "fallback")); !os.IsNotExist(err) {
+		t.Fatal("the fallback outlived the trial")
+	}
+}
+
+// A start that finds the previous start of its version still on trial rolls back; the version is
+// rejected for good, and a newer statement's agent is taken again.
+func TestCrashOnTrialRollsBackAndRejects(t *testing.T) {
+	v1, v2, v3 := script("1.0.0", "linux-amd64"), script("2.0.0", "linux-amd64"), script("3.0.0", "linux-amd64")
+	n := newNode(t, v1)
+	u, _ := n.start("1.0.0")
+	rel := release("2.0.0", 2, cas.Sum(v2))
+	if err := u.Check(context.Background(), &served{data: v2}, rel, false, ""); !errors.Is(err, ErrRestart) {
+		t.Fatal(err)
+	}
+	if _, err := n.start("2.0.0"); err != nil { // starts, then dies without a word
+		t.Fatal(err)
+	}
+	if _, err := n.start("2.0.0"); !errors.Is(err, ErrRolledBack) {
+		t.Fatalf("second start on trial: %v", err)
+	}
+	if n.running() != cas.Sum(v1) {
+		t.Fatal("the fallback is not back")
+	}
+	u, err := n.start("1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &served{data: v2}
+	if err := u.Check(context.Background(), f, rel, false, ""); err != nil || f.n != 0 || u.Report("").State != channel.UpdateRejected {
+		t.Fatalf("rejected version offered again: %v, fetched %d times, %+v", err, f.n, u.Report(""))
+	}
+	if err := u.Check(context.Background(), &served{data: v3}, release("3.0.0", 3, cas.Sum(v3)), false, ""); !errors.Is(err, ErrRestart) {
+		t.Fatalf("a newer statement after a rejection: %v", err)
+	}
+}
+
+// A deliberate stop during the trial restarts it instead of counting against the version; the guard
+// rolls back a version whose previous start never ended.
+func TestStopRestartsTrialAndGuard(t *testing.T) {
+	v1, v2 := script("1.0.0", "linux-amd64"), script("2.0.0", "linux-amd64")
+	n := newNode(t, v1)
+	u, _ := n.start("1.0.0")
+	if err := u.Check(context.Background(), &served{data: v2}, release("2.0.0", 2, cas.Sum(v2)), false, ""); !errors.Is(err, ErrRestart) {
+		t.Fatal(err)
+	}
+	u, _ = n.start("2.0.0")
+	u.Stopping()
+	// guard, then run: neither rolls back after a clean stop.
+	g, err := New(Config{Dir: filepath.Join(n.dir, "update"), Exe: n.exe, Version: "2.0.0", Platform: "linux-amd64", LockFile: n.lock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Guard(context.Background()); err != nil {
+		t.Fatalf("guard after a clean stop: %v", err)
+	}
+	u, err = n.start("2.0.0")
+	if err != nil || !u.OnTrial() {
+		t.Fatalf("start after a clean stop: %v", err)
+	}
+	// Nothing newer goes in over a version on trial.
+	v3 := script("3.0.0", "linux-amd64")
+	f := &served{data: v3}
+	if err := u.Check(context.Background(), f, release("3.0.0", 3, cas.Sum(v3)), false, ""); err != nil || f.n != 0 {
+		t.Fatalf("installed over a trial: %v %d", err, f.n)
+	}
+	// This start dies; the guard of the next one rolls back.
+	g, _ = New(Config{Dir: filepath.Join(n.dir, "update"), Exe: n.exe, Version: "2.0.0", Platform: "linux-amd64", LockFile: n.lock})
+	if err := g.Guard(context.Background()); !errors.Is(err, ErrRolledBack) || n.running() != cas.Sum(v1) {
+		t.Fatalf("guard after a death on trial: %v", err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	v1, v2 := script("1.0.0", "linux-amd64"), script("2.0.0", "linux-amd64")
+	for _, tc := range []struct {
+		name   string
+		served []byte
+		pin    string
+		state  string
+	}{
+		{"bytes differ from the pin", append([]byte{}, append(v2, '#')...), cas.Sum(v2), channel.UpdateVerifyFailed},
+		{"another platform", script("2.0.0", "linux-arm64"), cas.Sum(script("2.0.0", "linux-arm64")), channel.UpdateProbeFailed},
+		{"another version", script("2.0.1", "linux-amd64"), cas.Sum(script("2.0.1", "linux-amd64")), channel.UpdateProbeFailed},
+		{"dies before main", []byte("#!/bin/sh\nexit 1\n"), cas.Sum([]byte("#!/bin/sh\nexit 1\n")), channel.UpdateProbeFailed},
+		{"needs the environment", []byte("#!/bin/sh\n[ -n \"$HOME\" ] && echo '{\"version\":\"2.0.0\",\"platform\":\"linux-amd64\"}'\n"),
+			cas.Sum([]byte("#!/bin/sh\n[ -n \"$HOME\" ] && echo '{\"version\":\"2.0.0\",\"platform\":\"linux-amd64\"}'\n")), channel.UpdateProbeFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNode(t, v1)
+			u, _ := n.start("1.0.0")
+			if err := u.Check(context.Background(), &served{data: tc.served}, release("2.0.0", 2, tc.pin), false, ""); err != nil {
+				t.Fatal(err)
+			}
+			if got := u.Report("").State; got != tc.state || n.running() != cas.Sum(v1) {
+				t.Fatalf("state %s (want %s), running %s", got, tc.state, n.running())
+			}
+		})
+	}
+	n := newNode(t, v1)
+	u, _ := n.start("1.0.0")
+	_ = u.Check(context.Background(), &served{}, release("2.0.0", 2, cas.Sum(v2)), true, "turned off by policy")
+	if r := u.Report("2.0.0"); r.State != channel.UpdateNone || r.Reason != "turned off by policy" || r.NeedsNewerAgent != "2.0.0" {
+		t.Fatalf("update off: %+v", r)
+	}
+}
