@@ -224,6 +224,16 @@ func (c *compileCache) begin(digest, variant string) (*cacheSession, error) {
 	return s, nil
 }
 
+// has reports whether an entry for the module exists; whether it verifies is learnt only when it is
+// used. A nil cache has nothing.
+func (c *compileCache) has(digest, variant string) bool {
+	if c == nil {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(c.dir, digest+"-"+variant+".entry"))
+	return err == nil
+}
+
 // forget deletes the entry, for when wazero could not use a verified one (a different CPU, say).
 func (s *cacheSession) forget() { os.Remove(s.entry) }
 
