@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -184,6 +185,7 @@ func (r *Runner) Warm(ctx context.Context) {
 	}
 	mods = append(mods, r.Vocab.Recipes()...)
 	seen := map[string]bool{}
+	failed := 0
 	for _, w := range mods {
 		if ctx.Err() != nil {
 			return
@@ -193,9 +195,18 @@ func (r *Runner) Warm(ctx context.Context) {
 		}
 		seen[w.Module] = true
 		err := r.Host.Warm(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.Module(w) })
-		if err != nil && r.Log != nil && ctx.Err() == nil {
-			r.Log.Warn("cannot put a module in the compile cache", "module", w.Manifest.Name, "sha256", w.Module, "err", err)
+		if err != nil && ctx.Err() == nil {
+			failed++
+			if r.Log != nil {
+				r.Log.Warn("cannot put a module in the compile cache", "module", w.Manifest.Name, "sha256", w.Module, "err", err)
+			}
 		}
+	}
+	// Every module was read and hashed to be sent: give that garbage back now, not whenever the
+	// scavenger gets to it, since the agent then idles for hours.
+	debug.FreeOSMemory()
+	if r.Log != nil {
+		r.Log.Info("vocabulary in the compile cache", "modules", len(seen), "failed", failed)
 	}
 }
 

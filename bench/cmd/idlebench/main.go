@@ -5,7 +5,8 @@
 //
 //	idlebench -demo build/tools/fleet-in-a-box -bin build/bin -modules build/modules [-window 60s] [-runs 1]
 //
-// The window starts when the demo's jobs have ended, as a person trying `make demo` would then leave it.
+// The window starts when the demo's jobs have ended and the agent has put its vocabulary in the compile
+// cache (-settle), as a person trying `make demo` would then leave it.
 // The RSS figure is the sum at the end of the window; the CPU figure is the share of one core the agent
 // and its workers (those still running and those already reaped) used over it.
 package main
@@ -32,10 +33,11 @@ func main() {
 	modules := flag.String("modules", "build/modules", "the staged modules")
 	window := flag.Duration("window", time.Minute, "how long the agent is left idle")
 	runs := flag.Int("runs", 1, "runs")
+	settle := flag.String("settle", "vocabulary in the compile cache", "start the idle window once the agent's log holds this (empty: at once)")
 	flag.Parse()
 	var rss, agentRSS, cpu, workers []float64
 	for range *runs {
-		r, err := run(*demo, *bin, *modules, *window)
+		r, err := run(*demo, *bin, *modules, *settle, *window)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "idlebench:", err)
 			os.Exit(1)
@@ -64,7 +66,12 @@ type result struct {
 	workers          int
 }
 
-func run(demo, bin, modules string, window time.Duration) (result, error) {
+func logHas(path, s string) bool {
+	b, _ := os.ReadFile(path)
+	return strings.Contains(string(b), s)
+}
+
+func run(demo, bin, modules, settle string, window time.Duration) (result, error) {
 	dir, err := os.MkdirTemp("", "idlebench-")
 	if err != nil {
 		return result{}, err
@@ -111,6 +118,18 @@ func run(demo, bin, modules string, window time.Duration) (result, error) {
 	agent := findAgent(cmd.Process.Pid)
 	if agent == 0 {
 		return result{}, fmt.Errorf("no lexicon-agent below the demo")
+	}
+	if settle != "" {
+		// The agent compiles its vocabulary in the background once it accepts a statement (a fresh
+		// demo starts with an empty compile cache): idle starts once that is done.
+		t := time.Now()
+		for !logHas(filepath.Join(dir, "agent.log"), settle) {
+			if time.Since(t) > 10*time.Minute {
+				return result{}, fmt.Errorf("the agent never logged %q", settle)
+			}
+			time.Sleep(time.Second)
+		}
+		fmt.Printf("agent settled %s after the demo\n", time.Since(t).Round(time.Second))
 	}
 	c0 := treeCPU(agent)
 	t0 := time.Now()
