@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
@@ -37,6 +38,8 @@ type workerPool struct {
 	modules  map[string]registered
 	closed   bool
 	starting chan struct{} // closed when the worker prestart is starting is ready; nil if none is
+	warming  *worker       // the background worker warm is using, if any
+	warmMu   sync.Mutex    // one warm at a time
 }
 
 // registered is a loaded module as the pool knows it. The pool keeps no bytes: a worker that needs the
@@ -79,7 +82,11 @@ type worker struct {
 	idle   *time.Timer // while idle: ends the worker when it has been idle too long
 }
 
-func (p *workerPool) spawn() (*worker, error) {
+func (p *workerPool) spawn() (*worker, error) { return p.spawnWorker(false) }
+
+// spawnWorker starts a worker; a background one runs in its own process group at the lowest CPU
+// priority, so that compiling ahead never slows the words that run now.
+func (p *workerPool) spawnWorker(background bool) (*worker, error) {
 	toChildR, toChildW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -96,7 +103,15 @@ func (p *workerPool) spawn() (*worker, error) {
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{toChildR, fromChildW}
 	cmd.Stderr = os.Stderr
+	if background {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	}
 	err = cmd.Start()
+	if err == nil && background {
+		// Nice applies per thread on Linux; PRIO_PGRP reaches every thread of the group, and threads
+		// the worker starts later inherit it.
+		_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, 19)
+	}
 	toChildR.Close()
 	fromChildW.Close()
 	if err != nil {
@@ -292,6 +307,9 @@ func (p *workerPool) close() {
 		ws = append(ws, w)
 	}
 	p.idle = nil
+	if p.warming != nil {
+		ws = append(ws, p.warming)
+	}
 	p.mu.Unlock()
 	for _, w := range ws {
 		w.kill()
@@ -384,23 +402,40 @@ func (p *workerPool) load(ctx context.Context, wk *worker, f *frame) error {
 	}
 }
 
-// warm has a worker put the module in the compile cache, if it is not there, without keeping it.
+// warm has a background worker put the module in the compile cache, if it is not there, and keep
+// nothing. It takes no slot: a word to run now never waits for a compile ahead of time, and the
+// background worker yields the CPU to it. One module is warmed at a time.
 func (p *workerPool) warm(ctx context.Context, name, digest string, memory uint64, source func() ([]byte, error)) error {
+	if p.cacheDir == "" || cachedEntryExists(p.cacheDir, digest, (&engine{}).variant()) {
+		return nil
+	}
+	p.warmMu.Lock()
+	defer p.warmMu.Unlock()
 	module, err := source()
 	if err != nil {
 		return err
 	}
-	wk, err := p.acquire(ctx, "")
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return errcode.New(errcode.WordHostFailed, "the host is closed")
+	}
+	p.mu.Unlock()
+	wk, err := p.spawnWorker(true)
 	if err != nil {
-		return err
+		return errcode.Wrap(err, errcode.WordHostFailed, "cannot start a wasm worker")
 	}
-	err = p.load(ctx, wk, &frame{Kind: kindLoad, Warm: true, Name: name, Digest: digest, Memory: memory, blob: module})
-	if err != nil && !errcode.Has(err, errcode.WordModuleInvalid) && !errcode.Has(err, errcode.ModuleDigestMismatch) {
-		p.drop(wk, err.Error())
-	} else {
-		p.release(wk)
-	}
-	return err
+	p.mu.Lock()
+	p.warming = wk
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.warming = nil
+		p.mu.Unlock()
+		wk.kill()
+		<-wk.exited
+	}()
+	return p.load(ctx, wk, &frame{Kind: kindLoad, Warm: true, Name: name, Digest: digest, Memory: memory, blob: module})
 }
 
 // run runs one invocation in a worker, answering its capability calls, and kills the worker when ctx
