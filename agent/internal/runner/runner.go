@@ -177,6 +177,9 @@ func (r *Runner) Load(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
 // so that the first job after a new statement loads its word from the cache instead of compiling it.
 // A module that cannot be warmed is logged and left for its first run to report.
 func (r *Runner) Warm(ctx context.Context) {
+	if r.Host == nil {
+		return
+	}
 	var mods []vocab.Word
 	for _, w := range r.Vocab.Report() {
 		if vw, ok := r.Vocab.Word(w.Name); ok {
