@@ -81,7 +81,7 @@ func run(demo, bin, modules, settle string, window time.Duration) (result, error
 	if err != nil {
 		return result{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute+window)
 	defer cancel()
 	abs := func(p string) string { a, _ := filepath.Abs(p); return a }
 	cmd := exec.CommandContext(ctx, abs(demo))
@@ -136,6 +136,9 @@ func run(demo, bin, modules, settle string, window time.Duration) (result, error
 	time.Sleep(window)
 	c1 := treeCPU(agent)
 	took := time.Since(t0)
+	if rssKiB(agent) == 0 {
+		return result{}, fmt.Errorf("the agent exited during the idle window (see %s)", dir)
+	}
 	ws := descendants(agent)
 	r := result{agentKiB: float64(rssKiB(agent)), workers: len(ws), cpuShare: float64(c1-c0) / float64(took)}
 	r.rssKiB = r.agentKiB
