@@ -113,7 +113,13 @@ test: modules
 	$(GO) test -race -run 'TestRun$$' ./agent/internal/recipes/
 
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
-bench: wasm
+# bench/ is its own Go module (it links the Extism Go SDK, which the project must not depend on):
+# wordbench runs the word host beside Extism on the same word and prints the ratios; idlebench runs
+# fleet in a box and measures the idle agent with its workers.
+bench: modules
+	cd bench && $(GO) run ./cmd/wordbench -module ../$(WASM_DIR)/testdata/ref.wasm
+	$(GO) build -o $(BUILD)/tools/fleet-in-a-box ./examples/fleet-in-a-box
+	cd bench && $(GO) run ./cmd/idlebench -demo ../$(BUILD)/tools/fleet-in-a-box -bin ../$(BIN) -modules ../$(BUILD)/modules
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./registry/...
 	$(GO) test -run '^$$' -bench 'BenchmarkCall$$' -benchtime 400x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench 'BenchmarkDeadlineOvershoot|BenchmarkFirstCall' -benchtime 300x -count 1 ./host/wasm/

@@ -92,12 +92,24 @@ func openCompileCache(dir string, key []byte) (*compileCache, error) {
 		return nil, errcode.New(errcode.KeyMalformed, "compile-cache key must be %d bytes, not %d", CacheKeySize, len(key))
 	}
 	version := wazeroVersion()
-	d := filepath.Join(dir, fmt.Sprintf("wazero-%s-%s-%s", version, runtime.GOOS, runtime.GOARCH))
+	d := versionDir(dir, version)
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create compile cache %s", d)
 	}
 	removeStale(d)
 	return &compileCache{dir: d, key: bytes.Clone(key), version: version}, nil
+}
+
+// versionDir is the folder of dir holding the entries this binary's wazero can use.
+func versionDir(dir, version string) string {
+	return filepath.Join(dir, fmt.Sprintf("wazero-%s-%s-%s", version, runtime.GOOS, runtime.GOARCH))
+}
+
+// cachedEntryExists reports whether the cache at dir has an entry for the module in variant; whether
+// it verifies is learnt only when it is used.
+func cachedEntryExists(dir, digest, variant string) bool {
+	_, err := os.Lstat(filepath.Join(versionDir(dir, wazeroVersion()), digest+"-"+variant+".entry"))
+	return err == nil
 }
 
 // removeStale removes compile directories and temp entries a process that died mid-compile left.
@@ -222,6 +234,15 @@ func (c *compileCache) begin(digest, variant string) (*cacheSession, error) {
 		s.stats.Rejected++
 	}
 	return s, nil
+}
+
+// has reports whether an entry for the module exists; whether it verifies is learnt only when it is
+// used. A nil cache has nothing.
+func (c *compileCache) has(digest, variant string) bool {
+	if c == nil {
+		return false
+	}
+	return cachedEntryExists(filepath.Dir(c.dir), digest, variant)
 }
 
 // forget deletes the entry, for when wazero could not use a verified one (a different CPU, say).

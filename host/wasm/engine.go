@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
@@ -41,6 +42,7 @@ type compiled struct {
 	mem   *memoryPool
 	name  string
 	stats CacheStats
+	next  chan *instance // the instance prepared for the next run (prepareNext), if any
 }
 
 func (e *engine) variant() string {
@@ -162,10 +164,13 @@ func (c *compiled) close() {
 type invocation struct {
 	stdin          []byte
 	stdout, stderr *cappedBuffer
-	mem            memoryTrack
+	mem            *memoryTrack // the memory of the instance it ran in; set by run
 	caller         hostCaller
 	pending        []byte // a response too large for the guest's buffer, until take
 }
+
+// memExceeded reports whether the word asked for more memory than its limit.
+func (inv *invocation) memExceeded() bool { return inv.mem != nil && inv.mem.exceeded.Load() }
 
 // runOutcome is how a run ended, before it is judged.
 type runOutcome struct {
@@ -174,7 +179,83 @@ type runOutcome struct {
 	trap     error // set when the run ended neither by exit nor cleanly
 }
 
-// run instantiates a fresh instance and runs _start. ctx's deadline stops it only with stopInCode.
+// instance is a fresh instance, instantiated (memory mapped, data applied, tables built) and never run.
+// Its streams and its clock's sleep reach whichever invocation it is given to, so it can be made before
+// that invocation exists: a worker makes the next one while it waits for work.
+type instance struct {
+	mod   api.Module
+	err   error
+	track *memoryTrack
+	io    *instanceIO
+}
+
+// instanceIO is an instance's stdin, stdout, stderr and sleep, bound to its invocation when it runs.
+type instanceIO struct {
+	inv   *invocation
+	stdin bytes.Reader
+	ctx   context.Context
+}
+
+func (s *instanceIO) Read(p []byte) (int, error) { return s.stdin.Read(p) }
+
+type instanceStdout struct{ s *instanceIO }
+
+func (w instanceStdout) Write(p []byte) (int, error) { return w.s.inv.stdout.Write(p) }
+
+type instanceStderr struct{ s *instanceIO }
+
+func (w instanceStderr) Write(p []byte) (int, error) { return w.s.inv.stderr.Write(p) }
+
+// instantiate makes a fresh instance of the word.
+func (c *compiled) instantiate(ctx context.Context) (in *instance) {
+	in = &instance{track: &memoryTrack{}, io: &instanceIO{ctx: context.Background()}}
+	defer func() {
+		if r := recover(); r != nil { // a wazero panic costs this instance, never the host
+			in.err = fmt.Errorf("host panic: %v", r)
+		}
+	}()
+	ctx = experimental.WithMemoryAllocator(ctx, c.mem.allocator(in.track))
+	sio := in.io
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs(c.name).
+		WithStdin(sio).
+		WithStdout(instanceStdout{sio}).
+		WithStderr(instanceStderr{sio}).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(func(ns int64) { sleepCtx(sio.ctx, ns) }).
+		WithRandSource(rand.Reader).
+		WithStartFunctions()
+	in.mod, in.err = c.rt.InstantiateModule(ctx, c.cm, cfg)
+	return in
+}
+
+// prepareNext starts making the instance the next run will take, off that run's path. Only a caller
+// that runs the word one invocation at a time (a worker) uses it.
+func (c *compiled) prepareNext() {
+	if c.next != nil {
+		return
+	}
+	ch := make(chan *instance, 1)
+	c.next = ch
+	go func() { ch <- c.instantiate(context.Background()) }()
+}
+
+// take returns a fresh instance: the one prepared for this run, or one made now.
+func (c *compiled) take(ctx context.Context) *instance {
+	if ch := c.next; ch != nil {
+		c.next = nil
+		if in := <-ch; in.err == nil {
+			return in
+		} else if in.mod != nil {
+			_ = in.mod.Close(context.Background())
+		}
+	}
+	return c.instantiate(ctx)
+}
+
+// run runs _start in a fresh instance. ctx's deadline stops it only with stopInCode.
 func (c *compiled) run(ctx context.Context, inv *invocation) (out runOutcome) {
 	// A wazero panic must cost this call, never the host.
 	defer func() {
@@ -182,26 +263,16 @@ func (c *compiled) run(ctx context.Context, inv *invocation) (out runOutcome) {
 			out = runOutcome{trap: fmt.Errorf("host panic: %v", r)}
 		}
 	}()
-	ctx = context.WithValue(ctx, invocationKey{}, inv)
-	ctx = experimental.WithMemoryAllocator(ctx, c.mem.allocator(&inv.mem))
-	runCtx := ctx
-	cfg := wazero.NewModuleConfig().
-		WithName("").
-		WithArgs(c.name).
-		WithStdin(bytes.NewReader(inv.stdin)).
-		WithStdout(inv.stdout).
-		WithStderr(inv.stderr).
-		WithSysWalltime().
-		WithSysNanotime().
-		WithNanosleep(func(ns int64) { sleepCtx(runCtx, ns) }).
-		WithRandSource(rand.Reader).
-		WithStartFunctions()
-	mod, err := c.rt.InstantiateModule(ctx, c.cm, cfg)
-	if err != nil {
-		return classifyExit(err)
+	in := c.take(ctx)
+	inv.mem = in.track
+	if in.err != nil {
+		return classifyExit(in.err)
 	}
-	defer mod.Close(context.Background())
-	_, err = mod.ExportedFunction("_start").Call(ctx)
+	defer in.mod.Close(context.Background())
+	in.io.inv, in.io.ctx = inv, ctx
+	in.io.stdin.Reset(inv.stdin)
+	ctx = context.WithValue(ctx, invocationKey{}, inv)
+	_, err := in.mod.ExportedFunction("_start").Call(ctx)
 	return classifyExit(err)
 }
 

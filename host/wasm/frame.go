@@ -35,6 +35,7 @@ type frame struct {
 	CacheDir string `json:"cache_dir,omitempty"`
 	// load, run
 	Name   string `json:"name,omitempty"`
+	Warm   bool   `json:"warm,omitempty"` // load: into the compile cache only, not kept
 	Digest string `json:"digest,omitempty"`
 	Memory uint64 `json:"memory,omitempty"`
 	// run

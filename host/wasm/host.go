@@ -50,6 +50,11 @@ const (
 	DefaultTranscriptBytes = 64 << 10
 )
 
+// DefaultWorkerIdle is how long an idle worker process is kept. Long enough for a burst of work (a
+// rollout's preflight, change and verify words) to find it, short enough that a node doing nothing
+// holds no worker: the next word after it pays a worker's start and a load from the compile cache.
+const DefaultWorkerIdle = 10 * time.Second
+
 // Config configures a Host. The zero value is valid: process isolation, no disk cache, no systemd.
 type Config struct {
 	// CacheDir holds compiled code; empty compiles every module in every new process.
@@ -62,7 +67,7 @@ type Config struct {
 	// MaxWorkers bounds the worker processes, and so the concurrent invocations (default 2: each running
 	// word costs a worker of ~40 MiB resident).
 	MaxWorkers int
-	// WorkerIdle is how long an idle worker is kept, its compiled words ready (default 5 minutes);
+	// WorkerIdle is how long an idle worker is kept, its compiled words ready (DefaultWorkerIdle);
 	// after that it exits and gives its memory back.
 	WorkerIdle time.Duration
 	// Self lists the node's own names (host or host:port), what "@self" in a manifest stands for. They
@@ -182,9 +187,33 @@ func limitsOf(m *manifest.Manifest) limits {
 // Load readies the module m describes from its bytes. pinned is the sha256 a verified statement gives
 // for them: without one the module is module.not_pinned, and bytes that hash otherwise (or a manifest
 // naming other bytes) are module.digest_mismatch. The bytes compiled are exactly the bytes hashed.
+// The host keeps the bytes for as long as the module is loaded; LoadFrom does not.
 func (h *Host) Load(ctx context.Context, m *manifest.Manifest, module []byte, pinned string) (*Module, error) {
+	return h.load(ctx, m, pinned, module, func() ([]byte, error) { return module, nil })
+}
+
+// LoadFrom is Load with the bytes read from source, which the host calls again whenever a new worker
+// process needs them, rather than holding every loaded module in memory for workers that exit when
+// idle. Every worker hashes the bytes it is sent against pinned before it compiles them, so a source
+// that later gives other bytes makes runs fail (module.digest_mismatch), never run them.
+func (h *Host) LoadFrom(ctx context.Context, m *manifest.Manifest, pinned string, source func() ([]byte, error)) (*Module, error) {
+	if h.pool != nil {
+		h.pool.prestart()
+	}
+	module, err := source()
+	if err != nil {
+		return nil, err
+	}
+	return h.load(ctx, m, pinned, module, source)
+}
+
+func (h *Host) load(ctx context.Context, m *manifest.Manifest, pinned string, module []byte, source func() ([]byte, error)) (*Module, error) {
 	if m == nil {
 		return nil, errcode.New(errcode.UsageInvalid, "Load needs a manifest")
+	}
+	if h.pool != nil {
+		// The worker starts while the module is hashed and checked here.
+		h.pool.prestart()
 	}
 	if pinned == "" || !cas.ValidDigest(pinned) {
 		return nil, errcode.New(errcode.ModuleNotPinned, "%s: no verified statement pins these bytes", m.Name).With(errcode.DetailName, m.Name)
@@ -213,10 +242,44 @@ func (h *Host) Load(ctx context.Context, m *manifest.Manifest, module []byte, pi
 		mod.inproc = c
 		return mod, nil
 	}
-	if err := h.pool.register(ctx, m.Name, pinned, module, mod.lim.memory); err != nil {
+	if err := h.pool.register(ctx, m.Name, pinned, module, source, mod.lim.memory); err != nil {
 		return nil, err
 	}
 	return mod, nil
+}
+
+// Warm puts the module in the compile cache if it is not there yet, without loading it, so that its
+// first run later costs a load from the cache rather than a compile (seconds for a Go word). The agent
+// warms its whole vocabulary when it accepts a statement. The bytes come from source and are checked
+// against pinned as Load checks them; in process isolation a worker compiles them and keeps nothing.
+func (h *Host) Warm(ctx context.Context, m *manifest.Manifest, pinned string, source func() ([]byte, error)) error {
+	if m == nil || pinned == "" || !cas.ValidDigest(pinned) {
+		return errcode.New(errcode.ModuleNotPinned, "no verified statement pins this module")
+	}
+	lim := limitsOf(m)
+	if h.cfg.CacheDir == "" {
+		return nil // nothing outlives the process: nothing to warm
+	}
+	if h.pool != nil {
+		return h.pool.warm(ctx, m.Name, pinned, lim.memory, source)
+	}
+	if h.eng.cache.has(pinned, h.eng.variant()) {
+		return nil
+	}
+	module, err := source()
+	if err != nil {
+		return err
+	}
+	if err := checkDigest(m.Name, module, pinned); err != nil {
+		return err
+	}
+	c, err := h.eng.compile(ctx, m.Name, pinned, module, lim.memory)
+	if err != nil {
+		return err
+	}
+	h.stats.add(c.stats)
+	c.close()
+	return nil
 }
 
 // Manifest returns the module's manifest.
@@ -293,7 +356,7 @@ func (mod *Module) runInProcess(ctx context.Context, input []byte, d *caps.Dispa
 		stderr:      inv.stderr.buf.Bytes(),
 		stdoutOver:  inv.stdout.overflow,
 		stdOverE:    inv.stderr.overflow,
-		memExceeded: inv.mem.exceeded.Load(),
+		memExceeded: inv.memExceeded(),
 	}
 }
 

@@ -62,7 +62,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 		switch f.Kind {
 		case kindLoad:
 			key := loadKey(f.Digest, f.Memory)
-			if _, ok := mods[key]; ok {
+			if _, ok := mods[key]; ok || f.Warm && eng.cache.has(f.Digest, eng.variant()) {
 				send(&frame{Kind: kindLoaded, Stats: &CacheStats{}})
 				continue
 			}
@@ -76,11 +76,18 @@ func serveWorker(in io.Reader, out io.Writer) int {
 				send(&frame{Kind: kindLoaded, Error: &wireError{Code: e.Code, Message: e.Message, Details: e.Details}})
 				continue
 			}
+			if f.Warm {
+				c.close()
+				debug.FreeOSMemory()
+				send(&frame{Kind: kindLoaded, Stats: &c.stats})
+				continue
+			}
 			mods[key] = c
 			// Compiling leaves tens of MiB of garbage (the decoded module, the cache read); give it back
 			// now rather than whenever the scavenger gets to it, since a worker lives on, idle, for minutes.
 			debug.FreeOSMemory()
 			send(&frame{Kind: kindLoaded, Stats: &c.stats})
+			c.prepareNext()
 		case kindRun:
 			c := mods[loadKey(f.Digest, f.Memory)]
 			if c == nil {
@@ -95,12 +102,15 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			o := c.run(ctx, inv)
 			done := &frame{Kind: kindDone, Exited: o.exited, ExitCode: o.exitCode,
 				StdoutLen: inv.stdout.buf.Len(), StdoutOver: inv.stdout.overflow, StderrOver: inv.stderr.overflow,
-				MemExceeded: inv.mem.exceeded.Load()}
+				MemExceeded: inv.memExceeded()}
 			if o.trap != nil {
 				done.Trap = o.trap.Error()
 			}
 			done.blob = append(inv.stdout.buf.Bytes(), inv.stderr.buf.Bytes()...)
 			send(done)
+			// The next run's instance is made now, while the host reads this result and sends more
+			// work; it is fresh all the same, never run before it is handed out.
+			c.prepareNext()
 		default:
 			return 2
 		}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
@@ -31,17 +32,22 @@ type workerPool struct {
 	log      *slog.Logger
 	slots    chan struct{}
 
-	mu      sync.Mutex
-	idle    []*worker
-	live    map[*worker]bool
-	modules map[string]registered
-	closed  bool
+	mu       sync.Mutex
+	idle     []*worker
+	live     map[*worker]bool
+	modules  map[string]registered
+	closed   bool
+	starting chan struct{} // closed when the worker prestart is starting is ready; nil if none is
+	warming  *worker       // the background worker warm is using, if any
+	warmMu   sync.Mutex    // one warm at a time
 }
 
+// registered is a loaded module as the pool knows it. The pool keeps no bytes: a worker that needs the
+// module gets them from source, and hashes them against digest before it compiles them.
 type registered struct {
 	name, digest string
 	memory       uint64
-	bytes        []byte
+	source       func() ([]byte, error)
 }
 
 func newWorkerPool(cfg Config, key []byte, stats *cacheCounters, log *slog.Logger) (*workerPool, error) {
@@ -56,7 +62,7 @@ func newWorkerPool(cfg Config, key []byte, stats *cacheCounters, log *slog.Logge
 	}
 	idle := cfg.WorkerIdle
 	if idle <= 0 {
-		idle = 5 * time.Minute
+		idle = DefaultWorkerIdle
 	}
 	return &workerPool{key: key, cacheDir: cfg.CacheDir, idleFor: idle, stats: stats, log: log,
 		slots: make(chan struct{}, n), live: map[*worker]bool{}, modules: map[string]registered{}}, nil
@@ -76,7 +82,11 @@ type worker struct {
 	idle   *time.Timer // while idle: ends the worker when it has been idle too long
 }
 
-func (p *workerPool) spawn() (*worker, error) {
+func (p *workerPool) spawn() (*worker, error) { return p.spawnWorker(false) }
+
+// spawnWorker starts a worker; a background one runs in its own process group at the lowest CPU
+// priority, so that compiling ahead never slows the words that run now.
+func (p *workerPool) spawnWorker(background bool) (*worker, error) {
 	toChildR, toChildW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -93,7 +103,15 @@ func (p *workerPool) spawn() (*worker, error) {
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{toChildR, fromChildW}
 	cmd.Stderr = os.Stderr
+	if background {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	}
 	err = cmd.Start()
+	if err == nil && background {
+		// Nice applies per thread on Linux; PRIO_PGRP reaches every thread of the group, and threads
+		// the worker starts later inherit it.
+		_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, 19)
+	}
 	toChildR.Close()
 	fromChildW.Close()
 	if err != nil {
@@ -153,37 +171,36 @@ func (wk *worker) kill() {
 	})
 }
 
-// acquire takes a slot and a worker, preferring one that has the module loaded.
+// acquire takes a slot and a worker, preferring one that has the module loaded. A worker prestart is
+// starting is waited for rather than a second one started.
 func (p *workerPool) acquire(ctx context.Context, key string) (*worker, error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		<-p.slots
-		return nil, errcode.New(errcode.WordHostFailed, "the host is closed")
-	}
-	pick := -1
-	for i, w := range p.idle {
-		if w.loaded[key] {
-			pick = i
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			<-p.slots
+			return nil, errcode.New(errcode.WordHostFailed, "the host is closed")
 		}
-	}
-	if pick < 0 && len(p.idle) > 0 {
-		pick = len(p.idle) - 1
-	}
-	var wk *worker
-	if pick >= 0 {
-		wk = p.idle[pick]
-		p.idle = append(p.idle[:pick], p.idle[pick+1:]...)
-		wk.idle.Stop() // under p.mu: a reap that already fired finds it gone from p.idle and leaves it
-	}
-	p.mu.Unlock()
-	if wk != nil {
-		return wk, nil
+		if wk := p.takeIdle(key); wk != nil {
+			p.mu.Unlock()
+			return wk, nil
+		}
+		starting := p.starting
+		p.mu.Unlock()
+		if starting == nil {
+			break
+		}
+		select {
+		case <-starting:
+		case <-ctx.Done():
+			<-p.slots
+			return nil, ctx.Err()
+		}
 	}
 	wk, err := p.spawn()
 	if err != nil {
@@ -194,6 +211,55 @@ func (p *workerPool) acquire(ctx context.Context, key string) (*worker, error) {
 	p.live[wk] = true
 	p.mu.Unlock()
 	return wk, nil
+}
+
+// takeIdle takes an idle worker, one with the module loaded if there is one; p.mu is held.
+func (p *workerPool) takeIdle(key string) *worker {
+	pick := -1
+	for i, w := range p.idle {
+		if w.loaded[key] {
+			pick = i
+		}
+	}
+	if pick < 0 && len(p.idle) > 0 {
+		pick = len(p.idle) - 1
+	}
+	if pick < 0 {
+		return nil
+	}
+	wk := p.idle[pick]
+	p.idle = append(p.idle[:pick], p.idle[pick+1:]...)
+	wk.idle.Stop() // under p.mu: a reap that already fired finds it gone from p.idle and leaves it
+	return wk
+}
+
+// prestart starts a worker in the background when none is idle and one more may run, so that its
+// start overlaps what the caller does before it needs one (hashing and checking a module in Load).
+func (p *workerPool) prestart() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.starting != nil || len(p.idle) > 0 || len(p.live) >= cap(p.slots) {
+		return
+	}
+	done := make(chan struct{})
+	p.starting = done
+	go func() {
+		wk, err := p.spawn()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.starting = nil
+		close(done)
+		switch {
+		case err != nil:
+			p.log.Warn("cannot start a wasm worker", "err", err)
+		case p.closed:
+			wk.kill()
+		default:
+			p.live[wk] = true
+			p.idle = append(p.idle, wk)
+			wk.idle = time.AfterFunc(p.idleFor, func() { p.reap(wk) })
+		}
+	}()
 }
 
 // release gives the worker back, or forgets it if it died.
@@ -241,6 +307,9 @@ func (p *workerPool) close() {
 		ws = append(ws, w)
 	}
 	p.idle = nil
+	if p.warming != nil {
+		ws = append(ws, p.warming)
+	}
 	p.mu.Unlock()
 	for _, w := range ws {
 		w.kill()
@@ -248,18 +317,19 @@ func (p *workerPool) close() {
 	}
 }
 
-// register keeps a module's bytes for the workers and compiles it in one, so that a module that cannot
-// load fails here rather than at its first run.
-func (p *workerPool) register(ctx context.Context, name, digest string, module []byte, memory uint64) error {
+// register records how to get a module's bytes for the workers and compiles it in one, so that a
+// module that cannot load fails here rather than at its first run. module is the bytes the caller has
+// already hashed; source gives them again whenever another worker needs them.
+func (p *workerPool) register(ctx context.Context, name, digest string, module []byte, source func() ([]byte, error), memory uint64) error {
 	key := loadKey(digest, memory)
 	p.mu.Lock()
-	p.modules[key] = registered{name: name, digest: digest, memory: memory, bytes: module}
+	p.modules[key] = registered{name: name, digest: digest, memory: memory, source: source}
 	p.mu.Unlock()
 	wk, err := p.acquire(ctx, key)
 	if err != nil {
 		return err
 	}
-	err = p.ensureLoaded(ctx, wk, key)
+	err = p.ensureLoaded(ctx, wk, key, module)
 	if err != nil && !errcode.Has(err, errcode.WordModuleInvalid) && !errcode.Has(err, errcode.ModuleDigestMismatch) {
 		p.drop(wk, err.Error())
 	} else {
@@ -273,8 +343,9 @@ func (p *workerPool) register(ctx context.Context, name, digest string, module [
 	return err
 }
 
-// ensureLoaded has the worker compile the module if it has not.
-func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key string) error {
+// ensureLoaded has the worker compile the module if it has not, from module or else from the module's
+// source.
+func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key string, module []byte) error {
 	if wk.loaded[key] {
 		return nil
 	}
@@ -284,15 +355,32 @@ func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key string) e
 	if !ok {
 		return errcode.New(errcode.WordHostFailed, "module %s is not registered", key)
 	}
-	if err := wk.send(&frame{Kind: kindLoad, Name: reg.name, Digest: reg.digest, Memory: reg.memory, blob: reg.bytes}); err != nil {
+	if module == nil {
+		b, err := reg.source()
+		if err != nil {
+			return errcode.Wrap(err, errcode.WordHostFailed, "cannot read module %s again", reg.name)
+		}
+		module = b
+	}
+	if err := p.load(ctx, wk, &frame{Kind: kindLoad, Name: reg.name, Digest: reg.digest, Memory: reg.memory, blob: module}); err != nil {
+		return err
+	}
+	wk.loaded[key] = true
+	return nil
+}
+
+// load sends the worker a load frame and waits for its answer.
+func (p *workerPool) load(ctx context.Context, wk *worker, f *frame) error {
+	if err := wk.send(f); err != nil {
 		return errcode.Wrap(err, errcode.WordHostFailed, "wasm worker is gone")
 	}
+	name, digest := f.Name, f.Digest
 	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
 	select {
 	case f, ok := <-wk.frames:
 		if !ok {
-			return errcode.New(errcode.WordHostFailed, "wasm worker exited while loading %s (does the binary call wasm.ServeWorkerIfChild?)", reg.name)
+			return errcode.New(errcode.WordHostFailed, "wasm worker exited while loading %s (does the binary call wasm.ServeWorkerIfChild?)", name)
 		}
 		if f.Kind != kindLoaded {
 			return errcode.New(errcode.WordHostFailed, "wasm worker answered %q to a load", f.Kind)
@@ -305,14 +393,49 @@ func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key string) e
 		if f.Stats != nil {
 			p.stats.add(*f.Stats)
 			if f.Stats.Rejected > 0 {
-				p.log.Warn("compile-cache entry failed verification; recompiled from verified bytes", "module", reg.name, "sha256", reg.digest)
+				p.log.Warn("compile-cache entry failed verification; recompiled from verified bytes", "module", name, "sha256", digest)
 			}
 		}
-		wk.loaded[key] = true
 		return nil
 	case <-ctx.Done():
-		return errcode.Wrap(ctx.Err(), errcode.WordHostFailed, "loading %s in a worker took too long", reg.name)
+		return errcode.Wrap(ctx.Err(), errcode.WordHostFailed, "loading %s in a worker took too long", name)
 	}
+}
+
+// warm has a background worker put the module in the compile cache, if it is not there, and keep
+// nothing. It takes no slot: a word to run now never waits for a compile ahead of time, and the
+// background worker yields the CPU to it. One module is warmed at a time.
+func (p *workerPool) warm(ctx context.Context, name, digest string, memory uint64, source func() ([]byte, error)) error {
+	if p.cacheDir == "" || cachedEntryExists(p.cacheDir, digest, (&engine{}).variant()) {
+		return nil
+	}
+	p.warmMu.Lock()
+	defer p.warmMu.Unlock()
+	module, err := source()
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return errcode.New(errcode.WordHostFailed, "the host is closed")
+	}
+	p.mu.Unlock()
+	wk, err := p.spawnWorker(true)
+	if err != nil {
+		return errcode.Wrap(err, errcode.WordHostFailed, "cannot start a wasm worker")
+	}
+	p.mu.Lock()
+	p.warming = wk
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.warming = nil
+		p.mu.Unlock()
+		wk.kill()
+		<-wk.exited
+	}()
+	return p.load(ctx, wk, &frame{Kind: kindLoad, Warm: true, Name: name, Digest: digest, Memory: memory, blob: module})
 }
 
 // run runs one invocation in a worker, answering its capability calls, and kills the worker when ctx
@@ -326,7 +449,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 		}
 		return rawRun{hostErr: err}
 	}
-	if err := p.ensureLoaded(ctx, wk, key); err != nil {
+	if err := p.ensureLoaded(ctx, wk, key, nil); err != nil {
 		p.drop(wk, err.Error())
 		if ctx.Err() != nil {
 			return rawRun{killed: true, ctxErr: ctx.Err()}

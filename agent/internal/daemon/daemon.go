@@ -158,6 +158,10 @@ func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
 		return
 	}
 	d.Log.Info("vocabulary loaded", "sequence", d.Vocab.Ref().Sequence, "words", len(d.Vocab.Report()))
+	if d.Runner != nil {
+		// Compiled in the background now, so the first job for a word loads it from the cache.
+		go d.Runner.Warm(ctx)
+	}
 	if w, ok := d.Recipes.(Waker); ok {
 		w.Wake()
 	}

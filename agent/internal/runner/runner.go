@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -184,16 +185,54 @@ func (r *Runner) Load(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
 	if m, ok := r.loaded[key]; ok {
 		return m, nil
 	}
-	data, err := r.Vocab.Module(w)
-	if err != nil {
-		return nil, err
-	}
-	m, err := r.Host.Load(ctx, w.Manifest, data, w.Module)
+	// The bytes are read from the store whenever a worker needs them, not held: workers exit when
+	// idle, and every loaded word's bytes would otherwise stay in the agent's memory for good.
+	m, err := r.Host.LoadFrom(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.Module(w) })
 	if err != nil {
 		return nil, err
 	}
 	r.loaded[key] = m
 	return m, nil
+}
+
+// Warm puts every word and recipe of the vocabulary in the host's compile cache, one after another,
+// so that the first job after a new statement loads its word from the cache instead of compiling it.
+// A module that cannot be warmed is logged and left for its first run to report.
+func (r *Runner) Warm(ctx context.Context) {
+	if r.Host == nil {
+		return
+	}
+	var mods []vocab.Word
+	for _, w := range r.Vocab.Report() {
+		if vw, ok := r.Vocab.Word(w.Name); ok {
+			mods = append(mods, vw)
+		}
+	}
+	mods = append(mods, r.Vocab.Recipes()...)
+	seen := map[string]bool{}
+	failed := 0
+	for _, w := range mods {
+		if ctx.Err() != nil {
+			return
+		}
+		if seen[w.Module] {
+			continue
+		}
+		seen[w.Module] = true
+		err := r.Host.Warm(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.Module(w) })
+		if err != nil && ctx.Err() == nil {
+			failed++
+			if r.Log != nil {
+				r.Log.Warn("cannot put a module in the compile cache", "module", w.Manifest.Name, "sha256", w.Module, "err", err)
+			}
+		}
+	}
+	// Every module was read and hashed to be sent: give that garbage back now, not whenever the
+	// scavenger gets to it, since the agent then idles for hours.
+	debug.FreeOSMemory()
+	if r.Log != nil {
+		r.Log.Info("vocabulary in the compile cache", "modules", len(seen), "failed", failed)
+	}
 }
 
 // report turns the host's result into the channel's, redacting output, transcript and audit arguments
