@@ -184,7 +184,8 @@ func (f *fleet) enrolSupervised(name, policy, binary string, flags ...string) (*
 }
 
 // publishAgentRelease builds and publishes a release with the fleet's modules, pinning binary as the
-// linux/amd64 agent; version is the release's (and so the agent's) version.
+// linux/amd64 agent, and deploys it to every node; version is the release's (and so the agent's)
+// version.
 func (f *fleet) publishAgentRelease(version string, seq int, binary string, extra ...string) string {
 	f.t.Helper()
 	out := filepath.Join(f.dir, fmt.Sprintf("release-%d", seq))
@@ -193,7 +194,8 @@ func (f *fleet) publishAgentRelease(version string, seq int, binary string, extr
 		args = append(args, "--agent", "linux/amd64="+binary)
 	}
 	run(f.t, false, "lexicon-release", append(args, extra...)...)
-	f.lexicon(false, "releases", "publish", out)
+	// Publishing offers a release; --deploy-all starts the rollout that moves every node's target to it.
+	f.lexicon(false, "releases", "publish", "--deploy-all", out)
 	return out
 }
 
@@ -423,7 +425,7 @@ func TestStatementFreeze(t *testing.T) {
 	}
 	renewed := filepath.Join(f.dir, "renewed")
 	run(t, false, "lexicon-release", "renew", "--key", f.keyFile, "--previous", short, "--sequence", "3", "--out", renewed)
-	f.lexicon(false, "releases", "publish", renewed)
+	f.lexicon(false, "releases", "publish", "--deploy-all", renewed)
 	f.planeLog.WaitFor(t, `"msg":"node took a statement","node":"`+a.nodeID+`","sequence":3`)
 	if j := f.runJob(a.nodeID, "host_report"); j["state"] != "completed" {
 		t.Fatalf("job after the renewal: %v", j)
