@@ -19,6 +19,7 @@
 //	GET  /nodes      ?state&limit&cursor           viewer    -> NodeList
 //	GET  /nodes/{id}                               viewer    -> Node           ({id}: id or name)
 //	POST /nodes/{id}/disconnect                    admin     -> Disconnected
+//	GET  /nodes/{id}/words/{word}                  viewer    -> Word           (params schema from the manifest)
 //	POST /jobs                   JobRequest        operator  -> Job   (201; admin for a destructive word)
 //	GET  /jobs       ?node&state&limit&cursor      viewer    -> JobList
 //	GET  /jobs/{id}                                viewer    -> Job

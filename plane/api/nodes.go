@@ -105,6 +105,18 @@ type WordRef struct {
 	Class   string `json:"class"`
 }
 
+// Word is the answer of GET /nodes/{id}/words/{word}: the word as the node runs it (the module with
+// Digest) and what its signed manifest says of it. Params is the manifest's JSON Schema of the params
+// ({} when it takes none); the plane checks a job's params against it.
+type Word struct {
+	Name    string          `json:"name"`
+	Version string          `json:"version"`
+	Digest  string          `json:"digest"`
+	Class   string          `json:"class"`
+	Summary string          `json:"summary"`
+	Params  json.RawMessage `json:"params"`
+}
+
 // NodeList is the answer of GET /nodes.
 type NodeList struct {
 	Nodes      []Node `json:"nodes"`

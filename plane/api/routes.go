@@ -58,6 +58,9 @@ var (
 	NodesList       = Route{http.MethodGet, "/nodes", RoleViewer, http.StatusOK}
 	NodesShow       = Route{http.MethodGet, "/nodes/{id}", RoleViewer, http.StatusOK}
 	NodesDisconnect = Route{http.MethodPost, "/nodes/{id}/disconnect", RoleAdmin, http.StatusOK}
+	// NodesWord is one word of a node's vocabulary with its signed manifest's params schema: what a
+	// form for a job is made from.
+	NodesWord = Route{http.MethodGet, "/nodes/{id}/words/{word}", RoleViewer, http.StatusOK}
 
 	// JobsCreate needs operator for look and change words and admin for destructive ones: the plane
 	// checks the word's class, as its signed manifest states it, once the route's role passed.
@@ -103,7 +106,7 @@ func Routes() []Route {
 	return []Route{
 		Whoami,
 		JoinsList, JoinsApprove, JoinsReject,
-		NodesList, NodesShow, NodesDisconnect,
+		NodesList, NodesShow, NodesDisconnect, NodesWord,
 		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
 		ReleasesList, ReleasesPublish,

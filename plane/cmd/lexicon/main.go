@@ -29,7 +29,7 @@ func commands() []*cli.Command {
 	return append(groups(),
 		whoamiCmd(),
 		joinsListCmd(), joinsApproveCmd(), joinsRejectCmd(),
-		nodesListCmd(), nodesShowCmd(), nodesDisconnectCmd(),
+		nodesListCmd(), nodesShowCmd(), nodesWordCmd(), nodesDisconnectCmd(),
 		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
 		releasesPublishCmd(), releasesListCmd(),
 		driversListCmd(), driversEnableCmd(), driversDisableCmd(), driversStatusCmd(), driversAuditCmd(),

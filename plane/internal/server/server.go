@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
@@ -109,6 +110,8 @@ func (s *Server) Handler() http.Handler {
 	r.Post(channel.PathLeave, s.signed(channel.DefaultBodyCap, s.leave))
 	r.Get(channel.PathArtifact, s.signed(0, s.artifact))
 	r.Route("/api/v1/admin", s.adminRoutes)
+	h, as := s.AdminAs()
+	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, HashToken: HashToken, Log: s.log, Now: s.now}).Handler())
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.store.Ping(r.Context()); err != nil {
 			s.writeError(w, r, err)
