@@ -13,6 +13,9 @@
 // the next request passes as ?cursor=.
 //
 //	GET  /whoami                                   viewer    -> Token
+//	GET  /tokens                                   admin     -> TokenList      (never a secret)
+//	POST /tokens                 TokenRequest      admin     -> NewToken       (201; the secret, shown once)
+//	POST /tokens/{id}/revoke                       admin     -> Token          (its UI sessions end too)
 //	GET  /joins      ?status&limit&cursor          viewer    -> JoinList
 //	POST /joins/{id}/approve     ApproveRequest    admin     -> Approved
 //	POST /joins/{id}/reject                        admin     -> Join

@@ -15,6 +15,24 @@ type Token struct {
 	RevokedAt time.Time `json:"revoked_at,omitzero"`
 }
 
+// TokenList is the answer of GET /tokens: every token, revoked ones too, never a secret or a hash.
+type TokenList struct {
+	Tokens []Token `json:"tokens"`
+}
+
+// TokenRequest is the body of POST /tokens.
+type TokenRequest struct {
+	Name string `json:"name"`
+	Role Role   `json:"role"`
+}
+
+// NewToken is the answer of POST /tokens: the token and its secret, which is shown this once; the
+// plane keeps only its hash.
+type NewToken struct {
+	Token  Token  `json:"token"`
+	Secret string `json:"secret"`
+}
+
 // JoinStatus is where a join request stands.
 type JoinStatus string
 

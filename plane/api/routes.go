@@ -51,6 +51,12 @@ type Route struct {
 var (
 	Whoami = Route{http.MethodGet, "/whoami", RoleViewer, http.StatusOK}
 
+	// The token routes manage admin tokens over the API (before, only on the plane's host with
+	// lexicon-plane token); the secret of a new token is in TokensCreate's answer and nowhere else.
+	TokensList   = Route{http.MethodGet, "/tokens", RoleAdmin, http.StatusOK}
+	TokensCreate = Route{http.MethodPost, "/tokens", RoleAdmin, http.StatusCreated}
+	TokensRevoke = Route{http.MethodPost, "/tokens/{id}/revoke", RoleAdmin, http.StatusOK}
+
 	JoinsList    = Route{http.MethodGet, "/joins", RoleViewer, http.StatusOK}
 	JoinsApprove = Route{http.MethodPost, "/joins/{id}/approve", RoleAdmin, http.StatusOK}
 	JoinsReject  = Route{http.MethodPost, "/joins/{id}/reject", RoleAdmin, http.StatusOK}
@@ -105,6 +111,7 @@ var (
 func Routes() []Route {
 	return []Route{
 		Whoami,
+		TokensList, TokensCreate, TokensRevoke,
 		JoinsList, JoinsApprove, JoinsReject,
 		NodesList, NodesShow, NodesDisconnect, NodesWord,
 		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,

@@ -118,6 +118,19 @@ func (s *Server) adminTable(r chi.Router) {
 	s.handle(r, api.Whoami, func(r *http.Request) (any, error) {
 		return tokenToAPI(tokenFrom(r.Context())), nil
 	})
+	s.handle(r, api.TokensList, func(r *http.Request) (any, error) {
+		list, err := s.store.TokenList(r.Context(), store.TokenListParams{IncludeRevoked: true})
+		return api.TokenList{Tokens: each(list, tokenToAPI)}, err
+	})
+	s.handle(r, api.TokensCreate, s.tokenCreate)
+	s.handle(r, api.TokensRevoke, func(r *http.Request) (any, error) {
+		t, err := s.store.TokenRevoke(r.Context(), store.TokenRevokeParams{ID: chi.URLParam(r, "id"), Now: s.now()})
+		if err != nil {
+			return nil, err
+		}
+		s.log.Info("token revoked", "token", t.ID, "name", t.Name, "by", tokenFrom(r.Context()).Name)
+		return tokenToAPI(t), nil
+	})
 	s.handle(r, api.JoinsList, s.joinList)
 	s.handle(r, api.JoinsApprove, s.joinApprove)
 	s.handle(r, api.JoinsReject, s.joinReject)
@@ -147,6 +160,25 @@ func (s *Server) adminTable(r chi.Router) {
 		s.publish(w, r)
 	}))
 	s.driverRoutes(r)
+}
+
+// tokenCreate makes a token; the store checks the name and role. The secret is in the answer only.
+func (s *Server) tokenCreate(r *http.Request) (any, error) {
+	body, err := readBody(r, 4<<10)
+	if err != nil {
+		return nil, err
+	}
+	var req api.TokenRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, err
+	}
+	secret, hash := NewToken()
+	t, err := s.store.TokenCreate(r.Context(), store.TokenCreateParams{Name: req.Name, Role: store.Role(req.Role), Hash: hash, Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("token created", "token", t.ID, "name", t.Name, "role", t.Role, "by", tokenFrom(r.Context()).Name)
+	return api.NewToken{Token: tokenToAPI(t), Secret: secret}, nil
 }
 
 func (s *Server) joinList(r *http.Request) (any, error) {

@@ -414,3 +414,49 @@ func (u *UI) incidentChange(w http.ResponseWriter, r *http.Request, id string, e
 	}
 	http.Redirect(w, r, Prefix+"/incidents/"+url.PathEscape(id), http.StatusSeeOther)
 }
+
+type tokensData struct {
+	Tokens []api.Token
+	// New is the token just made, with its secret: on the answer to the create form only.
+	New   *api.NewToken
+	Error string
+}
+
+func (u *UI) tokens(w http.ResponseWriter, r *http.Request) {
+	u.tokensPage(w, r, http.StatusOK, tokensData{})
+}
+
+func (u *UI) tokensPage(w http.ResponseWriter, r *http.Request, status int, d tokensData) {
+	var list api.TokenList
+	if err := u.route(r, api.TokensList, nil, nil, nil, &list); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Tokens = list.Tokens
+	v := from(r)
+	u.render(w, r, status, "tokens", &v, d)
+}
+
+// tokenCreate shows the new token's secret on its answer, once; the page is not stored by any cache
+// and reloading it does not show the secret again (the form was a POST; the list shows no secrets).
+func (u *UI) tokenCreate(w http.ResponseWriter, r *http.Request) {
+	req := api.TokenRequest{Name: strings.TrimSpace(r.PostFormValue("name")), Role: api.Role(r.PostFormValue("role"))}
+	var n api.NewToken
+	if err := u.route(r, api.TokensCreate, nil, nil, req, &n); err != nil {
+		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
+			u.fail(w, r, nil, err)
+			return
+		}
+		u.tokensPage(w, r, errcode.Status(errcode.Code(err)), tokensData{Error: errMessage(err)})
+		return
+	}
+	u.tokensPage(w, r, http.StatusCreated, tokensData{New: &n})
+}
+
+func (u *UI) tokenRevoke(w http.ResponseWriter, r *http.Request) {
+	if err := u.route(r, api.TokensRevoke, []string{chi.URLParam(r, "id")}, nil, nil, nil); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"/tokens", http.StatusSeeOther)
+}

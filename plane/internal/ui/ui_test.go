@@ -66,7 +66,8 @@ type browser struct {
 
 func (p *plane) browser() *browser {
 	jar, _ := cookiejar.New(nil)
-	c := p.ts.Client()
+	c := new(http.Client)
+	*c = *p.ts.Client() // its own jar: the test server's client is one shared value
 	c.Jar = jar
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &browser{p: p, c: c, pages: map[string]string{}}
@@ -168,7 +169,7 @@ func TestHeadersOnEveryResponse(t *testing.T) {
 	res, _ = b.do(http.MethodPost, "/ui/signin", url.Values{"token": {admin}})
 	check("signin without csrf", res, true)
 	b.signIn(admin)
-	for _, path := range []string{"/ui/", "/ui/joins", "/ui/nodes", "/ui/jobs", "/ui/incidents", "/ui/run", "/ui/nosuch", "/ui/jobs/nosuch"} {
+	for _, path := range []string{"/ui/", "/ui/joins", "/ui/nodes", "/ui/jobs", "/ui/incidents", "/ui/run", "/ui/tokens", "/ui/nosuch", "/ui/jobs/nosuch"} {
 		res, _ := b.do(http.MethodGet, path, nil)
 		check(path, res, true)
 	}
@@ -403,7 +404,7 @@ func TestNoSecretRendered(t *testing.T) {
 	b := p.browser()
 	b.signIn(admin)
 	for _, path := range []string{"/ui/", "/ui/joins", "/ui/nodes", "/ui/nodes/" + n.ID, "/ui/jobs", "/ui/jobs/" + job.ID,
-		"/ui/incidents", "/ui/incidents/" + inc, "/ui/run", "/ui/run?node=" + n.ID, "/ui/nosuch"} {
+		"/ui/incidents", "/ui/incidents/" + inc, "/ui/run", "/ui/run?node=" + n.ID, "/ui/tokens", "/ui/nosuch"} {
 		b.do(http.MethodGet, path, nil)
 	}
 	if len(b.pages) < 10 {
