@@ -246,6 +246,8 @@ func TestWebUI(t *testing.T) {
 	sh.take(ctx, "incident")
 	browse(t, ctx, chromedp.Navigate(ui+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 	sh.take(ctx, "jobs")
+	browse(t, ctx, chromedp.Navigate(ui+"/tokens"), chromedp.WaitVisible(chromedp.CSS("#tokens")))
+	sh.take(ctx, "tokens")
 
 	// Sign out: the session ends, and the overview sends the browser to sign in again.
 	browse(t, ctx, chromedp.Click(chromedp.CSS("#signout")), chromedp.WaitVisible(chromedp.CSS("#token")),
