@@ -16,7 +16,7 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules agents test bench demo release lint clean proto
+.PHONY: all build wasm modules agents test bench demo release lint clean proto ui-shots
 
 all: build
 
@@ -131,6 +131,13 @@ bench: modules
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/metrics/
 	$(GO) test -run '^$$' -bench BenchmarkJobRollout1000 -benchtime 1x -timeout 30m ./plane/internal/rollouts/
 	$(GO) test -run '^$$' -bench BenchmarkAgentUpdate -benchtime 1x -timeout 30m ./plane/internal/e2e/
+	$(GO) test -run '^$$' -bench BenchmarkRender -benchtime 50x -count 1 ./plane/internal/ui/
+
+# ui-shots runs the web UI's browser test (headless Chromium, a real plane and agent) and keeps a
+# screenshot of every page it visits in build/ui-shots/.
+ui-shots: wasm
+	@mkdir -p $(BUILD)/ui-shots
+	LEXICON_UI_SHOTS=$(abspath $(BUILD))/ui-shots $(GO) test -count 1 -timeout 20m -run 'TestWebUI$$' ./plane/internal/e2e/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

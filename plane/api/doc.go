@@ -13,6 +13,9 @@
 // the next request passes as ?cursor=.
 //
 //	GET  /whoami                                   viewer    -> Token
+//	GET  /tokens                                   admin     -> TokenList      (never a secret)
+//	POST /tokens                 TokenRequest      admin     -> NewToken       (201; the secret, shown once)
+//	POST /tokens/{id}/revoke                       admin     -> Token          (its UI sessions end too)
 //	GET  /joins      ?status&limit&cursor          viewer    -> JoinList
 //	POST /joins/{id}/approve     ApproveRequest    admin     -> Approved
 //	POST /joins/{id}/reject                        admin     -> Join
@@ -20,6 +23,7 @@
 //	GET  /nodes/{id}                               viewer    -> Node           ({id}: id or name)
 //	POST /nodes/{id}/disconnect                    admin     -> Disconnected
 //	POST /nodes/{id}/labels      LabelRequest      operator  -> Node
+//	GET  /nodes/{id}/words/{word}                  viewer    -> Word           (params schema from the manifest)
 //	POST /jobs                   JobRequest        operator  -> Job   (201; admin for a destructive word)
 //	GET  /jobs       ?node&state&limit&cursor      viewer    -> JobList
 //	GET  /jobs/{id}                                viewer    -> Job

@@ -15,6 +15,24 @@ type Token struct {
 	RevokedAt time.Time `json:"revoked_at,omitzero"`
 }
 
+// TokenList is the answer of GET /tokens: every token, revoked ones too, never a secret or a hash.
+type TokenList struct {
+	Tokens []Token `json:"tokens"`
+}
+
+// TokenRequest is the body of POST /tokens.
+type TokenRequest struct {
+	Name string `json:"name"`
+	Role Role   `json:"role"`
+}
+
+// NewToken is the answer of POST /tokens: the token and its secret, which is shown this once; the
+// plane keeps only its hash.
+type NewToken struct {
+	Token  Token  `json:"token"`
+	Secret string `json:"secret"`
+}
+
 // JoinStatus is where a join request stands.
 type JoinStatus string
 
@@ -138,6 +156,18 @@ type WordRef struct {
 	Version string `json:"version"`
 	Digest  string `json:"digest"`
 	Class   string `json:"class"`
+}
+
+// Word is the answer of GET /nodes/{id}/words/{word}: the word as the node runs it (the module with
+// Digest) and what its signed manifest says of it. Params is the manifest's JSON Schema of the params
+// ({} when it takes none); the plane checks a job's params against it.
+type Word struct {
+	Name    string          `json:"name"`
+	Version string          `json:"version"`
+	Digest  string          `json:"digest"`
+	Class   string          `json:"class"`
+	Summary string          `json:"summary"`
+	Params  json.RawMessage `json:"params"`
 }
 
 // NodeList is the answer of GET /nodes.

@@ -51,6 +51,12 @@ type Route struct {
 var (
 	Whoami = Route{http.MethodGet, "/whoami", RoleViewer, http.StatusOK}
 
+	// The token routes manage admin tokens over the API (before, only on the plane's host with
+	// lexicon-plane token); the secret of a new token is in TokensCreate's answer and nowhere else.
+	TokensList   = Route{http.MethodGet, "/tokens", RoleAdmin, http.StatusOK}
+	TokensCreate = Route{http.MethodPost, "/tokens", RoleAdmin, http.StatusCreated}
+	TokensRevoke = Route{http.MethodPost, "/tokens/{id}/revoke", RoleAdmin, http.StatusOK}
+
 	JoinsList    = Route{http.MethodGet, "/joins", RoleViewer, http.StatusOK}
 	JoinsApprove = Route{http.MethodPost, "/joins/{id}/approve", RoleAdmin, http.StatusOK}
 	JoinsReject  = Route{http.MethodPost, "/joins/{id}/reject", RoleAdmin, http.StatusOK}
@@ -59,6 +65,9 @@ var (
 	NodesShow       = Route{http.MethodGet, "/nodes/{id}", RoleViewer, http.StatusOK}
 	NodesDisconnect = Route{http.MethodPost, "/nodes/{id}/disconnect", RoleAdmin, http.StatusOK}
 	NodesLabel      = Route{http.MethodPost, "/nodes/{id}/labels", RoleOperator, http.StatusOK}
+	// NodesWord is one word of a node's vocabulary with its signed manifest's params schema: what a
+	// form for a job is made from.
+	NodesWord = Route{http.MethodGet, "/nodes/{id}/words/{word}", RoleViewer, http.StatusOK}
 
 	// JobsCreate needs operator for look and change words and admin for destructive ones: the plane
 	// checks the word's class, as its signed manifest states it, once the route's role passed.
@@ -118,8 +127,9 @@ var (
 func Routes() []Route {
 	return []Route{
 		Whoami,
+		TokensList, TokensCreate, TokensRevoke,
 		JoinsList, JoinsApprove, JoinsReject,
-		NodesList, NodesShow, NodesDisconnect, NodesLabel,
+		NodesList, NodesShow, NodesDisconnect, NodesLabel, NodesWord,
 		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
 		ReleasesList, ReleasesPublish,

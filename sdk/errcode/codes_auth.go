@@ -7,9 +7,12 @@ const (
 	AuthRequired = "auth.required"
 	// AuthForbidden: the token's role may not do this (details.need).
 	AuthForbidden = "auth.forbidden"
+	// AuthCSRF: a web UI form came without the session's CSRF token, or with another one.
+	AuthCSRF = "auth.csrf"
 )
 
 var areaAuth = Area{Name: "auth", Reserved: true, Codes: []Spec{
 	{AuthRequired, statusUnauthorized, Unchanged},
 	{AuthForbidden, statusForbidden, Unchanged},
+	{AuthCSRF, statusForbidden, Unchanged},
 }}

@@ -29,8 +29,9 @@ func main() {
 func commands() []*cli.Command {
 	return append(append(groups(),
 		whoamiCmd(),
+		tokensListCmd(), tokensCreateCmd(), tokensRevokeCmd(),
 		joinsListCmd(), joinsApproveCmd(), joinsRejectCmd(),
-		nodesListCmd(), nodesShowCmd(), nodesDisconnectCmd(), nodesLabelCmd(),
+		nodesListCmd(), nodesShowCmd(), nodesWordCmd(), nodesDisconnectCmd(), nodesLabelCmd(),
 		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
 		releasesPublishCmd(), releasesListCmd(),
 		driversListCmd(), driversEnableCmd(), driversDisableCmd(), driversStatusCmd(), driversAuditCmd(),
@@ -45,6 +46,7 @@ func commands() []*cli.Command {
 // groups gives each group of commands the summary its help shows.
 func groups() []*cli.Command {
 	return []*cli.Command{
+		{Path: "tokens", Summary: "list, make and revoke admin tokens (the admin role)"},
 		{Path: "joins", Summary: "review the join requests of machines: compare fingerprints, approve, reject"},
 		{Path: "nodes", Summary: "list, show, label and disconnect the nodes of the fleet"},
 		{Path: "jobs", Summary: "run words on nodes as jobs, follow them, cancel them"},

@@ -189,6 +189,20 @@ func nodesShowCmd() *cli.Command {
 		})
 }
 
+type wordOne struct{ api.Word }
+
+func (w wordOne) Text(out io.Writer) {
+	fmt.Fprintf(out, "%s %s (%s) %s\n  %s\nparams schema:\n%s\n", esc(w.Name), esc(w.Version), esc(w.Class), w.Digest, esc(w.Summary), esc(string(w.Params)))
+}
+
+func nodesWordCmd() *cli.Command {
+	return simple("nodes word", "NODE WORD", "show a word a node reports, with its params schema from the signed manifest", 2, 2, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var w wordOne
+			return w, c.call(ctx, api.NodesWord, args, nil, nil, &w)
+		})
+}
+
 type ended struct{ api.Disconnected }
 
 func (e ended) Text(w io.Writer) {

@@ -102,8 +102,37 @@ func (s *Server) handle(r chi.Router, rt api.Route, h func(r *http.Request) (any
 
 func (s *Server) adminRoutes(r chi.Router) {
 	r.Use(s.authenticate)
+	s.adminTable(r)
+}
+
+// AdminAs is the admin API's route table without the bearer check, serving every request as tok: the
+// web UI calls it with its session's token, so a page runs the very rules, role checks and answers of
+// the API rather than a copy of them. Paths are relative to api.Prefix.
+func (s *Server) AdminAs() (h http.Handler, as func(ctx context.Context, tok store.Token) context.Context) {
+	r := chi.NewRouter()
+	s.adminTable(r)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, notFound(r)) })
+	return r, func(ctx context.Context, tok store.Token) context.Context {
+		return context.WithValue(ctx, tokenKey{}, tok)
+	}
+}
+
+func (s *Server) adminTable(r chi.Router) {
 	s.handle(r, api.Whoami, func(r *http.Request) (any, error) {
 		return tokenToAPI(tokenFrom(r.Context())), nil
+	})
+	s.handle(r, api.TokensList, func(r *http.Request) (any, error) {
+		list, err := s.store.TokenList(r.Context(), store.TokenListParams{IncludeRevoked: true})
+		return api.TokenList{Tokens: each(list, tokenToAPI)}, err
+	})
+	s.handle(r, api.TokensCreate, s.tokenCreate)
+	s.handle(r, api.TokensRevoke, func(r *http.Request) (any, error) {
+		t, err := s.store.TokenRevoke(r.Context(), store.TokenRevokeParams{ID: chi.URLParam(r, "id"), Now: s.now()})
+		if err != nil {
+			return nil, err
+		}
+		s.log.Info("token revoked", "token", t.ID, "name", t.Name, "by", tokenFrom(r.Context()).Name)
+		return tokenToAPI(t), nil
 	})
 	s.handle(r, api.JoinsList, s.joinList)
 	s.handle(r, api.JoinsApprove, s.joinApprove)
@@ -111,6 +140,7 @@ func (s *Server) adminRoutes(r chi.Router) {
 	s.handle(r, api.NodesList, s.nodeList)
 	s.handle(r, api.NodesShow, s.nodeShow)
 	s.handle(r, api.NodesDisconnect, s.nodeDisconnect)
+	s.handle(r, api.NodesWord, s.nodeWord)
 	s.handle(r, api.JobsCreate, s.jobCreate)
 	s.handle(r, api.JobsList, s.jobList)
 	s.handle(r, api.JobsShow, s.jobShow)
@@ -142,6 +172,25 @@ func (s *Server) adminRoutes(r chi.Router) {
 		s.metrics.Handler().ServeHTTP(w, r)
 	}))
 	s.rolloutRoutes(r)
+}
+
+// tokenCreate makes a token; the store checks the name and role. The secret is in the answer only.
+func (s *Server) tokenCreate(r *http.Request) (any, error) {
+	body, err := readBody(r, 4<<10)
+	if err != nil {
+		return nil, err
+	}
+	var req api.TokenRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, err
+	}
+	secret, hash := NewToken()
+	t, err := s.store.TokenCreate(r.Context(), store.TokenCreateParams{Name: req.Name, Role: store.Role(req.Role), Hash: hash, Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("token created", "token", t.ID, "name", t.Name, "role", t.Role, "by", tokenFrom(r.Context()).Name)
+	return api.NewToken{Token: tokenToAPI(t), Secret: secret}, nil
 }
 
 func (s *Server) joinList(r *http.Request) (any, error) {
@@ -265,6 +314,35 @@ func (s *Server) nodeShow(r *http.Request) (any, error) {
 	out.Leases = leasesToAPI(leases)
 	out.ReleasesBehind = behind(agents, n.AgentVersion)
 	return out, nil
+}
+
+// nodeWord finds the word a node reports and the manifest that pins its module, by the same lookup
+// jobCreate checks a job with, so a form made from it asks for what the plane will accept.
+func (s *Server) nodeWord(r *http.Request) (any, error) {
+	ctx := r.Context()
+	node, err := s.nodeByRef(ctx, chi.URLParam(r, "id"))
+	if err != nil {
+		return nil, err
+	}
+	word := chi.URLParam(r, "word")
+	ref, ok := node.Word(word)
+	if !ok {
+		return nil, errcode.New(errcode.JobWordUnavailable, "node %s does not report the word %q", node.Name, word).
+			With(errcode.DetailNodeID, node.ID).With(errcode.DetailWord, word)
+	}
+	m, known, err := s.manifests.word(ctx, word, ref.Digest)
+	if err != nil {
+		return nil, err
+	}
+	if !known {
+		return nil, errcode.New(errcode.JobWordUnavailable, "node %s reports %s with digest %s, which no release on this plane pins",
+			node.Name, word, ref.Digest).With(errcode.DetailNodeID, node.ID).With(errcode.DetailWord, word)
+	}
+	params := m.Params
+	if len(params) == 0 {
+		params = json.RawMessage(`{}`)
+	}
+	return api.Word{Name: m.Name, Version: m.Version, Digest: ref.Digest, Class: string(m.Class), Summary: m.Summary, Params: params}, nil
 }
 
 func (s *Server) nodeDisconnect(r *http.Request) (any, error) {

@@ -25,6 +25,7 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.AgentJoinRejected:         http.StatusBadRequest,
 		errcode.AgentNotJoined:            http.StatusConflict,
 		errcode.AuthForbidden:             http.StatusForbidden,
+		errcode.AuthCSRF:                  http.StatusForbidden,
 		errcode.AuthRequired:              http.StatusUnauthorized,
 		errcode.CapabilityBudgetExceeded:  http.StatusBadRequest,
 		errcode.CapabilityDenied:          http.StatusBadRequest,

@@ -18,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
@@ -137,6 +138,8 @@ func (s *Server) Handler() http.Handler {
 	r.Post(channel.PathLeave, s.signed(channel.DefaultBodyCap, s.leave))
 	r.Get(channel.PathArtifact, s.signed(0, s.artifact))
 	r.Route("/api/v1/admin", s.adminRoutes)
+	h, as := s.AdminAs()
+	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, HashToken: HashToken, Log: s.log, Now: s.now}).Handler())
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.store.Ping(r.Context()); err != nil {
 			s.writeError(w, r, err)

@@ -426,8 +426,24 @@ func TestRolesOnAdminRoutes(t *testing.T) {
 		t.Fatalf("node disconnected by an admin: %+v %v", n, err)
 	}
 	p.want(http.StatusCreated, "", admin, post, "/releases", next, nil)
-	// Tokens are made on the plane's host (lexicon-plane token create), never through the API.
-	p.want(http.StatusNotFound, errcode.RouteNotFound, admin, post, "/tokens", []byte(`{"name":"x","role":"admin"}`), nil)
+	// Tokens are an admin's: made (the secret in that answer only), listed without secrets, revoked.
+	for _, role := range []store.Role{viewer, operator} {
+		p.want(http.StatusForbidden, errcode.AuthForbidden, role, post, "/tokens", []byte(`{"name":"x","role":"admin"}`), nil)
+		p.want(http.StatusForbidden, errcode.AuthForbidden, role, http.MethodGet, "/tokens", nil, nil)
+	}
+	var made api.NewToken
+	p.want(http.StatusCreated, "", admin, post, "/tokens", []byte(`{"name":"x","role":"viewer"}`), &made)
+	if !strings.HasPrefix(made.Secret, server.TokenPrefix) || made.Token.Role != api.RoleViewer {
+		t.Fatalf("a token made through the API: %+v", made.Token)
+	}
+	p.want(http.StatusUnprocessableEntity, errcode.StoreParamInvalid, admin, post, "/tokens", []byte(`{"name":"y","role":"root"}`), nil)
+	var listed api.TokenList
+	p.want(http.StatusOK, "", admin, http.MethodGet, "/tokens", nil, &listed)
+	if raw, _ := json.Marshal(listed); strings.Contains(string(raw), made.Secret) || strings.Contains(string(raw), server.HashToken(made.Secret)) || len(listed.Tokens) < 4 {
+		t.Fatalf("the token list: %s", raw)
+	}
+	p.want(http.StatusOK, "", admin, post, "/tokens/"+made.Token.ID+"/revoke", nil, nil)
+	p.want(http.StatusBadRequest, errcode.TokenRevoked, admin, post, "/tokens/"+made.Token.ID+"/revoke", nil, nil)
 }
 
 // TestClaimFieldsReachTheNode sends a claim with every field a node reports and reads the node back

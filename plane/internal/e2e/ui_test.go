@@ -1,0 +1,280 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/open"
+)
+
+// chromium starts a headless Chromium for one test and returns a context driving a tab of it. Debian's
+// chromium is installed by .ci/run; without it the test fails under CI=true and is skipped elsewhere.
+func chromium(t *testing.T) context.Context {
+	t.Helper()
+	path := os.Getenv("LEXICON_CHROMIUM")
+	if path == "" {
+		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if found, err := exec.LookPath(p); err == nil {
+				path = found
+				break
+			}
+		}
+	}
+	if path == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is required in CI (.ci/run installs it)")
+		}
+		t.Skip("no chromium on this machine; CI=true makes this a failure")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		// The plane's certificate is its own CA's, which this throwaway profile does not hold; the
+		// browser only ever talks to the plane on loopback.
+		chromedp.Flag("ignore-certificate-errors", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	// The first run starts the browser, which lives as long as that run's context: it gets no
+	// timeout. Every later step is bounded, so a page that never shows what a step waits for fails
+	// the test rather than hanging it.
+	if err := chromedp.Do(ctx); err != nil {
+		cancelCtx()
+		cancelAlloc()
+		t.Fatalf("starting chromium: %v", err)
+	}
+	tctx, cancelTime := context.WithTimeout(ctx, 4*time.Minute)
+	t.Cleanup(func() { cancelTime(); cancelCtx(); cancelAlloc() })
+	return tctx
+}
+
+// shots saves a full-page screenshot of what the browser shows as name.png when LEXICON_UI_SHOTS
+// names a folder (make ui-shots).
+type shots struct {
+	t   *testing.T
+	dir string
+}
+
+func (s shots) take(ctx context.Context, name string) {
+	s.t.Helper()
+	if s.dir == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	must(s.t, err)
+	must(s.t, os.WriteFile(filepath.Join(s.dir, name+".png"), png, 0o644))
+}
+
+func browse(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// value runs one action and returns its value.
+func value[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// textOf reads an element's text.
+func textOf(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	return value(t, ctx, chromedp.Text(chromedp.CSS(sel)))
+}
+
+// setValue sets a form field's value as a person clearing it and typing would leave it.
+func setValue(sel, v string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).value = %q; null`, sel, v))
+}
+
+// until waits for a JavaScript condition on the page to hold. A form's submission replaces the page
+// while the condition is polled; the poll then starts again on the new page.
+func until(cond string) chromedp.Action[chromedp.Void] {
+	poll := chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(100*time.Millisecond))
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		for {
+			v, err := poll(ctx, tg)
+			if err != nil && ctx.Err() == nil && (strings.Contains(err.Error(), "navigated or closed") || strings.Contains(err.Error(), "context was destroyed") || strings.Contains(err.Error(), "Cannot find context")) {
+				continue
+			}
+			return v, err
+		}
+	}
+}
+
+// TestWebUI drives the admin UI in headless Chromium against a real plane and a real agent: sign in,
+// approve a join by its fingerprint (a wrong one refused on the page), run disk_usage through the form
+// made from its schema (an invalid value refused next to its field, by the browser and by the plane),
+// watch the job's output arrive, triage an incident, sign out; then a viewer finds nothing to change
+// and a crafted POST of theirs is refused.
+func TestWebUI(t *testing.T) {
+	ctx := chromium(t)
+	sh := shots{t: t, dir: os.Getenv("LEXICON_UI_SHOTS")}
+	if sh.dir != "" {
+		must(t, os.MkdirAll(sh.dir, 0o755))
+	}
+	f := newFleet(t, "sqlite", fleetOptions{})
+	adminTok, err := os.ReadFile(f.tokenFile)
+	must(t, err)
+	viewerTok := runJSON(t, false, "lexicon-plane", "token", "create", "--role", "viewer", "--name", "e2e-viewer", "--data", f.planeData, "--db", f.store)["token"].(string)
+	a := f.newAgent("web-1", acceptLookAndChange)
+	a.join()
+	ui := f.url + "/ui"
+
+	// Sign in.
+	browse(t, ctx, chromedp.Navigate(ui+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	sh.take(ctx, "signin")
+	browse(t, ctx,
+		chromedp.SendKeys(chromedp.CSS("#token"), strings.TrimSpace(string(adminTok))),
+		chromedp.Click(chromedp.CSS("#signin")),
+		chromedp.WaitVisible(chromedp.CSS("#node-states")))
+	if who := textOf(t, ctx, "#who"); !strings.Contains(who, "e2e-admin (admin)") {
+		t.Fatalf("signed in as %q", who)
+	}
+
+	// Approve the join: a wrong fingerprint is refused on the page, the one the machine shows is taken.
+	row := `[id="join-` + a.joinID + `"]`
+	browse(t, ctx, chromedp.Navigate(ui+"/joins"), chromedp.WaitVisible(chromedp.CSS(row)))
+	wrong := a.fingerprint[:len(a.fingerprint)-1] + "x"
+	if strings.HasSuffix(a.fingerprint, "x") {
+		wrong = a.fingerprint[:len(a.fingerprint)-1] + "y"
+	}
+	browse(t, ctx,
+		chromedp.SendKeys(chromedp.CSS(row+` input[name="fingerprint"]`), wrong),
+		chromedp.Click(chromedp.CSS(row+` button.approve`)),
+		chromedp.WaitVisible(chromedp.CSS(row+` .field-error`)))
+	if msg := textOf(t, ctx, row+` .field-error`); !strings.Contains(msg, "join.fingerprint_mismatch") {
+		t.Fatalf("a wrong fingerprint: %q", msg)
+	}
+	sh.take(ctx, "joins")
+	browse(t, ctx,
+		setValue(row+` input[name="fingerprint"]`, ""),
+		chromedp.SendKeys(chromedp.CSS(row+` input[name="fingerprint"]`), a.fingerprint),
+		chromedp.Click(chromedp.CSS(row+` button.approve`)),
+		chromedp.WaitVisible(chromedp.CSS("#approved")))
+	st := runJSON(t, false, "lexicon-agent", append([]string{"status"}, a.dirs()...)...)
+	if st["status"] != "approved" {
+		t.Fatalf("agent status after approval in the UI: %v", st)
+	}
+	a.nodeID = st["node_id"].(string)
+	a.start()
+
+	// Nodes and the node's page.
+	browse(t, ctx, chromedp.Navigate(ui+"/nodes"), chromedp.WaitVisible(chromedp.CSS("#nodes")))
+	sh.take(ctx, "nodes")
+	browse(t, ctx, chromedp.Navigate(ui+"/nodes/"+a.nodeID), chromedp.WaitVisible(chromedp.CSS("#vocabulary")))
+	if v := textOf(t, ctx, "#vocabulary"); !strings.Contains(v, "disk_usage") {
+		t.Fatalf("the node's vocabulary: %q", v)
+	}
+	sh.take(ctx, "node")
+
+	// Run disk_usage from the form its schema makes. "relative" breaks the schema's pattern: the
+	// browser will not send it; sent anyway (as a browser without validation would), the plane
+	// refuses it and the page says so next to the field.
+	runURL := ui + "/run?node=" + a.nodeID + "&word=disk_usage"
+	root := `[name="/root"]`
+	browse(t, ctx, chromedp.Navigate(runURL), chromedp.WaitVisible(chromedp.CSS(root)),
+		chromedp.SendKeys(chromedp.CSS(root), "relative"))
+	if value(t, ctx, chromedp.Evaluate[bool](`document.querySelector('[name="/root"]').checkValidity()`)) {
+		t.Fatal("the browser takes a root the schema's pattern refuses")
+	}
+	browse(t, ctx,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("run-form").noValidate = true; null`),
+		chromedp.Click(chromedp.CSS("#run-submit")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-path="/root"] .field-error`)))
+	if msg := textOf(t, ctx, `[data-path="/root"] .field-error`); !strings.Contains(msg, "/root") {
+		t.Fatalf("the plane's refusal by the field: %q", msg)
+	}
+	sh.take(ctx, "run-refused")
+	browse(t, ctx,
+		setValue(root, ""),
+		chromedp.SendKeys(chromedp.CSS(root), "/tmp"),
+		chromedp.SendKeys(chromedp.CSS(`[name="/top"]`), "5"),
+		chromedp.Click(chromedp.CSS("#run-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#job-state")))
+	// The page follows the job over Server-Sent Events and shows the output once it is final.
+	browse(t, ctx, chromedp.WaitReady(chromedp.CSS("#job-final")))
+	if st, out := textOf(t, ctx, "#job-state"), textOf(t, ctx, "#job-output"); st != "completed" || !strings.Contains(out, "total_bytes") {
+		t.Fatalf("the job page once final: %s\n%s", st, out)
+	}
+	sh.take(ctx, "job")
+
+	// An incident from the node's case, triaged and noted on the page.
+	st2, err := open.URL(context.Background(), f.store)
+	must(t, err)
+	now := time.Now()
+	_, err = st2.CaseIntake(context.Background(), store.CaseIntakeParams{NodeID: a.nodeID, Now: now, Cases: []store.CaseReport{
+		{ID: 1, Recipe: "disk_space", State: store.CaseOpen, OpenedAt: now, Summary: "/var is 97% full"}}})
+	must(t, err)
+	must(t, st2.Close())
+	browse(t, ctx, chromedp.Navigate(ui+"/"), chromedp.WaitVisible(chromedp.CSS("#node-states")))
+	sh.take(ctx, "overview")
+	browse(t, ctx, chromedp.Navigate(ui+"/incidents"), chromedp.WaitVisible(chromedp.CSS(`a[href^="/ui/incidents/"]`)))
+	sh.take(ctx, "incidents")
+	browse(t, ctx,
+		chromedp.Click(chromedp.CSS(`a[href^="/ui/incidents/"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#triage-form")),
+		setValue("#triage-select", "resolved"),
+		chromedp.SendKeys(chromedp.CSS(`#triage-form input[name="reason"]`), "cleaned /var/log"),
+		chromedp.Click(chromedp.CSS("#triage-submit")),
+		until(`document.getElementById("triage").textContent.startsWith("resolved")`),
+		chromedp.SendKeys(chromedp.CSS("#note-text"), "rotated the logs"),
+		chromedp.Click(chromedp.CSS("#note-submit")),
+		until(`document.getElementById("timeline").textContent.includes("rotated the logs")`))
+	incidentURL := value(t, ctx, chromedp.Location())
+	sh.take(ctx, "incident")
+	browse(t, ctx, chromedp.Navigate(ui+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
+	sh.take(ctx, "jobs")
+	browse(t, ctx, chromedp.Navigate(ui+"/tokens"), chromedp.WaitVisible(chromedp.CSS("#tokens")))
+	sh.take(ctx, "tokens")
+
+	// Sign out: the session ends, and the overview sends the browser to sign in again.
+	browse(t, ctx, chromedp.Click(chromedp.CSS("#signout")), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.Navigate(ui+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
+
+	// A viewer sees no button that changes anything, and a crafted POST is refused.
+	browse(t, ctx,
+		chromedp.SendKeys(chromedp.CSS("#token"), viewerTok),
+		chromedp.Click(chromedp.CSS("#signin")),
+		chromedp.WaitVisible(chromedp.CSS("#node-states")))
+	browse(t, ctx, chromedp.Navigate(ui+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
+	jobLink := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#jobs a[href^="/ui/jobs/"]`), "href")).Value
+	for _, page := range []string{ui + "/", ui + "/joins", ui + "/nodes", ui + "/nodes/" + a.nodeID, f.url + jobLink, incidentURL, ui + "/run"} {
+		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
+		forms := value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('form[method="post"]')).map(f => f.getAttribute("action")).filter(a => a !== "/ui/signout")`))
+		if len(forms) != 0 {
+			t.Errorf("a viewer is offered %v on %s", forms, page)
+		}
+	}
+	browse(t, ctx, chromedp.Navigate(incidentURL), chromedp.WaitVisible(chromedp.CSS("#timeline")))
+	status := value(t, ctx, chromedp.Evaluate[int](`(async () => {
+			const body = new URLSearchParams({csrf: document.querySelector('input[name="csrf"]').value, triage: "ignored"});
+			const res = await fetch(location.pathname + "/triage", {method: "POST", body});
+			return res.status;
+		})()`, chromedp.EvalAwaitPromise))
+	if status != 403 {
+		t.Fatalf("a viewer's crafted triage POST: %d, want 403", status)
+	}
+	sh.take(ctx, "viewer-incident")
+}

@@ -1,0 +1,462 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// SilentAfter is how long an active node may go unseen before the overview counts it silent: the
+// store's default for the silent-agent incident, so the overview and the inbox agree.
+const SilentAfter = 10 * time.Minute
+
+// pageSize is how many rows a list page shows.
+const pageSize = 50
+
+var funcs = template.FuncMap{
+	"pretty": func(raw json.RawMessage) string {
+		if len(raw) == 0 {
+			return ""
+		}
+		var b bytes.Buffer
+		if err := json.Indent(&b, raw, "", "  "); err != nil {
+			return string(raw)
+		}
+		return b.String()
+	},
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	},
+	"path": func(r api.Route, values ...string) string {
+		p, err := r.Path(values...)
+		if err != nil {
+			return "#"
+		}
+		return Prefix + p
+	},
+	"final": func(s api.JobState) bool { return s.Final() },
+}
+
+// route calls rt with its parameters filled in.
+func (u *UI) route(r *http.Request, rt api.Route, params []string, q url.Values, body, out any) error {
+	p, err := rt.Path(params...)
+	if err != nil {
+		return err
+	}
+	return u.call(r, rt.Method, p, q, body, out)
+}
+
+type overviewData struct {
+	Total, Active, Online, Silent, Untrusted, Disconnected, Left int
+	Versions                                                     []versionCount
+	Incidents                                                    []api.Incident
+	Running                                                      []api.Job
+	Release                                                      *api.Release
+	SilentAfter                                                  time.Duration
+}
+
+type versionCount struct {
+	Version string
+	Nodes   int
+}
+
+func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
+	d := overviewData{SilentAfter: SilentAfter}
+	versions := map[string]int{}
+	now := u.cfg.Now()
+	cursor := ""
+	for {
+		var list api.NodeList
+		q := api.NodesListQuery{Limit: 500, Cursor: cursor}.Values()
+		if err := u.route(r, api.NodesList, nil, q, nil, &list); err != nil {
+			u.fail(w, r, nil, err)
+			return
+		}
+		for _, n := range list.Nodes {
+			d.Total++
+			switch n.State {
+			case api.NodeActive:
+				d.Active++
+				if n.LastSeenAt.IsZero() || now.Sub(n.LastSeenAt) > SilentAfter {
+					d.Silent++
+				} else {
+					d.Online++
+				}
+				if n.Untrusted != "" {
+					d.Untrusted++
+				}
+				v := n.AgentVersion
+				if v == "" {
+					v = "(not reported)"
+				}
+				versions[v]++
+			case api.NodeDisconnected:
+				d.Disconnected++
+			case api.NodeLeft:
+				d.Left++
+			}
+		}
+		if list.NextCursor == "" {
+			break
+		}
+		cursor = list.NextCursor
+	}
+	for v, n := range versions {
+		d.Versions = append(d.Versions, versionCount{v, n})
+	}
+	sort.Slice(d.Versions, func(i, j int) bool { return d.Versions[i].Version < d.Versions[j].Version })
+	var inc api.IncidentList
+	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{NeedsYou: true, Limit: 20}.Values(), nil, &inc); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Incidents = inc.Incidents
+	var jobs api.JobList
+	if err := u.route(r, api.JobsList, nil, api.JobsListQuery{State: api.JobRunning, Limit: 20}.Values(), nil, &jobs); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Running = jobs.Jobs
+	var rels api.ReleaseList
+	if err := u.route(r, api.ReleasesList, nil, api.ReleasesListQuery{Limit: 1}.Values(), nil, &rels); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	if len(rels.Releases) > 0 {
+		d.Release = &rels.Releases[0]
+	}
+	u.page(w, r, "overview", d)
+}
+
+type joinsData struct {
+	Joins []api.Join
+	// Errors and Typed are per join: the refusal and what was typed, shown again next to its form.
+	Error, ErrorJoin, Typed string
+	Approved                string
+}
+
+func (u *UI) joins(w http.ResponseWriter, r *http.Request) {
+	u.joinsPage(w, r, http.StatusOK, joinsData{Approved: r.URL.Query().Get("approved")})
+}
+
+func (u *UI) joinsPage(w http.ResponseWriter, r *http.Request, status int, d joinsData) {
+	var list api.JoinList
+	if err := u.route(r, api.JoinsList, nil, api.JoinsListQuery{Status: api.JoinPending, Limit: 200}.Values(), nil, &list); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Joins = list.Joins
+	v := from(r)
+	u.render(w, r, status, "joins", &v, d)
+}
+
+// joinApprove approves with the fingerprint the admin typed; the API compares it exactly, as for the
+// CLI, and a mismatch is shown next to the join's form.
+func (u *UI) joinApprove(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	req := api.ApproveRequest{Fingerprint: r.PostFormValue("fingerprint"), Name: r.PostFormValue("name")}
+	var res api.Approved
+	if err := u.route(r, api.JoinsApprove, []string{id}, nil, req, &res); err != nil {
+		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
+			u.fail(w, r, nil, err)
+			return
+		}
+		u.joinsPage(w, r, errcode.Status(errcode.Code(err)), joinsData{Error: errMessage(err), ErrorJoin: id, Typed: req.Fingerprint})
+		return
+	}
+	http.Redirect(w, r, Prefix+"/joins?approved="+url.QueryEscape(res.Node.ID), http.StatusSeeOther)
+}
+
+func (u *UI) joinReject(w http.ResponseWriter, r *http.Request) {
+	if err := u.route(r, api.JoinsReject, []string{chi.URLParam(r, "id")}, nil, nil, nil); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"/joins", http.StatusSeeOther)
+}
+
+func errMessage(err error) string {
+	if e := errcode.From(err, errcode.InternalError); e != nil {
+		return e.Code + ": " + e.Message
+	}
+	return err.Error()
+}
+
+type nodesData struct {
+	Nodes      []api.Node
+	State      string
+	Cursor     string
+	NextCursor string
+}
+
+func (u *UI) nodes(w http.ResponseWriter, r *http.Request) {
+	q, err := api.ParseNodesListQuery(r.URL.Query())
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	q.Limit = pageSize
+	var list api.NodeList
+	if err := u.route(r, api.NodesList, nil, q.Values(), nil, &list); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	u.page(w, r, "nodes", nodesData{Nodes: list.Nodes, State: string(q.State), Cursor: q.Cursor, NextCursor: list.NextCursor})
+}
+
+type nodeData struct {
+	Node      api.Node
+	Jobs      []api.Job
+	Incidents []api.Incident
+}
+
+func (u *UI) node(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	var d nodeData
+	if err := u.route(r, api.NodesShow, []string{id}, nil, nil, &d.Node); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	var jobs api.JobList
+	if err := u.route(r, api.JobsList, nil, api.JobsListQuery{Node: d.Node.ID, Limit: 20}.Values(), nil, &jobs); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Jobs = jobs.Jobs
+	var inc api.IncidentList
+	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{Node: d.Node.ID, Limit: 20}.Values(), nil, &inc); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Incidents = inc.Incidents
+	u.page(w, r, "node", d)
+}
+
+type jobsData struct {
+	Jobs       []api.Job
+	State      string
+	NextCursor string
+}
+
+func (u *UI) jobs(w http.ResponseWriter, r *http.Request) {
+	q, err := api.ParseJobsListQuery(r.URL.Query())
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	q.Limit = pageSize
+	var list api.JobList
+	if err := u.route(r, api.JobsList, nil, q.Values(), nil, &list); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	u.page(w, r, "jobs", jobsData{Jobs: list.Jobs, State: string(q.State), NextCursor: list.NextCursor})
+}
+
+func (u *UI) job(w http.ResponseWriter, r *http.Request) {
+	var j api.Job
+	if err := u.route(r, api.JobsShow, []string{chi.URLParam(r, "id")}, nil, nil, &j); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	u.page(w, r, "job", j)
+}
+
+// jobEvents streams a job's state and transcript as Server-Sent Events while it runs, reading it
+// through the API once a second, and ends when the job is final. The page's script applies them; a
+// browser without script has the refresh link.
+func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		u.fail(w, r, nil, fmt.Errorf("the response cannot stream"))
+		return
+	}
+	id := chi.URLParam(r, "id")
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	var last []byte
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		var j api.Job
+		if err := u.route(r, api.JobsShow, []string{id}, nil, nil, &j); err != nil {
+			fmt.Fprintf(w, "event: error\ndata: %s\n\n", strings.ReplaceAll(errMessage(err), "\n", " "))
+			fl.Flush()
+			return
+		}
+		snap, _ := json.Marshal(struct {
+			State      api.JobState `json:"state"`
+			Transcript string       `json:"transcript"`
+		}{j.State, j.Transcript})
+		if !bytes.Equal(snap, last) {
+			fmt.Fprintf(w, "event: job\ndata: %s\n\n", snap)
+			fl.Flush()
+			last = snap
+		}
+		if j.State.Final() {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (u *UI) jobCancel(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if err := u.route(r, api.JobsCancel, []string{id}, nil, nil, nil); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"/jobs/"+url.PathEscape(id), http.StatusSeeOther)
+}
+
+func (u *UI) jobMarkFailed(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	req := api.MarkFailedRequest{Message: strings.TrimSpace(r.PostFormValue("message"))}
+	if req.Message == "" {
+		req.Message = "marked failed in the web UI"
+	}
+	if err := u.route(r, api.JobsMarkFailed, []string{id}, nil, req, nil); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"/jobs/"+url.PathEscape(id), http.StatusSeeOther)
+}
+
+type incidentsData struct {
+	NeedsYou, Rest []api.Incident
+}
+
+func (u *UI) incidents(w http.ResponseWriter, r *http.Request) {
+	var d incidentsData
+	var needs, all api.IncidentList
+	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{NeedsYou: true, Limit: 100}.Values(), nil, &needs); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{Limit: 100}.Values(), nil, &all); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.NeedsYou = needs.Incidents
+	seen := map[string]bool{}
+	for _, i := range needs.Incidents {
+		seen[i.ID] = true
+	}
+	for _, i := range all.Incidents {
+		if !seen[i.ID] {
+			d.Rest = append(d.Rest, i)
+		}
+	}
+	u.page(w, r, "incidents", d)
+}
+
+type incidentData struct {
+	api.IncidentDetail
+	Error string
+}
+
+func (u *UI) incident(w http.ResponseWriter, r *http.Request) {
+	u.incidentPage(w, r, http.StatusOK, "")
+}
+
+func (u *UI) incidentPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	d := incidentData{Error: msg}
+	if err := u.route(r, api.IncidentsShow, []string{chi.URLParam(r, "id")}, nil, nil, &d.IncidentDetail); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	v := from(r)
+	u.render(w, r, status, "incident", &v, d)
+}
+
+func (u *UI) incidentTriage(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	req := api.TriageRequest{Triage: r.PostFormValue("triage"), For: r.PostFormValue("for"), Reason: strings.TrimSpace(r.PostFormValue("reason"))}
+	if req.Triage != string(api.TriageSnoozed) {
+		req.For = ""
+	}
+	u.incidentChange(w, r, id, u.route(r, api.IncidentsTriage, []string{id}, nil, req, nil))
+}
+
+func (u *UI) incidentNote(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	req := api.NoteRequest{Text: r.PostFormValue("text")}
+	u.incidentChange(w, r, id, u.route(r, api.IncidentsNote, []string{id}, nil, req, nil))
+}
+
+// incidentChange shows a refused change on the incident's page, and a made one by going back to it.
+func (u *UI) incidentChange(w http.ResponseWriter, r *http.Request, id string, err error) {
+	if err != nil {
+		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
+			u.fail(w, r, nil, err)
+			return
+		}
+		u.incidentPage(w, r, errcode.Status(errcode.Code(err)), errMessage(err))
+		return
+	}
+	http.Redirect(w, r, Prefix+"/incidents/"+url.PathEscape(id), http.StatusSeeOther)
+}
+
+type tokensData struct {
+	Tokens []api.Token
+	// New is the token just made, with its secret: on the answer to the create form only.
+	New   *api.NewToken
+	Error string
+}
+
+func (u *UI) tokens(w http.ResponseWriter, r *http.Request) {
+	u.tokensPage(w, r, http.StatusOK, tokensData{})
+}
+
+func (u *UI) tokensPage(w http.ResponseWriter, r *http.Request, status int, d tokensData) {
+	var list api.TokenList
+	if err := u.route(r, api.TokensList, nil, nil, nil, &list); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Tokens = list.Tokens
+	v := from(r)
+	u.render(w, r, status, "tokens", &v, d)
+}
+
+// tokenCreate shows the new token's secret on its answer, once; the page is not stored by any cache
+// and reloading it does not show the secret again (the form was a POST; the list shows no secrets).
+func (u *UI) tokenCreate(w http.ResponseWriter, r *http.Request) {
+	req := api.TokenRequest{Name: strings.TrimSpace(r.PostFormValue("name")), Role: api.Role(r.PostFormValue("role"))}
+	var n api.NewToken
+	if err := u.route(r, api.TokensCreate, nil, nil, req, &n); err != nil {
+		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
+			u.fail(w, r, nil, err)
+			return
+		}
+		u.tokensPage(w, r, errcode.Status(errcode.Code(err)), tokensData{Error: errMessage(err)})
+		return
+	}
+	u.tokensPage(w, r, http.StatusCreated, tokensData{New: &n})
+}
+
+func (u *UI) tokenRevoke(w http.ResponseWriter, r *http.Request) {
+	if err := u.route(r, api.TokensRevoke, []string{chi.URLParam(r, "id")}, nil, nil, nil); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"/tokens", http.StatusSeeOther)
+}

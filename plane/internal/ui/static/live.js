@@ -1,0 +1,27 @@
+// Live parts of the Lexicon UI: a job's state and transcript, streamed as Server-Sent Events. Every
+// page works without this script; the job page has a refresh link for browsers without it.
+(function () {
+  "use strict";
+  function start() {
+    var el = document.querySelector("[data-live]");
+    if (!el || !window.EventSource) { return; }
+    var src = new EventSource(el.getAttribute("data-live"));
+    src.addEventListener("job", function (ev) {
+      var job = JSON.parse(ev.data);
+      el.textContent = job.transcript || "";
+      var st = document.getElementById("job-state");
+      if (st) { st.textContent = job.state; st.className = "state-" + job.state; }
+      if (["completed", "failed", "refused", "lost", "cancelled"].indexOf(job.state) >= 0) {
+        src.close();
+        // The output, outcome and audit are rendered by the server: fetch the finished page.
+        window.location.reload();
+      }
+    });
+    src.addEventListener("error", function () { src.close(); });
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

@@ -1,0 +1,455 @@
+// Package ui is the plane's admin web UI: server-rendered HTML pages under /ui/ on the plane's own
+// listener, for people who would rather look at the fleet than script it. It holds no rules of its own:
+// every page reads and changes the fleet by calling the admin API's handlers in process (plane/api
+// types, the server's route table with its role checks), as the session's token. What it adds is what
+// a browser needs: sign-in with an admin token exchanged for a server-side session, CSRF tokens on
+// every form, and the security headers (a strict Content-Security-Policy, no framing, no caching).
+package ui
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Prefix is where the UI is served.
+const Prefix = "/ui"
+
+// SessionTTL is how long a session lasts after sign-in; it is not extended by use, so a stolen cookie
+// is worth at most this long.
+const SessionTTL = 8 * time.Hour
+
+// Cookie names. The session cookie is HttpOnly, Secure and SameSite=Strict; the pre-session cookie
+// carries the sign-in form's CSRF token (double submit), since there is no session yet to hold one.
+const (
+	sessionCookie = "lexicon_session"
+	preCookie     = "lexicon_signin"
+)
+
+// CSP is the Content-Security-Policy of every response: nothing inline, nothing from elsewhere.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Config is what the UI needs from the plane.
+type Config struct {
+	// Store resolves a session's token on every request, so a revoked token ends its sessions at once.
+	Store store.Store
+	// API is the admin route table without the bearer check (server.AdminAs), paths relative to
+	// api.Prefix; As puts the token a request runs as into its context.
+	API http.Handler
+	As  func(ctx context.Context, tok store.Token) context.Context
+	// HashToken is how the store keys tokens.
+	HashToken func(token string) string
+	Log       *slog.Logger
+	Now       func() time.Time
+}
+
+// UI serves the pages.
+type UI struct {
+	cfg   Config
+	pages map[string]*template.Template
+
+	mu       sync.Mutex
+	sessions map[string]*session // by session id
+}
+
+// session is a signed-in browser. It holds the token's hash, never the token.
+type session struct {
+	id        string
+	tokenHash string
+	csrf      string
+	expires   time.Time
+}
+
+// New makes the UI; it panics if its embedded templates do not parse, which a test catches.
+func New(cfg Config) *UI {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	u := &UI{cfg: cfg, sessions: map[string]*session{}, pages: map[string]*template.Template{}}
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	for _, n := range names {
+		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if base == "layout" {
+			continue
+		}
+		u.pages[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n))
+	}
+	return u
+}
+
+// Handler returns the UI's routes, to be mounted at Prefix.
+func (u *UI) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(headers)
+	static, _ := fs.Sub(staticFS, "static")
+	r.Handle("/static/*", http.StripPrefix(Prefix+"/static/", cacheStatic(http.FileServer(http.FS(static)))))
+	r.Get("/signin", u.signinPage)
+	r.Post("/signin", u.signin)
+	r.Group(func(r chi.Router) {
+		r.Use(u.authenticate, noStore)
+		r.Post("/signout", u.signout)
+		r.Get("/", u.overview)
+		r.Get("/joins", u.joins)
+		r.Post("/joins/{id}/approve", u.joinApprove)
+		r.Post("/joins/{id}/reject", u.joinReject)
+		r.Get("/nodes", u.nodes)
+		r.Get("/nodes/{id}", u.node)
+		r.Get("/run", u.runPage)
+		r.Post("/run", u.run)
+		r.Get("/jobs", u.jobs)
+		r.Get("/jobs/{id}", u.job)
+		r.Get("/jobs/{id}/events", u.jobEvents)
+		r.Post("/jobs/{id}/cancel", u.jobCancel)
+		r.Post("/jobs/{id}/mark-failed", u.jobMarkFailed)
+		r.Get("/tokens", u.tokens)
+		r.Post("/tokens", u.tokenCreate)
+		r.Post("/tokens/{id}/revoke", u.tokenRevoke)
+		r.Get("/incidents", u.incidents)
+		r.Get("/incidents/{id}", u.incident)
+		r.Post("/incidents/{id}/triage", u.incidentTriage)
+		r.Post("/incidents/{id}/notes", u.incidentNote)
+	})
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		u.fail(w, r, nil, errcode.New(errcode.RouteNotFound, "no page %s", r.URL.Path))
+	})
+	return r
+}
+
+// headers sets what every response carries, before anything else can answer.
+func headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", CSP)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// noStore keeps pages with fleet data out of every cache.
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func cacheStatic(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func randomID() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+type ctxKey struct{}
+
+// viewer is the signed-in session and its token, as a page sees them.
+type viewer struct {
+	sess *session
+	tok  store.Token
+}
+
+func from(r *http.Request) viewer {
+	v, _ := r.Context().Value(ctxKey{}).(viewer)
+	return v
+}
+
+// authenticate finds the session and re-resolves its token: a revoked or unknown token ends the
+// session. A POST must carry the session's CSRF token.
+func (u *UI) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie(sessionCookie)
+		var sess *session
+		if err == nil {
+			sess = u.session(c.Value)
+		}
+		if sess == nil {
+			u.toSignin(w, r)
+			return
+		}
+		tok, err := u.cfg.Store.TokenGetByHash(r.Context(), store.TokenGetByHashParams{Hash: sess.tokenHash})
+		if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) {
+			u.drop(sess.id)
+			u.toSignin(w, r)
+			return
+		}
+		if err != nil {
+			u.fail(w, r, nil, err)
+			return
+		}
+		v := viewer{sess: sess, tok: tok}
+		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, v))
+		if r.Method == http.MethodPost {
+			if err := r.ParseForm(); err != nil {
+				u.fail(w, r, &v, errcode.Wrap(err, errcode.RequestMalformed, "the form could not be read"))
+				return
+			}
+			if !sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(sess.csrf)) != 1 {
+				u.fail(w, r, &v, errcode.New(errcode.AuthCSRF, "the form's CSRF token is missing or not this session's; reload the page and try again"))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sameOrigin refuses a request a browser says came from another site; browsers that send neither
+// header are left to the CSRF token.
+func sameOrigin(r *http.Request) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" && s != "none" {
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		ou, err := url.Parse(o)
+		if err != nil || ou.Host != r.Host {
+			return false
+		}
+	}
+	return true
+}
+
+func (u *UI) session(id string) *session {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := u.sessions[id]
+	if s == nil {
+		return nil
+	}
+	if !u.cfg.Now().Before(s.expires) {
+		delete(u.sessions, id)
+		return nil
+	}
+	return s
+}
+
+func (u *UI) drop(id string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.sessions, id)
+}
+
+func (u *UI) toSignin(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+	if r.Method != http.MethodGet {
+		u.fail(w, r, nil, errcode.New(errcode.AuthRequired, "sign in again: the session ended"))
+		return
+	}
+	http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
+}
+
+func (u *UI) signinPage(w http.ResponseWriter, r *http.Request) {
+	u.signinForm(w, r, http.StatusOK, "")
+}
+
+func (u *UI) signinForm(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	w.Header().Set("Cache-Control", "no-store")
+	pre := randomID()
+	http.SetCookie(w, &http.Cookie{Name: preCookie, Value: pre, Path: Prefix + "/signin", HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode, MaxAge: 600})
+	u.render(w, r, status, "signin", nil, map[string]any{"CSRF": pre, "Error": msg})
+}
+
+// signin exchanges an admin token for a session. The token is hashed at once and the text dropped.
+func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		u.signinForm(w, r, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	c, err := r.Cookie(preCookie)
+	if err != nil || !sameOrigin(r) || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
+		u.fail(w, r, nil, errcode.New(errcode.AuthCSRF, "the sign-in form's CSRF token is missing or wrong; reload the page and try again"))
+		return
+	}
+	raw := strings.TrimSpace(r.PostFormValue("token"))
+	tok, err := u.cfg.Store.TokenGetByHash(r.Context(), store.TokenGetByHashParams{Hash: u.cfg.HashToken(raw)})
+	if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) || raw == "" {
+		u.signinForm(w, r, http.StatusUnauthorized, "That token is unknown or revoked.")
+		return
+	}
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	s := &session{id: randomID(), tokenHash: u.cfg.HashToken(raw), csrf: randomID(), expires: u.cfg.Now().Add(SessionTTL)}
+	u.mu.Lock()
+	u.sweepLocked()
+	u.sessions[s.id] = s
+	u.mu.Unlock()
+	u.cfg.Log.Info("ui session started", "token", tok.Name, "role", tok.Role)
+	http.SetCookie(w, &http.Cookie{Name: preCookie, Value: "", Path: Prefix + "/signin", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.id, Path: Prefix, Expires: s.expires, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+}
+
+// sweepLocked drops expired sessions, so signing in again and again does not grow the map forever.
+func (u *UI) sweepLocked() {
+	now := u.cfg.Now()
+	for id, s := range u.sessions {
+		if !now.Before(s.expires) {
+			delete(u.sessions, id)
+		}
+	}
+}
+
+func (u *UI) signout(w http.ResponseWriter, r *http.Request) {
+	v := from(r)
+	u.drop(v.sess.id)
+	u.cfg.Log.Info("ui session ended", "token", v.tok.Name)
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
+}
+
+// call runs an admin API route as the session's token and decodes its answer into out; an error
+// answer comes back as the *errcode.Error the API sent.
+func (u *UI) call(r *http.Request, method, path string, q url.Values, body any, out any) error {
+	var rd *bytes.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	target := path
+	if len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+	// The API's router must route from scratch, not from the UI's routing state in the context.
+	ctx := context.WithValue(r.Context(), chi.RouteCtxKey, nil)
+	req, err := http.NewRequestWithContext(u.cfg.As(ctx, from(r).tok), method, target, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	u.cfg.API.ServeHTTP(rec, req)
+	if rec.status >= 400 {
+		if e := errcode.Parse(rec.body.Bytes()); e != nil {
+			return e
+		}
+		return fmt.Errorf("admin API %s %s answered %d", method, path, rec.status)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(rec.body.Bytes(), out)
+}
+
+// recorder is the ResponseWriter of an in-process API call.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.body.Write(b)
+}
+func (r *recorder) WriteHeader(s int) {
+	if !r.wrote {
+		r.status, r.wrote = s, true
+	}
+}
+
+// page is what every page's template gets.
+type page struct {
+	Title  string
+	Who    api.Token
+	CSRF   string
+	Flash  string
+	Data   any
+	Signed bool
+}
+
+// can reports whether the signed-in token covers role: the templates show a change button only then.
+func (p page) Can(role string) bool { return p.Who.Role.Covers(api.Role(role)) }
+
+func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name string, v *viewer, data any) {
+	p := page{Title: name, Data: data}
+	if v != nil && v.sess != nil {
+		p.Signed, p.CSRF = true, v.sess.csrf
+		p.Who = api.Token{ID: v.tok.ID, Name: v.tok.Name, Role: api.Role(v.tok.Role)}
+	}
+	var buf bytes.Buffer
+	t := u.pages[name]
+	if t == nil {
+		u.cfg.Log.Error("ui template missing", "page", name)
+		http.Error(w, "page missing", http.StatusInternalServerError)
+		return
+	}
+	if err := t.Execute(&buf, p); err != nil {
+		u.cfg.Log.Error("ui render failed", "page", name, "err", err)
+		http.Error(w, "the page could not be rendered; the plane's log has the cause", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// page renders a page for the signed-in viewer.
+func (u *UI) page(w http.ResponseWriter, r *http.Request, name string, data any) {
+	v := from(r)
+	u.render(w, r, http.StatusOK, name, &v, data)
+}
+
+// fail renders an error page with the error's code and the status the codes table gives it; errors
+// without a code are the plane's own and are logged, not shown.
+func (u *UI) fail(w http.ResponseWriter, r *http.Request, v *viewer, err error) {
+	var e *errcode.Error
+	if !errors.As(err, &e) {
+		u.cfg.Log.Error("ui request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		e = errcode.New(errcode.InternalError, "the plane failed; its log has the cause")
+	}
+	if v == nil {
+		if vv := from(r); vv.sess != nil {
+			v = &vv
+		}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	u.render(w, r, errcode.Status(e.Code), "error", v, map[string]any{"Code": e.Code, "Message": e.Message})
+}
