@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 )
 
 // NodeState is where a pairing stands. Only active nodes are served; the other two are final.
@@ -58,19 +60,12 @@ type Node struct {
 	Update NodeUpdate `json:"update"`
 }
 
-// Update states as a node reports them (registry/channel's closed set).
-const (
-	UpdateCurrent      = "current"
-	UpdateVerifyFailed = "verify_failed"
-	UpdateProbeFailed  = "probe_failed"
-	UpdateRejected     = "rejected"
-)
+// UpdateStates is the closed set a node may report (registry/channel's); anything else is refused on
+// intake.
+var UpdateStates = channel.UpdateStates
 
-// UpdateStates is the closed set a node may report; anything else is refused on intake.
-var UpdateStates = []string{"none", UpdateCurrent, "pending", "trial", "fetch_failed", UpdateVerifyFailed, UpdateProbeFailed, UpdateRejected}
-
-// MaxUpdateHistory bounds the update events kept per node.
-const MaxUpdateHistory = 16
+// MaxUpdateHistory bounds the update events kept per node: what a claim may carry.
+const MaxUpdateHistory = channel.MaxUpdateHistory
 
 // NodeUpdate is a node's report of its own update.
 type NodeUpdate struct {
