@@ -174,7 +174,7 @@ func serveCmd() *cli.Command {
 				replicaID = address
 			}
 			routes := health.NewRouteCounts(nil)
-			bg, queued := background(st, log, hooks, reconcileEvery, m, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
+			bg, queued, beat := background(st, log, hooks, reconcileEvery, m, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
 				Address: address, Every: heartbeatEvery, MemoryAlert: memoryAlert, Routes: routes, Log: log})
 			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
 			bg = append(bg, engine)
@@ -212,6 +212,8 @@ func serveCmd() *cli.Command {
 				}
 			}
 			ready.URL = scheme + "://" + ln.Addr().String()
+			// A replica that says it is ready is already listed: its first heartbeat is in the store.
+			beat.Beat(ctx)
 			if env.JSON {
 				line, _ := json.Marshal(ready)
 				fmt.Fprintln(env.Stdout, string(line))
@@ -292,8 +294,9 @@ func logStatements(st store.Store, log *slog.Logger) (stop func()) {
 // background is the plane's work beside its HTTP server: this replica's heartbeat, job expiry, the
 // sweep of expired nonces and joins, the incident detectors and, when webhooks are configured, their
 // delivery. Every replica runs all of it; each step is idempotent. queued wakes the delivery service
-// (nil without webhooks). The heartbeat announces the names of the services this replica runs.
-func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration, m *metrics.Plane, hb health.Config) (bg services.Group, queued func()) {
+// (nil without webhooks). The heartbeat, also returned as beat, announces the names of the services
+// this replica runs.
+func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration, m *metrics.Plane, hb health.Config) (bg services.Group, queued func(), beat *health.Heartbeat) {
 	bg = services.Group{
 		jobs.NewExpirer(jobs.Config{Store: st, Log: log, Metrics: m}),
 		sweep.New(sweep.Config{Store: st, Log: log}),
@@ -302,7 +305,8 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 	if len(hooks) > 0 {
 		hb.Services = append(hb.Services, "webhook delivery")
 	}
-	bg = append(services.Group{health.NewHeartbeat(hb)}, bg...)
+	beat = health.NewHeartbeat(hb)
+	bg = append(services.Group{beat}, bg...)
 	var deliver *webhook.Service
 	if len(hooks) > 0 {
 		deliver = webhook.NewService(&webhook.Deliverer{Store: st, Endpoints: hooks, Log: log, Metrics: m}, 0)
@@ -313,7 +317,7 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 	if deliver != nil {
 		bg = append(bg, deliver)
 	}
-	return bg, queued
+	return bg, queued, beat
 }
 
 // rolloutEngine is the service that advances rollouts, under a holder name of its own (host and a
