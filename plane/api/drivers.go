@@ -296,6 +296,10 @@ type DriverCall struct {
 	DurationMS int64  `json:"duration_ms"`
 }
 
+// DriverCallPending is a DriverCall's code from before the driver is asked until its outcome is
+// written; one that stays pending was cut short by the plane stopping.
+const DriverCallPending = "pending"
+
 // DriverCallList is the answer of GET /drivers/audit, newest first.
 type DriverCallList struct {
 	Calls      []DriverCall `json:"calls"`

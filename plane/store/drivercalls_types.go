@@ -24,7 +24,7 @@ const CodeOK = "ok"
 
 // CodePending is a DriverCall's code from DriverCallStart until DriverCallFinish: the driver was (or
 // was about to be) asked, and no outcome is recorded. One left pending means the plane stopped mid-call.
-const CodePending = "pending"
+const CodePending = "pending" // api.DriverCallPending on the wire
 
 type DriverCallAddParams struct {
 	Actor, Account, Driver, Operation, Target, Code string

@@ -137,7 +137,7 @@ func (l auditList) Text(w io.Writer) {
 			account = "-"
 		}
 		took := fmt.Sprintf("%5dms", c.DurationMS)
-		if c.Code == "pending" { // asked, and no outcome recorded: in progress, or the plane stopped mid-call
+		if c.Code == api.DriverCallPending { // asked, and no outcome recorded: in progress, or the plane stopped mid-call
 			took = "      -"
 		}
 		fmt.Fprintf(w, "%s  %-14s %-16s %-18s %-22s %-20s %s %s\n", short(c.At), c.Actor, account, c.Driver, c.Operation, c.Code, took, c.Target)
