@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 )
 
@@ -175,7 +176,10 @@ func TestCloudCallPendingWhileTheDriverHoldsIt(t *testing.T) {
 	p.log.WaitFor(t, "hang-test: holding the call")
 	calls := p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/drivers/audit?account=lab", nil)["calls"].([]any)
 	c := calls[0].(map[string]any)
-	if c["operation"] != "cloud.create_instance" || c["code"] != "pending" || c["actor"] != "tok-operator" || c["target"] != "hang" {
+	if store.CodePending != api.DriverCallPending {
+		t.Fatalf("the store writes %q for a pending call, clients look for %q", store.CodePending, api.DriverCallPending)
+	}
+	if c["operation"] != "cloud.create_instance" || c["code"] != api.DriverCallPending || c["actor"] != "tok-operator" || c["target"] != "hang" {
 		t.Fatalf("while the driver holds the call, the newest record is %v", c)
 	}
 	cancel()
