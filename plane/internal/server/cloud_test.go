@@ -62,6 +62,11 @@ func TestCloudRoutes(t *testing.T) {
 		t.Fatalf("get %v", got)
 	}
 	p.want(http.StatusNotFound, "cloud.not_found", operator, get, "/cloud/lab/instances/m-999999", nil)
+	// A provider id may hold a slash; it travels escaped in its one segment and reaches the driver whole.
+	slashed := p.want(http.StatusNotFound, "cloud.not_found", operator, get, "/cloud/lab/instances/zone-a%2Fm-1", nil)
+	if id := slashed["error"].(map[string]any)["details"].(map[string]any)["id"]; id != "zone-a/m-1" {
+		t.Fatalf("the driver was asked for %v", id)
+	}
 	p.want(http.StatusForbidden, "auth.forbidden", viewer, get, "/cloud/lab/instances/"+id, nil)
 
 	// Power and reboot answer once the provider accepted.
