@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
@@ -237,5 +238,37 @@ func TestCloudSafetyCatch(t *testing.T) {
 	testkit.WantCode(t, err, errcode.AccountNotFound)
 	if got := ops(t, f.m, "prod"); !strings.HasPrefix(got, "cloud.get_instance=cloud.not_found cloud.delete_instance=ok account.mark_test=ok") {
 		t.Fatalf("audit %s", got)
+	}
+}
+
+// noIntent is a store whose audit log refuses new calls while refuse is set.
+type noIntent struct {
+	store.Store
+	refuse *atomic.Bool
+}
+
+func (s noIntent) DriverCallStart(ctx context.Context, p store.DriverCallStartParams) (store.DriverCall, error) {
+	if s.refuse.Load() {
+		return store.DriverCall{}, errcode.New(errcode.StoreUnavailable, "audit log unavailable")
+	}
+	return s.Store.DriverCallStart(ctx, p)
+}
+
+// A call whose intent cannot be recorded is not made: no unaudited instance can exist.
+func TestCloudCallWithoutItsIntentIsNotMade(t *testing.T) {
+	f := cloudFixture(t, "lab", false, "cloud-mock")
+	refuse := &atomic.Bool{}
+	m, _ := f.manager(noIntent{f.st, refuse}, f.key, "")
+	// The account's process starts here (and its mock cloud is this process's own), then the log fails.
+	_, err := m.CloudRegions(f.ctx, "bob", "lab")
+	must(t, err)
+	refuse.Store(true)
+	_, err = m.CloudCreate(f.ctx, "bob", "lab", cloud.CreateRequest{Region: "test-1", Type: "small", Image: "debian-12", Label: "ghost"})
+	testkit.WantCode(t, err, errcode.StoreUnavailable)
+	refuse.Store(false)
+	page, err := m.CloudInstances(f.ctx, "bob", "lab", cloud.ListRequest{})
+	must(t, err)
+	if len(page.Instances) != 0 {
+		t.Fatalf("an instance was made without its intent recorded: %+v", page.Instances)
 	}
 }
