@@ -91,3 +91,25 @@ func TestCloudCommandsSendWhatTheyAreGiven(t *testing.T) {
 		t.Fatalf("swap on a driver without it: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestAuditShowsPendingCalls: a call recorded before the driver was asked and never finished shows as
+// pending, without a duration.
+func TestAuditShowsPendingCalls(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(api.DriverCallList{Calls: []api.DriverCall{
+			{ID: "call_2", Actor: "ops", Account: "lab", Driver: "cloud-linode", Operation: "cloud.delete_instance", Target: "123", Code: api.DriverCallPending},
+			{ID: "call_1", Actor: "ops", Account: "lab", Driver: "cloud-linode", Operation: "cloud.get_instance", Target: "123", Code: "ok", DurationMS: 42},
+		}})
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("LEXICON_TOKEN", "lx_test")
+	var out, errOut bytes.Buffer
+	if code := cli.Run(t.Context(), "lexicon", "", commands(), []string{"drivers", "audit", "--plane", srv.URL}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "pending") || !strings.Contains(lines[0], " - 123") || !strings.Contains(lines[1], "42ms") {
+		t.Fatalf("audit:\n%s", out.String())
+	}
+}
