@@ -50,12 +50,23 @@
 //	GET  /accounts   ?driver                       viewer    -> AccountList
 //	POST /accounts               AccountAdd        admin     -> Account        (201)
 //	POST /accounts/{name}/remove                   admin     -> Account
+//	POST /accounts/{name}/test   AccountTest       admin     -> Account        (mark or unmark a test account)
 //	GET  /dns/{account}/zones                      operator  -> ZoneList
 //	GET  /dns/{account}/zones/{zone}/records       operator  -> RecordList
 //	POST /dns/{account}/zones/{zone}/reconcile Reconcile operator -> ReconcileReport
 //	GET  /cloud/{account}/regions                  operator  -> RegionList
 //	GET  /cloud/{account}/regions/{region}/types   operator  -> TypeList
 //	GET  /cloud/{account}/instances ?page_size&page_token operator -> InstancePage
+//	POST /cloud/{account}/instances CloudCreateRequest operator  -> Instance       (201)
+//	GET  /cloud/{account}/instances/{id}           operator  -> Instance
+//	POST /cloud/{account}/instances/{id}/delete CloudDeleteRequest admin -> Instance  (as it was; confirm = its label)
+//	POST /cloud/{account}/instances/{id}/power-on  operator  -> CloudAccepted
+//	POST /cloud/{account}/instances/{id}/power-off operator  -> CloudAccepted
+//	POST /cloud/{account}/instances/{id}/reboot    operator  -> CloudAccepted
+//	POST /cloud/{account}/instances/{id}/reverse-dns ReverseDNSRequest operator -> CloudAccepted
+//	GET  /cloud/{account}/instances/{id}/transfer  operator  -> Transfer
+//	POST /cloud/{account}/swap-ipv4 SwapIPv4Request operator  -> CloudAccepted
+//	GET  /cloud/{account}/account                  operator  -> CloudAccountInfo
 //	GET  /plane/status                             viewer    -> PlaneStatus
 //	POST /plane/replicas/{id}/forget               admin     -> Replica
 //	GET  /metrics                                  viewer    -> Prometheus text format
@@ -73,7 +84,11 @@
 // not report the word, or no release pins its digest), word.param_invalid (details name the field),
 // job.not_queued (cancel), job.finished (mark-failed); incident.not_found; statement.* and module.*
 // (publish: the plane verifies the release as a node would); driver.* (a plane without drivers answers
-// driver.unavailable), account.*, dns.* and cloud.* from the driver routes; replica.not_found and
+// driver.unavailable), account.*, dns.* and cloud.* from the driver routes (cloud.unsupported from
+// swap-ipv4, reverse-dns and transfer names in details.drivers the enabled drivers that have the
+// feature; cloud.confirm_mismatch refuses a delete whose confirm is not the instance's label, and
+// nothing is deleted); every cloud call is in GET /drivers/audit from before the driver is asked, with
+// code "pending" until its outcome is written; replica.not_found and
 // replica.alive (forget a replica that still heartbeats); rollout.* from the rollout
 // routes (rollout.selector_unknown_key, rollout.empty_selection, rollout.stages_incomplete,
 // rollout.word_not_in_release and word.param_invalid refuse a start, and no rollout is made).

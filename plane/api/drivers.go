@@ -83,6 +83,13 @@ type AccountAdd struct {
 	Name       string          `json:"name"`
 	Settings   json.RawMessage `json:"settings,omitempty"`
 	Credential string          `json:"credential"`
+	// Test marks an account of throwaway instances: automation may delete what it did not tag there.
+	Test bool `json:"test,omitempty"`
+}
+
+// AccountTest is the body of POST /accounts/{name}/test.
+type AccountTest struct {
+	Test bool `json:"test"`
 }
 
 // Record is a DNS record on the wire: TTL in whole seconds.
@@ -166,6 +173,74 @@ type InstancePage struct {
 	NextPageToken string     `json:"next_page_token,omitempty"`
 }
 
+// CloudCreateRequest is the body of POST /cloud/{account}/instances. UserData is cloud-init user data
+// as text (the driver encodes it as its provider wants); Tags are what automation finds its instances
+// by.
+type CloudCreateRequest struct {
+	Region         string   `json:"region"`
+	Type           string   `json:"type"`
+	Image          string   `json:"image"`
+	Label          string   `json:"label"`
+	Tags           []string `json:"tags,omitempty"`
+	SSHKeys        []string `json:"ssh_keys,omitempty"`
+	UserData       string   `json:"user_data,omitempty"`
+	DiskEncryption string   `json:"disk_encryption,omitempty"` // "", "enabled" or "disabled"
+}
+
+// CloudDeleteRequest is the body of POST /cloud/{account}/instances/{id}/delete: the instance's label,
+// typed back.
+type CloudDeleteRequest struct {
+	Confirm string `json:"confirm"`
+}
+
+// SwapIPv4Request is the body of POST /cloud/{account}/swap-ipv4.
+type SwapIPv4Request struct {
+	A string `json:"a"`
+	B string `json:"b"`
+}
+
+// ReverseDNSRequest is the body of POST /cloud/{account}/instances/{id}/reverse-dns.
+type ReverseDNSRequest struct {
+	IP       string `json:"ip"`
+	Hostname string `json:"hostname"`
+}
+
+// CloudAccepted says the provider accepted a request; the instance changes state after (read it back
+// with GET /cloud/{account}/instances/{id}).
+type CloudAccepted struct {
+	Account   string   `json:"account"`
+	Operation string   `json:"operation"` // the audit log's name: "cloud.power_on", ...
+	Instances []string `json:"instances"`
+}
+
+// Transfer is an instance's network transfer this billing month.
+type Transfer struct {
+	Account        string `json:"account"`
+	Instance       string `json:"instance"`
+	UsedBytes      int64  `json:"used_bytes"`
+	AllowanceBytes int64  `json:"allowance_bytes"` // 0: the provider sets no allowance
+}
+
+// CloudFeatures are the optional features of an account's driver.
+type CloudFeatures struct {
+	IPv4Swap                bool `json:"ipv4_swap"`
+	IPv4SwapRequiresStopped bool `json:"ipv4_swap_requires_stopped"`
+	ReverseDNS              bool `json:"reverse_dns"`
+	MonthlyTransfer         bool `json:"monthly_transfer"`
+}
+
+// CloudAccountInfo is the answer of GET /cloud/{account}/account: who the credential belongs to as the
+// provider says, and what the plane knows of the account.
+type CloudAccountInfo struct {
+	Account  string        `json:"account"`
+	Driver   string        `json:"driver"`
+	Test     bool          `json:"test"`
+	Name     string        `json:"name"`
+	Company  string        `json:"company,omitempty"`
+	Email    string        `json:"email,omitempty"`
+	Features CloudFeatures `json:"features"`
+}
+
 // ZoneList is the answer of GET /dns/{account}/zones.
 type ZoneList struct {
 	Zones []Zone `json:"zones"`
@@ -196,6 +271,7 @@ type Account struct {
 	KeyID     string          `json:"key_id"`
 	CreatedAt time.Time       `json:"created_at"`
 	CreatedBy string          `json:"created_by"`
+	Test      bool            `json:"test"`
 }
 
 // AccountList is the answer of GET /accounts.
@@ -214,10 +290,15 @@ type DriverCall struct {
 	// Target is the zone, region or instance the call was about; "unconfined" on a driver.enable that
 	// accepted running the driver unconfined.
 	Target string `json:"target,omitempty"`
-	// Code is "ok", or the error code the call ended with.
+	// Code is "ok", the error code the call ended with, or "pending" from before the driver was asked
+	// until the outcome is written (one left pending: the plane stopped mid-call).
 	Code       string `json:"code"`
 	DurationMS int64  `json:"duration_ms"`
 }
+
+// DriverCallPending is a DriverCall's code from before the driver is asked until its outcome is
+// written; one that stays pending was cut short by the plane stopping.
+const DriverCallPending = "pending"
 
 // DriverCallList is the answer of GET /drivers/audit, newest first.
 type DriverCallList struct {

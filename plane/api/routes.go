@@ -106,6 +106,9 @@ var (
 	AccountsList   = Route{http.MethodGet, "/accounts", RoleViewer, http.StatusOK}
 	AccountsAdd    = Route{http.MethodPost, "/accounts", RoleAdmin, http.StatusCreated}
 	AccountsRemove = Route{http.MethodPost, "/accounts/{name}/remove", RoleAdmin, http.StatusOK}
+	// AccountsSetTest marks an account test or not; on a test account automation may delete instances
+	// it did not tag, so only an admin marks one.
+	AccountsSetTest = Route{http.MethodPost, "/accounts/{name}/test", RoleAdmin, http.StatusOK}
 
 	// The DNS and cloud routes reach a provider with a sealed credential, so even reading needs
 	// operator; a reconcile only ever adds records.
@@ -116,6 +119,17 @@ var (
 	CloudRegions   = Route{http.MethodGet, "/cloud/{account}/regions", RoleOperator, http.StatusOK}
 	CloudTypes     = Route{http.MethodGet, "/cloud/{account}/regions/{region}/types", RoleOperator, http.StatusOK}
 	CloudInstances = Route{http.MethodGet, "/cloud/{account}/instances", RoleOperator, http.StatusOK}
+	CloudCreate    = Route{http.MethodPost, "/cloud/{account}/instances", RoleOperator, http.StatusCreated}
+	CloudGet       = Route{http.MethodGet, "/cloud/{account}/instances/{id}", RoleOperator, http.StatusOK}
+	// CloudDelete is destructive: admin, and the instance's label typed back.
+	CloudDelete     = Route{http.MethodPost, "/cloud/{account}/instances/{id}/delete", RoleAdmin, http.StatusOK}
+	CloudPowerOn    = Route{http.MethodPost, "/cloud/{account}/instances/{id}/power-on", RoleOperator, http.StatusOK}
+	CloudPowerOff   = Route{http.MethodPost, "/cloud/{account}/instances/{id}/power-off", RoleOperator, http.StatusOK}
+	CloudReboot     = Route{http.MethodPost, "/cloud/{account}/instances/{id}/reboot", RoleOperator, http.StatusOK}
+	CloudReverseDNS = Route{http.MethodPost, "/cloud/{account}/instances/{id}/reverse-dns", RoleOperator, http.StatusOK}
+	CloudTransfer   = Route{http.MethodGet, "/cloud/{account}/instances/{id}/transfer", RoleOperator, http.StatusOK}
+	CloudSwapIPv4   = Route{http.MethodPost, "/cloud/{account}/swap-ipv4", RoleOperator, http.StatusOK}
+	CloudAccount    = Route{http.MethodGet, "/cloud/{account}/account", RoleOperator, http.StatusOK}
 
 	// Metrics answers the Prometheus text format, not JSON (see the package doc).
 	Metrics            = Route{http.MethodGet, "/metrics", RoleViewer, http.StatusOK}
@@ -135,9 +149,11 @@ func Routes() []Route {
 		ReleasesList, ReleasesPublish,
 		RolloutsStart, RolloutsList, RolloutsShow, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
 		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable,
-		AccountsList, AccountsAdd, AccountsRemove,
+		AccountsList, AccountsAdd, AccountsRemove, AccountsSetTest,
 		DNSZones, DNSRecords, DNSReconcile,
 		CloudRegions, CloudTypes, CloudInstances,
+		CloudCreate, CloudGet, CloudDelete, CloudPowerOn, CloudPowerOff, CloudReboot, CloudReverseDNS, CloudTransfer,
+		CloudSwapIPv4, CloudAccount,
 		Metrics,
 		PlaneShowStatus, PlaneForgetReplica,
 	}

@@ -18,6 +18,9 @@ type Account struct {
 	KeyID     string    `json:"key_id"`
 	CreatedAt time.Time `json:"created_at"`
 	CreatedBy string    `json:"created_by"`
+	// Test marks an account that holds only throwaway instances: automation may make destructive calls
+	// there without the instance carrying its tag (the safety catch).
+	Test bool `json:"test"`
 	// Sealed is the credential as the plane sealed it; set by AccountGet only.
 	Sealed []byte `json:"-"`
 }
@@ -40,6 +43,7 @@ type AccountCreateParams struct {
 	Settings json.RawMessage // a JSON object
 	Sealed   []byte
 	KeyID    string
+	Test     bool
 	By       string
 	Now      time.Time
 }
@@ -54,4 +58,9 @@ type AccountListParams struct {
 
 type AccountRemoveParams struct {
 	Name string
+}
+
+type AccountSetTestParams struct {
+	Name string
+	Test bool
 }

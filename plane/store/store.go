@@ -240,9 +240,18 @@ type Store interface {
 	// AccountRemove deletes an account and its sealed credential, returning what it deleted (without
 	// the credential). Refused: account.not_found.
 	AccountRemove(ctx context.Context, p AccountRemoveParams) (Account, error)
+	// AccountSetTest marks an account test (or not): the safety catch lets automation make destructive
+	// calls on a test account's instances without their tag. Refused: account.not_found.
+	AccountSetTest(ctx context.Context, p AccountSetTestParams) (Account, error)
 
 	// DriverCallAdd appends a record to the audit log of driver calls.
 	DriverCallAdd(ctx context.Context, p DriverCallAddParams) (DriverCall, error)
+	// DriverCallStart records the intent of a call before the driver is asked: a row with code
+	// CodePending, which DriverCallFinish completes. A plane that dies mid-call leaves it pending.
+	DriverCallStart(ctx context.Context, p DriverCallStartParams) (DriverCall, error)
+	// DriverCallFinish records a started call's outcome. Refused (store.param_invalid, field id): no
+	// pending call with that id, so an outcome is written once.
+	DriverCallFinish(ctx context.Context, p DriverCallFinishParams) (DriverCall, error)
 	// DriverCallList returns audit records newest first.
 	DriverCallList(ctx context.Context, p DriverCallListParams) (DriverCallListResult, error)
 

@@ -23,6 +23,15 @@ const (
 	// CloudUnavailable: the provider failed (5xx or an unreadable answer). The request may have been
 	// applied; check before retrying a create.
 	CloudUnavailable = "cloud.unavailable"
+
+	// The plane's own refusals of a cloud call, before any destructive request reaches the driver.
+
+	// CloudConfirmMismatch: a delete's confirmation is not the instance's label as the provider reports
+	// it (details.id; details.name is the label typed). Nothing was deleted.
+	CloudConfirmMismatch = "cloud.confirm_mismatch"
+	// CloudSafetyCatch: automation asked for a destructive call on an account not marked test, and the
+	// instance does not carry the tag the automation gave (details.id, details.tag). Nothing changed.
+	CloudSafetyCatch = "cloud.safety_catch"
 )
 
 var areaCloud = Area{Name: "cloud", Reserved: true, Codes: []Spec{
@@ -34,4 +43,6 @@ var areaCloud = Area{Name: "cloud", Reserved: true, Codes: []Spec{
 	{CloudUnsupported, statusBadRequest, Unchanged},
 	{CloudConflict, statusBadRequest, Unchanged},
 	{CloudUnavailable, statusBadRequest, MaybeChanged},
+	{CloudConfirmMismatch, statusConflict, Unchanged},
+	{CloudSafetyCatch, statusForbidden, Unchanged},
 }}

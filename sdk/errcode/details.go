@@ -15,6 +15,7 @@ const (
 	DetailCurrent           = "current"             // the value now held (a release sequence)
 	DetailDigest            = "digest"              // a module's sha256 digest
 	DetailDriver            = "driver"              // a driver's name
+	DetailDrivers           = "drivers"             // drivers' names (those that have a feature)
 	DetailEntry             = "entry"               // an entry's index in a list (a key chain)
 	DetailErrno             = "errno"               // the system error number
 	DetailExitCode          = "exit_code"           // a process's exit status
@@ -59,6 +60,7 @@ const (
 	DetailState             = "state"               // the state the thing is in
 	DetailStatus            = "status"              // a status (a join's, an HTTP answer's)
 	DetailSubject           = "subject"             // a release statement subject
+	DetailTag               = "tag"                 // an instance's tag
 	DetailUnit              = "unit"                // a systemd unit
 	DetailVersion           = "version"             // a version
 	DetailWord              = "word"                // a word's name

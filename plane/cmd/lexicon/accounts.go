@@ -20,7 +20,11 @@ const maxCredentialFile = 16 << 10
 type accountOne struct{ api.Account }
 
 func (a accountOne) Text(w io.Writer) {
-	fmt.Fprintf(w, "account %s (%s) on driver %s, credential sealed under master key %s\n", a.Name, a.ID, a.Driver, a.KeyID)
+	test := ""
+	if a.Test {
+		test = ", a test account"
+	}
+	fmt.Fprintf(w, "account %s (%s) on driver %s%s, credential sealed under master key %s\n", a.Name, a.ID, a.Driver, test, a.KeyID)
 }
 
 // readCredential reads a credential file: its text without the final line break. The credential is
@@ -50,19 +54,21 @@ func readCredential(env *cli.Env, path string) (string, error) {
 
 func accountsAddCmd() *cli.Command {
 	var drv, name, credFile, settingsFile string
-	return simple("accounts add", "--driver NAME --name ACCOUNT --credential-file F [--settings-file S]",
+	var test bool
+	return simple("accounts add", "--driver NAME --name ACCOUNT --credential-file F [--settings-file S] [--test]",
 		"add a driver account; the plane checks it with the driver and seals the credential", 0, 0,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&drv, "driver", "", "the driver (lexicon drivers list), enabled")
 			fs.StringVar(&name, "name", "", "the account's name")
 			fs.StringVar(&credFile, "credential-file", "", "file holding the credential (API token, TSIG secret); never give it as an argument")
 			fs.StringVar(&settingsFile, "settings-file", "", "JSON file of the account's settings, checked against the driver's schema")
+			fs.BoolVar(&test, "test", false, "mark it a test account: automation may delete instances there that it did not tag")
 		},
 		func(ctx context.Context, env *cli.Env, c *client, _ []string) (any, error) {
 			if drv == "" || name == "" || credFile == "" {
 				return nil, cli.UsageError("accounts add needs --driver, --name and --credential-file")
 			}
-			req := api.AccountAdd{Driver: drv, Name: name}
+			req := api.AccountAdd{Driver: drv, Name: name, Test: test}
 			if settingsFile != "" {
 				data, err := os.ReadFile(settingsFile)
 				if err != nil {
@@ -90,7 +96,11 @@ func (l accountList) Text(w io.Writer) {
 		fmt.Fprintln(w, "no accounts")
 	}
 	for _, a := range l.Accounts {
-		fmt.Fprintf(w, "%-20s %-20s added %s by %s  settings %s\n", a.Name, a.Driver, short(a.CreatedAt), a.CreatedBy, a.Settings)
+		test := ""
+		if a.Test {
+			test = " test"
+		}
+		fmt.Fprintf(w, "%-20s %-20s added %s by %s%s  settings %s\n", a.Name, a.Driver, short(a.CreatedAt), a.CreatedBy, test, a.Settings)
 	}
 }
 
@@ -116,4 +126,22 @@ func accountsRemoveCmd() *cli.Command {
 			var a accountRemoved
 			return a, c.call(ctx, api.AccountsRemove, args, nil, nil, &a)
 		})
+}
+
+// accountsTestCmd marks or unmarks a test account. On a test account the safety catch stands aside:
+// automation (rollouts, provisioning cleanup) may delete instances it did not tag.
+func accountsTestCmd(path, summary string, test bool) *cli.Command {
+	return simple(path, "NAME", summary, 1, 1, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var a accountOne
+			return a, c.call(ctx, api.AccountsSetTest, args, nil, api.AccountTest{Test: test}, &a)
+		})
+}
+
+func accountsMarkTestCmd() *cli.Command {
+	return accountsTestCmd("accounts mark-test", "mark a test account: automation may delete instances there that it did not tag (admin)", true)
+}
+
+func accountsUnmarkTestCmd() *cli.Command {
+	return accountsTestCmd("accounts unmark-test", "unmark a test account: automation deletes only instances carrying its tag", false)
 }

@@ -136,7 +136,11 @@ func (l auditList) Text(w io.Writer) {
 		if account == "" {
 			account = "-"
 		}
-		fmt.Fprintf(w, "%s  %-14s %-16s %-18s %-22s %-20s %5dms %s\n", short(c.At), c.Actor, account, c.Driver, c.Operation, c.Code, c.DurationMS, c.Target)
+		took := fmt.Sprintf("%5dms", c.DurationMS)
+		if c.Code == api.DriverCallPending { // asked, and no outcome recorded: in progress, or the plane stopped mid-call
+			took = "      -"
+		}
+		fmt.Fprintf(w, "%s  %-14s %-16s %-18s %-22s %-20s %s %s\n", short(c.At), c.Actor, account, c.Driver, c.Operation, c.Code, took, c.Target)
 	}
 	if l.NextCursor != "" {
 		fmt.Fprintf(w, "more: --cursor %s\n", l.NextCursor)

@@ -22,6 +22,8 @@ type AccountAddRequest struct {
 	Name       string
 	Settings   json.RawMessage // a JSON object; nil means {}
 	Credential driver.Secret
+	// Test marks an account of throwaway instances (see CloudDeleteTagged).
+	Test bool
 }
 
 func (r *AccountAddRequest) check() error {
@@ -90,7 +92,7 @@ func (m *Manager) accountAdd(ctx context.Context, actor string, req AccountAddRe
 	a, err := m.store.AccountCreate(ctx, store.AccountCreateParams{
 		Name: req.Name, Driver: req.Driver, Settings: req.Settings, KeyID: m.cfg.Key.ID(),
 		Sealed: m.cfg.Key.Seal([]byte(req.Credential.Reveal()), seal.AccountContext(req.Name, req.Driver)),
-		By:     actor, Now: m.cfg.Now(),
+		Test:   req.Test, By: actor, Now: m.cfg.Now(),
 	})
 	if err != nil {
 		d.Stop()

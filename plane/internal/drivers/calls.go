@@ -16,12 +16,7 @@ import (
 // record appends one entry to the audit log: names and a code, never a credential or an answer. A
 // record that cannot be written is logged at error level; the call's own outcome stands.
 func (m *Manager) record(ctx context.Context, actor, account, drv, op, target string, t0 time.Time, err error) {
-	code := store.CodeOK
-	if err != nil {
-		if code = errcode.Code(err); code == "" {
-			code = errcode.InternalError
-		}
-	}
+	code := codeOf(err)
 	if !store.ValidDriverName(drv) {
 		return // a name no driver can have: refused before anything was asked of a driver
 	}
@@ -40,6 +35,48 @@ func (m *Manager) record(ctx context.Context, actor, account, drv, op, target st
 	if aerr != nil {
 		m.log.Error("drivers: audit record not written", "driver", drv, "account", account, "operation", op, "code", code, "by", actor, "err", aerr)
 	}
+}
+
+// begin writes the intent of a call to drv (code pending) and returns what writes its outcome. The
+// intent is written before anything is asked of the driver; when it cannot be, the call is refused with
+// the store's error, since an unaudited call to a provider is worse than none.
+func (m *Manager) begin(ctx context.Context, actor, account, drv, op, target string) (finish func(error), err error) {
+	t0 := m.cfg.Now()
+	if len(target) > 255 {
+		target = target[:255]
+	}
+	c, err := m.store.DriverCallStart(ctx, store.DriverCallStartParams{
+		Actor: actor, Account: account, Driver: drv, Operation: op, Target: target, Now: t0,
+	})
+	if err != nil {
+		m.log.Error("drivers: audit intent not written; the call is not made", "driver", drv, "account", account, "operation", op, "by", actor, "err", err)
+		return nil, err
+	}
+	return func(err error) {
+		code := codeOf(err)
+		d := max(m.cfg.Now().Sub(t0), 0)
+		outcome := metrics.OutcomeOK
+		if err != nil {
+			outcome = code
+		}
+		m.cfg.Metrics.DriverCall(drv, op, outcome, d)
+		// The caller may have gone; the outcome is still the log's to keep.
+		if _, ferr := m.store.DriverCallFinish(context.WithoutCancel(ctx), store.DriverCallFinishParams{ID: c.ID, Code: code, Duration: d}); ferr != nil {
+			m.log.Error("drivers: audit outcome not written; the call stays pending in the log", "driver", drv, "account", account,
+				"operation", op, "code", code, "by", actor, "call", c.ID, "err", ferr)
+		}
+	}, nil
+}
+
+// codeOf is the audit code of a call's outcome.
+func codeOf(err error) string {
+	if err == nil {
+		return store.CodeOK
+	}
+	if code := errcode.Code(err); code != "" {
+		return code
+	}
+	return errcode.InternalError
 }
 
 // recordRestart records in the audit log that a process of the driver was lost (cause: driver.timeout
@@ -61,22 +98,28 @@ func (m *Manager) Audit(ctx context.Context, p store.DriverCallListParams) (stor
 	return m.store.DriverCallList(ctx, p)
 }
 
-// do runs one driver call for account, audited under op.
+// do runs one driver call for account, audited under op: the intent (code pending) is written before
+// the driver is asked and the outcome after, so a plane that dies mid-call leaves the intent in the log.
+// A call whose intent cannot be written is not made.
 func do[T any](m *Manager, ctx context.Context, actor, account string, kind driver.Kind, op, target string,
 	f func(context.Context, *goplugin.Driver) (T, error)) (T, error) {
 	var zero T
 	t0 := m.cfg.Now()
 	u, err := m.resolve(ctx, actor, account, kind)
-	if err == nil {
-		var v T
-		v, err = f(ctx, u.d)
-		if err == nil {
-			m.record(ctx, actor, account, u.entry.Name, op, target, t0, nil)
-			return v, nil
-		}
+	if err != nil {
+		m.record(ctx, actor, u.account.Name, u.entry.Name, op, target, t0, err)
+		return zero, err
 	}
-	m.record(ctx, actor, u.account.Name, u.entry.Name, op, target, t0, err)
-	return zero, err
+	finish, err := m.begin(ctx, actor, u.account.Name, u.entry.Name, op, target)
+	if err != nil {
+		return zero, err
+	}
+	v, err := f(ctx, u.d)
+	finish(err)
+	if err != nil {
+		return zero, err
+	}
+	return v, nil
 }
 
 func dnsCall[T any](m *Manager, ctx context.Context, actor, account, op, target string, f func(context.Context, *goplugin.DNS) (T, error)) (T, error) {

@@ -73,10 +73,15 @@ func TypesToAPI(in []cloud.InstanceType) []api.InstanceType {
 func PageToAPI(p cloud.InstancePage) api.InstancePage {
 	out := api.InstancePage{Instances: []api.Instance{}, NextPageToken: p.NextPageToken}
 	for _, i := range p.Instances {
-		out.Instances = append(out.Instances, api.Instance{ID: i.ID, Label: i.Label, Region: i.Region, Type: i.Type, Image: i.Image,
-			Status: string(i.Status), IPv4: addrs(i.IPv4), IPv6: addrs(i.IPv6), Tags: i.Tags, Created: i.Created})
+		out.Instances = append(out.Instances, InstanceToAPI(i))
 	}
 	return out
+}
+
+// InstanceToAPI turns an instance into its answer.
+func InstanceToAPI(i cloud.Instance) api.Instance {
+	return api.Instance{ID: i.ID, Label: i.Label, Region: i.Region, Type: i.Type, Image: i.Image,
+		Status: string(i.Status), IPv4: addrs(i.IPv4), IPv6: addrs(i.IPv6), Tags: i.Tags, Created: i.Created}
 }
 
 func addrs(in []netip.Addr) []string {

@@ -37,12 +37,14 @@ var bins = map[string]string{}
 
 // Drivers built for these tests: the outside author's in-memory DNS driver (twice, as two different
 // executables, for re-pinning), host/goplugin's misbehaving DNS driver (crash.test. panics mid-call
-// with the credential in its message) and its mock cloud driver.
+// with the credential in its message) and its mock cloud driver (creating "hang" never answers, "crash"
+// panics), also built as cloud-basic, which has none of the optional features.
 var builds = []struct{ name, pkg, flags string }{
 	{"dns-memory", "./examples/driver-memory", "-s -w"},
 	{"dns-memory-v2", "./examples/driver-memory", ""},
 	{"dns-crashy", "./host/goplugin/internal/testdriver/dns", "-s -w"},
 	{"cloud-mock", "./host/goplugin/internal/testdriver/cloud", "-s -w"},
+	{"cloud-basic", "./host/goplugin/internal/testdriver/cloud", "-s -w -X main.variant=basic"},
 }
 
 // binDir holds the built drivers; they are built on first use, so that fuzz workers (which run
@@ -83,6 +85,7 @@ var manifests = map[string]string{
 	"dns-memory-v2": `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.1","class":"dns","summary":"in-memory DNS","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-memory"}}`,
 	"dns-crashy":    `{"schema":"lexicon/manifest/v1","name":"crashy","kind":"driver","version":"1.0.0","class":"dns","summary":"misbehaves on purpose","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-crashy"}}`,
 	"cloud-mock":    `{"schema":"lexicon/manifest/v1","name":"mock","kind":"driver","version":"1.0.0","class":"cloud","summary":"mock cloud","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-cloud-mock"}}`,
+	"cloud-basic":   `{"schema":"lexicon/manifest/v1","name":"basic","kind":"driver","version":"1.0.0","class":"cloud","summary":"cloud without optional features","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-cloud-basic"}}`,
 	"dns-armonly":   `{"schema":"lexicon/manifest/v1","name":"armonly","kind":"driver","version":"1.0.0","class":"dns","summary":"not for this plane","platforms":["linux/arm64"],"module":{"file":"lexicon-driver-dns-armonly"}}`,
 }
 

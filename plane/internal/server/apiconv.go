@@ -101,7 +101,7 @@ func releaseToAPI(r store.Release) api.Release {
 
 func accountToAPI(a store.Account) api.Account {
 	return api.Account{ID: a.ID, Name: a.Name, Driver: a.Driver, Settings: a.Settings, KeyID: a.KeyID,
-		CreatedAt: a.CreatedAt, CreatedBy: a.CreatedBy}
+		CreatedAt: a.CreatedAt, CreatedBy: a.CreatedBy, Test: a.Test}
 }
 
 func driverCallToAPI(c store.DriverCall) api.DriverCall {

@@ -107,6 +107,7 @@ func (s *Server) driverRoutesOn(r chi.Router) {
 			cloud.ListRequest{PageSize: q.PageSize, PageToken: q.PageToken})
 		return drivers.PageToAPI(p), err
 	})
+	s.cloudRoutesOn(r)
 }
 
 // drivers returns the driver manager; needDrivers has checked there is one.
@@ -140,7 +141,7 @@ func (s *Server) accountAdd(r *http.Request) (any, error) {
 		return nil, err
 	}
 	a, err := s.drivers().AccountAdd(r.Context(), tokenFrom(r.Context()).Name, drivers.AccountAddRequest{
-		Driver: req.Driver, Name: req.Name, Settings: req.Settings, Credential: driver.NewSecret(req.Credential),
+		Driver: req.Driver, Name: req.Name, Settings: req.Settings, Credential: driver.NewSecret(req.Credential), Test: req.Test,
 	})
 	if err != nil {
 		return nil, err

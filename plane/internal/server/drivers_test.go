@@ -34,7 +34,8 @@ var root = func() string {
 }()
 
 // driverBins are the driver executables the tests build on first use: the outside author's in-memory
-// DNS driver and host/goplugin's misbehaving one.
+// DNS driver, host/goplugin's misbehaving one, and its mock cloud driver (creating "hang" never
+// answers), also built as "basic", a cloud driver without the optional features.
 var (
 	driverBins = map[string]string{}
 	binDir     string
@@ -53,9 +54,14 @@ func TestMain(m *testing.M) {
 }
 
 var buildDrivers = sync.OnceValue(func() error {
-	for name, pkg := range map[string]string{"memory": "./examples/driver-memory", "crashy": "./host/goplugin/internal/testdriver/dns"} {
-		out := filepath.Join(binDir, "lexicon-driver-dns-"+name)
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	for name, pkg := range map[string]string{"memory": "./examples/driver-memory", "crashy": "./host/goplugin/internal/testdriver/dns",
+		"mock": "./host/goplugin/internal/testdriver/cloud", "basic": "./host/goplugin/internal/testdriver/cloud"} {
+		out := filepath.Join(binDir, "lexicon-driver-"+driverClass(name)+"-"+name)
+		flags := "-s -w"
+		if name == "basic" {
+			flags += " -X main.variant=basic"
+		}
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags="+flags, "-o", out, pkg)
 		cmd.Dir = root
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("build %s: %v\n%s", pkg, err, msg)
@@ -64,6 +70,14 @@ var buildDrivers = sync.OnceValue(func() error {
 	}
 	return nil
 })
+
+// driverClass is the class of a test driver: the cloud mocks, or DNS.
+func driverClass(name string) string {
+	if name == "mock" || name == "basic" {
+		return "cloud"
+	}
+	return "dns"
+}
 
 const credential = "cf-token-8QzW3nX5vB7mK2pL9rT4yU6iO1aS0dFg"
 
@@ -198,7 +212,8 @@ func (p *driverPlane) publish(names ...string) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			p.t.Fatal(err)
 		}
-		mf := fmt.Sprintf(`{"schema":"lexicon/manifest/v1","name":%q,"kind":"driver","version":"1.0.0","class":"dns","summary":"test","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-%s"}}`, n, n)
+		class := driverClass(n)
+		mf := fmt.Sprintf(`{"schema":"lexicon/manifest/v1","name":%q,"kind":"driver","version":"1.0.0","class":%q,"summary":"test","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-%s-%s"}}`, n, class, class, n)
 		data, err := os.ReadFile(driverBins[n])
 		if err != nil {
 			p.t.Fatal(err)
@@ -206,7 +221,7 @@ func (p *driverPlane) publish(names ...string) {
 		if err := os.WriteFile(filepath.Join(d, "manifest.json"), []byte(mf), 0o644); err != nil {
 			p.t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(d, "lexicon-driver-dns-"+n), data, 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(d, "lexicon-driver-"+class+"-"+n), data, 0o755); err != nil {
 			p.t.Fatal(err)
 		}
 	}

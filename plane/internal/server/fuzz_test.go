@@ -256,6 +256,12 @@ func (p *fuzzPlane) adminPosts(tb testing.TB) []adminPost {
 		api.IncidentsNote:   api.NoteRequest{Text: "looking"},
 		api.AccountsAdd:     api.AccountAdd{Driver: "dns-memory", Name: "acct", Settings: json.RawMessage(`{}`), Credential: "secret"},
 		api.DNSReconcile:    api.Reconcile{Records: []api.Record{{Type: "A", Name: "www", Value: "192.0.2.1", TTL: 300}}, DryRun: true},
+		api.AccountsSetTest: api.AccountTest{Test: true},
+		api.CloudCreate: api.CloudCreateRequest{Region: "test-1", Type: "small", Image: "debian-12", Label: "web-1", Tags: []string{"t"},
+			UserData: "#cloud-config\n"},
+		api.CloudDelete:     api.CloudDeleteRequest{Confirm: "web-1"},
+		api.CloudSwapIPv4:   api.SwapIPv4Request{A: "1", B: "2"},
+		api.CloudReverseDNS: api.ReverseDNSRequest{IP: "192.0.2.1", Hostname: "web-1.example.com"},
 	}
 	var out []adminPost
 	for _, rt := range api.Routes() {

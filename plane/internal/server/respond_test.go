@@ -55,6 +55,8 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.ChannelUnsigned:           http.StatusUnauthorized,
 		errcode.CloudAuth:                 http.StatusBadRequest,
 		errcode.CloudConflict:             http.StatusBadRequest,
+		errcode.CloudConfirmMismatch:      http.StatusConflict,
+		errcode.CloudSafetyCatch:          http.StatusForbidden,
 		errcode.CloudInvalid:              http.StatusBadRequest,
 		errcode.CloudNotFound:             http.StatusNotFound,
 		errcode.CloudQuota:                http.StatusBadRequest,

@@ -266,4 +266,79 @@ var driverTests = []test{
 			f.Fatalf("refused records were stored: %+v", all.Calls)
 		}
 	}},
+	{"Account/TestMark", func(f *fx) {
+		p := store.AccountCreateParams{Name: "lab", Driver: "cloud-mock", Settings: json.RawMessage(`{}`), Sealed: []byte{1},
+			KeyID: "0123456789abcdef", Test: true, By: "alice", Now: f.at(0)}
+		a, err := f.s.AccountCreate(f.ctx, p)
+		noErr(f, err, "AccountCreate")
+		if !a.Test {
+			f.Fatalf("created without its test mark: %+v", a)
+		}
+		got, err := f.s.AccountGet(f.ctx, store.AccountGetParams{Name: "lab"})
+		noErr(f, err, "AccountGet")
+		if !got.Test {
+			f.Fatalf("read back without its test mark: %+v", got)
+		}
+		off, err := f.s.AccountSetTest(f.ctx, store.AccountSetTestParams{Name: "lab", Test: false})
+		noErr(f, err, "AccountSetTest")
+		if off.Test || off.ID != a.ID || off.Sealed != nil {
+			f.Fatalf("unmarked %+v", off)
+		}
+		list, err := f.s.AccountList(f.ctx, store.AccountListParams{})
+		noErr(f, err, "AccountList")
+		if len(list) != 1 || list[0].Test {
+			f.Fatalf("list after unmarking %+v", list)
+		}
+		on, err := f.s.AccountSetTest(f.ctx, store.AccountSetTestParams{Name: "lab", Test: true})
+		noErr(f, err, "AccountSetTest")
+		if !on.Test {
+			f.Fatalf("marked %+v", on)
+		}
+		_, err = f.s.AccountSetTest(f.ctx, store.AccountSetTestParams{Name: "nope", Test: true})
+		testkit.WantCode(f, err, errcode.AccountNotFound)
+		_, err = f.s.AccountSetTest(f.ctx, store.AccountSetTestParams{Name: "Not/A/Name", Test: true})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
+	{"DriverCall/StartFinish", func(f *fx) {
+		started, err := f.s.DriverCallStart(f.ctx, store.DriverCallStartParams{Actor: "alice", Account: "lab", Driver: "cloud-mock",
+			Operation: "cloud.delete_instance", Target: "m-000001", Now: f.at(0)})
+		noErr(f, err, "DriverCallStart")
+		if started.Code != store.CodePending || started.DurationMS != 0 || !started.At.Equal(f.at(0)) {
+			f.Fatalf("started %+v", started)
+		}
+		// The intent is in the log before any outcome: a plane that dies here leaves it pending.
+		all, err := f.s.DriverCallList(f.ctx, store.DriverCallListParams{Account: "lab"})
+		noErr(f, err, "DriverCallList")
+		same(f, "pending", all.Calls, []store.DriverCall{started})
+
+		done, err := f.s.DriverCallFinish(f.ctx, store.DriverCallFinishParams{ID: started.ID, Code: errcode.CloudConflict, Duration: 2500 * time.Millisecond})
+		noErr(f, err, "DriverCallFinish")
+		want := started
+		want.Code, want.DurationMS = errcode.CloudConflict, 2500
+		same(f, "finished", done, want)
+		all, err = f.s.DriverCallList(f.ctx, store.DriverCallListParams{Account: "lab"})
+		noErr(f, err, "DriverCallList")
+		same(f, "finished in the log", all.Calls, []store.DriverCall{want})
+
+		// An outcome is written once; an unknown id and a pending outcome are refused.
+		for i, p := range []store.DriverCallFinishParams{
+			{ID: started.ID, Code: store.CodeOK},
+			{ID: "call_nope", Code: store.CodeOK},
+			{ID: "", Code: store.CodeOK},
+			{ID: started.ID, Code: store.CodePending},
+			{ID: started.ID, Code: ""},
+			{ID: started.ID, Code: store.CodeOK, Duration: -time.Second},
+		} {
+			_, err := f.s.DriverCallFinish(f.ctx, p)
+			if !errcode.Has(err, errcode.StoreParamInvalid) {
+				f.Fatalf("bad finish %d: %v", i, err)
+			}
+		}
+		again, err := f.s.DriverCallList(f.ctx, store.DriverCallListParams{Account: "lab"})
+		noErr(f, err, "DriverCallList")
+		same(f, "unchanged by refused finishes", again.Calls, []store.DriverCall{want})
+
+		_, err = f.s.DriverCallStart(f.ctx, store.DriverCallStartParams{Driver: "cloud-mock", Operation: "cloud.reboot"})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
 }

@@ -53,6 +53,7 @@ var (
 	}
 	doImages = []string{"debian-12-x64", "ubuntu-24-04-x64"}
 	doName   = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$`)
+	doTag    = regexp.MustCompile(`^[a-zA-Z0-9_:-]+$`)
 )
 
 func newFakeDigitalOcean(t *testing.T, token string) (*fakeDigitalOcean, string) {
@@ -270,6 +271,12 @@ func (f *fakeDigitalOcean) create(w http.ResponseWriter, r *http.Request) {
 		return
 	case !slices.Contains(doImages, image):
 		f.fail(w, http.StatusUnprocessableEntity, "unprocessable_entity", "You specified an invalid image for Droplet creation.")
+		return
+	case len(body.UserData) > 64<<10: // DigitalOcean's API: user data up to 64 KiB
+		f.fail(w, http.StatusUnprocessableEntity, "unprocessable_entity", "User data is too large.")
+		return
+	case slices.ContainsFunc(body.Tags, func(tag string) bool { return len(tag) > 255 || !doTag.MatchString(tag) }):
+		f.fail(w, http.StatusUnprocessableEntity, "unprocessable_entity", "Tags may contain letters, numbers, colons, dashes, and underscores; there is a limit of 255 characters per tag.")
 		return
 	case f.limit > 0 && len(f.droplets) >= f.limit:
 		f.fail(w, http.StatusUnprocessableEntity, "unprocessable_entity", "creating this/these droplet(s) will exceed your droplet limit")

@@ -37,13 +37,15 @@ type hzServer struct {
 	Status  string            `json:"status"`
 	Created string            `json:"created"`
 	Labels  map[string]string `json:"labels"`
-	Type    map[string]any    `json:"-"`
-	Loc     map[string]any    `json:"-"`
-	Image   string            `json:"-"`
-	IPv4    int64             `json:"-"` // primary IP id, 0 when none
-	IPv6    string            `json:"-"`
-	PTR     map[string]string `json:"-"`
-	Out     uint64            `json:"-"`
+	// UserData is user_data as the server received it, for tests to read back.
+	UserData string            `json:"-"`
+	Type     map[string]any    `json:"-"`
+	Loc      map[string]any    `json:"-"`
+	Image    string            `json:"-"`
+	IPv4     int64             `json:"-"` // primary IP id, 0 when none
+	IPv6     string            `json:"-"`
+	PTR      map[string]string `json:"-"`
+	Out      uint64            `json:"-"`
 }
 
 type hzIP struct {
@@ -66,6 +68,7 @@ var (
 	}
 	hzImages = []string{"debian-12", "ubuntu-24.04"}
 	hzName   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
+	hzLabel  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`)
 )
 
 func newFakeHetzner(t *testing.T, token string) (*fakeHetzner, string) {
@@ -292,6 +295,23 @@ func (f *fakeHetzner) create(w http.ResponseWriter, r *http.Request) {
 		f.invalid(w, "image", "image not found")
 		return
 	}
+	// Hetzner's API: user_data is cloud-init text of at most 32 KiB; a label's key is an optional DNS
+	// prefix and a name of at most 63 alphanumerics, '-', '_' and '.', beginning and ending
+	// alphanumeric, its value the same or empty.
+	if len(body.UserData) > 32<<10 {
+		f.invalid(w, "user_data", "user_data is too long")
+		return
+	}
+	for k, v := range body.Labels {
+		name := k
+		if i := strings.LastIndexByte(k, '/'); i >= 0 {
+			name = k[i+1:]
+		}
+		if !hzLabel.MatchString(name) || (v != "" && !hzLabel.MatchString(v)) {
+			f.invalid(w, "labels", fmt.Sprintf("label %q=%q is invalid", k, v))
+			return
+		}
+	}
 	for _, k := range body.SSHKeys {
 		if !slices.ContainsFunc(f.keys, func(m map[string]any) bool { return m["id"] == k }) {
 			f.invalid(w, "ssh_keys", fmt.Sprintf("SSH key %d not found", k))
@@ -318,7 +338,7 @@ func (f *fakeHetzner) create(w http.ResponseWriter, r *http.Request) {
 		labels = map[string]string{}
 	}
 	s := &hzServer{
-		ID: id, Name: body.Name, Status: "initializing", Created: time.Now().UTC().Format(time.RFC3339), Labels: labels,
+		ID: id, Name: body.Name, Status: "initializing", Created: time.Now().UTC().Format(time.RFC3339), Labels: labels, UserData: body.UserData,
 		Type: hzTypes[i], Loc: hzLocations[j], Image: image, IPv4: ip.ID, IPv6: fmt.Sprintf("2001:db8:%x::/64", id), PTR: map[string]string{}, Out: uint64(id) << 20,
 	}
 	f.servers[id] = s

@@ -43,6 +43,7 @@ type fakeInstance struct {
 	Created        string   `json:"created"`
 	Updated        string   `json:"updated"`
 	HasUserData    bool     `json:"has_user_data"`
+	userData       string   // metadata.user_data as Linode decodes it, for tests to read back
 	DiskEncryption string   `json:"disk_encryption"`
 	Specs          struct {
 		Disk, Memory, VCPUs, Transfer int
@@ -273,9 +274,23 @@ func (f *fakeLinode) create(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// Linode's API: user data is base64 in metadata.user_data, at most 16 KiB decoded; a tag is 3 to 50
+	// characters.
+	var userData []byte
 	if body.Metadata != nil {
-		if _, err := base64.StdEncoding.DecodeString(body.Metadata.UserData); err != nil {
+		var err error
+		if userData, err = base64.StdEncoding.DecodeString(body.Metadata.UserData); err != nil {
 			f.fail(w, http.StatusBadRequest, "metadata.user_data", "user_data must be base64 encoded")
+			return
+		}
+		if len(userData) > 16<<10 {
+			f.fail(w, http.StatusBadRequest, "metadata.user_data", "user_data must be 16KB or less")
+			return
+		}
+	}
+	for _, tag := range body.Tags {
+		if len(tag) < 3 || len(tag) > 50 {
+			f.fail(w, http.StatusBadRequest, "tags", "Length must be 3-50 characters")
 			return
 		}
 	}
@@ -286,7 +301,7 @@ func (f *fakeLinode) create(w http.ResponseWriter, r *http.Request) {
 		ID: f.next, Label: body.Label, Region: body.Region, Type: body.Type, Image: body.Image, Status: "provisioning",
 		IPv4: []string{fmt.Sprintf("192.0.2.%d", f.nextIP), fmt.Sprintf("192.168.128.%d", f.nextIP)},
 		IPv6: fmt.Sprintf("2001:db8::%x/128", f.nextIP), Tags: body.Tags, Created: now, Updated: now,
-		HasUserData: body.Metadata != nil, DiskEncryption: body.DiskEncryption, used: int64(f.nextIP) << 20,
+		HasUserData: body.Metadata != nil, userData: string(userData), DiskEncryption: body.DiskEncryption, used: int64(f.nextIP) << 20,
 	}
 	if in.Tags == nil {
 		in.Tags = []string{}

@@ -67,6 +67,7 @@ type DriverQueries struct {
 	DriverUpsert, DriverGet, DriverList             string
 	AccountInsert, AccountGet, AccountList          string
 	AccountDelete, DriverCallInsert, DriverCallList string
+	AccountSetTest, DriverCallFinish                string
 }
 
 // HealthQueries are the statements of queries_health.sql: replicas, their route counts, and the

@@ -52,9 +52,9 @@ func (s *sqlStore) AccountCreate(ctx context.Context, p AccountCreateParams) (Ac
 	}
 	t := now(p.Now)
 	a := Account{ID: s.ids.next("acct_", t), Name: p.Name, Driver: p.Driver, Settings: p.Settings, KeyID: p.KeyID,
-		CreatedAt: t, CreatedBy: p.By}
+		CreatedAt: t, CreatedBy: p.By, Test: p.Test}
 	err := s.tx(ctx, "create account", func(ex sqldb.Execer) error {
-		_, err := ex.Exec(ctx, s.q.AccountInsert, a.ID, a.Name, a.Driver, string(a.Settings), p.Sealed, a.KeyID, t, a.CreatedBy)
+		_, err := ex.Exec(ctx, s.q.AccountInsert, a.ID, a.Name, a.Driver, string(a.Settings), p.Sealed, a.KeyID, t, a.CreatedBy, a.Test)
 		if s.drv.Kind(err) == sqldb.ErrUnique {
 			return errcode.New(errcode.AccountExists, "an account named %s exists; remove it first to replace it", p.Name).
 				With(errcode.DetailName, p.Name)
@@ -75,7 +75,7 @@ func (s *sqlStore) AccountGet(ctx context.Context, p AccountGetParams) (Account,
 	err := s.read(ctx, "get account", func(ex sqldb.Execer) error {
 		var settings []byte
 		err := ex.QueryRow(ctx, s.q.AccountGet, p.Name).Scan(&a.ID, &a.Name, &a.Driver, &settings, &a.KeyID,
-			stamp{&a.CreatedAt}, &a.CreatedBy, &a.Sealed)
+			stamp{&a.CreatedAt}, &a.CreatedBy, &a.Test, &a.Sealed)
 		if s.drv.Kind(err) == sqldb.ErrNoRows {
 			return errcode.New(errcode.AccountNotFound, "no account named %s (lexicon accounts list)", p.Name).With(errcode.DetailName, p.Name)
 		}
@@ -129,10 +129,26 @@ func (s *sqlStore) AccountRemove(ctx context.Context, p AccountRemoveParams) (Ac
 	return a, err
 }
 
+func (s *sqlStore) AccountSetTest(ctx context.Context, p AccountSetTestParams) (Account, error) {
+	if err := checkAccountName(p.Name); err != nil {
+		return Account{}, err
+	}
+	var a Account
+	err := s.tx(ctx, "mark account test", func(ex sqldb.Execer) error {
+		var err error
+		a, err = scanAccount(ex.QueryRow(ctx, s.q.AccountSetTest, p.Name, p.Test))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
+			return errcode.New(errcode.AccountNotFound, "no account named %s (lexicon accounts list)", p.Name).With(errcode.DetailName, p.Name)
+		}
+		return err
+	})
+	return a, err
+}
+
 func scanAccount(r sqldb.Row) (Account, error) {
 	var a Account
 	var settings []byte
-	err := r.Scan(&a.ID, &a.Name, &a.Driver, &settings, &a.KeyID, stamp{&a.CreatedAt}, &a.CreatedBy)
+	err := r.Scan(&a.ID, &a.Name, &a.Driver, &settings, &a.KeyID, stamp{&a.CreatedAt}, &a.CreatedBy, &a.Test)
 	a.Settings = json.RawMessage(settings)
 	return a, err
 }

@@ -57,6 +57,37 @@ func (s *sqlStore) DriverCallAdd(ctx context.Context, p DriverCallAddParams) (Dr
 	return c, nil
 }
 
+func (s *sqlStore) DriverCallStart(ctx context.Context, p DriverCallStartParams) (DriverCall, error) {
+	return s.DriverCallAdd(ctx, DriverCallAddParams{Actor: p.Actor, Account: p.Account, Driver: p.Driver,
+		Operation: p.Operation, Target: p.Target, Code: CodePending, Now: p.Now})
+}
+
+func (s *sqlStore) DriverCallFinish(ctx context.Context, p DriverCallFinishParams) (DriverCall, error) {
+	if p.ID == "" || len(p.ID) > MaxRefLen {
+		return DriverCall{}, invalid("id", "a finished call names the started one")
+	}
+	if p.Code == "" || len(p.Code) > MaxRefLen || p.Code == CodePending {
+		return DriverCall{}, invalid("code", "an outcome is ok or an error code of 1 to %d bytes", MaxRefLen)
+	}
+	if p.Duration < 0 {
+		return DriverCall{}, invalid("duration", "duration is negative")
+	}
+	if err := s.usable(); err != nil {
+		return DriverCall{}, err
+	}
+	var c DriverCall
+	// Autocommit, as DriverCallAdd: the conditional update is its own rule.
+	err := s.drv.Writer().QueryRow(ctx, s.q.DriverCallFinish, p.ID, p.Code, p.Duration.Milliseconds(), CodePending).
+		Scan(&c.ID, stamp{&c.At}, &c.Actor, &c.Account, &c.Driver, &c.Operation, &c.Target, &c.Code, &c.DurationMS)
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
+		return DriverCall{}, invalid("id", "no pending driver call %s", p.ID)
+	}
+	if err != nil {
+		return DriverCall{}, s.fail(err, "finish driver call")
+	}
+	return c, nil
+}
+
 func (s *sqlStore) DriverCallList(ctx context.Context, p DriverCallListParams) (DriverCallListResult, error) {
 	limit, err := listLimit(p.Limit)
 	if err != nil {

@@ -5,7 +5,7 @@
 name, enabled, digest, changed_at, changed_by, unconfined
 
 -- fragment: account_columns
-id, name, driver, settings, key_id, created_at, created_by
+id, name, driver, settings, key_id, created_at, created_by, test
 
 -- name: DriverUpsert
 -- Disabling keeps the digest last enabled and the consent it was enabled with, for the record; enabling
@@ -24,8 +24,8 @@ SELECT {{driver_columns}} FROM drivers WHERE name = ?1
 SELECT {{driver_columns}} FROM drivers ORDER BY name
 
 -- name: AccountInsert
-INSERT INTO driver_accounts (id, name, driver, settings, sealed, key_id, created_at, created_by)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+INSERT INTO driver_accounts (id, name, driver, settings, sealed, key_id, created_at, created_by, test)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
 
 -- name: AccountGet
 SELECT {{account_columns}}, sealed FROM driver_accounts WHERE name = ?1
@@ -35,6 +35,14 @@ SELECT {{account_columns}} FROM driver_accounts WHERE (?1 = '' OR driver = ?1) O
 
 -- name: AccountDelete
 DELETE FROM driver_accounts WHERE name = ?1 RETURNING {{account_columns}}
+
+-- name: AccountSetTest
+UPDATE driver_accounts SET test = ?2 WHERE name = ?1 RETURNING {{account_columns}}
+
+-- name: DriverCallFinish
+-- Only a pending row takes an outcome, so an outcome is written once.
+UPDATE driver_calls SET code = ?2, duration_ms = ?3 WHERE id = ?1 AND code = ?4
+RETURNING id, at, actor, account, driver, operation, target, code, duration_ms
 
 -- name: DriverCallInsert
 INSERT INTO driver_calls (id, at, actor, account, driver, operation, target, code, duration_ms)
