@@ -98,6 +98,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func waitStatus(t *testing.T, d *Driver, id string, want cloud.Status) cloud.Instance {
 	t.Helper()
 	var in cloud.Instance
+	defer func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(d.cfg.state.dir(id), "log", "cloud-init-output.log"))
+			t.Logf("instance %s is %s; its log:\n%s", id, in.Status, log)
+		}
+	}()
 	waitFor(t, fmt.Sprintf("instance %s to be %s", id, want), func() bool {
 		var err error
 		in, err = d.GetInstance(context.Background(), id)

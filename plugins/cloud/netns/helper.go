@@ -393,8 +393,8 @@ func startUnit(dir, u string) error {
 	w.Close()
 	// The supervisor outlives this shim: it is reparented when the shim exits.
 	_ = cmd.Process.Release()
-	msg, _ := io.ReadAll(io.LimitReader(r, 4096))
-	if s := strings.TrimSpace(string(msg)); s != "started" {
+	msg, _ := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+	if s := strings.TrimSpace(msg); s != "started" {
 		if s == "" {
 			s = "the supervisor exited before starting the service"
 		}
@@ -420,6 +420,8 @@ func stopUnit(dir, u string) {
 // ExecStart, restarted as Restart= says. It tells the starter (descriptor 3) whether the first start
 // worked. SIGTERM stops the service (its process group) and ends the supervisor.
 func supervise(dir, name string) int {
+	// The services must not inherit the starter's pipe, or it would wait for them to end.
+	unix.CloseOnExec(3)
 	notify := os.NewFile(3, "notify")
 	tell := func(msg string) {
 		if notify != nil {

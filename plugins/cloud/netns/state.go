@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -70,7 +71,7 @@ func openState(path string) (*stateRoot, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, ok := fi.Sys().(*unix.Stat_t)
+	st, ok := fi.Sys().(*syscall.Stat_t)
 	switch {
 	case !fi.IsDir():
 		return nil, fmt.Errorf("%s is not a directory", path)
