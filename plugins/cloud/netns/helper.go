@@ -81,7 +81,12 @@ func helperMain(mode string, args []string) int {
 // over the shared paths, names the host and puts the shim first in PATH.
 func enter(dir string) error {
 	for _, m := range mounts {
-		if err := os.MkdirAll(m.target, 0o755); err != nil {
+		// A missing mount point is made (empty, on the host) with the mode the agent's would have.
+		mode := os.FileMode(0o755)
+		if m.target == "/var/lib/lexicon-agent" {
+			mode = 0o700
+		}
+		if err := os.MkdirAll(m.target, mode); err != nil {
 			return err
 		}
 		if err := unix.Mount(filepath.Join(dir, "fs", m.dir), m.target, "", unix.MS_BIND, ""); err != nil {
