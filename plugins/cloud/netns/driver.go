@@ -144,13 +144,11 @@ func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
 	if c.missing != nil {
 		d.logger().Warn("netns cloud unavailable", "error", c.missing)
 	}
+	// The config replaced is left open, not closed: a call may still be using it, and SetConfig is
+	// rare enough that its descriptor does not matter.
 	d.mu.Lock()
-	old := d.cfg
 	d.cfg = c
 	d.mu.Unlock()
-	if old != nil && old.state != nil && (old.state != c.state) {
-		_ = old.state.root.Close()
-	}
 	return nil
 }
 
@@ -335,8 +333,10 @@ func (d *Driver) startBoot(c *config, rec *record) error {
 		rec.BootPID = fmt.Sprintf("%d %d", cmd.Process.Pid, st)
 	}
 	go func() {
+		// A failure is in boot.json and the instance's log; an error here may also be a power-off or
+		// delete that killed the run.
 		if err := cmd.Wait(); err != nil {
-			d.logger().Warn("netns instance user data failed", "id", rec.ID, "error", err)
+			d.logger().Info("netns instance: its user data run ended", "id", rec.ID, "error", err)
 		}
 		logf.Close()
 	}()

@@ -467,6 +467,47 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// Creates from two driver values at once (as from two driver processes) never share an address.
+func TestConcurrentCreates(t *testing.T) {
+	needNamespaces(t)
+	ctx := context.Background()
+	s := Settings{Root: filepath.Join(t.TempDir(), "state"), Range: "10.213.105.0/24"}
+	drivers := []*Driver{configured(t, s), configured(t, s)}
+	var wg sync.WaitGroup
+	got := make([]cloud.Instance, 6)
+	errs := make([]error, 6)
+	for i := range got {
+		wg.Go(func() {
+			got[i], errs[i] = drivers[i%2].CreateInstance(ctx, cloud.CreateRequest{Region: "local", Type: "ns-1", Image: "host", Label: "c" + strconv.Itoa(i)})
+		})
+	}
+	wg.Wait()
+	seen := map[netip.Addr]string{}
+	for i, in := range got {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		t.Cleanup(func() { _ = drivers[0].DeleteInstance(context.Background(), in.ID) })
+		if other, ok := seen[in.IPv4[0]]; ok {
+			t.Errorf("%s and %s both have %s", other, in.ID, in.IPv4[0])
+		}
+		seen[in.IPv4[0]] = in.ID
+	}
+	page, err := drivers[1].ListInstances(ctx, cloud.ListRequest{PageSize: 4})
+	if err != nil || len(page.Instances) != 4 || page.NextPageToken == "" {
+		t.Fatalf("first page: %+v, %v", page, err)
+	}
+	rest, err := drivers[1].ListInstances(ctx, cloud.ListRequest{PageSize: 4, PageToken: page.NextPageToken})
+	if err != nil || len(rest.Instances) != 2 || rest.NextPageToken != "" {
+		t.Fatalf("second page: %+v, %v", rest, err)
+	}
+	for _, in := range got {
+		if err := drivers[0].DeleteInstance(ctx, in.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // Without root or iproute2 the driver is enabled all the same and answers cloud.unavailable.
 func TestUnavailable(t *testing.T) {
 	ctx := context.Background()
