@@ -43,6 +43,7 @@ var builds = []struct{ name, pkg, flags string }{
 	{"dns-memory-v2", "./examples/driver-memory", ""},
 	{"dns-crashy", "./host/goplugin/internal/testdriver/dns", "-s -w"},
 	{"cloud-mock", "./host/goplugin/internal/testdriver/cloud", "-s -w"},
+	{"dns-memory-privileged", "./examples/driver-memory", "-s -w"},
 }
 
 // binDir holds the built drivers; they are built on first use, so that fuzz workers (which run
@@ -79,11 +80,12 @@ const credential = "tsig-Zk9pQ2rX7vL1mN4bW8cY3dF6gH0jK5sA"
 
 // manifests of the test drivers, by release name.
 var manifests = map[string]string{
-	"dns-memory":    `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.0","class":"dns","summary":"in-memory DNS","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-memory"}}`,
-	"dns-memory-v2": `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.1","class":"dns","summary":"in-memory DNS","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-memory"}}`,
-	"dns-crashy":    `{"schema":"lexicon/manifest/v1","name":"crashy","kind":"driver","version":"1.0.0","class":"dns","summary":"misbehaves on purpose","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-crashy"}}`,
-	"cloud-mock":    `{"schema":"lexicon/manifest/v1","name":"mock","kind":"driver","version":"1.0.0","class":"cloud","summary":"mock cloud","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-cloud-mock"}}`,
-	"dns-armonly":   `{"schema":"lexicon/manifest/v1","name":"armonly","kind":"driver","version":"1.0.0","class":"dns","summary":"not for this plane","platforms":["linux/arm64"],"module":{"file":"lexicon-driver-dns-armonly"}}`,
+	"dns-memory":            `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.0","class":"dns","summary":"in-memory DNS","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-memory"}}`,
+	"dns-memory-v2":         `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.1","class":"dns","summary":"in-memory DNS","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-memory"}}`,
+	"dns-crashy":            `{"schema":"lexicon/manifest/v1","name":"crashy","kind":"driver","version":"1.0.0","class":"dns","summary":"misbehaves on purpose","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-crashy"}}`,
+	"cloud-mock":            `{"schema":"lexicon/manifest/v1","name":"mock","kind":"driver","version":"1.0.0","class":"cloud","summary":"mock cloud","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-cloud-mock"}}`,
+	"dns-memory-privileged": `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.2","class":"dns","summary":"in-memory DNS, declared privileged","platforms":["linux/amd64"],"privileged":true,"module":{"file":"lexicon-driver-dns-memory"}}`,
+	"dns-armonly":           `{"schema":"lexicon/manifest/v1","name":"armonly","kind":"driver","version":"1.0.0","class":"dns","summary":"not for this plane","platforms":["linux/arm64"],"module":{"file":"lexicon-driver-dns-armonly"}}`,
 }
 
 // fixture is a plane store with releases, a master key, and a driver manager on them.

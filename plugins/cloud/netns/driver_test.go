@@ -548,7 +548,7 @@ func TestManifest(t *testing.T) {
 		t.Fatalf("manifest.json: %v", err)
 	}
 	info, _ := (&Driver{}).Info(context.Background())
-	if m.Kind != manifest.KindDriver || string(m.Class) != string(info.Kind) || m.Name != info.Name || m.Version != info.Version || m.Module.File != "lexicon-driver-cloud-netns" {
+	if m.Kind != manifest.KindDriver || string(m.Class) != string(info.Kind) || m.Name != info.Name || m.Version != info.Version || m.Module.File != "lexicon-driver-cloud-netns" || !m.Privileged {
 		t.Errorf("manifest %+v does not match the driver %+v", m, info)
 	}
 }
