@@ -473,6 +473,10 @@ func (d *Driver) DeleteInstance(ctx context.Context, id string) error {
 		return nil // never one of ours: nothing to delete
 	}
 	return d.locked(true, func(c *config) error {
+		// No record, nothing of ours: a namespace of that name would be another state root's.
+		if _, err := c.state.load(id); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err := c.tools.removeNet(ctx, id); err != nil {
 			return unavailable(err, "delete instance %s's network", id)
 		}

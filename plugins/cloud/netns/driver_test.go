@@ -552,3 +552,51 @@ func TestManifest(t *testing.T) {
 		t.Errorf("manifest %+v does not match the driver %+v", m, info)
 	}
 }
+
+// After the host restarts, an instance's namespace is gone: it is stopped, and power-on makes its
+// network again and starts what its user data enabled.
+func TestHostRestart(t *testing.T) {
+	needNamespaces(t)
+	ctx := context.Background()
+	d := configured(t, Settings{Root: filepath.Join(t.TempDir(), "state"), Range: "10.213.106.0/24"})
+	in, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "local", Type: "ns-1", Image: "host", Label: "phoenix", UserData: `#cloud-config
+write_files:
+  - path: /etc/systemd/system/tick.service
+    content: |
+      [Service]
+      ExecStart=/bin/sh -c 'echo $$ > /var/lib/lexicon-agent/tick.pid; exec sleep 1000000'
+runcmd:
+  - systemctl enable --now tick
+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.DeleteInstance(context.Background(), in.ID) })
+	waitStatus(t, d, in.ID, cloud.StatusRunning)
+	pidFile := filepath.Join(d.cfg.state.dir(in.ID), "fs", "var-lib-lexicon-agent", "tick.pid")
+	var first int
+	waitFor(t, "the service to run", func() bool { first = readPid(t, pidFile); return first > 0 && inNamespace(first, in.ID) })
+
+	// What a restart leaves: no process, no namespace, no veth; the state folder as it was.
+	if err := d.cfg.tools.removeNet(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitStatus(t, d, in.ID, cloud.StatusStopped); len(got.IPv4) != 1 || got.IPv4[0] != in.IPv4[0] {
+		t.Errorf("after the restart: %+v", got)
+	}
+	tr, err := d.MonthlyTransfer(ctx, in.ID)
+	if err != nil || tr.UsedBytes != 0 {
+		t.Errorf("transfer without a network: %+v, %v", tr, err)
+	}
+	if err := d.PowerOn(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, d, in.ID, cloud.StatusRunning)
+	waitFor(t, "the service to run again", func() bool {
+		n := readPid(t, pidFile)
+		return n > 0 && n != first && inNamespace(n, in.ID)
+	})
+	if got := nsAddrs(t, in.ID); !strings.Contains(got, in.IPv4[0].String()+" peer 10.213.106.1") {
+		t.Errorf("eth0 after power-on: %s", got)
+	}
+}

@@ -275,9 +275,7 @@ func systemctl(dir string, args []string) int {
 		entries, _ := os.ReadDir(filepath.Join(dir, "run"))
 		for _, e := range entries {
 			if n, ok := strings.CutSuffix(e.Name(), ".pid"); ok {
-				if n != "boot" {
-					units = append(units, n)
-				}
+				units = append(units, n)
 			}
 		}
 		verb = "stop"
