@@ -44,6 +44,7 @@ var builds = []struct{ name, pkg, flags string }{
 	{"dns-crashy", "./host/goplugin/internal/testdriver/dns", "-s -w"},
 	{"cloud-mock", "./host/goplugin/internal/testdriver/cloud", "-s -w"},
 	{"dns-memory-privileged", "./examples/driver-memory", "-s -w"},
+	{"cloud-netns", "./plugins/cloud/netns", "-s -w"},
 }
 
 // binDir holds the built drivers; they are built on first use, so that fuzz workers (which run
