@@ -154,11 +154,11 @@ func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
 
 // prepare checks this machine can make namespaces and readies the state root.
 func (d *Driver) prepare(c *config) error {
-	unavailable := func(format string, a ...any) error {
+	cannot := func(format string, a ...any) error {
 		return errcode.New(errcode.CloudUnavailable, "the netns cloud cannot run here: "+format, a...)
 	}
 	if os.Geteuid() != 0 {
-		return unavailable("it must run as root (an unconfined driver) to make network namespaces")
+		return cannot("it must run as root (an unconfined driver) to make network namespaces")
 	}
 	dirs := d.toolDirs
 	if dirs == nil {
@@ -166,21 +166,21 @@ func (d *Driver) prepare(c *config) error {
 	}
 	t, err := findTools(dirs)
 	if err != nil {
-		return unavailable("%v", err)
+		return cannot("%v", err)
 	}
 	c.tools = t
 	st, err := openState(c.s.Root)
 	if err != nil {
-		return unavailable("state folder: %v", err)
+		return cannot("state folder: %v", err)
 	}
 	c.state = st
 	unlock, err := st.lock(true)
 	if err != nil {
-		return unavailable("state folder: %v", err)
+		return cannot("state folder: %v", err)
 	}
 	defer unlock()
 	if err := st.installHelper(); err != nil {
-		return unavailable("install the instance helper: %v", err)
+		return cannot("install the instance helper: %v", err)
 	}
 	return nil
 }

@@ -260,8 +260,8 @@ func systemctl(dir string, args []string) int {
 			units = append(units, u)
 		}
 	}
-	units2 := filepath.Join(dir, "fs", "etc-systemd-system")
-	wants := filepath.Join(units2, "multi-user.target.wants")
+	unitDir := filepath.Join(dir, "fs", "etc-systemd-system")
+	wants := filepath.Join(unitDir, "multi-user.target.wants")
 	code := 0
 	fail := func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "systemctl (netns shim): "+format+"\n", a...)
@@ -294,7 +294,7 @@ func systemctl(dir string, args []string) int {
 	for _, u := range units {
 		switch verb {
 		case "enable":
-			if _, err := os.Stat(filepath.Join(units2, u)); err != nil {
+			if _, err := os.Stat(filepath.Join(unitDir, u)); err != nil {
 				fail("unit %s is not installed: %v", u, err)
 				continue
 			}
