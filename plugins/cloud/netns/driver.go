@@ -62,11 +62,11 @@ const schema = `{
   "type": "object",
   "additionalProperties": false,
   "properties": {
-    "root": {"type": "string", "maxLength": 200, "pattern": "^/"},
-    "range": {"type": "string", "maxLength": 18},
-    "account_name": {"type": "string", "maxLength": 64},
-    "test": {"type": "boolean"},
-    "transfer_allowance_bytes": {"type": "integer", "minimum": 0}
+    "root": {"type": "string", "maxLength": 200, "pattern": "^/", "description": "state folder (default /var/lib/lexicon-netns), 0700"},
+    "range": {"type": "string", "maxLength": 18, "description": "private IPv4 range the driver owns (default 10.213.0.0/24); its first address is the gateway, the host"},
+    "account_name": {"type": "string", "maxLength": 64, "description": "the account's name (default netns)"},
+    "test": {"type": "boolean", "description": "mark the account a test account (company lexicon-test)"},
+    "transfer_allowance_bytes": {"type": "integer", "minimum": 0, "description": "each instance's monthly transfer allowance (0: none)"}
   }
 }`
 

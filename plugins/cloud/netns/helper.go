@@ -66,6 +66,9 @@ func helperMain(mode string, args []string) int {
 	}
 	switch mode {
 	case "boot":
+		// User data sees an environment as cloud-init gives it, none of the helper's variables.
+		_ = os.Unsetenv(envHelper)
+		_ = os.Unsetenv(envInstance)
 		return boot(dir)
 	case "systemctl":
 		return systemctl(dir, args)
