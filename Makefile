@@ -127,6 +127,7 @@ bench: modules
 	$(GO) test -run '^$$' -bench 'BenchmarkRSSPerWord' -benchtime 5x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
+	$(GO) test -run '^$$' -bench BenchmarkInstance -benchtime 20x -count 3 ./plugins/cloud/netns/
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/metrics/

@@ -63,6 +63,8 @@ func settingsConfig(t *testing.T, s Settings) driver.Config {
 	return driver.Config{Settings: raw}
 }
 
+func settingsConfigRaw(raw []byte) driver.Config { return driver.Config{Settings: raw} }
+
 func configured(t *testing.T, s Settings) *Driver {
 	t.Helper()
 	d := &Driver{}
