@@ -111,6 +111,7 @@ test: modules
 	$(GO) test -race ./plane/internal/drivers/ ./plane/internal/seal/
 	$(GO) test -race ./plane/internal/webhook/ ./plane/internal/server/
 	$(GO) test -race -run 'TestRun$$' ./agent/internal/recipes/
+	$(GO) test -race -run 'TestConcurrentCreates' ./plugins/cloud/netns/
 
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 # bench/ is its own Go module (it links the Extism Go SDK, which the project must not depend on):
@@ -126,6 +127,7 @@ bench: modules
 	$(GO) test -run '^$$' -bench 'BenchmarkRSSPerWord' -benchtime 5x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
+	$(GO) test -run '^$$' -bench BenchmarkInstance -benchtime 20x -count 3 ./plugins/cloud/netns/
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/metrics/

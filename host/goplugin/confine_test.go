@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -100,4 +101,34 @@ func openDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// TestPrivilegedNeedsConsent: a privileged driver (its manifest says its work is this machine) runs
+// as the plane's own user with no Landlock, even where both could be applied, and only with the
+// caller's consent to run it unconfined.
+func TestPrivilegedNeedsConsent(t *testing.T) {
+	store, digest := storeWith(t, "dns")
+	spec := dnsSpec
+	spec.Digest = digest
+	_, err := goplugin.Start(t.Context(), store, spec, goplugin.Options{Privileged: true})
+	testkit.WantCode(t, err, errcode.DriverUnconfined)
+
+	d, err := goplugin.Start(t.Context(), store, spec, goplugin.Options{Privileged: true, Unconfined: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	st := d.Status()
+	if !slices.Equal(st.Protections, []string{goplugin.ProtectUnconfined}) || st.State != goplugin.StateRunning {
+		t.Fatalf("privileged status: %+v", st)
+	}
+	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(st.PID), "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" && f[1] != strconv.Itoa(os.Geteuid()) {
+			t.Errorf("the privileged driver runs as uid %s, not the plane's %d", f[1], os.Geteuid())
+		}
+	}
 }

@@ -67,6 +67,10 @@ type Options struct {
 	// Unconfined lets a driver start where no protection of the plane's files can be applied (not
 	// root, no Landlock); without it Start refuses with driver.unconfined.
 	Unconfined bool
+	// Privileged runs the driver as the plane's own user without Landlock, for a driver whose manifest
+	// says its work is this machine (the netns cloud needs root to make namespaces). Nothing confines
+	// it, so Start refuses it with driver.unconfined unless Unconfined is set too.
+	Privileged bool
 	// SocketsDir is where each confined process gets its private socket folder (default os.TempDir()).
 	SocketsDir string
 	// OnRestart, when not nil, is called once for each process lost to a crash or to calls timing out
@@ -155,7 +159,15 @@ func Start(ctx context.Context, store *cas.Store, spec Spec, opts Options) (*Dri
 		spec: spec, store: store, opts: opts, state: StateRunning, stop: make(chan struct{}),
 		log: opts.Logger.With(errcode.DetailDriver, spec.Name, "sha256", spec.Digest),
 	}
-	d.conf = decideConfinement(opts.User, opts.NoLandlock)
+	if opts.Privileged {
+		d.conf = confinement{}
+		if !opts.Unconfined {
+			return nil, errcode.New(errcode.DriverUnconfined,
+				"driver %s runs as the plane's own user without Landlock (its manifest says it is privileged: its work is this machine); enable it with --unconfined to accept that", spec.Name)
+		}
+	} else {
+		d.conf = decideConfinement(opts.User, opts.NoLandlock)
+	}
 	if !d.conf.confined() && !opts.Unconfined {
 		return nil, errcode.New(errcode.DriverUnconfined,
 			"driver %s cannot be confined here: the plane is not root (no separate user) and the kernel offers no Landlock; it would read every account's credentials; enable it with --unconfined to accept that", spec.Name)

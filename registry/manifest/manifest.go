@@ -74,8 +74,12 @@ type Manifest struct {
 	Capabilities []Capability    `json:"capabilities,omitempty"`
 	Limits       Limits          `json:"limits,omitzero"`
 	Platforms    []string        `json:"platforms,omitempty"`
-	Module       Module          `json:"module"`
-	Recipe       *Recipe         `json:"recipe,omitempty"`
+	// Privileged (drivers only) says the driver's work is the plane's own machine (the netns cloud
+	// makes network namespaces): the plane runs it as its own user without Landlock, and only when
+	// the admin enabled it with the unconfined consent. The publisher's signature covers it.
+	Privileged bool    `json:"privileged,omitempty"`
+	Module     Module  `json:"module"`
+	Recipe     *Recipe `json:"recipe,omitempty"`
 
 	params *jsonschema.Schema
 	output *jsonschema.Schema

@@ -193,8 +193,14 @@ func TestRecipeAndDriver(t *testing.T) {
 	driver := `{"schema": "lexicon/manifest/v1", "name": "linode", "kind": "driver", "version": "1.2.0", "class": "cloud",
 	  "summary": "Linode instances.", "platforms": ["linux/amd64"], "module": {"file": "lexicon-driver-cloud-linode"}}`
 	d := mustParse(t, driver)
-	if d.SubjectName() != "driver/cloud-linode@1.2.0/linux-amd64" {
-		t.Fatalf("driver subject %q", d.SubjectName())
+	if d.SubjectName() != "driver/cloud-linode@1.2.0/linux-amd64" || d.Privileged {
+		t.Fatalf("driver subject %q, privileged %v", d.SubjectName(), d.Privileged)
+	}
+	if p := mustParse(t, strings.Replace(driver, `"class": "cloud",`, `"class": "cloud", "privileged": true,`, 1)); !p.Privileged {
+		t.Fatal("a driver's privileged was not read")
+	}
+	if _, err := manifest.Parse([]byte(strings.Replace(recipe, `"kind": "recipe",`, `"kind": "recipe", "privileged": true,`, 1))); errcode.Code(err) != errcode.ManifestInvalid {
+		t.Fatalf("a privileged recipe: %v", err)
 	}
 }
 

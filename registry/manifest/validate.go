@@ -81,8 +81,8 @@ func (m *Manifest) validateWord() error {
 	default:
 		return invalid("class", "a word's class must be look, change or destructive, not %q", m.Class)
 	}
-	if m.Recipe != nil || len(m.Platforms) > 0 {
-		return invalid("kind", "a word takes neither recipe nor platforms")
+	if m.Recipe != nil || len(m.Platforms) > 0 || m.Privileged {
+		return invalid("kind", "a word takes neither recipe, platforms nor privileged")
 	}
 	if len(m.Params) == 0 || len(m.Output) == 0 {
 		return invalid("params", "a word declares both params and output schemas")
@@ -94,8 +94,8 @@ func (m *Manifest) validateRecipe() error {
 	if m.Class != "" {
 		return invalid("class", "a recipe has no class")
 	}
-	if len(m.Platforms) > 0 {
-		return invalid("platforms", "a recipe takes no platforms")
+	if len(m.Platforms) > 0 || m.Privileged {
+		return invalid("platforms", "a recipe takes neither platforms nor privileged")
 	}
 	r := m.Recipe
 	if r == nil {

@@ -20,7 +20,8 @@ const (
 	// CloudConflict: the resource is in a state that does not allow this now (busy, locked, running
 	// when it must be stopped, label taken).
 	CloudConflict = "cloud.conflict"
-	// CloudUnavailable: the provider failed (5xx or an unreadable answer). The request may have been
+	// CloudUnavailable: the provider failed (5xx or an unreadable answer), or a local provider cannot
+	// run on this machine (the netns cloud without root or iproute2). The request may have been
 	// applied; check before retrying a create.
 	CloudUnavailable = "cloud.unavailable"
 

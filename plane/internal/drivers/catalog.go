@@ -26,6 +26,9 @@ type Entry struct {
 	Digest string `json:"digest"`
 	// Manifest is the sha256 of the driver's manifest.
 	Manifest string `json:"manifest"`
+	// Privileged is the release's manifest saying the driver's work is this machine: it runs as the
+	// plane's user without Landlock (goplugin.Options.Privileged), and only with Unconfined.
+	Privileged bool `json:"privileged,omitempty"`
 	// Unconfined is the admin's consent, read from the store with the driver's state (never from the
 	// release), to start it where no protection can be applied.
 	Unconfined bool `json:"-"`
@@ -103,7 +106,7 @@ func (m *Manager) loadCatalog(ctx context.Context) (*catalog, error) {
 			continue
 		}
 		c.entries[name] = Entry{Name: name, Kind: driver.Kind(row.Class), Version: row.Version, Summary: mf.Summary,
-			Platform: platform, Digest: row.Module, Manifest: row.Manifest}
+			Platform: platform, Digest: row.Module, Manifest: row.Manifest, Privileged: mf.Privileged}
 	}
 	return c, nil
 }

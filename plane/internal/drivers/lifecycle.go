@@ -88,7 +88,7 @@ func (m *Manager) ensure(ctx context.Context, e Entry, force bool) (*slot, error
 	}
 	if sl.base != nil && sl.entry.Digest == e.Digest {
 		if force { // an enable without consent: refused, and what runs is left as it was
-			return nil, unconfinedErr(e.Name)
+			return nil, unconfinedErr(e.Name, e.Privileged)
 		}
 		m.log.Warn("driver runs unconfined but its consent was withdrawn: stopping it", "driver", e.Name)
 		sl.stopLocked()
@@ -117,6 +117,7 @@ func (m *Manager) start(ctx context.Context, e Entry) (*goplugin.Driver, error) 
 	}
 	opts := m.cfg.Plugin
 	opts.Unconfined = opts.Unconfined || e.Unconfined
+	opts.Privileged = e.Privileged
 	opts.OnRestart = func(cause string) { m.recordRestart(e.Name, cause) }
 	d, err := goplugin.Start(ctx, m.cas, goplugin.Spec{Name: e.Name, Kind: e.Kind, Digest: e.Digest}, opts)
 	if errcode.Has(err, errcode.ModuleDigestMismatch) {
@@ -160,7 +161,12 @@ func (sl *slot) consentWithdrawn(e Entry, opts goplugin.Options) bool {
 	return slices.Equal(sl.base.Status().Protections, []string{goplugin.ProtectUnconfined})
 }
 
-func unconfinedErr(name string) error {
+func unconfinedErr(name string, privileged bool) error {
+	if privileged {
+		return errcode.New(errcode.DriverUnconfined,
+			"driver %s is privileged (its work is this machine): it runs as the plane's own user without Landlock and could read the plane's files; pass --unconfined to lexicon drivers enable to accept that", name).
+			With(errcode.DetailDriver, name)
+	}
 	return errcode.New(errcode.DriverUnconfined,
 		"driver %s cannot be confined on this replica (no separate user, no Landlock) and would read the plane's files; pass --unconfined to lexicon drivers enable to accept that", name).
 		With(errcode.DetailDriver, name)
@@ -267,7 +273,7 @@ func (m *Manager) enable(ctx context.Context, actor, name string, unconfined boo
 	defer sl.life.Unlock()
 	if _, err := m.ensure(ctx, e, true); err != nil {
 		if errcode.Has(err, errcode.DriverUnconfined) {
-			err = unconfinedErr(name) // in the words of the command the admin runs
+			err = unconfinedErr(name, e.Privileged) // in the words of the command the admin runs
 		}
 		return api.Driver{}, err
 	}

@@ -45,6 +45,8 @@ var builds = []struct{ name, pkg, flags string }{
 	{"dns-crashy", "./host/goplugin/internal/testdriver/dns", "-s -w"},
 	{"cloud-mock", "./host/goplugin/internal/testdriver/cloud", "-s -w"},
 	{"cloud-basic", "./host/goplugin/internal/testdriver/cloud", "-s -w -X main.variant=basic"},
+	{"dns-memory-privileged", "./examples/driver-memory", "-s -w"},
+	{"cloud-netns", "./plugins/cloud/netns", "-s -w"},
 }
 
 // binDir holds the built drivers; they are built on first use, so that fuzz workers (which run
@@ -81,12 +83,13 @@ const credential = "tsig-Zk9pQ2rX7vL1mN4bW8cY3dF6gH0jK5sA"
 
 // manifests of the test drivers, by release name.
 var manifests = map[string]string{
-	"dns-memory":    `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.0","class":"dns","summary":"in-memory DNS","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-memory"}}`,
-	"dns-memory-v2": `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.1","class":"dns","summary":"in-memory DNS","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-memory"}}`,
-	"dns-crashy":    `{"schema":"lexicon/manifest/v1","name":"crashy","kind":"driver","version":"1.0.0","class":"dns","summary":"misbehaves on purpose","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-crashy"}}`,
-	"cloud-mock":    `{"schema":"lexicon/manifest/v1","name":"mock","kind":"driver","version":"1.0.0","class":"cloud","summary":"mock cloud","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-cloud-mock"}}`,
-	"cloud-basic":   `{"schema":"lexicon/manifest/v1","name":"basic","kind":"driver","version":"1.0.0","class":"cloud","summary":"cloud without optional features","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-cloud-basic"}}`,
-	"dns-armonly":   `{"schema":"lexicon/manifest/v1","name":"armonly","kind":"driver","version":"1.0.0","class":"dns","summary":"not for this plane","platforms":["linux/arm64"],"module":{"file":"lexicon-driver-dns-armonly"}}`,
+	"dns-memory":            `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.0","class":"dns","summary":"in-memory DNS","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-memory"}}`,
+	"dns-memory-v2":         `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.1","class":"dns","summary":"in-memory DNS","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-memory"}}`,
+	"dns-crashy":            `{"schema":"lexicon/manifest/v1","name":"crashy","kind":"driver","version":"1.0.0","class":"dns","summary":"misbehaves on purpose","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-dns-crashy"}}`,
+	"cloud-mock":            `{"schema":"lexicon/manifest/v1","name":"mock","kind":"driver","version":"1.0.0","class":"cloud","summary":"mock cloud","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-cloud-mock"}}`,
+	"cloud-basic":           `{"schema":"lexicon/manifest/v1","name":"basic","kind":"driver","version":"1.0.0","class":"cloud","summary":"cloud without optional features","platforms":["linux/amd64"],"module":{"file":"lexicon-driver-cloud-basic"}}`,
+	"dns-memory-privileged": `{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.2","class":"dns","summary":"in-memory DNS, declared privileged","platforms":["linux/amd64"],"privileged":true,"module":{"file":"lexicon-driver-dns-memory"}}`,
+	"dns-armonly":           `{"schema":"lexicon/manifest/v1","name":"armonly","kind":"driver","version":"1.0.0","class":"dns","summary":"not for this plane","platforms":["linux/arm64"],"module":{"file":"lexicon-driver-dns-armonly"}}`,
 }
 
 // fixture is a plane store with releases, a master key, and a driver manager on them.

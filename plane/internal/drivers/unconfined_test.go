@@ -3,6 +3,7 @@ package drivers_test
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -84,4 +85,33 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// TestPrivilegedDriverNeedsConsent: a driver whose manifest says it is privileged (the netns cloud)
+// runs as the plane's own user without Landlock even where both could confine it, and only with the
+// admin's unconfined consent; the refusal says why.
+func TestPrivilegedDriverNeedsConsent(t *testing.T) {
+	f := newFixture(t, "")
+	f.publish("dns-memory-privileged")
+	m, _ := f.managerWith(f.st, f.key, "", nil)
+
+	_, err := m.Enable(f.ctx, "alice", "dns-memory", false)
+	testkit.WantCode(t, err, errcode.DriverUnconfined)
+	if !containsAll(err.Error(), "privileged", "--unconfined") {
+		t.Fatalf("the refusal does not say the driver is privileged: %v", err)
+	}
+	if _, err := m.Enable(f.ctx, "alice", "dns-memory", true); err != nil {
+		t.Fatal(err)
+	}
+	s := statusOf(t, m, "dns-memory")
+	if s.State != "running" || !slices.Equal(s.Protections, []string{goplugin.ProtectUnconfined}) {
+		t.Fatalf("status %+v", s)
+	}
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(s.PID) + "/status")
+	must(t, err)
+	for _, line := range strings.Split(string(status), "\n") {
+		if fields := strings.Fields(line); len(fields) > 1 && fields[0] == "Uid:" && fields[1] != strconv.Itoa(os.Geteuid()) {
+			t.Errorf("the privileged driver runs as uid %s, not the plane's %d", fields[1], os.Geteuid())
+		}
+	}
 }

@@ -198,7 +198,10 @@ const (
 	StatusStarting     Status = "starting"
 	StatusRebooting    Status = "rebooting"
 	StatusDeleting     Status = "deleting"
-	StatusUnknown      Status = "unknown"
+	// StatusFailed: the instance exists but did not come up (its user data failed, on a provider that
+	// can tell); it stays until deleted.
+	StatusFailed  Status = "failed"
+	StatusUnknown Status = "unknown"
 )
 
 // Instance is a machine as the provider reports it.
