@@ -187,7 +187,8 @@ func TestRolloutPreflightHaltsAndResumes(t *testing.T) {
 
 // TestReleaseRolloutStagesAndRevert: publishing offers release 2 and moves nobody; a rollout moves the
 // targets of the web nodes stage by stage, each taking the new vocabulary; the db node keeps release 1
-// and its vocabulary; revert moves the web nodes' targets back.
+// and its vocabulary; revert is refused until the publisher re-issued release 1 under a new sequence,
+// then moves the web nodes to it, and the agents run release 1's vocabulary again.
 func TestReleaseRolloutStagesAndRevert(t *testing.T) {
 	backends(t, func(t *testing.T, backend string) {
 		f := newFleet(t, backend, fleetOptions{serveArgs: rolloutServe})
@@ -229,14 +230,46 @@ func TestReleaseRolloutStagesAndRevert(t *testing.T) {
 		if n["target_sequence"] != float64(1) || n["statement_sequence"] != float64(1) || hasWord(n, "e2e_spin_two") {
 			t.Fatalf("db-1, outside the rollout, moved: %v", n)
 		}
+		// Agents refuse a statement older than one they took, and the plane cannot sign: until the
+		// publisher re-issues release 1 under a new sequence, revert moves nothing and says what to run.
+		out, status := f.lexiconStatus("rollouts", "revert", id)
+		if msg := fmt.Sprint(out["message"]); status != 1 || errCode(out) != "rollout.revert_needs_reissue" ||
+			!strings.Contains(msg, "lexicon-release renew") || !strings.Contains(msg, "RELEASE_1_DIR --sequence 3") {
+			t.Fatalf("revert before a re-issue: exit status %d, %v", status, out)
+		}
+		for _, a := range web {
+			if n := f.lexicon(false, "nodes", "show", a.name); n["target_sequence"] != float64(2) {
+				t.Fatalf("a refused revert moved %s: %v", a.name, n["target_sequence"])
+			}
+		}
+		if ro := f.lexicon(false, "rollouts", "show", id); ro["state"] != "completed" {
+			t.Fatalf("a refused revert changed the rollout: %v", ro["state"])
+		}
+		// The publisher signs release 1's content again as sequence 3; publishing it moves nobody.
+		reissue := filepath.Join(f.dir, "release-1-again")
+		run(t, false, "lexicon-release", "renew", "--key", f.keyFile, "--previous", filepath.Join(f.dir, "release"), "--sequence", "3", "--out", reissue)
+		f.lexicon(false, "releases", "publish", reissue)
 		rev := f.lexicon(false, "rollouts", "revert", id)
 		if rev["state"] != "reverted" || len(rev["moved"].([]any)) != 2 {
 			t.Fatalf("revert: %v", rev)
 		}
+		// The reached agents take it, and with it the vocabulary of release 1 again.
 		for _, a := range web {
-			if n := f.lexicon(false, "nodes", "show", a.name); n["target_sequence"] != float64(1) {
-				t.Fatalf("%s after revert: target %v", a.name, n["target_sequence"])
+			f.planeLog.WaitFor(t, `"msg":"node took a statement","node":"`+a.nodeID+`","sequence":3`)
+			n := f.lexicon(false, "nodes", "show", a.name)
+			if n["target_sequence"] != float64(3) || n["statement_sequence"] != float64(3) || hasWord(n, "e2e_spin_two") || !hasWord(n, "e2e_spin") {
+				t.Fatalf("%s after revert: %v", a.name, n)
 			}
+		}
+		if n := f.lexicon(false, "nodes", "show", db.name); n["target_sequence"] != float64(1) || n["statement_sequence"] != float64(1) {
+			t.Fatalf("db-1, outside the rollout, moved on revert: %v", n)
+		}
+		var actions []string
+		for _, e := range rev["events"].([]any) {
+			actions = append(actions, fmt.Sprint(e.(map[string]any)["action"]), fmt.Sprint(e.(map[string]any)["detail"]))
+		}
+		if got := strings.Join(actions, ","); !strings.Contains(got, "revert,2 nodes moved back to release 3 (release 1 re-issued)") {
+			t.Fatalf("audit %s", got)
 		}
 	})
 }

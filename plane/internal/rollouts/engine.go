@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
@@ -483,37 +482,4 @@ func ReleaseReached(n store.Node, seq int64, digest string, words map[string]Wor
 		return false, ""
 	}
 	return true, ""
-}
-
-// Revert moves every node a release rollout moved back to the target it had before, and marks the
-// rollout reverted. A job rollout has nothing to move back.
-func Revert(ctx context.Context, s store.Store, ro store.Rollout, by string, now time.Time) (store.Rollout, []string, error) {
-	if ro.Kind != store.RolloutRelease {
-		return store.Rollout{}, nil, errcode.New(errcode.RolloutWrongState, "rollout %s ran a job; there is no target to move back", ro.ID).
-			With(errcode.DetailState, string(ro.State))
-	}
-	if !slices.Contains([]store.RolloutState{store.RolloutCompleted, store.RolloutHalted, store.RolloutAborted, store.RolloutPaused}, ro.State) {
-		return store.Rollout{}, nil, errcode.New(errcode.RolloutWrongState, "rollout %s is %s; pause or abort it first", ro.ID, ro.State).
-			With(errcode.DetailState, string(ro.State))
-	}
-	var moved []string
-	for _, st := range ro.Steps {
-		if st.PreviousTarget == 0 || st.PreviousTarget == ro.ReleaseSequence {
-			continue
-		}
-		n, err := s.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
-		if err != nil {
-			return store.Rollout{}, nil, err
-		}
-		if n.TargetSequence != ro.ReleaseSequence {
-			continue // moved since by someone else: not ours to move back
-		}
-		if _, err := s.NodeTargetSet(ctx, store.NodeTargetSetParams{ID: st.NodeID, Sequence: st.PreviousTarget, Now: now}); err != nil {
-			return store.Rollout{}, nil, err
-		}
-		moved = append(moved, st.NodeName)
-	}
-	out, err := s.RolloutSetState(ctx, store.RolloutSetStateParams{ID: ro.ID, From: []store.RolloutState{ro.State}, To: store.RolloutReverted,
-		By: by, Action: "revert", Detail: fmt.Sprintf("%d nodes moved back", len(moved)), Now: now})
-	return out, moved, err
 }
