@@ -248,7 +248,7 @@ func (e *Engine) nodeHolder(ro store.Rollout) string { return e.Holder + "/" + r
 // on when its phase passed, and returns why it missed, if it did. fresh says the step entered its
 // phase in this very pass, so no job of it can exist yet.
 func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutStep, fresh bool) (string, error) {
-	if !st.PhaseAt.IsZero() && e.now().Sub(st.PhaseAt) > ro.StepTimeout {
+	if since := phaseClock(ro, st); !since.IsZero() && e.now().Sub(since) > ro.StepTimeout {
 		if st.JobID != "" {
 			_, _ = e.Store.JobMarkFailed(ctx, store.JobMarkFailedParams{ID: st.JobID, By: "rollout " + ro.ID, Message: "the rollout's step timed out", Now: e.now()})
 		}
@@ -287,6 +287,19 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 	// Clear the job id of the phase that passed, so the next phase queues its own.
 	res.Step.JobID = ""
 	return e.checkFresh(ctx, ro, res.Step)
+}
+
+// phaseClock is when a step's phase timeout started counting: when the phase began, or when the
+// rollout was last resumed if that is later. Time spent paused or halted is the operator's, not the
+// node's: a step under way when the rollout was paused is not a miss the moment it resumes.
+func phaseClock(ro store.Rollout, st store.RolloutStep) time.Time {
+	since := st.PhaseAt
+	for _, ev := range ro.Events {
+		if ev.Action == "resume" && ev.At.After(since) {
+			since = ev.At
+		}
+	}
+	return since
 }
 
 // checkFresh looks at a step that just entered a phase.
