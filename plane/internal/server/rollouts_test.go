@@ -47,11 +47,21 @@ func TestExclusiveJobHoldsTheNode(t *testing.T) {
 	}
 	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/pause", nil, &ro)
 	p.want(http.StatusConflict, errcode.RolloutWrongState, operator, post, "/rollouts/"+ro.ID+"/pause", nil, nil)
+	// Resuming starts changes again: it takes the role the start took.
+	p.want(http.StatusForbidden, errcode.AuthForbidden, operator, post, "/rollouts/"+ro.ID+"/resume", nil, nil)
+	p.want(http.StatusOK, "", admin, post, "/rollouts/"+ro.ID+"/resume", nil, &ro)
+	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/pause", nil, &ro)
 	p.want(http.StatusForbidden, errcode.AuthForbidden, operator, post, "/rollouts/"+ro.ID+"/revert", nil, nil)
 	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/abort", nil, &ro)
 	if ro.State != api.RolloutAborted || ro.Steps[0].State != api.StepSkipped || ro.Events[len(ro.Events)-1].Actor != "tok-operator" {
 		t.Fatalf("aborted rollout %+v", ro)
 	}
+	// An operator resumes what an operator may start.
+	peek, _ := json.Marshal(api.RolloutRequest{Word: "peek", Params: json.RawMessage(`{}`)})
+	p.want(http.StatusCreated, "", operator, post, "/rollouts", peek, &ro)
+	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/pause", nil, &ro)
+	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/resume", nil, &ro)
+	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/abort", nil, &ro)
 
 	// Publishing offers; --deploy-all also starts a release rollout over every node.
 	next := tarRelease(t, p.build(p.pub, []testWord{{name: "peek", class: manifest.ClassLook}, {name: "wipe", class: manifest.ClassDestructive}}, nil).dir)
