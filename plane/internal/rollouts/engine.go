@@ -372,9 +372,16 @@ func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.Rollout
 			return false, "", err
 		}
 		job = &j
-		if _, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
-			FromState: store.StepRunning, FromPhase: st.Phase, State: store.StepRunning, Phase: st.Phase, JobID: j.ID, Now: st.PhaseAt}); err != nil {
+		res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
+			FromState: store.StepRunning, FromPhase: st.Phase, State: store.StepRunning, Phase: st.Phase, JobID: j.ID, Now: st.PhaseAt})
+		if err != nil {
 			return false, "", err
+		}
+		if !res.Moved {
+			// The step moved while the job was queued (the rollout was aborted): the node must not
+			// get a job nobody will judge.
+			_, _ = e.Store.JobCancel(ctx, store.JobCancelParams{ID: j.ID, By: "rollout " + ro.ID, Now: e.now()})
+			return false, "", nil
 		}
 		e.log().Info("rollout job queued", "rollout", ro.ID, "node", st.NodeName, "phase", st.Phase, "job", j.ID, "word", word)
 	}

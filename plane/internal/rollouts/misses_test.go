@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // clock is a test's time: it moves only when the test moves it.
@@ -33,6 +35,10 @@ type missFixture struct {
 }
 
 func newMissFixture(t *testing.T, backend string, n, budget int, timeout time.Duration) *missFixture {
+	return newParallelFixture(t, backend, n, 1, budget, timeout)
+}
+
+func newParallelFixture(t *testing.T, backend string, n, parallel, budget int, timeout time.Duration) *missFixture {
 	url := filepath.Join(t.TempDir(), "plane.db")
 	if backend == "postgres" {
 		url = storetest.PostgresURL(t)
@@ -45,7 +51,7 @@ func newMissFixture(t *testing.T, backend string, n, budget int, timeout time.Du
 	}
 	c := &clock{t: time.Now().UTC().Truncate(time.Millisecond)}
 	ro, err := st.RolloutCreate(context.Background(), store.RolloutCreateParams{Kind: store.RolloutJob, Word: "noop", Params: json.RawMessage(`{}`),
-		Selector: "all", Stages: stages, MaxParallel: 1, ErrorBudget: budget, StepTimeout: timeout, Steps: steps, By: "tester", Now: c.now()})
+		Selector: "all", Stages: stages, MaxParallel: parallel, ErrorBudget: budget, StepTimeout: timeout, Steps: steps, By: "tester", Now: c.now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,5 +253,72 @@ func TestErrorBudget(t *testing.T) {
 				t.Fatalf("events %s", got)
 			}
 		})
+	})
+}
+
+// TestAbortLeavesUnreachedNodesUntouched: aborting a rollout with two steps under way keeps the one
+// whose node took its job as it is (reached), skips the one whose job no node took yet, cancelling
+// that job, and skips the pending one; the engine then touches nothing, and a second abort is refused.
+func TestAbortLeavesUnreachedNodesUntouched(t *testing.T) {
+	eachBackend(t, func(t *testing.T, backend string) {
+		f := newParallelFixture(t, backend, 3, 2, 0, time.Hour)
+		ctx := context.Background()
+		ro := f.pass()
+		if ro.Steps[0].JobID == "" || ro.Steps[1].JobID == "" || ro.Steps[2].State != store.StepPending {
+			t.Fatalf("after a pass: %+v", ro.Steps)
+		}
+		taken := ro.Steps[0]
+		if got, err := f.st.JobClaim(ctx, store.JobClaimParams{NodeID: taken.NodeID}); err != nil || got == nil || got.ID != taken.JobID {
+			t.Fatalf("claim: %v %v", got, err)
+		}
+		ro, err := rollouts.Abort(ctx, f.st, f.ro.ID, "tok-operator", f.clock.now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ro.State != store.RolloutAborted || ro.Steps[0].State != store.StepRunning || ro.Steps[1].State != store.StepSkipped || ro.Steps[2].State != store.StepSkipped {
+			t.Fatalf("after the abort: %s %+v", ro.State, ro.Steps)
+		}
+		if got := actions(ro); got != "start,abort" {
+			t.Fatalf("events %s", got)
+		}
+		skipped := ro.Steps[1]
+		if j, err := f.st.JobGet(ctx, store.JobGetParams{ID: skipped.JobID}); err != nil || j.State != store.JobCancelled {
+			t.Fatalf("the skipped step's job: %+v %v", j, err)
+		}
+		if after := f.pass(); !reflect.DeepEqual(after.Steps, ro.Steps) {
+			t.Fatalf("the engine touched an aborted rollout: %+v", after.Steps)
+		}
+		_, err = rollouts.Abort(ctx, f.st, f.ro.ID, "tok-operator", f.clock.now())
+		if !errcode.Has(err, errcode.RolloutWrongState) {
+			t.Fatalf("abort twice: %v", err)
+		}
+	})
+}
+
+// TestAbortCancelsAQueuedJob: a step whose job is queued but not taken is skipped and its job
+// cancelled, so the node never runs it.
+func TestAbortCancelsAQueuedJob(t *testing.T) {
+	eachBackend(t, func(t *testing.T, backend string) {
+		f := newMissFixture(t, backend, 2, 0, time.Hour)
+		ctx := context.Background()
+		ro := f.pass()
+		queued := ro.Steps[0]
+		if queued.JobID == "" {
+			t.Fatalf("no job: %+v", queued)
+		}
+		ro, err := rollouts.Abort(ctx, f.st, f.ro.ID, "tok-operator", f.clock.now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := ro.Steps[0]; st.State != store.StepSkipped || !strings.Contains(st.Reason, "aborted before the node took its change job") {
+			t.Fatalf("step %+v", st)
+		}
+		j, err := f.st.JobGet(ctx, store.JobGetParams{ID: queued.JobID})
+		if err != nil || j.State != store.JobCancelled {
+			t.Fatalf("job %+v %v", j, err)
+		}
+		if got, err := f.st.JobClaim(ctx, store.JobClaimParams{NodeID: queued.NodeID}); err != nil || got != nil {
+			t.Fatalf("the node was handed %+v %v", got, err)
+		}
 	})
 }

@@ -61,7 +61,16 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 	}
 	move(api.RolloutsPause, "pause", store.RolloutPaused, store.RolloutRunning)
 	move(api.RolloutsResume, "resume", store.RolloutRunning, store.RolloutPaused, store.RolloutHalted)
-	move(api.RolloutsAbort, "abort", store.RolloutAborted, store.RolloutRunning, store.RolloutPaused, store.RolloutHalted)
+	s.handle(r, api.RolloutsAbort, func(r *http.Request) (any, error) {
+		who := tokenFrom(r.Context()).Name
+		ro, err := rollouts.Abort(r.Context(), s.store, chi.URLParam(r, "id"), who, s.now())
+		if err != nil {
+			return nil, err
+		}
+		s.log.Info("rollout abort", "rollout", ro.ID, "by", who, "state", ro.State)
+		s.rolloutsChanged()
+		return rolloutToAPI(ro), nil
+	})
 	s.handle(r, api.RolloutsRevert, func(r *http.Request) (any, error) {
 		ro, err := s.store.RolloutGet(r.Context(), store.RolloutGetParams{ID: chi.URLParam(r, "id")})
 		if err != nil {
