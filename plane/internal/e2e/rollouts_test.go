@@ -404,3 +404,52 @@ func TestRolloutBadInput(t *testing.T) {
 		t.Fatalf("a refused start made a rollout: %v", l)
 	}
 }
+
+// TestReleaseRolloutHaltKeepsLaterStages: a release rollout whose verify word the first stage's node
+// refuses halts there; the next stage's node is never reached and keeps release 1 and its vocabulary;
+// the halt is a plane:rollout_halted incident until the rollout is reverted, which takes the reached
+// node to the publisher's re-issue of release 1.
+func TestReleaseRolloutHaltKeepsLaterStages(t *testing.T) {
+	f := newFleet(t, "sqlite", fleetOptions{serveArgs: append([]string{"--reconcile-every", "300ms"}, rolloutServe...)})
+	refuseLook := `{"classes": {"look": "refuse", "change": "accept", "destructive": "refuse"}}`
+	web := f.fleetOf("web", 2, func(i int) string {
+		if i == 1 {
+			return refuseLook
+		}
+		return acceptLookAndChange
+	})
+	m := strings.Replace(spinManifest, `"name": "e2e_spin"`, `"name": "e2e_spin_two"`, 1)
+	m = strings.Replace(m, `"file": "e2e_spin.wasm"`, `"file": "e2e_spin_two.wasm"`, 1)
+	stage(t, f.modules, "e2e_spin_two", []byte(m), filepath.Join(root, "build", "wasm", "testdata", "evil.wasm"), "e2e_spin_two.wasm")
+	f.publishRelease(2)
+	id := f.startRollout("--release", "2", "--selector", "role=web", "--stage", "web-1", "--stage", "web-2",
+		"--verify", "e2e_spin_two", "--verify-param", "attack=counter")
+	ro, status := f.waitRollout(id)
+	if status != 8 || ro["state"] != "halted" || ro["halt_node"] != "web-1" || !strings.Contains(fmt.Sprint(ro["halt_reason"]), "verify e2e_spin_two refused") {
+		t.Fatalf("rollout: exit status %d, %v", status, ro)
+	}
+	if st := steps(ro); st[1].state != "pending" || !st[1].started.IsZero() {
+		t.Fatalf("web-2 was started: %+v", st[1])
+	}
+	if n := f.lexicon(false, "nodes", "show", "web-1"); n["target_sequence"] != float64(2) || n["statement_sequence"] != float64(2) {
+		t.Fatalf("web-1, reached: %v", n)
+	}
+	if n := f.lexicon(false, "nodes", "show", "web-2"); n["target_sequence"] != float64(1) || n["statement_sequence"] != float64(1) || hasWord(n, "e2e_spin_two") {
+		t.Fatalf("web-2, never reached, moved: %v", n)
+	}
+	f.planeLog.WaitFor(t, `"source":"plane:rollout_halted","subject":"`+id+`","severity":"warning","condition":"open"`)
+	reissue := filepath.Join(f.dir, "release-1-again")
+	run(t, false, "lexicon-release", "renew", "--key", f.keyFile, "--previous", filepath.Join(f.dir, "release"), "--sequence", "3", "--out", reissue)
+	f.lexicon(false, "releases", "publish", reissue)
+	if rev := f.lexicon(false, "rollouts", "revert", id); rev["state"] != "reverted" || fmt.Sprint(rev["moved"]) != "[web-1]" {
+		t.Fatalf("revert: %v", rev)
+	}
+	f.planeLog.WaitFor(t, `"msg":"node took a statement","node":"`+web[0].nodeID+`","sequence":3`)
+	f.planeLog.WaitFor(t, `"source":"plane:rollout_halted","subject":"`+id+`","severity":"warning","condition":"cleared"`)
+	if n := f.lexicon(false, "nodes", "show", "web-1"); n["statement_sequence"] != float64(3) || hasWord(n, "e2e_spin_two") {
+		t.Fatalf("web-1 after the revert: %v", n)
+	}
+	if n := f.lexicon(false, "nodes", "show", "web-2"); n["target_sequence"] != float64(1) {
+		t.Fatalf("web-2 moved on revert: %v", n)
+	}
+}
