@@ -39,9 +39,9 @@
 //	GET  /rollouts   ?state&limit                  viewer    -> RolloutList
 //	GET  /rollouts/{id}                            viewer    -> Rollout        (with steps and events)
 //	POST /rollouts/{id}/pause                      operator  -> Rollout
-//	POST /rollouts/{id}/resume                     operator  -> Rollout
+//	POST /rollouts/{id}/resume                     operator  -> Rollout        (the role its start took)
 //	POST /rollouts/{id}/abort                      operator  -> Rollout
-//	POST /rollouts/{id}/revert                     admin     -> Rollout
+//	POST /rollouts/{id}/revert                     admin     -> Rollout        (409 rollout.revert_needs_reissue)
 //	GET  /drivers                                  viewer    -> DriverList
 //	GET  /drivers/status                           viewer    -> StatusList
 //	GET  /drivers/audit ?driver&account&limit&cursor viewer  -> DriverCallList

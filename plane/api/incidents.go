@@ -44,14 +44,15 @@ const (
 
 // Incident is one condition (a source: recipe:<name> from a node's case, plane:<name> from the
 // plane's detectors) on one node, or on one subject of the plane itself (plane:driver_failing,
-// plane:memory, plane:route_failing, plane:replica_missing: no node, and Subject names the driver,
-// replica or route). Summary is the node's own text for a case: show it as text.
+// plane:memory, plane:route_failing, plane:replica_missing, plane:rollout_halted: no node, and Subject
+// names the driver, replica, route or rollout). Summary is the node's own text for a case: show it as text.
 type Incident struct {
 	ID       string `json:"id"`
 	NodeID   string `json:"node_id"`   // "" for the plane's own incidents
 	NodeName string `json:"node_name"` // "" for the plane's own incidents
 	Source   string `json:"source"`
-	// Subject is what a plane incident is about: a driver, a replica id, a route ("GET /nodes/{id}").
+	// Subject is what a plane incident is about: a driver, a replica id, a route ("GET /nodes/{id}"), a
+	// rollout id.
 	Subject      string    `json:"subject,omitempty"`
 	Severity     Severity  `json:"severity"`
 	Condition    Condition `json:"condition"`

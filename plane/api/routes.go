@@ -88,7 +88,8 @@ var (
 	ReleasesPublish = Route{http.MethodPost, "/releases", RoleAdmin, http.StatusCreated}
 
 	// RolloutsStart needs operator; the plane then checks the role the change needs: admin for a
-	// release, the word's class for a job (as JobsCreate does).
+	// release, the word's class for a job (as JobsCreate does). RolloutsResume checks that role too:
+	// resuming starts changes again.
 	RolloutsStart  = Route{http.MethodPost, "/rollouts", RoleOperator, http.StatusCreated}
 	RolloutsList   = Route{http.MethodGet, "/rollouts", RoleViewer, http.StatusOK}
 	RolloutsShow   = Route{http.MethodGet, "/rollouts/{id}", RoleViewer, http.StatusOK}

@@ -57,6 +57,10 @@ const (
 	// DetectorAgentUpdateRefused: the node refused the agent its statement offers (verify_failed,
 	// probe_failed, rejected); cleared when the node reports current.
 	DetectorAgentUpdateRefused = "plane:agent_update_refused"
+	// DetectorRolloutHalted: a rollout halted on a miss (Subject is the rollout's id, the summary names
+	// the node and the reason); cleared when it is resumed, aborted or reverted. A halted rollout waits
+	// for an operator, so it notifies like any incident.
+	DetectorRolloutHalted = "plane:rollout_halted"
 )
 
 // DefaultRefusalThreshold is how many refusals in the last hour a node may have before the refusals

@@ -26,6 +26,11 @@ const (
 	// RolloutNodeBusy: another holder has the node's change lease (details.node_id, details.reason names
 	// the holder): two changes never run on one machine at once.
 	RolloutNodeBusy = "rollout.node_busy"
+	// RolloutRevertNeedsReissue: a revert would move nodes back to a release older than the one they
+	// accepted, which agents refuse (statement.rollback), and the publisher has not re-issued that
+	// release's content under a higher sequence yet (details.sequence names it; the message gives the
+	// lexicon-release renew command). No node was moved.
+	RolloutRevertNeedsReissue = "rollout.revert_needs_reissue"
 )
 
 var areaRollout = Area{Name: "rollout", Reserved: true, Codes: []Spec{
@@ -37,4 +42,5 @@ var areaRollout = Area{Name: "rollout", Reserved: true, Codes: []Spec{
 	{RolloutWordNotInRelease, statusUnprocessable, Unchanged},
 	{RolloutWrongState, statusConflict, Unchanged},
 	{RolloutNodeBusy, statusConflict, Unchanged},
+	{RolloutRevertNeedsReissue, statusConflict, Unchanged},
 }}

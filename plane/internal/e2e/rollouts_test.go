@@ -187,7 +187,8 @@ func TestRolloutPreflightHaltsAndResumes(t *testing.T) {
 
 // TestReleaseRolloutStagesAndRevert: publishing offers release 2 and moves nobody; a rollout moves the
 // targets of the web nodes stage by stage, each taking the new vocabulary; the db node keeps release 1
-// and its vocabulary; revert moves the web nodes' targets back.
+// and its vocabulary; revert is refused until the publisher re-issued release 1 under a new sequence,
+// then moves the web nodes to it, and the agents run release 1's vocabulary again.
 func TestReleaseRolloutStagesAndRevert(t *testing.T) {
 	backends(t, func(t *testing.T, backend string) {
 		f := newFleet(t, backend, fleetOptions{serveArgs: rolloutServe})
@@ -229,14 +230,46 @@ func TestReleaseRolloutStagesAndRevert(t *testing.T) {
 		if n["target_sequence"] != float64(1) || n["statement_sequence"] != float64(1) || hasWord(n, "e2e_spin_two") {
 			t.Fatalf("db-1, outside the rollout, moved: %v", n)
 		}
+		// Agents refuse a statement older than one they took, and the plane cannot sign: until the
+		// publisher re-issues release 1 under a new sequence, revert moves nothing and says what to run.
+		out, status := f.lexiconStatus("rollouts", "revert", id)
+		if msg := fmt.Sprint(out["message"]); status != 1 || errCode(out) != "rollout.revert_needs_reissue" ||
+			!strings.Contains(msg, "lexicon-release renew") || !strings.Contains(msg, "RELEASE_1_DIR --sequence 3") {
+			t.Fatalf("revert before a re-issue: exit status %d, %v", status, out)
+		}
+		for _, a := range web {
+			if n := f.lexicon(false, "nodes", "show", a.name); n["target_sequence"] != float64(2) {
+				t.Fatalf("a refused revert moved %s: %v", a.name, n["target_sequence"])
+			}
+		}
+		if ro := f.lexicon(false, "rollouts", "show", id); ro["state"] != "completed" {
+			t.Fatalf("a refused revert changed the rollout: %v", ro["state"])
+		}
+		// The publisher signs release 1's content again as sequence 3; publishing it moves nobody.
+		reissue := filepath.Join(f.dir, "release-1-again")
+		run(t, false, "lexicon-release", "renew", "--key", f.keyFile, "--previous", filepath.Join(f.dir, "release"), "--sequence", "3", "--out", reissue)
+		f.lexicon(false, "releases", "publish", reissue)
 		rev := f.lexicon(false, "rollouts", "revert", id)
 		if rev["state"] != "reverted" || len(rev["moved"].([]any)) != 2 {
 			t.Fatalf("revert: %v", rev)
 		}
+		// The reached agents take it, and with it the vocabulary of release 1 again.
 		for _, a := range web {
-			if n := f.lexicon(false, "nodes", "show", a.name); n["target_sequence"] != float64(1) {
-				t.Fatalf("%s after revert: target %v", a.name, n["target_sequence"])
+			f.planeLog.WaitFor(t, `"msg":"node took a statement","node":"`+a.nodeID+`","sequence":3`)
+			n := f.lexicon(false, "nodes", "show", a.name)
+			if n["target_sequence"] != float64(3) || n["statement_sequence"] != float64(3) || hasWord(n, "e2e_spin_two") || !hasWord(n, "e2e_spin") {
+				t.Fatalf("%s after revert: %v", a.name, n)
 			}
+		}
+		if n := f.lexicon(false, "nodes", "show", db.name); n["target_sequence"] != float64(1) || n["statement_sequence"] != float64(1) {
+			t.Fatalf("db-1, outside the rollout, moved on revert: %v", n)
+		}
+		var actions []string
+		for _, e := range rev["events"].([]any) {
+			actions = append(actions, fmt.Sprint(e.(map[string]any)["action"]), fmt.Sprint(e.(map[string]any)["detail"]))
+		}
+		if got := strings.Join(actions, ","); !strings.Contains(got, "revert,2 nodes moved back to release 3 (release 1 re-issued)") {
+			t.Fatalf("audit %s", got)
 		}
 	})
 }
@@ -369,5 +402,54 @@ func TestRolloutBadInput(t *testing.T) {
 	}
 	if l := f.lexicon(false, "rollouts", "list"); len(l["rollouts"].([]any)) != 0 {
 		t.Fatalf("a refused start made a rollout: %v", l)
+	}
+}
+
+// TestReleaseRolloutHaltKeepsLaterStages: a release rollout whose verify word the first stage's node
+// refuses halts there; the next stage's node is never reached and keeps release 1 and its vocabulary;
+// the halt is a plane:rollout_halted incident until the rollout is reverted, which takes the reached
+// node to the publisher's re-issue of release 1.
+func TestReleaseRolloutHaltKeepsLaterStages(t *testing.T) {
+	f := newFleet(t, "sqlite", fleetOptions{serveArgs: append([]string{"--reconcile-every", "300ms"}, rolloutServe...)})
+	refuseLook := `{"classes": {"look": "refuse", "change": "accept", "destructive": "refuse"}}`
+	web := f.fleetOf("web", 2, func(i int) string {
+		if i == 1 {
+			return refuseLook
+		}
+		return acceptLookAndChange
+	})
+	m := strings.Replace(spinManifest, `"name": "e2e_spin"`, `"name": "e2e_spin_two"`, 1)
+	m = strings.Replace(m, `"file": "e2e_spin.wasm"`, `"file": "e2e_spin_two.wasm"`, 1)
+	stage(t, f.modules, "e2e_spin_two", []byte(m), filepath.Join(root, "build", "wasm", "testdata", "evil.wasm"), "e2e_spin_two.wasm")
+	f.publishRelease(2)
+	id := f.startRollout("--release", "2", "--selector", "role=web", "--stage", "web-1", "--stage", "web-2",
+		"--verify", "e2e_spin_two", "--verify-param", "attack=counter")
+	ro, status := f.waitRollout(id)
+	if status != 8 || ro["state"] != "halted" || ro["halt_node"] != "web-1" || !strings.Contains(fmt.Sprint(ro["halt_reason"]), "verify e2e_spin_two refused") {
+		t.Fatalf("rollout: exit status %d, %v", status, ro)
+	}
+	if st := steps(ro); st[1].state != "pending" || !st[1].started.IsZero() {
+		t.Fatalf("web-2 was started: %+v", st[1])
+	}
+	if n := f.lexicon(false, "nodes", "show", "web-1"); n["target_sequence"] != float64(2) || n["statement_sequence"] != float64(2) {
+		t.Fatalf("web-1, reached: %v", n)
+	}
+	if n := f.lexicon(false, "nodes", "show", "web-2"); n["target_sequence"] != float64(1) || n["statement_sequence"] != float64(1) || hasWord(n, "e2e_spin_two") {
+		t.Fatalf("web-2, never reached, moved: %v", n)
+	}
+	f.planeLog.WaitFor(t, `"source":"plane:rollout_halted","subject":"`+id+`","severity":"warning","condition":"open"`)
+	reissue := filepath.Join(f.dir, "release-1-again")
+	run(t, false, "lexicon-release", "renew", "--key", f.keyFile, "--previous", filepath.Join(f.dir, "release"), "--sequence", "3", "--out", reissue)
+	f.lexicon(false, "releases", "publish", reissue)
+	if rev := f.lexicon(false, "rollouts", "revert", id); rev["state"] != "reverted" || fmt.Sprint(rev["moved"]) != "[web-1]" {
+		t.Fatalf("revert: %v", rev)
+	}
+	f.planeLog.WaitFor(t, `"msg":"node took a statement","node":"`+web[0].nodeID+`","sequence":3`)
+	f.planeLog.WaitFor(t, `"source":"plane:rollout_halted","subject":"`+id+`","severity":"warning","condition":"cleared"`)
+	if n := f.lexicon(false, "nodes", "show", "web-1"); n["statement_sequence"] != float64(3) || hasWord(n, "e2e_spin_two") {
+		t.Fatalf("web-1 after the revert: %v", n)
+	}
+	if n := f.lexicon(false, "nodes", "show", "web-2"); n["target_sequence"] != float64(1) {
+		t.Fatalf("web-2 moved on revert: %v", n)
 	}
 }

@@ -1,7 +1,7 @@
 // Package incidents runs the plane's incident detectors: on every tick it compares what the store holds
-// (silent agents, refusals, lost jobs, untrusted releases, and the plane's own health: failing drivers,
-// replicas over their memory alert, failing routes, missing replicas) with the open incidents and writes
-// only the differences.
+// (silent agents, refusals, lost jobs, untrusted releases, halted rollouts, and the plane's own health:
+// failing drivers, replicas over their memory alert, failing routes, missing replicas) with the open
+// incidents and writes only the differences.
 package incidents
 
 import (

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
@@ -249,7 +248,7 @@ func (e *Engine) nodeHolder(ro store.Rollout) string { return e.Holder + "/" + r
 // on when its phase passed, and returns why it missed, if it did. fresh says the step entered its
 // phase in this very pass, so no job of it can exist yet.
 func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutStep, fresh bool) (string, error) {
-	if !st.PhaseAt.IsZero() && e.now().Sub(st.PhaseAt) > ro.StepTimeout {
+	if since := phaseClock(ro, st); !since.IsZero() && e.now().Sub(since) > ro.StepTimeout {
 		if st.JobID != "" {
 			_, _ = e.Store.JobMarkFailed(ctx, store.JobMarkFailedParams{ID: st.JobID, By: "rollout " + ro.ID, Message: "the rollout's step timed out", Now: e.now()})
 		}
@@ -288,6 +287,19 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 	// Clear the job id of the phase that passed, so the next phase queues its own.
 	res.Step.JobID = ""
 	return e.checkFresh(ctx, ro, res.Step)
+}
+
+// phaseClock is when a step's phase timeout started counting: when the phase began, or when the
+// rollout was last resumed if that is later. Time spent paused or halted is the operator's, not the
+// node's: a step under way when the rollout was paused is not a miss the moment it resumes.
+func phaseClock(ro store.Rollout, st store.RolloutStep) time.Time {
+	since := st.PhaseAt
+	for _, ev := range ro.Events {
+		if ev.Action == "resume" && ev.At.After(since) {
+			since = ev.At
+		}
+	}
+	return since
 }
 
 // checkFresh looks at a step that just entered a phase.
@@ -360,9 +372,16 @@ func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.Rollout
 			return false, "", err
 		}
 		job = &j
-		if _, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
-			FromState: store.StepRunning, FromPhase: st.Phase, State: store.StepRunning, Phase: st.Phase, JobID: j.ID, Now: st.PhaseAt}); err != nil {
+		res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
+			FromState: store.StepRunning, FromPhase: st.Phase, State: store.StepRunning, Phase: st.Phase, JobID: j.ID, Now: st.PhaseAt})
+		if err != nil {
 			return false, "", err
+		}
+		if !res.Moved {
+			// The step moved while the job was queued (the rollout was aborted): the node must not
+			// get a job nobody will judge.
+			_, _ = e.Store.JobCancel(ctx, store.JobCancelParams{ID: j.ID, By: "rollout " + ro.ID, Now: e.now()})
+			return false, "", nil
 		}
 		e.log().Info("rollout job queued", "rollout", ro.ID, "node", st.NodeName, "phase", st.Phase, "job", j.ID, "word", word)
 	}
@@ -483,37 +502,4 @@ func ReleaseReached(n store.Node, seq int64, digest string, words map[string]Wor
 		return false, ""
 	}
 	return true, ""
-}
-
-// Revert moves every node a release rollout moved back to the target it had before, and marks the
-// rollout reverted. A job rollout has nothing to move back.
-func Revert(ctx context.Context, s store.Store, ro store.Rollout, by string, now time.Time) (store.Rollout, []string, error) {
-	if ro.Kind != store.RolloutRelease {
-		return store.Rollout{}, nil, errcode.New(errcode.RolloutWrongState, "rollout %s ran a job; there is no target to move back", ro.ID).
-			With(errcode.DetailState, string(ro.State))
-	}
-	if !slices.Contains([]store.RolloutState{store.RolloutCompleted, store.RolloutHalted, store.RolloutAborted, store.RolloutPaused}, ro.State) {
-		return store.Rollout{}, nil, errcode.New(errcode.RolloutWrongState, "rollout %s is %s; pause or abort it first", ro.ID, ro.State).
-			With(errcode.DetailState, string(ro.State))
-	}
-	var moved []string
-	for _, st := range ro.Steps {
-		if st.PreviousTarget == 0 || st.PreviousTarget == ro.ReleaseSequence {
-			continue
-		}
-		n, err := s.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
-		if err != nil {
-			return store.Rollout{}, nil, err
-		}
-		if n.TargetSequence != ro.ReleaseSequence {
-			continue // moved since by someone else: not ours to move back
-		}
-		if _, err := s.NodeTargetSet(ctx, store.NodeTargetSetParams{ID: st.NodeID, Sequence: st.PreviousTarget, Now: now}); err != nil {
-			return store.Rollout{}, nil, err
-		}
-		moved = append(moved, st.NodeName)
-	}
-	out, err := s.RolloutSetState(ctx, store.RolloutSetStateParams{ID: ro.ID, From: []store.RolloutState{ro.State}, To: store.RolloutReverted,
-		By: by, Action: "revert", Detail: fmt.Sprintf("%d nodes moved back", len(moved)), Now: now})
-	return out, moved, err
 }

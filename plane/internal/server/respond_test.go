@@ -137,6 +137,7 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.RolloutWordNotInRelease:   http.StatusUnprocessableEntity,
 		errcode.RolloutWrongState:         http.StatusConflict,
 		errcode.RolloutNodeBusy:           http.StatusConflict,
+		errcode.RolloutRevertNeedsReissue: http.StatusConflict,
 		errcode.LeaseHeld:                 http.StatusConflict,
 		errcode.LeaseLost:                 http.StatusConflict,
 		errcode.RequestMalformed:          http.StatusBadRequest,

@@ -34,6 +34,21 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 	move := func(rt api.Route, action string, to store.RolloutState, from ...store.RolloutState) {
 		s.handle(r, rt, func(r *http.Request) (any, error) {
 			who := tokenFrom(r.Context()).Name
+			if to == store.RolloutRunning {
+				// Resuming starts changes again (a halted rollout retries its failed nodes), so it
+				// takes the role starting the rollout took; stopping one never needs more than operator.
+				cur, err := s.store.RolloutGet(r.Context(), store.RolloutGetParams{ID: chi.URLParam(r, "id")})
+				if err != nil {
+					return nil, err
+				}
+				role, err := s.rolloutRole(r.Context(), cur)
+				if err != nil {
+					return nil, err
+				}
+				if err := need(r.Context(), role); err != nil {
+					return nil, err
+				}
+			}
 			ro, err := s.store.RolloutSetState(r.Context(), store.RolloutSetStateParams{ID: chi.URLParam(r, "id"), From: from, To: to,
 				By: who, Action: action, Now: s.now()})
 			if err != nil {
@@ -46,7 +61,16 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 	}
 	move(api.RolloutsPause, "pause", store.RolloutPaused, store.RolloutRunning)
 	move(api.RolloutsResume, "resume", store.RolloutRunning, store.RolloutPaused, store.RolloutHalted)
-	move(api.RolloutsAbort, "abort", store.RolloutAborted, store.RolloutRunning, store.RolloutPaused, store.RolloutHalted)
+	s.handle(r, api.RolloutsAbort, func(r *http.Request) (any, error) {
+		who := tokenFrom(r.Context()).Name
+		ro, err := rollouts.Abort(r.Context(), s.store, chi.URLParam(r, "id"), who, s.now())
+		if err != nil {
+			return nil, err
+		}
+		s.log.Info("rollout abort", "rollout", ro.ID, "by", who, "state", ro.State)
+		s.rolloutsChanged()
+		return rolloutToAPI(ro), nil
+	})
 	s.handle(r, api.RolloutsRevert, func(r *http.Request) (any, error) {
 		ro, err := s.store.RolloutGet(r.Context(), store.RolloutGetParams{ID: chi.URLParam(r, "id")})
 		if err != nil {
@@ -62,6 +86,39 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 		a.Moved = moved
 		return a, nil
 	})
+}
+
+// rolloutRole is the role a rollout's changes need now: admin for a release, and for a job the role
+// its most dangerous word (change, preflight or verify) needs in the target release of any of its
+// nodes, as a start checks.
+func (s *Server) rolloutRole(ctx context.Context, ro store.Rollout) (api.Role, error) {
+	if ro.Kind == store.RolloutRelease {
+		return api.RoleAdmin, nil
+	}
+	seen := map[int64]bool{}
+	for _, st := range ro.Steps {
+		n, err := s.store.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
+		if errcode.Has(err, errcode.NodeNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if seen[n.TargetSequence] || n.TargetSequence == 0 {
+			continue
+		}
+		seen[n.TargetSequence] = true
+		words, _, err := s.catalog.Words(ctx, n.TargetSequence)
+		if err != nil {
+			return "", err
+		}
+		for _, name := range []string{ro.Word, ro.PreflightWord, ro.VerifyWord} {
+			if w, ok := words[name]; ok && w.Manifest.Class == manifest.ClassDestructive {
+				return api.RoleAdmin, nil
+			}
+		}
+	}
+	return api.RoleOperator, nil
 }
 
 func (s *Server) rolloutsChanged() {

@@ -2,12 +2,17 @@ package server_test
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -47,11 +52,21 @@ func TestExclusiveJobHoldsTheNode(t *testing.T) {
 	}
 	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/pause", nil, &ro)
 	p.want(http.StatusConflict, errcode.RolloutWrongState, operator, post, "/rollouts/"+ro.ID+"/pause", nil, nil)
+	// Resuming starts changes again: it takes the role the start took.
+	p.want(http.StatusForbidden, errcode.AuthForbidden, operator, post, "/rollouts/"+ro.ID+"/resume", nil, nil)
+	p.want(http.StatusOK, "", admin, post, "/rollouts/"+ro.ID+"/resume", nil, &ro)
+	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/pause", nil, &ro)
 	p.want(http.StatusForbidden, errcode.AuthForbidden, operator, post, "/rollouts/"+ro.ID+"/revert", nil, nil)
 	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/abort", nil, &ro)
 	if ro.State != api.RolloutAborted || ro.Steps[0].State != api.StepSkipped || ro.Events[len(ro.Events)-1].Actor != "tok-operator" {
 		t.Fatalf("aborted rollout %+v", ro)
 	}
+	// An operator resumes what an operator may start.
+	peek, _ := json.Marshal(api.RolloutRequest{Word: "peek", Params: json.RawMessage(`{}`)})
+	p.want(http.StatusCreated, "", operator, post, "/rollouts", peek, &ro)
+	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/pause", nil, &ro)
+	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/resume", nil, &ro)
+	p.want(http.StatusOK, "", operator, post, "/rollouts/"+ro.ID+"/abort", nil, &ro)
 
 	// Publishing offers; --deploy-all also starts a release rollout over every node.
 	next := tarRelease(t, p.build(p.pub, []testWord{{name: "peek", class: manifest.ClassLook}, {name: "wipe", class: manifest.ClassDestructive}}, nil).dir)
@@ -67,5 +82,113 @@ func TestExclusiveJobHoldsTheNode(t *testing.T) {
 	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/nodes/"+p.node.ID, nil, &n)
 	if n.TargetSequence != 1 {
 		t.Fatalf("the node's target moved before the rollout reached it: %d", n.TargetSequence)
+	}
+}
+
+// TestRevertGoesToTheReissue: agents refuse an older statement, so a revert is refused, moving
+// nothing, until the publisher re-issued the release the node ran before under a higher sequence; it
+// then moves the node to that re-issue, never to a newer release of other content, and says so in the
+// rollout's audit.
+func TestRevertGoesToTheReissue(t *testing.T) {
+	p := newTrustedPlane(t, server.Config{})
+	look := testWord{name: "peek", class: manifest.ClassLook}
+	first := p.publish([]testWord{look}, nil)
+	p.publish([]testWord{look, {name: "poke", class: manifest.ClassChange}}, nil)
+	post := http.MethodPost
+	start, _ := json.Marshal(api.RolloutRequest{Release: 2})
+	var ro api.Rollout
+	p.want(http.StatusCreated, "", store.RoleAdmin, post, "/rollouts", start, &ro)
+	// The engine moves the node's target; the node never reports back, and the admin aborts.
+	e := &rollouts.Engine{Store: p.st, Holder: "replica-a", Log: slog.New(slog.DiscardHandler)}
+	if err := e.Pass(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	p.want(http.StatusOK, "", store.RoleAdmin, post, "/rollouts/"+ro.ID+"/abort", nil, &ro)
+	if ro.Steps[0].PreviousTarget != 1 {
+		t.Fatalf("step %+v", ro.Steps[0])
+	}
+	target := func() int64 {
+		var n api.Node
+		p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/nodes/"+p.node.ID, nil, &n)
+		return n.TargetSequence
+	}
+	if got := target(); got != 2 {
+		t.Fatalf("target after the rollout: %d", got)
+	}
+	_, code, body := p.admin(store.RoleAdmin, post, "/rollouts/"+ro.ID+"/revert", nil)
+	if code != errcode.RolloutRevertNeedsReissue || !strings.Contains(string(body), "lexicon-release renew") ||
+		!strings.Contains(string(body), "RELEASE_1_DIR --sequence 3") {
+		t.Fatalf("revert before a re-issue: %s %s", code, body)
+	}
+	if got := target(); got != 2 {
+		t.Fatalf("a refused revert moved the node to %d", got)
+	}
+	// Release 1 re-issued as 3, then a newer release 4 with other content.
+	again := filepath.Join(t.TempDir(), "again")
+	if _, err := registry.Renew(registry.RenewOptions{Key: p.pub, PreviousDir: first.dir, Sequence: 3, OutDir: again}); err != nil {
+		t.Fatal(err)
+	}
+	p.want(http.StatusCreated, "", store.RoleAdmin, post, "/releases", tarRelease(t, again), nil)
+	p.seq = 3
+	p.publish([]testWord{look}, nil)
+	p.want(http.StatusOK, "", store.RoleAdmin, post, "/rollouts/"+ro.ID+"/revert", nil, &ro)
+	if got := target(); got != 3 {
+		t.Fatalf("revert moved the node to %d, want the re-issue 3", got)
+	}
+	last := ro.Events[len(ro.Events)-1]
+	if ro.State != api.RolloutReverted || len(ro.Moved) != 1 || last.Action != "revert" || last.Actor != "tok-admin" ||
+		last.Detail != "1 nodes moved back to release 3 (release 1 re-issued)" {
+		t.Fatalf("reverted rollout %+v, last event %+v", ro, last)
+	}
+	p.want(http.StatusConflict, errcode.RolloutWrongState, store.RoleAdmin, post, "/rollouts/"+ro.ID+"/revert", nil, nil)
+}
+
+// TestRevertOfAFleetWideRollout: a fleet-wide release rollout that completed moved the fleet's target
+// (what new nodes get); its revert moves the fleet back too, to the re-issue.
+func TestRevertOfAFleetWideRollout(t *testing.T) {
+	p := newTrustedPlane(t, server.Config{})
+	look := testWord{name: "peek", class: manifest.ClassLook}
+	first := p.publish([]testWord{look}, nil)
+	second := p.publish([]testWord{look, {name: "poke", class: manifest.ClassChange}}, nil)
+	post := http.MethodPost
+	start, _ := json.Marshal(api.RolloutRequest{Release: 2})
+	var ro api.Rollout
+	p.want(http.StatusCreated, "", store.RoleAdmin, post, "/rollouts", start, &ro)
+	e := &rollouts.Engine{Store: p.st, Holder: "replica-a", Log: slog.New(slog.DiscardHandler)}
+	ctx := t.Context()
+	rolloutMust(t, e.Pass(ctx))
+	// The node takes release 2.
+	rel, err := p.st.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: 2})
+	rolloutMust(t, err)
+	var vocab []store.WordRef
+	for _, w := range second.words {
+		vocab = append(vocab, store.WordRef{Name: w.Name, Version: w.Version, Digest: w.Digest, Class: string(w.Class)})
+	}
+	_, err = p.st.NodeReport(ctx, store.NodeReportParams{ID: p.node.ID, StatementSequence: 2, StatementDigest: rel.StatementDigest, Vocabulary: vocab})
+	rolloutMust(t, err)
+	rolloutMust(t, e.Pass(ctx))
+	rolloutMust(t, e.Pass(ctx))
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/rollouts/"+ro.ID, nil, &ro)
+	if fleet, err := p.st.FleetTarget(ctx); ro.State != api.RolloutCompleted || fleet != 2 || err != nil {
+		t.Fatalf("rollout %s, fleet target %d %v", ro.State, fleet, err)
+	}
+	again := filepath.Join(t.TempDir(), "again")
+	if _, err := registry.Renew(registry.RenewOptions{Key: p.pub, PreviousDir: first.dir, Sequence: 3, OutDir: again}); err != nil {
+		t.Fatal(err)
+	}
+	p.want(http.StatusCreated, "", store.RoleAdmin, post, "/releases", tarRelease(t, again), nil)
+	p.want(http.StatusOK, "", store.RoleAdmin, post, "/rollouts/"+ro.ID+"/revert", nil, &ro)
+	if fleet, err := p.st.FleetTarget(ctx); fleet != 3 || err != nil {
+		t.Fatalf("fleet target after the revert: %d %v", fleet, err)
+	}
+	if last := ro.Events[len(ro.Events)-1]; last.Detail != "1 nodes moved back to release 3 (release 1 re-issued), fleet target 3" {
+		t.Fatalf("revert event %+v", last)
+	}
+}
+
+func rolloutMust(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -203,6 +203,26 @@ var incidentTests = []test{
 		_, err := f.s.NodeReport(f.ctx, store.NodeReportParams{ID: n.ID, Update: store.NodeUpdate{State: "exploded"}})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
+	{"Incident/RolloutHalted", func(f *fx) {
+		n := f.node("web-1")
+		ro, err := f.s.RolloutCreate(f.ctx, store.RolloutCreateParams{Kind: store.RolloutJob, Word: "disk_usage", Selector: "all",
+			Stages: []string{"all"}, Steps: []store.RolloutStepNew{{NodeID: n.ID, NodeName: n.Name}}, By: "tok-admin", Now: f.at(0)})
+		noErr(f, err, "RolloutCreate")
+		same(f, "running", kinds(f.reconcile(time.Minute, hooks)), []string{})
+		_, err = f.s.RolloutMiss(f.ctx, store.RolloutMissParams{ID: ro.ID, NodeID: n.ID, NodeName: n.Name, Reason: "preflight failed", Now: f.at(time.Minute)})
+		noErr(f, err, "RolloutMiss")
+		ch := f.reconcile(2*time.Minute, hooks)
+		same(f, "halted", kinds(ch), []string{"plane:rollout_halted/opened"})
+		if inc := ch[0].Incident; inc.Subject != ro.ID || inc.NodeID != "" || inc.Severity != store.SeverityWarning ||
+			!strings.Contains(inc.Summary, "halted at node web-1 after 1 misses: preflight failed") {
+			f.Fatalf("incident %+v", inc)
+		}
+		same(f, "still halted", kinds(f.reconcile(3*time.Minute, hooks)), []string{})
+		_, err = f.s.RolloutSetState(f.ctx, store.RolloutSetStateParams{ID: ro.ID, From: []store.RolloutState{store.RolloutHalted},
+			To: store.RolloutRunning, By: "tok-admin", Action: "resume", Now: f.at(4 * time.Minute)})
+		noErr(f, err, "RolloutSetState")
+		same(f, "resumed", kinds(f.reconcile(4*time.Minute, hooks)), []string{"plane:rollout_halted/cleared", "plane:rollout_halted/triage"})
+	}},
 	{"Incident/EndedNodesConditionsEnd", func(f *fx) {
 		n := f.node("web-1")
 		f.intake(n, 0, nil, f.openCase(1, "unit_health", 0))

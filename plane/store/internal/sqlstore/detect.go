@@ -112,6 +112,7 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 		s.memoryDetector(t),
 		s.routeDetector(p.Health, t),
 		s.replicaDetector(p.Up, t),
+		s.rolloutDetector(),
 		{
 			source: DetectorAgentUpdateRefused, severity: SeverityWarning,
 			cleared: "the node runs the agent its statement pins",
@@ -263,4 +264,34 @@ func (s *sqlStore) incidents(ctx context.Context, ex sqldb.Execer, query string,
 		out = append(out, inc)
 	}
 	return out, rs.Err()
+}
+
+// rolloutDetector finds the halted rollouts: each waits for an operator to fix the cause and resume it,
+// or to abort or revert it.
+func (s *sqlStore) rolloutDetector() detector {
+	return detector{
+		source: DetectorRolloutHalted, severity: SeverityWarning,
+		cleared: "the rollout was resumed, aborted or reverted",
+		find: func(ctx context.Context, ex sqldb.Execer) (map[condKey]finding, error) {
+			rs, err := ex.Query(ctx, s.q.RolloutList, string(RolloutHalted), int64(MaxListLimit))
+			if err != nil {
+				return nil, err
+			}
+			defer rs.Close()
+			out := map[condKey]finding{}
+			for rs.Next() {
+				ro, err := scanRollout(rs)
+				if err != nil {
+					return nil, err
+				}
+				what := fmt.Sprintf("release %d", ro.ReleaseSequence)
+				if ro.Kind == RolloutJob {
+					what = "word " + ro.Word
+				}
+				out[condKey{subject: ro.ID}] = finding{summary: fmt.Sprintf("rollout %s of %s by %s halted at node %s after %d misses: %s",
+					ro.ID, what, ro.CreatedBy, ro.HaltNode, ro.Misses, ro.HaltReason)}
+			}
+			return out, rs.Err()
+		},
+	}
 }
