@@ -128,6 +128,25 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 				})
 			}),
 		},
+		{
+			source: DetectorProvisioningOrphan, severity: SeverityCritical,
+			cleared: "the provisioning's instance was deleted",
+			find: func(ctx context.Context, ex sqldb.Execer) (map[condKey]finding, error) {
+				m, err := collect(ctx, ex, s.q.DetectProvisioningOrphans, nil, func(r sqldb.Row) (string, finding, error) {
+					var id, name, account, instance, reason string
+					if err := r.Scan(&id, &name, &account, &instance, &reason); err != nil {
+						return "", finding{}, err
+					}
+					return id, finding{summary: fmt.Sprintf("provisioning %s of %s failed and its instance %s on account %s could not be deleted: %s",
+						id, name, instance, account, reason)}, nil
+				})
+				out := make(map[condKey]finding, len(m))
+				for id, f := range m {
+					out[condKey{subject: "provisioning:" + id}] = f
+				}
+				return out, err
+			},
+		},
 	}
 }
 
