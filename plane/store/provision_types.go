@@ -54,6 +54,7 @@ type Provisioning struct {
 	Region     string            `json:"region"`
 	Type       string            `json:"type"`
 	Image      string            `json:"image"`
+	Platform   string            `json:"platform"` // the agent's os-arch, e.g. linux-amd64
 	Labels     map[string]string `json:"labels,omitempty"`
 	DNSAccount string            `json:"dns_account,omitempty"`
 	DNSZone    string            `json:"dns_zone,omitempty"`
@@ -89,11 +90,15 @@ type ProvisioningEvent struct {
 	Detail string            `json:"detail"`
 }
 
+// DefaultPlatform is the agent platform of a provisioning that names none.
+const DefaultPlatform = "linux-amd64"
+
 // MaxProvisioningDetail caps a reason or an event's detail.
 const MaxProvisioningDetail = 1024
 
 type ProvisioningCreateParams struct {
 	Name, Account, Region, Type, Image string
+	Platform                           string // "": linux-amd64
 	Labels                             map[string]string
 	DNSAccount, DNSZone                string
 	By                                 string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -33,6 +34,8 @@ func checkDetail(field, v string) error {
 	return nil
 }
 
+var platformRE = regexp.MustCompile(`^[a-z0-9]{1,16}-[a-z0-9]{1,16}$`)
+
 func checkProvisioningCreate(p ProvisioningCreateParams) error {
 	if !ValidNodeName(p.Name) {
 		return invalid("name", "name %q must be a host name of at most 63 characters", p.Name)
@@ -44,6 +47,9 @@ func checkProvisioningCreate(p ProvisioningCreateParams) error {
 		if err := checkProviderID(f, v); err != nil {
 			return err
 		}
+	}
+	if p.Platform != "" && !platformRE.MatchString(p.Platform) {
+		return invalid("platform", "platform %q is not os-arch", p.Platform)
 	}
 	if (p.DNSAccount == "") != (p.DNSZone == "") {
 		return invalid("dns_zone", "a DNS account and a zone go together")
@@ -71,6 +77,9 @@ func (s *sqlStore) ProvisioningCreate(ctx context.Context, p ProvisioningCreateP
 	}
 	t := now(p.Now)
 	id := s.ids.next("prov_", t)
+	if p.Platform == "" {
+		p.Platform = DefaultPlatform
+	}
 	labels := p.Labels
 	if labels == nil {
 		labels = map[string]string{}
@@ -91,7 +100,7 @@ func (s *sqlStore) ProvisioningCreate(ctx context.Context, p ProvisioningCreateP
 		}
 		tag := "lexicon-" + strings.ReplaceAll(id, "_", "-")
 		if _, err := ex.Exec(ctx, s.q.ProvisioningInsert, id, p.Name, p.Account, p.Region, p.Type, p.Image, string(doc),
-			p.DNSAccount, p.DNSZone, tag, t, p.By); err != nil {
+			p.DNSAccount, p.DNSZone, tag, t, p.By, p.Platform); err != nil {
 			if s.drv.Kind(err) == sqldb.ErrUnique {
 				return nameTaken(p.Name, "a provisioning under way")
 			}
@@ -466,7 +475,7 @@ func scanProvisioning(r sqldb.Row, extra ...any) (Provisioning, error) {
 	var pr Provisioning
 	var labels, addrs []byte
 	var state string
-	dst := []any{&pr.ID, &pr.Name, &pr.Account, &pr.Region, &pr.Type, &pr.Image, &labels, &pr.DNSAccount, &pr.DNSZone,
+	dst := []any{&pr.ID, &pr.Name, &pr.Account, &pr.Region, &pr.Type, &pr.Image, &pr.Platform, &labels, &pr.DNSAccount, &pr.DNSZone,
 		&pr.Tag, &state, stamp{&pr.StateAt}, &pr.InstanceID, &addrs, stamp{&pr.TokenExpiresAt}, stamp{&pr.TokenUsedAt},
 		&pr.JoinID, &pr.NodeID, &pr.Reason, &pr.Cleanup, stamp{&pr.CleanupAt}, &pr.CreatedBy, stamp{&pr.CreatedAt},
 		stamp{&pr.UpdatedAt}, stamp{&pr.FinishedAt}}

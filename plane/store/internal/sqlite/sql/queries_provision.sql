@@ -1,14 +1,14 @@
 -- Queries of provisionings (plane/store/provision_types.go), read after queries.sql.
 
 -- fragment: provisioning_columns
-id, name, account, region, type, image, labels, dns_account, dns_zone, tag, state, state_at, instance_id,
+id, name, account, region, type, image, platform, labels, dns_account, dns_zone, tag, state, state_at, instance_id,
 addresses, token_expires_at, token_used_at, join_id, node_id, reason, cleanup, cleanup_at, created_by,
 created_at, updated_at, finished_at
 
 -- name: ProvisioningInsert
-INSERT INTO provisionings (id, name, account, region, type, image, labels, dns_account, dns_zone, tag, state,
+INSERT INTO provisionings (id, name, account, region, type, image, platform, labels, dns_account, dns_zone, tag, state,
     state_at, created_by, created_at, updated_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'creating', ?11, ?12, ?11, ?11)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?13, ?7, ?8, ?9, ?10, 'creating', ?11, ?12, ?11, ?11)
 
 -- name: ProvisioningLiveName
 SELECT id FROM provisionings WHERE name = ?1 AND state IN ('creating', 'booting', 'installing', 'joining')

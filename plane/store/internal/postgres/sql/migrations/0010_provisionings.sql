@@ -12,6 +12,7 @@ CREATE TABLE provisionings (
     region           text NOT NULL,
     type             text NOT NULL,
     image            text NOT NULL,
+    platform         text NOT NULL DEFAULT 'linux-amd64',
     labels           jsonb NOT NULL DEFAULT '{}',
     dns_account      text NOT NULL DEFAULT '',
     dns_zone         text NOT NULL DEFAULT '',

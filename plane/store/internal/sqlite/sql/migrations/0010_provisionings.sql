@@ -12,6 +12,7 @@ CREATE TABLE provisionings (
     region           TEXT NOT NULL,
     type             TEXT NOT NULL,
     image            TEXT NOT NULL,
+    platform         TEXT NOT NULL DEFAULT 'linux-amd64',
     labels           TEXT NOT NULL DEFAULT '{}',
     dns_account      TEXT NOT NULL DEFAULT '',
     dns_zone         TEXT NOT NULL DEFAULT '',
