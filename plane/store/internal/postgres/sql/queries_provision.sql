@@ -23,7 +23,7 @@ SELECT {{provisioning_columns}}, token_hash FROM provisionings WHERE token_hash 
 -- $1: only the open ones (live, or failed with an instance not yet deleted).
 SELECT {{provisioning_columns}} FROM provisionings
 WHERE NOT $1::boolean OR state IN ('creating', 'booting', 'installing', 'joining')
-    OR (state = 'failed' AND instance_id <> '' AND cleanup <> 'deleted')
+    OR (state = 'failed' AND cleanup <> 'deleted' AND (instance_id <> '' OR cleanup = 'failed'))
 ORDER BY id DESC LIMIT $2
 
 -- name: ProvisioningSet
