@@ -56,6 +56,10 @@
 //	GET  /cloud/{account}/regions                  operator  -> RegionList
 //	GET  /cloud/{account}/regions/{region}/types   operator  -> TypeList
 //	GET  /cloud/{account}/instances ?page_size&page_token operator -> InstancePage
+//	POST /provisionings          ProvisionRequest  admin     -> Provisioning   (201; the engine does the rest)
+//	GET  /provisionings                            viewer    -> ProvisioningList
+//	GET  /provisionings/{id}                       viewer    -> Provisioning   (with events)
+//	POST /nodes/{id}/adopt       AdoptRequest      admin     -> Provisioning   (state joined)
 //	GET  /plane/status                             viewer    -> PlaneStatus
 //	POST /plane/replicas/{id}/forget               admin     -> Replica
 //	GET  /metrics                                  viewer    -> Prometheus text format

@@ -117,6 +117,13 @@ var (
 	CloudTypes     = Route{http.MethodGet, "/cloud/{account}/regions/{region}/types", RoleOperator, http.StatusOK}
 	CloudInstances = Route{http.MethodGet, "/cloud/{account}/instances", RoleOperator, http.StatusOK}
 
+	// Provisioning makes a machine through a cloud account and joins its agent (see ProvisionRequest).
+	// NodesAdopt links an existing instance to an existing node by their addresses.
+	NodesProvision    = Route{http.MethodPost, "/provisionings", RoleAdmin, http.StatusCreated}
+	ProvisioningsList = Route{http.MethodGet, "/provisionings", RoleViewer, http.StatusOK}
+	ProvisioningsShow = Route{http.MethodGet, "/provisionings/{id}", RoleViewer, http.StatusOK}
+	NodesAdopt        = Route{http.MethodPost, "/nodes/{id}/adopt", RoleAdmin, http.StatusOK}
+
 	// Metrics answers the Prometheus text format, not JSON (see the package doc).
 	Metrics            = Route{http.MethodGet, "/metrics", RoleViewer, http.StatusOK}
 	PlaneShowStatus    = Route{http.MethodGet, "/plane/status", RoleViewer, http.StatusOK}
@@ -138,6 +145,7 @@ func Routes() []Route {
 		AccountsList, AccountsAdd, AccountsRemove,
 		DNSZones, DNSRecords, DNSReconcile,
 		CloudRegions, CloudTypes, CloudInstances,
+		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt,
 		Metrics,
 		PlaneShowStatus, PlaneForgetReplica,
 	}

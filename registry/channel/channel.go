@@ -90,6 +90,10 @@ type JoinRequest struct {
 	Key          string   `json:"key"` // node-key:...
 	Addresses    []string `json:"addresses"`
 	AgentVersion string   `json:"agent_version"`
+	// Token is the one-time token of the provisioning that made this machine, when one did: the plane
+	// then approves the join itself if the provider reports the instance at the address the join came
+	// from. A token that is unknown, used or expired is refused (provision.token_*).
+	Token string `json:"token,omitempty"`
 }
 
 // JoinResponse is the plane's receipt for a join request.
