@@ -17,7 +17,11 @@ func (e *Engine) Adopt(ctx context.Context, by, nodeID, account, instanceID stri
 	if err := cloud.ValidID("instance_id", instanceID); err != nil {
 		return store.Provisioning{}, err
 	}
-	n, err := e.Store.NodeGet(ctx, store.NodeGetParams{ID: nodeID})
+	q := store.NodeGetParams{ID: nodeID}
+	if !strings.HasPrefix(nodeID, "node_") {
+		q = store.NodeGetParams{Name: nodeID}
+	}
+	n, err := e.Store.NodeGet(ctx, q)
 	if err != nil {
 		return store.Provisioning{}, err
 	}
