@@ -463,3 +463,36 @@ func TestTwoEnginesOneInstance(t *testing.T) {
 		t.Fatalf("%d instances", en.cloud.count())
 	}
 }
+
+// TestAdoptMatchesAddresses links an instance to a node only when the provider reports an address
+// the node reported.
+func TestAdoptMatchesAddresses(t *testing.T) {
+	en := newEnv(t)
+	en.cloud.running = true
+	inst, err := en.cloud.Create(en.ctx, "test", "lin", cloudReq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := keys.NewNode().Public()
+	j, err := en.st.JoinCreate(en.ctx, store.JoinCreateParams{Name: "old-1", Key: pub.String(), Fingerprint: pub.Fingerprint(),
+		Addresses: []string{"10.1.1.1", inst.IPv4[0].String()}, SourceAddress: "203.0.113.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := en.st.JoinApprove(en.ctx, store.JoinApproveParams{ID: j.Join.ID, Fingerprint: pub.Fingerprint(), By: "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := storetest.Node(t, en.st, "other", "1.0.0", en.clock.now())
+	_, err = en.e.Adopt(en.ctx, "admin", other.ID, "lin", inst.ID)
+	testkit.WantCode(t, err, errcode.ProvisionAddressMismatch)
+	_, err = en.e.Adopt(en.ctx, "admin", "old-1", "lin", "i-404")
+	testkit.WantCode(t, err, errcode.CloudNotFound)
+	pr, err := en.e.Adopt(en.ctx, "admin", "old-1", "lin", inst.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.State != store.ProvJoined || pr.NodeID != res.Node.ID || pr.InstanceID != inst.ID || pr.Tag != "" {
+		t.Fatalf("adopted: %+v", pr)
+	}
+}

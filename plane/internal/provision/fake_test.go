@@ -169,3 +169,7 @@ func (d *fakeDNS) AddRecords(_ context.Context, _, account, zone string, want []
 	d.records[account+"/"+zone] = append(d.records[account+"/"+zone], want...)
 	return nil
 }
+
+func cloudReq() cloud.CreateRequest {
+	return cloud.CreateRequest{Region: "us-east", Type: "g6-nanode-1", Image: "debian-13", Label: "old-1"}
+}
