@@ -41,6 +41,10 @@ const (
 	CleanupFailed  = "failed"  // deleting it failed; the engine retries and an incident is open
 )
 
+// DetectorMachineTransfer: a joined provisioning's instance used 80% or more of its monthly transfer
+// allowance (subject provisioning:<id>); cleared when a new month's figure is below it.
+const DetectorMachineTransfer = "plane:machine_transfer"
+
 // DetectorProvisioningOrphan: a failed provisioning could not delete the instance it created (subject
 // provisioning:<id>); cleared once the instance is deleted.
 const DetectorProvisioningOrphan = "plane:provisioning_orphan"
@@ -78,6 +82,11 @@ type Provisioning struct {
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// The instance's transfer this month, as the provider last reported it (joined only; zero
+	// allowance: none reported).
+	TransferUsed      int64     `json:"transfer_used,omitempty"`
+	TransferAllowance int64     `json:"transfer_allowance,omitempty"`
+	TransferAt        time.Time `json:"transfer_at,omitzero"`
 	// Events is the record's timeline, oldest first (ProvisioningGet only).
 	Events []ProvisioningEvent `json:"events,omitempty"`
 }
@@ -113,7 +122,14 @@ type ProvisioningListParams struct {
 	// Open: only those the engine still has work on (live, or failed with an instance not yet
 	// deleted).
 	Open  bool
-	Limit int // 0: 100
+	State ProvisioningState // "" for every state
+	Limit int               // 0: 100
+}
+
+type ProvisioningTransferParams struct {
+	ID              string
+	Used, Allowance int64
+	Now             time.Time
 }
 
 // ProvisioningUpdateParams moves a provisioning from From to To (they may be equal) and sets the

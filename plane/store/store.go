@@ -290,6 +290,9 @@ type Store interface {
 	// (or booting) to joining, bound to the join, and the join records the provisioning. Refused as
 	// ProvisioningTokenCheck, and join.not_found.
 	ProvisioningTokenUse(ctx context.Context, p ProvisioningTokenParams) (Provisioning, error)
+	// ProvisioningTransferSet records the transfer the provider reports for a joined provisioning's
+	// instance. Refused: provision.not_found (none joined with an instance has that id).
+	ProvisioningTransferSet(ctx context.Context, p ProvisioningTransferParams) (Provisioning, error)
 	// ProvisioningAdopt records an existing instance as the provisioning of an existing active node
 	// (state joined, no tag: automation never deletes it). Refused: node.not_found, node.not_active.
 	ProvisioningAdopt(ctx context.Context, p ProvisioningAdoptParams) (Provisioning, error)

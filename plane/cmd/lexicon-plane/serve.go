@@ -184,7 +184,7 @@ func serveCmd() *cli.Command {
 			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
 			bg = append(bg, engine)
 			provisioner, provisionSvc, provisionsChanged := provisionEngine(st, mgr, log, provisionEvery, leaseTTL)
-			bg = append(bg, provisionSvc)
+			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud, Holder: provisioner.Holder, Log: log}).Service(time.Hour))
 			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
 				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged,

@@ -84,6 +84,15 @@ func (p ProvisionCloud) DeleteTagged(ctx context.Context, actor, account, id, ta
 	return err
 }
 
+func (p ProvisionCloud) Transfer(ctx context.Context, actor, account, id string) (cloud.Transfer, error) {
+	if err := cloud.ValidID("id", id); err != nil {
+		return cloud.Transfer{}, err
+	}
+	return cloudCall(p.M, ctx, actor, account, "cloud.monthly_transfer", id, func(ctx context.Context, c *goplugin.Cloud) (cloud.Transfer, error) {
+		return c.MonthlyTransfer(ctx, id)
+	})
+}
+
 // ProvisionDNS adds a provisioned node's records through the additive reconciler.
 type ProvisionDNS struct{ M *Manager }
 

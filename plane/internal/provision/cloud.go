@@ -25,6 +25,9 @@ type Cloud interface {
 	FindTagged(ctx context.Context, actor, account, tag string) (cloud.Instance, bool, error)
 	// DeleteTagged deletes an instance only if it carries tag: automation deletes only what it made.
 	DeleteTagged(ctx context.Context, actor, account, id, tag string) error
+	// Transfer is the instance's transfer this month (cloud.unsupported when the driver does not
+	// report it).
+	Transfer(ctx context.Context, actor, account, id string) (cloud.Transfer, error)
 }
 
 // DNS adds records to a zone additively (never changing or removing one a person put there).

@@ -17,6 +17,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
@@ -494,5 +495,49 @@ func TestAdoptMatchesAddresses(t *testing.T) {
 	}
 	if pr.State != store.ProvJoined || pr.NodeID != res.Node.ID || pr.InstanceID != inst.ID || pr.Tag != "" {
 		t.Fatalf("adopted: %+v", pr)
+	}
+}
+
+// TestTransferWatchDaily samples a joined provisioning's transfer once a day; past 80% of the
+// allowance the plane:machine_transfer incident opens.
+func TestTransferWatchDaily(t *testing.T) {
+	en := newEnv(t)
+	pr := en.provision("web-1")
+	en.pass()
+	if _, _, err := en.agentJoin(tokenOf(t, en.cloud.lastCreate().UserData), "web-1", "192.0.2.1"); err != nil {
+		t.Fatal(err)
+	}
+	en.pass()
+	en.wantState(pr.ID, store.ProvJoined)
+	w := &provision.TransferWatch{Store: en.st, Cloud: en.cloud, Holder: "replica-a", Now: en.clock.now}
+	en.cloud.transfer = cloud.Transfer{UsedBytes: 850, AllowanceBytes: 1000}
+	for range 3 {
+		if err := w.Pass(en.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if en.cloud.transferAsks != 1 {
+		t.Fatalf("asked %d times in one day", en.cloud.transferAsks)
+	}
+	if got := en.get(pr.ID); got.TransferUsed != 850 || got.TransferAllowance != 1000 {
+		t.Fatalf("recorded %+v", got)
+	}
+	res, err := en.st.IncidentReconcile(en.ctx, store.IncidentReconcileParams{Now: en.clock.now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := false
+	for _, c := range res.Changes {
+		opened = opened || (c.Incident.Source == store.DetectorMachineTransfer && c.Incident.Subject == "provisioning:"+pr.ID)
+	}
+	if !opened {
+		t.Fatalf("no transfer incident: %+v", res.Changes)
+	}
+	en.clock.add(provision.TransferEvery)
+	if err := w.Pass(en.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if en.cloud.transferAsks != 2 {
+		t.Fatalf("not asked again a day later: %d", en.cloud.transferAsks)
 	}
 }

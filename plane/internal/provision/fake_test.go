@@ -27,6 +27,9 @@ type fakeCloud struct {
 	createHook func(ctx context.Context) error
 	// running makes new instances report running at once.
 	running bool
+	// transfer is every instance's transfer this month.
+	transfer     cloud.Transfer
+	transferAsks int
 }
 
 func newFakeCloud() *fakeCloud {
@@ -135,6 +138,19 @@ func (f *fakeCloud) DeleteTagged(_ context.Context, _, account, id, tag string) 
 	delete(f.instances, id)
 	f.deletes = append(f.deletes, id)
 	return nil
+}
+
+func (f *fakeCloud) Transfer(_ context.Context, _, account, id string) (cloud.Transfer, error) {
+	if err := f.account(account); err != nil {
+		return cloud.Transfer{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.instances[id]; !ok {
+		return cloud.Transfer{}, cloud.NotFound(id)
+	}
+	f.transferAsks++
+	return f.transfer, nil
 }
 
 func (f *fakeCloud) setStatus(id string, s cloud.Status) {

@@ -70,6 +70,10 @@ func (c *oneCloud) DeleteTagged(_ context.Context, _, _, id, _ string) error {
 	return nil
 }
 
+func (c *oneCloud) Transfer(context.Context, string, string, string) (cloud.Transfer, error) {
+	return cloud.Transfer{}, nil
+}
+
 // TestProvisionRoutes drives a provisioning through the admin routes and the agent channel: the
 // provisioning is started (and refused on bad input, and to an operator), the machine fetches its
 // agent with the token, joins with it, the engine approves the join, and the token cannot be reused.

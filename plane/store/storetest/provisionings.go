@@ -165,6 +165,51 @@ var provisioningTests = []test{
 			f.Fatalf("the orphan incident did not clear: %+v", res.Changes)
 		}
 	}},
+	{"Provisioning/TransferIncidentAt80Percent", func(f *fx) {
+		n := f.node("old-1")
+		pr, err := f.s.ProvisioningAdopt(f.ctx, store.ProvisioningAdoptParams{Account: "lin", InstanceID: "i-9", NodeID: n.ID, By: "admin"})
+		noErr(f, err, "ProvisioningAdopt")
+		creating := f.provisioning("web-1")
+		_, err = f.s.ProvisioningTransferSet(f.ctx, store.ProvisioningTransferParams{ID: creating.ID, Used: 1, Allowance: 2})
+		testkit.WantCode(f, err, errcode.ProvisionNotFound)
+		reconcile := func(d time.Duration) []store.IncidentChange {
+			res, err := f.s.IncidentReconcile(f.ctx, store.IncidentReconcileParams{Now: f.at(d)})
+			noErr(f, err, "IncidentReconcile")
+			var out []store.IncidentChange
+			for _, c := range res.Changes {
+				if c.Incident.Source == store.DetectorMachineTransfer {
+					out = append(out, c)
+				}
+			}
+			return out
+		}
+		const tb = int64(1) << 40
+		got, err := f.s.ProvisioningTransferSet(f.ctx, store.ProvisioningTransferParams{ID: pr.ID, Used: tb * 79 / 100, Allowance: tb, Now: f.at(time.Hour)})
+		noErr(f, err, "ProvisioningTransferSet")
+		if got.TransferUsed != tb*79/100 || got.TransferAllowance != tb || got.TransferAt.IsZero() {
+			f.Fatalf("transfer: %+v", got)
+		}
+		if c := reconcile(time.Hour); len(c) != 0 {
+			f.Fatalf("an incident below 80%%: %+v", c)
+		}
+		_, err = f.s.ProvisioningTransferSet(f.ctx, store.ProvisioningTransferParams{ID: pr.ID, Used: tb * 81 / 100, Allowance: tb, Now: f.at(25 * time.Hour)})
+		noErr(f, err, "ProvisioningTransferSet")
+		c := reconcile(25 * time.Hour)
+		if len(c) != 1 || c[0].Incident.Subject != "provisioning:"+pr.ID || !strings.Contains(c[0].Incident.Summary, "of its monthly transfer") {
+			f.Fatalf("no transfer incident at 81%%: %+v", c)
+		}
+		// Notified once: a higher figure the next day changes nothing.
+		_, err = f.s.ProvisioningTransferSet(f.ctx, store.ProvisioningTransferParams{ID: pr.ID, Used: tb * 90 / 100, Allowance: tb, Now: f.at(49 * time.Hour)})
+		noErr(f, err, "ProvisioningTransferSet")
+		if c := reconcile(49 * time.Hour); len(c) != 0 {
+			f.Fatalf("a second change while over: %+v", c)
+		}
+		list, err := f.s.ProvisioningList(f.ctx, store.ProvisioningListParams{State: store.ProvJoined})
+		noErr(f, err, "ProvisioningList")
+		if len(list) != 1 || list[0].ID != pr.ID {
+			f.Fatalf("joined list: %+v", list)
+		}
+	}},
 	{"Provisioning/Adopt", func(f *fx) {
 		n := f.node("old-1")
 		pr, err := f.s.ProvisioningAdopt(f.ctx, store.ProvisioningAdoptParams{Account: "lin", InstanceID: "i-9", NodeID: n.ID,

@@ -91,7 +91,7 @@ type RolloutQueries struct {
 type ProvisionQueries struct {
 	ProvisioningInsert, ProvisioningLiveName, ProvisioningGet, ProvisioningByToken, ProvisioningList string
 	ProvisioningSet, ProvisioningEventInsert, ProvisioningEvents, ProvisioningAdoptInsert            string
-	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans                                    string
+	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans, ProvisioningTransferSet, DetectMachineTransfer                                    string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

@@ -163,9 +163,12 @@ func (s *sqlStore) ProvisioningList(ctx context.Context, p ProvisioningListParam
 	if err != nil {
 		return nil, err
 	}
+	if p.State != "" && !ValidProvisioningState(p.State) {
+		return nil, invalid("state", "%q is not a provisioning state", p.State)
+	}
 	var out []Provisioning
 	err = s.read(ctx, "list provisionings", func(ex sqldb.Execer) error {
-		rs, err := ex.Query(ctx, s.q.ProvisioningList, p.Open, int64(limit))
+		rs, err := ex.Query(ctx, s.q.ProvisioningList, p.Open, int64(limit), string(p.State))
 		if err != nil {
 			return err
 		}
@@ -478,7 +481,7 @@ func scanProvisioning(r sqldb.Row, extra ...any) (Provisioning, error) {
 	dst := []any{&pr.ID, &pr.Name, &pr.Account, &pr.Region, &pr.Type, &pr.Image, &pr.Platform, &labels, &pr.DNSAccount, &pr.DNSZone,
 		&pr.Tag, &state, stamp{&pr.StateAt}, &pr.InstanceID, &addrs, stamp{&pr.TokenExpiresAt}, stamp{&pr.TokenUsedAt},
 		&pr.JoinID, &pr.NodeID, &pr.Reason, &pr.Cleanup, stamp{&pr.CleanupAt}, &pr.CreatedBy, stamp{&pr.CreatedAt},
-		stamp{&pr.UpdatedAt}, stamp{&pr.FinishedAt}}
+		stamp{&pr.UpdatedAt}, stamp{&pr.FinishedAt}, &pr.TransferUsed, &pr.TransferAllowance, stamp{&pr.TransferAt}}
 	if err := r.Scan(append(dst, extra...)...); err != nil {
 		return Provisioning{}, err
 	}
@@ -496,4 +499,23 @@ func scanProvisioning(r sqldb.Row, extra ...any) (Provisioning, error) {
 		pr.Addresses = nil
 	}
 	return pr, nil
+}
+
+func (s *sqlStore) ProvisioningTransferSet(ctx context.Context, p ProvisioningTransferParams) (Provisioning, error) {
+	if err := checkID("id", p.ID); err != nil {
+		return Provisioning{}, err
+	}
+	if p.Used < 0 || p.Allowance < 0 {
+		return Provisioning{}, invalid("used", "transfer figures cannot be negative")
+	}
+	var out Provisioning
+	err := s.write(ctx, "record transfer", func(ex sqldb.Execer) error {
+		var err error
+		out, err = scanProvisioning(ex.QueryRow(ctx, s.q.ProvisioningTransferSet, p.ID, p.Used, p.Allowance, now(p.Now)))
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
+			return errcode.New(errcode.ProvisionNotFound, "no joined provisioning %s with an instance", p.ID).With(errcode.DetailID, p.ID)
+		}
+		return err
+	})
+	return out, err
 }

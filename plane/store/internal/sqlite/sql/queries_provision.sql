@@ -3,7 +3,7 @@
 -- fragment: provisioning_columns
 id, name, account, region, type, image, platform, labels, dns_account, dns_zone, tag, state, state_at, instance_id,
 addresses, token_expires_at, token_used_at, join_id, node_id, reason, cleanup, cleanup_at, created_by,
-created_at, updated_at, finished_at
+created_at, updated_at, finished_at, transfer_used, transfer_allowance, transfer_at
 
 -- name: ProvisioningInsert
 INSERT INTO provisionings (id, name, account, region, type, image, platform, labels, dns_account, dns_zone, tag, state,
@@ -22,8 +22,9 @@ SELECT {{provisioning_columns}}, token_hash FROM provisionings WHERE token_hash 
 -- name: ProvisioningList
 -- ?1: only the open ones (live, or failed with an instance not yet deleted).
 SELECT {{provisioning_columns}} FROM provisionings
-WHERE NOT ?1 OR state IN ('creating', 'booting', 'installing', 'joining')
-    OR (state = 'failed' AND cleanup <> 'deleted' AND (instance_id <> '' OR cleanup = 'failed'))
+WHERE (NOT ?1 OR state IN ('creating', 'booting', 'installing', 'joining')
+    OR (state = 'failed' AND cleanup <> 'deleted' AND (instance_id <> '' OR cleanup = 'failed')))
+    AND (?3 = '' OR state = ?3)
 ORDER BY id DESC LIMIT ?2
 
 -- name: ProvisioningSet
@@ -54,3 +55,13 @@ ORDER BY id
 
 -- name: ProvisioningTokenHash
 SELECT token_hash FROM provisionings WHERE id = ?1
+
+-- name: ProvisioningTransferSet
+UPDATE provisionings SET transfer_used = ?2, transfer_allowance = ?3, transfer_at = ?4
+WHERE id = ?1 AND state = 'joined' AND instance_id <> ''
+RETURNING {{provisioning_columns}}
+
+-- name: DetectMachineTransfer
+SELECT id, name, instance_id, transfer_used, transfer_allowance FROM provisionings
+WHERE state = 'joined' AND transfer_allowance > 0 AND transfer_used * 5 >= transfer_allowance * 4
+ORDER BY id

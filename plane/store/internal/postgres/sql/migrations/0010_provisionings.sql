@@ -33,7 +33,11 @@ CREATE TABLE provisionings (
     created_by       text NOT NULL,
     created_at       timestamptz NOT NULL,
     updated_at       timestamptz NOT NULL,
-    finished_at      timestamptz
+    finished_at      timestamptz,
+    -- the instance's transfer this month as the provider last reported it (the transfer watch)
+    transfer_used      bigint NOT NULL DEFAULT 0,
+    transfer_allowance bigint NOT NULL DEFAULT 0,
+    transfer_at        timestamptz
 );
 -- A name is held by one live provisioning at a time.
 CREATE UNIQUE INDEX provisionings_live_name ON provisionings (name) WHERE state IN ('creating', 'booting', 'installing', 'joining');

@@ -33,7 +33,11 @@ CREATE TABLE provisionings (
     created_by       TEXT NOT NULL,
     created_at       INTEGER NOT NULL,
     updated_at       INTEGER NOT NULL,
-    finished_at      INTEGER
+    finished_at      INTEGER,
+    -- the instance's transfer this month as the provider last reported it (the transfer watch)
+    transfer_used      INTEGER NOT NULL DEFAULT 0,
+    transfer_allowance INTEGER NOT NULL DEFAULT 0,
+    transfer_at        INTEGER
 ) STRICT;
 -- A name is held by one live provisioning at a time.
 CREATE UNIQUE INDEX provisionings_live_name ON provisionings (name) WHERE state IN ('creating', 'booting', 'installing', 'joining');
