@@ -89,9 +89,9 @@ type RolloutQueries struct {
 
 // ProvisionQueries are the statements of queries_provision.sql: provisionings and their joins.
 type ProvisionQueries struct {
-	ProvisioningInsert, ProvisioningLiveName, ProvisioningGet, ProvisioningByToken, ProvisioningList string
-	ProvisioningSet, ProvisioningEventInsert, ProvisioningEvents, ProvisioningAdoptInsert            string
-	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans, ProvisioningTransferSet, DetectMachineTransfer                                    string
+	ProvisioningInsert, ProvisioningLiveName, ProvisioningGet, ProvisioningByToken, ProvisioningList              string
+	ProvisioningSet, ProvisioningEventInsert, ProvisioningEvents, ProvisioningAdoptInsert                         string
+	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans, ProvisioningTransferSet, DetectMachineTransfer string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and
