@@ -423,6 +423,15 @@ func (e *Engine) fail(ctx context.Context, pr store.Provisioning, reason string)
 			p.Cleanup = store.CleanupFailed
 		}
 	}
+	if pr.JoinID != "" {
+		// The machine is about to be deleted: a join still waiting for a person must not be approved
+		// for it later. Rejecting retires its key.
+		if j, err := e.Store.JoinGet(ctx, store.JoinGetParams{ID: pr.JoinID, Now: e.now()}); err == nil && (j.Status == store.JoinPending || j.Status == store.JoinExpired) {
+			if _, err := e.Store.JoinReject(ctx, store.JoinRejectParams{ID: j.ID, By: Actor(pr.ID), Now: e.now()}); err != nil {
+				return false, err
+			}
+		}
+	}
 	e.log().Warn("provisioning failed", "provisioning", pr.ID, "name", pr.Name, "state", pr.State, "reason", reason)
 	return e.update(ctx, pr, p)
 }

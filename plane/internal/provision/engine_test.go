@@ -541,3 +541,27 @@ func TestTransferWatchDaily(t *testing.T) {
 		t.Fatalf("not asked again a day later: %d", en.cloud.transferAsks)
 	}
 }
+
+// TestHeldJoinTimesOut: a join left for a person that nobody decides fails the provisioning at the
+// joining timeout; the instance is deleted and the join rejected, so nobody approves a deleted machine.
+func TestHeldJoinTimesOut(t *testing.T) {
+	en := newEnv(t)
+	pr := en.provision("web-1")
+	en.pass()
+	res, _, err := en.agentJoin(tokenOf(t, en.cloud.lastCreate().UserData), "web-1", "198.51.100.66")
+	if err != nil {
+		t.Fatal(err)
+	}
+	en.pass()
+	en.wantState(pr.ID, store.ProvJoining)
+	en.clock.add(time.Hour)
+	en.pass()
+	pr = en.wantState(pr.ID, store.ProvCleanedUp)
+	if !strings.Contains(pr.Reason, "timed out: joining") || en.cloud.count() != 0 {
+		t.Fatalf("record %+v, %d instances", pr, en.cloud.count())
+	}
+	j, err := en.st.JoinGet(en.ctx, store.JoinGetParams{ID: res.Join.ID, Now: en.clock.now()})
+	if err != nil || j.Status != store.JoinRejected {
+		t.Fatalf("the held join: %+v %v", j, err)
+	}
+}
