@@ -18,6 +18,12 @@
 // artifact (artifact.not_pinned otherwise); the node checks its sha256 against the statement it
 // verified, never against anything the response says. Every claim reports where the node's own
 // update stands (ClaimRequest.Update).
+//
+// A machine the plane provisioned has no node key when it fetches its agent: artifact?agent= alone
+// also answers an unsigned request carrying "Authorization: Lexicon-Provision <token>", the
+// provisioning's one-time token, while that token is unused and unexpired; the machine checks the
+// binary against the digest its user data carries. Its join then carries the same token
+// (JoinRequest.Token), which binds the join to the provisioning and spends the token.
 package channel
 
 import (

@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
@@ -29,7 +30,7 @@ func (e *Engine) Provision(ctx context.Context, by string, req Request) (store.P
 	}
 	// The form every provider takes, with the label and tag provisioning will send.
 	probe := cloud.CreateRequest{Region: req.Region, Type: req.Type, Image: req.Image, Label: label(req.Name),
-		Tags: []string{"lexicon-prov-01m8t6v7an56y2qkjgrnfp44b8"}}
+		Tags: []string{"lexicon-prov-" + strings.Repeat("0", 26)}} // a tag of the length ProvisioningCreate makes
 	if err := probe.Validate(); err != nil {
 		return store.Provisioning{}, err
 	}
