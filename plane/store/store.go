@@ -1,6 +1,7 @@
-// Package store keeps the plane's state (joins, nodes, nonces, jobs, tokens, releases, cases, incidents
-// and their notifications, and the replicas' heartbeats) behind one interface, on PostgreSQL for
-// fleets served by several plane replicas or on embedded SQLite for one box.
+// Package store keeps the plane's state (joins, nodes, nonces, jobs, tokens, releases, cases,
+// provisionings, incidents and their notifications, and the replicas' heartbeats) behind one
+// interface, on PostgreSQL for fleets served by several plane replicas or on embedded SQLite for one
+// box.
 //
 //	s, err := open.URL(ctx, "postgres://postgres@127.0.0.1:5432/lexicon") // plane/store/open; or a file path
 //	if err != nil { ... }
