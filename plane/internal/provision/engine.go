@@ -30,7 +30,7 @@ const TokenTTL = time.Hour
 // Timeouts bound each state; a provisioning longer in one fails and cleans up. Zero fields take the
 // defaults.
 type Timeouts struct {
-	Creating   time.Duration // the create call and recording it: 5 minutes
+	Creating   time.Duration // the create call and recording it: 15 minutes (over CreateLease, so a replica that died mid-call is resumed, not timed out)
 	Booting    time.Duration // until the provider reports the instance running: 10 minutes
 	Installing time.Duration // until the agent joins with the token: 20 minutes
 	Joining    time.Duration // until the join is approved (by the check, or by a person when held): 1 hour
@@ -45,7 +45,7 @@ func (t Timeouts) of(s store.ProvisioningState) time.Duration {
 	}
 	switch s {
 	case store.ProvCreating:
-		return pick(t.Creating, 5*time.Minute)
+		return pick(t.Creating, 15*time.Minute)
 	case store.ProvBooting:
 		return pick(t.Booting, 10*time.Minute)
 	case store.ProvInstalling:
@@ -55,6 +55,10 @@ func (t Timeouts) of(s store.ProvisioningState) time.Duration {
 	}
 	return 0
 }
+
+// CreateLease is how long the engine lease lasts during a create call: longer than any driver call, so
+// no other replica starts a second create while one is under way.
+const CreateLease = 10 * time.Minute
 
 // CleanupRetry is how often a failed deletion is tried again.
 const CleanupRetry = time.Minute
@@ -223,6 +227,16 @@ func (e *Engine) create(ctx context.Context, pr store.Provisioning) (bool, error
 	if err != nil {
 		return false, err
 	}
+	// A create call can outlast the engine lease; another replica taking the lease meanwhile would
+	// find no instance yet and create a second one. The lease covers the whole call instead.
+	if _, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: pr.ID, Name: LeaseEngine, Holder: e.Holder,
+		Purpose: "create instance", TTL: CreateLease, Now: e.now()}); err != nil {
+		return false, err
+	}
+	defer func() {
+		_, _ = e.Store.LeaseAcquire(context.WithoutCancel(ctx), store.LeaseAcquireParams{Subject: pr.ID, Name: LeaseEngine, Holder: e.Holder,
+			Purpose: "advance provisioning", TTL: e.ttl(), Now: e.now()})
+	}()
 	inst, err := e.Cloud.Create(ctx, actor, pr.Account, cloud.CreateRequest{Region: pr.Region, Type: pr.Type, Image: pr.Image,
 		Label: label(pr.Name), Tags: []string{pr.Tag}, UserData: ud})
 	if err != nil {

@@ -411,9 +411,14 @@ func TestKilledEngineResumes(t *testing.T) {
 	}
 	a := en.engine("replica-a")
 	a.LeaseTTL = time.Minute
-	// The killed pass records nothing after the call: its context is gone.
+	// The killed pass records nothing after the call: its context is gone. A killed process gives
+	// nothing back either: the lease it took for the call stays until it runs out.
 	_ = a.Pass(ctx)
 	en.cloud.createHook = nil
+	if _, err := en.st.LeaseAcquire(en.ctx, store.LeaseAcquireParams{Subject: pr.ID, Name: provision.LeaseEngine, Holder: "replica-a",
+		Purpose: "create instance", TTL: provision.CreateLease, Now: en.clock.now()}); err != nil {
+		t.Fatal(err)
+	}
 	// The pass died with its context: the record still says creating, with the token's hash.
 	cur := en.wantState(pr.ID, store.ProvCreating)
 	if cur.InstanceID != "" || cur.TokenExpiresAt.IsZero() || en.cloud.count() != 1 {
@@ -424,7 +429,7 @@ func TestKilledEngineResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	en.wantState(pr.ID, store.ProvCreating) // replica-a still holds the lease
-	en.clock.add(time.Minute)
+	en.clock.add(provision.CreateLease)
 	if err := b.Pass(en.ctx); err != nil {
 		t.Fatal(err)
 	}
