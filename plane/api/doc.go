@@ -67,6 +67,10 @@
 //	GET  /cloud/{account}/instances/{id}/transfer  operator  -> Transfer
 //	POST /cloud/{account}/swap-ipv4 SwapIPv4Request operator  -> CloudAccepted
 //	GET  /cloud/{account}/account                  operator  -> CloudAccountInfo
+//	POST /provisionings          ProvisionRequest  admin     -> Provisioning   (201; the engine does the rest)
+//	GET  /provisionings                            viewer    -> ProvisioningList
+//	GET  /provisionings/{id}                       viewer    -> Provisioning   (with events)
+//	POST /nodes/{id}/adopt       AdoptRequest      admin     -> Provisioning   (state joined)
 //	GET  /plane/status                             viewer    -> PlaneStatus
 //	POST /plane/replicas/{id}/forget               admin     -> Replica
 //	GET  /metrics                                  viewer    -> Prometheus text format

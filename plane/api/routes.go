@@ -132,6 +132,13 @@ var (
 	CloudSwapIPv4   = Route{http.MethodPost, "/cloud/{account}/swap-ipv4", RoleOperator, http.StatusOK}
 	CloudAccount    = Route{http.MethodGet, "/cloud/{account}/account", RoleOperator, http.StatusOK}
 
+	// Provisioning makes a machine through a cloud account and joins its agent (see ProvisionRequest).
+	// NodesAdopt links an existing instance to an existing node by their addresses.
+	NodesProvision    = Route{http.MethodPost, "/provisionings", RoleAdmin, http.StatusCreated}
+	ProvisioningsList = Route{http.MethodGet, "/provisionings", RoleViewer, http.StatusOK}
+	ProvisioningsShow = Route{http.MethodGet, "/provisionings/{id}", RoleViewer, http.StatusOK}
+	NodesAdopt        = Route{http.MethodPost, "/nodes/{id}/adopt", RoleAdmin, http.StatusOK}
+
 	// Metrics answers the Prometheus text format, not JSON (see the package doc).
 	Metrics            = Route{http.MethodGet, "/metrics", RoleViewer, http.StatusOK}
 	PlaneShowStatus    = Route{http.MethodGet, "/plane/status", RoleViewer, http.StatusOK}
@@ -155,6 +162,7 @@ func Routes() []Route {
 		CloudRegions, CloudTypes, CloudInstances,
 		CloudCreate, CloudGet, CloudDelete, CloudPowerOn, CloudPowerOff, CloudReboot, CloudReverseDNS, CloudTransfer,
 		CloudSwapIPv4, CloudAccount,
+		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt,
 		Metrics,
 		PlaneShowStatus, PlaneForgetReplica,
 	}

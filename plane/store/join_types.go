@@ -32,6 +32,10 @@ type Join struct {
 	DecidedAt     time.Time  `json:"decided_at,omitzero"`
 	DecidedBy     string     `json:"decided_by,omitempty"`
 	NodeID        string     `json:"node_id,omitempty"` // once approved
+	// ProvisioningID names the provisioning whose one-time token the join carried.
+	ProvisioningID string `json:"provisioning_id,omitempty"`
+	// HoldReason says why the plane left a provisioned join for a person instead of approving it.
+	HoldReason string `json:"hold_reason,omitempty"`
 }
 
 type JoinCreateParams struct {

@@ -1,6 +1,7 @@
-// Package store keeps the plane's state (joins, nodes, nonces, jobs, tokens, releases, cases, incidents
-// and their notifications, and the replicas' heartbeats) behind one interface, on PostgreSQL for
-// fleets served by several plane replicas or on embedded SQLite for one box.
+// Package store keeps the plane's state (joins, nodes, nonces, jobs, tokens, releases, cases,
+// provisionings, incidents and their notifications, and the replicas' heartbeats) behind one
+// interface, on PostgreSQL for fleets served by several plane replicas or on embedded SQLite for one
+// box.
 //
 //	s, err := open.URL(ctx, "postgres://postgres@127.0.0.1:5432/lexicon") // plane/store/open; or a file path
 //	if err != nil { ... }
@@ -62,6 +63,10 @@ type Store interface {
 	// JoinReject marks a pending (or expired) join rejected and retires its key for good.
 	// Refused: join.not_pending.
 	JoinReject(ctx context.Context, p JoinRejectParams) (Join, error)
+	// JoinHold records on a pending join the provisioning whose token it carried and why the plane
+	// leaves it for a person ("" while the provider check has not decided). Refused: join.not_found,
+	// join.not_pending.
+	JoinHold(ctx context.Context, p JoinHoldParams) (Join, error)
 	// JoinExpire marks pending joins past their expiry expired and returns how many it marked. Rules
 	// never depend on it having run; it keeps the table honest for people reading it.
 	JoinExpire(ctx context.Context, p JoinExpireParams) (int64, error)
@@ -272,6 +277,35 @@ type Store interface {
 	CaseGet(ctx context.Context, p CaseGetParams) (Case, error)
 	// CaseList returns a node's cases, newest first, without notes and body.
 	CaseList(ctx context.Context, p CaseListParams) ([]Case, error)
+
+	// Provisionings. A provisioning is a machine a cloud driver makes for the plane, followed from the
+	// create call to its node's join; its record (state, instance, token hash, timeline) is all the
+	// engine needs, so any replica resumes it after a restart. Updates move only from the state the
+	// caller saw.
+
+	// ProvisioningCreate records a provisioning in state creating. Refused: provision.name_taken (an
+	// active node or a live provisioning has the name), store.param_invalid.
+	ProvisioningCreate(ctx context.Context, p ProvisioningCreateParams) (Provisioning, error)
+	// ProvisioningGet returns one provisioning with its timeline. Refused: provision.not_found.
+	ProvisioningGet(ctx context.Context, p ProvisioningGetParams) (Provisioning, error)
+	// ProvisioningList returns provisionings newest first, without timelines.
+	ProvisioningList(ctx context.Context, p ProvisioningListParams) ([]Provisioning, error)
+	// ProvisioningUpdate moves a provisioning from the state the caller saw. Refused:
+	// provision.not_found, store.param_invalid.
+	ProvisioningUpdate(ctx context.Context, p ProvisioningUpdateParams) (ProvisioningUpdateResult, error)
+	// ProvisioningTokenCheck returns the provisioning whose token has that hash if the token may still
+	// be used. Refused: provision.token_invalid, provision.token_used, provision.token_expired.
+	ProvisioningTokenCheck(ctx context.Context, p ProvisioningTokenParams) (Provisioning, error)
+	// ProvisioningTokenUse spends the token on a join, once: the provisioning moves from installing
+	// (or booting) to joining, bound to the join, and the join records the provisioning. Refused as
+	// ProvisioningTokenCheck, and join.not_found.
+	ProvisioningTokenUse(ctx context.Context, p ProvisioningTokenParams) (Provisioning, error)
+	// ProvisioningTransferSet records the transfer the provider reports for a joined provisioning's
+	// instance. Refused: provision.not_found (none joined with an instance has that id).
+	ProvisioningTransferSet(ctx context.Context, p ProvisioningTransferParams) (Provisioning, error)
+	// ProvisioningAdopt records an existing instance as the provisioning of an existing active node
+	// (state joined, no tag: automation never deletes it). Refused: node.not_found, node.not_active.
+	ProvisioningAdopt(ctx context.Context, p ProvisioningAdoptParams) (Provisioning, error)
 
 	// Incidents. The store keeps incidents: one condition (a source) on one node, or on one subject of the
 	// plane itself (a driver, a replica, a route; no node), with two separate answers. Is

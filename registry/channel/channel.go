@@ -18,6 +18,12 @@
 // artifact (artifact.not_pinned otherwise); the node checks its sha256 against the statement it
 // verified, never against anything the response says. Every claim reports where the node's own
 // update stands (ClaimRequest.Update).
+//
+// A machine the plane provisioned has no node key when it fetches its agent: artifact?agent= alone
+// also answers an unsigned request carrying "Authorization: Lexicon-Provision <token>", the
+// provisioning's one-time token, while that token is unused and unexpired; the machine checks the
+// binary against the digest its user data carries. Its join then carries the same token
+// (JoinRequest.Token), which binds the join to the provisioning and spends the token.
 package channel
 
 import (
@@ -90,6 +96,10 @@ type JoinRequest struct {
 	Key          string   `json:"key"` // node-key:...
 	Addresses    []string `json:"addresses"`
 	AgentVersion string   `json:"agent_version"`
+	// Token is the one-time token of the provisioning that made this machine, when one did: the plane
+	// then approves the join itself if the provider reports the instance at the address the join came
+	// from. A token that is unknown, used or expired is refused (provision.token_*).
+	Token string `json:"token,omitempty"`
 }
 
 // JoinResponse is the plane's receipt for a join request.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent"
@@ -33,23 +34,35 @@ func (r joinResult) Text(w io.Writer) {
 
 func joinCmd() *cli.Command {
 	var d dirs
-	var plane, name, ca string
+	var plane, name, ca, token, tokenFile string
 	var noWait bool
 	var wait time.Duration
 	return &cli.Command{
-		Path: "join", Args: "--plane URL [--name N] [--ca FILE] [--no-wait]", MaxArgs: 0,
+		Path: "join", Args: "--plane URL [--name N] [--ca FILE] [--token-file FILE] [--no-wait]", MaxArgs: 0,
 		Summary: "ask a plane to pair with this machine; an admin approves after comparing the fingerprint",
 		Setup: func(fs *flag.FlagSet) {
 			d.setup(fs)
 			fs.StringVar(&plane, "plane", "", "plane URL, https://host:port (required)")
 			fs.StringVar(&name, "name", "", "the name this machine asks for (default: its host name)")
 			fs.StringVar(&ca, "ca", "", "the plane's CA certificate, when the plane minted its own")
+			fs.StringVar(&token, "token", "", "the one-time token of the provisioning that made this machine (prefer --token-file: a command line is visible to every process)")
+			fs.StringVar(&tokenFile, "token-file", "", "a file holding the provisioning's one-time token")
 			fs.BoolVar(&noWait, "no-wait", false, "return once the request is made; lexicon-agent status shows the outcome")
 			fs.DurationVar(&wait, "wait", time.Hour, "how long to wait for an admin's decision")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			if plane == "" {
 				return nil, cli.UsageError("join needs --plane URL")
+			}
+			if token != "" && tokenFile != "" {
+				return nil, cli.UsageError("give --token or --token-file, not both")
+			}
+			if tokenFile != "" {
+				data, err := os.ReadFile(tokenFile)
+				if err != nil {
+					return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", tokenFile)
+				}
+				token = strings.TrimSpace(string(data))
 			}
 			sd, err := d.open()
 			if err != nil {
@@ -77,7 +90,7 @@ func joinCmd() *cli.Command {
 			if err != nil {
 				return nil, err
 			}
-			resp, err := c.Join(ctx, channel.JoinRequest{Name: name, Key: key.Public().String(), Addresses: addresses(), AgentVersion: agent.Version})
+			resp, err := c.Join(ctx, channel.JoinRequest{Name: name, Key: key.Public().String(), Addresses: addresses(), AgentVersion: agent.Version, Token: token})
 			if err != nil {
 				return nil, err
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
@@ -82,6 +83,8 @@ func serveCmd() *cli.Command {
 		memoryAlert                   float64
 		heartbeatEvery                time.Duration
 		rolloutEvery, leaseTTL        time.Duration
+		provisionEvery                time.Duration
+		provisionPolicy               string
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -100,6 +103,8 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
 			fs.DurationVar(&rolloutEvery, "rollout-every", 2*time.Second, "how often the rollout engine looks at running rollouts")
+			fs.DurationVar(&provisionEvery, "provision-every", 2*time.Second, "how often the provisioning engine looks at provisionings under way")
+			fs.StringVar(&provisionPolicy, "provision-policy", "", "policy.json given to provisioned nodes (default: look and change words accepted, destructive refused)")
 			fs.DurationVar(&leaseTTL, "lease-ttl", 30*time.Second, "how long a lease this replica holds outlives it if it dies")
 			fs.IntVar(&driverMaxTimeouts, "driver-max-timeouts", 3, "calls in a row that may time out before a driver process is restarted (negative: never)")
 			fs.StringVar(&metricsListen, "metrics-listen", "", "also serve /metrics (Prometheus, no token) on this address, plain HTTP; keep it loopback or private")
@@ -178,9 +183,12 @@ func serveCmd() *cli.Command {
 				Address: address, Every: heartbeatEvery, MemoryAlert: memoryAlert, Routes: routes, Log: log})
 			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
 			bg = append(bg, engine)
+			provisioner, provisionSvc, provisionsChanged := provisionEngine(st, mgr, log, provisionEvery, leaseTTL)
+			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud, Holder: provisioner.Holder, Log: log}).Service(time.Hour))
 			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
-				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged})
+				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged,
+				Provision: provisioner, ProvisionsChanged: provisionsChanged})
 			log.Info("replica", "id", replicaID, "address", address, "memory_alert", memoryAlert)
 			if len(hooks) > 0 {
 				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
@@ -212,6 +220,14 @@ func serveCmd() *cli.Command {
 				}
 			}
 			ready.URL = scheme + "://" + ln.Addr().String()
+			// What provisioned machines are given: set before the engine's first pass (bg.Start).
+			planeURL := scheme + "://" + address
+			if ext != "" {
+				planeURL = ext
+			}
+			if provisioner.Bootstrap, err = provisionBootstrap(planeURL, ready.CA, trust, provisionPolicy); err != nil {
+				return nil, err
+			}
 			// A replica that says it is ready is already listed: its first heartbeat is in the store.
 			beat.Beat(ctx)
 			if env.JSON {
@@ -337,6 +353,55 @@ func rolloutEngine(st store.Store, log *slog.Logger, every, ttl time.Duration) (
 		default:
 		}
 	}
+}
+
+// provisionEngine is the service that advances provisionings through the drivers, under a holder
+// name of its own, and the function that wakes it.
+func provisionEngine(st store.Store, mgr *drivers.Manager, log *slog.Logger, every, ttl time.Duration) (*provision.Engine, services.Service, func()) {
+	host, _ := os.Hostname()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	holder := fmt.Sprintf("plane:%s:%x", host, b)
+	wake := make(chan struct{}, 1)
+	e := &provision.Engine{Store: st, Cloud: drivers.ProvisionCloud{M: mgr}, DNS: drivers.ProvisionDNS{M: mgr}, Holder: holder,
+		Log: log, LeaseTTL: ttl}
+	return e, e.Service(every, wake), func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// provisionBootstrap is what every provisioned machine is given: the plane's URL and CA, the trust
+// folder's publisher and log keys (never its state), and the node policy. All of it is public.
+func provisionBootstrap(planeURL, caFile, trustDir, policyFile string) (provision.Bootstrap, error) {
+	b := provision.Bootstrap{PlaneURL: planeURL, Trust: map[string]string{}}
+	if caFile != "" {
+		data, err := os.ReadFile(caFile)
+		if err != nil {
+			return b, errcode.Wrap(err, errcode.IOFailed, "cannot read the plane's CA %s", caFile)
+		}
+		b.CA = string(data)
+	}
+	for _, sub := range []string{"statement_keys", "log_keys"} {
+		files, _ := filepath.Glob(filepath.Join(trustDir, sub, "*.pub"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return b, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", f)
+			}
+			b.Trust[sub+"/"+filepath.Base(f)] = string(data)
+		}
+	}
+	if policyFile != "" {
+		data, err := os.ReadFile(policyFile)
+		if err != nil {
+			return b, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", policyFile)
+		}
+		b.Policy = string(data)
+	}
+	return b, nil
 }
 
 // driverManager loads (or, on first start, makes) the master key and sets up the drivers, whose

@@ -54,6 +54,13 @@ func (l joinList) Text(w io.Writer) {
 	}
 	for _, j := range l.Joins {
 		fmt.Fprintf(w, "%s  %-9s %-20s %s  from %s  expires %s\n", j.ID, j.Status, j.Name, j.Fingerprint, j.SourceAddress, short(j.ExpiresAt))
+		if j.ProvisioningID != "" {
+			line := "  provisioning " + j.ProvisioningID
+			if j.HoldReason != "" {
+				line += ", waits for a person: " + clip(esc(j.HoldReason), 300)
+			}
+			fmt.Fprintln(w, line)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package incidents runs the plane's incident detectors: on every tick it compares what the store holds
-// (silent agents, refusals, lost jobs, untrusted releases, halted rollouts, and the plane's own health:
-// failing drivers, replicas over their memory alert, failing routes, missing replicas) with the open
+// (silent agents, refusals, lost jobs, untrusted releases, halted rollouts, the plane's own health:
+// failing drivers, replicas over their memory alert, failing routes, missing replicas; and its machines:
+// provisionings whose instance could not be deleted, instances past 80% of their monthly transfer) with the open
 // incidents and writes only the differences.
 package incidents
 

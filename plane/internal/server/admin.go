@@ -172,6 +172,7 @@ func (s *Server) adminTable(r chi.Router) {
 		s.metrics.Handler().ServeHTTP(w, r)
 	}))
 	s.rolloutRoutes(r)
+	s.provisionRoutes(r)
 }
 
 // tokenCreate makes a token; the store checks the name and role. The secret is in the answer only.

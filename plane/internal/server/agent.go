@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -115,17 +116,28 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := s.store.JoinCreate(r.Context(), store.JoinCreateParams{
+	p := store.JoinCreateParams{
 		Name: req.Name, Key: key.String(), Fingerprint: key.Fingerprint(), Addresses: req.Addresses,
 		SourceAddress: sourceAddr(r), Now: now,
 		MaxPending: s.cfg.MaxPendingJoins, MaxPendingPerSource: s.cfg.MaxPendingJoinsPerSource,
-	})
+	}
+	var res store.JoinCreateResult
+	if req.Token != "" {
+		// A provisioned machine: the token binds the join to its provisioning, whose engine asks the
+		// provider before approving. The token is never logged.
+		res, err = provision.Join(r.Context(), s.store, req.Token, p)
+		if err == nil {
+			s.provisionsChanged()
+		}
+	} else {
+		res, err = s.store.JoinCreate(r.Context(), p)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	s.log.Info("join requested", "join", res.Join.ID, "name", res.Join.Name, "fingerprint", res.Join.Fingerprint,
-		"source", res.Join.SourceAddress, "renewed", res.Renewed)
+		"source", res.Join.SourceAddress, "renewed", res.Renewed, "provisioning", res.Join.ProvisioningID)
 	writeJSON(w, http.StatusAccepted, channel.JoinResponse{
 		JoinID: res.Join.ID, Fingerprint: res.Join.Fingerprint, Status: string(res.Join.Status), ExpiresAt: res.Join.ExpiresAt,
 	})

@@ -25,7 +25,7 @@ func tokenToAPI(t store.Token) api.Token {
 func joinToAPI(j store.Join) api.Join {
 	return api.Join{ID: j.ID, Name: j.Name, Key: j.Key, Fingerprint: j.Fingerprint, Addresses: j.Addresses,
 		SourceAddress: j.SourceAddress, Status: api.JoinStatus(j.Status), CreatedAt: j.CreatedAt, ExpiresAt: j.ExpiresAt,
-		DecidedAt: j.DecidedAt, DecidedBy: j.DecidedBy, NodeID: j.NodeID}
+		DecidedAt: j.DecidedAt, DecidedBy: j.DecidedBy, NodeID: j.NodeID, ProvisioningID: j.ProvisioningID, HoldReason: j.HoldReason}
 }
 
 func nodeToAPI(n store.Node) api.Node {

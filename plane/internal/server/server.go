@@ -17,6 +17,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -54,6 +55,12 @@ type Config struct {
 	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
 	// it wakes this process's rollout engine.
 	RolloutsChanged func()
+	// Provision runs provisionings; nil refuses the provisioning routes (a plane without drivers).
+	// Joins carrying a provisioning token are served either way.
+	Provision *provision.Engine
+	// ProvisionsChanged, when not nil, is called after a provisioning was started or a token join
+	// recorded: it wakes this process's provisioning engine.
+	ProvisionsChanged func()
 	// MaxOpenCases caps a node's open cases; 0 means channel.MaxOpenCasesNode.
 	MaxOpenCases int
 	// Metrics is what this replica counts and serves on GET /api/v1/admin/metrics; nil makes a
@@ -136,7 +143,7 @@ func (s *Server) Handler() http.Handler {
 	r.Post(channel.PathResult, s.signed(channel.ResultCap, s.result))
 	r.Post(channel.PathJobStatus, s.signed(channel.DefaultBodyCap, s.jobStatus))
 	r.Post(channel.PathLeave, s.signed(channel.DefaultBodyCap, s.leave))
-	r.Get(channel.PathArtifact, s.signed(0, s.artifact))
+	r.Get(channel.PathArtifact, s.artifactRoute(s.signed(0, s.artifact)))
 	r.Route("/api/v1/admin", s.adminRoutes)
 	h, as := s.AdminAs()
 	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, HashToken: HashToken, Log: s.log, Now: s.now}).Handler())

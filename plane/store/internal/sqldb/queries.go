@@ -19,9 +19,10 @@ import (
 // unless every field has a block and every block a field, so the two dialects cannot drift apart
 // silently. An empty statement means the database needs nothing there (SQLite's lock blocks).
 type Queries struct {
-	DriverQueries  // queries_drivers.sql
-	HealthQueries  // queries_health.sql
-	RolloutQueries // queries_rollouts.sql
+	DriverQueries    // queries_drivers.sql
+	HealthQueries    // queries_health.sql
+	RolloutQueries   // queries_rollouts.sql
+	ProvisionQueries // queries_provision.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -85,6 +86,13 @@ type RolloutQueries struct {
 	RolloutInsert, RolloutStepInsert, RolloutEventInsert, RolloutGet, RolloutList string
 	RolloutSteps, RolloutEvents, RolloutSetState, RolloutMiss, RolloutStepUpdate  string
 	RolloutStepGet, RolloutStepsSkip, RolloutStepsRetry                           string
+}
+
+// ProvisionQueries are the statements of queries_provision.sql: provisionings and their joins.
+type ProvisionQueries struct {
+	ProvisioningInsert, ProvisioningLiveName, ProvisioningGet, ProvisioningByToken, ProvisioningList              string
+	ProvisioningSet, ProvisioningEventInsert, ProvisioningEvents, ProvisioningAdoptInsert                         string
+	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans, ProvisioningTransferSet, DetectMachineTransfer string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

@@ -129,6 +129,45 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 				})
 			}),
 		},
+		{
+			source: DetectorMachineTransfer, severity: SeverityWarning,
+			cleared: "the instance's transfer is below 80% of its allowance",
+			find: func(ctx context.Context, ex sqldb.Execer) (map[condKey]finding, error) {
+				m, err := collect(ctx, ex, s.q.DetectMachineTransfer, nil, func(r sqldb.Row) (string, finding, error) {
+					var id, name, instance string
+					var used, allowance int64
+					if err := r.Scan(&id, &name, &instance, &used, &allowance); err != nil {
+						return "", finding{}, err
+					}
+					return id, finding{summary: fmt.Sprintf("%s (instance %s) used %d%% of its monthly transfer: %d of %d bytes",
+						name, instance, used*100/allowance, used, allowance)}, nil
+				})
+				out := make(map[condKey]finding, len(m))
+				for id, f := range m {
+					out[condKey{subject: "provisioning:" + id}] = f
+				}
+				return out, err
+			},
+		},
+		{
+			source: DetectorProvisioningOrphan, severity: SeverityCritical,
+			cleared: "the provisioning's instance was deleted",
+			find: func(ctx context.Context, ex sqldb.Execer) (map[condKey]finding, error) {
+				m, err := collect(ctx, ex, s.q.DetectProvisioningOrphans, nil, func(r sqldb.Row) (string, finding, error) {
+					var id, name, account, instance, reason string
+					if err := r.Scan(&id, &name, &account, &instance, &reason); err != nil {
+						return "", finding{}, err
+					}
+					return id, finding{summary: fmt.Sprintf("provisioning %s of %s failed and its instance %s on account %s could not be deleted: %s",
+						id, name, instance, account, reason)}, nil
+				})
+				out := make(map[condKey]finding, len(m))
+				for id, f := range m {
+					out[condKey{subject: "provisioning:" + id}] = f
+				}
+				return out, err
+			},
+		},
 	}
 }
 

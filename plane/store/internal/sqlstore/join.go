@@ -406,7 +406,7 @@ func scanJoin(r sqldb.Row) (Join, error) {
 	var addrs []byte
 	var status string
 	if err := r.Scan(&j.ID, &j.Name, &j.Key, &j.Fingerprint, &addrs, &j.SourceAddress, &status,
-		stamp{&j.CreatedAt}, stamp{&j.ExpiresAt}, stamp{&j.DecidedAt}, &j.DecidedBy, &j.NodeID); err != nil {
+		stamp{&j.CreatedAt}, stamp{&j.ExpiresAt}, stamp{&j.DecidedAt}, &j.DecidedBy, &j.NodeID, &j.ProvisioningID, &j.HoldReason); err != nil {
 		return Join{}, err
 	}
 	j.Status = JoinStatus(status)

@@ -7,7 +7,7 @@
 
 -- fragment: join_columns
 id, name, node_key, key_fingerprint, addresses, source_address, status, created_at, expires_at,
-decided_at, decided_by, COALESCE(node_id, '')
+decided_at, decided_by, COALESCE(node_id, ''), provisioning_id, hold_reason
 
 -- fragment: node_columns
 id, name, node_key, key_fingerprint, addresses, state, created_at, last_seen_at, ended_at,

@@ -1,0 +1,95 @@
+package api
+
+import "time"
+
+// ProvisionRequest is the body of POST /provisionings: make a machine named Name in Account (a cloud
+// account) from Region, Type and Image, install its agent for Platform (default linux-amd64) with
+// cloud-init and join it; with DNSAccount and Zone, add its A/AAAA records. Refused before anything is
+// created: account.not_found, provision.unknown_region, provision.unknown_type, provision.name_taken,
+// cloud.invalid (a label, image or tag no provider takes), store.param_invalid (labels).
+type ProvisionRequest struct {
+	Name       string            `json:"name"`
+	Account    string            `json:"account"`
+	Region     string            `json:"region"`
+	Type       string            `json:"type"`
+	Image      string            `json:"image"`
+	Platform   string            `json:"platform,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	DNSAccount string            `json:"dns_account,omitempty"`
+	Zone       string            `json:"zone,omitempty"`
+}
+
+// Provisioning states.
+const (
+	ProvCreating   = "creating"
+	ProvBooting    = "booting"
+	ProvInstalling = "installing"
+	ProvJoining    = "joining"
+	ProvJoined     = "joined"
+	ProvFailed     = "failed"
+	ProvCleanedUp  = "cleaned_up"
+)
+
+// Provisioning is one machine made through a cloud account (GET /provisionings/{id} has Events).
+// Reason says why it failed, or why its join waits for a person; Cleanup is "deleted" once the
+// instance a failed provisioning made is gone, "failed" while deleting it fails (an incident is open).
+type Provisioning struct {
+	ID             string              `json:"id"`
+	Name           string              `json:"name"`
+	Account        string              `json:"account"`
+	Region         string              `json:"region"`
+	Type           string              `json:"type"`
+	Image          string              `json:"image"`
+	Platform       string              `json:"platform"`
+	Labels         map[string]string   `json:"labels,omitempty"`
+	DNSAccount     string              `json:"dns_account,omitempty"`
+	Zone           string              `json:"zone,omitempty"`
+	Tag            string              `json:"tag,omitempty"`
+	State          string              `json:"state"`
+	StateAt        time.Time           `json:"state_at"`
+	InstanceID     string              `json:"instance_id,omitempty"`
+	Addresses      []string            `json:"addresses,omitempty"`
+	TokenExpiresAt time.Time           `json:"token_expires_at,omitzero"`
+	TokenUsedAt    time.Time           `json:"token_used_at,omitzero"`
+	JoinID         string              `json:"join_id,omitempty"`
+	NodeID         string              `json:"node_id,omitempty"`
+	Reason         string              `json:"reason,omitempty"`
+	Cleanup        string              `json:"cleanup,omitempty"`
+	CreatedBy      string              `json:"created_by"`
+	CreatedAt      time.Time           `json:"created_at"`
+	FinishedAt     time.Time           `json:"finished_at,omitzero"`
+	Events         []ProvisioningEvent `json:"events,omitempty"`
+}
+
+// Final reports whether the provisioning will not move again (joined, cleaned up, or failed with
+// nothing left to delete).
+func (p Provisioning) Final() bool {
+	switch p.State {
+	case ProvJoined, ProvCleanedUp:
+		return true
+	case ProvFailed:
+		return p.Cleanup != "failed" && (p.InstanceID == "" || p.Cleanup == "deleted")
+	}
+	return false
+}
+
+// ProvisioningEvent is one entry of a provisioning's timeline.
+type ProvisioningEvent struct {
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	State  string    `json:"state"`
+	Detail string    `json:"detail"`
+}
+
+// ProvisioningList is the answer of GET /provisionings (newest first).
+type ProvisioningList struct {
+	Provisionings []Provisioning `json:"provisionings"`
+}
+
+// AdoptRequest is the body of POST /nodes/{id}/adopt: the node is the instance InstanceID of Account
+// if the provider reports, for that instance, an address the node reported (provision.address_mismatch
+// otherwise).
+type AdoptRequest struct {
+	Account    string `json:"account"`
+	InstanceID string `json:"instance_id"`
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/sdk/cli"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// ExitProvisionFailed is the exit status of nodes provision --wait for a provisioning that failed.
+const ExitProvisionFailed = 9
+
+type provisioningOne struct{ api.Provisioning }
+
+func (p provisioningOne) Text(w io.Writer) {
+	fmt.Fprintf(w, "provisioning %s: %s on %s (%s, %s, %s, %s)\n", p.ID, esc(p.Name), esc(p.Account), esc(p.Region), esc(p.Type), esc(p.Image), p.Platform)
+	fmt.Fprintf(w, "state %s since %s", p.State, short(p.StateAt))
+	if p.InstanceID != "" {
+		fmt.Fprintf(w, ", instance %s %s", esc(p.InstanceID), strings.Join(p.Addresses, " "))
+	}
+	if p.NodeID != "" {
+		fmt.Fprintf(w, ", node %s", p.NodeID)
+	}
+	fmt.Fprintln(w)
+	if p.Reason != "" {
+		fmt.Fprintf(w, "reason: %s\n", clip(esc(p.Reason), 400))
+	}
+	if p.Cleanup != "" {
+		fmt.Fprintf(w, "cleanup: %s\n", p.Cleanup)
+	}
+	for _, e := range p.Events {
+		fmt.Fprintf(w, "  %s  %-10s %-14s %s\n", short(e.At), e.State, clip(esc(e.Actor), 14), clip(esc(e.Detail), 200))
+	}
+}
+
+// provisioningEnded is a provisioning that stopped moving; its exit status says whether it joined.
+type provisioningEnded struct {
+	provisioningOne
+	OK bool `json:"ok"`
+}
+
+func (p provisioningEnded) ExitStatus() int {
+	if p.OK {
+		return 0
+	}
+	return ExitProvisionFailed
+}
+
+type provisioningList struct{ api.ProvisioningList }
+
+func (l provisioningList) Text(w io.Writer) {
+	if len(l.Provisionings) == 0 {
+		fmt.Fprintln(w, "no provisionings")
+	}
+	for _, p := range l.Provisionings {
+		fmt.Fprintf(w, "%s  %-20s %-11s %-12s %-14s %s\n", p.ID, esc(p.Name), p.State, clip(esc(p.Account), 12), clip(esc(p.InstanceID), 14),
+			clip(esc(p.Reason), 100))
+	}
+}
+
+func nodesProvisionCmd() *cli.Command {
+	var req api.ProvisionRequest
+	var labels stringList
+	var wait bool
+	return simple("nodes provision", "--account A --region R --type T --image I --name N [--label k=v]... [--dns-account D --zone Z] [--platform os-arch] [--wait]",
+		"make a machine through a cloud account, install its agent with cloud-init and join it (approved when the provider vouches for its address)", 0, 0,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&req.Account, "account", "", "the cloud account (lexicon accounts list)")
+			fs.StringVar(&req.Region, "region", "", "the region (lexicon cloud regions ACCOUNT)")
+			fs.StringVar(&req.Type, "type", "", "the instance type (lexicon cloud types ACCOUNT REGION)")
+			fs.StringVar(&req.Image, "image", "", "the provider's image id")
+			fs.StringVar(&req.Name, "name", "", "the node's name")
+			fs.StringVar(&req.Platform, "platform", "", "the agent's platform, os-arch (default linux-amd64)")
+			fs.Var(&labels, "label", "a label of the node, key=value (repeatable; --labels takes a comma list)")
+			fs.Func("labels", "labels of the node, k=v[,k=v...]", func(v string) error {
+				labels = append(labels, strings.Split(v, ",")...)
+				return nil
+			})
+			fs.StringVar(&req.DNSAccount, "dns-account", "", "a DNS account to add the node's A/AAAA records with")
+			fs.StringVar(&req.Zone, "zone", "", "the zone of those records")
+			fs.BoolVar(&wait, "wait", false, "follow it until it joined or failed; exit status 0 only if it joined, 9 if it failed")
+		},
+		func(ctx context.Context, env *cli.Env, c *client, _ []string) (any, error) {
+			for name, v := range map[string]string{"--account": req.Account, "--region": req.Region, "--type": req.Type, "--image": req.Image, "--name": req.Name} {
+				if v == "" {
+					return nil, cli.UsageError("nodes provision needs %s", name)
+				}
+			}
+			for _, l := range labels {
+				k, v, ok := strings.Cut(l, "=")
+				if !ok {
+					return nil, cli.UsageError("a label is key=value, not %q", l)
+				}
+				if req.Labels == nil {
+					req.Labels = map[string]string{}
+				}
+				req.Labels[k] = v
+			}
+			var p provisioningOne
+			if err := c.call(ctx, api.NodesProvision, nil, nil, req, &p); err != nil {
+				return nil, err
+			}
+			env.Progressf("provisioning %s started: %s", p.ID, p.Name)
+			if !wait {
+				return p, nil
+			}
+			return watchProvisioning(ctx, env, c, p.ID)
+		})
+}
+
+// watchProvisioning polls a provisioning until it stops moving, printing each new timeline entry.
+func watchProvisioning(ctx context.Context, env *cli.Env, c *client, id string) (any, error) {
+	seen := 0
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		var p provisioningOne
+		if err := c.call(ctx, api.ProvisioningsShow, []string{id}, nil, nil, &p); err != nil {
+			return nil, err
+		}
+		for _, e := range p.Events[min(seen, len(p.Events)):] {
+			env.Progressf("%s  %-10s %s", short(e.At), e.State, clip(esc(e.Detail), 200))
+		}
+		seen = len(p.Events)
+		if p.Final() {
+			return provisioningEnded{provisioningOne: p, OK: p.State == api.ProvJoined}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errcode.Wrap(ctx.Err(), errcode.UsageInvalid, "stopped watching provisioning %s; it goes on", id)
+		case <-tick.C:
+		}
+	}
+}
+
+func provisioningsListCmd() *cli.Command {
+	return simple("provisionings list", "", "list provisionings, newest first", 0, 0, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			var l provisioningList
+			return l, c.call(ctx, api.ProvisioningsList, nil, nil, nil, &l)
+		})
+}
+
+func provisioningsShowCmd() *cli.Command {
+	var wait bool
+	return simple("provisionings show", "ID [--wait]", "show a provisioning and its timeline", 1, 1,
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&wait, "wait", false, "follow it until it joined or failed")
+		},
+		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
+			if wait {
+				return watchProvisioning(ctx, env, c, args[0])
+			}
+			var p provisioningOne
+			return p, c.call(ctx, api.ProvisioningsShow, args, nil, nil, &p)
+		})
+}
+
+func nodesAdoptCmd() *cli.Command {
+	var req api.AdoptRequest
+	return simple("nodes adopt", "NODE --account A --instance ID",
+		"link an existing instance to an existing node when the provider reports an address the node reported", 1, 1,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&req.Account, "account", "", "the cloud account holding the instance")
+			fs.StringVar(&req.InstanceID, "instance", "", "the provider's instance id")
+		},
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			if req.Account == "" || req.InstanceID == "" {
+				return nil, cli.UsageError("nodes adopt needs --account and --instance")
+			}
+			var p provisioningOne
+			return p, c.call(ctx, api.NodesAdopt, args, nil, req, &p)
+		})
+}

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// provisionRoutes serves provisioning: making a machine needs admin (it spends money and joins a node
+// without a person), reading the records viewer.
+func (s *Server) provisionRoutes(r chi.Router) {
+	s.handle(r, api.NodesProvision, func(r *http.Request) (any, error) {
+		e, err := s.provisioner()
+		if err != nil {
+			return nil, err
+		}
+		body, err := readBody(r, 16<<10)
+		if err != nil {
+			return nil, err
+		}
+		var req api.ProvisionRequest
+		if err := decodeStrict(body, &req); err != nil {
+			return nil, err
+		}
+		who := tokenFrom(r.Context()).Name
+		pr, err := e.Provision(r.Context(), who, provision.Request{Name: req.Name, Account: req.Account, Region: req.Region,
+			Type: req.Type, Image: req.Image, Platform: req.Platform, Labels: req.Labels, DNSAccount: req.DNSAccount, DNSZone: req.Zone})
+		if err != nil {
+			return nil, err
+		}
+		s.log.Info("provisioning started", "provisioning", pr.ID, "name", pr.Name, "account", pr.Account, "by", who)
+		s.provisionsChanged()
+		return provisioningToAPI(pr), nil
+	})
+	s.handle(r, api.ProvisioningsList, func(r *http.Request) (any, error) {
+		list, err := s.store.ProvisioningList(r.Context(), store.ProvisioningListParams{})
+		return api.ProvisioningList{Provisionings: each(list, provisioningToAPI)}, err
+	})
+	s.handle(r, api.ProvisioningsShow, func(r *http.Request) (any, error) {
+		pr, err := s.store.ProvisioningGet(r.Context(), store.ProvisioningGetParams{ID: chi.URLParam(r, "id")})
+		return provisioningToAPI(pr), err
+	})
+	s.handle(r, api.NodesAdopt, func(r *http.Request) (any, error) {
+		e, err := s.provisioner()
+		if err != nil {
+			return nil, err
+		}
+		body, err := readBody(r, 4<<10)
+		if err != nil {
+			return nil, err
+		}
+		var req api.AdoptRequest
+		if err := decodeStrict(body, &req); err != nil {
+			return nil, err
+		}
+		who := tokenFrom(r.Context()).Name
+		pr, err := e.Adopt(r.Context(), who, chi.URLParam(r, "id"), req.Account, req.InstanceID)
+		if err != nil {
+			return nil, err
+		}
+		s.log.Info("instance adopted", "node", pr.NodeID, "instance", pr.InstanceID, "account", pr.Account, "by", who)
+		return provisioningToAPI(pr), nil
+	})
+}
+
+func (s *Server) provisioner() (*provision.Engine, error) {
+	if s.cfg.Provision == nil {
+		return nil, errcode.New(errcode.DriverUnavailable, "this plane runs without drivers: it cannot provision")
+	}
+	return s.cfg.Provision, nil
+}
+
+func (s *Server) provisionsChanged() {
+	if s.cfg.ProvisionsChanged != nil {
+		s.cfg.ProvisionsChanged()
+	}
+}
+
+func provisioningToAPI(p store.Provisioning) api.Provisioning {
+	return api.Provisioning{ID: p.ID, Name: p.Name, Account: p.Account, Region: p.Region, Type: p.Type, Image: p.Image,
+		Platform: p.Platform, Labels: p.Labels, DNSAccount: p.DNSAccount, Zone: p.DNSZone, Tag: p.Tag, State: string(p.State),
+		StateAt: p.StateAt, InstanceID: p.InstanceID, Addresses: p.Addresses, TokenExpiresAt: p.TokenExpiresAt,
+		TokenUsedAt: p.TokenUsedAt, JoinID: p.JoinID, NodeID: p.NodeID, Reason: p.Reason, Cleanup: p.Cleanup,
+		CreatedBy: p.CreatedBy, CreatedAt: p.CreatedAt, FinishedAt: p.FinishedAt,
+		Events: each(p.Events, func(e store.ProvisioningEvent) api.ProvisioningEvent {
+			return api.ProvisioningEvent{At: e.At, Actor: e.Actor, State: string(e.State), Detail: e.Detail}
+		})}
+}
+
+// provisionToken is the one-time token of an unsigned artifact request ("" when it carries none).
+func provisionToken(r *http.Request) string {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), provision.AuthScheme+" ")
+	if !ok || r.Header.Get("Signature") != "" {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+// artifactRoute serves the artifact route: signed by a node as always, or, for a machine that is being
+// provisioned and has no key yet, proved by its provisioning's unused, unexpired one-time token, and
+// then only the agent binary the fleet's target release pins for a platform.
+func (s *Server) artifactRoute(signed http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		token := provisionToken(r)
+		if token == "" {
+			signed(w, r)
+			return
+		}
+		if err := s.addrLimit.allow(sourceAddr(r), s.now()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		q := r.URL.Query()
+		if len(q) != 1 || !q.Has("agent") {
+			s.writeError(w, r, errcode.New(errcode.RequestMalformed, "a provisioning token fetches only agent=<os>-<arch>"))
+			return
+		}
+		if !provision.LooksLikeToken(token) {
+			s.writeError(w, r, errcode.New(errcode.ProvisionTokenInvalid, "the token is not a provisioning token"))
+			return
+		}
+		if _, err := s.store.ProvisioningTokenCheck(r.Context(), store.ProvisioningTokenParams{TokenHash: provision.TokenHash(token), Now: s.now()}); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		seq, err := s.store.FleetTarget(r.Context())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.artifact(w, r, store.Node{TargetSequence: seq}, nil)
+	}
+}
