@@ -245,7 +245,7 @@ func TestPackages(t *testing.T) {
 				}
 				if name == "lexicon-plane" {
 					post := control(t, dpkgDeb, pkg, "postinst")
-					for _, want := range []string{"adduser --system --group --home /var/lib/lexicon-plane", "install -d -o lexicon-plane -g lexicon-plane -m 0700 /var/lib/lexicon-plane"} {
+					for _, want := range []string{"adduser --system --group --home /var/lib/lexicon-plane", "chown lexicon-plane:lexicon-plane /var/lib/lexicon-plane\n", "chmod 0700 /var/lib/lexicon-plane\n"} {
 						if !strings.Contains(post, want) {
 							t.Errorf("postinst lacks %q", want)
 						}
