@@ -56,7 +56,7 @@ type pkgFile struct {
 	typ      string // files.TypeDir, files.TypeConfig or "" for a plain file
 }
 
-// debPackage is what makes one package; the binary comes from the option binFlag names.
+// debPackage is what makes one package around one binary, installed as /usr/bin/<binary>.
 type debPackage struct {
 	name, binary, summary, description string
 	depends, recommends, conflicts     []string
@@ -183,6 +183,15 @@ func buildDebs(o debOptions) ([]builtPackage, error) {
 	if o.agent == "" && o.plane == "" && o.cli == "" {
 		return nil, cli.UsageError("name at least one binary: --agent, --plane or --cli")
 	}
+	// Every binary is checked before any package is written, so a refused run leaves nothing behind.
+	for _, p := range debPackages {
+		if bins[p.name] == "" {
+			continue
+		}
+		if err := checkBinary(bins[p.name], o.arch); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create %s", o.out)
 	}
@@ -203,9 +212,6 @@ func buildDebs(o debOptions) ([]builtPackage, error) {
 // buildDeb stages p's fixed files and generated docs in a temporary folder, since nfpm reads every
 // file from disk, and writes the package beside its final name before renaming it there.
 func buildDeb(p debPackage, bin, version string, o debOptions) (builtPackage, error) {
-	if err := checkBinary(bin, o.arch); err != nil {
-		return builtPackage{}, err
-	}
 	stage, err := os.MkdirTemp("", "lexicon-package-")
 	if err != nil {
 		return builtPackage{}, errcode.Wrap(err, errcode.IOFailed, "cannot make a staging folder")
@@ -222,7 +228,7 @@ func buildDeb(p debPackage, bin, version string, o debOptions) (builtPackage, er
 	if err := os.WriteFile(filepath.Join(stage, p.name+".changelog.gz"), changelog, 0o644); err != nil {
 		return builtPackage{}, errcode.Wrap(err, errcode.IOFailed, "cannot stage the changelog")
 	}
-	entries := append([]pkgFile{{dst: "/usr/bin/" + p.binary, mode: 0o755}}, p.files...)
+	entries := append([]pkgFile{}, p.files...)
 	entries = append(entries,
 		pkgFile{dst: doc + "/copyright", src: "copyright", mode: 0o644},
 		pkgFile{dst: doc + "/changelog.gz", src: p.name + ".changelog.gz", mode: 0o644},
@@ -231,13 +237,10 @@ func buildDeb(p debPackage, bin, version string, o debOptions) (builtPackage, er
 		entries = append(entries, pkgFile{dst: "/usr/share/lintian/overrides/" + p.name, src: p.name + "/lintian-overrides", mode: 0o644})
 	}
 	mtime := o.date.UTC()
-	var contents files.Contents
+	contents := files.Contents{{Source: bin, Destination: "/usr/bin/" + p.binary, FileInfo: &files.ContentFileInfo{Mode: 0o755, MTime: mtime}}}
 	for _, e := range entries {
 		c := &files.Content{Destination: e.dst, Type: e.typ, FileInfo: &files.ContentFileInfo{Mode: e.mode, MTime: mtime}}
-		switch {
-		case e.dst == "/usr/bin/"+p.binary:
-			c.Source = bin
-		case e.src != "":
+		if e.src != "" {
 			c.Source = filepath.Join(stage, e.src)
 		}
 		contents = append(contents, c)
