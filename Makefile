@@ -16,7 +16,7 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules agents test bench demo release lint clean proto ui-shots
+.PHONY: all build wasm modules agents packages test bench demo release lint clean proto ui-shots
 
 all: build
 
@@ -89,6 +89,23 @@ agents:
 	@for p in $(AGENT_PLATFORMS); do o=$${p%/*}; a=$${p#*/}; mkdir -p $(BUILD)/agents/$$o-$$a; \
 	  echo "GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $(BUILD)/agents/$$o-$$a/lexicon-agent ./agent/cmd/lexicon-agent"; \
 	  CGO_ENABLED=0 GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $(BUILD)/agents/$$o-$$a/lexicon-agent ./agent/cmd/lexicon-agent || exit 1; done
+
+# packages makes the Debian packages with `lexicon-package deb` (registry/cmd/lexicon-package, which says
+# what each holds): build/packages/{lexicon-agent,lexicon-plane,lexicon-cli}_<VERSION>_<arch>.deb for
+# every platform a release pins. The agent is the one `agents` built, the very bytes the release pins;
+# the plane and the CLI are cross-built beside it the same way (CGO off) into build/planes/<os>-<arch>.
+# Files and changelog are stamped with the last commit's time (or SOURCE_DATE_EPOCH), so the same tree
+# makes the same packages.
+PACKAGE_TOOL := $(BUILD)/tools/lexicon-package
+PACKAGE_DATE ?= $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/null))
+packages: agents
+	@mkdir -p $(dir $(PACKAGE_TOOL)) $(BUILD)/packages
+	$(GO) build -o $(PACKAGE_TOOL) ./registry/cmd/lexicon-package
+	@for p in $(AGENT_PLATFORMS); do o=$${p%/*}; a=$${p#*/}; d=$(BUILD)/planes/$$o-$$a; mkdir -p $$d; \
+	  echo "GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $$d/ ./plane/cmd/lexicon-plane ./plane/cmd/lexicon"; \
+	  CGO_ENABLED=0 GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $$d/ ./plane/cmd/lexicon-plane ./plane/cmd/lexicon || exit 1; \
+	  $(PACKAGE_TOOL) deb --version $(VERSION) --arch $$a --out $(BUILD)/packages $(if $(PACKAGE_DATE),--date $(PACKAGE_DATE)) \
+	    --agent $(BUILD)/agents/$$o-$$a/lexicon-agent --plane $$d/lexicon-plane --cli $$d/lexicon || exit 1; done
 
 # release signs every built module and both agents with the development key (made once, in build/keys)
 # into build/release, with a matching trust folder in build/trust. The sequence is the time, so each

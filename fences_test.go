@@ -60,6 +60,15 @@ var fences = []fence{
 		}
 		return ""
 	}, breaks: []string{module + "/agent/policy", module + "/plane/store"}, keeps: []string{module + "/sdk/errcode", "github.com/sigstore/sigstore-go/pkg/verify"}},
+	// The packaging library (and the git, OpenPGP and templating code it brings) stays in the one tool
+	// that makes packages: the publisher's tool holds the signing key and links only what signing needs.
+	{pattern: "registry", forbidden: func(dep string) string {
+		if strings.HasPrefix(dep, "github.com/goreleaser/") {
+			return "only registry/cmd/lexicon-package links the packaging library"
+		}
+		return ""
+	}, except: func(pkg, dep string) bool { return inModule(pkg, "registry/cmd/lexicon-package") },
+		breaks: []string{"github.com/goreleaser/nfpm/v2", "github.com/goreleaser/nfpm/v2/deb"}, keeps: []string{module + "/sdk/cli", module + "/registry/statement"}},
 	{pattern: "host", forbidden: func(dep string) string {
 		if inModule(dep, "agent") || inModule(dep, "plane") {
 			return "host runs modules for agent and plane and imports neither"

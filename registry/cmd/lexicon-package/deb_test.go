@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lexicon-fleet/lexicon/sdk/cli"
+	"github.com/lexicon-fleet/lexicon/sdk/cli/clitest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// TestCLI: lexicon-package keeps the command-line convention (help, suggestions, envelope, completion).
+func TestCLI(t *testing.T) { clitest.Conformance(t, "lexicon-package", commands()) }
+
+const root = "../../../"
+
+// TestAgentUnitIsTheReleases: the package's unit is the agent's own, byte for byte, so the unit
+// restore_agent_unit puts back in /etc/systemd/system is the one the package installed, and the
+// package's drop-in applies to either copy.
+func TestAgentUnitIsTheReleases(t *testing.T) {
+	want, err := os.ReadFile(root + "agent/cmd/lexicon-agent/lexicon-agent.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := assets.ReadFile("debian/lexicon-agent/lexicon-agent.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("debian/lexicon-agent/lexicon-agent.service differs from agent/cmd/lexicon-agent/lexicon-agent.service: copy it again")
+	}
+}
+
+// need finds a Debian tool the test runs; in CI (CI=true) its absence fails the test.
+func need(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI (apt-get install lintian, which brings dpkg-deb)", name)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return p
+}
+
+// binaries builds the three commands for arch as `make packages` does (CGO off, reproducible flags).
+// The host's own architecture gets the real commands; another gets a stand-in, since a cross build of
+// the plane costs minutes and packaging never runs the binary (lintian still checks its machine).
+func binaries(t *testing.T, arch string) map[string]string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), arch)
+	bins := map[string]string{}
+	pkgs := map[string]string{"lexicon-agent": "agent/cmd/lexicon-agent", "lexicon-plane": "plane/cmd/lexicon-plane", "lexicon": "plane/cmd/lexicon"}
+	for name, pkg := range pkgs {
+		if arch != runtime.GOARCH {
+			pkg = "registry/cmd/lexicon-package/testdata/standin"
+		}
+		bins[name] = filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", bins[name], "./"+pkg)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s for %s: %v\n%s", pkg, arch, err, out)
+		}
+	}
+	return bins
+}
+
+// run runs lexicon-package in this process with -o json and returns its exit status and answer.
+func run(t *testing.T, args ...string) (int, map[string]any) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := cli.Run(context.Background(), "lexicon-package", "", commands(), append([]string{"-o", "json"}, args...), &out, &errOut)
+	var res map[string]any
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("lexicon-package %v: %v\nstdout: %s\nstderr: %s", args, err, out.String(), errOut.String())
+	}
+	return code, res
+}
+
+func makeDebs(t *testing.T, bins map[string]string, arch, out string) {
+	t.Helper()
+	code, res := run(t, "deb", "--version", "1.2.3", "--arch", arch, "--out", out, "--date", "1767225600",
+		"--agent", bins["lexicon-agent"], "--plane", bins["lexicon-plane"], "--cli", bins["lexicon"])
+	if code != 0 {
+		t.Fatalf("deb for %s: exit %d: %v", arch, code, res)
+	}
+	var got []string
+	for _, p := range res["packages"].([]any) {
+		got = append(got, filepath.Base(p.(map[string]any)["path"].(string)))
+	}
+	want := []string{"lexicon-agent_1.2.3_" + arch + ".deb", "lexicon-plane_1.2.3_" + arch + ".deb", "lexicon-cli_1.2.3_" + arch + ".deb"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("deb for %s wrote %v, want %v", arch, got, want)
+	}
+}
+
+// entry is one line of dpkg-deb --contents: mode, owner/group and path.
+type entry struct{ mode, owner string }
+
+// contents lists pkg's data as dpkg-deb shows it, by path without the leading "./".
+func contents(t *testing.T, dpkgDeb, pkg string) map[string]entry {
+	t.Helper()
+	out, err := exec.Command(dpkgDeb, "--contents", pkg).Output()
+	if err != nil {
+		t.Fatalf("dpkg-deb --contents %s: %v", pkg, err)
+	}
+	m := map[string]entry{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			t.Fatalf("dpkg-deb --contents line %q", line)
+		}
+		m[strings.TrimSuffix(strings.TrimPrefix(f[5], "./"), "/")] = entry{mode: f[0], owner: f[1]}
+	}
+	return m
+}
+
+func field(t *testing.T, dpkgDeb, pkg, name string) string {
+	t.Helper()
+	out, err := exec.Command(dpkgDeb, "--field", pkg, name).Output()
+	if err != nil {
+		t.Fatalf("dpkg-deb --field %s %s: %v", pkg, name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// control is one control member of pkg ("" when it has none).
+func control(t *testing.T, dpkgDeb, pkg, member string) string {
+	t.Helper()
+	out, err := exec.Command(dpkgDeb, "--info", pkg, member).Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+// TestPackages builds the three packages for amd64 and arm64 through the command, checks each with
+// dpkg-deb (fields, paths, modes, owners, conffiles, maintainer scripts, the binary's bytes), runs
+// lintian on all six (no error or warning beyond the packages' own overrides), and checks that the
+// same inputs make the same bytes.
+func TestPackages(t *testing.T) {
+	dpkgDeb, lintian := need(t, "dpkg-deb"), need(t, "lintian")
+	out := filepath.Join(t.TempDir(), "packages")
+	bins := map[string]map[string]string{}
+	for _, arch := range []string{"amd64", "arm64"} {
+		bins[arch] = binaries(t, arch)
+		makeDebs(t, bins[arch], arch, out)
+	}
+
+	type want struct {
+		binary, depends, recommends, conflicts, conffiles string
+		entries                                           map[string]entry
+		scripts                                           bool
+	}
+	doc := func(p string) map[string]entry {
+		return map[string]entry{
+			"usr/share/doc/" + p + "/copyright":    {"-rw-r--r--", "root/root"},
+			"usr/share/doc/" + p + "/changelog.gz": {"-rw-r--r--", "root/root"},
+			"usr/share/lintian/overrides/" + p:     {"-rw-r--r--", "root/root"},
+		}
+	}
+	packages := map[string]want{
+		"lexicon-agent": {binary: "lexicon-agent", entries: map[string]entry{
+			"lib/systemd/system/lexicon-agent.service":                {"-rw-r--r--", "root/root"},
+			"lib/systemd/system/lexicon-agent.service.d/package.conf": {"-rw-r--r--", "root/root"},
+			"etc/lexicon-agent":     {"drwx------", "root/root"},
+			"var/lib/lexicon-agent": {"drwx------", "root/root"},
+		}, scripts: true},
+		"lexicon-plane": {binary: "lexicon-plane", depends: "adduser", recommends: "lexicon-cli", conffiles: "/etc/default/lexicon-plane\n",
+			entries: map[string]entry{
+				"lib/systemd/system/lexicon-plane.service": {"-rw-r--r--", "root/root"},
+				"etc/default/lexicon-plane":                {"-rw-r--r--", "root/root"},
+			}, scripts: true},
+		"lexicon-cli": {binary: "lexicon", conflicts: "lexicon", entries: map[string]entry{}},
+	}
+	for _, arch := range []string{"amd64", "arm64"} {
+		for name, w := range packages {
+			t.Run(name+"_"+arch, func(t *testing.T) {
+				pkg := filepath.Join(out, name+"_1.2.3_"+arch+".deb")
+				for f, v := range map[string]string{"Package": name, "Version": "1.2.3", "Architecture": arch,
+					"Depends": w.depends, "Recommends": w.recommends, "Conflicts": w.conflicts, "Section": "admin", "Priority": "optional"} {
+					if got := field(t, dpkgDeb, pkg, f); got != v {
+						t.Errorf("%s: %q, want %q", f, got, v)
+					}
+				}
+				got := contents(t, dpkgDeb, pkg)
+				wantEntries := doc(name)
+				wantEntries["usr/bin/"+w.binary] = entry{"-rwxr-xr-x", "root/root"}
+				for p, e := range w.entries {
+					wantEntries[p] = e
+				}
+				for p, e := range wantEntries {
+					if got[p] != e {
+						t.Errorf("%s: %v, want %v", p, got[p], e)
+					}
+				}
+				// Nothing else: every other entry is a parent folder, root's and 0755.
+				for p, e := range got {
+					if _, ok := wantEntries[p]; !ok && e != (entry{"drwxr-xr-x", "root/root"}) {
+						t.Errorf("unexpected entry %s %v", p, e)
+					}
+				}
+				// The plane's data folder is not in the archive: postinst makes it its account's, which
+				// dpkg would reset to root's on every upgrade if the package shipped it.
+				if _, ok := got["var/lib/lexicon-plane"]; ok {
+					t.Error("the package ships var/lib/lexicon-plane")
+				}
+				if got := control(t, dpkgDeb, pkg, "conffiles"); got != w.conffiles {
+					t.Errorf("conffiles %q, want %q", got, w.conffiles)
+				}
+				for _, s := range []string{"postinst", "prerm", "postrm"} {
+					script := control(t, dpkgDeb, pkg, s)
+					if (script != "") != w.scripts {
+						t.Fatalf("%s present: %v, want %v", s, script != "", w.scripts)
+					}
+					if script == "" {
+						continue
+					}
+					if out, err := exec.Command("sh", "-n", "-c", script).CombinedOutput(); err != nil {
+						t.Errorf("%s does not parse: %v\n%s", s, err, out)
+					}
+					// Nothing starts or enables a service on install: a node joins first, a plane is
+					// configured first. Only an upgrade restarts what already ran.
+					for _, line := range strings.Split(script, "\n") {
+						if strings.HasPrefix(strings.TrimSpace(line), "#") {
+							continue
+						}
+						for _, forbidden := range []string{"enable", "deb-systemd-invoke start", "deb-systemd-invoke restart"} {
+							if strings.Contains(line, forbidden) {
+								t.Errorf("%s runs %q: %s", s, forbidden, line)
+							}
+						}
+					}
+				}
+				if name == "lexicon-plane" {
+					post := control(t, dpkgDeb, pkg, "postinst")
+					for _, want := range []string{"adduser --system --group --home /var/lib/lexicon-plane", "chown lexicon-plane:lexicon-plane /var/lib/lexicon-plane\n", "chmod 0700 /var/lib/lexicon-plane\n"} {
+						if !strings.Contains(post, want) {
+							t.Errorf("postinst lacks %q", want)
+						}
+					}
+				}
+				// The packaged binary is the built one, byte for byte (for the agent: what a release pins).
+				x := t.TempDir()
+				if out, err := exec.Command(dpkgDeb, "-x", pkg, x).CombinedOutput(); err != nil {
+					t.Fatalf("dpkg-deb -x: %v\n%s", err, out)
+				}
+				if sum(t, filepath.Join(x, "usr/bin", w.binary)) != sum(t, bins[arch][w.binary]) {
+					t.Errorf("usr/bin/%s is not the binary given", w.binary)
+				}
+			})
+		}
+	}
+
+	t.Run("lintian", func(t *testing.T) {
+		debs, _ := filepath.Glob(filepath.Join(out, "*.deb"))
+		cmd := exec.Command(lintian, append([]string{"--no-cfg", "--pedantic"}, debs...)...)
+		res, _ := cmd.CombinedOutput() // its status follows --fail-on; the tags are what count
+		var bad []string
+		for _, line := range strings.Split(string(res), "\n") {
+			if strings.HasPrefix(line, "E: ") || strings.HasPrefix(line, "W: ") {
+				bad = append(bad, line)
+			}
+		}
+		if len(bad) > 0 {
+			t.Fatalf("lintian (accepted tags belong in debian/<package>/lintian-overrides, with a reason):\n%s", strings.Join(bad, "\n"))
+		}
+		if len(debs) != 6 {
+			t.Fatalf("lintian saw %d packages", len(debs))
+		}
+	})
+
+	t.Run("reproducible", func(t *testing.T) {
+		again := filepath.Join(t.TempDir(), "again")
+		code, res := run(t, "deb", "--version", "1.2.3", "--arch", "arm64", "--out", again, "--date", "1767225600",
+			"--agent", bins["arm64"]["lexicon-agent"], "--plane", bins["arm64"]["lexicon-plane"], "--cli", bins["arm64"]["lexicon"])
+		if code != 0 {
+			t.Fatalf("deb: %v", res)
+		}
+		for _, name := range []string{"lexicon-agent", "lexicon-plane", "lexicon-cli"} {
+			f := name + "_1.2.3_arm64.deb"
+			if sum(t, filepath.Join(out, f)) != sum(t, filepath.Join(again, f)) {
+				t.Errorf("%s differs between two runs on the same inputs", f)
+			}
+		}
+	})
+}
+
+func sum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(data)
+}
+
+// TestRefusals: a binary of another machine (even one of several), a version Debian cannot order, an
+// unknown architecture and no binary at all are usage errors, and nothing is written, not even --out.
+func TestRefusals(t *testing.T) {
+	bins := binaries(t, "arm64")
+	if runtime.GOARCH == "arm64" {
+		bins = binaries(t, "amd64")
+	}
+	other := map[string]string{"amd64": "arm64", "arm64": "amd64"}[runtime.GOARCH]
+	out := filepath.Join(t.TempDir(), "packages")
+	for name, args := range map[string][]string{
+		"wrong machine":   {"--version", "1.2.3", "--arch", runtime.GOARCH, "--agent", bins["lexicon-agent"]},
+		"one of several":  {"--version", "1.2.3", "--arch", other, "--agent", bins["lexicon-agent"], "--cli", "deb.go"},
+		"not a binary":    {"--version", "1.2.3", "--arch", other, "--agent", "deb.go"},
+		"bad version":     {"--version", "v1.2.3", "--arch", other, "--agent", bins["lexicon-agent"]},
+		"unknown arch":    {"--version", "1.2.3", "--arch", "riscv64", "--agent", bins["lexicon-agent"]},
+		"no binary":       {"--version", "1.2.3", "--arch", other},
+		"date not a time": {"--version", "1.2.3", "--arch", other, "--agent", bins["lexicon-agent"], "--date", "yesterday"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, res := run(t, append([]string{"deb", "--out", out}, args...)...)
+			if code != 2 || res["code"] != errcode.UsageInvalid {
+				t.Fatalf("exit %d, %v; want 2 and %s", code, res, errcode.UsageInvalid)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Fatalf("made %s", out)
+			}
+		})
+	}
+}
+
+func TestDebVersion(t *testing.T) {
+	for in, want := range map[string]string{"1.2.3": "1.2.3", "0.1.0": "0.1.0", "1.2.3-rc.1": "1.2.3~rc.1", "1.2.3+git5": "1.2.3+git5"} {
+		if got, err := debVersion(in); err != nil || got != want {
+			t.Errorf("debVersion(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "v1.2.3", "1.2.3 ", "1.2_3", "1.2.3-rc-1/x"} {
+		if _, err := debVersion(in); err == nil {
+			t.Errorf("debVersion(%q) accepted", in)
+		}
+	}
+}
