@@ -34,7 +34,9 @@
 //	POST /incidents/{id}/triage  TriageRequest     operator  -> IncidentChange
 //	POST /incidents/{id}/notes   NoteRequest       operator  -> IncidentEvent  (201)
 //	GET  /releases   ?limit                        viewer    -> ReleaseList
-//	POST /releases   ?deploy_all  tar stream       admin     -> Release        (201)
+//	GET  /releases/{sequence}                      viewer    -> ReleaseDetail  (words, recipes, drivers, agents)
+//	GET  /releases/{sequence}/diff/{to}            viewer    -> ReleaseDiff    (as lexicon-release diff)
+//	POST /releases   ?deploy_all  tar stream       admin     -> Release        (201; with the checks)
 //	POST /rollouts               RolloutRequest    operator  -> Rollout        (201; admin for a release)
 //	GET  /rollouts   ?state&limit                  viewer    -> RolloutList
 //	GET  /rollouts/{id}                            viewer    -> Rollout        (with steps and events)

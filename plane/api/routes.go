@@ -83,6 +83,9 @@ var (
 	IncidentsNote   = Route{http.MethodPost, "/incidents/{id}/notes", RoleOperator, http.StatusCreated}
 
 	ReleasesList = Route{http.MethodGet, "/releases", RoleViewer, http.StatusOK}
+	// ReleasesShow and ReleasesDiff read the statements the plane verified when it stored them.
+	ReleasesShow = Route{http.MethodGet, "/releases/{sequence}", RoleViewer, http.StatusOK}
+	ReleasesDiff = Route{http.MethodGet, "/releases/{sequence}/diff/{to}", RoleViewer, http.StatusOK}
 	// ReleasesPublish takes a tar stream (Content-Type application/x-tar) of statement.bundle.json and
 	// sha256/<hex> files, at most MaxReleaseUpload bytes.
 	ReleasesPublish = Route{http.MethodPost, "/releases", RoleAdmin, http.StatusCreated}
@@ -132,7 +135,7 @@ func Routes() []Route {
 		NodesList, NodesShow, NodesDisconnect, NodesLabel, NodesWord,
 		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
-		ReleasesList, ReleasesPublish,
+		ReleasesList, ReleasesShow, ReleasesDiff, ReleasesPublish,
 		RolloutsStart, RolloutsList, RolloutsShow, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
 		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable,
 		AccountsList, AccountsAdd, AccountsRemove,

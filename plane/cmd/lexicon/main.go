@@ -33,7 +33,7 @@ func commands() []*cli.Command {
 		joinsListCmd(), joinsApproveCmd(), joinsRejectCmd(),
 		nodesListCmd(), nodesShowCmd(), nodesWordCmd(), nodesDisconnectCmd(), nodesLabelCmd(),
 		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
-		releasesPublishCmd(), releasesListCmd(),
+		releasesPublishCmd(), releasesListCmd(), releasesShowCmd(), releasesDiffCmd(),
 		driversListCmd(), driversEnableCmd(), driversDisableCmd(), driversStatusCmd(), driversAuditCmd(),
 		accountsAddCmd(), accountsListCmd(), accountsRemoveCmd(),
 		dnsZonesCmd(), dnsRecordsCmd(), dnsReconcileCmd(),

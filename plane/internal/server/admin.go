@@ -156,6 +156,8 @@ func (s *Server) adminTable(r chi.Router) {
 		list, err := s.store.ReleaseList(r.Context(), store.ReleaseListParams{Limit: q.Limit})
 		return api.ReleaseList{Releases: each(list, releaseToAPI)}, err
 	})
+	s.handle(r, api.ReleasesShow, s.releaseShow)
+	s.handle(r, api.ReleasesDiff, s.releaseDiff)
 	r.Method(api.ReleasesPublish.Method, api.ReleasesPublish.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := need(r.Context(), api.ReleasesPublish.Role); err != nil {
 			s.writeError(w, r, err)
