@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,17 @@ var funcs = template.FuncMap{
 		return Prefix + p
 	},
 	"final": func(s api.JobState) bool { return s.Final() },
+	// short is a digest's first 12 hex digits, enough to tell two apart on a page.
+	"short": func(d string) string {
+		if d == "" {
+			return "—"
+		}
+		if len(d) > 12 {
+			return d[:12]
+		}
+		return d
+	},
+	"seq": func(n int64) string { return strconv.FormatInt(n, 10) },
 }
 
 // route calls rt with its parameters filled in.

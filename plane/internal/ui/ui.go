@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -101,10 +102,10 @@ func New(cfg Config) *UI {
 	}
 	for _, n := range names {
 		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if base == "layout" {
+		if base == "layout" || base == "partials" {
 			continue
 		}
-		u.pages[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n))
+		u.pages[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", n))
 	}
 	return u
 }
@@ -133,6 +134,10 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/jobs/{id}/events", u.jobEvents)
 		r.Post("/jobs/{id}/cancel", u.jobCancel)
 		r.Post("/jobs/{id}/mark-failed", u.jobMarkFailed)
+		r.Get("/releases", u.releases)
+		r.Post("/releases", u.releaseUpload)
+		r.Get("/releases/diff", u.releaseDiff)
+		r.Get("/releases/{seq}", u.release)
 		r.Get("/tokens", u.tokens)
 		r.Post("/tokens", u.tokenCreate)
 		r.Post("/tokens/{id}/revoke", u.tokenRevoke)
@@ -220,7 +225,22 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 		v := viewer{sess: sess, tok: tok}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, v))
 		if r.Method == http.MethodPost {
-			if err := r.ParseForm(); err != nil {
+			// A form is small; only a release upload is big, and never bigger than the API takes.
+			limit := int64(1 << 20)
+			if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+				limit = api.MaxReleaseUpload + 1<<20
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			err := r.ParseForm()
+			if err == nil && limit > 1<<20 {
+				err = r.ParseMultipartForm(32 << 20) // what is over this goes to temporary files
+			}
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				u.fail(w, r, &v, errcode.New(errcode.RequestTooLarge, "the form is over %d bytes", limit))
+				return
+			}
+			if err != nil {
 				u.fail(w, r, &v, errcode.Wrap(err, errcode.RequestMalformed, "the form could not be read"))
 				return
 			}
@@ -341,27 +361,30 @@ func (u *UI) signout(w http.ResponseWriter, r *http.Request) {
 // call runs an admin API route as the session's token and decodes its answer into out; an error
 // answer comes back as the *errcode.Error the API sent.
 func (u *UI) call(r *http.Request, method, path string, q url.Values, body any, out any) error {
-	var rd *bytes.Reader
+	var rd io.Reader = bytes.NewReader(nil)
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
 		rd = bytes.NewReader(b)
-	} else {
-		rd = bytes.NewReader(nil)
 	}
+	return u.callRaw(r, method, path, q, rd, "application/json", out)
+}
+
+// callRaw is call with a body already encoded as contentType: a release upload's tar stream.
+func (u *UI) callRaw(r *http.Request, method, path string, q url.Values, body io.Reader, contentType string, out any) error {
 	target := path
 	if len(q) > 0 {
 		target += "?" + q.Encode()
 	}
 	// The API's router must route from scratch, not from the UI's routing state in the context.
 	ctx := context.WithValue(r.Context(), chi.RouteCtxKey, nil)
-	req, err := http.NewRequestWithContext(u.cfg.As(ctx, from(r).tok), method, target, rd)
+	req, err := http.NewRequestWithContext(u.cfg.As(ctx, from(r).tok), method, target, body)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	u.cfg.API.ServeHTTP(rec, req)
 	if rec.status >= 400 {
