@@ -49,6 +49,7 @@
 //	GET  /drivers/audit ?driver&account&limit&cursor viewer  -> DriverCallList
 //	POST /drivers/{name}/enable   DriverEnable     admin     -> Driver
 //	POST /drivers/{name}/disable                   admin     -> Driver
+//	GET  /drivers/{name}/schema                    admin     -> DriverSchema   (an enabled driver's account settings)
 //	GET  /accounts   ?driver                       viewer    -> AccountList
 //	POST /accounts               AccountAdd        admin     -> Account        (201)
 //	POST /accounts/{name}/remove                   admin     -> Account

@@ -105,6 +105,9 @@ var (
 	DriversAudit   = Route{http.MethodGet, "/drivers/audit", RoleViewer, http.StatusOK}
 	DriversEnable  = Route{http.MethodPost, "/drivers/{name}/enable", RoleAdmin, http.StatusOK}
 	DriversDisable = Route{http.MethodPost, "/drivers/{name}/disable", RoleAdmin, http.StatusOK}
+	// DriversSchema is the settings schema an account form is made from; it asks the enabled driver,
+	// so it needs the role that adds accounts.
+	DriversSchema = Route{http.MethodGet, "/drivers/{name}/schema", RoleAdmin, http.StatusOK}
 
 	AccountsList   = Route{http.MethodGet, "/accounts", RoleViewer, http.StatusOK}
 	AccountsAdd    = Route{http.MethodPost, "/accounts", RoleAdmin, http.StatusCreated}
@@ -137,7 +140,7 @@ func Routes() []Route {
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
 		ReleasesList, ReleasesShow, ReleasesDiff, ReleasesPublish,
 		RolloutsStart, RolloutsList, RolloutsShow, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
-		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable,
+		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable, DriversSchema,
 		AccountsList, AccountsAdd, AccountsRemove,
 		DNSZones, DNSRecords, DNSReconcile,
 		CloudRegions, CloudTypes, CloudInstances,

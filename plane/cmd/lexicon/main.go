@@ -34,7 +34,7 @@ func commands() []*cli.Command {
 		nodesListCmd(), nodesShowCmd(), nodesWordCmd(), nodesDisconnectCmd(), nodesLabelCmd(),
 		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
 		releasesPublishCmd(), releasesListCmd(), releasesShowCmd(), releasesDiffCmd(),
-		driversListCmd(), driversEnableCmd(), driversDisableCmd(), driversStatusCmd(), driversAuditCmd(),
+		driversListCmd(), driversEnableCmd(), driversDisableCmd(), driversStatusCmd(), driversAuditCmd(), driversSchemaCmd(),
 		accountsAddCmd(), accountsListCmd(), accountsRemoveCmd(),
 		dnsZonesCmd(), dnsRecordsCmd(), dnsReconcileCmd(),
 		cloudRegionsCmd(), cloudTypesCmd(), cloudInstancesCmd(),
