@@ -52,6 +52,12 @@ func releaseTar(t *testing.T, key keys.PublisherPrivate, seq uint64, words map[s
 	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: mods, Release: fmt.Sprintf("1.%d.0", seq), Sequence: seq, OutDir: out}); err != nil {
 		t.Fatal(err)
 	}
+	return packRelease(t, out)
+}
+
+// packRelease packs a release folder as lexicon releases publish sends it.
+func packRelease(t *testing.T, out string) []byte {
+	t.Helper()
 	blobs, err := cas.Open(out)
 	must(t, err)
 	list, err := blobs.List()

@@ -45,6 +45,12 @@ func newPlaneWith(t testing.TB, cfg server.Config) *plane {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return newPlaneOn(t, st, cfg)
+}
+
+// newPlaneOn is newPlaneWith on a store already open.
+func newPlaneOn(t testing.TB, st store.Store, cfg server.Config) *plane {
+	t.Helper()
 	cfg.Store = st
 	ts := httptest.NewTLSServer(server.New(cfg).Handler())
 	t.Cleanup(ts.Close)
