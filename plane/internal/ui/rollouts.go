@@ -135,8 +135,10 @@ func (d rolloutData) Live() bool { return d.State == api.RolloutRunning }
 
 // Can* say which of the API's state moves this state allows, so the page offers only those; the
 // plane checks again.
-func (d rolloutData) CanPause() bool  { return d.State == api.RolloutRunning }
-func (d rolloutData) CanResume() bool { return d.State == api.RolloutPaused || d.State == api.RolloutHalted }
+func (d rolloutData) CanPause() bool { return d.State == api.RolloutRunning }
+func (d rolloutData) CanResume() bool {
+	return d.State == api.RolloutPaused || d.State == api.RolloutHalted
+}
 func (d rolloutData) CanAbort() bool {
 	return d.State == api.RolloutRunning || d.State == api.RolloutPaused || d.State == api.RolloutHalted
 }
