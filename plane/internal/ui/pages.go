@@ -60,7 +60,10 @@ var funcs = template.FuncMap{
 		}
 		return d
 	},
-	"seq": func(n int64) string { return strconv.FormatInt(n, 10) },
+	"seq":   func(n int64) string { return strconv.FormatInt(n, 10) },
+	"bytes": bytesText,
+	"share": share,
+	"ago":   ago,
 }
 
 // route calls rt with its parameters filled in.
@@ -79,6 +82,7 @@ type overviewData struct {
 	Running                                                      []api.Job
 	Release                                                      *api.Release
 	SilentAfter                                                  time.Duration
+	Replicas, MissingReplicas                                    int
 }
 
 type versionCount struct {
@@ -150,6 +154,17 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(rels.Releases) > 0 {
 		d.Release = &rels.Releases[0]
+	}
+	var ps api.PlaneStatus
+	if err := u.route(r, api.PlaneShowStatus, nil, nil, nil, &ps); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Replicas = len(ps.Replicas)
+	for _, rep := range ps.Replicas {
+		if rep.Missing {
+			d.MissingReplicas++
+		}
 	}
 	u.page(w, r, "overview", d)
 }

@@ -145,6 +145,8 @@ func (u *UI) Handler() http.Handler {
 		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume))
 		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort))
 		r.Post("/rollouts/{id}/revert", u.rolloutMove(api.RolloutsRevert))
+		r.Get("/plane", u.planeStatus)
+		r.Post("/plane/replicas/{id}/forget", u.replicaForget)
 		r.Get("/drivers", u.drivers)
 		r.Get("/drivers/audit", u.driverAudit)
 		r.Post("/drivers/{name}/enable", u.driverEnable)

@@ -182,7 +182,7 @@ func TestHeadersOnEveryResponse(t *testing.T) {
 	res, _ = b.do(http.MethodPost, "/ui/signin", url.Values{"token": {admin}})
 	check("signin without csrf", res, true)
 	b.signIn(admin)
-	for _, path := range []string{"/ui/", "/ui/joins", "/ui/nodes", "/ui/jobs", "/ui/incidents", "/ui/run", "/ui/tokens", "/ui/releases", "/ui/releases/diff", "/ui/nosuch", "/ui/jobs/nosuch"} {
+	for _, path := range []string{"/ui/", "/ui/joins", "/ui/nodes", "/ui/jobs", "/ui/incidents", "/ui/run", "/ui/tokens", "/ui/releases", "/ui/releases/diff", "/ui/rollouts", "/ui/drivers", "/ui/drivers/audit", "/ui/plane", "/ui/nosuch", "/ui/jobs/nosuch"} {
 		res, _ := b.do(http.MethodGet, path, nil)
 		check(path, res, true)
 	}
@@ -417,7 +417,8 @@ func TestNoSecretRendered(t *testing.T) {
 	b := p.browser()
 	b.signIn(admin)
 	for _, path := range []string{"/ui/", "/ui/joins", "/ui/nodes", "/ui/nodes/" + n.ID, "/ui/jobs", "/ui/jobs/" + job.ID,
-		"/ui/incidents", "/ui/incidents/" + inc, "/ui/run", "/ui/run?node=" + n.ID, "/ui/tokens", "/ui/nosuch"} {
+		"/ui/incidents", "/ui/incidents/" + inc, "/ui/run", "/ui/run?node=" + n.ID, "/ui/tokens", "/ui/releases", "/ui/releases/diff",
+		"/ui/rollouts", "/ui/drivers", "/ui/drivers/audit", "/ui/plane", "/ui/nosuch"} {
 		b.do(http.MethodGet, path, nil)
 	}
 	if len(b.pages) < 10 {
