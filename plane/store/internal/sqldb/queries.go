@@ -22,6 +22,7 @@ type Queries struct {
 	DriverQueries  // queries_drivers.sql
 	HealthQueries  // queries_health.sql
 	RolloutQueries // queries_rollouts.sql
+	UIQueries      // queries_ui.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -84,6 +85,11 @@ type RolloutQueries struct {
 	RolloutInsert, RolloutStepInsert, RolloutEventInsert, RolloutGet, RolloutList string
 	RolloutSteps, RolloutEvents, RolloutSetState, RolloutMiss, RolloutStepUpdate  string
 	RolloutStepGet, RolloutStepsSkip, RolloutStepsRetry                           string
+}
+
+// UIQueries are the statements of queries_ui.sql: what the web UI's overview and node filters read.
+type UIQueries struct {
+	NodeCount, NodeCountVersions, NodeListFiltered string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and
