@@ -19,7 +19,8 @@
 //	GET  /joins      ?status&limit&cursor          viewer    -> JoinList
 //	POST /joins/{id}/approve     ApproveRequest    admin     -> Approved
 //	POST /joins/{id}/reject                        admin     -> Join
-//	GET  /nodes      ?state&limit&cursor           viewer    -> NodeList
+//	GET  /nodes      ?state&label&word&version&limit&cursor viewer -> NodeList
+//	GET  /fleet                                    viewer    -> Fleet          (nodes counted, not listed)
 //	GET  /nodes/{id}                               viewer    -> Node           ({id}: id or name)
 //	POST /nodes/{id}/disconnect                    admin     -> Disconnected
 //	POST /nodes/{id}/labels      LabelRequest      operator  -> Node

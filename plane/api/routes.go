@@ -61,7 +61,9 @@ var (
 	JoinsApprove = Route{http.MethodPost, "/joins/{id}/approve", RoleAdmin, http.StatusOK}
 	JoinsReject  = Route{http.MethodPost, "/joins/{id}/reject", RoleAdmin, http.StatusOK}
 
-	NodesList       = Route{http.MethodGet, "/nodes", RoleViewer, http.StatusOK}
+	NodesList = Route{http.MethodGet, "/nodes", RoleViewer, http.StatusOK}
+	// FleetShow counts the nodes in the store rather than listing them: the overview of any fleet.
+	FleetShow       = Route{http.MethodGet, "/fleet", RoleViewer, http.StatusOK}
 	NodesShow       = Route{http.MethodGet, "/nodes/{id}", RoleViewer, http.StatusOK}
 	NodesDisconnect = Route{http.MethodPost, "/nodes/{id}/disconnect", RoleAdmin, http.StatusOK}
 	NodesLabel      = Route{http.MethodPost, "/nodes/{id}/labels", RoleOperator, http.StatusOK}
@@ -135,7 +137,7 @@ func Routes() []Route {
 		Whoami,
 		TokensList, TokensCreate, TokensRevoke,
 		JoinsList, JoinsApprove, JoinsReject,
-		NodesList, NodesShow, NodesDisconnect, NodesLabel, NodesWord,
+		NodesList, FleetShow, NodesShow, NodesDisconnect, NodesLabel, NodesWord,
 		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
 		ReleasesList, ReleasesShow, ReleasesDiff, ReleasesPublish,

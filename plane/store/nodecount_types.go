@@ -33,3 +33,7 @@ type NodeFilter struct {
 
 // IsZero reports whether the filter filters nothing.
 func (f NodeFilter) IsZero() bool { return f == NodeFilter{} }
+
+// DefaultSilentAfter is how long an active node may go unseen before it counts as silent: the
+// silent-agent incident's default, so the overview's count and the inbox agree.
+const DefaultSilentAfter = 10 * time.Minute

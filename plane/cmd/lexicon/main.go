@@ -31,7 +31,7 @@ func commands() []*cli.Command {
 		whoamiCmd(),
 		tokensListCmd(), tokensCreateCmd(), tokensRevokeCmd(),
 		joinsListCmd(), joinsApproveCmd(), joinsRejectCmd(),
-		nodesListCmd(), nodesShowCmd(), nodesWordCmd(), nodesDisconnectCmd(), nodesLabelCmd(),
+		nodesListCmd(), fleetCmd(), nodesShowCmd(), nodesWordCmd(), nodesDisconnectCmd(), nodesLabelCmd(),
 		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
 		releasesPublishCmd(), releasesListCmd(), releasesShowCmd(), releasesDiffCmd(),
 		driversListCmd(), driversEnableCmd(), driversDisableCmd(), driversStatusCmd(), driversAuditCmd(), driversSchemaCmd(),
