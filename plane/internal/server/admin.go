@@ -568,5 +568,7 @@ func (s *Server) fleetShow(r *http.Request) (any, error) {
 	}
 	return api.Fleet{Total: c.Total, Active: c.Active, Disconnected: c.Disconnected, Left: c.Left, Online: c.Online, Silent: c.Silent,
 		SilentAfterSeconds: int64(store.DefaultSilentAfter / time.Second), Untrusted: c.Untrusted, BelowFloor: c.BelowFloor,
-		Versions: each(c.Versions, func(v store.VersionCount) api.VersionCount { return api.VersionCount{Version: v.Version, Nodes: v.Nodes} })}, nil
+		Versions: each(c.Versions, func(v store.VersionCount) api.VersionCount {
+			return api.VersionCount{Version: v.Version, Nodes: v.Nodes}
+		})}, nil
 }
