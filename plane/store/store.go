@@ -201,6 +201,15 @@ type Store interface {
 	// TokenRevoke revokes a token for good. Refused: token.not_found, token.revoked.
 	TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token, error)
 
+	// UISessionCreate stores a web UI session for a live token, and drops the sessions that expired.
+	// Refused: token.not_found, token.revoked, store.param_invalid.
+	UISessionCreate(ctx context.Context, p UISessionCreateParams) (UISession, error)
+	// UISessionGet returns a session that has not expired, with its token. Refused: auth.session_ended
+	// (unknown or expired), token.revoked (its token was revoked since).
+	UISessionGet(ctx context.Context, p UISessionGetParams) (UISession, error)
+	// UISessionDelete ends a session (sign-out); ending one that is not there does nothing.
+	UISessionDelete(ctx context.Context, p UISessionDeleteParams) error
+
 	// Releases. The store keeps published releases and their artifacts. Artifact bytes live in the database, so
 	// that every replica can serve every artifact.
 

@@ -89,7 +89,8 @@ type RolloutQueries struct {
 
 // UIQueries are the statements of queries_ui.sql: what the web UI's overview and node filters read.
 type UIQueries struct {
-	NodeCount, NodeCountVersions, NodeListFiltered string
+	NodeCount, NodeCountVersions, NodeListFiltered                   string
+	UISessionInsert, UISessionSweep, UISessionGet, UISessionDelete string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

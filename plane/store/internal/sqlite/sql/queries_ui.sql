@@ -22,3 +22,17 @@ WHERE (?1 = '' OR state = ?1) AND (?2 = '' OR id > ?2)
   AND (?7 = '' OR agent_version = ?7)
 ORDER BY id
 LIMIT ?3
+
+-- name: UISessionInsert
+INSERT INTO ui_sessions (id_hash, token_id, csrf, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
+
+-- name: UISessionSweep
+DELETE FROM ui_sessions WHERE expires_at <= ?1
+
+-- name: UISessionGet
+SELECT s.csrf, s.created_at, s.expires_at, t.id, t.name, t.role, t.created_at, t.revoked_at
+FROM ui_sessions s JOIN tokens t ON t.id = s.token_id
+WHERE s.id_hash = ?1 AND s.expires_at > ?2
+
+-- name: UISessionDelete
+DELETE FROM ui_sessions WHERE id_hash = ?1
