@@ -10,9 +10,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,8 +24,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -72,19 +74,17 @@ type Config struct {
 
 // UI serves the pages.
 type UI struct {
-	cfg   Config
-	pages map[string]*template.Template
-
-	mu       sync.Mutex
-	sessions map[string]*session // by session id
+	cfg    Config
+	pages  map[string]*template.Template
+	limits *signinLimiter
 }
 
-// session is a signed-in browser. It holds the token's hash, never the token.
+// session is a signed-in browser: the store keeps it (keyed by the cookie's sha256), so any replica
+// accepts it, and reads its token with it on every request.
 type session struct {
-	id        string
-	tokenHash string
-	csrf      string
-	expires   time.Time
+	id      string // the cookie's value: the secret, never stored
+	csrf    string
+	expires time.Time
 }
 
 // New makes the UI; it panics if its embedded templates do not parse, which a test catches.
@@ -95,7 +95,7 @@ func New(cfg Config) *UI {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	u := &UI{cfg: cfg, sessions: map[string]*session{}, pages: map[string]*template.Template{}}
+	u := &UI{cfg: cfg, pages: map[string]*template.Template{}, limits: newSigninLimiter()}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		panic(err)
@@ -215,22 +215,17 @@ func from(r *http.Request) viewer {
 	return v
 }
 
-// authenticate finds the session and re-resolves its token: a revoked or unknown token ends the
-// session. A POST must carry the session's CSRF token.
+// authenticate finds the session in the store with its token: an unknown or expired session, or a
+// revoked token, sends the browser to sign in again. A POST must carry the session's CSRF token.
 func (u *UI) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie(sessionCookie)
-		var sess *session
-		if err == nil {
-			sess = u.session(c.Value)
-		}
-		if sess == nil {
+		if err != nil || c.Value == "" {
 			u.toSignin(w, r)
 			return
 		}
-		tok, err := u.cfg.Store.TokenGetByHash(r.Context(), store.TokenGetByHashParams{Hash: sess.tokenHash})
-		if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) {
-			u.drop(sess.id)
+		st, err := u.cfg.Store.UISessionGet(r.Context(), store.UISessionGetParams{IDHash: sessionHash(c.Value), Now: u.cfg.Now()})
+		if errcode.Has(err, errcode.AuthSessionEnded) || errcode.Has(err, errcode.TokenRevoked) {
 			u.toSignin(w, r)
 			return
 		}
@@ -238,7 +233,7 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 			u.fail(w, r, nil, err)
 			return
 		}
-		v := viewer{sess: sess, tok: tok}
+		v := viewer{sess: &session{id: c.Value, csrf: st.CSRF, expires: st.ExpiresAt}, tok: st.Token}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, v))
 		if r.Method == http.MethodPost {
 			// A form is small; only a release upload is big, and never bigger than the API takes.
@@ -260,7 +255,7 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 				u.fail(w, r, &v, errcode.Wrap(err, errcode.RequestMalformed, "the form could not be read"))
 				return
 			}
-			if !sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(sess.csrf)) != 1 {
+			if !sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(v.sess.csrf)) != 1 {
 				u.fail(w, r, &v, errcode.New(errcode.AuthCSRF, "the form's CSRF token is missing or not this session's; reload the page and try again"))
 				return
 			}
@@ -284,24 +279,11 @@ func sameOrigin(r *http.Request) bool {
 	return true
 }
 
-func (u *UI) session(id string) *session {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	s := u.sessions[id]
-	if s == nil {
-		return nil
-	}
-	if !u.cfg.Now().Before(s.expires) {
-		delete(u.sessions, id)
-		return nil
-	}
-	return s
-}
-
-func (u *UI) drop(id string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	delete(u.sessions, id)
+// sessionHash is how the store keys a session: the sha256 of the cookie's value, so that reading the
+// store never yields a cookie that would open a session.
+func sessionHash(id string) string {
+	h := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(h[:])
 }
 
 func (u *UI) toSignin(w http.ResponseWriter, r *http.Request) {
@@ -325,6 +307,8 @@ func (u *UI) signinForm(w http.ResponseWriter, r *http.Request, status int, msg 
 }
 
 // signin exchanges an admin token for a session. The token is hashed at once and the text dropped.
+// An address that failed too often is refused before its token is looked at, with
+// auth.signin_limited, until its allowance refills.
 func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		u.signinForm(w, r, http.StatusBadRequest, "The form could not be read.")
@@ -335,9 +319,21 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, errcode.New(errcode.AuthCSRF, "the sign-in form's CSRF token is missing or wrong; reload the page and try again"))
 		return
 	}
+	addr := remoteHost(r)
+	now := u.cfg.Now()
+	if wait := u.limits.wait(addr, now); wait > 0 {
+		e := errcode.New(errcode.AuthSignInLimited, "too many failed sign-ins from %s; try again in %s", addr, wait.Round(time.Second)).
+			With(errcode.DetailRetryAfterMS, wait.Milliseconds())
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
+		u.cfg.Log.Warn("ui sign-in refused: too many failures", "address", addr)
+		u.signinForm(w, r, errcode.Status(e.Code), e.Code+": "+e.Message)
+		return
+	}
 	raw := strings.TrimSpace(r.PostFormValue("token"))
 	tok, err := u.cfg.Store.TokenGetByHash(r.Context(), store.TokenGetByHashParams{Hash: u.cfg.HashToken(raw)})
 	if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) || raw == "" {
+		u.limits.failed(addr, now)
+		u.cfg.Log.Info("ui sign-in failed", "address", addr)
 		u.signinForm(w, r, http.StatusUnauthorized, "That token is unknown or revoked.")
 		return
 	}
@@ -345,30 +341,24 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, err)
 		return
 	}
-	s := &session{id: randomID(), tokenHash: u.cfg.HashToken(raw), csrf: randomID(), expires: u.cfg.Now().Add(SessionTTL)}
-	u.mu.Lock()
-	u.sweepLocked()
-	u.sessions[s.id] = s
-	u.mu.Unlock()
+	s := &session{id: randomID(), csrf: randomID(), expires: now.Add(SessionTTL)}
+	if _, err := u.cfg.Store.UISessionCreate(r.Context(), store.UISessionCreateParams{IDHash: sessionHash(s.id), TokenID: tok.ID, CSRF: s.csrf,
+		ExpiresAt: s.expires, Now: now}); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
 	u.cfg.Log.Info("ui session started", "token", tok.Name, "role", tok.Role)
 	http.SetCookie(w, &http.Cookie{Name: preCookie, Value: "", Path: Prefix + "/signin", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.id, Path: Prefix, Expires: s.expires, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 }
 
-// sweepLocked drops expired sessions, so signing in again and again does not grow the map forever.
-func (u *UI) sweepLocked() {
-	now := u.cfg.Now()
-	for id, s := range u.sessions {
-		if !now.Before(s.expires) {
-			delete(u.sessions, id)
-		}
-	}
-}
-
 func (u *UI) signout(w http.ResponseWriter, r *http.Request) {
 	v := from(r)
-	u.drop(v.sess.id)
+	if err := u.cfg.Store.UISessionDelete(r.Context(), store.UISessionDeleteParams{IDHash: sessionHash(v.sess.id)}); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
 	u.cfg.Log.Info("ui session ended", "token", v.tok.Name)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
