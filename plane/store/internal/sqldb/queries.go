@@ -89,7 +89,7 @@ type RolloutQueries struct {
 
 // UIQueries are the statements of queries_ui.sql: what the web UI's overview and node filters read.
 type UIQueries struct {
-	NodeCount, NodeCountVersions, NodeListFiltered                   string
+	NodeCount, NodeCountVersions, NodeListFiltered                 string
 	UISessionInsert, UISessionSweep, UISessionGet, UISessionDelete string
 }
 
