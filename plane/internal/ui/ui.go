@@ -2,8 +2,9 @@
 // listener, for people who would rather look at the fleet than script it. It holds no rules of its own:
 // every page reads and changes the fleet by calling the admin API's handlers in process (plane/api
 // types, the server's route table with its role checks), as the session's token. What it adds is what
-// a browser needs: sign-in with an admin token exchanged for a server-side session, CSRF tokens on
-// every form, and the security headers (a strict Content-Security-Policy, no framing, no caching).
+// a browser needs: sign-in with an admin token exchanged for a session kept in the store (so every
+// replica accepts it), CSRF tokens on every form, and the security headers (a strict
+// Content-Security-Policy, no framing, no caching).
 package ui
 
 import (
