@@ -19,6 +19,9 @@ type releaseOne struct{ api.Release }
 
 func (r releaseOne) Text(w io.Writer) {
 	fmt.Fprintf(w, "published release %s (sequence %d), %d artifacts, statement %s\n", r.Version, r.Sequence, len(r.Artifacts), r.StatementDigest)
+	for _, c := range r.Checks {
+		fmt.Fprintf(w, "  %-18s passed  %s\n", c.Check, c.Message)
+	}
 	if r.Rollout != "" {
 		fmt.Fprintf(w, "rollout %s takes every node to it (lexicon rollouts show %s --wait)\n", r.Rollout, r.Rollout)
 	} else {
