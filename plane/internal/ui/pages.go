@@ -74,6 +74,7 @@ type overviewData struct {
 	Fleet                     api.Fleet
 	Incidents                 []api.Incident
 	Running                   []api.Job
+	Rollouts                  []api.Rollout // running, paused or halted: the ones still open
 	Release                   *api.Release
 	SilentAfter               time.Duration
 	Replicas, MissingReplicas int
@@ -100,6 +101,14 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Running = jobs.Jobs
+	for _, state := range []string{api.RolloutRunning, api.RolloutHalted, api.RolloutPaused} {
+		var ros api.RolloutList
+		if err := u.route(r, api.RolloutsList, nil, api.RolloutsListQuery{State: state, Limit: 20}.Values(), nil, &ros); err != nil {
+			u.fail(w, r, nil, err)
+			return
+		}
+		d.Rollouts = append(d.Rollouts, ros.Rollouts...)
+	}
 	var rels api.ReleaseList
 	if err := u.route(r, api.ReleasesList, nil, api.ReleasesListQuery{Limit: 1}.Values(), nil, &rels); err != nil {
 		u.fail(w, r, nil, err)

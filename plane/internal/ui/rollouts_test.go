@@ -59,6 +59,9 @@ func TestRollouts(t *testing.T) {
 	if list := b.get("/ui/rollouts?state=running", http.StatusOK); !strings.Contains(list, `href="`+ro+`"`) {
 		t.Fatalf("the running rollouts do not list %s", id)
 	}
+	if over := b.get("/ui/", http.StatusOK); !strings.Contains(over, `id="open-rollouts"`) || !strings.Contains(over, `href="`+ro+`"`) {
+		t.Fatalf("the overview does not list the open rollout:\n%s", over)
+	}
 	state := regexp.MustCompile(`id="rollout-state" class="state-[a-z]+">([a-z]+)<`)
 	for _, step := range []struct{ action, want string }{{"pause", "paused"}, {"resume", "running"}, {"abort", "aborted"}, {"revert", "reverted"}} {
 		b.post(ro+"/"+step.action, nil, http.StatusSeeOther)
