@@ -257,6 +257,21 @@ func TestWebUI(t *testing.T) {
 	run(t, false, "lexicon-release", "build", "--key", f.keyFile, "--modules", f.modules, "--release", "1.1.0", "--sequence", "2", "--out", rel2)
 	upload := filepath.Join(f.dir, "release-2.tar")
 	tarFolder(t, rel2, upload)
+	// Signed by a key the plane does not trust, the same modules are refused, and the page says which
+	// check failed and which were not run.
+	strangerKeys := filepath.Join(f.dir, "stranger-keys")
+	run(t, false, "lexicon-release", "keygen", "--out", strangerKeys)
+	stranger := filepath.Join(f.dir, "release-stranger")
+	run(t, false, "lexicon-release", "build", "--key", filepath.Join(strangerKeys, "publisher.key"), "--modules", f.modules, "--release", "1.1.0", "--sequence", "2", "--out", stranger)
+	tarFolder(t, stranger, stranger+".tar")
+	browse(t, ctx, chromedp.Navigate(ui+"/releases"), chromedp.WaitVisible(chromedp.CSS("#publish-form")),
+		chromedp.SetUploadFiles(chromedp.CSS("#release-file"), []string{stranger + ".tar"}),
+		chromedp.Click(chromedp.CSS("#publish-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#publish-refused")))
+	if checks := textOf(t, ctx, "#checks"); !strings.Contains(checks, "failed (statement.signature_invalid)") || !strings.Contains(checks, "skipped") {
+		t.Fatalf("the verdicts of a release signed by a stranger: %q", checks)
+	}
+	sh.take(ctx, "release-refused")
 	browse(t, ctx, chromedp.Navigate(ui+"/releases"), chromedp.WaitVisible(chromedp.CSS("#publish-form")),
 		chromedp.SetUploadFiles(chromedp.CSS("#release-file"), []string{upload}),
 		chromedp.Click(chromedp.CSS("#publish-submit")),
