@@ -101,6 +101,11 @@ func TestDriversAndAccounts(t *testing.T) {
 	if !strings.Contains(list, `id="account-lab"`) || !strings.Contains(list, "example.org") {
 		t.Fatalf("the account added:\n%s", list)
 	}
+	// What was typed into the settings, and the driver's refusal quoting it, are shown as text.
+	evil := b.post("/ui/accounts", url.Values{"driver": {"dns-memory"}, "name": {"evil"}, "/zones": {attack}, "credential": {credential}}, http.StatusBadRequest)
+	if strings.Contains(evil, "<script>alert") || strings.Contains(evil, "<img src=x") || !strings.Contains(evil, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Fatalf("a refused account holding HTML:\n%s", evil)
+	}
 	dup := b.post("/ui/accounts", url.Values{"driver": {"dns-memory"}, "name": {"lab"}, "/zones": {"example.com"}, "credential": {credential}}, http.StatusConflict)
 	if !strings.Contains(dup, errcode.AccountExists) {
 		t.Fatalf("the same account again:\n%s", dup)
