@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // Failed sign-ins allowed per address: SignInBurst at once, then one every SignInRefill. A token is
@@ -17,8 +15,9 @@ const (
 	SignInRefill = 6 * time.Second
 )
 
-// signinLimiter counts failed sign-ins per source address in a token bucket; a successful sign-in
-// costs nothing. Buckets idle for ten minutes are forgotten. Each replica counts its own.
+// signinLimiter counts failed sign-ins per source address in a token bucket. Every try takes a token
+// before its token is looked up and a success gives it back, so concurrent tries cannot spend more
+// than the bucket holds. Buckets idle for ten minutes are forgotten. Each replica counts its own.
 type signinLimiter struct {
 	mu      sync.Mutex
 	buckets map[string]*signinBucket
@@ -26,19 +25,25 @@ type signinLimiter struct {
 }
 
 type signinBucket struct {
-	l    *rate.Limiter
-	seen time.Time
+	tokens float64
+	at     time.Time // when tokens was last brought up to date
+	seen   time.Time
 }
 
 func newSigninLimiter() *signinLimiter {
 	return &signinLimiter{buckets: map[string]*signinBucket{}}
 }
 
+// bucket returns addr's bucket refilled to now; l.mu is held.
 func (l *signinLimiter) bucket(addr string, now time.Time) *signinBucket {
 	b, ok := l.buckets[addr]
 	if !ok {
-		b = &signinBucket{l: rate.NewLimiter(rate.Every(SignInRefill), SignInBurst)}
+		b = &signinBucket{tokens: SignInBurst, at: now}
 		l.buckets[addr] = b
+	}
+	if now.After(b.at) {
+		b.tokens = min(SignInBurst, b.tokens+float64(now.Sub(b.at))/float64(SignInRefill))
+		b.at = now
 	}
 	b.seen = now
 	if now.Sub(l.swept) > time.Minute {
@@ -52,22 +57,24 @@ func (l *signinLimiter) bucket(addr string, now time.Time) *signinBucket {
 	return b
 }
 
-// wait is how long addr must wait before its next try: 0 while it has failures to spare.
-func (l *signinLimiter) wait(addr string, now time.Time) time.Duration {
+// take spends one of addr's tries, or says how long until it has one.
+func (l *signinLimiter) take(addr string, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.bucket(addr, now)
-	r := b.l.ReserveN(now, 1)
-	d := r.DelayFrom(now)
-	r.CancelAt(now)
-	return d
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0
+	}
+	return time.Duration((1 - b.tokens) * float64(SignInRefill))
 }
 
-// failed spends one of addr's failures.
-func (l *signinLimiter) failed(addr string, now time.Time) {
+// refund gives back the try of a sign-in that succeeded.
+func (l *signinLimiter) refund(addr string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.bucket(addr, now).l.AllowN(now, 1)
+	b := l.bucket(addr, now)
+	b.tokens = min(SignInBurst, b.tokens+1)
 }
 
 // remoteHost is the address the connection came from, without its port. Forwarding headers are not

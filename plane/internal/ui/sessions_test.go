@@ -88,3 +88,40 @@ func TestSignInRateLimit(t *testing.T) {
 	mu.Unlock()
 	b.signIn(admin)
 }
+
+// TestSignInRateLimitConcurrent: failures sent at once spend the bucket exactly: SignInBurst of them
+// are looked at and refused as unknown, every other one is limited.
+func TestSignInRateLimitConcurrent(t *testing.T) {
+	p := newPlaneWith(t, server.Config{Now: func() time.Time { return time.Unix(1_900_000_000, 0) }})
+	const tries = 3 * ui.SignInBurst
+	browsers := make([]*browser, tries)
+	for i := range browsers {
+		browsers[i] = p.browser()
+		browsers[i].get("/ui/signin", http.StatusOK)
+	}
+	statuses := make([]int, tries)
+	var wg sync.WaitGroup
+	for i, b := range browsers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, p.ts.URL+"/ui/signin", strings.NewReader(url.Values{"token": {"lxt_wrong"}, "csrf": {b.csrf}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			res, err := b.c.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			statuses[i] = res.StatusCode
+		}()
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusUnauthorized] != ui.SignInBurst || count[http.StatusTooManyRequests] != tries-ui.SignInBurst {
+		t.Fatalf("concurrent failures: %v", count)
+	}
+}

@@ -322,7 +322,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 	}
 	addr := remoteHost(r)
 	now := u.cfg.Now()
-	if wait := u.limits.wait(addr, now); wait > 0 {
+	if wait := u.limits.take(addr, now); wait > 0 {
 		e := errcode.New(errcode.AuthSignInLimited, "too many failed sign-ins from %s; try again in %s", addr, wait.Round(time.Second)).
 			With(errcode.DetailRetryAfterMS, wait.Milliseconds())
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
@@ -333,7 +333,6 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 	raw := strings.TrimSpace(r.PostFormValue("token"))
 	tok, err := u.cfg.Store.TokenGetByHash(r.Context(), store.TokenGetByHashParams{Hash: u.cfg.HashToken(raw)})
 	if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) || raw == "" {
-		u.limits.failed(addr, now)
 		u.cfg.Log.Info("ui sign-in failed", "address", addr)
 		u.signinForm(w, r, http.StatusUnauthorized, "That token is unknown or revoked.")
 		return
@@ -342,6 +341,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, err)
 		return
 	}
+	u.limits.refund(addr, now)
 	s := &session{id: randomID(), csrf: randomID(), expires: now.Add(SessionTTL)}
 	if _, err := u.cfg.Store.UISessionCreate(r.Context(), store.UISessionCreateParams{IDHash: sessionHash(s.id), TokenID: tok.ID, CSRF: s.csrf,
 		ExpiresAt: s.expires, Now: now}); err != nil {
