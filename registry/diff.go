@@ -3,7 +3,6 @@ package registry
 import (
 	"sort"
 
-	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
 )
@@ -62,6 +61,13 @@ func DiffReleases(oldDir, newDir string) (*Diff, error) {
 	if err != nil {
 		return nil, err
 	}
+	return DiffStatements(oldSt, newSt, oldStore.Get, newStore.Get)
+}
+
+// DiffStatements compares two release statements; oldGet and newGet return an artifact's bytes by
+// digest (a word's manifest, read only when it changed, to find broken contracts). The plane diffs its
+// stored releases with it, so the CLI on two folders and the UI on two published releases agree.
+func DiffStatements(oldSt, newSt *statement.Statement, oldGet, newGet func(digest string) ([]byte, error)) (*Diff, error) {
 	d := &Diff{
 		Old:   ReleaseID{oldSt.Predicate.Release, oldSt.Predicate.Sequence},
 		New:   ReleaseID{newSt.Predicate.Release, newSt.Predicate.Sequence},
@@ -86,11 +92,11 @@ func DiffReleases(oldDir, newDir string) (*Diff, error) {
 		}
 		d.Changed = append(d.Changed, DiffChange{m.Kind, m.Name, o.Version, m.Version, o.Module != m.Module, o.Manifest != m.Manifest})
 		if m.Kind == manifest.KindWord && o.Manifest != m.Manifest {
-			om, err := manifestFrom(oldStore, o.Manifest)
+			om, err := manifestFrom(oldGet, o.Manifest)
 			if err != nil {
 				return nil, err
 			}
-			nm, err := manifestFrom(newStore, m.Manifest)
+			nm, err := manifestFrom(newGet, m.Manifest)
 			if err != nil {
 				return nil, err
 			}
@@ -106,8 +112,8 @@ func DiffReleases(oldDir, newDir string) (*Diff, error) {
 	return d, nil
 }
 
-func manifestFrom(store *cas.Store, digest string) (*manifest.Manifest, error) {
-	raw, err := store.Get(digest)
+func manifestFrom(get func(digest string) ([]byte, error), digest string) (*manifest.Manifest, error) {
+	raw, err := get(digest)
 	if err != nil {
 		return nil, err
 	}

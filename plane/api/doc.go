@@ -19,7 +19,8 @@
 //	GET  /joins      ?status&limit&cursor          viewer    -> JoinList
 //	POST /joins/{id}/approve     ApproveRequest    admin     -> Approved
 //	POST /joins/{id}/reject                        admin     -> Join
-//	GET  /nodes      ?state&limit&cursor           viewer    -> NodeList
+//	GET  /nodes      ?state&label&word&version&limit&cursor viewer -> NodeList
+//	GET  /fleet                                    viewer    -> Fleet          (nodes counted, not listed)
 //	GET  /nodes/{id}                               viewer    -> Node           ({id}: id or name)
 //	POST /nodes/{id}/disconnect                    admin     -> Disconnected
 //	POST /nodes/{id}/labels      LabelRequest      operator  -> Node
@@ -34,7 +35,9 @@
 //	POST /incidents/{id}/triage  TriageRequest     operator  -> IncidentChange
 //	POST /incidents/{id}/notes   NoteRequest       operator  -> IncidentEvent  (201)
 //	GET  /releases   ?limit                        viewer    -> ReleaseList
-//	POST /releases   ?deploy_all  tar stream       admin     -> Release        (201)
+//	GET  /releases/{sequence}                      viewer    -> ReleaseDetail  (words, recipes, drivers, agents)
+//	GET  /releases/{sequence}/diff/{to}            viewer    -> ReleaseDiff    (as lexicon-release diff)
+//	POST /releases   ?deploy_all  tar stream       admin     -> Release        (201; with the checks)
 //	POST /rollouts               RolloutRequest    operator  -> Rollout        (201; admin for a release)
 //	GET  /rollouts   ?state&limit                  viewer    -> RolloutList
 //	GET  /rollouts/{id}                            viewer    -> Rollout        (with steps and events)
@@ -47,6 +50,7 @@
 //	GET  /drivers/audit ?driver&account&limit&cursor viewer  -> DriverCallList
 //	POST /drivers/{name}/enable   DriverEnable     admin     -> Driver
 //	POST /drivers/{name}/disable                   admin     -> Driver
+//	GET  /drivers/{name}/schema                    admin     -> DriverSchema   (an enabled driver's account settings)
 //	GET  /accounts   ?driver                       viewer    -> AccountList
 //	POST /accounts               AccountAdd        admin     -> Account        (201)
 //	POST /accounts/{name}/remove                   admin     -> Account

@@ -33,6 +33,16 @@ type DriverEnable struct {
 	Unconfined bool `json:"unconfined,omitempty"`
 }
 
+// DriverSchema is the answer of GET /drivers/{name}/schema: the JSON Schema of the settings of an
+// account of the driver (a closed object). The credential is not in it: it is AccountAdd's own field.
+type DriverSchema struct {
+	Name    string          `json:"name"`
+	Kind    string          `json:"kind"`
+	Version string          `json:"version,omitempty"`
+	Digest  string          `json:"digest"` // the executable that answered
+	Schema  json.RawMessage `json:"schema"`
+}
+
 // DriverList is the answer of GET /drivers.
 type DriverList struct {
 	Release  string   `json:"release,omitempty"`

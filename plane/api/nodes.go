@@ -174,6 +174,28 @@ type Word struct {
 	Params  json.RawMessage `json:"params"`
 }
 
+// Fleet is the answer of GET /fleet: the nodes counted by state, and the active ones by liveness,
+// trust, update floor and agent version, without listing them.
+type Fleet struct {
+	Total        int `json:"total"`
+	Active       int `json:"active"`
+	Disconnected int `json:"disconnected"`
+	Left         int `json:"left"`
+	// Online and Silent add up to Active: Silent were not seen for SilentAfterSeconds.
+	Online             int            `json:"online"`
+	Silent             int            `json:"silent"`
+	SilentAfterSeconds int64          `json:"silent_after_seconds"`
+	Untrusted          int            `json:"untrusted"`
+	BelowFloor         int            `json:"below_floor"`
+	Versions           []VersionCount `json:"versions"` // by version; "" for nodes that report none
+}
+
+// VersionCount is how many active nodes run one agent version.
+type VersionCount struct {
+	Version string `json:"version"`
+	Nodes   int    `json:"nodes"`
+}
+
 // NodeList is the answer of GET /nodes.
 type NodeList struct {
 	Nodes      []Node `json:"nodes"`

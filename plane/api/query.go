@@ -34,17 +34,24 @@ func ParseJoinsListQuery(v url.Values) (JoinsListQuery, error) {
 	return JoinsListQuery{Status: JoinStatus(v.Get("status")), Limit: limit, Cursor: v.Get("cursor")}, err
 }
 
-// NodesListQuery filters GET /nodes. An empty State lists every node.
+// NodesListQuery filters GET /nodes. An empty State lists every node; Label ("key=value"), Word (a
+// word of the node's vocabulary) and Version (its agent version, exactly) narrow the list further.
 type NodesListQuery struct {
-	State  NodeState
-	Limit  int
-	Cursor string
+	State   NodeState
+	Label   string
+	Word    string
+	Version string
+	Limit   int
+	Cursor  string
 }
 
 // Values encodes the query for a request, leaving out empty fields.
 func (q NodesListQuery) Values() url.Values {
 	v := url.Values{}
 	set(v, "state", string(q.State))
+	set(v, "label", q.Label)
+	set(v, "word", q.Word)
+	set(v, "version", q.Version)
 	setInt(v, "limit", q.Limit)
 	set(v, "cursor", q.Cursor)
 	return v
@@ -53,7 +60,8 @@ func (q NodesListQuery) Values() url.Values {
 // ParseNodesListQuery decodes a request's query.
 func ParseNodesListQuery(v url.Values) (NodesListQuery, error) {
 	limit, err := intParam(v, "limit")
-	return NodesListQuery{State: NodeState(v.Get("state")), Limit: limit, Cursor: v.Get("cursor")}, err
+	return NodesListQuery{State: NodeState(v.Get("state")), Label: v.Get("label"), Word: v.Get("word"), Version: v.Get("version"),
+		Limit: limit, Cursor: v.Get("cursor")}, err
 }
 
 // JobsListQuery filters GET /jobs. Node is a node's id or name.

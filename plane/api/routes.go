@@ -61,7 +61,9 @@ var (
 	JoinsApprove = Route{http.MethodPost, "/joins/{id}/approve", RoleAdmin, http.StatusOK}
 	JoinsReject  = Route{http.MethodPost, "/joins/{id}/reject", RoleAdmin, http.StatusOK}
 
-	NodesList       = Route{http.MethodGet, "/nodes", RoleViewer, http.StatusOK}
+	NodesList = Route{http.MethodGet, "/nodes", RoleViewer, http.StatusOK}
+	// FleetShow counts the nodes in the store rather than listing them: the overview of any fleet.
+	FleetShow       = Route{http.MethodGet, "/fleet", RoleViewer, http.StatusOK}
 	NodesShow       = Route{http.MethodGet, "/nodes/{id}", RoleViewer, http.StatusOK}
 	NodesDisconnect = Route{http.MethodPost, "/nodes/{id}/disconnect", RoleAdmin, http.StatusOK}
 	NodesLabel      = Route{http.MethodPost, "/nodes/{id}/labels", RoleOperator, http.StatusOK}
@@ -83,6 +85,9 @@ var (
 	IncidentsNote   = Route{http.MethodPost, "/incidents/{id}/notes", RoleOperator, http.StatusCreated}
 
 	ReleasesList = Route{http.MethodGet, "/releases", RoleViewer, http.StatusOK}
+	// ReleasesShow and ReleasesDiff read the statements the plane verified when it stored them.
+	ReleasesShow = Route{http.MethodGet, "/releases/{sequence}", RoleViewer, http.StatusOK}
+	ReleasesDiff = Route{http.MethodGet, "/releases/{sequence}/diff/{to}", RoleViewer, http.StatusOK}
 	// ReleasesPublish takes a tar stream (Content-Type application/x-tar) of statement.bundle.json and
 	// sha256/<hex> files, at most MaxReleaseUpload bytes.
 	ReleasesPublish = Route{http.MethodPost, "/releases", RoleAdmin, http.StatusCreated}
@@ -103,6 +108,9 @@ var (
 	DriversAudit   = Route{http.MethodGet, "/drivers/audit", RoleViewer, http.StatusOK}
 	DriversEnable  = Route{http.MethodPost, "/drivers/{name}/enable", RoleAdmin, http.StatusOK}
 	DriversDisable = Route{http.MethodPost, "/drivers/{name}/disable", RoleAdmin, http.StatusOK}
+	// DriversSchema is the settings schema an account form is made from; it asks the enabled driver,
+	// so it needs the role that adds accounts.
+	DriversSchema = Route{http.MethodGet, "/drivers/{name}/schema", RoleAdmin, http.StatusOK}
 
 	AccountsList   = Route{http.MethodGet, "/accounts", RoleViewer, http.StatusOK}
 	AccountsAdd    = Route{http.MethodPost, "/accounts", RoleAdmin, http.StatusCreated}
@@ -151,12 +159,12 @@ func Routes() []Route {
 		Whoami,
 		TokensList, TokensCreate, TokensRevoke,
 		JoinsList, JoinsApprove, JoinsReject,
-		NodesList, NodesShow, NodesDisconnect, NodesLabel, NodesWord,
+		NodesList, FleetShow, NodesShow, NodesDisconnect, NodesLabel, NodesWord,
 		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
-		ReleasesList, ReleasesPublish,
+		ReleasesList, ReleasesShow, ReleasesDiff, ReleasesPublish,
 		RolloutsStart, RolloutsList, RolloutsShow, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
-		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable,
+		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable, DriversSchema,
 		AccountsList, AccountsAdd, AccountsRemove, AccountsSetTest,
 		DNSZones, DNSRecords, DNSReconcile,
 		CloudRegions, CloudTypes, CloudInstances,

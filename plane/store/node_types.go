@@ -119,6 +119,7 @@ type NodeListParams struct {
 	State  NodeState // "" for all
 	Limit  int       // 0: 100
 	Cursor string
+	Filter NodeFilter
 }
 
 type NodeListResult struct {

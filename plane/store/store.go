@@ -79,8 +79,12 @@ type Store interface {
 	// A node that was disconnected or left is refused with node.not_active (details.state, details.id),
 	// so a caller cannot serve an ended pairing by forgetting to look at State.
 	NodeGetByKey(ctx context.Context, p NodeGetByKeyParams) (Node, error)
-	// NodeList returns nodes in enrolment order, optionally of one state.
+	// NodeList returns nodes in enrolment order, optionally of one state and narrowed by a label, a
+	// word of the vocabulary and an agent version. Refused: store.param_invalid (a malformed filter).
 	NodeList(ctx context.Context, p NodeListParams) (NodeListResult, error)
+	// NodeCount counts nodes by state, and active ones by liveness, trust, floor and agent version,
+	// in the database: the overview of a fleet of any size without reading its nodes.
+	NodeCount(ctx context.Context, p NodeCountParams) (NodeCounts, error)
 	// NodeReport records what an active node said on a claim, and when. Refused: node.not_active.
 	NodeReport(ctx context.Context, p NodeReportParams) (Node, error)
 	// NodeSeen records only when an active node was seen and whether it is idle: a claim whose report
@@ -201,6 +205,15 @@ type Store interface {
 	TokenList(ctx context.Context, p TokenListParams) ([]Token, error)
 	// TokenRevoke revokes a token for good. Refused: token.not_found, token.revoked.
 	TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token, error)
+
+	// UISessionCreate stores a web UI session for a live token, and drops the sessions that expired.
+	// Refused: token.not_found, token.revoked, store.param_invalid.
+	UISessionCreate(ctx context.Context, p UISessionCreateParams) (UISession, error)
+	// UISessionGet returns a session that has not expired, with its token. Refused: auth.session_ended
+	// (unknown or expired), token.revoked (its token was revoked since).
+	UISessionGet(ctx context.Context, p UISessionGetParams) (UISession, error)
+	// UISessionDelete ends a session (sign-out); ending one that is not there does nothing.
+	UISessionDelete(ctx context.Context, p UISessionDeleteParams) error
 
 	// Releases. The store keeps published releases and their artifacts. Artifact bytes live in the database, so
 	// that every replica can serve every artifact.

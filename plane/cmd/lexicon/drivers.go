@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -162,5 +164,25 @@ func driversAuditCmd() *cli.Command {
 			q := api.DriversAuditQuery{Driver: drv, Account: account, Limit: limit, Cursor: cursor}
 			var l auditList
 			return l, c.call(ctx, api.DriversAudit, nil, q.Values(), nil, &l)
+		})
+}
+
+type driverSchema struct{ api.DriverSchema }
+
+func (s driverSchema) Text(w io.Writer) {
+	fmt.Fprintf(w, "settings of a %s account (%s driver %s, executable %s):\n", s.Name, s.Kind, s.Version, s.Digest)
+	var b bytes.Buffer
+	if json.Indent(&b, s.Schema, "", "  ") != nil {
+		b.Reset()
+		b.Write(s.Schema)
+	}
+	fmt.Fprintln(w, b.String())
+}
+
+func driversSchemaCmd() *cli.Command {
+	return simple("drivers schema", "NAME", "show the JSON Schema of an enabled driver's account settings (what accounts add --settings takes)", 1, 1, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var s driverSchema
+			return s, c.call(ctx, api.DriversSchema, args, nil, nil, &s)
 		})
 }

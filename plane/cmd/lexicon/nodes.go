@@ -136,13 +136,41 @@ func updateLine(n api.Node) string {
 }
 
 func nodesListCmd() *cli.Command {
+	var q api.NodesListQuery
 	var state string
-	return simple("nodes list", "[--state active|disconnected|left]", "list nodes", 0, 0,
-		func(fs *flag.FlagSet) { fs.StringVar(&state, "state", "", "state to list (empty for all)") },
+	return simple("nodes list", "[--state active|disconnected|left] [--label KEY=VALUE] [--word NAME] [--version V]", "list nodes", 0, 0,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&state, "state", "", "state to list (empty for all)")
+			fs.StringVar(&q.Label, "label", "", "only nodes carrying this label (key=value)")
+			fs.StringVar(&q.Word, "word", "", "only nodes whose vocabulary holds this word")
+			fs.StringVar(&q.Version, "version", "", "only nodes running this agent version")
+		},
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 			var l nodeList
-			q := api.NodesListQuery{State: api.NodeState(state)}
+			q.State = api.NodeState(state)
 			return l, c.call(ctx, api.NodesList, nil, q.Values(), nil, &l)
+		})
+}
+
+type fleetOne struct{ api.Fleet }
+
+func (f fleetOne) Text(w io.Writer) {
+	fmt.Fprintf(w, "%d nodes: %d active (%d online, %d silent over %ds, %d untrusted, %d below floor), %d disconnected, %d left\n",
+		f.Total, f.Active, f.Online, f.Silent, f.SilentAfterSeconds, f.Untrusted, f.BelowFloor, f.Disconnected, f.Left)
+	for _, v := range f.Versions {
+		name := v.Version
+		if name == "" {
+			name = "(not reported)"
+		}
+		fmt.Fprintf(w, "agent %-16s %d\n", esc(name), v.Nodes)
+	}
+}
+
+func fleetCmd() *cli.Command {
+	return simple("nodes count", "", "count the nodes by state, liveness, trust, update floor and agent version", 0, 0, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			var f fleetOne
+			return f, c.call(ctx, api.FleetShow, nil, nil, nil, &f)
 		})
 }
 

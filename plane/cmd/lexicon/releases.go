@@ -19,6 +19,9 @@ type releaseOne struct{ api.Release }
 
 func (r releaseOne) Text(w io.Writer) {
 	fmt.Fprintf(w, "published release %s (sequence %d), %d artifacts, statement %s\n", r.Version, r.Sequence, len(r.Artifacts), r.StatementDigest)
+	for _, c := range r.Checks {
+		fmt.Fprintf(w, "  %-18s passed  %s\n", c.Check, c.Message)
+	}
 	if r.Rollout != "" {
 		fmt.Fprintf(w, "rollout %s takes every node to it (lexicon rollouts show %s --wait)\n", r.Rollout, r.Rollout)
 	} else {
@@ -110,5 +113,65 @@ func releasesListCmd() *cli.Command {
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 			var l releaseList
 			return l, c.call(ctx, api.ReleasesList, nil, nil, nil, &l)
+		})
+}
+
+type releaseShow struct{ api.ReleaseDetail }
+
+func (r releaseShow) Text(w io.Writer) {
+	fmt.Fprintf(w, "release %s (sequence %d), statement %s, published %s by %s\n", r.Version, r.Sequence, r.StatementDigest, short(r.PublishedAt), r.PublishedBy)
+	for _, m := range r.Modules {
+		fmt.Fprintf(w, "%-7s %-24s %-10s %-11s module %s\n", m.Kind, m.Name, m.Version, m.Class, m.Module)
+	}
+	for _, a := range r.Agents {
+		fmt.Fprintf(w, "agent   %-24s %s\n", a.Platform, a.SHA256)
+	}
+}
+
+func releasesShowCmd() *cli.Command {
+	return simple("releases show", "SEQUENCE", "show a published release's words, recipes, drivers and agents", 1, 1, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var r releaseShow
+			return r, c.call(ctx, api.ReleasesShow, args, nil, nil, &r)
+		})
+}
+
+type releaseDiff struct{ api.ReleaseDiff }
+
+// Text prints the diff as lexicon-release diff prints one of two folders.
+func (r releaseDiff) Text(w io.Writer) {
+	fmt.Fprintf(w, "%s (sequence %d) -> %s (sequence %d)\n", r.From.Version, r.From.Sequence, r.To.Version, r.To.Sequence)
+	for _, m := range r.Added {
+		fmt.Fprintf(w, "+ %s %s@%s\n", m.Kind, m.Name, m.Version)
+	}
+	for _, m := range r.Removed {
+		fmt.Fprintf(w, "- %s %s@%s\n", m.Kind, m.Name, m.Version)
+	}
+	for _, c := range r.Changed {
+		fmt.Fprintf(w, "~ %s %s %s -> %s (module changed: %t, manifest changed: %t)\n", c.Kind, c.Name, c.FromVersion, c.ToVersion, c.ModuleChanged, c.ManifestChanged)
+	}
+	for _, b := range r.Broken {
+		fmt.Fprintf(w, "! contract broken: %s: %s %s\n", b.Word, b.Field, b.Change)
+	}
+	for _, a := range r.Agents {
+		switch {
+		case a.From == "":
+			fmt.Fprintf(w, "+ agent %s %s\n", a.Platform, a.To)
+		case a.To == "":
+			fmt.Fprintf(w, "- agent %s %s\n", a.Platform, a.From)
+		default:
+			fmt.Fprintf(w, "~ agent %s %s -> %s\n", a.Platform, a.From, a.To)
+		}
+	}
+	if len(r.Added)+len(r.Removed)+len(r.Changed) == 0 {
+		fmt.Fprintln(w, "no module changed")
+	}
+}
+
+func releasesDiffCmd() *cli.Command {
+	return simple("releases diff", "FROM_SEQUENCE TO_SEQUENCE", "list what changed between two published releases, and any broken word contract", 2, 2, nil,
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			var d releaseDiff
+			return d, c.call(ctx, api.ReleasesDiff, args, nil, nil, &d)
 		})
 }

@@ -70,6 +70,8 @@ type Manager struct {
 	catAt     time.Time
 	manifests map[string]*manifest.Manifest
 	closed    bool
+
+	schemas sync.Map // executable digest -> its config schema (json.RawMessage)
 }
 
 // New makes a Manager; nothing starts until Run or a call needs it.

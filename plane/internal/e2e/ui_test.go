@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"archive/tar"
 	"context"
 	"fmt"
 	"os"
@@ -249,6 +250,98 @@ func TestWebUI(t *testing.T) {
 	browse(t, ctx, chromedp.Navigate(ui+"/tokens"), chromedp.WaitVisible(chromedp.CSS("#tokens")))
 	sh.take(ctx, "tokens")
 
+	// Publish release 2, which adds the in-memory DNS driver, by uploading it on the releases page: the
+	// plane's verdicts are shown line by line. Then its words and drivers, and the diff from release 1.
+	f.stageDrivers("dns-memory")
+	rel2 := filepath.Join(f.dir, "release-2")
+	run(t, false, "lexicon-release", "build", "--key", f.keyFile, "--modules", f.modules, "--release", "1.1.0", "--sequence", "2", "--out", rel2)
+	upload := filepath.Join(f.dir, "release-2.tar")
+	tarFolder(t, rel2, upload)
+	// Signed by a key the plane does not trust, the same modules are refused, and the page says which
+	// check failed and which were not run.
+	strangerKeys := filepath.Join(f.dir, "stranger-keys")
+	run(t, false, "lexicon-release", "keygen", "--out", strangerKeys)
+	stranger := filepath.Join(f.dir, "release-stranger")
+	run(t, false, "lexicon-release", "build", "--key", filepath.Join(strangerKeys, "publisher.key"), "--modules", f.modules, "--release", "1.1.0", "--sequence", "2", "--out", stranger)
+	tarFolder(t, stranger, stranger+".tar")
+	browse(t, ctx, chromedp.Navigate(ui+"/releases"), chromedp.WaitVisible(chromedp.CSS("#publish-form")),
+		chromedp.SetUploadFiles(chromedp.CSS("#release-file"), []string{stranger + ".tar"}),
+		chromedp.Click(chromedp.CSS("#publish-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#publish-refused")))
+	if checks := textOf(t, ctx, "#checks"); !strings.Contains(checks, "failed (statement.signature_invalid)") || !strings.Contains(checks, "skipped") {
+		t.Fatalf("the verdicts of a release signed by a stranger: %q", checks)
+	}
+	sh.take(ctx, "release-refused")
+	browse(t, ctx, chromedp.Navigate(ui+"/releases"), chromedp.WaitVisible(chromedp.CSS("#publish-form")),
+		chromedp.SetUploadFiles(chromedp.CSS("#release-file"), []string{upload}),
+		chromedp.Click(chromedp.CSS("#publish-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#published")))
+	if checks := textOf(t, ctx, "#checks"); !strings.Contains(checks, "passed") || strings.Contains(checks, "failed") {
+		t.Fatalf("the verdicts of the published release: %q", checks)
+	}
+	if drv := textOf(t, ctx, "#drivers"); !strings.Contains(drv, "memory") {
+		t.Fatalf("release 2's drivers: %q", drv)
+	}
+	sh.take(ctx, "release-published")
+	browse(t, ctx, chromedp.Navigate(ui+"/releases"), chromedp.WaitVisible(chromedp.CSS(`#releases a[href="/ui/releases/2"]`)))
+	sh.take(ctx, "releases")
+	browse(t, ctx, chromedp.Navigate(ui+"/releases/1"), chromedp.WaitVisible(chromedp.CSS("#words")))
+	if words := textOf(t, ctx, "#words"); !strings.Contains(words, "disk_usage") {
+		t.Fatalf("release 1's words: %q", words)
+	}
+	sh.take(ctx, "release")
+	browse(t, ctx, chromedp.Navigate(ui+"/releases/diff"), chromedp.WaitVisible(chromedp.CSS("#diff")))
+	if d := textOf(t, ctx, "#diff"); !strings.Contains(d, "memory") || !strings.Contains(d, "added") {
+		t.Fatalf("the diff 1→2: %q", d)
+	}
+	sh.take(ctx, "release-diff")
+
+	// Enable the driver and add an account from the form its config schema makes; the credential is
+	// typed into a password field and is nowhere on any page after.
+	secret := "e2e-ui-credential-" + fmt.Sprint(time.Now().UnixNano())
+	browse(t, ctx, chromedp.Navigate(ui+"/drivers"), chromedp.WaitVisible(chromedp.CSS("#driver-dns-memory button.enable")),
+		chromedp.Click(chromedp.CSS("#driver-dns-memory button.enable")),
+		chromedp.WaitVisible(chromedp.CSS("#driver-dns-memory a.add-account")),
+		chromedp.Click(chromedp.CSS("#driver-dns-memory a.add-account")),
+		chromedp.WaitVisible(chromedp.CSS("#account-form")),
+		chromedp.SendKeys(chromedp.CSS("#account-name"), "lab"),
+		chromedp.SendKeys(chromedp.CSS(`[name="/zones"]`), "example.com"),
+		chromedp.SendKeys(chromedp.CSS("#account-credential"), secret))
+	sh.take(ctx, "account-form")
+	browse(t, ctx, chromedp.Click(chromedp.CSS("#account-submit")), chromedp.WaitVisible(chromedp.CSS("#account-lab")))
+	sh.take(ctx, "drivers")
+	browse(t, ctx, chromedp.Navigate(ui+"/drivers/audit"), chromedp.WaitVisible(chromedp.CSS("#audit")))
+	if a := textOf(t, ctx, "#audit"); !strings.Contains(a, "account.add") {
+		t.Fatalf("the driver audit log: %q", a)
+	}
+	sh.take(ctx, "driver-audit")
+
+	// A rollout of release 2 over every node, started from the form; its page shows its steps.
+	browse(t, ctx, chromedp.Navigate(ui+"/rollouts"), chromedp.WaitVisible(chromedp.CSS("#rollout-form")),
+		setValue("#rollout-release", "2"),
+		chromedp.SendKeys(chromedp.CSS("#rollout-selector"), "all"),
+		chromedp.Click(chromedp.CSS("#rollout-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#rollout-state")))
+	if steps := textOf(t, ctx, "#steps"); !strings.Contains(steps, "web-1") {
+		t.Fatalf("the rollout's steps: %q", steps)
+	}
+	sh.take(ctx, "rollout")
+	browse(t, ctx, chromedp.Navigate(ui+"/rollouts"), chromedp.WaitVisible(chromedp.CSS(`#rollouts a[href^="/ui/rollouts/"]`)))
+	sh.take(ctx, "rollouts")
+
+	// The plane's own health: the replica that answers, with its heartbeat and memory.
+	browse(t, ctx, chromedp.Navigate(ui+"/plane"), chromedp.WaitVisible(chromedp.CSS("#replicas")))
+	if reps := textOf(t, ctx, "#replicas"); !strings.Contains(reps, "(answered)") {
+		t.Fatalf("the plane's replicas: %q", reps)
+	}
+	sh.take(ctx, "plane")
+	for _, page := range []string{ui + "/releases", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/plane", ui + "/"} {
+		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
+		if html := value(t, ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`)); strings.Contains(html, secret) {
+			t.Fatalf("%s shows the driver credential", page)
+		}
+	}
+
 	// Sign out: the session ends, and the overview sends the browser to sign in again.
 	browse(t, ctx, chromedp.Click(chromedp.CSS("#signout")), chromedp.WaitVisible(chromedp.CSS("#token")),
 		chromedp.Navigate(ui+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
@@ -260,7 +353,8 @@ func TestWebUI(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#node-states")))
 	browse(t, ctx, chromedp.Navigate(ui+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 	jobLink := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#jobs a[href^="/ui/jobs/"]`), "href")).Value
-	for _, page := range []string{ui + "/", ui + "/joins", ui + "/nodes", ui + "/nodes/" + a.nodeID, f.url + jobLink, incidentURL, ui + "/run"} {
+	for _, page := range []string{ui + "/", ui + "/joins", ui + "/nodes", ui + "/nodes/" + a.nodeID, f.url + jobLink, incidentURL, ui + "/run",
+		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/plane"} {
 		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
 		forms := value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('form[method="post"]')).map(f => f.getAttribute("action")).filter(a => a !== "/ui/signout")`))
 		if len(forms) != 0 {
@@ -277,4 +371,28 @@ func TestWebUI(t *testing.T) {
 		t.Fatalf("a viewer's crafted triage POST: %d, want 403", status)
 	}
 	sh.take(ctx, "viewer-incident")
+}
+
+// tarFolder packs a release folder as lexicon releases publish sends it: statement.bundle.json and
+// sha256/<hex>, as a file a person would upload.
+func tarFolder(t *testing.T, dir, out string) {
+	t.Helper()
+	f, err := os.Create(out)
+	must(t, err)
+	defer f.Close()
+	tw := tar.NewWriter(f)
+	blobs, err := os.ReadDir(filepath.Join(dir, "sha256"))
+	must(t, err)
+	names := []string{"statement.bundle.json"}
+	for _, b := range blobs {
+		names = append(names, "sha256/"+b.Name())
+	}
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		must(t, err)
+		must(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}))
+		_, err = tw.Write(data)
+		must(t, err)
+	}
+	must(t, tw.Close())
 }

@@ -139,6 +139,7 @@ func (s *Server) adminTable(r chi.Router) {
 	s.handle(r, api.JoinsReject, s.joinReject)
 	s.handle(r, api.NodesList, s.nodeList)
 	s.handle(r, api.NodesShow, s.nodeShow)
+	s.handle(r, api.FleetShow, s.fleetShow)
 	s.handle(r, api.NodesDisconnect, s.nodeDisconnect)
 	s.handle(r, api.NodesWord, s.nodeWord)
 	s.handle(r, api.JobsCreate, s.jobCreate)
@@ -156,6 +157,8 @@ func (s *Server) adminTable(r chi.Router) {
 		list, err := s.store.ReleaseList(r.Context(), store.ReleaseListParams{Limit: q.Limit})
 		return api.ReleaseList{Releases: each(list, releaseToAPI)}, err
 	})
+	s.handle(r, api.ReleasesShow, s.releaseShow)
+	s.handle(r, api.ReleasesDiff, s.releaseDiff)
 	r.Method(api.ReleasesPublish.Method, api.ReleasesPublish.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := need(r.Context(), api.ReleasesPublish.Role); err != nil {
 			s.writeError(w, r, err)
@@ -241,7 +244,15 @@ func (s *Server) nodeList(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.store.NodeList(r.Context(), store.NodeListParams{State: store.NodeState(q.State), Limit: q.Limit, Cursor: q.Cursor})
+	filter := store.NodeFilter{Word: q.Word, AgentVersion: q.Version}
+	if q.Label != "" {
+		k, v, ok := strings.Cut(q.Label, "=")
+		if !ok {
+			return nil, errcode.New(errcode.RequestMalformed, "label is key=value, not %q", q.Label).With(errcode.DetailField, "label")
+		}
+		filter.LabelKey, filter.LabelValue = k, v
+	}
+	res, err := s.store.NodeList(r.Context(), store.NodeListParams{State: store.NodeState(q.State), Limit: q.Limit, Cursor: q.Cursor, Filter: filter})
 	if err != nil {
 		return nil, err
 	}
@@ -548,4 +559,17 @@ func (s *Server) jobsEnded(lists ...[]store.Job) {
 			s.metrics.JobEnded(j.Word, string(j.State))
 		}
 	}
+}
+
+// fleetShow counts the nodes in the store: one pass, however many there are.
+func (s *Server) fleetShow(r *http.Request) (any, error) {
+	c, err := s.store.NodeCount(r.Context(), store.NodeCountParams{SilentBefore: s.now().Add(-store.DefaultSilentAfter)})
+	if err != nil {
+		return nil, err
+	}
+	return api.Fleet{Total: c.Total, Active: c.Active, Disconnected: c.Disconnected, Left: c.Left, Online: c.Online, Silent: c.Silent,
+		SilentAfterSeconds: int64(store.DefaultSilentAfter / time.Second), Untrusted: c.Untrusted, BelowFloor: c.BelowFloor,
+		Versions: each(c.Versions, func(v store.VersionCount) api.VersionCount {
+			return api.VersionCount{Version: v.Version, Nodes: v.Nodes}
+		})}, nil
 }

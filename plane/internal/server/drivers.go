@@ -59,6 +59,9 @@ func (s *Server) driverRoutesOn(r chi.Router) {
 		return api.DriverCallList{Calls: each(res.Calls, driverCallToAPI), NextCursor: res.NextCursor}, err
 	})
 	s.handle(r, api.DriversEnable, s.driverEnable)
+	s.handle(r, api.DriversSchema, func(r *http.Request) (any, error) {
+		return s.drivers().ConfigSchema(r.Context(), tokenFrom(r.Context()).Name, chi.URLParam(r, "name"))
+	})
 	s.handle(r, api.DriversDisable, func(r *http.Request) (any, error) {
 		return s.drivers().Disable(r.Context(), tokenFrom(r.Context()).Name, chi.URLParam(r, "name"))
 	})

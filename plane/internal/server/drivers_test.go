@@ -267,6 +267,20 @@ func TestDriverRoutes(t *testing.T) {
 	}
 	p.want(http.StatusOK, "", admin, post, "/drivers/dns-crashy/enable", nil)
 
+	// The settings schema an account form is made from: the driver's own, asked once per executable.
+	p.want(http.StatusForbidden, "auth.forbidden", operator, get, "/drivers/dns-memory/schema", nil)
+	p.want(http.StatusConflict, "driver.disabled", admin, get, "/drivers/dns-nosuch/schema", nil)
+	for range 2 {
+		sch := p.want(http.StatusOK, "", admin, get, "/drivers/dns-memory/schema", nil)
+		props, _ := sch["schema"].(map[string]any)["properties"].(map[string]any)
+		if sch["name"] != "dns-memory" || sch["kind"] != "dns" || props["zones"] == nil {
+			t.Fatalf("schema %v", sch)
+		}
+	}
+	if audit := p.want(http.StatusOK, "", viewer, get, "/drivers/audit?driver=dns-memory", nil); strings.Count(fmt.Sprint(audit), "driver.config_schema") != 1 {
+		t.Fatalf("the schema is asked of the driver once, and audited: %v", audit)
+	}
+
 	account := map[string]any{"driver": "dns-memory", "name": "lab", "settings": map[string]any{"zones": []string{"example.com"}}, "credential": credential}
 	p.want(http.StatusForbidden, "auth.forbidden", operator, post, "/accounts", account)
 	p.want(http.StatusBadRequest, "request.malformed", admin, post, "/accounts", map[string]any{"driver": "dns-memory", "name": "x", "credential": credential, "password": credential})

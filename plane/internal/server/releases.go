@@ -55,7 +55,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 	}
 	rel, rep, err := trust.VerifyDir(dir, s.now(), true)
 	if err != nil {
-		s.writeError(w, r, errcode.From(err, errcode.StatementInvalid).With(errcode.DetailChecks, rep.Checks))
+		s.writeError(w, r, errcode.From(err, errcode.StatementInvalid).With(errcode.DetailChecks, checksToAPI(rep.Checks)))
 		return
 	}
 	if err := s.checkContracts(r.Context(), rel, dir); err != nil {
@@ -94,6 +94,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("release published", "release", p.Release, "sequence", p.Sequence, "by", who.Name, "artifacts", len(puts))
 	answer := releaseToAPI(stored)
+	answer.Checks = checksToAPI(rep.Checks)
 	if deployAll {
 		// The release is stored whatever happens here: a rollout that cannot start (no active node)
 		// is reported, and can be started again by hand.
@@ -346,4 +347,10 @@ func (x *manifestIndex) load(ctx context.Context, seq int64) ([]statement.Module
 	}
 	x.rows[seq] = rows
 	return rows, nil
+}
+
+func checksToAPI(cs []registry.CheckResult) []api.Check {
+	return each(cs, func(c registry.CheckResult) api.Check {
+		return api.Check{Check: c.Check, OK: c.OK, Skipped: c.Skipped, Code: c.Code, Message: c.Message}
+	})
 }

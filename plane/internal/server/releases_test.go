@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
@@ -331,4 +332,59 @@ func TestPublishChecksWordsAgainstEveryRelease(t *testing.T) {
 		}
 	}
 	p.publish([]testWord{{name: "other", class: manifest.ClassLook}, {name: "zeta", class: manifest.ClassLook}}, nil)
+}
+
+// TestReleaseShowAndDiff reads two published releases' module tables and the diff between them, which
+// is the one lexicon-release diff makes of their folders; the publish answer carries the verdicts.
+func TestReleaseShowAndDiff(t *testing.T) {
+	p := newTrustedPlane(t, server.Config{})
+	dir := t.TempDir()
+	agent := func(name, body string) map[string]string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return map[string]string{"linux/amd64": path}
+	}
+	one := p.build(p.pub, []testWord{{name: "probe", class: manifest.ClassLook}, {name: "gone", class: manifest.ClassChange}}, agent("a1", "\x7fELF one"))
+	var published api.Release
+	p.want(http.StatusCreated, "", store.RoleAdmin, http.MethodPost, "/releases", tarRelease(t, one.dir), &published)
+	if len(published.Checks) == 0 {
+		t.Fatal("the publish answer has no verdicts")
+	}
+	for _, c := range published.Checks {
+		if !c.OK {
+			t.Fatalf("a published release's check %+v", c)
+		}
+	}
+	two := p.publish([]testWord{{name: "probe", class: manifest.ClassLook, module: "probe v2"}, {name: "anew", class: manifest.ClassLook}}, agent("a2", "\x7fELF two"))
+
+	var d api.ReleaseDetail
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/releases/1", nil, &d)
+	if d.Sequence != 1 || len(d.Modules) != 2 || len(d.Agents) != 1 || d.Agents[0].Platform != "linux-amd64" {
+		t.Fatalf("release 1: %+v", d)
+	}
+	for _, m := range d.Modules {
+		if m.Kind != "word" || m.Module != one.words[m.Name].Digest {
+			t.Errorf("release 1 row %+v", m)
+		}
+	}
+
+	var diff api.ReleaseDiff
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/releases/1/diff/2", nil, &diff)
+	want, err := registry.DiffReleases(one.dir, two.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff.From.Sequence != 1 || diff.To.Sequence != 2 || len(diff.Added) != len(want.Added) || len(diff.Removed) != len(want.Removed) ||
+		len(diff.Changed) != len(want.Changed) || len(diff.Agents) != len(want.Agents) || len(diff.Broken) != 0 {
+		t.Fatalf("diff 1→2: %+v\nlexicon-release diff: %+v", diff, want)
+	}
+	if diff.Added[0].Name != "anew" || diff.Removed[0].Name != "gone" || diff.Changed[0].Name != "probe" || !diff.Changed[0].ModuleChanged {
+		t.Fatalf("diff 1→2: %+v", diff)
+	}
+
+	p.want(http.StatusBadRequest, errcode.RequestMalformed, store.RoleViewer, http.MethodGet, "/releases/one", nil, nil)
+	p.want(http.StatusNotFound, errcode.ReleaseNotFound, store.RoleViewer, http.MethodGet, "/releases/9", nil, nil)
+	p.want(http.StatusNotFound, errcode.ReleaseNotFound, store.RoleViewer, http.MethodGet, "/releases/1/diff/9", nil, nil)
 }

@@ -26,6 +26,8 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.AgentNotJoined:            http.StatusConflict,
 		errcode.AuthForbidden:             http.StatusForbidden,
 		errcode.AuthCSRF:                  http.StatusForbidden,
+		errcode.AuthSessionEnded:          http.StatusUnauthorized,
+		errcode.AuthSignInLimited:         http.StatusTooManyRequests,
 		errcode.AuthRequired:              http.StatusUnauthorized,
 		errcode.CapabilityBudgetExceeded:  http.StatusBadRequest,
 		errcode.CapabilityDenied:          http.StatusBadRequest,

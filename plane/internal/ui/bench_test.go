@@ -20,7 +20,7 @@ func BenchmarkRender(b *testing.B) {
 	admin, _ := p.token(store.RoleAdmin)
 	br := p.browser()
 	br.signIn(admin)
-	for _, path := range []string{"/ui/", "/ui/nodes", "/ui/nodes?state=active"} {
+	for _, path := range []string{"/ui/", "/ui/nodes", "/ui/nodes?state=active", "/ui/nodes?version=0.2.0&word=w"} {
 		b.Run(path, func(b *testing.B) {
 			var times []time.Duration
 			var weight int

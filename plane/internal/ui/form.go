@@ -27,6 +27,8 @@ type schema struct {
 	Minimum     *float64           `json:"minimum"`
 	Maximum     *float64           `json:"maximum"`
 	Default     json.RawMessage    `json:"default"`
+	// WriteOnly marks a secret: its field is a password input, and a form shown again never holds it.
+	WriteOnly bool `json:"writeOnly"`
 }
 
 func (s *schema) kind() string {
@@ -65,6 +67,7 @@ type field struct {
 	Value                string
 	Checked              bool
 	Error                string
+	Secret               bool // write-only: typed, sent, never rendered back
 }
 
 // fields lays out the properties of an object schema, required ones first, then by name.
@@ -93,7 +96,7 @@ func fields(s *schema, prefix string) []*field {
 			continue
 		}
 		f := &field{Path: prefix + "/" + escPointer(n), Name: n, Kind: p.kind(), Description: p.Description, Required: req[n],
-			MinLength: p.MinLength, MaxLength: p.MaxLength, Min: p.Minimum, Max: p.Maximum}
+			MinLength: p.MinLength, MaxLength: p.MaxLength, Min: p.Minimum, Max: p.Maximum, Secret: p.WriteOnly}
 		if p.Pattern != "" {
 			f.HTMLPattern = `[\s\S]*(?:` + p.Pattern + `)[\s\S]*`
 		}
@@ -112,7 +115,7 @@ func fields(s *schema, prefix string) []*field {
 				}
 			}
 		}
-		if len(p.Default) > 0 {
+		if len(p.Default) > 0 && !f.Secret {
 			var v any
 			if json.Unmarshal(p.Default, &v) == nil {
 				f.Value = enumText(v)

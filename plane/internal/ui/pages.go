@@ -7,7 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,10 +16,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
-
-// SilentAfter is how long an active node may go unseen before the overview counts it silent: the
-// store's default for the silent-agent incident, so the overview and the inbox agree.
-const SilentAfter = 10 * time.Minute
 
 // pageSize is how many rows a list page shows.
 const pageSize = 50
@@ -49,6 +45,20 @@ var funcs = template.FuncMap{
 		return Prefix + p
 	},
 	"final": func(s api.JobState) bool { return s.Final() },
+	// short is a digest's first 12 hex digits, enough to tell two apart on a page.
+	"short": func(d string) string {
+		if d == "" {
+			return "—"
+		}
+		if len(d) > 12 {
+			return d[:12]
+		}
+		return d
+	},
+	"seq":   func(n int64) string { return strconv.FormatInt(n, 10) },
+	"bytes": bytesText,
+	"share": share,
+	"ago":   ago,
 }
 
 // route calls rt with its parameters filled in.
@@ -61,64 +71,24 @@ func (u *UI) route(r *http.Request, rt api.Route, params []string, q url.Values,
 }
 
 type overviewData struct {
-	Total, Active, Online, Silent, Untrusted, Disconnected, Left int
-	Versions                                                     []versionCount
-	Incidents                                                    []api.Incident
-	Running                                                      []api.Job
-	Release                                                      *api.Release
-	SilentAfter                                                  time.Duration
+	Fleet                     api.Fleet
+	Incidents                 []api.Incident
+	Running                   []api.Job
+	Rollouts                  []api.Rollout // running, paused or halted: the ones still open
+	Release                   *api.Release
+	SilentAfter               time.Duration
+	Replicas, MissingReplicas int
 }
 
-type versionCount struct {
-	Version string
-	Nodes   int
-}
-
+// overview reads the fleet's counts from GET /fleet, which counts in the store: the page costs the same
+// at ten nodes and at ten thousand.
 func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
-	d := overviewData{SilentAfter: SilentAfter}
-	versions := map[string]int{}
-	now := u.cfg.Now()
-	cursor := ""
-	for {
-		var list api.NodeList
-		q := api.NodesListQuery{Limit: 500, Cursor: cursor}.Values()
-		if err := u.route(r, api.NodesList, nil, q, nil, &list); err != nil {
-			u.fail(w, r, nil, err)
-			return
-		}
-		for _, n := range list.Nodes {
-			d.Total++
-			switch n.State {
-			case api.NodeActive:
-				d.Active++
-				if n.LastSeenAt.IsZero() || now.Sub(n.LastSeenAt) > SilentAfter {
-					d.Silent++
-				} else {
-					d.Online++
-				}
-				if n.Untrusted != "" {
-					d.Untrusted++
-				}
-				v := n.AgentVersion
-				if v == "" {
-					v = "(not reported)"
-				}
-				versions[v]++
-			case api.NodeDisconnected:
-				d.Disconnected++
-			case api.NodeLeft:
-				d.Left++
-			}
-		}
-		if list.NextCursor == "" {
-			break
-		}
-		cursor = list.NextCursor
+	var d overviewData
+	if err := u.route(r, api.FleetShow, nil, nil, nil, &d.Fleet); err != nil {
+		u.fail(w, r, nil, err)
+		return
 	}
-	for v, n := range versions {
-		d.Versions = append(d.Versions, versionCount{v, n})
-	}
-	sort.Slice(d.Versions, func(i, j int) bool { return d.Versions[i].Version < d.Versions[j].Version })
+	d.SilentAfter = time.Duration(d.Fleet.SilentAfterSeconds) * time.Second
 	var inc api.IncidentList
 	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{NeedsYou: true, Limit: 20}.Values(), nil, &inc); err != nil {
 		u.fail(w, r, nil, err)
@@ -131,6 +101,14 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Running = jobs.Jobs
+	for _, state := range []string{api.RolloutRunning, api.RolloutHalted, api.RolloutPaused} {
+		var ros api.RolloutList
+		if err := u.route(r, api.RolloutsList, nil, api.RolloutsListQuery{State: state, Limit: 20}.Values(), nil, &ros); err != nil {
+			u.fail(w, r, nil, err)
+			return
+		}
+		d.Rollouts = append(d.Rollouts, ros.Rollouts...)
+	}
 	var rels api.ReleaseList
 	if err := u.route(r, api.ReleasesList, nil, api.ReleasesListQuery{Limit: 1}.Values(), nil, &rels); err != nil {
 		u.fail(w, r, nil, err)
@@ -138,6 +116,17 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(rels.Releases) > 0 {
 		d.Release = &rels.Releases[0]
+	}
+	var ps api.PlaneStatus
+	if err := u.route(r, api.PlaneShowStatus, nil, nil, nil, &ps); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Replicas = len(ps.Replicas)
+	for _, rep := range ps.Replicas {
+		if rep.Missing {
+			d.MissingReplicas++
+		}
 	}
 	u.page(w, r, "overview", d)
 }
@@ -197,10 +186,10 @@ func errMessage(err error) string {
 }
 
 type nodesData struct {
-	Nodes      []api.Node
-	State      string
-	Cursor     string
-	NextCursor string
+	Nodes []api.Node
+	Query api.NodesListQuery
+	// First and Next are the query strings of the first and the next page, filters kept.
+	First, Next template.URL
 }
 
 func (u *UI) nodes(w http.ResponseWriter, r *http.Request) {
@@ -215,7 +204,17 @@ func (u *UI) nodes(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, err)
 		return
 	}
-	u.page(w, r, "nodes", nodesData{Nodes: list.Nodes, State: string(q.State), Cursor: q.Cursor, NextCursor: list.NextCursor})
+	d := nodesData{Nodes: list.Nodes, Query: q}
+	first := q
+	first.Cursor, first.Limit = "", 0
+	// Encoded by url.Values, so safe to put in an href as it is.
+	d.First = template.URL(first.Values().Encode())
+	if list.NextCursor != "" {
+		next := first
+		next.Cursor = list.NextCursor
+		d.Next = template.URL(next.Values().Encode())
+	}
+	u.page(w, r, "nodes", d)
 }
 
 type nodeData struct {

@@ -2,27 +2,31 @@
 // listener, for people who would rather look at the fleet than script it. It holds no rules of its own:
 // every page reads and changes the fleet by calling the admin API's handlers in process (plane/api
 // types, the server's route table with its role checks), as the session's token. What it adds is what
-// a browser needs: sign-in with an admin token exchanged for a server-side session, CSRF tokens on
-// every form, and the security headers (a strict Content-Security-Policy, no framing, no caching).
+// a browser needs: sign-in with an admin token exchanged for a session kept in the store (so every
+// replica accepts it), CSRF tokens on every form, and the security headers (a strict
+// Content-Security-Policy, no framing, no caching).
 package ui
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -71,19 +75,17 @@ type Config struct {
 
 // UI serves the pages.
 type UI struct {
-	cfg   Config
-	pages map[string]*template.Template
-
-	mu       sync.Mutex
-	sessions map[string]*session // by session id
+	cfg    Config
+	pages  map[string]*template.Template
+	limits *signinLimiter
 }
 
-// session is a signed-in browser. It holds the token's hash, never the token.
+// session is a signed-in browser: the store keeps it (keyed by the cookie's sha256), so any replica
+// accepts it, and reads its token with it on every request.
 type session struct {
-	id        string
-	tokenHash string
-	csrf      string
-	expires   time.Time
+	id      string // the cookie's value: the secret, never stored
+	csrf    string
+	expires time.Time
 }
 
 // New makes the UI; it panics if its embedded templates do not parse, which a test catches.
@@ -94,17 +96,17 @@ func New(cfg Config) *UI {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	u := &UI{cfg: cfg, sessions: map[string]*session{}, pages: map[string]*template.Template{}}
+	u := &UI{cfg: cfg, pages: map[string]*template.Template{}, limits: newSigninLimiter()}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		panic(err)
 	}
 	for _, n := range names {
 		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if base == "layout" {
+		if base == "layout" || base == "partials" {
 			continue
 		}
-		u.pages[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n))
+		u.pages[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", n))
 	}
 	return u
 }
@@ -133,6 +135,26 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/jobs/{id}/events", u.jobEvents)
 		r.Post("/jobs/{id}/cancel", u.jobCancel)
 		r.Post("/jobs/{id}/mark-failed", u.jobMarkFailed)
+		r.Get("/releases", u.releases)
+		r.Post("/releases", u.releaseUpload)
+		r.Get("/releases/diff", u.releaseDiff)
+		r.Get("/releases/{seq}", u.release)
+		r.Get("/rollouts", u.rollouts)
+		r.Post("/rollouts", u.rolloutStart)
+		r.Get("/rollouts/{id}", u.rollout)
+		r.Post("/rollouts/{id}/pause", u.rolloutMove(api.RolloutsPause))
+		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume))
+		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort))
+		r.Post("/rollouts/{id}/revert", u.rolloutMove(api.RolloutsRevert))
+		r.Get("/plane", u.planeStatus)
+		r.Post("/plane/replicas/{id}/forget", u.replicaForget)
+		r.Get("/drivers", u.drivers)
+		r.Get("/drivers/audit", u.driverAudit)
+		r.Post("/drivers/{name}/enable", u.driverEnable)
+		r.Post("/drivers/{name}/disable", u.driverDisable)
+		r.Get("/drivers/{name}/accounts/new", u.accountNew)
+		r.Post("/accounts", u.accountAdd)
+		r.Post("/accounts/{name}/remove", u.accountRemove)
 		r.Get("/tokens", u.tokens)
 		r.Post("/tokens", u.tokenCreate)
 		r.Post("/tokens/{id}/revoke", u.tokenRevoke)
@@ -194,22 +216,17 @@ func from(r *http.Request) viewer {
 	return v
 }
 
-// authenticate finds the session and re-resolves its token: a revoked or unknown token ends the
-// session. A POST must carry the session's CSRF token.
+// authenticate finds the session in the store with its token: an unknown or expired session, or a
+// revoked token, sends the browser to sign in again. A POST must carry the session's CSRF token.
 func (u *UI) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie(sessionCookie)
-		var sess *session
-		if err == nil {
-			sess = u.session(c.Value)
-		}
-		if sess == nil {
+		if err != nil || c.Value == "" {
 			u.toSignin(w, r)
 			return
 		}
-		tok, err := u.cfg.Store.TokenGetByHash(r.Context(), store.TokenGetByHashParams{Hash: sess.tokenHash})
-		if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) {
-			u.drop(sess.id)
+		st, err := u.cfg.Store.UISessionGet(r.Context(), store.UISessionGetParams{IDHash: sessionHash(c.Value), Now: u.cfg.Now()})
+		if errcode.Has(err, errcode.AuthSessionEnded) || errcode.Has(err, errcode.TokenRevoked) {
 			u.toSignin(w, r)
 			return
 		}
@@ -217,14 +234,29 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 			u.fail(w, r, nil, err)
 			return
 		}
-		v := viewer{sess: sess, tok: tok}
+		v := viewer{sess: &session{id: c.Value, csrf: st.CSRF, expires: st.ExpiresAt}, tok: st.Token}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, v))
 		if r.Method == http.MethodPost {
-			if err := r.ParseForm(); err != nil {
+			// A form is small; only a release upload is big, and never bigger than the API takes.
+			limit := int64(1 << 20)
+			if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+				limit = api.MaxReleaseUpload + 1<<20
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			err := r.ParseForm()
+			if err == nil && limit > 1<<20 {
+				err = r.ParseMultipartForm(32 << 20) // what is over this goes to temporary files
+			}
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				u.fail(w, r, &v, errcode.New(errcode.RequestTooLarge, "the form is over %d bytes", limit))
+				return
+			}
+			if err != nil {
 				u.fail(w, r, &v, errcode.Wrap(err, errcode.RequestMalformed, "the form could not be read"))
 				return
 			}
-			if !sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(sess.csrf)) != 1 {
+			if !sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(v.sess.csrf)) != 1 {
 				u.fail(w, r, &v, errcode.New(errcode.AuthCSRF, "the form's CSRF token is missing or not this session's; reload the page and try again"))
 				return
 			}
@@ -248,24 +280,11 @@ func sameOrigin(r *http.Request) bool {
 	return true
 }
 
-func (u *UI) session(id string) *session {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	s := u.sessions[id]
-	if s == nil {
-		return nil
-	}
-	if !u.cfg.Now().Before(s.expires) {
-		delete(u.sessions, id)
-		return nil
-	}
-	return s
-}
-
-func (u *UI) drop(id string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	delete(u.sessions, id)
+// sessionHash is how the store keys a session: the sha256 of the cookie's value, so that reading the
+// store never yields a cookie that would open a session.
+func sessionHash(id string) string {
+	h := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(h[:])
 }
 
 func (u *UI) toSignin(w http.ResponseWriter, r *http.Request) {
@@ -289,6 +308,8 @@ func (u *UI) signinForm(w http.ResponseWriter, r *http.Request, status int, msg 
 }
 
 // signin exchanges an admin token for a session. The token is hashed at once and the text dropped.
+// An address that failed too often is refused before its token is looked at, with
+// auth.signin_limited, until its allowance refills.
 func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		u.signinForm(w, r, http.StatusBadRequest, "The form could not be read.")
@@ -299,9 +320,20 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, errcode.New(errcode.AuthCSRF, "the sign-in form's CSRF token is missing or wrong; reload the page and try again"))
 		return
 	}
+	addr := remoteHost(r)
+	now := u.cfg.Now()
+	if wait := u.limits.take(addr, now); wait > 0 {
+		e := errcode.New(errcode.AuthSignInLimited, "too many failed sign-ins from %s; try again in %s", addr, wait.Round(time.Second)).
+			With(errcode.DetailRetryAfterMS, wait.Milliseconds())
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
+		u.cfg.Log.Warn("ui sign-in refused: too many failures", "address", addr)
+		u.signinForm(w, r, errcode.Status(e.Code), e.Code+": "+e.Message)
+		return
+	}
 	raw := strings.TrimSpace(r.PostFormValue("token"))
 	tok, err := u.cfg.Store.TokenGetByHash(r.Context(), store.TokenGetByHashParams{Hash: u.cfg.HashToken(raw)})
 	if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) || raw == "" {
+		u.cfg.Log.Info("ui sign-in failed", "address", addr)
 		u.signinForm(w, r, http.StatusUnauthorized, "That token is unknown or revoked.")
 		return
 	}
@@ -309,30 +341,25 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, err)
 		return
 	}
-	s := &session{id: randomID(), tokenHash: u.cfg.HashToken(raw), csrf: randomID(), expires: u.cfg.Now().Add(SessionTTL)}
-	u.mu.Lock()
-	u.sweepLocked()
-	u.sessions[s.id] = s
-	u.mu.Unlock()
+	u.limits.refund(addr, now)
+	s := &session{id: randomID(), csrf: randomID(), expires: now.Add(SessionTTL)}
+	if _, err := u.cfg.Store.UISessionCreate(r.Context(), store.UISessionCreateParams{IDHash: sessionHash(s.id), TokenID: tok.ID, CSRF: s.csrf,
+		ExpiresAt: s.expires, Now: now}); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
 	u.cfg.Log.Info("ui session started", "token", tok.Name, "role", tok.Role)
 	http.SetCookie(w, &http.Cookie{Name: preCookie, Value: "", Path: Prefix + "/signin", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.id, Path: Prefix, Expires: s.expires, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 }
 
-// sweepLocked drops expired sessions, so signing in again and again does not grow the map forever.
-func (u *UI) sweepLocked() {
-	now := u.cfg.Now()
-	for id, s := range u.sessions {
-		if !now.Before(s.expires) {
-			delete(u.sessions, id)
-		}
-	}
-}
-
 func (u *UI) signout(w http.ResponseWriter, r *http.Request) {
 	v := from(r)
-	u.drop(v.sess.id)
+	if err := u.cfg.Store.UISessionDelete(r.Context(), store.UISessionDeleteParams{IDHash: sessionHash(v.sess.id)}); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
 	u.cfg.Log.Info("ui session ended", "token", v.tok.Name)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
@@ -341,27 +368,30 @@ func (u *UI) signout(w http.ResponseWriter, r *http.Request) {
 // call runs an admin API route as the session's token and decodes its answer into out; an error
 // answer comes back as the *errcode.Error the API sent.
 func (u *UI) call(r *http.Request, method, path string, q url.Values, body any, out any) error {
-	var rd *bytes.Reader
+	var rd io.Reader = bytes.NewReader(nil)
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
 		rd = bytes.NewReader(b)
-	} else {
-		rd = bytes.NewReader(nil)
 	}
+	return u.callRaw(r, method, path, q, rd, "application/json", out)
+}
+
+// callRaw is call with a body already encoded as contentType: a release upload's tar stream.
+func (u *UI) callRaw(r *http.Request, method, path string, q url.Values, body io.Reader, contentType string, out any) error {
 	target := path
 	if len(q) > 0 {
 		target += "?" + q.Encode()
 	}
 	// The API's router must route from scratch, not from the UI's routing state in the context.
 	ctx := context.WithValue(r.Context(), chi.RouteCtxKey, nil)
-	req, err := http.NewRequestWithContext(u.cfg.As(ctx, from(r).tok), method, target, rd)
+	req, err := http.NewRequestWithContext(u.cfg.As(ctx, from(r).tok), method, target, body)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	u.cfg.API.ServeHTTP(rec, req)
 	if rec.status >= 400 {

@@ -34,12 +34,25 @@ type plane struct {
 
 func newPlane(t testing.TB) *plane {
 	t.Helper()
+	return newPlaneWith(t, server.Config{})
+}
+
+// newPlaneWith is newPlane with more of the server's configuration; the store is made here.
+func newPlaneWith(t testing.TB, cfg server.Config) *plane {
+	t.Helper()
 	st, err := open.SQLite(context.Background(), filepath.Join(t.TempDir(), "plane.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	ts := httptest.NewTLSServer(server.New(server.Config{Store: st}).Handler())
+	return newPlaneOn(t, st, cfg)
+}
+
+// newPlaneOn is newPlaneWith on a store already open.
+func newPlaneOn(t testing.TB, st store.Store, cfg server.Config) *plane {
+	t.Helper()
+	cfg.Store = st
+	ts := httptest.NewTLSServer(server.New(cfg).Handler())
 	t.Cleanup(ts.Close)
 	return &plane{t: t, store: st, ts: ts}
 }
@@ -169,7 +182,7 @@ func TestHeadersOnEveryResponse(t *testing.T) {
 	res, _ = b.do(http.MethodPost, "/ui/signin", url.Values{"token": {admin}})
 	check("signin without csrf", res, true)
 	b.signIn(admin)
-	for _, path := range []string{"/ui/", "/ui/joins", "/ui/nodes", "/ui/jobs", "/ui/incidents", "/ui/run", "/ui/tokens", "/ui/nosuch", "/ui/jobs/nosuch"} {
+	for _, path := range []string{"/ui/", "/ui/joins", "/ui/nodes", "/ui/jobs", "/ui/incidents", "/ui/run", "/ui/tokens", "/ui/releases", "/ui/releases/diff", "/ui/rollouts", "/ui/drivers", "/ui/drivers/audit", "/ui/plane", "/ui/nosuch", "/ui/jobs/nosuch"} {
 		res, _ := b.do(http.MethodGet, path, nil)
 		check(path, res, true)
 	}
@@ -404,7 +417,8 @@ func TestNoSecretRendered(t *testing.T) {
 	b := p.browser()
 	b.signIn(admin)
 	for _, path := range []string{"/ui/", "/ui/joins", "/ui/nodes", "/ui/nodes/" + n.ID, "/ui/jobs", "/ui/jobs/" + job.ID,
-		"/ui/incidents", "/ui/incidents/" + inc, "/ui/run", "/ui/run?node=" + n.ID, "/ui/tokens", "/ui/nosuch"} {
+		"/ui/incidents", "/ui/incidents/" + inc, "/ui/run", "/ui/run?node=" + n.ID, "/ui/tokens", "/ui/releases", "/ui/releases/diff",
+		"/ui/rollouts", "/ui/drivers", "/ui/drivers/audit", "/ui/plane", "/ui/nosuch"} {
 		b.do(http.MethodGet, path, nil)
 	}
 	if len(b.pages) < 10 {

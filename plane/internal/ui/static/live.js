@@ -17,7 +17,12 @@
         window.location.reload();
       }
     });
-    src.addEventListener("error", function () { src.close(); });
+    // A stream that broke (a replica restarted, a proxy cut it) is not retried here: the page is
+    // loaded again a little later, which either shows the finished job or starts a new stream.
+    src.addEventListener("error", function () {
+      src.close();
+      window.setTimeout(function () { window.location.reload(); }, 2000);
+    });
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);

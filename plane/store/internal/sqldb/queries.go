@@ -23,6 +23,7 @@ type Queries struct {
 	HealthQueries    // queries_health.sql
 	RolloutQueries   // queries_rollouts.sql
 	ProvisionQueries // queries_provision.sql
+	UIQueries        // queries_ui.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -93,6 +94,12 @@ type ProvisionQueries struct {
 	ProvisioningInsert, ProvisioningLiveName, ProvisioningGet, ProvisioningByToken, ProvisioningList              string
 	ProvisioningSet, ProvisioningEventInsert, ProvisioningEvents, ProvisioningAdoptInsert                         string
 	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans, ProvisioningTransferSet, DetectMachineTransfer string
+}
+
+// UIQueries are the statements of queries_ui.sql: what the web UI's overview and node filters read.
+type UIQueries struct {
+	NodeCount, NodeCountVersions, NodeListFiltered                 string
+	UISessionInsert, UISessionSweep, UISessionGet, UISessionDelete string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

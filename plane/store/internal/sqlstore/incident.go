@@ -13,7 +13,7 @@ import (
 
 // Defaults of the detectors and of reopening (store.DefaultRefusalThreshold is the exported one).
 const (
-	defaultSilentAfter   = 10 * time.Minute
+	defaultSilentAfter   = DefaultSilentAfter
 	defaultLostThreshold = 0 // more than this many lost jobs in detectorWindow
 	detectorWindow       = time.Hour
 	defaultReopenWithin  = time.Hour

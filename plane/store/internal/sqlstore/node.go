@@ -87,9 +87,16 @@ func (s *sqlStore) NodeList(ctx context.Context, p NodeListParams) (NodeListResu
 	if err != nil {
 		return NodeListResult{}, err
 	}
+	if err := checkNodeFilter(p.Filter); err != nil {
+		return NodeListResult{}, err
+	}
+	query, args := s.q.NodeList, []any{string(p.State), p.Cursor, int64(limit + 1)}
+	if f := p.Filter; !f.IsZero() {
+		query, args = s.q.NodeListFiltered, append(args, f.LabelKey, f.LabelValue, f.Word, f.AgentVersion)
+	}
 	var res NodeListResult
 	err = s.read(ctx, "list nodes", func(ex sqldb.Execer) error {
-		rs, err := ex.Query(ctx, s.q.NodeList, string(p.State), p.Cursor, int64(limit+1))
+		rs, err := ex.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}

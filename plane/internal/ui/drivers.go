@@ -1,0 +1,196 @@
+package ui
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+type driversData struct {
+	// Unavailable is set on a plane that runs without drivers: the page says so instead of failing.
+	Unavailable string
+	Release     string
+	Drivers     []driverRow
+	// Orphans are accounts of a driver the list no longer has (neither pinned nor enabled).
+	Orphans []api.Account
+	Replica string
+}
+
+type driverRow struct {
+	api.Driver
+	Status   *api.Status
+	Accounts []api.Account
+}
+
+func (u *UI) drivers(w http.ResponseWriter, r *http.Request) {
+	var d driversData
+	var list api.DriverList
+	err := u.route(r, api.DriversList, nil, nil, nil, &list)
+	if errcode.Has(err, errcode.DriverUnavailable) {
+		d.Unavailable = errMessage(err)
+		u.page(w, r, "drivers", d)
+		return
+	}
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	var status api.StatusList
+	if err := u.route(r, api.DriversStatus, nil, nil, nil, &status); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	var accounts api.AccountList
+	if err := u.route(r, api.AccountsList, nil, nil, nil, &accounts); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Release, d.Replica = list.Release, status.Replica
+	byName := map[string]int{}
+	for _, dr := range list.Drivers {
+		byName[dr.Name] = len(d.Drivers)
+		d.Drivers = append(d.Drivers, driverRow{Driver: dr})
+	}
+	for i := range status.Drivers {
+		if j, ok := byName[status.Drivers[i].Name]; ok {
+			d.Drivers[j].Status = &status.Drivers[i]
+		}
+	}
+	for _, a := range accounts.Accounts {
+		if j, ok := byName[a.Driver]; ok {
+			d.Drivers[j].Accounts = append(d.Drivers[j].Accounts, a)
+		} else {
+			d.Orphans = append(d.Orphans, a)
+		}
+	}
+	u.page(w, r, "drivers", d)
+}
+
+func (u *UI) driverEnable(w http.ResponseWriter, r *http.Request) {
+	req := api.DriverEnable{Unconfined: r.PostFormValue("unconfined") == "true"}
+	u.driverChange(w, r, u.route(r, api.DriversEnable, []string{chi.URLParam(r, "name")}, nil, req, nil))
+}
+
+func (u *UI) driverDisable(w http.ResponseWriter, r *http.Request) {
+	u.driverChange(w, r, u.route(r, api.DriversDisable, []string{chi.URLParam(r, "name")}, nil, nil, nil))
+}
+
+func (u *UI) accountRemove(w http.ResponseWriter, r *http.Request) {
+	u.driverChange(w, r, u.route(r, api.AccountsRemove, []string{chi.URLParam(r, "name")}, nil, nil, nil))
+}
+
+func (u *UI) driverChange(w http.ResponseWriter, r *http.Request, err error) {
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"/drivers", http.StatusSeeOther)
+}
+
+// accountData is the add-account form: the settings fields made from the driver's config schema, and
+// the credential, which is write-only: the form never holds it, not even after a refusal.
+type accountData struct {
+	Driver api.DriverSchema
+	Name   string
+	Fields []*field
+	Error  string
+	// NameError and CredentialError are refusals the plane pinned on those two fields.
+	NameError, CredentialError string
+}
+
+func (u *UI) accountNew(w http.ResponseWriter, r *http.Request) {
+	u.accountForm(w, r, chi.URLParam(r, "name"), nil)
+}
+
+// accountForm reads the driver's schema through the API and shows the form; with form set, it fills
+// the fields from it and adds the account.
+func (u *UI) accountForm(w http.ResponseWriter, r *http.Request, driverName string, form url.Values) {
+	d := accountData{}
+	if err := u.route(r, api.DriversSchema, []string{driverName}, nil, nil, &d.Driver); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	var s schema
+	if err := json.Unmarshal(d.Driver.Schema, &s); err != nil {
+		u.fail(w, r, nil, errcode.Wrap(err, errcode.DriverConfigInvalid, "the config schema of %s cannot be read", d.Driver.Name))
+		return
+	}
+	d.Fields = fields(&s, "")
+	v := from(r)
+	if form == nil {
+		u.render(w, r, http.StatusOK, "account", &v, d)
+		return
+	}
+	d.Name = strings.TrimSpace(form.Get("name"))
+	settings, ok := fill(d.Fields, form)
+	forgetSecrets(d.Fields)
+	if !ok {
+		d.Error = "Some values are not of their field's kind; see the marked fields."
+		u.render(w, r, http.StatusBadRequest, "account", &v, d)
+		return
+	}
+	raw, _ := json.Marshal(settings)
+	req := api.AccountAdd{Driver: d.Driver.Name, Name: d.Name, Settings: raw, Credential: form.Get("credential")}
+	err := u.route(r, api.AccountsAdd, nil, nil, req, nil)
+	if err == nil {
+		http.Redirect(w, r, Prefix+"/drivers", http.StatusSeeOther)
+		return
+	}
+	if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
+		u.fail(w, r, nil, err)
+		return
+	}
+	e := errcode.From(err, errcode.InternalError)
+	field, _ := e.Details[errcode.DetailField].(string)
+	switch {
+	case field == "name":
+		d.NameError = errMessage(err)
+	case field == "credential":
+		d.CredentialError = errMessage(err)
+	case field != "" && mark(d.Fields, field, errMessage(err)):
+	default:
+		d.Error = errMessage(err)
+	}
+	u.render(w, r, errcode.Status(e.Code), "account", &v, d)
+}
+
+func (u *UI) accountAdd(w http.ResponseWriter, r *http.Request) {
+	u.accountForm(w, r, r.PostFormValue("driver"), r.PostForm)
+}
+
+// forgetSecrets drops what was typed into write-only fields, so a form shown again never holds them.
+func forgetSecrets(fs []*field) {
+	for _, f := range fs {
+		if f.Secret {
+			f.Value = ""
+		}
+		forgetSecrets(f.Fields)
+	}
+}
+
+type auditData struct {
+	Calls           []api.DriverCall
+	Driver, Account string
+	Cursor, Next    string
+}
+
+func (u *UI) driverAudit(w http.ResponseWriter, r *http.Request) {
+	q, err := api.ParseDriversAuditQuery(r.URL.Query())
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	q.Limit = pageSize
+	var list api.DriverCallList
+	if err := u.route(r, api.DriversAudit, nil, q.Values(), nil, &list); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	u.page(w, r, "audit", auditData{Calls: list.Calls, Driver: q.Driver, Account: q.Account, Cursor: q.Cursor, Next: list.NextCursor})
+}

@@ -1,0 +1,127 @@
+package ui_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/open"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// TestSessionOnEveryReplica: a session opened on one replica is accepted by another on the same store,
+// signing out on either ends it on both, and the store holds no cookie that would open it.
+func TestSessionOnEveryReplica(t *testing.T) {
+	dir := t.TempDir()
+	st, err := open.SQLite(t.Context(), filepath.Join(dir, "plane.db"))
+	must(t, err)
+	t.Cleanup(func() { st.Close() })
+	a := newPlaneOn(t, st, server.Config{})
+	b := newPlaneOn(t, st, server.Config{})
+	admin, _ := a.token(store.RoleAdmin)
+
+	onA := a.browser()
+	onA.signIn(admin)
+	cookies := onA.c.Jar.Cookies(mustURL(t, a.ts.URL+"/ui/"))
+	var value string
+	for _, c := range cookies {
+		if c.Name == "lexicon_session" {
+			value = c.Value
+		}
+	}
+	if value == "" {
+		t.Fatal("no session cookie")
+	}
+	onB := b.browser()
+	onB.c.Jar.SetCookies(mustURL(t, b.ts.URL+"/ui/"), cookies)
+	if who := onB.get("/ui/", http.StatusOK); !strings.Contains(who, "ui-admin (admin)") {
+		t.Fatalf("replica B does not know A's session:\n%s", who)
+	}
+	for _, f := range []string{"plane.db", "plane.db-wal"} {
+		data, _ := os.ReadFile(filepath.Join(dir, f))
+		if bytes.Contains(data, []byte(value)) {
+			t.Fatalf("%s holds the session cookie", f)
+		}
+	}
+	onB.post("/ui/signout", nil, http.StatusSeeOther)
+	if res, _ := onA.do(http.MethodGet, "/ui/", nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("replica A after signing out on B: %d", res.StatusCode)
+	}
+}
+
+// TestSignInRateLimit: an address that failed SignInBurst times is refused with auth.signin_limited,
+// even with a good token, until its allowance refills; a success costs nothing.
+func TestSignInRateLimit(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	p := newPlaneWith(t, server.Config{Now: clock})
+	admin, _ := p.token(store.RoleAdmin)
+	b := p.browser()
+	for range 3 { // successes do not count
+		b.signIn(admin)
+	}
+	for i := range ui.SignInBurst {
+		b.get("/ui/signin", http.StatusOK)
+		if body := b.post("/ui/signin", url.Values{"token": {"lxt_wrong"}}, http.StatusUnauthorized); !strings.Contains(body, "unknown or revoked") {
+			t.Fatalf("failure %d: %s", i, body)
+		}
+	}
+	for _, tok := range []string{"lxt_wrong", admin} {
+		b.get("/ui/signin", http.StatusOK)
+		res, body := b.do(http.MethodPost, "/ui/signin", url.Values{"token": {tok}, "csrf": {b.csrf}})
+		if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, errcode.AuthSignInLimited) || res.Header.Get("Retry-After") == "" {
+			t.Fatalf("sign-in over the limit: %d %q\n%s", res.StatusCode, res.Header.Get("Retry-After"), body)
+		}
+	}
+	mu.Lock()
+	now = now.Add(ui.SignInRefill)
+	mu.Unlock()
+	b.signIn(admin)
+}
+
+// TestSignInRateLimitConcurrent: failures sent at once spend the bucket exactly: SignInBurst of them
+// are looked at and refused as unknown, every other one is limited.
+func TestSignInRateLimitConcurrent(t *testing.T) {
+	p := newPlaneWith(t, server.Config{Now: func() time.Time { return time.Unix(1_900_000_000, 0) }})
+	const tries = 3 * ui.SignInBurst
+	browsers := make([]*browser, tries)
+	for i := range browsers {
+		browsers[i] = p.browser()
+		browsers[i].get("/ui/signin", http.StatusOK)
+	}
+	statuses := make([]int, tries)
+	var wg sync.WaitGroup
+	for i, b := range browsers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, p.ts.URL+"/ui/signin", strings.NewReader(url.Values{"token": {"lxt_wrong"}, "csrf": {b.csrf}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			res, err := b.c.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			statuses[i] = res.StatusCode
+		}()
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusUnauthorized] != ui.SignInBurst || count[http.StatusTooManyRequests] != tries-ui.SignInBurst {
+		t.Fatalf("concurrent failures: %v", count)
+	}
+}

@@ -1,0 +1,38 @@
+-- name: NodeCount
+-- ?1: the silent cutoff. A node's update report is JSON text; needs_newer_agent is its floor.
+SELECT COUNT(*),
+    COALESCE(SUM(state = 'active'), 0),
+    COALESCE(SUM(state = 'disconnected'), 0),
+    COALESCE(SUM(state = 'left'), 0),
+    COALESCE(SUM(state = 'active' AND (last_seen_at IS NULL OR last_seen_at < ?1)), 0),
+    COALESCE(SUM(state = 'active' AND untrusted <> ''), 0),
+    COALESCE(SUM(state = 'active' AND COALESCE(json_extract(update_report, '$.needs_newer_agent'), '') <> ''), 0)
+FROM nodes
+
+-- name: NodeCountVersions
+SELECT agent_version, COUNT(*) FROM nodes WHERE state = 'active'
+GROUP BY agent_version ORDER BY agent_version
+
+-- name: NodeListFiltered
+-- NodeList narrowed: ?4/?5 a label's key and value, ?6 a word's name, ?7 an agent version ('' for any).
+SELECT {{node_columns}} FROM nodes
+WHERE (?1 = '' OR state = ?1) AND (?2 = '' OR id > ?2)
+  AND (?4 = '' OR json_extract(labels, '$."' || ?4 || '"') = ?5)
+  AND (?6 = '' OR EXISTS (SELECT 1 FROM json_each(vocabulary) WHERE json_extract(value, '$.name') = ?6))
+  AND (?7 = '' OR agent_version = ?7)
+ORDER BY id
+LIMIT ?3
+
+-- name: UISessionInsert
+INSERT INTO ui_sessions (id_hash, token_id, csrf, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
+
+-- name: UISessionSweep
+DELETE FROM ui_sessions WHERE expires_at <= ?1
+
+-- name: UISessionGet
+SELECT s.csrf, s.created_at, s.expires_at, t.id, t.name, t.role, t.created_at, t.revoked_at
+FROM ui_sessions s JOIN tokens t ON t.id = s.token_id
+WHERE s.id_hash = ?1 AND s.expires_at > ?2
+
+-- name: UISessionDelete
+DELETE FROM ui_sessions WHERE id_hash = ?1
