@@ -183,9 +183,14 @@ type InstancePage struct {
 	NextPageToken string     `json:"next_page_token,omitempty"`
 }
 
+// MaxUserData is the most user data a create may carry: sdk/driver/cloud's MaxUserDataLen, which a
+// client of this package (the CLI) must not link, since it brings go-plugin; a drivers test holds the
+// two equal.
+const MaxUserData = 16 << 10
+
 // CloudCreateRequest is the body of POST /cloud/{account}/instances. UserData is cloud-init user data
-// as text (the driver encodes it as its provider wants); Tags are what automation finds its instances
-// by.
+// as text (the driver encodes it as its provider wants), at most MaxUserData bytes; Tags are what
+// automation finds its instances by.
 type CloudCreateRequest struct {
 	Region         string   `json:"region"`
 	Type           string   `json:"type"`

@@ -10,7 +10,6 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
-	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -155,7 +154,7 @@ func cloudCreateCmd() *cli.Command {
 				req.SSHKeys = append(req.SSHKeys, strings.TrimSpace(key))
 			}
 			if userData != "" {
-				ud, err := readSmallFile("user data", userData, cloud.MaxUserDataLen)
+				ud, err := readSmallFile("user data", userData, api.MaxUserData)
 				if err != nil {
 					return nil, err
 				}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
@@ -270,5 +271,13 @@ func TestCloudCallWithoutItsIntentIsNotMade(t *testing.T) {
 	must(t, err)
 	if len(page.Instances) != 0 {
 		t.Fatalf("an instance was made without its intent recorded: %+v", page.Instances)
+	}
+}
+
+// TestUserDataLimitIsTheContracts: the admin API states the contract's limit on user data without
+// linking the contract (which brings go-plugin into the CLI); the two must not drift.
+func TestUserDataLimitIsTheContracts(t *testing.T) {
+	if api.MaxUserData != cloud.MaxUserDataLen {
+		t.Fatalf("api.MaxUserData %d, cloud.MaxUserDataLen %d", api.MaxUserData, cloud.MaxUserDataLen)
 	}
 }
