@@ -56,9 +56,12 @@ type pkgFile struct {
 	typ      string // files.TypeDir, files.TypeConfig or "" for a plain file
 }
 
-// debPackage is what makes one package around one binary, installed as /usr/bin/<binary>.
+// debPackage is what makes one package around one binary, installed as /usr/bin/<binary>, or in
+// libexec with a link from /usr/bin when the binary replaces itself (its folder must then be writable
+// to it, and /usr/bin must not be).
 type debPackage struct {
 	name, binary, summary, description string
+	libexec                            string // the binary's own folder, "" for /usr/bin
 	depends, recommends, conflicts     []string
 	files                              []pkgFile
 	scripts                            bool // debian/<name>/{postinst,prerm,postrm}
@@ -66,7 +69,7 @@ type debPackage struct {
 
 var debPackages = []debPackage{
 	{
-		name: "lexicon-agent", binary: "lexicon-agent",
+		name: "lexicon-agent", binary: "lexicon-agent", libexec: "/usr/lib/lexicon-agent",
 		summary: "Lexicon node agent",
 		description: "The agent of a node in a Lexicon fleet: it joins a management plane, runs\n" +
 			"the signed words its policy accepts, keeps its recipes, and updates itself\n" +
@@ -237,7 +240,15 @@ func buildDeb(p debPackage, bin, version string, o debOptions) (builtPackage, er
 		entries = append(entries, pkgFile{dst: "/usr/share/lintian/overrides/" + p.name, src: p.name + "/lintian-overrides", mode: 0o644})
 	}
 	mtime := o.date.UTC()
-	contents := files.Contents{{Source: bin, Destination: "/usr/bin/" + p.binary, FileInfo: &files.ContentFileInfo{Mode: 0o755, MTime: mtime}}}
+	dst := "/usr/bin/" + p.binary
+	contents := files.Contents{}
+	if p.libexec != "" {
+		dst = p.libexec + "/" + p.binary
+		// Relative, as Debian policy wants a link within /usr.
+		contents = append(contents, &files.Content{Source: "../lib/" + strings.TrimPrefix(dst, "/usr/lib/"), Destination: "/usr/bin/" + p.binary, Type: files.TypeSymlink,
+			FileInfo: &files.ContentFileInfo{Mode: 0o777, MTime: mtime}})
+	}
+	contents = append(contents, &files.Content{Source: bin, Destination: dst, FileInfo: &files.ContentFileInfo{Mode: 0o755, MTime: mtime}})
 	for _, e := range entries {
 		c := &files.Content{Destination: e.dst, Type: e.typ, FileInfo: &files.ContentFileInfo{Mode: e.mode, MTime: mtime}}
 		if e.src != "" {

@@ -160,6 +160,7 @@ func TestPackages(t *testing.T) {
 
 	type want struct {
 		binary, depends, recommends, conflicts, conffiles string
+		libexec                                           string // where the binary is when /usr/bin only links to it
 		entries                                           map[string]entry
 		scripts                                           bool
 	}
@@ -171,7 +172,7 @@ func TestPackages(t *testing.T) {
 		}
 	}
 	packages := map[string]want{
-		"lexicon-agent": {binary: "lexicon-agent", entries: map[string]entry{
+		"lexicon-agent": {binary: "lexicon-agent", libexec: "usr/lib/lexicon-agent", entries: map[string]entry{
 			"lib/systemd/system/lexicon-agent.service":                {"-rw-r--r--", "root/root"},
 			"lib/systemd/system/lexicon-agent.service.d/package.conf": {"-rw-r--r--", "root/root"},
 			"etc/lexicon-agent":     {"drwx------", "root/root"},
@@ -196,7 +197,12 @@ func TestPackages(t *testing.T) {
 				}
 				got := contents(t, dpkgDeb, pkg)
 				wantEntries := doc(name)
-				wantEntries["usr/bin/"+w.binary] = entry{"-rwxr-xr-x", "root/root"}
+				bin := "usr/bin/" + w.binary
+				if w.libexec != "" {
+					bin = w.libexec + "/" + w.binary
+					wantEntries["usr/bin/"+w.binary] = entry{"lrwxrwxrwx", "root/root"}
+				}
+				wantEntries[bin] = entry{"-rwxr-xr-x", "root/root"}
 				for p, e := range w.entries {
 					wantEntries[p] = e
 				}
@@ -256,8 +262,8 @@ func TestPackages(t *testing.T) {
 				if out, err := exec.Command(dpkgDeb, "-x", pkg, x).CombinedOutput(); err != nil {
 					t.Fatalf("dpkg-deb -x: %v\n%s", err, out)
 				}
-				if sum(t, filepath.Join(x, "usr/bin", w.binary)) != sum(t, bins[arch][w.binary]) {
-					t.Errorf("usr/bin/%s is not the binary given", w.binary)
+				if sum(t, filepath.Join(x, bin)) != sum(t, bins[arch][w.binary]) {
+					t.Errorf("%s is not the binary given", bin)
 				}
 			})
 		}

@@ -10,7 +10,7 @@ import (
 
 // TestUnitsVerify checks the packages' units with systemd-analyze verify, as the agent's own unit is
 // checked in agent/cmd/lexicon-agent: the plane's unit, and the agent's unit with the package's drop-in
-// beside it, which must still restart always, guard each start, and now run the binary from /usr/bin.
+// beside it, which must still restart always, guard each start, and now run the binary from /usr/lib/lexicon-agent.
 // Their binary paths point at an executable that exists here (this test's own), since verify only
 // checks that the command can be found.
 func TestUnitsVerify(t *testing.T) {
@@ -28,8 +28,8 @@ func TestUnitsVerify(t *testing.T) {
 	plane := read(t, "debian/lexicon-plane/lexicon-plane.service")
 	agent := read(t, "debian/lexicon-agent/lexicon-agent.service")
 	dropIn := read(t, "debian/lexicon-agent/package.conf")
-	for _, want := range []string{"\nExecStartPre=\nExecStartPre=/usr/bin/lexicon-agent guard ", "\nExecStart=\nExecStart=/usr/bin/lexicon-agent run ",
-		"\nReadWritePaths=/usr/bin\n", "\nConfigurationDirectoryMode=0700\n"} {
+	for _, want := range []string{"\nExecStartPre=\nExecStartPre=/usr/lib/lexicon-agent/lexicon-agent guard ", "\nExecStart=\nExecStart=/usr/lib/lexicon-agent/lexicon-agent run ",
+		"\nReadWritePaths=/usr/lib/lexicon-agent\n", "\nConfigurationDirectoryMode=0700\n"} {
 		if !strings.Contains(dropIn, want) {
 			t.Errorf("the agent's drop-in lacks %q", strings.TrimSpace(want))
 		}
@@ -45,7 +45,7 @@ func TestUnitsVerify(t *testing.T) {
 	write(t, filepath.Join(dir, "lexicon-plane.service"), strings.ReplaceAll(plane, "/usr/bin/lexicon-plane", exe))
 	write(t, filepath.Join(dir, "lexicon-agent.service"), strings.ReplaceAll(agent, "/usr/local/bin/lexicon-agent", exe))
 	must(t, os.MkdirAll(filepath.Join(dir, "lexicon-agent.service.d"), 0o755))
-	write(t, filepath.Join(dir, "lexicon-agent.service.d", "package.conf"), strings.ReplaceAll(dropIn, "/usr/bin/lexicon-agent", exe))
+	write(t, filepath.Join(dir, "lexicon-agent.service.d", "package.conf"), strings.ReplaceAll(dropIn, "/usr/lib/lexicon-agent/lexicon-agent", exe))
 	for _, unit := range []string{"lexicon-plane.service", "lexicon-agent.service"} {
 		out, err := exec.Command(analyze, "verify", filepath.Join(dir, unit)).CombinedOutput()
 		// Without systemd as PID 1 verify may still complain about the machine (no D-Bus, no
