@@ -75,6 +75,7 @@
 //	GET  /provisionings                            viewer    -> ProvisioningList
 //	GET  /provisionings/{id}                       viewer    -> Provisioning   (with events)
 //	POST /nodes/{id}/adopt       AdoptRequest      admin     -> Provisioning   (state joined)
+//	POST /nodes/{id}/decommission DecommissionRequest admin  -> Decommissioned (records, instance, node gone)
 //	GET  /plane/status                             viewer    -> PlaneStatus
 //	POST /plane/replicas/{id}/forget               admin     -> Replica
 //	GET  /metrics                                  viewer    -> Prometheus text format

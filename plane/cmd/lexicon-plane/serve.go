@@ -85,6 +85,7 @@ func serveCmd() *cli.Command {
 		rolloutEvery, leaseTTL        time.Duration
 		provisionEvery                time.Duration
 		provisionPolicy               string
+		provisionTimeouts             provision.Timeouts
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -105,6 +106,8 @@ func serveCmd() *cli.Command {
 			fs.DurationVar(&rolloutEvery, "rollout-every", 2*time.Second, "how often the rollout engine looks at running rollouts")
 			fs.DurationVar(&provisionEvery, "provision-every", 2*time.Second, "how often the provisioning engine looks at provisionings under way")
 			fs.StringVar(&provisionPolicy, "provision-policy", "", "policy.json given to provisioned nodes (default: look and change words accepted, destructive refused)")
+			fs.Func("provision-timeouts", "how long a provisioning may stay in a state, STATE=DURATION[,...] (creating, booting, installing, joining; defaults 15m, 10m, 20m, 1h)",
+				func(v string) error { return provisionTimeouts.Set(v) })
 			fs.DurationVar(&leaseTTL, "lease-ttl", 30*time.Second, "how long a lease this replica holds outlives it if it dies")
 			fs.IntVar(&driverMaxTimeouts, "driver-max-timeouts", 3, "calls in a row that may time out before a driver process is restarted (negative: never)")
 			fs.StringVar(&metricsListen, "metrics-listen", "", "also serve /metrics (Prometheus, no token) on this address, plain HTTP; keep it loopback or private")
@@ -184,6 +187,7 @@ func serveCmd() *cli.Command {
 			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
 			bg = append(bg, engine)
 			provisioner, provisionSvc, provisionsChanged := provisionEngine(st, mgr, log, provisionEvery, leaseTTL)
+			provisioner.Timeouts = provisionTimeouts
 			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud, Holder: provisioner.Holder, Log: log}).Service(time.Hour))
 			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
