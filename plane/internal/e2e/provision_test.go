@@ -66,8 +66,15 @@ func netnsFleet(t *testing.T, gateway, agentVersion string, serveArgs ...string)
 		"--provision-every", "250ms"}, serveArgs...)
 	f := newFleet(t, "sqlite", fleetOptions{serveArgs: args, listen: fmt.Sprintf("0.0.0.0:%d", port)})
 	f.stageDrivers("cloud-netns", "dns-rfc2136")
-	f.publishAgentRelease(agentVersion, 2, buildAgent(t, agentVersion, "", "amd64"))
+	f.pinAgent(agentVersion, buildAgent(t, agentVersion, "", "amd64"))
 	return f
+}
+
+// pinAgent publishes release 2 pinning binary as the linux/amd64 agent with --deploy-all: with no node
+// to roll out to, it is the fleet's target at once, whose agent provisioning installs.
+func (f *fleet) pinAgent(version, binary string) {
+	f.publishAgentRelease(version, 2, binary)
+	f.planeLog.WaitFor(f.t, `"msg":"fleet target moved: no active node to roll out to","sequence":2`)
 }
 
 // netnsAccount enables the netns driver unconfined and adds an account whose state root is the test's
@@ -227,7 +234,7 @@ func TestProvisionNeverJoins(t *testing.T) {
 	f.stageDrivers("cloud-netns")
 	mute := filepath.Join(f.dir, "mute-agent")
 	must(t, os.WriteFile(mute, []byte("#!/bin/sh\n# an agent that never joins\nexit 0\n"), 0o755))
-	f.publishAgentRelease("1.3.0", 2, mute)
+	f.pinAgent("1.3.0", mute)
 	tr := &testkit.Buffer{}
 	defer func() {
 		if t.Failed() {
