@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -88,6 +89,23 @@ func (f *fleet) netnsAccount(tr *testkit.Buffer, name, rng string) string {
 	state := filepath.Join(t.TempDir(), "netns")
 	settings := writeJSON(t, filepath.Join(f.dir, name+".json"), map[string]any{"root": state, "range": rng, "test": true})
 	f.cli(tr, 0, "accounts", "add", "--driver", "cloud-netns", "--name", name, "--credential-file", writeSecret(t, f.dir, "local"), "--settings-file", settings)
+	// Instances outlive the plane (namespaces and their agents): whatever a failed test left is
+	// deleted through the plane before it stops (cleanups run last-registered first).
+	t.Cleanup(func() {
+		out, _, code := f.cliRaw(&testkit.Buffer{}, "cloud", "instances", "--account", name, "-o", "json")
+		if code != 0 {
+			return
+		}
+		var page struct{ Instances []struct{ ID, Label string } }
+		if json.Unmarshal([]byte(out), &page) != nil {
+			return
+		}
+		for _, in := range page.Instances {
+			if _, stderr, code := f.cliRaw(&testkit.Buffer{}, "cloud", "delete", "--account", name, in.ID, "--confirm", in.Label); code != 0 {
+				t.Errorf("could not delete instance %s left by the test: %s", in.ID, stderr)
+			}
+		}
+	})
 	return state
 }
 
@@ -159,7 +177,7 @@ func TestProvisionOnNetns(t *testing.T) {
 		t.Error("no approval by the provider check in the plane's log")
 	}
 	joins := f.cli(tr, 0, "joins", "list", "--status", "approved")["joins"].([]any)
-	if len(joins) != 1 || joins[0].(map[string]any)["source_address"] != addr || joins[0].(map[string]any)["approved_by"] != "plane:provisioning:"+p["id"].(string) {
+	if len(joins) != 1 || joins[0].(map[string]any)["source_address"] != addr || joins[0].(map[string]any)["decided_by"] != "plane:provisioning:"+p["id"].(string) {
 		t.Errorf("approved joins: %v", joins)
 	}
 	// The A record is in the zone, asked of BIND directly.
