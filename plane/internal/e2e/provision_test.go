@@ -215,10 +215,10 @@ func TestProvisionOnNetns(t *testing.T) {
 	}
 	t.Logf("figures: provision to joined (CLI --wait) %s; to first word %s; split: %s; joined to first word %s",
 		provisioned.Round(time.Millisecond), firstWord.Round(time.Millisecond), strings.Join(split, ", "),
-		firstWord-prev.Sub(created).Round(time.Millisecond))
+		(firstWord - prev.Sub(created)).Round(time.Millisecond))
 
 	// Decommission: the node leaves, the instance is deleted, the record removed.
-	if got := f.cli(tr, 1, "nodes", "decommission", nodeID, "--confirm", "web-2"); errCode(got) != "usage.invalid" {
+	if got := f.cli(tr, 2, "nodes", "decommission", nodeID, "--confirm", "web-2"); errCode(got) != "usage.invalid" {
 		t.Fatalf("decommission with the wrong name typed back: %v", got)
 	}
 	d := f.cli(tr, 0, "nodes", "decommission", nodeID, "--confirm", "web-1")
