@@ -213,9 +213,18 @@ func TestProvisionOnNetns(t *testing.T) {
 			prev, prevName = when, s
 		}
 	}
-	t.Logf("figures: provision to joined (CLI --wait) %s; to first word %s; split: %s; joined to first word %s",
+	// After joined: the agent starts and takes its statement (the plane's log line), then the job.
+	took := logTime(t, f.planeLog.String(), `"msg":"node took a statement","node":"`+nodeID+`"`)
+	jobAt := func(k string) time.Time {
+		v, _ := job[k].(string)
+		when, _ := time.Parse(time.RFC3339Nano, v)
+		return when
+	}
+	t.Logf("figures: provision to joined (CLI --wait) %s; to first word %s; split: %s; joined to statement taken %s; "+
+		"statement to job queued %s; job queued to finished %s",
 		provisioned.Round(time.Millisecond), firstWord.Round(time.Millisecond), strings.Join(split, ", "),
-		(firstWord - prev.Sub(created)).Round(time.Millisecond))
+		took.Sub(prev).Round(time.Millisecond), jobAt("created_at").Sub(took).Round(time.Millisecond),
+		jobAt("finished_at").Sub(jobAt("created_at")).Round(time.Millisecond))
 
 	// Decommission: the node leaves, the instance is deleted, the record removed.
 	if got := f.cli(tr, 2, "nodes", "decommission", nodeID, "--confirm", "web-2"); errCode(got) != "usage.invalid" {
