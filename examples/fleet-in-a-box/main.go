@@ -70,7 +70,7 @@ func demo() error {
 			return err
 		}
 		planeListen = net.JoinHostPort("0.0.0.0", port)
-		planeArgs = []string{"--external-url", "https://" + net.JoinHostPort(netnsGateway, port), "--tls-names", netnsGateway}
+		planeArgs = []string{"--provision-url", "https://" + net.JoinHostPort(netnsGateway, port), "--tls-names", netnsGateway}
 	}
 
 	step("a throwaway publisher key, and a signed release of the built-in words")

@@ -63,7 +63,7 @@ func freePort(t *testing.T) int {
 func netnsFleet(t *testing.T, gateway, agentVersion string, serveArgs ...string) *fleet {
 	t.Helper()
 	port := freePort(t)
-	args := append([]string{"--external-url", fmt.Sprintf("https://%s:%d", gateway, port), "--tls-names", gateway,
+	args := append([]string{"--provision-url", fmt.Sprintf("https://%s:%d", gateway, port), "--tls-names", gateway,
 		"--provision-every", "250ms"}, serveArgs...)
 	f := newFleet(t, "sqlite", fleetOptions{serveArgs: args, listen: fmt.Sprintf("0.0.0.0:%d", port)})
 	f.stageDrivers("cloud-netns", "dns-rfc2136")
@@ -256,7 +256,7 @@ func TestProvisionNeverJoins(t *testing.T) {
 	const gateway, rng = "10.213.92.1", "10.213.92.0/24"
 	port := freePort(t)
 	f := newFleet(t, "sqlite", fleetOptions{listen: fmt.Sprintf("0.0.0.0:%d", port), serveArgs: []string{
-		"--external-url", fmt.Sprintf("https://%s:%d", gateway, port), "--tls-names", gateway,
+		"--provision-url", fmt.Sprintf("https://%s:%d", gateway, port), "--tls-names", gateway,
 		"--provision-every", "250ms", "--provision-timeouts", "installing=3s"}})
 	f.stageDrivers("cloud-netns")
 	mute := filepath.Join(f.dir, "mute-agent")
