@@ -277,7 +277,9 @@ func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, 
 		undo = func() {
 			if _, err := admin("nodes", "decommission", "demo-ns-1", "--confirm", "demo-ns-1"); err != nil {
 				fmt.Fprintf(os.Stderr, "demo: decommission demo-ns-1: %v (delete its instance with lexicon cloud delete)\n", err)
+				return
 			}
+			fmt.Println("demo-ns-1 decommissioned: its instance (namespace and agent) deleted, the node disconnected")
 		}
 	}
 	if err != nil {
