@@ -121,6 +121,9 @@ func demo() error {
 		ready.URL = "https://" + net.JoinHostPort("127.0.0.1", port) // on every address; the CLI asks on loopback
 	}
 	fmt.Printf("plane %s, CA %s (fingerprint %s)\n", ready.URL, ready.CA, ready.CAFingerprint)
+	if netnsWhy == "" {
+		fmt.Printf("it listens on every address: the netns cloud's machine reaches it at %s\n", planeArgs[1])
+	}
 	tok, err := jsonOf("lexicon-plane", "token", "create", "--role", "admin", "--name", "demo-admin", "--data", planeData)
 	if err != nil {
 		return err
@@ -300,7 +303,7 @@ func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, 
 	if res["state"] != "completed" {
 		return undo, fmt.Errorf("host_report on demo-ns-1 ended %v: %v %v", res["state"], res["outcome_code"], res["outcome_message"])
 	}
-	fmt.Println("it is decommissioned (records, instance, node) when the demo stops")
+	fmt.Println("it is decommissioned (instance and node) when the demo stops")
 	return undo, nil
 }
 
