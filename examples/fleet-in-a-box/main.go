@@ -1,7 +1,9 @@
 // Command fleet-in-a-box is `make demo`: it signs a throwaway release of the built-in words, starts a
 // plane on SQLite and one agent on this machine, pairs them the way an admin would (comparing
-// fingerprints), runs host_report and disk_usage, and leaves the plane running. DEMO_ONESHOT=1 runs the
-// scenario and exits.
+// fingerprints), runs host_report and disk_usage, and leaves the plane running. Run as root where
+// network namespaces can be made, it also provisions one more machine through the netns cloud
+// (plugins/cloud/netns) and runs host_report on it; elsewhere it says why not and goes on. DEMO_ONESHOT=1
+// runs the scenario and exits.
 //
 // It drives only the real binaries in build/bin, exactly as a person at a shell would.
 package main
@@ -12,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -26,6 +29,9 @@ var (
 	modules = envOr("DEMO_MODULES", "build/modules")
 	dir     = envOr("DEMO_DIR", "build/demo")
 	listen  = envOr("DEMO_LISTEN", "127.0.0.1:8443")
+	// netnsRange is the private range of the demo's netns cloud; its first address is the gateway
+	// the provisioned machine reaches the plane on.
+	netnsRange, netnsGateway = envOr("DEMO_NETNS_RANGE", "10.213.200.0/24"), envOr("DEMO_NETNS_GATEWAY", "10.213.200.1")
 )
 
 func envOr(k, def string) string {
@@ -53,12 +59,31 @@ func demo() error {
 	keys, release := filepath.Join(dir, "keys"), filepath.Join(dir, "release")
 	planeData, agentState, agentConfig := filepath.Join(dir, "plane"), filepath.Join(dir, "agent", "state"), filepath.Join(dir, "agent", "config")
 
+	// The netns cloud's machine reaches the plane on the range's gateway, which exists only once an
+	// instance does: the plane then listens on every address, and tells provisioned machines the
+	// gateway.
+	netnsWhy := netnsUnavailable()
+	planeListen, planeArgs := listen, []string(nil)
+	if netnsWhy == "" {
+		_, port, err := net.SplitHostPort(listen)
+		if err != nil {
+			return err
+		}
+		planeListen = net.JoinHostPort("0.0.0.0", port)
+		planeArgs = []string{"--provision-url", "https://" + net.JoinHostPort(netnsGateway, port), "--tls-names", netnsGateway}
+	}
+
 	step("a throwaway publisher key, and a signed release of the built-in words")
 	if _, err := jsonOf("lexicon-release", "keygen", "--out", keys, "--name", "demo"); err != nil {
 		return err
 	}
-	rel, err := jsonOf("lexicon-release", "build", "--key", filepath.Join(keys, "demo.key"), "--modules", modules,
-		"--release", "0.1.0", "--sequence", "1", "--out", release)
+	buildArgs := []string{"build", "--key", filepath.Join(keys, "demo.key"), "--modules", modules,
+		"--release", "0.1.0", "--sequence", "1", "--out", release}
+	if netnsWhy == "" {
+		// Provisioning installs the agent the release pins: this tree's.
+		buildArgs = append(buildArgs, "--agent", "linux/amd64="+filepath.Join(bin, "lexicon-agent"))
+	}
+	rel, err := jsonOf("lexicon-release", buildArgs...)
 	if err != nil {
 		return err
 	}
@@ -69,8 +94,11 @@ func demo() error {
 		}
 	}
 
-	step("a plane on SQLite at %s", listen)
-	plane := exec.CommandContext(ctx, filepath.Join(bin, "lexicon-plane"), "serve", "--listen", listen, "--data", planeData, "-o", "json")
+	step("a plane on SQLite at %s", planeListen)
+	plane := exec.Command(filepath.Join(bin, "lexicon-plane"), append([]string{"serve", "--listen", planeListen, "--data", planeData, "-o", "json"}, planeArgs...)...)
+	// Its own process group: Ctrl-C reaches the demo only, which decommissions what it provisioned
+	// through the plane before stopping it.
+	plane.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	plane.Stderr = logFile(filepath.Join(dir, "plane.log"))
 	out, _ := plane.StdoutPipe()
 	if err := plane.Start(); err != nil {
@@ -89,7 +117,13 @@ func demo() error {
 	if err := json.Unmarshal([]byte(line), &ready); err != nil {
 		return err
 	}
+	if h, port, err := net.SplitHostPort(strings.TrimPrefix(ready.URL, "https://")); err == nil && net.ParseIP(h).IsUnspecified() {
+		ready.URL = "https://" + net.JoinHostPort("127.0.0.1", port) // on every address; the CLI asks on loopback
+	}
 	fmt.Printf("plane %s, CA %s (fingerprint %s)\n", ready.URL, ready.CA, ready.CAFingerprint)
+	if netnsWhy == "" {
+		fmt.Printf("it listens on every address: the netns cloud's machine reaches it at %s\n", planeArgs[1])
+	}
 	tok, err := jsonOf("lexicon-plane", "token", "create", "--role", "admin", "--name", "demo-admin", "--data", planeData)
 	if err != nil {
 		return err
@@ -167,6 +201,19 @@ func demo() error {
 		}
 	}
 
+	step("one more machine, made through the netns cloud")
+	if netnsWhy != "" {
+		fmt.Printf("skipped: %s\n", netnsWhy)
+	} else {
+		undo, err := provisionNetns(ctx, admin)
+		if undo != nil {
+			defer undo()
+		}
+		if err != nil {
+			return err
+		}
+	}
+
 	step("done")
 	fmt.Printf("plane: %s\n  export LEXICON_PLANE=%s LEXICON_CA=%s LEXICON_TOKEN_FILE=%s\n  %s/lexicon nodes list\n",
 		ready.URL, ready.URL, ready.CA, tokenFile, bin)
@@ -176,6 +223,88 @@ func demo() error {
 	fmt.Println("the plane and the agent keep running; Ctrl-C stops them")
 	<-ctx.Done()
 	return nil
+}
+
+// netnsUnavailable says why the netns cloud cannot run here ("" when it can): it needs root, iproute2
+// and curl, and a kernel that lets this process make a network namespace.
+func netnsUnavailable() string {
+	if os.Getenv("DEMO_NETNS") == "0" {
+		return "DEMO_NETNS=0"
+	}
+	if os.Geteuid() != 0 {
+		return "the netns cloud needs root (its machines are network namespaces on this one)"
+	}
+	for _, tool := range [][]string{{"/usr/sbin/ip", "/sbin/ip"}, {"/usr/bin/unshare", "/bin/unshare"}, {"/usr/bin/curl", "/bin/curl"}} {
+		found := false
+		for _, p := range tool {
+			if _, err := os.Stat(p); err == nil {
+				found = true
+			}
+		}
+		if !found {
+			return tool[0] + " is missing (apt-get install iproute2 util-linux curl)"
+		}
+	}
+	if out, err := exec.Command("unshare", "--net", "true").CombinedOutput(); err != nil {
+		return fmt.Sprintf("this machine does not let it make a network namespace: %v %s", err, strings.TrimSpace(string(out)))
+	}
+	return ""
+}
+
+// provisionNetns enables the netns cloud driver, adds an account for it, provisions one machine with
+// DNS-less defaults and runs host_report on it. undo decommissions the machine (its namespace and
+// agent outlive the plane otherwise).
+func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, error)) (undo func(), err error) {
+	if _, err := admin("drivers", "enable", "cloud-netns", "--unconfined"); err != nil {
+		return nil, err
+	}
+	root, err := filepath.Abs(filepath.Join(dir, "netns"))
+	if err != nil {
+		return nil, err
+	}
+	settings, cred := filepath.Join(dir, "netns.json"), filepath.Join(dir, "netns.credential")
+	if err := os.WriteFile(settings, []byte(fmt.Sprintf(`{"root": %q, "range": %q, "test": true}`, root, netnsRange)), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(cred, []byte("local\n"), 0o600); err != nil {
+		return nil, err
+	}
+	if _, err := admin("accounts", "add", "--driver", "cloud-netns", "--name", "local", "--credential-file", cred, "--settings-file", settings); err != nil {
+		return nil, err
+	}
+	fmt.Printf("cloud-netns enabled (unconfined: it runs as root to make namespaces); account local, range %s, state %s\n", netnsRange, root)
+	start := time.Now()
+	p, err := admin("nodes", "provision", "--account", "local", "--region", "local", "--type", "ns-1", "--image", "host",
+		"--name", "demo-ns-1", "--labels", "demo=netns", "--wait")
+	if p != nil && p["instance_id"] != nil {
+		undo = func() {
+			if _, err := admin("nodes", "decommission", "demo-ns-1", "--confirm", "demo-ns-1"); err != nil {
+				fmt.Fprintf(os.Stderr, "demo: decommission demo-ns-1: %v (delete its instance with lexicon cloud delete)\n", err)
+				return
+			}
+			fmt.Println("demo-ns-1 decommissioned: its instance (namespace and agent) deleted, the node disconnected")
+		}
+	}
+	if err != nil {
+		return undo, err
+	}
+	nodeID := p["node_id"].(string)
+	fmt.Printf("node %s joined from %v in %s: the plane approved it because the netns cloud reports that address for instance %v\n",
+		nodeID, p["addresses"], time.Since(start).Round(time.Millisecond), p["instance_id"])
+	if err := waitVocabulary(ctx, admin, nodeID); err != nil {
+		return undo, err
+	}
+	res, err := admin("jobs", "run", nodeID, "host_report", "--wait")
+	if err != nil {
+		return undo, err
+	}
+	out, _ := res["output"].(map[string]any)
+	fmt.Printf("host_report on demo-ns-1: %v (hostname %v), %s after provision\n", res["state"], out["hostname"], time.Since(start).Round(time.Millisecond))
+	if res["state"] != "completed" {
+		return undo, fmt.Errorf("host_report on demo-ns-1 ended %v: %v %v", res["state"], res["outcome_code"], res["outcome_message"])
+	}
+	fmt.Println("it is decommissioned (instance and node) when the demo stops")
+	return undo, nil
 }
 
 func waitVocabulary(ctx context.Context, admin func(...string) (map[string]any, error), node string) error {

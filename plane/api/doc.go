@@ -75,6 +75,7 @@
 //	GET  /provisionings                            viewer    -> ProvisioningList
 //	GET  /provisionings/{id}                       viewer    -> Provisioning   (with events)
 //	POST /nodes/{id}/adopt       AdoptRequest      admin     -> Provisioning   (state joined)
+//	POST /nodes/{id}/decommission DecommissionRequest admin  -> Decommissioned (records, instance, node gone)
 //	GET  /plane/status                             viewer    -> PlaneStatus
 //	POST /plane/replicas/{id}/forget               admin     -> Replica
 //	GET  /metrics                                  viewer    -> Prometheus text format
@@ -103,7 +104,7 @@
 //
 // Publishing offers a release: it reaches a node only when a rollout moves that node's target (the
 // first release published reaches every node at once; ?deploy_all=true starts a rollout of the new
-// release over every node).
+// release over every node, or, when there is no active node, makes it the fleet's target at once).
 //
 // Admin tokens are made on the plane's machine (lexicon-plane token create); no route makes one.
 package api

@@ -93,3 +93,20 @@ type AdoptRequest struct {
 	Account    string `json:"account"`
 	InstanceID string `json:"instance_id"`
 }
+
+// DecommissionRequest is the body of POST /nodes/{id}/decommission: Confirm is the node's name typed
+// back. The plane removes the A/AAAA records its provisioning added (those only), deletes the instance
+// it made (only one carrying the provisioning's tag) and disconnects the node; the provisioning ends
+// cleaned_up. provision.not_found when the plane did not provision the node; usage.invalid for an
+// adopted one (its instance is deleted by hand) or a wrong Confirm.
+type DecommissionRequest struct {
+	Confirm string `json:"confirm"`
+}
+
+// Decommissioned is the answer of POST /nodes/{id}/decommission.
+type Decommissioned struct {
+	Provisioning Provisioning `json:"provisioning"`
+	Node         Node         `json:"node"`
+	Cancelled    []Job        `json:"cancelled"`
+	Lost         []Job        `json:"lost"`
+}

@@ -146,6 +146,8 @@ var (
 	ProvisioningsList = Route{http.MethodGet, "/provisionings", RoleViewer, http.StatusOK}
 	ProvisioningsShow = Route{http.MethodGet, "/provisionings/{id}", RoleViewer, http.StatusOK}
 	NodesAdopt        = Route{http.MethodPost, "/nodes/{id}/adopt", RoleAdmin, http.StatusOK}
+	// NodesDecommission removes a provisioned node's records, deletes its instance and disconnects it.
+	NodesDecommission = Route{http.MethodPost, "/nodes/{id}/decommission", RoleAdmin, http.StatusOK}
 
 	// Metrics answers the Prometheus text format, not JSON (see the package doc).
 	Metrics            = Route{http.MethodGet, "/metrics", RoleViewer, http.StatusOK}
@@ -170,7 +172,7 @@ func Routes() []Route {
 		CloudRegions, CloudTypes, CloudInstances,
 		CloudCreate, CloudGet, CloudDelete, CloudPowerOn, CloudPowerOff, CloudReboot, CloudReverseDNS, CloudTransfer,
 		CloudSwapIPv4, CloudAccount,
-		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt,
+		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt, NodesDecommission,
 		Metrics,
 		PlaneShowStatus, PlaneForgetReplica,
 	}

@@ -84,7 +84,8 @@ func serveCmd() *cli.Command {
 		heartbeatEvery                time.Duration
 		rolloutEvery, leaseTTL        time.Duration
 		provisionEvery                time.Duration
-		provisionPolicy               string
+		provisionPolicy, provisionURL string
+		provisionTimeouts             provision.Timeouts
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -104,7 +105,10 @@ func serveCmd() *cli.Command {
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
 			fs.DurationVar(&rolloutEvery, "rollout-every", 2*time.Second, "how often the rollout engine looks at running rollouts")
 			fs.DurationVar(&provisionEvery, "provision-every", 2*time.Second, "how often the provisioning engine looks at provisionings under way")
+			fs.StringVar(&provisionURL, "provision-url", "", "the URL provisioned machines reach the plane at, when it differs from the one other agents use (default: --external-url, else the listen address)")
 			fs.StringVar(&provisionPolicy, "provision-policy", "", "policy.json given to provisioned nodes (default: look and change words accepted, destructive refused)")
+			fs.Func("provision-timeouts", "how long a provisioning may stay in a state, STATE=DURATION[,...] (creating, booting, installing, joining; defaults 15m, 10m, 20m, 1h)",
+				func(v string) error { return provisionTimeouts.Set(v) })
 			fs.DurationVar(&leaseTTL, "lease-ttl", 30*time.Second, "how long a lease this replica holds outlives it if it dies")
 			fs.IntVar(&driverMaxTimeouts, "driver-max-timeouts", 3, "calls in a row that may time out before a driver process is restarted (negative: never)")
 			fs.StringVar(&metricsListen, "metrics-listen", "", "also serve /metrics (Prometheus, no token) on this address, plain HTTP; keep it loopback or private")
@@ -184,6 +188,7 @@ func serveCmd() *cli.Command {
 			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
 			bg = append(bg, engine)
 			provisioner, provisionSvc, provisionsChanged := provisionEngine(st, mgr, log, provisionEvery, leaseTTL)
+			provisioner.Timeouts = provisionTimeouts
 			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud, Holder: provisioner.Holder, Log: log}).Service(time.Hour))
 			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
@@ -224,6 +229,14 @@ func serveCmd() *cli.Command {
 			planeURL := scheme + "://" + address
 			if ext != "" {
 				planeURL = ext
+			}
+			if provisionURL != "" {
+				// Only what provisioned machines are told: requests are still verified against the
+				// URL each agent dialled (or --external-url), so the plane's other agents are unaffected.
+				if u, err := url.Parse(provisionURL); err != nil || u.Host == "" {
+					return nil, cli.UsageError("--provision-url %q is not an absolute URL", provisionURL)
+				}
+				planeURL = provisionURL
 			}
 			if provisioner.Bootstrap, err = provisionBootstrap(planeURL, ready.CA, trust, provisionPolicy); err != nil {
 				return nil, err

@@ -40,7 +40,7 @@ func commands() []*cli.Command {
 		cloudRegionsCmd(), cloudTypesCmd(), cloudInstancesCmd(),
 		cloudCreateCmd(), cloudShowCmd(), cloudDeleteCmd(), cloudPowerOnCmd(), cloudPowerOffCmd(), cloudRebootCmd(),
 		cloudSwapIPv4Cmd(), cloudReverseDNSCmd(), cloudTransferCmd(), cloudAccountCmd(),
-		nodesProvisionCmd(), nodesAdoptCmd(), provisioningsListCmd(), provisioningsShowCmd(),
+		nodesProvisionCmd(), nodesAdoptCmd(), nodesDecommissionCmd(), provisioningsListCmd(), provisioningsShowCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
 	), rolloutsCmds()...)
@@ -51,7 +51,7 @@ func groups() []*cli.Command {
 	return []*cli.Command{
 		{Path: "tokens", Summary: "list, make and revoke admin tokens (the admin role)"},
 		{Path: "joins", Summary: "review the join requests of machines: compare fingerprints, approve, reject"},
-		{Path: "nodes", Summary: "list, show, label, provision, adopt and disconnect the nodes of the fleet"},
+		{Path: "nodes", Summary: "list, show, label, provision, adopt, decommission and disconnect the nodes of the fleet"},
 		{Path: "provisionings", Summary: "follow the machines the plane makes through cloud accounts"},
 		{Path: "jobs", Summary: "run words on nodes as jobs, follow them, cancel them"},
 		{Path: "releases", Summary: "publish releases to the plane and list them"},

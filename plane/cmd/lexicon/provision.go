@@ -178,3 +178,29 @@ func nodesAdoptCmd() *cli.Command {
 			return p, c.call(ctx, api.NodesAdopt, args, nil, req, &p)
 		})
 }
+
+type decommissioned struct{ api.Decommissioned }
+
+func (d decommissioned) Text(w io.Writer) {
+	fmt.Fprintf(w, "node %s (%s) decommissioned: %s\n", esc(d.Node.Name), d.Node.ID, d.Node.State)
+	provisioningOne{d.Provisioning}.Text(w)
+	if len(d.Cancelled)+len(d.Lost) > 0 {
+		fmt.Fprintf(w, "%d queued jobs cancelled, %d running jobs lost\n", len(d.Cancelled), len(d.Lost))
+	}
+}
+
+func nodesDecommissionCmd() *cli.Command {
+	var req api.DecommissionRequest
+	return simple("nodes decommission", "NODE --confirm NAME",
+		"remove a provisioned node's DNS records, delete its instance and disconnect it (the node's name typed back)", 1, 1,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&req.Confirm, "confirm", "", "the node's name, typed back")
+		},
+		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
+			if req.Confirm == "" {
+				return nil, cli.UsageError("type the node's name back with --confirm NAME (lexicon nodes show %s)", args[0])
+			}
+			var d decommissioned
+			return d, c.call(ctx, api.NodesDecommission, args, nil, req, &d)
+		})
+}

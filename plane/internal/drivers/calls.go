@@ -162,6 +162,18 @@ func (m *Manager) DNSRecords(ctx context.Context, actor, account, zone string) (
 	})
 }
 
+// DNSDeleteRecords deletes the zone's records matching recs (see dns.Driver.DeleteRecords) and returns
+// what the driver deleted.
+func (m *Manager) DNSDeleteRecords(ctx context.Context, actor, account, zone string, recs []dns.Record) ([]dns.Record, error) {
+	z, err := dns.NormalizeZone(zone)
+	if err != nil {
+		return nil, err
+	}
+	return dnsCall(m, ctx, actor, account, "dns.delete_records", z, func(ctx context.Context, n *goplugin.DNS) ([]dns.Record, error) {
+		return n.DeleteRecords(ctx, z, recs)
+	})
+}
+
 // CloudRegions lists the regions of a cloud account.
 func (m *Manager) CloudRegions(ctx context.Context, actor, account string) ([]cloud.Region, error) {
 	return cloudCall(m, ctx, actor, account, "cloud.regions", "", func(ctx context.Context, c *goplugin.Cloud) ([]cloud.Region, error) {

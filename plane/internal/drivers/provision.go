@@ -92,6 +92,17 @@ func (p ProvisionDNS) AddRecords(ctx context.Context, actor, account, zone strin
 	return nil
 }
 
+// RemoveRecords deletes exactly recs (name, type and value): a decommissioned node's own records.
+func (p ProvisionDNS) RemoveRecords(ctx context.Context, actor, account, zone string, recs []dns.Record) error {
+	for _, r := range recs {
+		if r.Type == "" || r.Value == "" {
+			return errcode.New(errcode.DNSInvalid, "a record to remove names its type and value: %s %s", r.Type, r.Name)
+		}
+	}
+	_, err := p.M.DNSDeleteRecords(ctx, actor, account, zone, recs)
+	return err
+}
+
 var (
 	_ provision.Cloud = ProvisionCloud{}
 	_ provision.DNS   = ProvisionDNS{}

@@ -29,6 +29,7 @@ var driverBuilds = []struct{ name, pkg, manifest string }{
 	{"dns-memory", "./examples/driver-memory", "examples/driver-memory/manifest.json"},
 	{"dns-rfc2136", "./plugins/dns/rfc2136", "plugins/dns/rfc2136/manifest.json"},
 	{"dns-crashy", "./host/goplugin/internal/testdriver/dns", ""},
+	{"cloud-netns", "./plugins/cloud/netns", "plugins/cloud/netns/manifest.json"},
 }
 
 const crashyManifest = `{"schema": "lexicon/manifest/v1", "name": "crashy", "kind": "driver", "version": "1.0.0", "class": "dns",

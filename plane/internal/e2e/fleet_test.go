@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,7 @@ type fleetOptions struct {
 	claimWait string
 	serveArgs []string         // more flags for lexicon-plane serve
 	stage     func(dir string) // stages more modules into the release's modules folder
+	listen    string           // the address the plane listens on; "" for a free loopback port
 }
 
 func newFleet(t testing.TB, backend string, o fleetOptions) *fleet {
@@ -57,7 +59,7 @@ func newFleet(t testing.TB, backend string, o fleetOptions) *fleet {
 	if o.stage != nil {
 		o.stage(f.modules)
 	}
-	f.serveArgs = o.serveArgs
+	f.serveArgs, f.listen = o.serveArgs, o.listen
 	release := filepath.Join(f.dir, "release")
 	run(t, false, "lexicon-release", "build", "--key", f.keyFile, "--modules", f.modules, "--release", "1.0.0", "--sequence", "1", "--out", release)
 	f.store = o.store
@@ -103,6 +105,9 @@ func (f *fleet) startPlane(claimWait string) {
 		t.Fatalf("plane ready line %q: %v", line, err)
 	}
 	f.plane, f.url, f.ca, f.metrics = p, ready.URL, ready.CA, ready.Metrics
+	if h, port, err := net.SplitHostPort(strings.TrimPrefix(f.url, "https://")); err == nil && net.ParseIP(h).IsUnspecified() {
+		f.url = "https://" + net.JoinHostPort("127.0.0.1", port) // on every address; the CLI asks on loopback, which the certificate names
+	}
 }
 
 // lexicon runs the admin CLI against the fleet's plane.

@@ -80,7 +80,7 @@ func BenchmarkAgentUpdate(b *testing.B) {
 var timeField = regexp.MustCompile(`"time":"([^"]+)"`)
 
 // logTime is the time of the first slog JSON line holding s.
-func logTime(b *testing.B, log, s string) time.Time {
+func logTime(b testing.TB, log, s string) time.Time {
 	for _, line := range bytes.Split([]byte(log), []byte("\n")) {
 		if bytes.Contains(line, []byte(s)) {
 			if m := timeField.FindSubmatch(line); m != nil {

@@ -30,7 +30,11 @@ type Cloud interface {
 	Transfer(ctx context.Context, actor, account, id string) (cloud.Transfer, error)
 }
 
-// DNS adds records to a zone additively (never changing or removing one a person put there).
+// DNS adds records to a zone additively (never changing or removing one a person put there), and
+// removes the ones a provisioning added when its node is decommissioned.
 type DNS interface {
 	AddRecords(ctx context.Context, actor, account, zone string, want []dns.Record) error
+	// RemoveRecords deletes the zone's records matching recs in name, type and value: never another
+	// record of the same name.
+	RemoveRecords(ctx context.Context, actor, account, zone string, recs []dns.Record) error
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
-	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -34,6 +33,30 @@ type Timeouts struct {
 	Booting    time.Duration // until the provider reports the instance running: 10 minutes
 	Installing time.Duration // until the agent joins with the token: 20 minutes
 	Joining    time.Duration // until the join is approved (by the check, or by a person when held): 1 hour
+}
+
+// Set reads STATE=DURATION[,STATE=DURATION...] into t (a serve flag's value).
+func (t *Timeouts) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		d, err := time.ParseDuration(val)
+		if !ok || err != nil || d <= 0 {
+			return errcode.New(errcode.UsageInvalid, "%q is not STATE=DURATION with a positive duration", part)
+		}
+		switch store.ProvisioningState(name) {
+		case store.ProvCreating:
+			t.Creating = d
+		case store.ProvBooting:
+			t.Booting = d
+		case store.ProvInstalling:
+			t.Installing = d
+		case store.ProvJoining:
+			t.Joining = d
+		default:
+			return errcode.New(errcode.UsageInvalid, "%q is not a state with a timeout (creating, booting, installing, joining)", name)
+		}
+	}
+	return nil
 }
 
 func (t Timeouts) of(s store.ProvisioningState) time.Duration {
@@ -404,18 +427,7 @@ func (e *Engine) addDNS(ctx context.Context, pr store.Provisioning) error {
 	if e.DNS == nil {
 		return errcode.New(errcode.UsageInvalid, "this plane has no DNS drivers")
 	}
-	var want []dns.Record
-	for _, s := range pr.Addresses {
-		a, err := netip.ParseAddr(s)
-		if err != nil || !a.IsGlobalUnicast() && !a.IsPrivate() {
-			continue
-		}
-		typ := "A"
-		if !a.Unmap().Is4() {
-			typ = "AAAA"
-		}
-		want = append(want, dns.Record{Type: typ, Name: pr.Name, Value: a.Unmap().String()})
-	}
+	want := records(pr)
 	if len(want) == 0 {
 		return errcode.New(errcode.UsageInvalid, "the provider reports no address for the instance")
 	}

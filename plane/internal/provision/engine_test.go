@@ -18,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
+	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
@@ -568,5 +569,71 @@ func TestHeldJoinTimesOut(t *testing.T) {
 	j, err := en.st.JoinGet(en.ctx, store.JoinGetParams{ID: res.Join.ID, Now: en.clock.now()})
 	if err != nil || j.Status != store.JoinRejected {
 		t.Fatalf("the held join: %+v %v", j, err)
+	}
+}
+
+// TestDecommission removes a provisioned node's own records (never another record of its name),
+// deletes its tagged instance and disconnects the node; the provisioning ends cleaned_up. An adopted
+// node, whose instance has no tag, is refused.
+func TestDecommission(t *testing.T) {
+	en := newEnv(t)
+	pr := en.provision("web-1")
+	en.pass()
+	if _, _, err := en.agentJoin(tokenOf(t, en.cloud.lastCreate().UserData), "web-1", "192.0.2.1"); err != nil {
+		t.Fatal(err)
+	}
+	en.pass()
+	pr = en.wantState(pr.ID, store.ProvJoined)
+	// A person's record of the same name stays.
+	en.dns.records["dns1/example.org"] = append(en.dns.records["dns1/example.org"], dns.Record{Type: "A", Name: "web-1", Value: "198.51.100.7"})
+	_, err := en.e.Decommission(en.ctx, "admin", "no-such-node")
+	testkit.WantCode(t, err, errcode.NodeNotFound)
+	d, err := en.e.Decommission(en.ctx, "admin", "web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Provisioning.State != store.ProvCleanedUp || d.Provisioning.Cleanup != store.CleanupDeleted || d.Node.Node.State != store.NodeDisconnected {
+		t.Fatalf("decommissioned: %+v", d)
+	}
+	if recs := en.dns.records["dns1/example.org"]; len(recs) != 1 || recs[0].Value != "198.51.100.7" {
+		t.Fatalf("records left: %+v", recs)
+	}
+	if _, err := en.cloud.Get(en.ctx, "admin", "lin", pr.InstanceID); !errcode.Has(err, errcode.CloudNotFound) {
+		t.Fatalf("instance after decommission: %v", err)
+	}
+	_, err = en.e.Decommission(en.ctx, "admin", pr.NodeID)
+	testkit.WantCode(t, err, errcode.ProvisionNotFound)
+
+	// Adopted: refused, nothing deleted.
+	inst, err := en.cloud.Create(en.ctx, "test", "lin", cloudReq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := keys.NewNode().Public()
+	j, err := en.st.JoinCreate(en.ctx, store.JoinCreateParams{Name: "old-1", Key: pub.String(), Fingerprint: pub.Fingerprint(),
+		Addresses: []string{inst.IPv4[0].String()}, SourceAddress: "203.0.113.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.st.JoinApprove(en.ctx, store.JoinApproveParams{ID: j.Join.ID, Fingerprint: pub.Fingerprint(), By: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.e.Adopt(en.ctx, "admin", "old-1", "lin", inst.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = en.e.Decommission(en.ctx, "admin", "old-1")
+	testkit.WantCode(t, err, errcode.UsageInvalid)
+	if _, err := en.cloud.Get(en.ctx, "admin", "lin", inst.ID); err != nil {
+		t.Fatalf("the adopted instance was touched: %v", err)
+	}
+}
+
+func TestTimeoutsFlag(t *testing.T) {
+	var to provision.Timeouts
+	if err := to.Set("installing=3s, joining=1m"); err != nil || to.Installing != 3*time.Second || to.Joining != time.Minute || to.Creating != 0 {
+		t.Fatalf("Set: %+v %v", to, err)
+	}
+	for _, bad := range []string{"installing", "installing=0s", "joined=1m", "installing=soon"} {
+		testkit.WantCode(t, to.Set(bad), errcode.UsageInvalid)
 	}
 }

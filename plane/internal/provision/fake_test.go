@@ -186,6 +186,15 @@ func (d *fakeDNS) AddRecords(_ context.Context, _, account, zone string, want []
 	return nil
 }
 
+func (d *fakeDNS) RemoveRecords(_ context.Context, _, account, zone string, recs []dns.Record) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.records[account+"/"+zone] = slices.DeleteFunc(d.records[account+"/"+zone], func(r dns.Record) bool {
+		return slices.ContainsFunc(recs, func(x dns.Record) bool { return x.Type == r.Type && x.Name == r.Name && x.Value == r.Value })
+	})
+	return nil
+}
+
 func cloudReq() cloud.CreateRequest {
 	return cloud.CreateRequest{Region: "us-east", Type: "g6-nanode-1", Image: "debian-13", Label: "old-1"}
 }

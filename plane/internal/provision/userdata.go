@@ -31,6 +31,10 @@ const (
 	UnitFile    = "/etc/systemd/system/lexicon-agent.service"
 )
 
+// JoinWait is how long the user data's join waits for the plane's decision: the joining state's
+// default timeout, within which a person decides a held join.
+const JoinWait = "1h"
+
 // AuthScheme is the Authorization scheme of the one unsigned artifact fetch a provisioned machine
 // makes: its agent binary, before it has a key, proved by its one-time token.
 const AuthScheme = "Lexicon-Provision"
@@ -147,7 +151,9 @@ func UserData(p UserDataParams) (string, error) {
 		"install -m 0755 -o root -g root \"$tmp\" " + AgentBinary,
 		"rm -f \"$tmp\"",
 		"systemctl daemon-reload",
-		fmt.Sprintf("%s join --plane '%s'%s --name '%s' --token-file %s --no-wait", AgentBinary, base, joinCA, p.Name, TokenFile),
+		// The join waits for the plane's decision: an agent started while its join is pending runs
+		// recipes only until restarted, so the service starts once the join is approved.
+		fmt.Sprintf("%s join --plane '%s'%s --name '%s' --token-file %s --wait %s", AgentBinary, base, joinCA, p.Name, TokenFile, JoinWait),
 		"rm -f " + TokenFile + " " + TokenFile + ".header",
 		"systemctl enable --now lexicon-agent",
 	}, "\n")

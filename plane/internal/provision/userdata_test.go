@@ -59,7 +59,7 @@ func TestUserDataIsCloudConfig(t *testing.T) {
 		"'https://plane.example:8443/api/v1/agent/artifact?agent=linux-arm64'",
 		"echo '" + agentDigest() + "  '\"$tmp\" | sha256sum -c -",
 		"install -m 0755 -o root -g root \"$tmp\" /usr/local/bin/lexicon-agent",
-		"/usr/local/bin/lexicon-agent join --plane 'https://plane.example:8443' --ca " + provision.CAFile + " --name 'web-1' --token-file " + provision.TokenFile + " --no-wait",
+		"/usr/local/bin/lexicon-agent join --plane 'https://plane.example:8443' --ca " + provision.CAFile + " --name 'web-1' --token-file " + provision.TokenFile + " --wait 1h",
 		"systemctl enable --now lexicon-agent",
 	} {
 		if !strings.Contains(script, want) {

@@ -67,6 +67,41 @@ func (s *Server) provisionRoutes(r chi.Router) {
 		s.log.Info("instance adopted", "node", pr.NodeID, "instance", pr.InstanceID, "account", pr.Account, "by", who)
 		return provisioningToAPI(pr), nil
 	})
+	s.handle(r, api.NodesDecommission, func(r *http.Request) (any, error) {
+		e, err := s.provisioner()
+		if err != nil {
+			return nil, err
+		}
+		body, err := readBody(r, 4<<10)
+		if err != nil {
+			return nil, err
+		}
+		var req api.DecommissionRequest
+		if err := decodeStrict(body, &req); err != nil {
+			return nil, err
+		}
+		n, err := s.nodeByRef(r.Context(), chi.URLParam(r, "id"))
+		if err != nil {
+			return nil, err
+		}
+		if req.Confirm != n.Name {
+			return nil, errcode.New(errcode.UsageInvalid, "type the node's name back to decommission it: --confirm %s", n.Name).
+				With(errcode.DetailField, "confirm")
+		}
+		who := tokenFrom(r.Context()).Name
+		d, err := e.Decommission(r.Context(), who, n.ID)
+		if err != nil {
+			return nil, err
+		}
+		s.jobsEnded(d.Node.Cancelled, d.Node.Lost)
+		named := func(j store.Job) api.Job { return jobToAPI(j, n.Name) }
+		node := n
+		if d.Node.Node.ID != "" {
+			node = d.Node.Node
+		}
+		return api.Decommissioned{Provisioning: provisioningToAPI(d.Provisioning), Node: nodeToAPI(node),
+			Cancelled: each(d.Node.Cancelled, named), Lost: each(d.Node.Lost, named)}, nil
+	})
 }
 
 func (s *Server) provisioner() (*provision.Engine, error) {

@@ -188,4 +188,18 @@ func TestProvisionRoutes(t *testing.T) {
 	// Adopt: the approved node n1 reports no address the instance has.
 	adopt, _ := json.Marshal(api.AdoptRequest{Account: "lin", InstanceID: "i-1"})
 	p.want(http.StatusConflict, errcode.ProvisionAddressMismatch, store.RoleAdmin, post, "/nodes/"+p.node.ID+"/adopt", adopt, nil)
+
+	// Decommission: admin, the node's name typed back; a node the plane did not provision is refused.
+	confirm := func(name string) []byte { b, _ := json.Marshal(api.DecommissionRequest{Confirm: name}); return b }
+	p.want(http.StatusForbidden, errcode.AuthForbidden, store.RoleOperator, post, "/nodes/"+pr.NodeID+"/decommission", confirm("web-7"), nil)
+	p.want(http.StatusBadRequest, errcode.UsageInvalid, store.RoleAdmin, post, "/nodes/"+pr.NodeID+"/decommission", confirm("web-8"), nil)
+	p.want(http.StatusNotFound, errcode.ProvisionNotFound, store.RoleAdmin, post, "/nodes/"+p.node.ID+"/decommission", confirm(p.node.Name), nil)
+	var d api.Decommissioned
+	p.want(http.StatusOK, "", store.RoleAdmin, post, "/nodes/"+pr.NodeID+"/decommission", confirm("web-7"), &d)
+	if d.Provisioning.State != api.ProvCleanedUp || d.Node.State != "disconnected" {
+		t.Fatalf("decommissioned: %+v", d)
+	}
+	if _, err := fake.Get(t.Context(), "", "lin", "i-1"); !errcode.Has(err, errcode.CloudNotFound) {
+		t.Fatalf("the instance after decommission: %v", err)
+	}
 }

@@ -99,7 +99,17 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 		// The release is stored whatever happens here: a rollout that cannot start (no active node)
 		// is reported, and can be started again by hand.
 		ro, err := s.startRollout(r.Context(), api.RolloutRequest{Release: stored.Sequence, Selector: "all", MaxParallel: 10}, true)
-		if err != nil && !errcode.Has(err, errcode.RolloutEmptySelection) {
+		switch {
+		case errcode.Has(err, errcode.RolloutEmptySelection):
+			// No active node: every node runs it already, as a fleet-wide rollout with no misses
+			// ends, so new nodes (provisioned ones first) are given it. Without this a fleet with
+			// no node could never move the target its first machine installs.
+			if err := s.store.FleetTargetSet(r.Context(), store.FleetTargetSetParams{Sequence: stored.Sequence, By: who.Name, Now: s.now()}); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			s.log.Info("fleet target moved: no active node to roll out to", "sequence", stored.Sequence, "by", who.Name)
+		case err != nil:
 			s.writeError(w, r, err)
 			return
 		}

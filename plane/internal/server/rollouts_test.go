@@ -192,3 +192,24 @@ func rolloutMust(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestDeployAllWithNoActiveNode: publishing with deploy_all to a fleet with no active node starts no
+// rollout (there is nobody to roll out to) and makes the release the fleet's target at once, the one
+// new nodes, provisioned ones first, are given.
+func TestDeployAllWithNoActiveNode(t *testing.T) {
+	p := newTrustedPlane(t, server.Config{})
+	look := testWord{name: "peek", class: manifest.ClassLook}
+	p.publish([]testWord{look}, nil)
+	if _, err := p.st.NodeDisconnect(t.Context(), store.NodeEndParams{ID: p.node.ID, By: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	next := tarRelease(t, p.build(p.pub, []testWord{look, {name: "poke", class: manifest.ClassChange}}, nil).dir)
+	var published api.Release
+	p.want(http.StatusCreated, "", store.RoleAdmin, http.MethodPost, "/releases?deploy_all=true", next, &published)
+	if published.Rollout != "" {
+		t.Fatalf("a rollout over no node: %+v", published)
+	}
+	if seq, err := p.st.FleetTarget(t.Context()); err != nil || seq != published.Sequence {
+		t.Fatalf("fleet target %d (%v), want %d", seq, err, published.Sequence)
+	}
+}
