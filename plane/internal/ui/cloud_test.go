@@ -56,7 +56,8 @@ func cloudRelease(t *testing.T, key keys.PublisherPrivate) []byte {
 type cloudPlane struct {
 	*plane
 	mgr *drivers.Manager
-	key *seal.Key
+	// keyFile is the master key's file, for the test that no page shows the key.
+	keyFile string
 }
 
 func newCloudPlane(t *testing.T) (*cloudPlane, *browser, string) {
@@ -65,7 +66,8 @@ func newCloudPlane(t *testing.T) (*cloudPlane, *browser, string) {
 	st, err := open.SQLite(t.Context(), filepath.Join(dir, "plane.db"))
 	must(t, err)
 	t.Cleanup(func() { st.Close() })
-	key, err := seal.LoadOrCreate(filepath.Join(dir, "master.key"))
+	keyFile := filepath.Join(dir, "keys", "master.key")
+	key, err := seal.LoadOrCreate(keyFile)
 	must(t, err)
 	mgr, err := drivers.New(drivers.Config{Store: st, Dir: filepath.Join(dir, "drivers"), Key: key, Plugin: goplugin.Options{MinBackoff: 20 * time.Millisecond}})
 	must(t, err)
@@ -86,7 +88,7 @@ func newCloudPlane(t *testing.T) (*cloudPlane, *browser, string) {
 	_, err = mgr.AccountAdd(t.Context(), "ui-admin", drivers.AccountAddRequest{Driver: "cloud-mock", Name: "lab", Settings: []byte(`{"account_name":"lab-owner"}`),
 		Credential: driver.NewSecret(credential)})
 	must(t, err)
-	return &cloudPlane{plane: p, mgr: mgr, key: key}, b, admin
+	return &cloudPlane{plane: p, mgr: mgr, keyFile: keyFile}, b, admin
 }
 
 func (c *cloudPlane) create(label string) cloud.Instance {
