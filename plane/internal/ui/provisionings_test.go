@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -127,4 +129,25 @@ func TestProvisioningPages(t *testing.T) {
 		t.Fatalf("a viewer's provision POST: %s", body)
 	}
 	v.get("/ui/provisionings/"+booting.ID, http.StatusOK)
+}
+
+// TestNodePageShowsLeases: the node page shows who holds the node's change lease and why, as
+// `lexicon nodes show` does (here a provisioning's post-join work).
+func TestNodePageShowsLeases(t *testing.T) {
+	p := newPlane(t)
+	admin, _ := p.token(store.RoleAdmin)
+	n := storetest.Node(t, p.store, "web-1", "0.1.0", time.Now())
+	b := p.browser()
+	b.signIn(admin)
+	if page := b.get("/ui/nodes/"+n.ID, http.StatusOK); !strings.Contains(page, `id="leases">none`) {
+		t.Fatalf("a node without leases:\n%s", page)
+	}
+	holder := provision.NodeHolder("prov_1")
+	if _, err := p.store.LeaseAcquire(t.Context(), store.LeaseAcquireParams{Subject: n.ID, Name: store.LeaseChange, Holder: holder,
+		Purpose: "provisioning prov_1: labels and DNS", TTL: time.Minute, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if page := b.get("/ui/nodes/"+n.ID, http.StatusOK); !strings.Contains(page, "<code>change</code> held by "+holder+" (provisioning prov_1: labels and DNS)") {
+		t.Fatalf("a node with a lease:\n%s", page)
+	}
 }
