@@ -89,6 +89,8 @@ func TestQueriesRoundTrip(t *testing.T) {
 	check("accounts", a, a.Values(), func(v url.Values) (any, error) { return api.ParseAccountsListQuery(v) })
 	c := api.CloudInstancesQuery{PageSize: 50, PageToken: "t"}
 	check("instances", c, c.Values(), func(v url.Values) (any, error) { return api.ParseCloudInstancesQuery(v) })
+	pq := api.ProvisioningsListQuery{Open: true, State: api.ProvFailed, Limit: 6}
+	check("provisionings", pq, pq.Values(), func(v url.Values) (any, error) { return api.ParseProvisioningsListQuery(v) })
 	if got := (api.JobsListQuery{}).Values(); len(got) != 0 {
 		t.Errorf("an empty query encodes as %v", got)
 	}
@@ -99,6 +101,7 @@ func TestQueriesRefuseMalformedValues(t *testing.T) {
 		"limit":     func() error { _, err := api.ParseJobsListQuery(url.Values{"limit": {"ten"}}); return err },
 		"page_size": func() error { _, err := api.ParseCloudInstancesQuery(url.Values{"page_size": {"1e3"}}); return err },
 		"needs_you": func() error { _, err := api.ParseIncidentsListQuery(url.Values{"needs_you": {"maybe"}}); return err },
+		"open":      func() error { _, err := api.ParseProvisioningsListQuery(url.Values{"open": {"yes"}}); return err },
 	} {
 		err := parse()
 		if !errcode.Has(err, errcode.RequestMalformed) || errcode.From(err, "").Details["field"] != field {

@@ -252,3 +252,39 @@ func ParseRolloutsListQuery(v url.Values) (RolloutsListQuery, error) {
 	limit, err := intParam(v, "limit")
 	return RolloutsListQuery{State: v.Get("state"), Limit: limit}, err
 }
+
+// ProvisioningsListQuery filters GET /provisionings: Open keeps the ones the plane still has work on
+// (live, or failed with an instance not yet deleted).
+type ProvisioningsListQuery struct {
+	Open  bool
+	State string
+	Limit int
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q ProvisioningsListQuery) Values() url.Values {
+	v := url.Values{}
+	if q.Open {
+		v.Set("open", "true")
+	}
+	set(v, "state", q.State)
+	setInt(v, "limit", q.Limit)
+	return v
+}
+
+// ParseProvisioningsListQuery decodes a request's query.
+func ParseProvisioningsListQuery(v url.Values) (ProvisioningsListQuery, error) {
+	limit, err := intParam(v, "limit")
+	if err != nil {
+		return ProvisioningsListQuery{}, err
+	}
+	q := ProvisioningsListQuery{State: v.Get("state"), Limit: limit}
+	switch v.Get("open") {
+	case "", "false":
+	case "true":
+		q.Open = true
+	default:
+		return q, errcode.New(errcode.RequestMalformed, "open %q is not true or false", v.Get("open")).With(errcode.DetailField, "open")
+	}
+	return q, nil
+}

@@ -140,10 +140,16 @@ func watchProvisioning(ctx context.Context, env *cli.Env, c *client, id string) 
 }
 
 func provisioningsListCmd() *cli.Command {
-	return simple("provisionings list", "", "list provisionings, newest first", 0, 0, nil,
+	var q api.ProvisioningsListQuery
+	return simple("provisionings list", "[--open] [--state S] [--limit N]", "list provisionings, newest first", 0, 0,
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&q.Open, "open", false, "only those still under way (or failed with an instance not yet deleted)")
+			fs.StringVar(&q.State, "state", "", "only this state: creating, booting, installing, joining, joined, failed, cleaned_up")
+			fs.IntVar(&q.Limit, "limit", 0, "at most this many (default 100)")
+		},
 		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 			var l provisioningList
-			return l, c.call(ctx, api.ProvisioningsList, nil, nil, nil, &l)
+			return l, c.call(ctx, api.ProvisioningsList, nil, q.Values(), nil, &l)
 		})
 }
 

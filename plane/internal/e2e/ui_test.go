@@ -335,7 +335,11 @@ func TestWebUI(t *testing.T) {
 		t.Fatalf("the plane's replicas: %q", reps)
 	}
 	sh.take(ctx, "plane")
-	for _, page := range []string{ui + "/releases", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/plane", ui + "/"} {
+
+	// Provisionings: the list and, for an admin, the provision form (this plane has no cloud account).
+	browse(t, ctx, chromedp.Navigate(ui+"/provisionings"), chromedp.WaitVisible(chromedp.CSS("#provision-form")))
+	sh.take(ctx, "provisionings")
+	for _, page := range []string{ui + "/releases", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/plane", ui + "/provisionings", ui + "/"} {
 		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
 		if html := value(t, ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`)); strings.Contains(html, secret) {
 			t.Fatalf("%s shows the driver credential", page)

@@ -2,9 +2,11 @@ package provision
 
 import (
 	"context"
+	"crypto/rand"
 	"net/netip"
 	"strings"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -12,7 +14,9 @@ import (
 
 // Adopt links an instance that exists to a node that exists: the provider, asked now, must report for
 // the instance an address the node reported (provision.address_mismatch otherwise). The record is
-// joined and carries no tag, so automation never deletes the adopted machine.
+// joined and carries no tag, so automation never deletes the adopted machine. It holds the node's change
+// lease meanwhile, so it never overlaps a rollout's step or an exclusive job on the node (lease.held
+// while one runs).
 func (e *Engine) Adopt(ctx context.Context, by, nodeID, account, instanceID string) (store.Provisioning, error) {
 	if err := cloud.ValidID("instance_id", instanceID); err != nil {
 		return store.Provisioning{}, err
@@ -25,6 +29,13 @@ func (e *Engine) Adopt(ctx context.Context, by, nodeID, account, instanceID stri
 	if err != nil {
 		return store.Provisioning{}, err
 	}
+	holder := "provision:adopt:" + rand.Text()
+	if _, err := rollouts.AcquireChange(ctx, e.Store, n.ID, holder, "adopting instance "+instanceID+" of "+account+" by "+by, NodeLease, e.now()); err != nil {
+		return store.Provisioning{}, err
+	}
+	defer func() {
+		_ = e.Store.LeaseRelease(context.WithoutCancel(ctx), store.LeaseReleaseParams{Subject: n.ID, Name: store.LeaseChange, Holder: holder})
+	}()
 	inst, err := e.Cloud.Get(ctx, by, account, instanceID)
 	if err != nil {
 		return store.Provisioning{}, err

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
@@ -402,8 +403,36 @@ func (e *Engine) vouch(ctx context.Context, pr store.Provisioning, instanceID st
 		src, pr.Account, instanceID, strings.Join(addrs(inst), ", ")), inst, nil
 }
 
-// joined finishes a provisioning whose join is approved: its labels, its DNS records, the record.
+// NodeLease is how long the node's change lease lasts while provisioning does its post-join work
+// (labels, DNS) or an adoption: longer than a DNS call, short enough that a replica that died holding
+// it does not keep rollouts off the node for long.
+const NodeLease = 10 * time.Minute
+
+// NodeHolder is the holder of the node change lease a provisioning takes.
+func NodeHolder(provisioningID string) string { return "provision:" + provisioningID }
+
+// joined finishes a provisioning whose join is approved: its labels, its DNS records, the record. The
+// node exists from here on, so the work is done under the node's change lease (the one rollouts and
+// exclusive jobs take): no other change overlaps it on the node. A lease another holds makes it wait
+// for the next pass, said on the record's timeline.
 func (e *Engine) joined(ctx context.Context, pr store.Provisioning, nodeID, detail string) (bool, error) {
+	holder := NodeHolder(pr.ID)
+	if _, err := rollouts.AcquireChange(ctx, e.Store, nodeID, holder, "provisioning "+pr.ID+": labels and DNS", NodeLease, e.now()); err != nil {
+		if !errcode.Has(err, errcode.LeaseHeld) {
+			return false, err
+		}
+		other, _ := errcode.From(err, errcode.LeaseHeld).Details[errcode.DetailReason].(string)
+		// Said once on the timeline, not on every pass; the wait is short-lived, so not the reason.
+		wait := "the join is approved; waiting for node " + nodeID + "'s change lease, held by " + other
+		if n := len(pr.Events); n == 0 || pr.Events[n-1].Detail != wait {
+			_, uerr := e.update(ctx, pr, store.ProvisioningUpdateParams{Detail: wait})
+			return false, uerr
+		}
+		return false, nil
+	}
+	defer func() {
+		_ = e.Store.LeaseRelease(context.WithoutCancel(ctx), store.LeaseReleaseParams{Subject: nodeID, Name: store.LeaseChange, Holder: holder})
+	}()
 	if len(pr.Labels) > 0 {
 		if _, err := e.Store.NodeLabel(ctx, store.NodeLabelParams{ID: nodeID, Set: pr.Labels}); err != nil {
 			return false, err

@@ -174,9 +174,15 @@ func (f *fakeCloud) lastCreate() cloud.CreateRequest {
 type fakeDNS struct {
 	mu      sync.Mutex
 	records map[string][]dns.Record // by account/zone
+	// during, when set, runs inside AddRecords: what the tests look at while the engine does its
+	// post-join work.
+	during func()
 }
 
 func (d *fakeDNS) AddRecords(_ context.Context, _, account, zone string, want []dns.Record) error {
+	if d.during != nil {
+		d.during()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.records == nil {

@@ -39,7 +39,11 @@ func (s *Server) provisionRoutes(r chi.Router) {
 		return provisioningToAPI(pr), nil
 	})
 	s.handle(r, api.ProvisioningsList, func(r *http.Request) (any, error) {
-		list, err := s.store.ProvisioningList(r.Context(), store.ProvisioningListParams{})
+		q, err := api.ParseProvisioningsListQuery(r.URL.Query())
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.store.ProvisioningList(r.Context(), store.ProvisioningListParams{Open: q.Open, State: store.ProvisioningState(q.State), Limit: q.Limit})
 		return api.ProvisioningList{Provisionings: each(list, provisioningToAPI)}, err
 	})
 	s.handle(r, api.ProvisioningsShow, func(r *http.Request) (any, error) {

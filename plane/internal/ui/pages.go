@@ -59,6 +59,8 @@ var funcs = template.FuncMap{
 	"bytes": bytesText,
 	"share": share,
 	"ago":   ago,
+	// cloud says a driver (by its <class>-<name>) is a cloud driver, whose accounts have instances.
+	"cloud": func(driver string) bool { return strings.HasPrefix(driver, "cloud-") },
 }
 
 // route calls rt with its parameters filled in.
@@ -74,7 +76,8 @@ type overviewData struct {
 	Fleet                     api.Fleet
 	Incidents                 []api.Incident
 	Running                   []api.Job
-	Rollouts                  []api.Rollout // running, paused or halted: the ones still open
+	Rollouts                  []api.Rollout      // running, paused or halted: the ones still open
+	Provisionings             []api.Provisioning // under way, or failed with an instance to delete
 	Release                   *api.Release
 	SilentAfter               time.Duration
 	Replicas, MissingReplicas int
@@ -109,6 +112,12 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Rollouts = append(d.Rollouts, ros.Rollouts...)
 	}
+	var provs api.ProvisioningList
+	if err := u.route(r, api.ProvisioningsList, nil, api.ProvisioningsListQuery{Open: true, Limit: 20}.Values(), nil, &provs); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	d.Provisionings = provs.Provisionings
 	var rels api.ReleaseList
 	if err := u.route(r, api.ReleasesList, nil, api.ReleasesListQuery{Limit: 1}.Values(), nil, &rels); err != nil {
 		u.fail(w, r, nil, err)
