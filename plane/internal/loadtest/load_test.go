@@ -263,7 +263,7 @@ func hold(b *testing.B, st store.Store, plane *plane, client *http.Client, fleet
 // dispatchTrace is one timed dispatch, in Unix microseconds: before JobCreate, after it committed,
 // and when the agent had the job.
 type dispatchTrace struct {
-	Job, Node                     string
+	Job, Node                   string
 	Queued, Committed, Received int64
 }
 
