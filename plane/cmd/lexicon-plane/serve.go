@@ -198,7 +198,8 @@ func serveCmd() *cli.Command {
 			if len(hooks) > 0 {
 				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
 			}
-			httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+			httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+				ConnContext: server.ConnContext}
 			ready := readyLine{Listen: ln.Addr().String(), Store: "sqlite"}
 			if metricsLn != nil {
 				ready.Metrics = metricsLn.Addr().String()

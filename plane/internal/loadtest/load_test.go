@@ -225,17 +225,29 @@ func hold(b *testing.B, st store.Store, plane *plane, client *http.Client, fleet
 
 	// Dispatch latency: queue a job for a random connected agent; time until it has it.
 	var lat []time.Duration
+	var trace []dispatchTrace
 	for i := range dispatchJobs {
 		n := (i * 7919) % len(fleet)
 		t0 := time.Now()
-		if _, err := st.JobCreate(ctx, store.JobCreateParams{NodeID: fleet[n].id, Word: noop.Name, WordDigest: noop.Digest, Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "load"}); err != nil {
+		job, err := st.JobCreate(ctx, store.JobCreateParams{NodeID: fleet[n].id, Word: noop.Name, WordDigest: noop.Digest, Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "load"})
+		if err != nil {
 			b.Fatal(err)
 		}
+		committed := time.Now()
 		got := testkit.Wait(b, received[n], fmt.Sprintf("the job for agent %d", n))
 		lat = append(lat, got.Sub(t0))
+		trace = append(trace, dispatchTrace{Job: job.ID, Node: fleet[n].id, Queued: t0.UnixMicro(), Committed: committed.UnixMicro(), Received: got.UnixMicro()})
 		time.Sleep(10 * time.Millisecond) // pacing: dispatches 10 ms apart, not back to back
 	}
 	rss := plane.rssMiB() // with every agent still held
+	if path := os.Getenv("LEXICON_LOAD_TRACE"); path != "" {
+		// Each dispatch's timestamps, to be joined with the plane's log ("job handed out") when
+		// looking for where a slow one spent its time.
+		data, _ := json.Marshal(trace)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			b.Error(err)
+		}
+	}
 	cancel()
 	wg.Wait()
 	slices.Sort(lat)
@@ -246,6 +258,13 @@ func hold(b *testing.B, st store.Store, plane *plane, client *http.Client, fleet
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "dispatch-p99-ms")
 	fmt.Printf("fleet load: %d agents held on long poll: plane RSS %.0f MiB, idle CPU %.0f%% of one core; dispatch p50 %.1f ms p99 %.1f ms\n",
 		len(fleet), rss, cpuPct, ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]))
+}
+
+// dispatchTrace is one timed dispatch, in Unix microseconds: before JobCreate, after it committed,
+// and when the agent had the job.
+type dispatchTrace struct {
+	Job, Node                   string
+	Queued, Committed, Received int64
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -466,7 +485,16 @@ type planeStats struct {
 func (p *plane) readLogs(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var keep io.Writer = io.Discard
+	if path := os.Getenv("LEXICON_LOAD_PLANE_LOG"); path != "" {
+		// The plane's own log, kept for joining with LEXICON_LOAD_TRACE.
+		if f, err := os.Create(path); err == nil {
+			defer f.Close()
+			keep = f // unbuffered: the plane is killed, and this goroutine with it, at the end
+		}
+	}
 	for sc.Scan() {
+		_, _ = keep.Write(append(sc.Bytes(), '\n'))
 		if !bytes.Contains(sc.Bytes(), []byte(`"store statements"`)) {
 			continue
 		}

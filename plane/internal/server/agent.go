@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
@@ -220,10 +221,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 	defer s.metrics.LongPollEnded()
 	wake, stop := s.store.Notifier().Subscribe(node.ID)
 	defer stop()
-	// Held for a random part of the last fifth of the wait: agents that connected together (after a
-	// plane restart, say) would otherwise come back together every wait, for good, and each wave
-	// delays the jobs dispatched during it.
-	timer := time.NewTimer(s.cfg.ClaimWait - rand.N(s.cfg.ClaimWait/5+1))
+	timer := time.NewTimer(s.holdFor(ctx))
 	defer timer.Stop()
 	// The first look loses the job the plane thinks is running, in the claim's own transaction; the
 	// looks after a wake-up only claim, so a job handed out meanwhile (by another replica) stays.
@@ -260,6 +258,28 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, node store.Node, 
 			return
 		}
 	}
+}
+
+type connKey struct{}
+
+// ConnContext marks each connection the plane serves, so that the first long poll on it is told
+// apart (holdFor); it is http.Server.ConnContext.
+func ConnContext(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, new(atomic.Bool))
+}
+
+// holdFor is how long a long poll is held when no job comes. Each is held for a random part of the
+// last fifth of the wait, so that agents do not stay in step. The first one on a connection is held
+// anywhere from a tenth of the wait to all of it: agents that connected together (after a plane
+// restart, or a load balancer's) would otherwise come back together, 10,000 renewals in the last
+// fifth of one wait, for several waits; the jobs queued during such a wave waited behind it (the
+// throughput section of the RATIONALE).
+func (s *Server) holdFor(ctx context.Context) time.Duration {
+	w := s.cfg.ClaimWait
+	if first, ok := ctx.Value(connKey{}).(*atomic.Bool); ok && first.CompareAndSwap(false, true) {
+		return w/10 + rand.N(w-w/10+1)
+	}
+	return w - rand.N(w/5+1)
 }
 
 // handOut is a claimed job as the node is told it.

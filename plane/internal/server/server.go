@@ -36,7 +36,8 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// ClaimWait is the longest a claim is held when there is no job (each is held between four fifths
-	// of it and all of it); 0 means channel.ClaimWait.
+	// of it and all of it, the first on a connection served with ConnContext between a tenth and all
+	// of it); 0 means channel.ClaimWait.
 	ClaimWait time.Duration
 	// Limits of requests per second (and bursts) per proven node and per source address.
 	NodeRate, AddrRate   float64

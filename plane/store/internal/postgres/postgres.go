@@ -27,6 +27,11 @@ const ListenerApplicationName = "lexicon-plane-listener"
 // DefaultPoolMaxConns is the size of a plane's connection pool unless its URL sets pool_max_conns.
 const DefaultPoolMaxConns = 16
 
+// HandOutConns is the size of the pool kept for hand-outs after a wake-up (sqldb.HandOut), beside the
+// main pool: 10,000 long polls renewing in a wave queue thousands of key lookups, nonces and claims on
+// the main pool, and a job queued during the wave would otherwise wait its turn behind all of them.
+const HandOutConns = 4
+
 // pgNotifySQL tells every replica's listener that a job was queued; see driver.JobQueued.
 const pgNotifySQL = `SELECT pg_notify($1, $2)`
 
@@ -53,12 +58,20 @@ func Open(ctx context.Context, url string) (sqldb.Driver, error) {
 	if err != nil {
 		return nil, errcode.Wrap(err, errcode.StoreUnavailable, "cannot open PostgreSQL at %s", sqldb.RedactURL(url))
 	}
-	d := &driver{pool: pool, listenCfg: cfg.ConnConfig.Copy()}
+	laneCfg := cfg.Copy()
+	laneCfg.MaxConns, laneCfg.MinConns = HandOutConns, 0
+	lane, err := pgxpool.NewWithConfig(ctx, laneCfg)
+	if err != nil {
+		pool.Close()
+		return nil, errcode.Wrap(err, errcode.StoreUnavailable, "cannot open PostgreSQL at %s", sqldb.RedactURL(url))
+	}
+	d := &driver{pool: pool, lane: lane, listenCfg: cfg.ConnConfig.Copy()}
 	d.listenCfg.RuntimeParams["application_name"] = ListenerApplicationName
 	d.hub = sqldb.NewHub(d.startListener)
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		pool.Close()
+		lane.Close()
 		return nil, errcode.Wrap(err, errcode.StoreUnavailable, "cannot reach PostgreSQL at %s", sqldb.RedactURL(url))
 	}
 	d.channel = notifyChannel(schema)
@@ -78,6 +91,7 @@ func notifyChannel(schema string) string {
 
 type driver struct {
 	pool      *pgxpool.Pool
+	lane      *pgxpool.Pool // hand-outs after a wake-up only; see HandOutConns
 	channel   string
 	listenCfg *pgx.ConnConfig
 	hub       *sqldb.Hub
@@ -119,7 +133,11 @@ func (d *driver) Pipeline(ctx context.Context, steps []sqldb.Step) (err error) {
 		b.Queue(st.Query, st.Args...)
 	}
 	b.Queue("COMMIT")
-	br := d.pool.SendBatch(ctx, b)
+	pool := d.pool
+	if sqldb.IsHandOut(ctx) {
+		pool = d.lane
+	}
+	br := pool.SendBatch(ctx, b)
 	defer func() {
 		// After an error the server skipped the rest, COMMIT included; the pool drops a connection
 		// left inside a transaction.
@@ -187,6 +205,7 @@ func (d *driver) Close() error {
 	}
 	d.hub.Close()
 	d.pool.Close()
+	d.lane.Close()
 	return nil
 }
 

@@ -100,3 +100,14 @@ func RedactURL(raw string) string {
 	}
 	return u.String()
 }
+
+type handOutKey struct{}
+
+// HandOut marks ctx as the hand-out that follows a wake-up: a job was queued for a node whose long
+// poll is waiting, and the claim that gives it out is the dispatch latency. A driver with a pool runs
+// such a pipeline on connections of its own, so that it never queues behind the claims, nonces and
+// key lookups of a fleet renewing its long polls.
+func HandOut(ctx context.Context) context.Context { return context.WithValue(ctx, handOutKey{}, true) }
+
+// IsHandOut reports whether ctx was marked by HandOut.
+func IsHandOut(ctx context.Context) bool { v, _ := ctx.Value(handOutKey{}).(bool); return v }

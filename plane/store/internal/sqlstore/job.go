@@ -112,7 +112,8 @@ func (s *sqlStore) JobCreate(ctx context.Context, p JobCreateParams) (Job, error
 }
 
 func (s *sqlStore) JobClaim(ctx context.Context, p JobClaimParams) (*Job, error) {
-	res, err := s.claim(ctx, p, false)
+	// A claim that does not lose is the look after a wake-up: a job was just queued for the node.
+	res, err := s.claim(sqldb.HandOut(ctx), p, false)
 	return res.Job, err
 }
 
