@@ -218,8 +218,14 @@ func TestRecipeCaseBecomesAnIncident(t *testing.T) {
 			if ev := pd.got()[1]; ev["dedup_key"] != id || ev["event_action"] != "resolve" || ev["routing_key"] != "R0UT1NGK3Y" {
 				t.Fatalf("resolve event %v", ev)
 			}
+			// The webhook answered before the plane recorded the outcome: wait for the record.
 			show = f.lexicon(false, "incidents", "show", id)
 			ns := show["notifications"].([]any)
+			if len(ns) == 2 {
+				f.planeLog.WaitFor(t, `"msg":"notification delivered","notification":"`+ns[1].(map[string]any)["id"].(string)+`"`)
+				show = f.lexicon(false, "incidents", "show", id)
+				ns = show["notifications"].([]any)
+			}
 			if len(ns) != 2 || ns[0].(map[string]any)["state"] != "delivered" || ns[1].(map[string]any)["state"] != "delivered" ||
 				ns[1].(map[string]any)["kind"] != "cleared" {
 				t.Fatalf("notifications %v", ns)
