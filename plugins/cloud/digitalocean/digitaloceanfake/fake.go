@@ -34,6 +34,7 @@ type Fake struct {
 	Limit     int
 }
 
+// Droplet is a Droplet as the fake keeps it.
 type Droplet struct {
 	ID       int
 	Name     string
@@ -61,6 +62,8 @@ var (
 	doTag    = regexp.MustCompile(`^[a-zA-Z0-9_:-]+$`)
 )
 
+// New serves a fake that accepts token, until the test ends, and returns it with the base URL a driver
+// takes as its endpoint.
 func New(t testing.TB, token string) (*Fake, string) {
 	t.Helper()
 	f := &Fake{token: token, seq: 300000000, Droplets: map[int]*Droplet{}}

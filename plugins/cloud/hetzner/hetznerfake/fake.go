@@ -31,11 +31,12 @@ type Fake struct {
 	seq       int64
 	Servers   map[int64]*Server
 	Keys      []map[string]any
-	ips       map[int64]*hzIP // primary IPv4s
+	IPs       map[int64]*PrimaryIP // primary IPv4s
 	RateLimit int
 	Limit     int
 }
 
+// Server is a server as the fake keeps it.
 type Server struct {
 	ID      int64             `json:"id"`
 	Name    string            `json:"name"`
@@ -53,7 +54,8 @@ type Server struct {
 	Out      uint64            `json:"-"`
 }
 
-type hzIP struct {
+// PrimaryIP is a primary IPv4 and the server it is assigned to.
+type PrimaryIP struct {
 	ID       int64
 	IP       string
 	Assignee int64
@@ -76,9 +78,11 @@ var (
 	hzLabel  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`)
 )
 
+// New serves a fake that accepts token, until the test ends, and returns it with the base URL a driver
+// takes as its endpoint.
 func New(t testing.TB, token string) (*Fake, string) {
 	t.Helper()
-	f := &Fake{token: token, seq: 1000, Servers: map[int64]*Server{}, ips: map[int64]*hzIP{}}
+	f := &Fake{token: token, seq: 1000, Servers: map[int64]*Server{}, IPs: map[int64]*PrimaryIP{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv.URL + "/v1"
@@ -141,7 +145,7 @@ func (f *Fake) action(command string, resources ...int64) map[string]any {
 
 func (f *Fake) serverJSON(s *Server) map[string]any {
 	ipv4 := any(nil)
-	if ip, ok := f.ips[s.IPv4]; ok {
+	if ip, ok := f.IPs[s.IPv4]; ok {
 		ipv4 = map[string]any{"id": ip.ID, "ip": ip.IP, "blocked": false, "dns_ptr": s.PTR[ip.IP]}
 	}
 	return map[string]any{
@@ -241,7 +245,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			f.reply(w, http.StatusOK, map[string]any{"server": f.serverJSON(s)})
 		case len(parts) == 2 && r.Method == http.MethodDelete:
-			delete(f.ips, s.IPv4)
+			delete(f.IPs, s.IPv4)
 			delete(f.Servers, id)
 			f.reply(w, http.StatusOK, map[string]any{"action": f.action("delete_server", id)})
 		case len(parts) == 4 && parts[2] == "actions" && r.Method == http.MethodPost:
@@ -336,8 +340,8 @@ func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
 	f.seq++
 	id := f.seq
 	f.seq++
-	ip := &hzIP{ID: f.seq, IP: fmt.Sprintf("198.51.100.%d", len(f.ips)+1), Assignee: id}
-	f.ips[ip.ID] = ip
+	ip := &PrimaryIP{ID: f.seq, IP: fmt.Sprintf("198.51.100.%d", len(f.IPs)+1), Assignee: id}
+	f.IPs[ip.ID] = ip
 	labels := body.Labels
 	if labels == nil {
 		labels = map[string]string{}
@@ -366,7 +370,7 @@ func (f *Fake) serverAction(w http.ResponseWriter, r *http.Request, s *Server, a
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		v6 := netip.MustParsePrefix(s.IPv6)
 		addr, err := netip.ParseAddr(body.IP)
-		if ip, ok := f.ips[s.IPv4]; err != nil || (!(ok && ip.IP == body.IP) && !v6.Contains(addr)) {
+		if ip, ok := f.IPs[s.IPv4]; err != nil || (!(ok && ip.IP == body.IP) && !v6.Contains(addr)) {
 			f.invalid(w, "ip", "ip is not assigned to this server")
 			return
 		}
@@ -382,7 +386,7 @@ func (f *Fake) serverAction(w http.ResponseWriter, r *http.Request, s *Server, a
 
 func (f *Fake) primaryIPAction(w http.ResponseWriter, r *http.Request, idText, action string) {
 	id, _ := strconv.ParseInt(idText, 10, 64)
-	ip, ok := f.ips[id]
+	ip, ok := f.IPs[id]
 	if !ok {
 		f.fail(w, http.StatusNotFound, "not_found", "primary IP not found")
 		return

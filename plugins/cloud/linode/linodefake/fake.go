@@ -32,6 +32,7 @@ type Fake struct {
 	Limit     int // instances the account may hold (0: no limit)
 }
 
+// Instance is a Linode as the fake keeps it (and answers it).
 type Instance struct {
 	ID             int      `json:"id"`
 	Label          string   `json:"label"`
@@ -66,6 +67,8 @@ var (
 	linodeLabelRE = regexp.MustCompile(`^[a-zA-Z0-9]([-_.]?[a-zA-Z0-9]+)*$`)
 )
 
+// New serves a fake that accepts token, until the test ends, and returns it with the base URL a driver
+// takes as its endpoint.
 func New(t testing.TB, token string) (*Fake, string) {
 	t.Helper()
 	f := &Fake{token: token, next: 40000000, Instances: map[int]*Instance{}, ips: map[string]string{}}
