@@ -165,6 +165,12 @@ func (f *fixture) managerWith(st store.Store, key *seal.Key, platform string, ed
 // publish builds and signs a release of the named test drivers and stores it as the current one.
 func (f *fixture) publish(names ...string) store.Release {
 	f.t.Helper()
+	return f.publishWith(nil, names...)
+}
+
+// publishWith is publish with extra artifacts pinned in the release (an agent, for provisioning).
+func (f *fixture) publishWith(extra []store.ArtifactPut, names ...string) store.Release {
+	f.t.Helper()
 	mods := filepath.Join(f.t.TempDir(), "modules")
 	for _, n := range names {
 		d := filepath.Join(mods, n)
@@ -198,6 +204,7 @@ func (f *fixture) publish(names ...string) store.Release {
 		must(f.t, err)
 		puts = append(puts, store.ArtifactPut{Name: "blob/" + strconv.Itoa(i), Digest: d, Data: data})
 	}
+	puts = append(puts, extra...)
 	bundle, err := os.ReadFile(filepath.Join(out, registry.BundleFile))
 	must(f.t, err)
 	rel, err := f.st.ReleasePut(f.ctx, store.ReleasePutParams{Sequence: int64(f.seq), Version: res.Release, StatementDigest: res.Statement,

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plugins/cloud/digitalocean/digitaloceanfake"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
@@ -32,7 +33,7 @@ func config(endpoint, tok string) driver.Config {
 var opts = drivertest.CloudOptions{Region: "nyc3", Type: "s-1vcpu-1gb", Image: "debian-12-x64", MissingID: "999999999"}
 
 func TestConformance(t *testing.T) {
-	_, url := newFakeDigitalOcean(t, token)
+	_, url := digitaloceanfake.New(t, token)
 	drivertest.RunCloud(t, newDriver, config(url, token), opts)
 }
 
@@ -46,7 +47,7 @@ func configured(t *testing.T, url string) *Driver {
 }
 
 func TestPagesAcrossProviderPages(t *testing.T) {
-	f, url := newFakeDigitalOcean(t, token)
+	f, url := digitaloceanfake.New(t, token)
 	d := configured(t, url)
 	ctx := context.Background()
 	for i := range 230 {
@@ -72,33 +73,33 @@ func TestPagesAcrossProviderPages(t *testing.T) {
 				break
 			}
 		}
-		if len(seen) != len(f.droplets) {
-			t.Errorf("size %d: paged %d of %d Droplets", size, len(seen), len(f.droplets))
+		if len(seen) != len(f.Droplets) {
+			t.Errorf("size %d: paged %d of %d Droplets", size, len(seen), len(f.Droplets))
 		}
 	}
 }
 
 func TestProviderRefusals(t *testing.T) {
-	f, url := newFakeDigitalOcean(t, token)
+	f, url := digitaloceanfake.New(t, token)
 	ctx := context.Background()
 	t.Run("rate limit retried", func(t *testing.T) {
 		d := configured(t, url)
-		f.mu.Lock()
-		f.rateLimit = 2
-		f.mu.Unlock()
+		f.Mu.Lock()
+		f.RateLimit = 2
+		f.Mu.Unlock()
 		if _, err := d.Regions(ctx); err != nil {
 			t.Fatalf("Regions after two 429s: %v", err)
 		}
 	})
 	t.Run("rate limit exhausted", func(t *testing.T) {
 		d := configured(t, url)
-		f.mu.Lock()
-		f.rateLimit = 1000
-		f.mu.Unlock()
+		f.Mu.Lock()
+		f.RateLimit = 1000
+		f.Mu.Unlock()
 		_, err := d.Account(ctx)
-		f.mu.Lock()
-		f.rateLimit = 0
-		f.mu.Unlock()
+		f.Mu.Lock()
+		f.RateLimit = 0
+		f.Mu.Unlock()
 		testkit.WantCode(t, err, errcode.CloudRateLimited)
 	})
 	t.Run("bad token", func(t *testing.T) {
@@ -116,9 +117,9 @@ func TestProviderRefusals(t *testing.T) {
 		if _, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "nyc3", Type: "s-1vcpu-1gb", Image: "debian-12-x64", Label: "the-last-one"}); err != nil {
 			t.Fatal(err)
 		}
-		f.mu.Lock()
-		f.limit = len(f.droplets)
-		f.mu.Unlock()
+		f.Mu.Lock()
+		f.Limit = len(f.Droplets)
+		f.Mu.Unlock()
 		_, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "nyc3", Type: "s-1vcpu-1gb", Image: "debian-12-x64", Label: "one-too-many"})
 		testkit.WantCode(t, err, errcode.CloudQuota)
 	})

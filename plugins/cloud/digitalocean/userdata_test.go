@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/plugins/cloud/digitalocean/digitaloceanfake"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 )
 
@@ -14,7 +15,7 @@ const userData = "#cloud-config\nwrite_files:\n  - path: /etc/lexicon/join\n    
 // DigitalOcean takes user data as text in user_data and tags as a list; the fake keeps what it was
 // sent.
 func TestCreateCarriesUserDataAndTags(t *testing.T) {
-	f, url := newFakeDigitalOcean(t, token)
+	f, url := digitaloceanfake.New(t, token)
 	d := configured(t, url)
 	ctx := context.Background()
 	in, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "nyc3", Type: "s-1vcpu-1gb", Image: "debian-12-x64", Label: "prov-1",
@@ -23,9 +24,9 @@ func TestCreateCarriesUserDataAndTags(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := strconv.Atoi(in.ID)
-	f.mu.Lock()
-	got := *f.droplets[id]
-	f.mu.Unlock()
+	f.Mu.Lock()
+	got := *f.Droplets[id]
+	f.Mu.Unlock()
 	if got.UserData != userData || !slices.Equal(got.Tags, []string{"lexicon-prov-1", "blue"}) {
 		t.Fatalf("DigitalOcean received user data %q, tags %v", got.UserData, got.Tags)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plugins/cloud/hetzner/hetznerfake"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
@@ -32,7 +33,7 @@ func config(endpoint, tok string) driver.Config {
 var opts = drivertest.CloudOptions{Region: "fsn1", Type: "cx22", Image: "debian-12", MissingID: "999999999"}
 
 func TestConformance(t *testing.T) {
-	_, url := newFakeHetzner(t, token)
+	_, url := hetznerfake.New(t, token)
 	drivertest.RunCloud(t, newDriver, config(url, token), opts)
 }
 
@@ -56,7 +57,7 @@ func create(t *testing.T, d *Driver, label string) cloud.Instance {
 
 // Hetzner moves primary IPs only between stopped servers, and the driver says so and holds to it.
 func TestSwapNeedsStoppedServers(t *testing.T) {
-	_, url := newFakeHetzner(t, token)
+	_, url := hetznerfake.New(t, token)
 	d := configured(t, url)
 	ctx := context.Background()
 	if !d.SwapIPv4RequiresStopped() {
@@ -81,17 +82,17 @@ func TestSwapNeedsStoppedServers(t *testing.T) {
 
 // SSH keys are registered once, by fingerprint, and reused.
 func TestSSHKeysAreReused(t *testing.T) {
-	f, url := newFakeHetzner(t, token)
+	f, url := hetznerfake.New(t, token)
 	d := configured(t, url)
 	create(t, d, "one")
 	create(t, d, "two")
-	if len(f.keys) != 1 {
-		t.Errorf("the project holds %d SSH keys after two servers with the same key, want 1", len(f.keys))
+	if len(f.Keys) != 1 {
+		t.Errorf("the project holds %d SSH keys after two servers with the same key, want 1", len(f.Keys))
 	}
 }
 
 func TestPagesAcrossProviderPages(t *testing.T) {
-	f, url := newFakeHetzner(t, token)
+	f, url := hetznerfake.New(t, token)
 	d := configured(t, url)
 	ctx := context.Background()
 	for i := range 120 {
@@ -115,33 +116,33 @@ func TestPagesAcrossProviderPages(t *testing.T) {
 				break
 			}
 		}
-		if len(seen) != len(f.servers) {
-			t.Errorf("size %d: paged %d of %d servers", size, len(seen), len(f.servers))
+		if len(seen) != len(f.Servers) {
+			t.Errorf("size %d: paged %d of %d servers", size, len(seen), len(f.Servers))
 		}
 	}
 }
 
 func TestProviderRefusals(t *testing.T) {
-	f, url := newFakeHetzner(t, token)
+	f, url := hetznerfake.New(t, token)
 	ctx := context.Background()
 	t.Run("rate limit retried", func(t *testing.T) {
 		d := configured(t, url)
-		f.mu.Lock()
-		f.rateLimit = 2
-		f.mu.Unlock()
+		f.Mu.Lock()
+		f.RateLimit = 2
+		f.Mu.Unlock()
 		if _, err := d.Regions(ctx); err != nil {
 			t.Fatalf("Regions after two 429s: %v", err)
 		}
 	})
 	t.Run("rate limit exhausted", func(t *testing.T) {
 		d := configured(t, url)
-		f.mu.Lock()
-		f.rateLimit = 1000
-		f.mu.Unlock()
+		f.Mu.Lock()
+		f.RateLimit = 1000
+		f.Mu.Unlock()
 		_, err := d.Regions(ctx)
-		f.mu.Lock()
-		f.rateLimit = 0
-		f.mu.Unlock()
+		f.Mu.Lock()
+		f.RateLimit = 0
+		f.Mu.Unlock()
 		testkit.WantCode(t, err, errcode.CloudRateLimited)
 	})
 	t.Run("bad token", func(t *testing.T) {
@@ -158,9 +159,9 @@ func TestProviderRefusals(t *testing.T) {
 	})
 	t.Run("quota", func(t *testing.T) {
 		d := configured(t, url)
-		f.mu.Lock()
-		f.limit = len(f.servers)
-		f.mu.Unlock()
+		f.Mu.Lock()
+		f.Limit = len(f.Servers)
+		f.Mu.Unlock()
 		_, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "fsn1", Type: "cx22", Image: "debian-12", Label: "one-too-many"})
 		testkit.WantCode(t, err, errcode.CloudQuota)
 	})

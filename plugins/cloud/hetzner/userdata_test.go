@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/plugins/cloud/hetzner/hetznerfake"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
@@ -17,7 +18,7 @@ const userData = "#cloud-config\nwrite_files:\n  - path: /etc/lexicon/join\n    
 // Hetzner takes user data as text in user_data and tags as the keys of the labels map; the fake keeps
 // what it was sent, and a label Hetzner refuses is cloud.invalid.
 func TestCreateCarriesUserDataAndLabels(t *testing.T) {
-	f, url := newFakeHetzner(t, token)
+	f, url := hetznerfake.New(t, token)
 	d := configured(t, url)
 	ctx := context.Background()
 	in, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "fsn1", Type: "cx22", Image: "debian-12", Label: "prov-1",
@@ -26,9 +27,9 @@ func TestCreateCarriesUserDataAndLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := strconv.ParseInt(in.ID, 10, 64)
-	f.mu.Lock()
-	got := *f.servers[id]
-	f.mu.Unlock()
+	f.Mu.Lock()
+	got := *f.Servers[id]
+	f.Mu.Unlock()
 	if got.UserData != userData || !maps.Equal(got.Labels, map[string]string{"lexicon-prov-1": "", "blue": ""}) {
 		t.Fatalf("Hetzner received user data %q, labels %v", got.UserData, got.Labels)
 	}

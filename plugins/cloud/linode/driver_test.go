@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plugins/cloud/linode/linodefake"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
@@ -32,7 +33,7 @@ func config(endpoint, tok string) driver.Config {
 var opts = drivertest.CloudOptions{Region: "us-east", Type: "g6-nanode-1", Image: "linode/debian12", MissingID: "999999999"}
 
 func TestConformance(t *testing.T) {
-	_, url := newFakeLinode(t, token)
+	_, url := linodefake.New(t, token)
 	drivertest.RunCloud(t, newDriver, config(url, token), opts)
 }
 
@@ -47,7 +48,7 @@ func configured(t *testing.T, url string) *Driver {
 
 // Paging through more instances than one of Linode's pages holds (page_size is at least 25).
 func TestPagesAcrossProviderPages(t *testing.T) {
-	f, url := newFakeLinode(t, token)
+	f, url := linodefake.New(t, token)
 	d := configured(t, url)
 	ctx := context.Background()
 	for i := range 60 {
@@ -74,31 +75,31 @@ func TestPagesAcrossProviderPages(t *testing.T) {
 				break
 			}
 		}
-		if len(seen) != len(f.instances) {
-			t.Errorf("size %d: paged %d of %d instances", size, len(seen), len(f.instances))
+		if len(seen) != len(f.Instances) {
+			t.Errorf("size %d: paged %d of %d instances", size, len(seen), len(f.Instances))
 		}
 	}
 }
 
 func TestRateLimit(t *testing.T) {
-	f, url := newFakeLinode(t, token)
+	f, url := linodefake.New(t, token)
 	d := configured(t, url)
 	ctx := context.Background()
-	f.mu.Lock()
-	f.rateLimit = 2 // linodego retries 429s after Retry-After
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.RateLimit = 2 // linodego retries 429s after Retry-After
+	f.Mu.Unlock()
 	if _, err := d.Regions(ctx); err != nil {
 		t.Fatalf("Regions after two 429s: %v", err)
 	}
-	f.mu.Lock()
-	f.rateLimit = 1000
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.RateLimit = 1000
+	f.Mu.Unlock()
 	_, err := d.Regions(ctx)
 	testkit.WantCode(t, err, errcode.CloudRateLimited)
 }
 
 func TestProviderRefusals(t *testing.T) {
-	f, url := newFakeLinode(t, token)
+	f, url := linodefake.New(t, token)
 	ctx := context.Background()
 	t.Run("bad token", func(t *testing.T) {
 		d := newDriver().(*Driver)
@@ -117,9 +118,9 @@ func TestProviderRefusals(t *testing.T) {
 	})
 	t.Run("quota", func(t *testing.T) {
 		d := configured(t, url)
-		f.mu.Lock()
-		f.limit = len(f.instances)
-		f.mu.Unlock()
+		f.Mu.Lock()
+		f.Limit = len(f.Instances)
+		f.Mu.Unlock()
 		_, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "us-east", Type: "g6-nanode-1", Image: "linode/debian12", Label: "one-too-many"})
 		testkit.WantCode(t, err, errcode.CloudQuota)
 	})
@@ -131,7 +132,7 @@ func TestProviderRefusals(t *testing.T) {
 
 // Linode swaps addresses of running instances, and says so.
 func TestSwapNeedsNoStop(t *testing.T) {
-	_, url := newFakeLinode(t, token)
+	_, url := linodefake.New(t, token)
 	d := configured(t, url)
 	if d.SwapIPv4RequiresStopped() {
 		t.Fatal("the Linode driver says a swap needs stopped instances; Linode's does not")

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/plugins/cloud/linode/linodefake"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
@@ -17,7 +18,7 @@ const userData = "#cloud-config\nwrite_files:\n  - path: /etc/lexicon/join\n    
 // Linode takes user data base64 in metadata.user_data and tags as a list; the fake decodes and keeps
 // what it was sent, as Linode would, and a tag Linode refuses is cloud.invalid.
 func TestCreateCarriesUserDataAndTags(t *testing.T) {
-	f, url := newFakeLinode(t, token)
+	f, url := linodefake.New(t, token)
 	d := configured(t, url)
 	ctx := context.Background()
 	in, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "us-east", Type: "g6-nanode-1", Image: "linode/debian12", Label: "prov-1",
@@ -26,11 +27,11 @@ func TestCreateCarriesUserDataAndTags(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := strconv.Atoi(in.ID)
-	f.mu.Lock()
-	got := *f.instances[id]
-	f.mu.Unlock()
-	if !got.HasUserData || got.userData != userData || !slices.Equal(got.Tags, []string{"lexicon-prov-1", "blue"}) {
-		t.Fatalf("Linode received user data %q, tags %v", got.userData, got.Tags)
+	f.Mu.Lock()
+	got := *f.Instances[id]
+	f.Mu.Unlock()
+	if !got.HasUserData || got.UserData != userData || !slices.Equal(got.Tags, []string{"lexicon-prov-1", "blue"}) {
+		t.Fatalf("Linode received user data %q, tags %v", got.UserData, got.Tags)
 	}
 	back, err := d.GetInstance(ctx, in.ID)
 	if err != nil {

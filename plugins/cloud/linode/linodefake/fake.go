@@ -1,4 +1,6 @@
-package main
+// Package linodefake is an in-memory stand-in for Linode's API v4, built from its documented shapes, for the
+// linode driver's tests and the plane's provisioning tests (which cannot import the driver's package main).
+package linodefake
 
 import (
 	"encoding/base64"
@@ -15,22 +17,23 @@ import (
 	"time"
 )
 
-// fakeLinode stands in for Linode's API v4, built from its documented shapes: Bearer token auth,
+// Fake stands in for Linode's API v4, built from its documented shapes: Bearer token auth,
 // paginated lists ({"data", "page", "pages", "results"} with page and page_size 25 to 500), error bodies
 // ({"errors": [{"field", "reason"}]}), 429 answers with Retry-After, and instances that go from
 // provisioning to running and back and forth with boot and shutdown.
-type fakeLinode struct {
-	mu        sync.Mutex
+type Fake struct {
+	Mu        sync.Mutex
 	token     string
 	next      int
-	instances map[int]*fakeInstance
+	Instances map[int]*Instance
 	ips       map[string]string // address -> rdns
 	nextIP    int
-	rateLimit int // the next n requests are answered 429
-	limit     int // instances the account may hold (0: no limit)
+	RateLimit int // the next n requests are answered 429
+	Limit     int // instances the account may hold (0: no limit)
 }
 
-type fakeInstance struct {
+// Instance is a Linode as the fake keeps it (and answers it).
+type Instance struct {
 	ID             int      `json:"id"`
 	Label          string   `json:"label"`
 	Region         string   `json:"region"`
@@ -43,7 +46,7 @@ type fakeInstance struct {
 	Created        string   `json:"created"`
 	Updated        string   `json:"updated"`
 	HasUserData    bool     `json:"has_user_data"`
-	userData       string   // metadata.user_data as Linode decodes it, for tests to read back
+	UserData       string   `json:"-"` // metadata.user_data as Linode decodes it, for tests to read back
 	DiskEncryption string   `json:"disk_encryption"`
 	Specs          struct {
 		Disk, Memory, VCPUs, Transfer int
@@ -64,21 +67,23 @@ var (
 	linodeLabelRE = regexp.MustCompile(`^[a-zA-Z0-9]([-_.]?[a-zA-Z0-9]+)*$`)
 )
 
-func newFakeLinode(t *testing.T, token string) (*fakeLinode, string) {
+// New serves a fake that accepts token, until the test ends, and returns it with the base URL a driver
+// takes as its endpoint.
+func New(t testing.TB, token string) (*Fake, string) {
 	t.Helper()
-	f := &fakeLinode{token: token, next: 40000000, instances: map[int]*fakeInstance{}, ips: map[string]string{}}
+	f := &Fake{token: token, next: 40000000, Instances: map[int]*Instance{}, ips: map[string]string{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv.URL + "/v4"
 }
 
-func (f *fakeLinode) reply(w http.ResponseWriter, status int, body any) {
+func (f *Fake) reply(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-func (f *fakeLinode) fail(w http.ResponseWriter, status int, field, reason string) {
+func (f *Fake) fail(w http.ResponseWriter, status int, field, reason string) {
 	e := map[string]string{"reason": reason}
 	if field != "" {
 		e["field"] = field
@@ -87,7 +92,7 @@ func (f *fakeLinode) fail(w http.ResponseWriter, status int, field, reason strin
 }
 
 // list answers a paginated list the way Linode does.
-func (f *fakeLinode) list(w http.ResponseWriter, r *http.Request, data []any) {
+func (f *Fake) list(w http.ResponseWriter, r *http.Request, data []any) {
 	page, size := 1, 100
 	if v := r.URL.Query().Get("page"); v != "" {
 		page, _ = strconv.Atoi(v)
@@ -112,11 +117,11 @@ func (f *fakeLinode) list(w http.ResponseWriter, r *http.Request, data []any) {
 	f.reply(w, http.StatusOK, map[string]any{"data": out, "page": page, "pages": pages, "results": len(data)})
 }
 
-func (f *fakeLinode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.rateLimit > 0 {
-		f.rateLimit--
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if f.RateLimit > 0 {
+		f.RateLimit--
 		w.Header().Set("Retry-After", "0")
 		f.fail(w, http.StatusTooManyRequests, "", "Too Many Requests")
 		return
@@ -144,20 +149,20 @@ func (f *fakeLinode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.reply(w, http.StatusOK, map[string]any{"first_name": "Lexicon", "last_name": "Tester", "company": "lexicon-test", "email": "ops@example.com", "balance": 0})
 	case path == "/linode/instances" && r.Method == http.MethodGet:
 		var ids []int
-		for id := range f.instances {
+		for id := range f.Instances {
 			ids = append(ids, id)
 		}
 		slices.Sort(ids)
 		var data []any
 		for _, id := range ids {
-			data = append(data, f.instances[id])
+			data = append(data, f.Instances[id])
 		}
 		f.list(w, r, data)
 	case path == "/linode/instances" && r.Method == http.MethodPost:
 		f.create(w, r)
 	case len(parts) >= 3 && parts[0] == "linode" && parts[1] == "instances":
 		id, _ := strconv.Atoi(parts[2])
-		in, ok := f.instances[id]
+		in, ok := f.Instances[id]
 		if !ok {
 			f.fail(w, http.StatusNotFound, "", "Not found")
 			return
@@ -169,7 +174,7 @@ func (f *fakeLinode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			f.reply(w, http.StatusOK, in)
 		case len(parts) == 3 && r.Method == http.MethodDelete:
-			delete(f.instances, id)
+			delete(f.Instances, id)
 			f.reply(w, http.StatusOK, map[string]any{})
 		case len(parts) == 4 && r.Method == http.MethodPost && parts[3] == "boot":
 			in.Status = "running"
@@ -218,8 +223,8 @@ func anys[T any](list []T) []any {
 }
 
 // owner returns the instance holding a public address.
-func (f *fakeLinode) owner(addr string) *fakeInstance {
-	for _, in := range f.instances {
+func (f *Fake) owner(addr string) *Instance {
+	for _, in := range f.Instances {
 		if slices.Contains(in.IPv4, addr) || strings.HasPrefix(in.IPv6, addr+"/") {
 			return in
 		}
@@ -227,7 +232,7 @@ func (f *fakeLinode) owner(addr string) *fakeInstance {
 	return nil
 }
 
-func (f *fakeLinode) create(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Region         string   `json:"region"`
 		Type           string   `json:"type"`
@@ -264,11 +269,11 @@ func (f *fakeLinode) create(w http.ResponseWriter, r *http.Request) {
 	case body.DiskEncryption != "" && body.DiskEncryption != "enabled" && body.DiskEncryption != "disabled":
 		f.fail(w, http.StatusBadRequest, "disk_encryption", "Must be enabled or disabled")
 		return
-	case f.limit > 0 && len(f.instances) >= f.limit:
+	case f.Limit > 0 && len(f.Instances) >= f.Limit:
 		f.fail(w, http.StatusBadRequest, "", "You have reached the limit of Linodes allowed on your account")
 		return
 	}
-	for _, in := range f.instances {
+	for _, in := range f.Instances {
 		if in.Label == body.Label {
 			f.fail(w, http.StatusBadRequest, "label", "Label must be unique among your linodes")
 			return
@@ -297,11 +302,11 @@ func (f *fakeLinode) create(w http.ResponseWriter, r *http.Request) {
 	f.next++
 	f.nextIP++
 	now := time.Now().UTC().Format("2006-01-02T15:04:05")
-	in := &fakeInstance{
+	in := &Instance{
 		ID: f.next, Label: body.Label, Region: body.Region, Type: body.Type, Image: body.Image, Status: "provisioning",
 		IPv4: []string{fmt.Sprintf("192.0.2.%d", f.nextIP), fmt.Sprintf("192.168.128.%d", f.nextIP)},
 		IPv6: fmt.Sprintf("2001:db8::%x/128", f.nextIP), Tags: body.Tags, Created: now, Updated: now,
-		HasUserData: body.Metadata != nil, userData: string(userData), DiskEncryption: body.DiskEncryption, used: int64(f.nextIP) << 20,
+		HasUserData: body.Metadata != nil, UserData: string(userData), DiskEncryption: body.DiskEncryption, used: int64(f.nextIP) << 20,
 	}
 	if in.Tags == nil {
 		in.Tags = []string{}
@@ -309,12 +314,12 @@ func (f *fakeLinode) create(w http.ResponseWriter, r *http.Request) {
 	if in.DiskEncryption == "" {
 		in.DiskEncryption = "enabled"
 	}
-	f.instances[in.ID] = in
+	f.Instances[in.ID] = in
 	f.reply(w, http.StatusOK, in)
 }
 
 // assign moves addresses between Linodes of one region (POST /networking/ips/assign), running or not.
-func (f *fakeLinode) assign(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) assign(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Region      string `json:"region"`
 		Assignments []struct {
@@ -327,12 +332,12 @@ func (f *fakeLinode) assign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	type move struct {
-		from, to *fakeInstance
+		from, to *Instance
 		addr     string
 	}
 	var moves []move
 	for _, a := range body.Assignments {
-		to, ok := f.instances[a.LinodeID]
+		to, ok := f.Instances[a.LinodeID]
 		from := f.owner(a.Address)
 		if !ok || from == nil {
 			f.fail(w, http.StatusBadRequest, "assignments", "Invalid assignment")

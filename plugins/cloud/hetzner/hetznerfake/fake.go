@@ -1,7 +1,12 @@
-package main
+// Package hetznerfake is an in-memory stand-in for Hetzner Cloud's API, built from its documented shapes, for the
+// hetzner driver's tests and the plane's provisioning tests (which cannot import the driver's package main).
+package hetznerfake
 
 import (
+	"crypto/md5"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,23 +20,24 @@ import (
 	"time"
 )
 
-// fakeHetzner stands in for the Hetzner Cloud API v1, built from its documented shapes: Bearer token
+// Fake stands in for the Hetzner Cloud API v1, built from its documented shapes: Bearer token
 // auth, lists under a named key with meta.pagination (page, per_page up to 50, next_page, last_page,
 // total_entries), errors as {"error": {"code", "message", "details"}}, 429 rate_limit_exceeded, actions
 // for everything that changes a server, SSH keys by id, and primary IPs that move only between
 // powered-off servers.
-type fakeHetzner struct {
-	mu        sync.Mutex
+type Fake struct {
+	Mu        sync.Mutex
 	token     string
 	seq       int64
-	servers   map[int64]*hzServer
-	keys      []map[string]any
-	ips       map[int64]*hzIP // primary IPv4s
-	rateLimit int
-	limit     int
+	Servers   map[int64]*Server
+	Keys      []map[string]any
+	IPs       map[int64]*PrimaryIP // primary IPv4s
+	RateLimit int
+	Limit     int
 }
 
-type hzServer struct {
+// Server is a server as the fake keeps it.
+type Server struct {
 	ID      int64             `json:"id"`
 	Name    string            `json:"name"`
 	Status  string            `json:"status"`
@@ -48,7 +54,8 @@ type hzServer struct {
 	Out      uint64            `json:"-"`
 }
 
-type hzIP struct {
+// PrimaryIP is a primary IPv4 and the server it is assigned to.
+type PrimaryIP struct {
 	ID       int64
 	IP       string
 	Assignee int64
@@ -71,31 +78,33 @@ var (
 	hzLabel  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`)
 )
 
-func newFakeHetzner(t *testing.T, token string) (*fakeHetzner, string) {
+// New serves a fake that accepts token, until the test ends, and returns it with the base URL a driver
+// takes as its endpoint.
+func New(t testing.TB, token string) (*Fake, string) {
 	t.Helper()
-	f := &fakeHetzner{token: token, seq: 1000, servers: map[int64]*hzServer{}, ips: map[int64]*hzIP{}}
+	f := &Fake{token: token, seq: 1000, Servers: map[int64]*Server{}, IPs: map[int64]*PrimaryIP{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv.URL + "/v1"
 }
 
-func (f *fakeHetzner) reply(w http.ResponseWriter, status int, body any) {
+func (f *Fake) reply(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-func (f *fakeHetzner) fail(w http.ResponseWriter, status int, code, msg string) {
+func (f *Fake) fail(w http.ResponseWriter, status int, code, msg string) {
 	f.reply(w, status, map[string]any{"error": map[string]any{"code": code, "message": msg, "details": map[string]any{}}})
 }
 
-func (f *fakeHetzner) invalid(w http.ResponseWriter, field, msg string) {
+func (f *Fake) invalid(w http.ResponseWriter, field, msg string) {
 	f.reply(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "invalid_input", "message": "invalid input in field '" + field + "'",
 		"details": map[string]any{"fields": []map[string]any{{"name": field, "messages": []string{msg}}}}}})
 }
 
 // list answers a paginated list under key, as the API does.
-func (f *fakeHetzner) list(w http.ResponseWriter, r *http.Request, key string, items []any) {
+func (f *Fake) list(w http.ResponseWriter, r *http.Request, key string, items []any) {
 	page, per := 1, 25
 	if v := r.URL.Query().Get("page"); v != "" {
 		page, _ = strconv.Atoi(v)
@@ -124,7 +133,7 @@ func (f *fakeHetzner) list(w http.ResponseWriter, r *http.Request, key string, i
 	f.reply(w, http.StatusOK, map[string]any{key: out, "meta": map[string]any{"pagination": pag}})
 }
 
-func (f *fakeHetzner) action(command string, resources ...int64) map[string]any {
+func (f *Fake) action(command string, resources ...int64) map[string]any {
 	f.seq++
 	var res []map[string]any
 	for _, id := range resources {
@@ -134,9 +143,9 @@ func (f *fakeHetzner) action(command string, resources ...int64) map[string]any 
 	return map[string]any{"id": f.seq, "command": command, "status": "success", "progress": 100, "started": now, "finished": now, "error": nil, "resources": res}
 }
 
-func (f *fakeHetzner) serverJSON(s *hzServer) map[string]any {
+func (f *Fake) serverJSON(s *Server) map[string]any {
 	ipv4 := any(nil)
-	if ip, ok := f.ips[s.IPv4]; ok {
+	if ip, ok := f.IPs[s.IPv4]; ok {
 		ipv4 = map[string]any{"id": ip.ID, "ip": ip.IP, "blocked": false, "dns_ptr": s.PTR[ip.IP]}
 	}
 	return map[string]any{
@@ -150,11 +159,11 @@ func (f *fakeHetzner) serverJSON(s *hzServer) map[string]any {
 	}
 }
 
-func (f *fakeHetzner) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.rateLimit > 0 {
-		f.rateLimit--
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if f.RateLimit > 0 {
+		f.RateLimit--
 		w.Header().Set("RateLimit-Limit", "3600")
 		w.Header().Set("RateLimit-Remaining", "0")
 		w.Header().Set("RateLimit-Reset", strconv.FormatInt(time.Now().Unix()+1, 10))
@@ -181,7 +190,7 @@ func (f *fakeHetzner) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.list(w, r, "server_types", anys(hzTypes))
 	case r.Method == http.MethodGet && path == "/ssh_keys":
 		var items []any
-		for _, k := range f.keys {
+		for _, k := range f.Keys {
 			if fp := q.Get("fingerprint"); fp == "" || fp == k["fingerprint"] {
 				items = append(items, k)
 			}
@@ -194,12 +203,12 @@ func (f *fakeHetzner) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Labels    map[string]string `json:"labels"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&body)
-		fp, err := fingerprint(body.PublicKey)
+		fp, err := keyFingerprint(body.PublicKey)
 		if err != nil {
 			f.invalid(w, "public_key", "invalid public key")
 			return
 		}
-		for _, k := range f.keys {
+		for _, k := range f.Keys {
 			if k["fingerprint"] == fp || k["name"] == body.Name {
 				f.fail(w, http.StatusConflict, "uniqueness_error", "SSH key with the same fingerprint already exists")
 				return
@@ -207,24 +216,24 @@ func (f *fakeHetzner) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.seq++
 		key := map[string]any{"id": f.seq, "name": body.Name, "fingerprint": fp, "public_key": body.PublicKey, "labels": body.Labels, "created": time.Now().UTC().Format(time.RFC3339)}
-		f.keys = append(f.keys, key)
+		f.Keys = append(f.Keys, key)
 		f.reply(w, http.StatusCreated, map[string]any{"ssh_key": key})
 	case r.Method == http.MethodGet && path == "/servers":
 		var ids []int64
-		for id := range f.servers {
+		for id := range f.Servers {
 			ids = append(ids, id)
 		}
 		slices.Sort(ids)
 		var items []any
 		for _, id := range ids {
-			items = append(items, f.serverJSON(f.servers[id]))
+			items = append(items, f.serverJSON(f.Servers[id]))
 		}
 		f.list(w, r, "servers", items)
 	case r.Method == http.MethodPost && path == "/servers":
 		f.create(w, r)
 	case len(parts) >= 2 && parts[0] == "servers":
 		id, _ := strconv.ParseInt(parts[1], 10, 64)
-		s, ok := f.servers[id]
+		s, ok := f.Servers[id]
 		if !ok {
 			f.fail(w, http.StatusNotFound, "not_found", fmt.Sprintf("server with ID '%s' not found", parts[1]))
 			return
@@ -236,8 +245,8 @@ func (f *fakeHetzner) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			f.reply(w, http.StatusOK, map[string]any{"server": f.serverJSON(s)})
 		case len(parts) == 2 && r.Method == http.MethodDelete:
-			delete(f.ips, s.IPv4)
-			delete(f.servers, id)
+			delete(f.IPs, s.IPv4)
+			delete(f.Servers, id)
 			f.reply(w, http.StatusOK, map[string]any{"action": f.action("delete_server", id)})
 		case len(parts) == 4 && parts[2] == "actions" && r.Method == http.MethodPost:
 			f.serverAction(w, r, s, parts[3])
@@ -259,7 +268,7 @@ func anys[T any](list []T) []any {
 	return out
 }
 
-func (f *fakeHetzner) create(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Name             string            `json:"name"`
 		ServerType       json.RawMessage   `json:"server_type"`
@@ -313,39 +322,39 @@ func (f *fakeHetzner) create(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for _, k := range body.SSHKeys {
-		if !slices.ContainsFunc(f.keys, func(m map[string]any) bool { return m["id"] == k }) {
+		if !slices.ContainsFunc(f.Keys, func(m map[string]any) bool { return m["id"] == k }) {
 			f.invalid(w, "ssh_keys", fmt.Sprintf("SSH key %d not found", k))
 			return
 		}
 	}
-	for _, s := range f.servers {
+	for _, s := range f.Servers {
 		if s.Name == body.Name {
 			f.fail(w, http.StatusConflict, "uniqueness_error", "server name is already used")
 			return
 		}
 	}
-	if f.limit > 0 && len(f.servers) >= f.limit {
+	if f.Limit > 0 && len(f.Servers) >= f.Limit {
 		f.fail(w, http.StatusForbidden, "resource_limit_exceeded", "server limit exceeded")
 		return
 	}
 	f.seq++
 	id := f.seq
 	f.seq++
-	ip := &hzIP{ID: f.seq, IP: fmt.Sprintf("198.51.100.%d", len(f.ips)+1), Assignee: id}
-	f.ips[ip.ID] = ip
+	ip := &PrimaryIP{ID: f.seq, IP: fmt.Sprintf("198.51.100.%d", len(f.IPs)+1), Assignee: id}
+	f.IPs[ip.ID] = ip
 	labels := body.Labels
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	s := &hzServer{
+	s := &Server{
 		ID: id, Name: body.Name, Status: "initializing", Created: time.Now().UTC().Format(time.RFC3339), Labels: labels, UserData: body.UserData,
 		Type: hzTypes[i], Loc: hzLocations[j], Image: image, IPv4: ip.ID, IPv6: fmt.Sprintf("2001:db8:%x::/64", id), PTR: map[string]string{}, Out: uint64(id) << 20,
 	}
-	f.servers[id] = s
+	f.Servers[id] = s
 	f.reply(w, http.StatusCreated, map[string]any{"server": f.serverJSON(s), "action": f.action("create_server", id), "next_actions": []any{f.action("start_server", id)}, "root_password": nil})
 }
 
-func (f *fakeHetzner) serverAction(w http.ResponseWriter, r *http.Request, s *hzServer, action string) {
+func (f *Fake) serverAction(w http.ResponseWriter, r *http.Request, s *Server, action string) {
 	switch action {
 	case "poweron":
 		s.Status = "running"
@@ -361,7 +370,7 @@ func (f *fakeHetzner) serverAction(w http.ResponseWriter, r *http.Request, s *hz
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		v6 := netip.MustParsePrefix(s.IPv6)
 		addr, err := netip.ParseAddr(body.IP)
-		if ip, ok := f.ips[s.IPv4]; err != nil || (!(ok && ip.IP == body.IP) && !v6.Contains(addr)) {
+		if ip, ok := f.IPs[s.IPv4]; err != nil || (!(ok && ip.IP == body.IP) && !v6.Contains(addr)) {
 			f.invalid(w, "ip", "ip is not assigned to this server")
 			return
 		}
@@ -375,9 +384,9 @@ func (f *fakeHetzner) serverAction(w http.ResponseWriter, r *http.Request, s *hz
 	f.reply(w, http.StatusCreated, map[string]any{"action": f.action(action, s.ID)})
 }
 
-func (f *fakeHetzner) primaryIPAction(w http.ResponseWriter, r *http.Request, idText, action string) {
+func (f *Fake) primaryIPAction(w http.ResponseWriter, r *http.Request, idText, action string) {
 	id, _ := strconv.ParseInt(idText, 10, 64)
-	ip, ok := f.ips[id]
+	ip, ok := f.IPs[id]
 	if !ok {
 		f.fail(w, http.StatusNotFound, "not_found", "primary IP not found")
 		return
@@ -388,7 +397,7 @@ func (f *fakeHetzner) primaryIPAction(w http.ResponseWriter, r *http.Request, id
 			f.fail(w, http.StatusConflict, "conflict", "primary IP is not assigned")
 			return
 		}
-		if s := f.servers[ip.Assignee]; s != nil {
+		if s := f.Servers[ip.Assignee]; s != nil {
 			if s.Status != "off" {
 				f.fail(w, http.StatusConflict, "server_not_stopped", "server must be powered off")
 				return
@@ -402,7 +411,7 @@ func (f *fakeHetzner) primaryIPAction(w http.ResponseWriter, r *http.Request, id
 			AssigneeType string `json:"assignee_type"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&body)
-		s, ok := f.servers[body.AssigneeID]
+		s, ok := f.Servers[body.AssigneeID]
 		switch {
 		case !ok:
 			f.fail(w, http.StatusNotFound, "not_found", "server not found")
@@ -423,4 +432,23 @@ func (f *fakeHetzner) primaryIPAction(w http.ResponseWriter, r *http.Request, id
 		return
 	}
 	f.reply(w, http.StatusCreated, map[string]any{"action": f.action(action+"_primary_ip", ip.Assignee)})
+}
+
+// keyFingerprint is an OpenSSH public key's MD5 fingerprint, colon-separated hex, as the provider
+// reports it.
+func keyFingerprint(key string) (string, error) {
+	f := strings.Fields(key)
+	if len(f) < 2 {
+		return "", errors.New("not an OpenSSH public key")
+	}
+	blob, err := base64.StdEncoding.DecodeString(f[1])
+	if err != nil {
+		return "", err
+	}
+	sum := md5.Sum(blob)
+	hexes := make([]string, len(sum))
+	for i, b := range sum {
+		hexes[i] = fmt.Sprintf("%02x", b)
+	}
+	return strings.Join(hexes, ":"), nil
 }

@@ -1,7 +1,12 @@
-package main
+// Package digitaloceanfake is an in-memory stand-in for DigitalOcean's API v2, built from its documented shapes, for the
+// digitalocean driver's tests and the plane's provisioning tests (which cannot import the driver's package main).
+package digitaloceanfake
 
 import (
+	"crypto/md5"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,22 +19,23 @@ import (
 	"time"
 )
 
-// fakeDigitalOcean stands in for DigitalOcean's API v2, built from its documented shapes: Bearer token
+// Fake stands in for DigitalOcean's API v2, built from its documented shapes: Bearer token
 // auth, lists under a named key with links.pages (first, prev, next, last) and meta.total, per_page up
 // to 200, errors as {"id", "message", "request_id"}, 429 too_many_requests with the ratelimit headers,
 // SSH keys looked up by fingerprint, and Droplet actions.
-type fakeDigitalOcean struct {
-	mu        sync.Mutex
+type Fake struct {
+	Mu        sync.Mutex
 	base      string
 	token     string
 	seq       int
-	droplets  map[int]*doDroplet
-	keys      []map[string]any
-	rateLimit int
-	limit     int
+	Droplets  map[int]*Droplet
+	Keys      []map[string]any
+	RateLimit int
+	Limit     int
 }
 
-type doDroplet struct {
+// Droplet is a Droplet as the fake keeps it.
+type Droplet struct {
 	ID       int
 	Name     string
 	Region   string
@@ -56,16 +62,18 @@ var (
 	doTag    = regexp.MustCompile(`^[a-zA-Z0-9_:-]+$`)
 )
 
-func newFakeDigitalOcean(t *testing.T, token string) (*fakeDigitalOcean, string) {
+// New serves a fake that accepts token, until the test ends, and returns it with the base URL a driver
+// takes as its endpoint.
+func New(t testing.TB, token string) (*Fake, string) {
 	t.Helper()
-	f := &fakeDigitalOcean{token: token, seq: 300000000, droplets: map[int]*doDroplet{}}
+	f := &Fake{token: token, seq: 300000000, Droplets: map[int]*Droplet{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	f.base = srv.URL
 	return f, srv.URL + "/"
 }
 
-func (f *fakeDigitalOcean) reply(w http.ResponseWriter, status int, body any) {
+func (f *Fake) reply(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("ratelimit-limit", "5000")
 	w.Header().Set("ratelimit-remaining", "4999")
@@ -76,12 +84,12 @@ func (f *fakeDigitalOcean) reply(w http.ResponseWriter, status int, body any) {
 	}
 }
 
-func (f *fakeDigitalOcean) fail(w http.ResponseWriter, status int, id, msg string) {
+func (f *Fake) fail(w http.ResponseWriter, status int, id, msg string) {
 	f.reply(w, status, map[string]any{"id": id, "message": msg, "request_id": "4d9d8375-3c56-4925-a3e7-eb137fed17e9"})
 }
 
 // list answers a paginated list under key with links and meta, as the API does.
-func (f *fakeDigitalOcean) list(w http.ResponseWriter, r *http.Request, key string, items []any) {
+func (f *Fake) list(w http.ResponseWriter, r *http.Request, key string, items []any) {
 	page, per := 1, 20
 	if v := r.URL.Query().Get("page"); v != "" {
 		page, _ = strconv.Atoi(v)
@@ -111,7 +119,7 @@ func (f *fakeDigitalOcean) list(w http.ResponseWriter, r *http.Request, key stri
 	f.reply(w, http.StatusOK, map[string]any{key: out, "links": map[string]any{"pages": pages}, "meta": map[string]any{"total": total}})
 }
 
-func (f *fakeDigitalOcean) dropletJSON(d *doDroplet) map[string]any {
+func (f *Fake) dropletJSON(d *Droplet) map[string]any {
 	i := slices.IndexFunc(doSizes, func(s map[string]any) bool { return s["slug"] == d.Size })
 	j := slices.IndexFunc(doRegions, func(r map[string]any) bool { return r["slug"] == d.Region })
 	v4 := []any{map[string]any{"ip_address": "10.110.0." + strconv.Itoa(d.ID%250), "netmask": "255.255.240.0", "gateway": "10.110.0.1", "type": "private"}}
@@ -127,11 +135,11 @@ func (f *fakeDigitalOcean) dropletJSON(d *doDroplet) map[string]any {
 	}
 }
 
-func (f *fakeDigitalOcean) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.rateLimit > 0 {
-		f.rateLimit--
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if f.RateLimit > 0 {
+		f.RateLimit--
 		w.Header().Set("Retry-After", "0")
 		f.fail(w, http.StatusTooManyRequests, "too_many_requests", "API Rate limit exceeded.")
 		return
@@ -153,7 +161,7 @@ func (f *fakeDigitalOcean) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"email_verified": true, "status": "active", "team": map[string]any{"uuid": "5df3e3004a17e242b7c20ca6c9fc25b701a47ece", "name": "lexicon-test"},
 		}})
 	case r.Method == http.MethodGet && len(parts) == 3 && parts[0] == "account" && parts[1] == "keys":
-		for _, k := range f.keys {
+		for _, k := range f.Keys {
 			if k["fingerprint"] == parts[2] {
 				f.reply(w, http.StatusOK, map[string]any{"ssh_key": k})
 				return
@@ -166,35 +174,35 @@ func (f *fakeDigitalOcean) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			PublicKey string `json:"public_key"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&body)
-		fp, err := fingerprint(body.PublicKey)
+		fp, err := keyFingerprint(body.PublicKey)
 		if err != nil {
 			f.fail(w, http.StatusUnprocessableEntity, "unprocessable_entity", "Key invalid, key should be of the format `type key [comment]`")
 			return
 		}
-		if slices.ContainsFunc(f.keys, func(k map[string]any) bool { return k["fingerprint"] == fp }) {
+		if slices.ContainsFunc(f.Keys, func(k map[string]any) bool { return k["fingerprint"] == fp }) {
 			f.fail(w, http.StatusUnprocessableEntity, "unprocessable_entity", "SSH Key is already in use on your account")
 			return
 		}
 		f.seq++
 		key := map[string]any{"id": f.seq, "fingerprint": fp, "public_key": body.PublicKey, "name": body.Name}
-		f.keys = append(f.keys, key)
+		f.Keys = append(f.Keys, key)
 		f.reply(w, http.StatusCreated, map[string]any{"ssh_key": key})
 	case r.Method == http.MethodGet && path == "/droplets":
 		var ids []int
-		for id := range f.droplets {
+		for id := range f.Droplets {
 			ids = append(ids, id)
 		}
 		slices.Sort(ids)
 		var items []any
 		for _, id := range ids {
-			items = append(items, f.dropletJSON(f.droplets[id]))
+			items = append(items, f.dropletJSON(f.Droplets[id]))
 		}
 		f.list(w, r, "droplets", items)
 	case r.Method == http.MethodPost && path == "/droplets":
 		f.create(w, r)
 	case len(parts) >= 2 && parts[0] == "droplets":
 		id, _ := strconv.Atoi(parts[1])
-		d, ok := f.droplets[id]
+		d, ok := f.Droplets[id]
 		if !ok {
 			f.fail(w, http.StatusNotFound, "not_found", "The resource you were accessing could not be found.")
 			return
@@ -206,7 +214,7 @@ func (f *fakeDigitalOcean) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			f.reply(w, http.StatusOK, map[string]any{"droplet": f.dropletJSON(d)})
 		case len(parts) == 2 && r.Method == http.MethodDelete:
-			delete(f.droplets, id)
+			delete(f.Droplets, id)
 			f.reply(w, http.StatusNoContent, nil)
 		case len(parts) == 3 && parts[2] == "actions" && r.Method == http.MethodPost:
 			var body struct {
@@ -241,7 +249,7 @@ func anys[T any](list []T) []any {
 	return out
 }
 
-func (f *fakeDigitalOcean) create(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Name     string            `json:"name"`
 		Region   string            `json:"region"`
@@ -278,26 +286,45 @@ func (f *fakeDigitalOcean) create(w http.ResponseWriter, r *http.Request) {
 	case slices.ContainsFunc(body.Tags, func(tag string) bool { return len(tag) > 255 || !doTag.MatchString(tag) }):
 		f.fail(w, http.StatusUnprocessableEntity, "unprocessable_entity", "Tags may contain letters, numbers, colons, dashes, and underscores; there is a limit of 255 characters per tag.")
 		return
-	case f.limit > 0 && len(f.droplets) >= f.limit:
+	case f.Limit > 0 && len(f.Droplets) >= f.Limit:
 		f.fail(w, http.StatusUnprocessableEntity, "unprocessable_entity", "creating this/these droplet(s) will exceed your droplet limit")
 		return
 	}
 	for _, raw := range body.SSHKeys {
 		var fp string
-		if json.Unmarshal(raw, &fp) != nil || !slices.ContainsFunc(f.keys, func(k map[string]any) bool { return k["fingerprint"] == fp }) {
+		if json.Unmarshal(raw, &fp) != nil || !slices.ContainsFunc(f.Keys, func(k map[string]any) bool { return k["fingerprint"] == fp }) {
 			f.fail(w, http.StatusUnprocessableEntity, "unprocessable_entity", "You specified an invalid ssh key.")
 			return
 		}
 	}
 	f.seq++
-	n := len(f.droplets) + 1
-	d := &doDroplet{
+	n := len(f.Droplets) + 1
+	d := &Droplet{
 		ID: f.seq, Name: body.Name, Region: body.Region, Size: body.Size, Image: image, Status: "new", Tags: body.Tags,
 		Created: time.Now().UTC().Format(time.RFC3339), IPv4: fmt.Sprintf("203.0.113.%d", n%250+1), V6: fmt.Sprintf("2001:db8:0:%x::1", f.seq%65536), UserData: body.UserData,
 	}
 	if d.Tags == nil {
 		d.Tags = []string{}
 	}
-	f.droplets[d.ID] = d
+	f.Droplets[d.ID] = d
 	f.reply(w, http.StatusAccepted, map[string]any{"droplet": f.dropletJSON(d), "links": map[string]any{"actions": []any{map[string]any{"id": f.seq + 1, "rel": "create", "href": f.base + "/v2/actions/1"}}}})
+}
+
+// keyFingerprint is an OpenSSH public key's MD5 fingerprint, colon-separated hex, as the provider
+// reports it.
+func keyFingerprint(key string) (string, error) {
+	f := strings.Fields(key)
+	if len(f) < 2 {
+		return "", errors.New("not an OpenSSH public key")
+	}
+	blob, err := base64.StdEncoding.DecodeString(f[1])
+	if err != nil {
+		return "", err
+	}
+	sum := md5.Sum(blob)
+	hexes := make([]string, len(sum))
+	for i, b := range sum {
+		hexes[i] = fmt.Sprintf("%02x", b)
+	}
+	return strings.Join(hexes, ":"), nil
 }
