@@ -203,3 +203,60 @@ func TestPauseJudgesStepsUnderWay(t *testing.T) {
 		}
 	})
 }
+
+// TestStoppedRolloutStartsNoNextPhase: a preflight job that passes while the rollout is paused leaves
+// its step in preflight (the change job is queued only on resume, and then the step goes on); one that
+// passes after an abort ends its step skipped, naming the preflight, with no change job queued.
+func TestStoppedRolloutStartsNoNextPhase(t *testing.T) {
+	eachBackend(t, func(t *testing.T, backend string) {
+		for _, abort := range []bool{false, true} {
+			f := newParallelFixture(t, backend, 1, 1, 0, time.Hour)
+			ctx := context.Background()
+			steps := []store.RolloutStepNew{{NodeID: f.nodes[0].ID, NodeName: f.nodes[0].Name}}
+			ro, err := f.st.RolloutCreate(ctx, store.RolloutCreateParams{Kind: store.RolloutJob, Word: "noop", PreflightWord: "noop",
+				Selector: "all", Stages: []string{"100%"}, MaxParallel: 1, StepTimeout: time.Hour, Steps: steps, By: "tester", Now: f.clock.now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Only the new rollout: abort the fixture's own.
+			if _, err := rollouts.Abort(ctx, f.st, f.ro.ID, "tester", f.clock.now()); err != nil {
+				t.Fatal(err)
+			}
+			f.ro = ro
+			ro = f.pass()
+			pre := ro.Steps[0]
+			if pre.Phase != store.PhasePreflight || pre.JobID == "" {
+				t.Fatalf("after a pass: %+v", pre)
+			}
+			f.claim(pre)
+			if abort {
+				if _, err := rollouts.Abort(ctx, f.st, ro.ID, "tester", f.clock.now()); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				f.setState(store.RolloutRunning, store.RolloutPaused, "pause")
+			}
+			f.clock.add(time.Second)
+			f.finish(pre, false)
+			ro = f.pass()
+			res, err := f.st.JobList(ctx, store.JobListParams{NodeID: pre.NodeID})
+			if err != nil || len(res.Jobs) != 1 {
+				t.Fatalf("jobs on the node: %+v %v", res.Jobs, err)
+			}
+			if abort {
+				wantStep(t, ro.Steps[0], store.StepSkipped, "aborted after its preflight passed; change never ran", f.clock.now())
+				if got := actions(ro); got != "start,abort" {
+					t.Fatalf("events %s", got)
+				}
+				continue
+			}
+			if st := ro.Steps[0]; st.State != store.StepRunning || st.Phase != store.PhasePreflight {
+				t.Fatalf("while paused: %+v", st)
+			}
+			f.setState(store.RolloutPaused, store.RolloutRunning, "resume")
+			if ro = f.run(nil); ro.State != store.RolloutCompleted || ro.Steps[0].State != store.StepPassed {
+				t.Fatalf("after the resume: %s %+v", ro.State, ro.Steps[0])
+			}
+		}
+	})
+}
