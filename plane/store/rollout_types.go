@@ -131,6 +131,9 @@ type RolloutGetParams struct{ ID string }
 type RolloutListParams struct {
 	State RolloutState // "" for all
 	Limit int          // 0: 100
+	// Judging lists only rollouts that are not running (paused, halted, aborted) but still have a
+	// step under way: the engine judges those steps when their jobs end. State is then ignored.
+	Judging bool
 }
 
 // RolloutSetStateParams moves a rollout from one of From to To, recording who asked and why.
@@ -163,8 +166,8 @@ type RolloutStepUpdateResult struct {
 	Moved bool
 }
 
-// RolloutMissParams counts a miss on a running rollout; the rollout halts, naming the node and the
-// reason, once its misses exceed its error budget.
+// RolloutMissParams counts a miss on a rollout; a running or paused rollout halts, naming the node and
+// the reason, once its misses exceed its error budget. A halted or aborted one keeps its state.
 type RolloutMissParams struct {
 	ID, NodeID, NodeName, Reason string
 	Now                          time.Time

@@ -131,7 +131,8 @@ type Store interface {
 	RolloutCreate(ctx context.Context, p RolloutCreateParams) (Rollout, error)
 	// RolloutGet returns a rollout with its steps and events. Refused: rollout.not_found.
 	RolloutGet(ctx context.Context, p RolloutGetParams) (Rollout, error)
-	// RolloutList returns rollouts newest first, without steps and events.
+	// RolloutList returns rollouts newest first, without steps and events; with Judging, only those not
+	// running that still have a step running.
 	RolloutList(ctx context.Context, p RolloutListParams) ([]Rollout, error)
 	// RolloutSetState moves a rollout from one of the given states, and records who asked. Moving to
 	// aborted skips its pending steps. Resuming a halted rollout forgets its misses and makes its failed steps pending again. Refused:
@@ -140,8 +141,9 @@ type Store interface {
 	// RolloutStepUpdate moves a step from the state and phase the caller saw. Moved is false when the
 	// step was no longer there (another replica moved it first).
 	RolloutStepUpdate(ctx context.Context, p RolloutStepUpdateParams) (RolloutStepUpdateResult, error)
-	// RolloutMiss counts a miss on a running rollout and halts it when the misses exceed its budget.
-	// Refused: rollout.wrong_state.
+	// RolloutMiss counts a miss on a rollout and records it as an event. A running or paused rollout
+	// halts when the misses exceed its budget; a halted or aborted one (a step under way when it stopped
+	// missed) keeps its state. Refused: rollout.wrong_state (completed, reverted).
 	RolloutMiss(ctx context.Context, p RolloutMissParams) (Rollout, error)
 
 	// Nonces. The store remembers the nonces of signed requests until they expire, across every replica.

@@ -231,9 +231,9 @@ func rolloutMoveCmd(verb string, rt api.Route, summary string) *cli.Command {
 func rolloutsCmds() []*cli.Command {
 	return []*cli.Command{
 		rolloutsStartCmd(), rolloutsListCmd(), rolloutsShowCmd(),
-		rolloutMoveCmd("pause", api.RolloutsPause, "pause a running rollout: no node starts; steps under way run on and are judged once it resumes"),
+		rolloutMoveCmd("pause", api.RolloutsPause, "pause a running rollout: no node starts; steps under way run on and are judged as their jobs end"),
 		rolloutMoveCmd("resume", api.RolloutsResume, "resume a paused or halted rollout (the role its start took); a halted one tries its failed nodes again"),
-		rolloutMoveCmd("abort", api.RolloutsAbort, "abort a rollout: nodes it did not reach are left untouched"),
+		rolloutMoveCmd("abort", api.RolloutsAbort, "abort a rollout: nodes it did not reach are left untouched; steps under way are judged as their jobs end"),
 		rolloutMoveCmd("revert", api.RolloutsRevert, "move the nodes a release rollout reached back to the release they ran before, re-issued by the publisher if agents would refuse it as older (admin)"),
 	}
 }

@@ -11,7 +11,8 @@ import (
 // Abort stops a rollout (running, paused or halted) and leaves every node it did not reach untouched:
 // its pending steps are skipped, and so is a running step whose job no node has taken yet, that job
 // cancelled. A step whose node took its job, or whose node's target it moved, was reached and stays
-// as it is. Refused: rollout.not_found, rollout.wrong_state.
+// running: the engine judges it when its job ends (or its timeout runs out), starting nothing after.
+// Refused: rollout.not_found, rollout.wrong_state.
 func Abort(ctx context.Context, s store.Store, id, by string, now time.Time) (store.Rollout, error) {
 	ro, err := s.RolloutSetState(ctx, store.RolloutSetStateParams{ID: id, By: by, Action: "abort", Now: now, To: store.RolloutAborted,
 		From: []store.RolloutState{store.RolloutRunning, store.RolloutPaused, store.RolloutHalted}})

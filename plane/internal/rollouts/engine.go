@@ -73,14 +73,19 @@ func (e *Engine) ttl() time.Duration {
 	return e.LeaseTTL
 }
 
-// Pass advances every running rollout this replica can lease, once.
+// Pass advances every running rollout this replica can lease, once, and judges the steps still under
+// way in stopped (paused, halted, aborted) ones.
 func (e *Engine) Pass(ctx context.Context) error {
 	e.catalogFor()
 	list, err := e.Store.RolloutList(ctx, store.RolloutListParams{State: store.RolloutRunning, Limit: store.MaxListLimit})
 	if err != nil {
 		return err
 	}
-	for _, ro := range list {
+	stopped, err := e.Store.RolloutList(ctx, store.RolloutListParams{Judging: true, Limit: store.MaxListLimit})
+	if err != nil {
+		return err
+	}
+	for _, ro := range append(list, stopped...) {
 		_, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: ro.ID, Name: LeaseEngine, Holder: e.Holder,
 			Purpose: "advance rollout", TTL: e.ttl(), Now: e.now()})
 		if errcode.Has(err, errcode.LeaseHeld) {
@@ -96,9 +101,12 @@ func (e *Engine) Pass(ctx context.Context) error {
 	return nil
 }
 
+// advance judges a rollout's running steps and, when it is running, starts the next ones. A stopped
+// rollout (paused, halted, aborted) only has its steps under way judged: their nodes took a job, whose
+// end is their verdict, and nothing new starts.
 func (e *Engine) advance(ctx context.Context, id string) error {
 	ro, err := e.Store.RolloutGet(ctx, store.RolloutGetParams{ID: id})
-	if err != nil || ro.State != store.RolloutRunning {
+	if err != nil || !judged(ro.State) {
 		return err
 	}
 	running := 0
@@ -129,10 +137,16 @@ func (e *Engine) advance(ctx context.Context, id string) error {
 			return err
 		}
 		e.log().Warn("rollout step missed", "rollout", ro.ID, "node", st.NodeName, "reason", miss, "state", after.State)
-		if after.State != store.RolloutRunning {
+		if after.State == store.RolloutHalted && ro.State != store.RolloutHalted {
 			e.log().Warn("rollout halted", "rollout", ro.ID, "node", st.NodeName, "reason", miss)
+		}
+		// A rollout that halted judges its other steps under way on its next pass, as a stopped one.
+		if ro.State == store.RolloutRunning && after.State != store.RolloutRunning {
 			return nil
 		}
+	}
+	if ro.State != store.RolloutRunning {
+		return nil
 	}
 	// Look again: the checks above moved steps.
 	if ro, err = e.Store.RolloutGet(ctx, store.RolloutGetParams{ID: id}); err != nil || ro.State != store.RolloutRunning {
@@ -164,6 +178,16 @@ func (e *Engine) advance(ctx context.Context, id string) error {
 		}
 	}
 	return nil
+}
+
+// judged says whether the engine looks at a rollout in state s: a running one, or a stopped one that
+// may still have steps under way.
+func judged(s store.RolloutState) bool {
+	switch s {
+	case store.RolloutRunning, store.RolloutPaused, store.RolloutHalted, store.RolloutAborted:
+		return true
+	}
+	return false
 }
 
 // currentStage is the first stage with a step that has not ended; done when there is none. A stage
@@ -246,13 +270,19 @@ func (e *Engine) nodeHolder(ro store.Rollout) string { return e.Holder + "/" + r
 
 // check looks at a running step once: it starts what its phase needs (a job, a target move), moves it
 // on when its phase passed, and returns why it missed, if it did. fresh says the step entered its
-// phase in this very pass, so no job of it can exist yet.
+// phase in this very pass, so no job of it can exist yet. In a stopped rollout it only judges what is
+// under way: it starts nothing, and a phase that passed with more to go waits for the resume (paused,
+// halted) or ends the step skipped (aborted). The timeout holds a stopped rollout's steps only once it
+// was aborted.
 func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutStep, fresh bool) (string, error) {
-	if since := phaseClock(ro, st); !since.IsZero() && e.now().Sub(since) > ro.StepTimeout {
-		if st.JobID != "" {
-			_, _ = e.Store.JobMarkFailed(ctx, store.JobMarkFailedParams{ID: st.JobID, By: "rollout " + ro.ID, Message: "the rollout's step timed out", Now: e.now()})
-		}
-		return fmt.Sprintf("%s did not report back within %s", st.Phase, ro.StepTimeout), nil
+	live := ro.State == store.RolloutRunning
+	since := phaseClock(ro, st)
+	timedOut := !since.IsZero() && e.now().Sub(since) > ro.StepTimeout
+	if timedOut && live {
+		return e.timeout(ctx, ro, st), nil
+	}
+	if !live && st.JobID == "" && (ro.Kind == store.RolloutJob || st.Phase != store.PhaseChange) {
+		return "", nil // no job under way: nothing to judge until the rollout resumes
 	}
 	var passed bool
 	var miss string
@@ -270,10 +300,29 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 		}
 		passed, miss, err = e.jobStep(ctx, ro, st, word, params, fresh)
 	}
-	if err != nil || miss != "" || !passed {
+	if err != nil || miss != "" {
 		return miss, err
 	}
+	if !passed {
+		// Time paused or halted is not the node's (phaseClock); an aborted rollout never resumes, so
+		// its steps under way are held to the timeout from when their phase began.
+		if timedOut && ro.State == store.RolloutAborted {
+			return e.timeout(ctx, ro, st), nil
+		}
+		return "", nil
+	}
 	next, state := nextPhase(ro, st.Phase)
+	if !live && state != store.StepPassed {
+		if ro.State != store.RolloutAborted {
+			return "", nil // the next phase starts on resume; its job, found completed, moves it on
+		}
+		res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID, FromState: store.StepRunning,
+			FromPhase: st.Phase, State: store.StepSkipped, Phase: st.Phase, Reason: "aborted after its " + st.Phase + " passed; " + next + " never ran", Now: e.now()})
+		if err == nil && res.Moved {
+			e.releaseNode(ctx, ro, st)
+		}
+		return "", err
+	}
 	res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
 		FromState: store.StepRunning, FromPhase: st.Phase, State: state, Phase: next, Now: e.now()})
 	if err != nil || !res.Moved {
@@ -287,6 +336,14 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 	// Clear the job id of the phase that passed, so the next phase queues its own.
 	res.Step.JobID = ""
 	return e.checkFresh(ctx, ro, res.Step)
+}
+
+// timeout fails the step's job, so a late answer cannot pass a step already judged, and says why.
+func (e *Engine) timeout(ctx context.Context, ro store.Rollout, st store.RolloutStep) string {
+	if st.JobID != "" {
+		_, _ = e.Store.JobMarkFailed(ctx, store.JobMarkFailedParams{ID: st.JobID, By: "rollout " + ro.ID, Message: "the rollout's step timed out", Now: e.now()})
+	}
+	return fmt.Sprintf("%s did not report back within %s", st.Phase, ro.StepTimeout)
 }
 
 // phaseClock is when a step's phase timeout started counting: when the phase began, or when the
@@ -335,6 +392,9 @@ func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.Rollout
 		if job, err = e.phaseJob(ctx, st, tag); err != nil {
 			return false, "", err
 		}
+	}
+	if job == nil && ro.State != store.RolloutRunning {
+		return false, "", nil // a stopped rollout queues nothing
 	}
 	if job == nil {
 		node, err := e.Store.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
@@ -443,6 +503,9 @@ func (e *Engine) releaseStep(ctx context.Context, ro store.Rollout, st store.Rol
 	}
 	if node.State != store.NodeActive {
 		return false, fmt.Sprintf("node is %s", node.State), nil
+	}
+	if node.TargetSequence != ro.ReleaseSequence && ro.State != store.RolloutRunning {
+		return false, "", nil // a stopped rollout moves no target
 	}
 	if node.TargetSequence != ro.ReleaseSequence {
 		// The previous target is recorded before the move, so a revert knows where to go back to

@@ -223,4 +223,62 @@ var rolloutTests = []test{
 		_, err = f.s.RolloutGet(f.ctx, store.RolloutGetParams{ID: "ro_missing"})
 		testkit.WantCode(f, err, errcode.RolloutNotFound)
 	}},
+	{"Rollout/MissWhileStoppedAndJudgingList", func(f *fx) {
+		a, b := f.node("a"), f.node("b")
+		ro, err := f.s.RolloutCreate(f.ctx, store.RolloutCreateParams{Kind: store.RolloutJob, Word: "disk_usage", Params: json.RawMessage(`{}`),
+			Selector: "all", Stages: []string{"100%"}, MaxParallel: 2, ErrorBudget: 1,
+			Steps: []store.RolloutStepNew{{NodeID: a.ID, NodeName: "a"}, {NodeID: b.ID, NodeName: "b"}}, By: "operator", Now: f.at(0)})
+		noErr(f, err, "RolloutCreate")
+		judging := func(want int) {
+			f.Helper()
+			list, err := f.s.RolloutList(f.ctx, store.RolloutListParams{Judging: true})
+			noErr(f, err, "RolloutList judging")
+			if len(list) != want || (want == 1 && list[0].ID != ro.ID) {
+				f.Fatalf("judging list %+v, want %d", list, want)
+			}
+		}
+		_, err = f.s.RolloutStepUpdate(f.ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: a.ID, FromState: store.StepPending,
+			State: store.StepRunning, Phase: store.PhaseChange, JobID: "job_1", Now: f.at(time.Second)})
+		noErr(f, err, "RolloutStepUpdate")
+		judging(0) // running: advanced, not listed here
+		set := func(from, to store.RolloutState, action string) {
+			f.Helper()
+			_, err := f.s.RolloutSetState(f.ctx, store.RolloutSetStateParams{ID: ro.ID, From: []store.RolloutState{from}, To: to, By: "op", Action: action, Now: f.at(time.Minute)})
+			noErr(f, err, action)
+		}
+		miss := func(node string, want store.RolloutState, haltNode string) {
+			f.Helper()
+			got, err := f.s.RolloutMiss(f.ctx, store.RolloutMissParams{ID: ro.ID, NodeID: a.ID, NodeName: node, Reason: "job failed", Now: f.at(time.Minute)})
+			noErr(f, err, "RolloutMiss")
+			if got.State != want || got.HaltNode != haltNode {
+				f.Fatalf("after a miss on %s: %s at %q, want %s at %q", node, got.State, got.HaltNode, want, haltNode)
+			}
+		}
+		set(store.RolloutRunning, store.RolloutPaused, "pause")
+		judging(1)
+		miss("a", store.RolloutPaused, "") // within the budget: stays paused
+		miss("b", store.RolloutHalted, "b")
+		judging(1)
+		miss("a", store.RolloutHalted, "b") // halted already: the halt keeps its node
+		set(store.RolloutHalted, store.RolloutAborted, "abort")
+		judging(1)
+		miss("a", store.RolloutAborted, "b")
+		_, err = f.s.RolloutStepUpdate(f.ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: a.ID, FromState: store.StepRunning, FromPhase: store.PhaseChange,
+			State: store.StepFailed, Phase: store.PhaseChange, Reason: "job failed", Now: f.at(time.Minute)})
+		noErr(f, err, "RolloutStepUpdate fail")
+		judging(0)
+		set(store.RolloutAborted, store.RolloutReverted, "revert")
+		_, err = f.s.RolloutMiss(f.ctx, store.RolloutMissParams{ID: ro.ID, NodeID: a.ID, NodeName: "a", Reason: "late", Now: f.at(time.Minute)})
+		testkit.WantCode(f, err, errcode.RolloutWrongState)
+		got, err := f.s.RolloutGet(f.ctx, store.RolloutGetParams{ID: ro.ID})
+		noErr(f, err, "RolloutGet")
+		var actions []string
+		for _, e := range got.Events {
+			actions = append(actions, e.Actor+":"+e.Action)
+		}
+		same(f, "audit", actions, []string{"operator:start", "op:pause", "plane:miss", "plane:halt", "plane:miss", "op:abort", "plane:miss", "op:revert"})
+		if got.Misses != 4 {
+			f.Fatalf("misses %d", got.Misses)
+		}
+	}},
 }

@@ -86,7 +86,7 @@ type RolloutQueries struct {
 	LeaseAcquire, LeaseGet, LeaseRenew, LeaseRelease, LeaseList                   string
 	RolloutInsert, RolloutStepInsert, RolloutEventInsert, RolloutGet, RolloutList string
 	RolloutSteps, RolloutEvents, RolloutSetState, RolloutMiss, RolloutStepUpdate  string
-	RolloutStepGet, RolloutStepsSkip, RolloutStepsRetry                           string
+	RolloutStepGet, RolloutStepsSkip, RolloutStepsRetry, RolloutListJudging       string
 }
 
 // ProvisionQueries are the statements of queries_provision.sql: provisionings and their joins.

@@ -358,7 +358,11 @@ func (s *sqlStore) RolloutList(ctx context.Context, p RolloutListParams) ([]Roll
 	}
 	out := []Rollout{}
 	err = s.read(ctx, "list rollouts", func(ex sqldb.Execer) error {
-		rs, err := ex.Query(ctx, s.q.RolloutList, string(p.State), int64(limit))
+		q, args := s.q.RolloutList, []any{string(p.State), int64(limit)}
+		if p.Judging {
+			q, args = s.q.RolloutListJudging, []any{int64(limit)}
+		}
+		rs, err := ex.Query(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -449,15 +453,20 @@ func (s *sqlStore) RolloutMiss(ctx context.Context, p RolloutMissParams) (Rollou
 	reason, _ := cutText(p.Reason, MaxMessageLen)
 	t := now(p.Now)
 	err := s.tx(ctx, "count rollout miss", func(ex sqldb.Execer) error {
+		before, err := scanRollout(ex.QueryRow(ctx, s.q.RolloutGet, p.ID))
+		if err != nil && s.drv.Kind(err) != sqldb.ErrNoRows {
+			return err
+		}
 		ro, err := scanRollout(ex.QueryRow(ctx, s.q.RolloutMiss, p.ID, p.NodeName, reason, t))
 		if s.drv.Kind(err) == sqldb.ErrNoRows {
-			return errcode.New(errcode.RolloutWrongState, "rollout %s is not running", p.ID)
+			return errcode.New(errcode.RolloutWrongState, "rollout %s is %s: it counts no misses", p.ID, before.State).
+				With(errcode.DetailState, string(before.State))
 		}
 		if err != nil {
 			return err
 		}
 		action := "miss"
-		if ro.State == RolloutHalted {
+		if ro.State == RolloutHalted && before.State != RolloutHalted {
 			action = "halt"
 		}
 		_, err = ex.Exec(ctx, s.q.RolloutEventInsert, p.ID, t, "plane", action, p.NodeName+": "+reason)

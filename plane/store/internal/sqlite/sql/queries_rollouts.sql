@@ -82,6 +82,12 @@ SELECT {{rollout_columns}} FROM rollouts WHERE id = ?1
 -- name: RolloutList
 SELECT {{rollout_columns}} FROM rollouts WHERE (?1 = '' OR state = ?1) ORDER BY id DESC LIMIT ?2
 
+-- name: RolloutListJudging
+-- Stopped rollouts with a step still under way: the engine judges those steps when their jobs end.
+SELECT {{rollout_columns}} FROM rollouts WHERE state IN ('paused', 'halted', 'aborted')
+    AND EXISTS (SELECT 1 FROM rollout_steps WHERE rollout_id = rollouts.id AND state = 'running')
+ORDER BY id DESC LIMIT ?1
+
 -- name: RolloutSteps
 SELECT {{step_columns}} FROM rollout_steps WHERE rollout_id = ?1 ORDER BY stage, position
 
@@ -100,10 +106,10 @@ RETURNING {{rollout_columns}}
 
 -- name: RolloutMiss
 UPDATE rollouts SET misses = misses + 1, updated_at = ?4,
-    state = CASE WHEN misses + 1 > error_budget THEN 'halted' ELSE state END,
-    halt_node = CASE WHEN misses + 1 > error_budget THEN ?2 ELSE halt_node END,
-    halt_reason = CASE WHEN misses + 1 > error_budget THEN ?3 ELSE halt_reason END
-WHERE id = ?1 AND state = 'running'
+    state = CASE WHEN state IN ('running', 'paused') AND misses + 1 > error_budget THEN 'halted' ELSE state END,
+    halt_node = CASE WHEN state IN ('running', 'paused') AND misses + 1 > error_budget THEN ?2 ELSE halt_node END,
+    halt_reason = CASE WHEN state IN ('running', 'paused') AND misses + 1 > error_budget THEN ?3 ELSE halt_reason END
+WHERE id = ?1 AND state IN ('running', 'paused', 'halted', 'aborted')
 RETURNING {{rollout_columns}}
 
 -- name: RolloutStepUpdate
