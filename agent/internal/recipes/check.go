@@ -14,9 +14,15 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
-// tick runs one recipe once and applies the rules to its verdict.
-func (l *Loop) tick(ctx context.Context, r *recipe, now time.Time) {
-	r.next = now.Add(r.def.Manifest.Recipe.CheckInterval())
+// tick runs one recipe once and applies the rules to its verdict; the recipe is next due its interval
+// after base, when the step that ticks it began (or after now, should that step have outlasted an
+// interval: a recipe is never checked twice in a row for a slow step).
+func (l *Loop) tick(ctx context.Context, r *recipe, now, base time.Time) {
+	every := r.def.Manifest.Recipe.CheckInterval()
+	r.next = base.Add(every)
+	if !r.next.After(now) {
+		r.next = now.Add(every)
+	}
 	held, ignored := l.hold(r.name)
 	switch {
 	case ignored != "" && !r.st.ignored:

@@ -78,9 +78,13 @@ func (l *Loop) Wake() {
 	}
 }
 
-// Step follows the vocabulary and ticks every recipe that is due.
+// Step follows the vocabulary and ticks every recipe that is due. Every recipe it checks is next due
+// its interval after the step began, not after its own check: recipes checked together stay due
+// together (the 10-minute one on every other 5-minute one), so they keep sharing one worker start
+// instead of drifting apart by the time each check takes (host/RATIONALE.md, Footprint).
 func (l *Loop) Step(ctx context.Context) {
-	l.sync(l.clock.Now())
+	start := l.clock.Now()
+	l.sync(start)
 	names := make([]string, 0, len(l.recipes))
 	for n := range l.recipes {
 		names = append(names, n)
@@ -95,7 +99,7 @@ func (l *Loop) Step(ctx context.Context) {
 		if r.state == channel.RecipeNotApplicable || now.Before(r.next) {
 			continue
 		}
-		l.tick(ctx, r, now)
+		l.tick(ctx, r, now, start)
 		l.publish(r)
 	}
 }
