@@ -42,6 +42,17 @@ type machine struct {
 	stubborn  atomic.Bool // restarts fail
 	unknown   atomic.Bool // every call answers capability.unknown
 	onRestart func()      // called as a restart begins (the crash test exits here)
+	onQuery   func()      // called as a check asks for a unit or the failed units (a slow check)
+}
+
+func (m *machine) FailedUnits(ctx context.Context) ([]string, error) {
+	if m.onQuery != nil {
+		m.onQuery()
+	}
+	if m.unknown.Load() {
+		return nil, m.gone()
+	}
+	return m.Fake.FailedUnits(ctx)
 }
 
 func (m *machine) gone() error {
@@ -49,6 +60,9 @@ func (m *machine) gone() error {
 }
 
 func (m *machine) Unit(ctx context.Context, name string) (capv1.Unit, error) {
+	if m.onQuery != nil {
+		m.onQuery()
+	}
 	if m.unknown.Load() {
 		return capv1.Unit{}, m.gone()
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -511,4 +512,36 @@ func TestNewStatement(t *testing.T) {
 		t.Fatalf("cases %+v", cases)
 	}
 	e.want("unit_health", "6 check:fail")
+}
+
+// TestDueTogetherStayTogether: recipes checked in one step are next due their interval after the step
+// began, not after their own check, so a 5-minute recipe checked behind a slow 10-minute one is due
+// again with it and both share one worker start, instead of drifting apart by the check's time. The
+// test steps when Run would wake.
+func TestDueTogetherStayTogether(t *testing.T) {
+	e := newEnv(t, setup{
+		mods: func(e *env) []vocabtest.Module {
+			return []vocabtest.Module{recipeMod("unit_health", interval("10m")), wordMod("restart_unit"), wordMod("host_report"),
+				scriptedMod(e.script, func(m *manifest.Manifest) { m.Name = "zz_scripted" })}
+		},
+	})
+	e.answer(pass)
+	var slow atomic.Bool // unit_health's first check takes 30 seconds
+	slow.Store(true)
+	e.sd.onQuery = func() {
+		if slow.CompareAndSwap(true, false) {
+			e.clock.Advance(30 * time.Second)
+		}
+	}
+	e.step()
+	if got := e.report("zz_scripted").recipe.LastCheckAt; !got.Equal(t0.Add(30 * time.Second)) {
+		t.Fatalf("zz_scripted first checked at %s, want 30s, behind unit_health", got.Sub(t0))
+	}
+	for e.clock.Now().Before(t0.Add(10 * time.Minute)) {
+		e.after(e.loop.untilNext())
+	}
+	uh, zz := e.report("unit_health").recipe.LastCheckAt, e.report("zz_scripted").recipe.LastCheckAt
+	if !uh.Equal(t0.Add(10*time.Minute)) || !zz.Equal(uh) {
+		t.Fatalf("unit_health checked at %s and zz_scripted at %s, want both at 10m", uh.Sub(t0), zz.Sub(t0))
+	}
 }
