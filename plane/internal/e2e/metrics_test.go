@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics/metricstest"
 )
 
 // TestMetricsScraped runs a job through a real plane and a real agent, then scrapes the plane (on its
@@ -109,55 +108,19 @@ func scrapeLinted(t *testing.T, c *http.Client, req *http.Request) map[string]*d
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%s: %d\n%s", req.URL, resp.StatusCode, body)
 	}
-	problems, err := promlint.New(strings.NewReader(string(body))).Lint()
-	must(t, err)
-	for _, p := range problems {
-		t.Errorf("%s: promlint: %s: %s", req.URL, p.Metric, p.Text)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
-	must(t, err)
-	return fams
-}
-
-// series is the value of the series of family name with exactly labels (a histogram's count), or -1.
-func series(fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
-	f, ok := fams[name]
-	if !ok {
-		return -1
-	}
-next:
-	for _, m := range f.Metric {
-		if len(m.Label)*2 != len(labels) {
-			continue
-		}
-		for i, l := range m.Label {
-			if l.GetName() != labels[2*i] || l.GetValue() != labels[2*i+1] {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue()
-		case m.Gauge != nil:
-			return m.Gauge.GetValue()
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount())
-		}
-	}
-	return -1
+	return metricstest.Parse(t, req.URL.String(), body)
 }
 
 func atLeast(t *testing.T, fams map[string]*dto.MetricFamily, min float64, name string, labels ...string) {
 	t.Helper()
-	if got := series(fams, name, labels...); got < min {
+	if got := metricstest.Value(fams, name, labels...); got < min {
 		t.Errorf("%s%v = %v, want at least %v (-1: missing)", name, labels, got, min)
 	}
 }
 
 func exactly(t *testing.T, fams map[string]*dto.MetricFamily, want float64, name string, labels ...string) {
 	t.Helper()
-	if got := series(fams, name, labels...); got != want {
+	if got := metricstest.Value(fams, name, labels...); got != want {
 		t.Errorf("%s%v = %v, want %v (-1: missing)", name, labels, got, want)
 	}
 }

@@ -9,12 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics/metricstest"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/open"
 )
@@ -34,47 +32,7 @@ func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		t.Fatalf("scrape: %d %s\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
-	problems, err := promlint.New(strings.NewReader(string(body))).Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fams
-}
-
-// value is the value of the series of family name with exactly labels (a histogram's count), or -1.
-func value(fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
-	f, ok := fams[name]
-	if !ok {
-		return -1
-	}
-next:
-	for _, m := range f.Metric {
-		if len(m.Label)*2 != len(labels) {
-			continue
-		}
-		for i, l := range m.Label {
-			if l.GetName() != labels[2*i] || l.GetValue() != labels[2*i+1] {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue()
-		case m.Gauge != nil:
-			return m.Gauge.GetValue()
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount())
-		}
-	}
-	return -1
+	return metricstest.Parse(t, "scrape", body)
 }
 
 func TestEverySeriesLintsAndCounts(t *testing.T) {
@@ -122,20 +80,20 @@ func TestEverySeriesLintsAndCounts(t *testing.T) {
 		{"lexicon_plane_signature_failures_total", []string{"reason", "channel.clock_skew"}, 1},
 		{"lexicon_plane_incidents", []string{"condition", "open", "triage", "new"}, 0},
 	} {
-		if got := value(fams, c.name, c.labels...); got != c.want {
+		if got := metricstest.Value(fams, c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
 	// The first scrape's read of the incidents, timed by the store's observer under its query's name
 	// (the second's may land after its histogram was gathered).
-	if got := value(fams, "lexicon_plane_store_statement_seconds", "query", "IncidentCount"); got < 1 {
+	if got := metricstest.Value(fams, "lexicon_plane_store_statement_seconds", "query", "IncidentCount"); got < 1 {
 		t.Errorf("IncidentCount timed %v times", got)
 	}
 	if h := fams["lexicon_plane_job_dispatch_seconds"].Metric[0].Histogram; h.GetSampleSum() < 0.3 {
 		t.Errorf("dispatch sum %v, want the 0.3 s recorded", h.GetSampleSum())
 	}
 	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes"} {
-		if value(fams, name) <= 0 {
+		if metricstest.Value(fams, name) <= 0 {
 			t.Errorf("%s missing or zero", name)
 		}
 	}
@@ -155,16 +113,16 @@ func TestStatementsAreNamed(t *testing.T) {
 	}
 	_, _ = st.TokenGetByHash(t.Context(), store.TokenGetByHashParams{Hash: strings.Repeat("b", 64)}) // no row: no error counted
 	fams := scrape(t, m.Handler())
-	if got := value(fams, "lexicon_plane_store_statement_seconds", "query", "TokenInsert"); got < 1 {
+	if got := metricstest.Value(fams, "lexicon_plane_store_statement_seconds", "query", "TokenInsert"); got < 1 {
 		t.Errorf("TokenInsert timed %v times", got)
 	}
-	if got := value(fams, "lexicon_plane_store_statement_seconds", "query", "TokenGetByHash"); got != 1 {
+	if got := metricstest.Value(fams, "lexicon_plane_store_statement_seconds", "query", "TokenGetByHash"); got != 1 {
 		t.Errorf("TokenGetByHash timed %v times", got)
 	}
-	if got := value(fams, "lexicon_plane_store_statement_errors_total", "query", "TokenGetByHash"); got > 0 {
+	if got := metricstest.Value(fams, "lexicon_plane_store_statement_errors_total", "query", "TokenGetByHash"); got > 0 {
 		t.Errorf("a missing row counted as %v errors", got)
 	}
-	if got := value(fams, "lexicon_plane_store_statement_seconds", "query", "commit"); got < 1 {
+	if got := metricstest.Value(fams, "lexicon_plane_store_statement_seconds", "query", "commit"); got < 1 {
 		t.Errorf("commits timed %v times", got)
 	}
 }
