@@ -180,12 +180,8 @@ func (s *Server) adminTable(r chi.Router) {
 
 // tokenCreate makes a token; the store checks the name and role. The secret is in the answer only.
 func (s *Server) tokenCreate(r *http.Request) (any, error) {
-	body, err := readBody(r, 4<<10)
-	if err != nil {
-		return nil, err
-	}
 	var req api.TokenRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := readJSON(r, 4<<10, &req); err != nil {
 		return nil, err
 	}
 	secret, hash := NewToken()
@@ -209,12 +205,8 @@ func (s *Server) joinList(r *http.Request) (any, error) {
 }
 
 func (s *Server) joinApprove(r *http.Request) (any, error) {
-	body, err := readBody(r, 4<<10)
-	if err != nil {
-		return nil, err
-	}
 	var req api.ApproveRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := readJSON(r, 4<<10, &req); err != nil {
 		return nil, err
 	}
 	if req.Fingerprint == "" {
@@ -377,12 +369,8 @@ func (s *Server) nodeDisconnect(r *http.Request) (any, error) {
 // states it, and the params must satisfy the word's schema.
 func (s *Server) jobCreate(r *http.Request) (any, error) {
 	ctx := r.Context()
-	body, err := readBody(r, 256<<10)
-	if err != nil {
-		return nil, err
-	}
 	var req api.JobRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := readJSON(r, 256<<10, &req); err != nil {
 		return nil, err
 	}
 	if len(req.Params) == 0 {

@@ -148,12 +148,3 @@ func instanceParam(r *http.Request) string {
 	}
 	return id
 }
-
-// readJSON reads a body of at most limit bytes and decodes it strictly into v.
-func readJSON(r *http.Request, limit int64, v any) error {
-	body, err := readBody(r, limit)
-	if err != nil {
-		return err
-	}
-	return decodeStrict(body, v)
-}

@@ -135,12 +135,8 @@ func (s *Server) driverEnable(r *http.Request) (any, error) {
 }
 
 func (s *Server) accountAdd(r *http.Request) (any, error) {
-	body, err := readBody(r, maxAccountBody)
-	if err != nil {
-		return nil, err
-	}
 	var req api.AccountAdd
-	if err := decodeStrict(body, &req); err != nil {
+	if err := readJSON(r, maxAccountBody, &req); err != nil {
 		return nil, err
 	}
 	a, err := s.drivers().AccountAdd(r.Context(), tokenFrom(r.Context()).Name, drivers.AccountAddRequest{
@@ -153,12 +149,8 @@ func (s *Server) accountAdd(r *http.Request) (any, error) {
 }
 
 func (s *Server) dnsReconcile(r *http.Request) (any, error) {
-	body, err := readBody(r, maxReconcileBody)
-	if err != nil {
-		return nil, err
-	}
 	var req api.Reconcile
-	if err := decodeStrict(body, &req); err != nil {
+	if err := readJSON(r, maxReconcileBody, &req); err != nil {
 		return nil, err
 	}
 	want, err := drivers.RecordsFromAPI(req.Records)

@@ -66,12 +66,8 @@ func (s *Server) incidentShow(r *http.Request) (any, error) {
 }
 
 func (s *Server) incidentTriage(r *http.Request) (any, error) {
-	body, err := readBody(r, 8<<10)
-	if err != nil {
-		return nil, err
-	}
 	var req api.TriageRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := readJSON(r, 8<<10, &req); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -104,12 +100,8 @@ func (s *Server) incidentTriage(r *http.Request) (any, error) {
 }
 
 func (s *Server) incidentNote(r *http.Request) (any, error) {
-	body, err := readBody(r, 8<<10)
-	if err != nil {
-		return nil, err
-	}
 	var req api.NoteRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := readJSON(r, 8<<10, &req); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(req.Text) == "" {

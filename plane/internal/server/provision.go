@@ -20,12 +20,8 @@ func (s *Server) provisionRoutes(r chi.Router) {
 		if err != nil {
 			return nil, err
 		}
-		body, err := readBody(r, 16<<10)
-		if err != nil {
-			return nil, err
-		}
 		var req api.ProvisionRequest
-		if err := decodeStrict(body, &req); err != nil {
+		if err := readJSON(r, 16<<10, &req); err != nil {
 			return nil, err
 		}
 		who := tokenFrom(r.Context()).Name
@@ -55,12 +51,8 @@ func (s *Server) provisionRoutes(r chi.Router) {
 		if err != nil {
 			return nil, err
 		}
-		body, err := readBody(r, 4<<10)
-		if err != nil {
-			return nil, err
-		}
 		var req api.AdoptRequest
-		if err := decodeStrict(body, &req); err != nil {
+		if err := readJSON(r, 4<<10, &req); err != nil {
 			return nil, err
 		}
 		who := tokenFrom(r.Context()).Name
@@ -76,12 +68,8 @@ func (s *Server) provisionRoutes(r chi.Router) {
 		if err != nil {
 			return nil, err
 		}
-		body, err := readBody(r, 4<<10)
-		if err != nil {
-			return nil, err
-		}
 		var req api.DecommissionRequest
-		if err := decodeStrict(body, &req); err != nil {
+		if err := readJSON(r, 4<<10, &req); err != nil {
 			return nil, err
 		}
 		n, err := s.nodeByRef(r.Context(), chi.URLParam(r, "id"))

@@ -47,6 +47,15 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	return body, nil
 }
 
+// readJSON reads an admin request a body of at most limit bytes and decodes it strictly into v.
+func readJSON(r *http.Request, limit int64, v any) error {
+	body, err := readBody(r, limit)
+	if err != nil {
+		return err
+	}
+	return decodeStrict(body, v)
+}
+
 // decodeStrict decodes an admin request body, refusing unknown fields.
 func decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(body)))

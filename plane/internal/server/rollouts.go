@@ -128,12 +128,8 @@ func (s *Server) rolloutsChanged() {
 }
 
 func (s *Server) nodeLabel(r *http.Request) (any, error) {
-	body, err := readBody(r, 16<<10)
-	if err != nil {
-		return nil, err
-	}
 	var req api.LabelRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := readJSON(r, 16<<10, &req); err != nil {
 		return nil, err
 	}
 	n, err := s.nodeByRef(r.Context(), chi.URLParam(r, "id"))
@@ -171,12 +167,8 @@ func (s *Server) activeNodes(ctx context.Context) ([]store.Node, error) {
 // the node's target release with params its schema accepts. A refused start makes nothing.
 func (s *Server) rolloutStart(r *http.Request) (any, error) {
 	ctx := r.Context()
-	body, err := readBody(r, 256<<10)
-	if err != nil {
-		return nil, err
-	}
 	var req api.RolloutRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := readJSON(r, 256<<10, &req); err != nil {
 		return nil, err
 	}
 	ro, err := s.startRollout(ctx, req, false)
