@@ -1,14 +1,10 @@
 package ui_test
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -30,25 +26,7 @@ import (
 // cloudRelease builds the plane tests' mock cloud driver (host/goplugin's, over go-plugin) and packs a
 // release pinning it as cloud-mock.
 func cloudRelease(t *testing.T, key keys.PublisherPrivate) []byte {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	mods := filepath.Join(t.TempDir(), "modules")
-	d := filepath.Join(mods, "mock")
-	must(t, os.MkdirAll(d, 0o755))
-	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(d, "lexicon-driver-cloud-mock"), "./host/goplugin/internal/testdriver/cloud")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the mock cloud driver: %v\n%s", err, out)
-	}
-	platform := runtime.GOOS + "/" + runtime.GOARCH
-	mf := fmt.Sprintf(`{"schema":"lexicon/manifest/v1","name":"mock","kind":"driver","version":"1.0.0","class":"cloud","summary":"mock cloud","platforms":[%q],"module":{"file":"lexicon-driver-cloud-mock"}}`, platform)
-	must(t, os.WriteFile(filepath.Join(d, "manifest.json"), []byte(mf), 0o644))
-	out := filepath.Join(t.TempDir(), "release")
-	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: mods, Release: "1.0.0", Sequence: 1, OutDir: out}); err != nil {
-		t.Fatal(err)
-	}
-	return packRelease(t, out)
+	return oneDriverRelease(t, key, "./host/goplugin/internal/testdriver/cloud", "cloud", "mock", "mock cloud")
 }
 
 // cloudPlane is a plane with the mock cloud driver enabled, an account "lab" on it, and provisioning

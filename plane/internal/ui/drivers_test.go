@@ -28,19 +28,27 @@ const credential = "cf-token-UI7qZ2mX9vB4nK8pL3rT6yU1"
 
 // driverRelease builds examples/driver-memory and packs a release pinning it as dns-memory.
 func driverRelease(t *testing.T, key keys.PublisherPrivate) []byte {
+	return oneDriverRelease(t, key, "./examples/driver-memory", "dns", "memory", "zones in memory")
+}
+
+// oneDriverRelease builds the driver in pkg (a path from the repository's root) and packs a release
+// pinning it alone, as <class>-<name>, for this machine's platform.
+func oneDriverRelease(t *testing.T, key keys.PublisherPrivate, pkg, class, name, summary string) []byte {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
 	mods := filepath.Join(t.TempDir(), "modules")
-	d := filepath.Join(mods, "memory")
+	d := filepath.Join(mods, name)
 	must(t, os.MkdirAll(d, 0o755))
-	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(d, "lexicon-driver-dns-memory"), "./examples/driver-memory")
+	bin := "lexicon-driver-" + class + "-" + name
+	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(d, bin), pkg)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the memory driver: %v\n%s", err, out)
+		t.Fatalf("build the %s driver: %v\n%s", name, err, out)
 	}
 	platform := runtime.GOOS + "/" + runtime.GOARCH
-	mf := fmt.Sprintf(`{"schema":"lexicon/manifest/v1","name":"memory","kind":"driver","version":"1.0.0","class":"dns","summary":"zones in memory","platforms":[%q],"module":{"file":"lexicon-driver-dns-memory"}}`, platform)
+	mf := fmt.Sprintf(`{"schema":"lexicon/manifest/v1","name":%q,"kind":"driver","version":"1.0.0","class":%q,"summary":%q,"platforms":[%q],"module":{"file":%q}}`,
+		name, class, summary, platform, bin)
 	must(t, os.WriteFile(filepath.Join(d, "manifest.json"), []byte(mf), 0o644))
 	out := filepath.Join(t.TempDir(), "release")
 	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: mods, Release: "1.0.0", Sequence: 1, OutDir: out}); err != nil {
