@@ -24,6 +24,8 @@ import (
 // this process and inside a worker process; only stopInCode differs.
 type engine struct {
 	cache *compileCache // nil: compile every time
+	// staged is a cache session begun ahead of its compile (stage); a worker's loop is its only user.
+	staged *stagedSession
 	// stopInCode makes compiled code check for a closed module at every loop header, so a deadline can
 	// stop a runaway inside this process. It costs most of a call's time; a worker process, which is
 	// killed instead, runs without it.
@@ -43,6 +45,56 @@ type compiled struct {
 	name  string
 	stats CacheStats
 	next  chan *instance // the instance prepared for the next run (prepareNext), if any
+}
+
+// stagedSession is a compile-cache session being begun in the background: its entry read, verified
+// and staged for wazero.
+type stagedSession struct {
+	digest string
+	done   chan struct{}
+	s      *cacheSession
+	err    error
+}
+
+// stage begins the cache session for the module with digest in the background, so that verifying and
+// staging its entry overlaps receiving and hashing the module. The next compile of digest takes it;
+// anything else drops it.
+func (e *engine) stage(digest string) {
+	if e.cache == nil {
+		return
+	}
+	e.unstage()
+	st := &stagedSession{digest: digest, done: make(chan struct{})}
+	e.staged = st
+	go func() {
+		defer close(st.done)
+		st.s, st.err = e.cache.begin(digest, e.variant())
+	}()
+}
+
+// unstage drops a staged session nobody will use.
+func (e *engine) unstage() {
+	st := e.staged
+	if st == nil {
+		return
+	}
+	e.staged = nil
+	<-st.done
+	if st.s != nil {
+		st.s.close()
+		_ = st.s.wz.Close(context.Background())
+	}
+}
+
+// begin returns the cache session for digest: the staged one, or one begun now.
+func (e *engine) begin(digest string) (*cacheSession, error) {
+	if st := e.staged; st != nil && st.digest == digest {
+		e.staged = nil
+		<-st.done
+		return st.s, st.err
+	}
+	e.unstage()
+	return e.cache.begin(digest, e.variant())
 }
 
 func (e *engine) variant() string {
@@ -78,7 +130,7 @@ func (e *engine) compileOnce(ctx context.Context, name, digest string, module []
 		WithMemoryLimitPages(maxMemoryPages)
 	var sess *cacheSession
 	if e.cache != nil && useCache {
-		s, err := e.cache.begin(digest, e.variant())
+		s, err := e.begin(digest)
 		if err != nil {
 			return nil, err
 		}

@@ -85,7 +85,12 @@ func writeFrame(w io.Writer, f *frame) error {
 	return err
 }
 
-func readFrame(r io.Reader) (*frame, error) {
+// readFrame reads one frame. A frame from a worker grows its buffer with the bytes that really arrive,
+// so a lying length costs the host nothing until it is sent; a frame from the host (trustLength, read
+// by a worker) is read into a buffer of its stated size at once: a module is megabytes, and growing to
+// it doubles the pages a new process faults in and copies. head, if set, is shown the frame before its
+// blob is read, so a worker can start on a load while the module's bytes are still arriving.
+func readFrame(r io.Reader, trustLength bool, head func(*frame)) (*frame, error) {
 	var n [8]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return nil, err
@@ -94,20 +99,42 @@ func readFrame(r io.Reader) (*frame, error) {
 	if hl > maxFrameHeader || bl > maxFrameBlob {
 		return nil, fmt.Errorf("frame of %d+%d bytes is over the cap", hl, bl)
 	}
-	// Grow with the bytes that really arrive, so a lying length costs nothing until it is sent.
-	var buf bytes.Buffer
-	buf.Grow(int(min(hl+bl, 64<<10)))
-	if n, err := io.CopyN(&buf, r, int64(hl)+int64(bl)); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = fmt.Errorf("frame cut after %d bytes: %w", n, io.ErrUnexpectedEOF)
-		}
+	h, err := readBytes(r, int(hl), trustLength)
+	if err != nil {
 		return nil, err
 	}
-	b := buf.Bytes()
 	f := &frame{}
-	if err := json.Unmarshal(b[:hl], f); err != nil {
+	if err := json.Unmarshal(h, f); err != nil {
 		return nil, fmt.Errorf("frame header: %w", err)
 	}
-	f.blob = b[hl:]
+	if head != nil {
+		head(f)
+	}
+	if f.blob, err = readBytes(r, int(bl), trustLength); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+func readBytes(r io.Reader, n int, trustLength bool) ([]byte, error) {
+	if trustLength {
+		b := make([]byte, n)
+		if got, err := io.ReadFull(r, b); err != nil {
+			return nil, frameCut(got, err)
+		}
+		return b, nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(min(n, 64<<10))
+	if got, err := io.CopyN(&buf, r, int64(n)); err != nil {
+		return nil, frameCut(int(got), err)
+	}
+	return buf.Bytes(), nil
+}
+
+func frameCut(n int, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("frame cut after %d bytes: %w", n, io.ErrUnexpectedEOF)
+	}
+	return err
 }

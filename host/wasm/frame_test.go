@@ -2,27 +2,43 @@ package wasm
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"testing"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
-	var buf bytes.Buffer
-	big := bytes.Repeat([]byte("m"), 100<<10) // over the single-write threshold
-	for _, f := range []*frame{{Kind: kindRun, Digest: "d", Memory: 64 << 20, Output: 10, blob: []byte(`{"a":1}`)}, {Kind: kindLoad, blob: big}} {
-		if err := writeFrame(&buf, f); err != nil {
-			t.Fatal(err)
+	for _, trust := range []bool{false, true} {
+		var buf bytes.Buffer
+		big := bytes.Repeat([]byte("m"), 100<<10) // over the single-write threshold
+		for _, f := range []*frame{{Kind: kindRun, Digest: "d", Memory: 64 << 20, Output: 10, blob: []byte(`{"a":1}`)}, {Kind: kindLoad, blob: big}} {
+			if err := writeFrame(&buf, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, err := readFrame(&buf, trust, nil)
+		if err != nil || a.Kind != kindRun || a.Memory != 64<<20 || string(a.blob) != `{"a":1}` {
+			t.Fatalf("trust %v: %+v %v", trust, a, err)
+		}
+		b, err := readFrame(&buf, trust, nil)
+		if err != nil || !bytes.Equal(b.blob, big) {
+			t.Fatalf("trust %v: big frame: %v", trust, err)
+		}
+		if _, err := readFrame(&buf, trust, nil); err == nil {
+			t.Fatalf("trust %v: read past the end", trust)
 		}
 	}
-	a, err := readFrame(&buf)
-	if err != nil || a.Kind != kindRun || a.Memory != 64<<20 || string(a.blob) != `{"a":1}` {
-		t.Fatalf("%+v %v", a, err)
-	}
-	b, err := readFrame(&buf)
-	if err != nil || !bytes.Equal(b.blob, big) {
-		t.Fatalf("big frame: %v", err)
-	}
-	if _, err := readFrame(&buf); err == nil {
-		t.Fatal("read past the end")
+}
+
+// A frame cut short is an error whichever way it is read, never a shorter blob.
+func TestFrameCut(t *testing.T) {
+	var buf bytes.Buffer
+	writeFrame(&buf, &frame{Kind: kindLoad, blob: bytes.Repeat([]byte("m"), 1000)})
+	cut := buf.Bytes()[:buf.Len()-10]
+	for _, trust := range []bool{false, true} {
+		if _, err := readFrame(bytes.NewReader(cut), trust, nil); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("trust %v: %v", trust, err)
+		}
 	}
 }
 
@@ -34,7 +50,7 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fr, err := readFrame(bytes.NewReader(b))
+		fr, err := readFrame(bytes.NewReader(b), false, nil)
 		if err == nil && len(fr.blob) > maxFrameBlob {
 			t.Fatal("blob over the cap")
 		}

@@ -133,6 +133,9 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 			return nil, err
 		}
 		h.pool = p
+		// A host is made to load words: its first worker starts now, while the caller reads and
+		// verifies what it will load, rather than when the first Load needs it.
+		p.prestart()
 	default:
 		return nil, errcode.New(errcode.UsageInvalid, "unknown isolation %d", cfg.Isolation)
 	}

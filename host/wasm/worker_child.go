@@ -39,7 +39,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			os.Exit(0) // the host is gone
 		}
 	}
-	hello, err := readFrame(r)
+	hello, err := readFrame(r, true, nil)
 	if err != nil || hello.Kind != kindHello {
 		return 2
 	}
@@ -54,15 +54,28 @@ func serveWorker(in io.Reader, out io.Writer) int {
 	}
 	mods := map[string]*compiled{}
 	ctx := context.Background()
+	// compiles reports whether a load frame will compile (rather than find the word loaded or, warming,
+	// already cached).
+	compiles := func(f *frame) bool {
+		_, ok := mods[loadKey(f.Digest, f.Memory)]
+		return !ok && !(f.Warm && eng.cache.has(f.Digest, eng.variant()))
+	}
+	// A load's cache entry is verified and staged while the module's bytes are still arriving and being
+	// hashed: both are megabytes, and the two cores of a small node can do them at once.
+	head := func(f *frame) {
+		if f.Kind == kindLoad && compiles(f) {
+			eng.stage(f.Digest)
+		}
+	}
 	for {
-		f, err := readFrame(r)
+		f, err := readFrame(r, true, head)
 		if err != nil {
 			return 0 // the host closed the pipe
 		}
 		switch f.Kind {
 		case kindLoad:
 			key := loadKey(f.Digest, f.Memory)
-			if _, ok := mods[key]; ok || f.Warm && eng.cache.has(f.Digest, eng.variant()) {
+			if !compiles(f) {
 				send(&frame{Kind: kindLoaded, Stats: &CacheStats{}})
 				continue
 			}
@@ -70,6 +83,8 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			var c *compiled
 			if err == nil {
 				c, err = eng.compile(ctx, f.Name, f.Digest, f.blob, f.Memory)
+			} else {
+				eng.unstage()
 			}
 			if err != nil {
 				e := errcode.From(err, errcode.WordHostFailed)
@@ -83,11 +98,13 @@ func serveWorker(in io.Reader, out io.Writer) int {
 				continue
 			}
 			mods[key] = c
-			// Compiling leaves tens of MiB of garbage (the decoded module, the cache read); give it back
-			// now rather than whenever the scavenger gets to it, since a worker lives on, idle, for minutes.
-			debug.FreeOSMemory()
 			send(&frame{Kind: kindLoaded, Stats: &c.stats})
 			c.prepareNext()
+			// Compiling leaves tens of MiB of garbage (the decoded module, the cache read); give it back
+			// now rather than whenever the scavenger gets to it, since a worker lives on, idle, for
+			// seconds. Off the load's path: the host already has its answer and the next instance is
+			// being made.
+			go debug.FreeOSMemory()
 		case kindRun:
 			c := mods[loadKey(f.Digest, f.Memory)]
 			if c == nil {
@@ -127,7 +144,7 @@ type relay struct {
 
 func (rl relay) call(_ context.Context, req []byte) []byte {
 	rl.send(&frame{Kind: kindCall, blob: req})
-	f, err := readFrame(rl.r)
+	f, err := readFrame(rl.r, true, nil)
 	if err != nil || f.Kind != kindAnswer {
 		os.Exit(0) // the host is gone or confused; it will report this run
 	}

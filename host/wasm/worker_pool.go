@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -97,6 +99,10 @@ func (p *workerPool) spawnWorker(background bool) (*worker, error) {
 		toChildW.Close()
 		return nil, err
 	}
+	// A module is megabytes; at the default 64 KiB a pipe takes one context switch per 64 KiB to carry
+	// it, which on a VM costs tens of milliseconds of a first call.
+	growPipe(toChildW)
+	growPipe(fromChildW)
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"lexicon-wasm-worker"}
 	cmd.Env = []string{workerEnv + "=1"}
@@ -124,7 +130,7 @@ func (p *workerPool) spawnWorker(background bool) (*worker, error) {
 	go func() {
 		r := bufio.NewReaderSize(fromChildR, 64<<10)
 		for {
-			f, err := readFrame(r)
+			f, err := readFrame(r, false, nil)
 			if err != nil {
 				close(wk.frames)
 				fromChildR.Close()
@@ -148,6 +154,17 @@ func (p *workerPool) spawnWorker(background bool) (*worker, error) {
 		return nil, err
 	}
 	return wk, nil
+}
+
+// pipeSize is what growPipe asks for: Linux's default ceiling for an unprivileged process
+// (/proc/sys/fs/pipe-max-size).
+const pipeSize = 1 << 20
+
+// growPipe enlarges f's pipe buffer, if the kernel allows; a pipe left at its default still works.
+func growPipe(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
+	}
 }
 
 func (wk *worker) send(f *frame) error {
