@@ -16,6 +16,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -31,6 +32,9 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
@@ -239,7 +243,13 @@ func freshCalls(module []byte, runs, calls int) {
 	}
 	p50 := make([]sample, len(hosts))
 	cpu := make([]sample, len(hosts))
+	var floor sample
 	for range runs {
+		f, err := guestRun(ctx, module, calls)
+		if err != nil {
+			fail(fmt.Errorf("guest run: %w", err))
+		}
+		floor = append(floor, f)
 		for i, hc := range hosts {
 			c, err := hc.new()
 			if err != nil {
@@ -270,7 +280,71 @@ func freshCalls(module []byte, runs, calls int) {
 	}
 	fmt.Printf("  extism / lexicon process     %s x faster (p50), %s x (cpu)   goal >= 6x\n", ratios(p50[2], p50[0]), ratios(cpu[2], cpu[0]))
 	fmt.Printf("  extism / lexicon inprocess   %s x faster (p50)\n", ratios(p50[2], p50[1]))
+	fmt.Printf("  guest's own run (floor)      p50 %s ms   (_start alone on a made instance, warm memory: no host running a fresh instance per call is faster)\n", floor)
+	fmt.Printf("  extism / floor               %s x   the most any host can be faster than extism here\n", ratios(p50[2], floor))
 }
+
+// guestRun is the floor of a fresh-state call: _start alone, timed on an instance made beforehand in
+// memory already faulted in, so neither instantiation nor page faults nor any host's plumbing count.
+// Whatever a host does around it, a call that runs a fresh instance's _start takes at least this.
+func guestRun(ctx context.Context, module []byte, calls int) (float64, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+	defer rt.Close(ctx)
+	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	stub := api.GoModuleFunc(func(_ context.Context, _ api.Module, s []uint64) { s[0] = 0 })
+	i32 := api.ValueTypeI32
+	if _, err := rt.NewHostModuleBuilder("lexicon_v1").
+		NewFunctionBuilder().WithGoModuleFunction(stub, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).Export("call").
+		NewFunctionBuilder().WithGoModuleFunction(stub, []api.ValueType{i32, i32}, []api.ValueType{i32}).Export("take").
+		Instantiate(ctx); err != nil {
+		return 0, err
+	}
+	cm, err := rt.CompileModule(ctx, module)
+	if err != nil {
+		return 0, err
+	}
+	mem := &warmMemory{buf: make([]byte, 256<<20)}
+	ctx = experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(_, _ uint64) experimental.LinearMemory { return mem }))
+	ds := make([]float64, 0, calls)
+	for i := range calls + 20 {
+		var out bytes.Buffer
+		cfg := wazero.NewModuleConfig().WithName("").WithStdin(bytes.NewReader(params)).WithStdout(&out).
+			WithSysWalltime().WithSysNanotime().WithSysNanosleep().WithRandSource(rand.Reader).WithArgs("ref").WithStartFunctions()
+		m, err := rt.InstantiateModule(ctx, cm, cfg)
+		if err != nil {
+			return 0, err
+		}
+		t := time.Now()
+		_, err = m.ExportedFunction("_start").Call(ctx)
+		d := time.Since(t)
+		m.Close(ctx)
+		var exit *sys.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 0) {
+			return 0, err
+		}
+		if i >= 20 { // the first runs fault the memory in
+			ds = append(ds, float64(d.Microseconds())/1000)
+		}
+	}
+	return median(ds), nil
+}
+
+// warmMemory is one linear memory reused by every instance, zeroed when given back, so its pages stay
+// faulted in.
+type warmMemory struct {
+	buf  []byte
+	high uint64
+}
+
+func (m *warmMemory) Reallocate(size uint64) []byte {
+	if size > uint64(len(m.buf)) {
+		return nil
+	}
+	m.high = max(m.high, size)
+	return m.buf[:size:size]
+}
+
+func (m *warmMemory) Free() { clear(m.buf[:m.high]); m.high = 0 }
 
 // cpuSelfAndChildren is the CPU this process and its live workers have used.
 func cpuSelfAndChildren() time.Duration {
