@@ -104,8 +104,8 @@ func (e *engine) variant() string {
 	return "plain"
 }
 
-// checkDigest is the one check that module is the pinned bytes. It runs once in each process that
-// compiles them: in Load, and in a worker on the bytes its host sent.
+// checkDigest is the one check that module is the pinned bytes. It runs once in the process that
+// compiles them: in Load in process, and in a worker on the bytes its host sent.
 func checkDigest(name string, module []byte, pinned string) error {
 	if got := cas.Sum(module); got != pinned {
 		return errcode.New(errcode.ModuleDigestMismatch, "%s: module bytes hash to %s, not the pinned %s", name, got, pinned).

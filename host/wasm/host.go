@@ -225,8 +225,12 @@ func (h *Host) load(ctx context.Context, m *manifest.Manifest, pinned string, mo
 		return nil, errcode.New(errcode.ModuleDigestMismatch, "%s: manifest names module %s, the statement pins %s", m.Name, m.Module.SHA256, pinned).
 			With(errcode.DetailSHA256, pinned)
 	}
-	if err := checkDigest(m.Name, module, pinned); err != nil {
-		return nil, err
+	if h.eng != nil {
+		// In process the bytes are hashed here, where they are compiled; a worker hashes the bytes it is
+		// sent before it compiles them, so hashing them here as well would only delay its start.
+		if err := checkDigest(m.Name, module, pinned); err != nil {
+			return nil, err
+		}
 	}
 	if m.Kind != manifest.KindWord && m.Kind != manifest.KindRecipe {
 		return nil, errcode.New(errcode.WordModuleInvalid, "%s is a %s, not a word or recipe", m.Name, m.Kind)

@@ -76,11 +76,22 @@ func main() {
 		freshCalls(b, *runs, *calls)
 	}
 	if want("first") {
-		firstCalls(abs, *runs, *first)
+		firstCalls(abs, sha256Hex(b), *runs, *first)
 	}
 	if want("rss") {
-		rssPerWord(abs, *rss)
+		rssPerWord(abs, sha256Hex(b), *rss)
 	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// childEnvFor is the environment of a measured child process of kind: the module's path and pinned
+// digest (computed here once, as a statement gives it to an agent) and its cache.
+func childEnvFor(kind, module, digest, cache string) []string {
+	return append(os.Environ(), childEnv+"="+kind, childEnv+"_MODULE="+module, childEnv+"_DIGEST="+digest, childEnv+"_CACHE="+cache)
 }
 
 func fail(err error) {
@@ -128,7 +139,9 @@ type lexiconHost struct {
 	mod *wasm.Module
 }
 
-func newLexicon(ctx context.Context, module []byte, iso wasm.Isolation, workers int, cacheDir string) (*lexiconHost, error) {
+// newLexicon loads the word into a new host. digest is the sha256 its statement pins, which an agent
+// reads from the statement rather than computes.
+func newLexicon(ctx context.Context, module []byte, digest string, iso wasm.Isolation, workers int, cacheDir string) (*lexiconHost, error) {
 	cfg := wasm.Config{Isolation: iso, MaxWorkers: workers}
 	if cacheDir != "" {
 		cfg.CacheDir, cfg.CacheKeyFile = cacheDir, cacheDir+".key"
@@ -141,8 +154,7 @@ func newLexicon(ctx context.Context, module []byte, iso wasm.Isolation, workers 
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(module)
-	mod, err := h.Load(ctx, m, module, hex.EncodeToString(sum[:]))
+	mod, err := h.Load(ctx, m, module, digest)
 	if err != nil {
 		h.Close()
 		return nil, err
@@ -227,6 +239,7 @@ func (e *extismHost) close() {
 // under the same load.
 func freshCalls(module []byte, runs, calls int) {
 	ctx := context.Background()
+	digest := sha256Hex(module)
 	dir, _ := os.MkdirTemp("", "wordbench-")
 	defer os.RemoveAll(dir)
 	hosts := []struct {
@@ -234,10 +247,10 @@ func freshCalls(module []byte, runs, calls int) {
 		new  func() (caller, error)
 	}{
 		{"lexicon process (default)", func() (caller, error) {
-			return newLexicon(ctx, module, wasm.Process, 1, filepath.Join(dir, "lx"))
+			return newLexicon(ctx, module, digest, wasm.Process, 1, filepath.Join(dir, "lx"))
 		}},
 		{"lexicon inprocess", func() (caller, error) {
-			return newLexicon(ctx, module, wasm.InProcess, 1, filepath.Join(dir, "lx"))
+			return newLexicon(ctx, module, digest, wasm.InProcess, 1, filepath.Join(dir, "lx"))
 		}},
 		{"extism fresh instance", func() (caller, error) { return newExtism(ctx, module, filepath.Join(dir, "ex")) }},
 	}
@@ -359,7 +372,7 @@ func cpuSelfAndChildren() time.Duration {
 
 // --- first call ----------------------------------------------------------------------------------
 
-func firstCalls(module string, runs, n int) {
+func firstCalls(module, digest string, runs, n int) {
 	exe, err := os.Executable()
 	if err != nil {
 		fail(err)
@@ -370,7 +383,7 @@ func firstCalls(module string, runs, n int) {
 	names := []string{"lexicon process (default)", "lexicon inprocess", "extism"}
 	start := func(kind string) (time.Duration, time.Duration, error) {
 		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), childEnv+"="+kind, childEnv+"_MODULE="+module, childEnv+"_CACHE="+filepath.Join(dir, kind))
+		cmd.Env = childEnvFor(kind, module, digest, filepath.Join(dir, kind))
 		t := time.Now()
 		out, err := cmd.CombinedOutput()
 		wall := time.Since(t)
@@ -417,7 +430,7 @@ func firstCalls(module string, runs, n int) {
 // rssWords is how many words run at once in the RSS figure.
 const rssWords = 4
 
-func rssPerWord(module string, runs int) {
+func rssPerWord(module, digest string, runs int) {
 	exe, err := os.Executable()
 	if err != nil {
 		fail(err)
@@ -430,7 +443,7 @@ func rssPerWord(module string, runs int) {
 	for r := range runs + 1 {
 		for i, k := range kinds {
 			cmd := exec.Command(exe)
-			cmd.Env = append(os.Environ(), childEnv+"="+k, childEnv+"_MODULE="+module, childEnv+"_CACHE="+filepath.Join(dir, k))
+			cmd.Env = childEnvFor(k, module, digest, filepath.Join(dir, k))
 			cmd.Stderr = os.Stderr
 			out, err := cmd.Output()
 			if err != nil {
@@ -470,9 +483,9 @@ func child(kind string) int {
 		if strings.HasPrefix(kind, "rss-") {
 			workers = rssWords
 		}
-		c, err = newLexicon(ctx, module, wasm.Process, workers, cache)
+		c, err = newLexicon(ctx, module, os.Getenv(childEnv+"_DIGEST"), wasm.Process, workers, cache)
 	case "lexicon-inprocess":
-		c, err = newLexicon(ctx, module, wasm.InProcess, rssWords, cache)
+		c, err = newLexicon(ctx, module, os.Getenv(childEnv+"_DIGEST"), wasm.InProcess, rssWords, cache)
 	case "extism":
 		c, err = newExtism(ctx, module, cache)
 	default:
