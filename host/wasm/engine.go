@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -44,7 +45,9 @@ type compiled struct {
 	mem   *memoryPool
 	name  string
 	stats CacheStats
-	next  chan *instance // the instance prepared for the next run (prepareNext), if any
+
+	nextMu sync.Mutex
+	next   chan *instance // the instance prepared for the next run (prepareNext), if any; under nextMu
 }
 
 // stagedSession is a compile-cache session being begun in the background: its entry read, verified
@@ -283,9 +286,11 @@ func (c *compiled) instantiate(ctx context.Context) (in *instance) {
 	return in
 }
 
-// prepareNext starts making the instance the next run will take, off that run's path. Only a caller
-// that runs the word one invocation at a time (a worker) uses it.
+// prepareNext starts making the instance the next run will take, off that run's path. Only workers use
+// it; their concurrent runs of one word each take the prepared instance or make their own (take).
 func (c *compiled) prepareNext() {
+	c.nextMu.Lock()
+	defer c.nextMu.Unlock()
 	if c.next != nil {
 		return
 	}
@@ -294,10 +299,15 @@ func (c *compiled) prepareNext() {
 	go func() { ch <- c.instantiate(context.Background()) }()
 }
 
-// take returns a fresh instance: the one prepared for this run, or one made now.
+// take returns a fresh instance: the one prepared, or one made now. The prepared one goes to exactly
+// one caller: whoever takes its channel out of c.next, under nextMu; a run concurrent with it finds
+// c.next empty and makes its own.
 func (c *compiled) take(ctx context.Context) *instance {
-	if ch := c.next; ch != nil {
-		c.next = nil
+	c.nextMu.Lock()
+	ch := c.next
+	c.next = nil
+	c.nextMu.Unlock()
+	if ch != nil {
 		if in := <-ch; in.err == nil {
 			return in
 		} else if in.mod != nil {

@@ -50,3 +50,6 @@ func WorkerExits(h *Host) []<-chan struct{} {
 	}
 	return chans
 }
+
+// RunsPerWorker is how many concurrent runs of one word a worker hosts.
+const RunsPerWorker = runsPerWorker

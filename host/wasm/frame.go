@@ -22,14 +22,17 @@ const (
 	kindHello  = "hello"  // host → worker: the cache directory and key (blob)
 	kindLoad   = "load"   // host → worker: compile the module (blob)
 	kindLoaded = "loaded" // worker → host: compiled, with cache stats, or an error
-	kindRun    = "run"    // host → worker: run it with params (blob)
-	kindCall   = "call"   // worker → host: a capability request (blob)
-	kindAnswer = "answer" // host → worker: the response (blob)
-	kindDone   = "done"   // worker → host: how the run ended; blob is stdout then stderr
+	kindRun    = "run"    // host → worker: run it with params (blob), as run ID
+	kindCall   = "call"   // worker → host: run ID's capability request (blob)
+	kindAnswer = "answer" // host → worker: the response to run ID's call (blob)
+	kindDone   = "done"   // worker → host: how run ID ended; blob is stdout then stderr
 )
 
 type frame struct {
 	Kind string `json:"kind"`
+	// run, call, answer, done: which of the worker's concurrent runs the frame belongs to. The host
+	// numbers runs per worker from 1; a call's answer carries its run's id.
+	ID uint64 `json:"id,omitempty"`
 
 	// hello
 	CacheDir string `json:"cache_dir,omitempty"`

@@ -10,7 +10,7 @@
 //	res := mod.Run(ctx, []byte(`{"unit": "nginx.service"}`))
 //
 // A binary using the default Process isolation must call ServeWorkerIfChild first thing in main (and
-// tests in TestMain): the host runs each invocation in a copy of the binary it can kill at the deadline.
+// tests in TestMain): the host runs words in copies of the binary it can kill at the deadline.
 package wasm
 
 import (
@@ -33,9 +33,11 @@ import (
 type Isolation int
 
 const (
-	// Process runs each invocation in a worker process, a copy of this binary the host supervises: it is
-	// killed at the deadline, so compiled code carries no deadline checks, and a crash of the engine
-	// costs a worker, never the host. The binary must call ServeWorkerIfChild.
+	// Process runs invocations in worker processes, copies of this binary the host supervises, each
+	// hosting the concurrent runs of one word: a worker is killed when a run in it passes its deadline,
+	// so compiled code carries no deadline checks, and a crash of the engine costs a worker, never the
+	// host. The runs of that word sharing the worker end with it (word.sibling_stopped); other words'
+	// runs are in other workers. The binary must call ServeWorkerIfChild.
 	Process Isolation = iota
 	// InProcess runs instances in this process, with deadline checks compiled into every loop (about
 	// twice the cost of a call). For tests and tools that cannot serve workers.
@@ -64,8 +66,9 @@ type Config struct {
 	CacheKeyFile string
 	// Isolation says where instances run.
 	Isolation Isolation
-	// MaxWorkers bounds the worker processes, and so the concurrent invocations (default 2: each running
-	// word costs a worker of ~40 MiB resident).
+	// MaxWorkers bounds the worker processes (default 2), and so how many different words run at once:
+	// a worker hosts the concurrent runs of one word only, up to 4 of them, so at most 4×MaxWorkers
+	// invocations run at once. A worker costs ~33 MiB resident, each further run in it a few MiB.
 	MaxWorkers int
 	// WorkerIdle is how long an idle worker is kept, its compiled words ready (DefaultWorkerIdle);
 	// after that it exits and gives its memory back.

@@ -25,18 +25,26 @@ import (
 // loadTimeout bounds compiling one module in a worker (a cold compile of a large word takes seconds).
 const loadTimeout = 5 * time.Minute
 
+// runsPerWorker bounds the concurrent runs one worker hosts. They are all runs of one word (one
+// loadKey): a second concurrent run of a word is an instance in the worker already holding its
+// compiled code, not a process of its own. A runaway's kill at its deadline ends the others with it
+// (word.sibling_stopped), so the bound also bounds what one runaway can take down.
+const runsPerWorker = 4
+
 // workerPool is the host's side: it starts, hands out and kills workers.
 type workerPool struct {
-	key      []byte
-	cacheDir string
-	idleFor  time.Duration
-	stats    *cacheCounters
-	log      *slog.Logger
-	slots    chan struct{}
+	key        []byte
+	cacheDir   string
+	idleFor    time.Duration
+	stats      *cacheCounters
+	log        *slog.Logger
+	maxWorkers int
 
 	mu       sync.Mutex
-	idle     []*worker
-	live     map[*worker]bool
+	idle     []*worker        // live workers running nothing, oldest first
+	live     map[*worker]bool // workers counted against maxWorkers
+	spawning int              // workers acquire is starting, counted against maxWorkers too
+	changed  chan struct{}    // closed and replaced when a worker frees a run or goes away
 	modules  map[string]registered
 	closed   bool
 	starting chan struct{} // closed when the worker prestart is starting is ready; nil if none is
@@ -66,22 +74,36 @@ func newWorkerPool(cfg Config, key []byte, stats *cacheCounters, log *slog.Logge
 	if idle <= 0 {
 		idle = DefaultWorkerIdle
 	}
-	return &workerPool{key: key, cacheDir: cfg.CacheDir, idleFor: idle, stats: stats, log: log,
-		slots: make(chan struct{}, n), live: map[*worker]bool{}, modules: map[string]registered{}}, nil
+	return &workerPool{key: key, cacheDir: cfg.CacheDir, idleFor: idle, stats: stats, log: log, maxWorkers: n,
+		changed: make(chan struct{}), live: map[*worker]bool{}, modules: map[string]registered{}}, nil
 }
 
 // worker is one worker process.
 type worker struct {
 	cmd    *exec.Cmd
-	w      *bufio.Writer
 	toW    io.Closer
-	frames chan *frame // closed when the worker's pipe ends
-	loaded map[string]bool
-	dead   bool
 	exited chan struct{}
-	stop   chan struct{} // closed by kill, so the reader never blocks on a run nobody waits for
+	stop   chan struct{} // closed by kill
+	gone   chan struct{} // closed when the worker's pipe has ended: every frame it sent is delivered
 	once   sync.Once
+
+	sendMu sync.Mutex // concurrent runs write frames
+	w      *bufio.Writer
+
+	loadMu   sync.Mutex  // one load at a time; a run that finds one under way waits for it
+	loadedCh chan *frame // the answer to the load under way
+
+	// Under the pool's mu.
+	loaded map[string]bool
+	key    string // the word its runs are runs of, while it has any
+	active int    // runs it hosts now
+	dead   bool
 	idle   *time.Timer // while idle: ends the worker when it has been idle too long
+
+	mu      sync.Mutex
+	runs    map[uint64]chan *frame // the runs waiting for frames, by id
+	lastID  uint64
+	stopped string // why the host killed it while it ran words (deadline, cancel), for the other runs
 }
 
 func (p *workerPool) spawn() (*worker, error) { return p.spawnWorker(false) }
@@ -126,25 +148,9 @@ func (p *workerPool) spawnWorker(background bool) (*worker, error) {
 		return nil, err
 	}
 	wk := &worker{cmd: cmd, w: bufio.NewWriterSize(toChildW, 64<<10), toW: toChildW,
-		frames: make(chan *frame, 1), loaded: map[string]bool{}, exited: make(chan struct{}), stop: make(chan struct{})}
-	go func() {
-		r := bufio.NewReaderSize(fromChildR, 64<<10)
-		for {
-			f, err := readFrame(r, false, nil)
-			if err != nil {
-				close(wk.frames)
-				fromChildR.Close()
-				return
-			}
-			select {
-			case wk.frames <- f:
-			case <-wk.stop:
-				close(wk.frames)
-				fromChildR.Close()
-				return
-			}
-		}
-	}()
+		loadedCh: make(chan *frame, 1), loaded: map[string]bool{}, runs: map[uint64]chan *frame{},
+		exited: make(chan struct{}), stop: make(chan struct{}), gone: make(chan struct{})}
+	go wk.read(fromChildR)
 	go func() {
 		_ = cmd.Wait()
 		close(wk.exited)
@@ -167,7 +173,75 @@ func growPipe(f *os.File) {
 	}
 }
 
+// read routes the worker's frames: a load's answer to the load under way, a run's frames to that run.
+// It reads until the pipe ends, after the process is gone, so a run that finished before a kill still
+// gets its result; then it closes gone.
+func (wk *worker) read(from *os.File) {
+	defer close(wk.gone)
+	defer from.Close()
+	r := bufio.NewReaderSize(from, 64<<10)
+	for {
+		f, err := readFrame(r, false, nil)
+		if err != nil {
+			return
+		}
+		if f.Kind == kindLoaded {
+			select {
+			case wk.loadedCh <- f:
+			case <-wk.stop:
+			}
+			continue
+		}
+		wk.mu.Lock()
+		ch := wk.runs[f.ID]
+		wk.mu.Unlock()
+		if ch == nil {
+			continue // a run that has given up (its worker is being killed), or a confused worker
+		}
+		// A run has at most a call and its end outstanding, and the channel room for both; a worker
+		// sending more is confused, and the run it confuses fails on its deadline.
+		select {
+		case ch <- f:
+		default:
+		}
+	}
+}
+
+// begin registers a run and returns its id and the channel its frames arrive on.
+func (wk *worker) begin() (uint64, chan *frame) {
+	ch := make(chan *frame, 2)
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	wk.lastID++
+	wk.runs[wk.lastID] = ch
+	return wk.lastID, ch
+}
+
+func (wk *worker) end(id uint64) {
+	wk.mu.Lock()
+	delete(wk.runs, id)
+	wk.mu.Unlock()
+}
+
+// stopFor records why the host is about to kill the worker while it runs words; the first reason
+// stands.
+func (wk *worker) stopFor(why string) {
+	wk.mu.Lock()
+	if wk.stopped == "" {
+		wk.stopped = why
+	}
+	wk.mu.Unlock()
+}
+
+func (wk *worker) stoppedFor() string {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	return wk.stopped
+}
+
 func (wk *worker) send(f *frame) error {
+	wk.sendMu.Lock()
+	defer wk.sendMu.Unlock()
 	if err := writeFrame(wk.w, f); err != nil {
 		return err
 	}
@@ -180,7 +254,6 @@ const reapWait = 5 * time.Second
 
 // kill stops the worker at once. Its pipes end, which ends its reader.
 func (wk *worker) kill() {
-	wk.dead = true
 	wk.once.Do(func() {
 		close(wk.stop)
 		_ = wk.cmd.Process.Kill()
@@ -188,66 +261,86 @@ func (wk *worker) kill() {
 	})
 }
 
-// acquire takes a slot and a worker, preferring one that has the module loaded. A worker prestart is
-// starting is waited for rather than a second one started.
+// signal wakes the acquires waiting for a run to end or a worker to go; p.mu is held.
+func (p *workerPool) signal() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// acquire takes a worker for a run of key: an idle one with the word loaded, else one already running
+// the word with room for one more run, else an idle one, else a new one while fewer than maxWorkers
+// live, else it waits. A worker prestart is starting is waited for rather than a second one started.
+// Every acquire is paired with a release.
 func (p *workerPool) acquire(ctx context.Context, key string) (*worker, error) {
-	select {
-	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 	for {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			<-p.slots
 			return nil, errcode.New(errcode.WordHostFailed, "the host is closed")
 		}
-		if wk := p.takeIdle(key); wk != nil {
+		if wk := p.pick(key); wk != nil {
 			p.mu.Unlock()
 			return wk, nil
 		}
-		starting := p.starting
-		p.mu.Unlock()
-		if starting == nil {
-			break
+		wait := p.starting
+		if wait == nil && len(p.live)+p.spawning < p.maxWorkers {
+			p.spawning++
+			p.mu.Unlock()
+			wk, err := p.spawn()
+			p.mu.Lock()
+			p.spawning--
+			if err == nil && p.closed {
+				wk.kill()
+				err = errcode.New(errcode.WordHostFailed, "the host is closed")
+			}
+			if err != nil {
+				p.signal()
+				p.mu.Unlock()
+				return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot start a wasm worker")
+			}
+			p.live[wk] = true
+			wk.key, wk.active = key, 1
+			p.mu.Unlock()
+			return wk, nil
 		}
+		if wait == nil {
+			wait = p.changed
+		}
+		p.mu.Unlock()
 		select {
-		case <-starting:
+		case <-wait:
 		case <-ctx.Done():
-			<-p.slots
 			return nil, ctx.Err()
 		}
 	}
-	wk, err := p.spawn()
-	if err != nil {
-		<-p.slots
-		return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot start a wasm worker")
-	}
-	p.mu.Lock()
-	p.live[wk] = true
-	p.mu.Unlock()
-	return wk, nil
 }
 
-// takeIdle takes an idle worker, one with the module loaded if there is one; p.mu is held.
-func (p *workerPool) takeIdle(key string) *worker {
-	pick := -1
-	for i, w := range p.idle {
-		if w.loaded[key] {
-			pick = i
+// pick takes a run's place in a worker that has one for key, or returns nil; p.mu is held.
+func (p *workerPool) pick(key string) *worker {
+	take := func(i int) *worker {
+		wk := p.idle[i]
+		p.idle = slices.Delete(p.idle, i, i+1)
+		wk.idle.Stop() // under p.mu: a reap that already fired finds it gone from p.idle and leaves it
+		wk.key, wk.active = key, 1
+		return wk
+	}
+	// An idle worker with the word loaded costs nothing more and shares with no one.
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		if p.idle[i].loaded[key] {
+			return take(i)
 		}
 	}
-	if pick < 0 && len(p.idle) > 0 {
-		pick = len(p.idle) - 1
+	// Then a worker running the word: one more instance, not one more process.
+	for wk := range p.live {
+		if !wk.dead && wk.active > 0 && wk.active < runsPerWorker && wk.key == key {
+			wk.active++
+			return wk
+		}
 	}
-	if pick < 0 {
-		return nil
+	if len(p.idle) > 0 {
+		return take(len(p.idle) - 1)
 	}
-	wk := p.idle[pick]
-	p.idle = append(p.idle[:pick], p.idle[pick+1:]...)
-	wk.idle.Stop() // under p.mu: a reap that already fired finds it gone from p.idle and leaves it
-	return wk
+	return nil
 }
 
 // prestart starts a worker in the background when none is idle and one more may run, so that its
@@ -255,7 +348,7 @@ func (p *workerPool) takeIdle(key string) *worker {
 func (p *workerPool) prestart() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.starting != nil || len(p.idle) > 0 || len(p.live) >= cap(p.slots) {
+	if p.closed || p.starting != nil || len(p.idle) > 0 || len(p.live)+p.spawning >= p.maxWorkers {
 		return
 	}
 	done := make(chan struct{})
@@ -279,41 +372,54 @@ func (p *workerPool) prestart() {
 	}()
 }
 
-// release gives the worker back, or forgets it if it died.
+// release ends a run's place in the worker. A worker that runs nothing more goes idle, or is
+// forgotten if it died.
 func (p *workerPool) release(wk *worker) {
 	p.mu.Lock()
-	if wk.dead || p.closed {
-		delete(p.live, wk)
-		if !wk.dead {
-			wk.kill()
-		}
-	} else {
+	defer p.mu.Unlock()
+	wk.active--
+	if p.closed && !wk.dead {
+		p.forget(wk)
+	}
+	if wk.active == 0 && !wk.dead {
 		p.idle = append(p.idle, wk)
 		wk.idle = time.AfterFunc(p.idleFor, func() { p.reap(wk) })
 	}
-	p.mu.Unlock()
-	<-p.slots
+	p.signal()
+}
+
+// forget kills the worker and stops counting it, so that another may start in its place; p.mu is
+// held. Runs still in it end when its pipe does, and release their places then.
+func (p *workerPool) forget(wk *worker) {
+	wk.dead = true
+	delete(p.live, wk)
+	if i := slices.Index(p.idle, wk); i >= 0 {
+		p.idle = slices.Delete(p.idle, i, i+1)
+	}
+	wk.kill()
+	p.signal()
 }
 
 // reap ends a worker that stayed idle for idleFor, unless it was taken in the meantime.
 func (p *workerPool) reap(wk *worker) {
 	p.mu.Lock()
-	i := slices.Index(p.idle, wk)
-	if i < 0 {
-		p.mu.Unlock()
+	defer p.mu.Unlock()
+	if slices.Index(p.idle, wk) < 0 {
 		return
 	}
-	p.idle = slices.Delete(p.idle, i, i+1)
-	delete(p.live, wk)
-	p.mu.Unlock()
-	wk.kill()
+	p.forget(wk)
 }
 
-// drop kills a worker in a state the host cannot trust and forgets it.
+// drop kills a worker in a state the host cannot trust and forgets it. The caller still releases its
+// place.
 func (p *workerPool) drop(wk *worker, why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if wk.dead {
+		return
+	}
 	p.log.Info("wasm worker stopped", "pid", wk.cmd.Process.Pid, "reason", why)
-	wk.kill()
-	p.release(wk)
+	p.forget(wk)
 }
 
 func (p *workerPool) close() {
@@ -327,6 +433,11 @@ func (p *workerPool) close() {
 	if p.warming != nil {
 		ws = append(ws, p.warming)
 	}
+	for _, w := range ws {
+		w.dead = true
+		delete(p.live, w)
+	}
+	p.signal()
 	p.mu.Unlock()
 	for _, w := range ws {
 		w.kill()
@@ -349,9 +460,8 @@ func (p *workerPool) register(ctx context.Context, name, digest string, module [
 	err = p.ensureLoaded(ctx, wk, key, module)
 	if err != nil && !errcode.Has(err, errcode.WordModuleInvalid) && !errcode.Has(err, errcode.ModuleDigestMismatch) {
 		p.drop(wk, err.Error())
-	} else {
-		p.release(wk)
 	}
+	p.release(wk)
 	if err != nil {
 		p.mu.Lock()
 		delete(p.modules, key)
@@ -361,15 +471,20 @@ func (p *workerPool) register(ctx context.Context, name, digest string, module [
 }
 
 // ensureLoaded has the worker compile the module if it has not, from module or else from the module's
-// source.
+// source. Concurrent runs of a word that a new worker hosts wait for the one load.
 func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key string, module []byte) error {
-	if wk.loaded[key] {
-		return nil
-	}
+	wk.loadMu.Lock()
+	defer wk.loadMu.Unlock()
 	p.mu.Lock()
+	loaded, dead := wk.loaded[key], wk.dead
 	reg, ok := p.modules[key]
 	p.mu.Unlock()
-	if !ok {
+	switch {
+	case loaded:
+		return nil
+	case dead: // the load this run waited for failed, and its worker with it
+		return errcode.New(errcode.WordHostFailed, "the wasm worker loading %s was stopped", reg.name)
+	case !ok:
 		return errcode.New(errcode.WordHostFailed, "module %s is not registered", key)
 	}
 	if module == nil {
@@ -382,7 +497,9 @@ func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key string, m
 	if err := p.load(ctx, wk, &frame{Kind: kindLoad, Name: reg.name, Digest: reg.digest, Memory: reg.memory, blob: module}); err != nil {
 		return err
 	}
+	p.mu.Lock()
 	wk.loaded[key] = true
+	p.mu.Unlock()
 	return nil
 }
 
@@ -394,29 +511,30 @@ func (p *workerPool) load(ctx context.Context, wk *worker, f *frame) error {
 	name, digest := f.Name, f.Digest
 	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
+	var got *frame
 	select {
-	case f, ok := <-wk.frames:
-		if !ok {
+	case got = <-wk.loadedCh:
+	case <-wk.gone:
+		select {
+		case got = <-wk.loadedCh: // its answer came before its end
+		default:
 			return errcode.New(errcode.WordHostFailed, "wasm worker exited while loading %s (does the binary call wasm.ServeWorkerIfChild?)", name)
 		}
-		if f.Kind != kindLoaded {
-			return errcode.New(errcode.WordHostFailed, "wasm worker answered %q to a load", f.Kind)
-		}
-		if f.Error != nil {
-			e := errcode.New(f.Error.Code, "%s", f.Error.Message)
-			e.Details = f.Error.Details
-			return e
-		}
-		if f.Stats != nil {
-			p.stats.add(*f.Stats)
-			if f.Stats.Rejected > 0 {
-				p.log.Warn("compile-cache entry failed verification; recompiled from verified bytes", "module", name, "sha256", digest)
-			}
-		}
-		return nil
 	case <-ctx.Done():
 		return errcode.Wrap(ctx.Err(), errcode.WordHostFailed, "loading %s in a worker took too long", name)
 	}
+	if got.Error != nil {
+		e := errcode.New(got.Error.Code, "%s", got.Error.Message)
+		e.Details = got.Error.Details
+		return e
+	}
+	if got.Stats != nil {
+		p.stats.add(*got.Stats)
+		if got.Stats.Rejected > 0 {
+			p.log.Warn("compile-cache entry failed verification; recompiled from verified bytes", "module", name, "sha256", digest)
+		}
+	}
+	return nil
 }
 
 // warm has a background worker put the module in the compile cache, if it is not there, and keep
@@ -456,7 +574,7 @@ func (p *workerPool) warm(ctx context.Context, name, digest string, memory uint6
 }
 
 // run runs one invocation in a worker, answering its capability calls, and kills the worker when ctx
-// ends first.
+// ends first. The other runs the worker hosts (of the same word) end with it: word.sibling_stopped.
 func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps.Dispatcher) rawRun {
 	key := loadKey(mod.digest, mod.lim.memory)
 	wk, err := p.acquire(ctx, key)
@@ -466,6 +584,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 		}
 		return rawRun{hostErr: err}
 	}
+	defer p.release(wk)
 	if err := p.ensureLoaded(ctx, wk, key, nil); err != nil {
 		p.drop(wk, err.Error())
 		if ctx.Err() != nil {
@@ -473,51 +592,73 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 		}
 		return rawRun{hostErr: err}
 	}
+	id, frames := wk.begin()
+	defer wk.end(id)
 	start := time.Now() // before the deadline is set, so a word stopped at it is seen to run it all
 	ctx, cancel := mod.wordContext(ctx)
 	defer cancel()
-	err = wk.send(&frame{Kind: kindRun, Digest: mod.digest, Memory: mod.lim.memory,
+	err = wk.send(&frame{Kind: kindRun, ID: id, Digest: mod.digest, Memory: mod.lim.memory,
 		Output: mod.lim.output, Transcript: mod.lim.transcript, blob: input})
 	if err != nil {
-		p.drop(wk, "cannot send run")
-		return rawRun{hostErr: errcode.Wrap(err, errcode.WordHostFailed, "wasm worker is gone")}
+		return p.lost(ctx, wk, mod, start, "cannot send run")
 	}
 	answers := make(chan []byte, 1)
+	// handle takes a frame of this run; it returns the run's end, or nil while it goes on.
+	handle := func(f *frame) *rawRun {
+		switch f.Kind {
+		case kindCall:
+			req := f.blob
+			go func() { answers <- d.Call(ctx, req) }()
+			return nil
+		case kindDone:
+			n := max(0, min(f.StdoutLen, len(f.blob)))
+			raw := rawRun{
+				runOutcome: runOutcome{exited: f.Exited, exitCode: f.ExitCode},
+				stdout:     f.blob[:n], stderr: f.blob[n:],
+				stdoutOver: f.StdoutOver, stdOverE: f.StderrOver, memExceeded: f.MemExceeded,
+			}
+			if f.Trap != "" {
+				raw.trap = fmt.Errorf("%s", f.Trap)
+			}
+			raw.took = time.Since(start)
+			return &raw
+		}
+		p.drop(wk, "unexpected frame "+f.Kind)
+		return &rawRun{hostErr: errcode.New(errcode.WordHostFailed, "the wasm worker sent %q during a run", f.Kind)}
+	}
 	for {
 		select {
-		case f, ok := <-wk.frames:
-			if !ok {
-				p.drop(wk, "exited during a run")
-				return rawRun{hostErr: errcode.New(errcode.WordHostFailed, "the wasm worker running %s died", mod.m.Name)}
-			}
-			switch f.Kind {
-			case kindCall:
-				req := f.blob
-				go func() { answers <- d.Call(ctx, req) }()
-			case kindDone:
-				n := max(0, min(f.StdoutLen, len(f.blob)))
-				raw := rawRun{
-					runOutcome: runOutcome{exited: f.Exited, exitCode: f.ExitCode},
-					stdout:     f.blob[:n], stderr: f.blob[n:],
-					stdoutOver: f.StdoutOver, stdOverE: f.StderrOver, memExceeded: f.MemExceeded,
-				}
-				if f.Trap != "" {
-					raw.trap = fmt.Errorf("%s", f.Trap)
-				}
-				raw.took = time.Since(start)
-				p.release(wk)
-				return raw
-			default:
-				p.drop(wk, "unexpected frame "+f.Kind)
-				return rawRun{hostErr: errcode.New(errcode.WordHostFailed, "the wasm worker sent %q during a run", f.Kind)}
+		case f := <-frames:
+			if raw := handle(f); raw != nil {
+				return *raw
 			}
 		case resp := <-answers:
-			if err := wk.send(&frame{Kind: kindAnswer, blob: resp}); err != nil {
-				p.drop(wk, "cannot answer")
-				return rawRun{hostErr: errcode.Wrap(err, errcode.WordHostFailed, "wasm worker is gone")}
+			if err := wk.send(&frame{Kind: kindAnswer, ID: id, blob: resp}); err != nil {
+				return p.lost(ctx, wk, mod, start, "cannot answer")
 			}
+		case <-wk.gone:
+			// Every frame the worker sent is delivered before gone closes: a run that ended just before
+			// its worker did keeps its result.
+			for len(frames) > 0 {
+				if f := <-frames; f.Kind == kindDone {
+					return *handle(f)
+				}
+			}
+			return p.lost(ctx, wk, mod, start, "exited during a run")
 		case <-ctx.Done():
-			p.drop(wk, "stopped at the deadline")
+			if len(frames) > 0 {
+				// A frame that came with the deadline: a run that ended in time keeps its result and
+				// costs its worker's other runs nothing.
+				if f := <-frames; f.Kind == kindDone {
+					return *handle(f)
+				}
+			}
+			why := "deadline"
+			if ctx.Err() == context.Canceled {
+				why = "cancel"
+			}
+			wk.stopFor(why) // before the kill, so the worker's other runs learn why they end
+			p.drop(wk, "stopped at the "+why)
 			// The word has stopped when its process is gone, not when the kill is sent: that is the
 			// time the result reports.
 			select {
@@ -528,4 +669,20 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 			return rawRun{killed: true, ctxErr: ctx.Err(), took: time.Since(start)}
 		}
 	}
+}
+
+// lost reports a run whose worker ended under it: stopped by its own deadline or cancel, by another
+// run's (word.sibling_stopped), or gone for a reason of its own (a crash: word.host_failed). None of
+// them completed, and none is retried: it may have made changes.
+func (p *workerPool) lost(ctx context.Context, wk *worker, mod *Module, start time.Time, why string) rawRun {
+	p.drop(wk, why)
+	if ctx.Err() != nil {
+		return rawRun{killed: true, ctxErr: ctx.Err(), took: time.Since(start)}
+	}
+	took := time.Since(start)
+	if by := wk.stoppedFor(); by != "" {
+		return rawRun{took: took, hostErr: errcode.New(errcode.WordSiblingStopped,
+			"%s was stopped because another run of it in the same worker process was stopped (its %s)", mod.m.Name, by)}
+	}
+	return rawRun{took: took, hostErr: errcode.New(errcode.WordHostFailed, "the wasm worker running %s died", mod.m.Name)}
 }

@@ -34,6 +34,10 @@ const (
 	WordFailed = "word.failed"
 	// WordCancelled: the caller cancelled the invocation and the word was stopped.
 	WordCancelled = "word.cancelled"
+	// WordSiblingStopped: the word was stopped part way, and did not complete, because another run of the
+	// same word sharing its worker process ran past its deadline or was cancelled, and the host killed
+	// that worker. The host does not retry it; capabilities it used before that are in the result.
+	WordSiblingStopped = "word.sibling_stopped"
 	// WordHostFailed: the host could not run the word (a worker process died or could not start); the
 	// word may have used capabilities before that, as the result lists.
 	WordHostFailed = "word.host_failed"
@@ -52,6 +56,7 @@ var areaWord = Area{Name: "word", Reserved: true, Codes: []Spec{
 	{WordCrashed, statusBadRequest, MaybeChanged},
 	{WordFailed, statusBadRequest, MaybeChanged},
 	{WordCancelled, statusBadRequest, MaybeChanged},
+	{WordSiblingStopped, statusBadRequest, MaybeChanged},
 	{WordHostFailed, statusBadRequest, MaybeChanged},
 	{WordVersionMismatch, statusBadRequest, Unchanged},
 }}

@@ -185,6 +185,7 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.WordOutputInvalid:         http.StatusBadRequest,
 		errcode.WordOutputTooLarge:        http.StatusBadRequest,
 		errcode.WordParamInvalid:          http.StatusUnprocessableEntity,
+		errcode.WordSiblingStopped:        http.StatusBadRequest,
 		errcode.WordTranscriptTooLarge:    http.StatusBadRequest,
 		errcode.WordVersionMismatch:       http.StatusBadRequest,
 	}
