@@ -223,8 +223,8 @@ func rssKiB(pid int) int64 {
 
 // BenchmarkRSSPerWord is the resident memory each concurrently running word costs: n words held in
 // flight at once by a fresh host, the peak RSS of the host and its workers while they run, minus the
-// host's own RSS once the word is loaded, divided by n. With process isolation every running word has
-// a worker process of its own, which is counted whole.
+// host's own RSS once the word is loaded, divided by n. With process isolation the n runs share one
+// worker process (a worker takes up to RunsPerWorker), which is counted whole; MiB/worker is its part.
 func BenchmarkRSSPerWord(b *testing.B) {
 	const n = 4
 	for _, iso := range []struct {
