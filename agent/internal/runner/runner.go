@@ -235,6 +235,11 @@ func (r *Runner) Warm(ctx context.Context) {
 	}
 }
 
+// FreeMemory gives what loading and running modules left behind back to the OS now, not whenever the
+// background scavenger gets to it: a module is read (megabytes) each time a worker needs it, and the
+// agent then idles for minutes. It costs one collection of the agent's small heap.
+func (r *Runner) FreeMemory() { debug.FreeOSMemory() }
+
 // report turns the host's result into the channel's, redacting output, transcript and audit arguments
 // on the node, before anything leaves it.
 func (r *Runner) report(res *wasm.Result) channel.ResultRequest {
