@@ -187,7 +187,7 @@ func (r *Runner) Load(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
 	}
 	// The bytes are read from the store whenever a worker needs them, not held: workers exit when
 	// idle, and every loaded word's bytes would otherwise stay in the agent's memory for good.
-	m, err := r.Host.LoadFrom(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.Module(w) })
+	m, err := r.Host.LoadFrom(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.HostModule(w) })
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (r *Runner) Warm(ctx context.Context) {
 			continue
 		}
 		seen[w.Module] = true
-		err := r.Host.Warm(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.Module(w) })
+		err := r.Host.Warm(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.HostModule(w) })
 		if err != nil && ctx.Err() == nil {
 			failed++
 			if r.Log != nil {
