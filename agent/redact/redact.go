@@ -38,6 +38,8 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
+	"sync"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -206,4 +208,11 @@ func (w *walker) str(raw []byte) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(red)
 	w.out.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// lazyRegexp compiles expr at its first use. The redact package is in the agent's binary, whose
+// package-level state is built at every start, each wasm worker's included (host/RATIONALE.md,
+// "Footprint"), and workers never redact.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -2,7 +2,6 @@ package redact
 
 import (
 	"net/netip"
-	"regexp"
 	"strings"
 )
 
@@ -51,28 +50,28 @@ func redactRound(s string, o textOpts, c Counts) string {
 	return s
 }
 
-var pemRe = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)
+var pemRe = lazyRegexp(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)
 
 // redactPEM replaces a PEM private key block whole (to the end of the text if it is cut short).
 func redactPEM(s string, c Counts) string {
 	if !strings.Contains(s, "PRIVATE KEY-----") {
 		return s
 	}
-	return pemRe.ReplaceAllStringFunc(s, func(string) string {
+	return pemRe().ReplaceAllStringFunc(s, func(string) string {
 		c[Credential]++
 		return credentialMarker
 	})
 }
 
 // userinfoRe finds scheme://userinfo@ (RFC 3986: userinfo holds no '/', '?', '#', '@', '[' or ']').
-var userinfoRe = regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@\s\[\]"'<>]+)@`)
+var userinfoRe = lazyRegexp(`\b([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@\s\[\]"'<>]+)@`)
 
 func redactUserinfo(s string, c Counts) string {
 	if !strings.Contains(s, "://") {
 		return s
 	}
-	return userinfoRe.ReplaceAllStringFunc(s, func(m string) string {
-		sub := userinfoRe.FindStringSubmatch(m)
+	return userinfoRe().ReplaceAllStringFunc(s, func(m string) string {
+		sub := userinfoRe().FindStringSubmatch(m)
 		if sub[2] == elision {
 			return m
 		}
@@ -189,7 +188,7 @@ func valueSpan(s string, i int, line bool, quote byte) (int, int) {
 
 // emailRe finds an address: a local part of letters, digits and ._%+- and a dotted domain whose last
 // label is letters.
-var emailRe = regexp.MustCompile(`[\p{L}\p{N}._%+\-]+@((?:[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?\.)+[\p{L}]{2,63})`)
+var emailRe = lazyRegexp(`[\p{L}\p{N}._%+\-]+@((?:[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?\.)+[\p{L}]{2,63})`)
 
 // unitSuffixes are systemd unit types: getty@tty1.service and user@1000.service are unit names, not
 // addresses.
@@ -200,7 +199,7 @@ func redactEmails(s string, c Counts) string {
 	if !strings.Contains(s, "@") {
 		return s
 	}
-	return emailRe.ReplaceAllStringFunc(s, func(m string) string {
+	return emailRe().ReplaceAllStringFunc(s, func(m string) string {
 		at := strings.LastIndexByte(m, '@')
 		domain := m[at+1:]
 		if unitSuffixes[strings.ToLower(domain[strings.LastIndexByte(domain, '.')+1:])] {

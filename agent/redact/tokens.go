@@ -2,7 +2,6 @@ package redact
 
 import (
 	"math"
-	"regexp"
 	"strings"
 )
 
@@ -42,13 +41,13 @@ const MinTokenLen = 32
 const tokenMarker = "[redacted:token]"
 
 var (
-	uuidRe = regexp.MustCompile(`[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}`)
+	uuidRe = lazyRegexp(`[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}`)
 	// knownTokenRe matches tokens recognisable by shape alone.
-	knownTokenRe = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*` +
+	knownTokenRe = lazyRegexp(`eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*` +
 		`|\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}` +
 		`|xox[abprse]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}` +
 		`|[sr]k_(?:live|test)_[0-9A-Za-z]{16,}|sk-[A-Za-z0-9_-]{32,})\b`)
-	digestLabelRe = regexp.MustCompile(`(?i)(?:sha-?(?:1|224|256|384|512)|md5|blake2b|blake3)(?:=:|[:=])$`)
+	digestLabelRe = lazyRegexp(`(?i)(?:sha-?(?:1|224|256|384|512)|md5|blake2b|blake3)(?:=:|[:=])$`)
 )
 
 // knownPrefixes are literal parts every knownTokenRe match holds; a text with none skips the regexp.
@@ -68,7 +67,7 @@ func isRunChar(c byte) bool { return isAlnum(c) || c == '+' || c == '/' || c == 
 // redactTokens replaces opaque tokens in s.
 func redactTokens(s string, c Counts) string {
 	if mayHoldKnownToken(s) {
-		s = knownTokenRe.ReplaceAllStringFunc(s, func(string) string {
+		s = knownTokenRe().ReplaceAllStringFunc(s, func(string) string {
 			c[Token]++
 			return tokenMarker
 		})
@@ -93,7 +92,7 @@ func redactTokens(s string, c Counts) string {
 			end = i
 		}
 		i = end
-		if end-start < MinTokenLen || digestLabelRe.MatchString(s[max(0, start-10):start]) {
+		if end-start < MinTokenLen || digestLabelRe().MatchString(s[max(0, start-10):start]) {
 			continue
 		}
 		run := s[start:end]
@@ -116,7 +115,7 @@ func redactTokens(s string, c Counts) string {
 func tokenStretches(run string, absPath bool) [][2]int {
 	// UUIDs count as words: they break stretches and are never tokens themselves.
 	masked := []byte(run)
-	for _, m := range uuidRe.FindAllStringIndex(run, -1) {
+	for _, m := range uuidRe().FindAllStringIndex(run, -1) {
 		for j := m[0]; j < m[1]; j++ {
 			if masked[j] != '-' {
 				masked[j] = 'u'
@@ -198,10 +197,10 @@ func isPathHex(run string, start, end int) bool {
 // wordyRe matches pieces that read like words or numbers: lowercase words with digits (overlay2,
 // x86, http2cipher), Capitalised words (Project2024), capitals with digits (TLS, 3DES, KRB5, SHA256)
 // and numbers.
-var wordyRe = regexp.MustCompile(`^(?:[a-z]+[0-9]*(?:[a-z]+[0-9]*)?|[A-Z][a-z]+[0-9]*|[0-9]*[A-Z]+[0-9]*|[0-9]+)$`)
+var wordyRe = lazyRegexp(`^(?:[a-z]+[0-9]*(?:[a-z]+[0-9]*)?|[A-Z][a-z]+[0-9]*|[0-9]*[A-Z]+[0-9]*|[0-9]+)$`)
 
 // wordy reports whether a piece reads like a word or a number rather than random characters.
-func wordy(p string) bool { return wordyRe.MatchString(p) }
+func wordy(p string) bool { return wordyRe().MatchString(p) }
 
 // isRandom applies the entropy and segment rules to a stretch.
 func isRandom(s string) bool {

@@ -2,7 +2,6 @@ package wasm
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
@@ -58,7 +57,26 @@ func (r *Result) fail(outcome Outcome, err error) *Result {
 	return r
 }
 
-var codeRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}\.[a-z][a-z0-9_]{0,60}$`)
+// validCode reports whether code has an error code's shape, `^[a-z][a-z0-9_]{0,40}\.[a-z][a-z0-9_]{0,60}$`.
+// A loop, not a package-level regexp: a bounded repeat compiles to one state per repetition, at every
+// start of the binary, each wasm worker included (RATIONALE.md, "Footprint").
+func validCode(code string) bool {
+	area, name, ok := strings.Cut(code, ".")
+	return ok && codePart(area, 41) && codePart(name, 61)
+}
+
+// codePart: `[a-z][a-z0-9_]{0,max-1}`.
+func codePart(s string, max int) bool {
+	if len(s) == 0 || len(s) > max || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // wordFailure reads the failure a word reported on stdout: {"error": {"code", "message", "details"}}.
 func wordFailure(stdout []byte) (*errcode.Error, bool) {
@@ -78,7 +96,7 @@ func wordFailure(stdout []byte) (*errcode.Error, bool) {
 	}
 	// A code in an area Lexicon reserves (errcode.ReservedArea) would pass the word off as the host, the
 	// agent or the plane; the word may pass on capability.* and report its own areas.
-	if !codeRE.MatchString(code) || errcode.Reserved(code) {
+	if !validCode(code) || errcode.Reserved(code) {
 		return errcode.New(errcode.WordFailed, "%s", msg).With(errcode.DetailReason, truncateRunes(code, 100)), true
 	}
 	e := errcode.New(code, "%s", msg)

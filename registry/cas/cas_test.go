@@ -75,3 +75,34 @@ func TestPutReaderLeavesNoTemp(t *testing.T) {
 		t.Fatalf("stray files: %v", entries)
 	}
 }
+
+// TestReadDoesNotRehash: Read gives the bytes as they are, altered ones included (its reader checks
+// them itself), and refuses what Get refuses for want of a blob.
+func TestReadDoesNotRehash(t *testing.T) {
+	s, err := cas.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Put([]byte("module"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.Read(d); err != nil || string(b) != "module" {
+		t.Fatalf("Read: %q, %v", b, err)
+	}
+	if err := os.WriteFile(s.Path(d), []byte("altered"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.Read(d); err != nil || string(b) != "altered" {
+		t.Fatalf("Read of altered bytes: %q, %v", b, err)
+	}
+	if _, err := s.Get(d); !errcode.Has(err, errcode.ModuleDigestMismatch) {
+		t.Fatalf("Get of altered bytes: %v", err)
+	}
+	if _, err := s.Read(strings.Repeat("0", 64)); !errcode.Has(err, errcode.ModuleNotFound) {
+		t.Fatalf("Read of a missing blob: %v", err)
+	}
+	if _, err := s.Read("../x"); !errcode.Has(err, errcode.ModuleNotFound) {
+		t.Fatalf("Read of a non-digest: %v", err)
+	}
+}

@@ -72,7 +72,7 @@ func (p NodeProgram) Validate() error {
 	if !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path {
 		return invalid("path", "program path %q must be absolute and clean", p.Path)
 	}
-	if !sha256RE.MatchString(p.SHA256) {
+	if !validSHA256(p.SHA256) {
 		return invalid("sha256", "program sha256 must be 64 lowercase hex digits")
 	}
 	if len(p.Args) > 32 {
@@ -237,7 +237,7 @@ func (m *Manifest) validateCapabilities() error {
 			case p.Path == NodeRenewal:
 			case !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path:
 				return invalid(pf+".path", "program path %q must be absolute and clean", p.Path)
-			case !sha256RE.MatchString(p.SHA256):
+			case !validSHA256(p.SHA256):
 				return invalid(pf+".sha256", "program sha256 must be 64 lowercase hex digits")
 			}
 			if len(p.Args) == 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -64,7 +65,7 @@ func check(s *jsonschema.Schema, doc []byte, code, what string) error {
 	if len(loc) > 0 {
 		field = "/" + strings.Join(loc, "/")
 	}
-	msg := leaf.ErrorKind.LocalizedString(printer)
+	msg := leaf.ErrorKind.LocalizedString(printer())
 	name := field
 	if name == "" {
 		name = what
@@ -72,7 +73,9 @@ func check(s *jsonschema.Schema, doc []byte, code, what string) error {
 	return errcode.New(code, "%s: %s", name, msg).With(errcode.DetailField, field)
 }
 
-var printer = message.NewPrinter(language.English)
+// printer is made at first use: built at package init, it ran in every start of every binary importing
+// this package, each wasm worker of the agent included.
+var printer = sync.OnceValue(func() *message.Printer { return message.NewPrinter(language.English) })
 
 // deepest follows the first cause down, where the message names the concrete field.
 func deepest(ve *jsonschema.ValidationError) *jsonschema.ValidationError {

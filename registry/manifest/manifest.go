@@ -13,7 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
+	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -135,15 +135,53 @@ func (r *Recipe) CheckInterval() time.Duration {
 	return d
 }
 
-// ValidName reports whether name can name a module (a word, recipe or driver).
-func ValidName(name string) bool { return nameRE.MatchString(name) }
+// ValidName reports whether name can name a module (a word, recipe or driver): `^[a-z][a-z0-9_]{0,62}$`.
+func ValidName(name string) bool { return validName(name) }
 
-var (
-	nameRE     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
-	platformRE = regexp.MustCompile(`^[a-z0-9]+/[a-z0-9]+$`)
-	fileRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-	sha256RE   = regexp.MustCompile(`^[0-9a-f]{64}$`)
-)
+// The shapes below are loops, not package-level regexps: a bounded repeat compiles to one state per
+// repetition, and package-level state is built at every start of every binary importing this package,
+// each wasm worker of the agent included (host/RATIONALE.md, "Footprint"). manifest_shapes_test.go
+// holds them to the regexps they replaced.
+
+func lower(c byte) bool { return 'a' <= c && c <= 'z' }
+func digit(c byte) bool { return '0' <= c && c <= '9' }
+func alnum(c byte) bool { return lower(c) || 'A' <= c && c <= 'Z' || digit(c) }
+
+// shape reports whether s is first then 0 to max-1 of rest.
+func shape(s string, first, rest func(byte) bool, max int) bool {
+	if len(s) == 0 || len(s) > max || !first(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !rest(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// validName: `^[a-z][a-z0-9_]{0,62}$`.
+func validName(s string) bool {
+	return shape(s, lower, func(c byte) bool { return lower(c) || digit(c) || c == '_' }, 63)
+}
+
+// validPlatform: `^[a-z0-9]+/[a-z0-9]+$`.
+func validPlatform(s string) bool {
+	goos, goarch, ok := strings.Cut(s, "/")
+	lowerDigit := func(c byte) bool { return lower(c) || digit(c) }
+	return ok && shape(goos, lowerDigit, lowerDigit, len(goos)) && shape(goarch, lowerDigit, lowerDigit, len(goarch))
+}
+
+// validFile: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
+func validFile(s string) bool {
+	return shape(s, alnum, func(c byte) bool { return alnum(c) || c == '.' || c == '_' || c == '-' }, 128)
+}
+
+// validSHA256: `^[0-9a-f]{64}$`.
+func validSHA256(s string) bool {
+	hex := func(c byte) bool { return digit(c) || 'a' <= c && c <= 'f' }
+	return len(s) == 64 && shape(s, hex, hex, 64)
+}
 
 // Parse decodes and validates a manifest.
 func Parse(data []byte) (*Manifest, error) {

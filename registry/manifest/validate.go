@@ -20,7 +20,7 @@ func (m *Manifest) validate() error {
 	if m.Schema != SchemaV1 {
 		return invalid("schema", "schema must be %q, not %q", SchemaV1, m.Schema)
 	}
-	if !nameRE.MatchString(m.Name) {
+	if !validName(m.Name) {
 		return invalid("name", "name %q must be lowercase letters, digits and _ (at most 63), starting with a letter", m.Name)
 	}
 	if !semver.IsValid("v"+m.Version) || semver.Build("v"+m.Version) != "" || semver.Canonical("v"+m.Version) != "v"+m.Version {
@@ -29,10 +29,10 @@ func (m *Manifest) validate() error {
 	if m.Summary == "" || len(m.Summary) > 200 {
 		return invalid("summary", "summary must be 1 to 200 characters")
 	}
-	if !fileRE.MatchString(m.Module.File) {
+	if !validFile(m.Module.File) {
 		return invalid("module.file", "module file %q must be a bare file name", m.Module.File)
 	}
-	if m.Module.SHA256 != "" && !sha256RE.MatchString(m.Module.SHA256) {
+	if m.Module.SHA256 != "" && !validSHA256(m.Module.SHA256) {
 		return invalid("module.sha256", "sha256 must be 64 lowercase hex digits")
 	}
 	if m.Module.Size < 0 {
@@ -112,7 +112,7 @@ func (m *Manifest) validateRecipe() error {
 			return invalid("recipe.interval", "interval %q must be a duration from 1m to 24h", r.Interval)
 		}
 	}
-	if r.Repair != "" && !nameRE.MatchString(r.Repair) {
+	if r.Repair != "" && !validName(r.Repair) {
 		return invalid("recipe.repair", "repair word %q is not a word name", r.Repair)
 	}
 	if r.NodeDerived && r.Repair == "" {
@@ -128,7 +128,7 @@ func (m *Manifest) validateDriver() error {
 	if m.Class != ClassCloud && m.Class != ClassDNS {
 		return invalid("class", "a driver's class must be cloud or dns, not %q", m.Class)
 	}
-	if len(m.Platforms) != 1 || !platformRE.MatchString(m.Platforms[0]) {
+	if len(m.Platforms) != 1 || !validPlatform(m.Platforms[0]) {
 		return invalid("platforms", "a driver names exactly one os/arch platform")
 	}
 	if m.Recipe != nil || len(m.Params) > 0 || len(m.Output) > 0 || len(m.Capabilities) > 0 || m.Limits != (Limits{}) {

@@ -106,7 +106,8 @@ func runCmd() *cli.Command {
 			defer h.Close()
 			rn := &runner.Runner{Host: h, Vocab: v, PolicyFile: d.policyFile(), LockFile: sd.LockFile(), Log: log, Metrics: m}
 			loop, err := recipes.New(recipes.Config{Vocab: v, Runner: rn, Policy: pol, Dir: sd.RecipesDir(), ConfigDir: d.config,
-				AgentDigest: up.Self(), Log: log.With(errcode.DetailPart, "recipes"), Metrics: m})
+				AgentDigest: up.Self(), Log: log.With(errcode.DetailPart, "recipes"), Metrics: m,
+				AfterChecks: rn.FreeMemory})
 			if err != nil {
 				return nil, err
 			}

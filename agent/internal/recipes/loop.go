@@ -90,6 +90,12 @@ func (l *Loop) Step(ctx context.Context) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	checked := false
+	defer func() {
+		if checked && l.cfg.AfterChecks != nil {
+			l.cfg.AfterChecks()
+		}
+	}()
 	for _, n := range names {
 		r := l.recipes[n]
 		now := l.clock.Now()
@@ -101,6 +107,7 @@ func (l *Loop) Step(ctx context.Context) {
 		}
 		l.tick(ctx, r, now, start)
 		l.publish(r)
+		checked = true
 	}
 }
 

@@ -545,3 +545,31 @@ func TestDueTogetherStayTogether(t *testing.T) {
 		t.Fatalf("unit_health checked at %s and zz_scripted at %s, want both at 10m", uh.Sub(t0), zz.Sub(t0))
 	}
 }
+
+// TestAfterChecks: the agent's hook (it gives the checks' garbage back to the OS) runs once after a
+// step that checked something, and not after a step with nothing due.
+func TestAfterChecks(t *testing.T) {
+	e := newEnv(t, setup{
+		mods: func(e *env) []vocabtest.Module {
+			return []vocabtest.Module{recipeMod("unit_health", interval("10m")), wordMod("restart_unit"), wordMod("host_report"),
+				scriptedMod(e.script, func(m *manifest.Manifest) { m.Name = "zz_scripted" })}
+		},
+	})
+	e.answer(pass)
+	calls := 0
+	e.loop.cfg.AfterChecks = func() { calls++ }
+	e.step() // both due: one call for the step, not one per recipe
+	if calls != 1 {
+		t.Fatalf("%d calls after the first step, want 1", calls)
+	}
+	e.after(time.Minute) // nothing due
+	if calls != 1 {
+		t.Fatalf("%d calls after a step with nothing due, want still 1", calls)
+	}
+	for e.clock.Now().Before(t0.Add(10 * time.Minute)) {
+		e.after(e.loop.untilNext())
+	}
+	if calls < 2 {
+		t.Fatalf("%d calls after the checks at 5 and 10 minutes, want more than 1", calls)
+	}
+}

@@ -82,6 +82,11 @@ type Config struct {
 	Log      *slog.Logger
 	// Metrics counts verdicts and the checks' capability calls (nil: not counted).
 	Metrics *metrics.Agent
+	// AfterChecks is called after a step that checked at least one recipe (nil: nothing). The agent
+	// gives the step's garbage back to the OS there (debug.FreeOSMemory): a check reads its module
+	// (megabytes) to send it to a worker, and the agent then idles for minutes holding that memory,
+	// which the background scavenger returns only slowly (host/RATIONALE.md, "Footprint").
+	AfterChecks func()
 }
 
 // Loop runs the recipes. Report and Delivered are safe to call from any goroutine; Run (or Step) from

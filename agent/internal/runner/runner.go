@@ -187,7 +187,7 @@ func (r *Runner) Load(ctx context.Context, w vocab.Word) (*wasm.Module, error) {
 	}
 	// The bytes are read from the store whenever a worker needs them, not held: workers exit when
 	// idle, and every loaded word's bytes would otherwise stay in the agent's memory for good.
-	m, err := r.Host.LoadFrom(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.Module(w) })
+	m, err := r.Host.LoadFrom(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.HostModule(w) })
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (r *Runner) Warm(ctx context.Context) {
 			continue
 		}
 		seen[w.Module] = true
-		err := r.Host.Warm(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.Module(w) })
+		err := r.Host.Warm(ctx, w.Manifest, w.Module, func() ([]byte, error) { return r.Vocab.HostModule(w) })
 		if err != nil && ctx.Err() == nil {
 			failed++
 			if r.Log != nil {
@@ -234,6 +234,11 @@ func (r *Runner) Warm(ctx context.Context) {
 		r.Log.Info("vocabulary in the compile cache", "modules", len(seen), "failed", failed)
 	}
 }
+
+// FreeMemory gives what loading and running modules left behind back to the OS now, not whenever the
+// background scavenger gets to it: a module is read (megabytes) each time a worker needs it, and the
+// agent then idles for minutes. It costs one collection of the agent's small heap.
+func (r *Runner) FreeMemory() { debug.FreeOSMemory() }
 
 // report turns the host's result into the channel's, redacting output, transcript and audit arguments
 // on the node, before anything leaves it.

@@ -12,7 +12,8 @@
 // one rather than what idling costs. The RSS figure is the sum at the end of the window; the CPU figure
 // is the share of one core the agent and its workers (those still running and those already reaped)
 // used over it, split between the agent itself and its workers, with the worker starts seen (the
-// descendants are looked at every second; a worker lives at least its ten idle seconds).
+// descendants are looked at every second; a worker lives at least its ten idle seconds), and the
+// machine's load average, without which a shared machine's CPU figures cannot be compared.
 package main
 
 import (
@@ -24,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,7 +41,7 @@ func main() {
 	runs := flag.Int("runs", 1, "runs")
 	settle := flag.String("settle", "vocabulary in the compile cache", "start the idle window once the agent's log holds this (empty: at once)")
 	flag.Parse()
-	var rss, agentRSS, cpu, agentCPU, workers, starts []float64
+	var rss, agentRSS, cpu, agentCPU, workers, starts, load []float64
 	for range *runs {
 		r, err := run(*demo, *bin, *modules, *settle, *window)
 		if err != nil {
@@ -52,6 +54,7 @@ func main() {
 		agentCPU = append(agentCPU, r.agentShare*100)
 		workers = append(workers, float64(r.workers))
 		starts = append(starts, float64(r.starts))
+		load = append(load, r.load)
 	}
 	fmt.Printf("\nidle agent after make demo, %s idle, %d runs: median (range)\n", *window, *runs)
 	fmt.Printf("  RSS, agent and workers        %s MiB   goal <= 40 MiB\n", show(rss))
@@ -60,6 +63,7 @@ func main() {
 	fmt.Printf("  CPU, agent and workers        %s %% of one core   goal <= 0.1%%\n", show(cpu))
 	fmt.Printf("  CPU, agent alone              %s %% of one core\n", show(agentCPU))
 	fmt.Printf("  worker starts in the window   %s\n", show(starts))
+	fmt.Printf("  load average (5 min) at end   %s   on %d CPUs: CPU figures grow with the machine's load\n", show(load), runtime.NumCPU())
 }
 
 func show(s []float64) string {
@@ -72,6 +76,7 @@ type result struct {
 	rssKiB, agentKiB     float64
 	cpuShare, agentShare float64
 	workers, starts      int
+	load                 float64 // the machine's 5-minute load average at the end of the window
 }
 
 func logHas(path, s string) bool {
@@ -164,12 +169,25 @@ func run(demo, bin, modules, settle string, window time.Duration) (result, error
 	r := result{agentKiB: float64(rssKiB(agent)), workers: len(ws), starts: starts,
 		cpuShare: float64(c1-c0) / float64(took), agentShare: float64(a1-a0) / float64(took)}
 	r.rssKiB = r.agentKiB
+	r.load = loadAvg()
 	for _, w := range ws {
 		r.rssKiB += float64(rssKiB(w))
 	}
-	fmt.Printf("run: agent %.1f MiB, %d workers, total %.1f MiB, cpu %.3f%% of one core (agent alone %.3f%%, %d worker starts) over %s\n",
-		r.agentKiB/1024, r.workers, r.rssKiB/1024, r.cpuShare*100, r.agentShare*100, starts, took.Round(time.Millisecond))
+	fmt.Printf("run: agent %.1f MiB, %d workers, total %.1f MiB, cpu %.3f%% of one core (agent alone %.3f%%, %d worker starts) over %s, load average %.2f\n",
+		r.agentKiB/1024, r.workers, r.rssKiB/1024, r.cpuShare*100, r.agentShare*100, starts, took.Round(time.Millisecond), r.load)
 	return r, nil
+}
+
+// loadAvg is the machine's 5-minute load average (0 if unreadable): on a shared machine a worker's
+// CPU per start grows with it, so a figure is read with it.
+func loadAvg() float64 {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[1], 64)
+	return v
 }
 
 func freePort() (int, error) {

@@ -6,7 +6,6 @@ package systemd
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -51,10 +50,22 @@ func (u Unavailable) Journal(context.Context, string, int) ([]capv1.JournalEntry
 	return nil, u.err()
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9:_.@\\-]{1,255}$`)
-
-// ValidName reports whether s can be a unit name: systemd's characters only, never an option.
-func ValidName(s string) bool { return nameRE.MatchString(s) && !strings.HasPrefix(s, "-") }
+// ValidName reports whether s can be a unit name: 1 to 255 of systemd's characters (letters, digits,
+// ":_.@\\-"), never an option. A loop, not `^[A-Za-z0-9:_.@\\-]{1,255}$`: a bounded repeat compiles
+// to one state per repetition, and a package-level regexp is compiled at every start of the binary,
+// each wasm worker included (host/RATIONALE.md, "Footprint").
+func ValidName(s string) bool {
+	if len(s) == 0 || len(s) > 255 || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(":_.@\\-", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
 
 // ErrNotFound marks an action on a unit systemd does not know.
 var ErrNotFound = errors.New("unit not found")
