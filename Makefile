@@ -122,7 +122,10 @@ release: modules agents
 demo: modules
 	$(GO) run ./examples/fleet-in-a-box
 
+# examples/authors builds an author's module offline (GOPROXY=off) from the module cache; resolving
+# its graph needs the go.mod of every module in ours, which a build alone does not fetch.
 test: modules
+	$(GO) list -m all > /dev/null
 	$(GO) test -timeout 30m ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
 	$(GO) test -race ./plane/internal/drivers/ ./plane/internal/seal/
