@@ -134,12 +134,9 @@ func (s *Store) commit(tmp, d string) error {
 
 // Get reads the blob named d and returns it only if it still hashes to d.
 func (s *Store) Get(d string) ([]byte, error) {
-	if !ValidDigest(d) {
-		return nil, errcode.New(errcode.ModuleNotFound, "%q is not a sha256 digest", d)
-	}
-	data, err := os.ReadFile(s.Path(d))
+	data, err := s.Read(d)
 	if err != nil {
-		return nil, notFound(err, d)
+		return nil, err
 	}
 	if got := Sum(data); got != d {
 		return nil, errcode.New(errcode.ModuleDigestMismatch, "blob %s hashes to %s: it was altered", d, got).With(errcode.DetailSHA256, d)

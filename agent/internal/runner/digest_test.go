@@ -19,16 +19,7 @@ import (
 // the same bytes put back load.
 func TestAlteredModuleIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	module := filepath.Join("..", "..", "..", "build", "wasm", "examples", "hello.wasm")
-	if _, err := os.Stat(module); err != nil {
-		t.Fatalf("%s is missing: run `make wasm` first (%v)", module, err)
-	}
-	mf := filepath.Join(dir, "hello.json")
-	if err := os.WriteFile(mf, []byte(`{"schema":"lexicon/manifest/v1","name":"hello","kind":"word","version":"1.0.0","class":"look",`+
-		`"summary":"test","params":{"type":"object","additionalProperties":false},"output":{"type":"object"},"module":{"file":"hello.wasm"}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rel := vocabtest.Build(t, vocabtest.Module{Manifest: mf, File: module})
+	rel := vocabtest.Build(t, helloModule(t, dir))
 	store := filepath.Join(dir, "modules")
 	v, err := vocab.Open(rel.Trust, store, nil)
 	if err != nil {

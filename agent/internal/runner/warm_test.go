@@ -15,16 +15,7 @@ import (
 // compiles nothing.
 func TestWarmCompilesTheVocabulary(t *testing.T) {
 	dir := t.TempDir()
-	module := filepath.Join("..", "..", "..", "build", "wasm", "examples", "hello.wasm")
-	if _, err := os.Stat(module); err != nil {
-		t.Fatalf("%s is missing: run `make wasm` first (%v)", module, err)
-	}
-	mf := filepath.Join(dir, "hello.json")
-	if err := os.WriteFile(mf, []byte(`{"schema":"lexicon/manifest/v1","name":"hello","kind":"word","version":"1.0.0","class":"look",`+
-		`"summary":"test","params":{"type":"object","additionalProperties":false},"output":{"type":"object"},"module":{"file":"hello.wasm"}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	v := vocabtest.Build(t, vocabtest.Module{Manifest: mf, File: module}).Open(t)
+	v := vocabtest.Build(t, helloModule(t, dir)).Open(t)
 	cfg := wasm.Config{Isolation: wasm.InProcess, CacheDir: filepath.Join(dir, "cache"), CacheKeyFile: filepath.Join(dir, "cache.key")}
 	newHost := func() *wasm.Host {
 		h, err := wasm.New(t.Context(), cfg)
@@ -51,4 +42,19 @@ func TestWarmCompilesTheVocabulary(t *testing.T) {
 	if s := h2.CacheStats(); s != (wasm.CacheStats{Hits: 1}) {
 		t.Fatalf("load in a new host: %+v, want a cache hit", s)
 	}
+}
+
+// helloModule is the example hello word as a vocabulary module, its manifest written into dir.
+func helloModule(t *testing.T, dir string) vocabtest.Module {
+	t.Helper()
+	module := filepath.Join("..", "..", "..", "build", "wasm", "examples", "hello.wasm")
+	if _, err := os.Stat(module); err != nil {
+		t.Fatalf("%s is missing: run `make wasm` first (%v)", module, err)
+	}
+	mf := filepath.Join(dir, "hello.json")
+	if err := os.WriteFile(mf, []byte(`{"schema":"lexicon/manifest/v1","name":"hello","kind":"word","version":"1.0.0","class":"look",`+
+		`"summary":"test","params":{"type":"object","additionalProperties":false},"output":{"type":"object"},"module":{"file":"hello.wasm"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return vocabtest.Module{Manifest: mf, File: module}
 }
