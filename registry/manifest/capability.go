@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/lexicon-fleet/lexicon/registry/cas"
 )
 
 // Capability is one door a module may use, with the bounds that fence it. Which bounds a capability
@@ -72,7 +74,7 @@ func (p NodeProgram) Validate() error {
 	if !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path {
 		return invalid("path", "program path %q must be absolute and clean", p.Path)
 	}
-	if !validSHA256(p.SHA256) {
+	if !cas.ValidDigest(p.SHA256) {
 		return invalid("sha256", "program sha256 must be 64 lowercase hex digits")
 	}
 	if len(p.Args) > 32 {
@@ -237,7 +239,7 @@ func (m *Manifest) validateCapabilities() error {
 			case p.Path == NodeRenewal:
 			case !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path:
 				return invalid(pf+".path", "program path %q must be absolute and clean", p.Path)
-			case !validSHA256(p.SHA256):
+			case !cas.ValidDigest(p.SHA256):
 				return invalid(pf+".sha256", "program sha256 must be 64 lowercase hex digits")
 			}
 			if len(p.Args) == 0 {

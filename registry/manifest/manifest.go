@@ -135,9 +135,6 @@ func (r *Recipe) CheckInterval() time.Duration {
 	return d
 }
 
-// ValidName reports whether name can name a module (a word, recipe or driver): `^[a-z][a-z0-9_]{0,62}$`.
-func ValidName(name string) bool { return validName(name) }
-
 // The shapes below are loops, not package-level regexps: a bounded repeat compiles to one state per
 // repetition, and package-level state is built at every start of every binary importing this package,
 // each wasm worker of the agent included (host/RATIONALE.md, "Footprint"). manifest_shapes_test.go
@@ -160,8 +157,8 @@ func shape(s string, first, rest func(byte) bool, max int) bool {
 	return true
 }
 
-// validName: `^[a-z][a-z0-9_]{0,62}$`.
-func validName(s string) bool {
+// ValidName reports whether s can name a module (a word, recipe or driver): `^[a-z][a-z0-9_]{0,62}$`.
+func ValidName(s string) bool {
 	return shape(s, lower, func(c byte) bool { return lower(c) || digit(c) || c == '_' }, 63)
 }
 
@@ -175,12 +172,6 @@ func validPlatform(s string) bool {
 // validFile: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
 func validFile(s string) bool {
 	return shape(s, alnum, func(c byte) bool { return alnum(c) || c == '.' || c == '_' || c == '-' }, 128)
-}
-
-// validSHA256: `^[0-9a-f]{64}$`.
-func validSHA256(s string) bool {
-	hex := func(c byte) bool { return digit(c) || 'a' <= c && c <= 'f' }
-	return len(s) == 64 && shape(s, hex, hex, 64)
 }
 
 // Parse decodes and validates a manifest.

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lexicon-fleet/lexicon/registry/cas"
 )
 
 // The shape checks are loops instead of package-level regexps (compiled at every start of every
@@ -16,11 +18,10 @@ func TestShapesMatchTheRegexps(t *testing.T) {
 		alphabet string // the four characters mostly used, then others
 		near     int    // a length bound to test around
 	}{
-		{`^[a-z][a-z0-9_]{0,62}$`, validName, "a9_Z.-/ ", 63},
 		{`^[a-z][a-z0-9_]{0,62}$`, ValidName, "z0_A.-/ ", 63},
 		{`^[a-z0-9]+/[a-z0-9]+$`, validPlatform, "a0/A_-. ", 5},
 		{`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`, validFile, "aZ.9_-/ ", 128},
-		{`^[0-9a-f]{64}$`, validSHA256, "0fa9FgA-x. ", 64},
+		{`^[0-9a-f]{64}$`, cas.ValidDigest, "0fa9FgA-x. ", 64},
 	} {
 		re := regexp.MustCompile(c.re)
 		for _, s := range shapeCases(c.alphabet, c.near) {

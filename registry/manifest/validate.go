@@ -9,6 +9,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/mod/semver"
 
+	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -20,7 +21,7 @@ func (m *Manifest) validate() error {
 	if m.Schema != SchemaV1 {
 		return invalid("schema", "schema must be %q, not %q", SchemaV1, m.Schema)
 	}
-	if !validName(m.Name) {
+	if !ValidName(m.Name) {
 		return invalid("name", "name %q must be lowercase letters, digits and _ (at most 63), starting with a letter", m.Name)
 	}
 	if !semver.IsValid("v"+m.Version) || semver.Build("v"+m.Version) != "" || semver.Canonical("v"+m.Version) != "v"+m.Version {
@@ -32,7 +33,7 @@ func (m *Manifest) validate() error {
 	if !validFile(m.Module.File) {
 		return invalid("module.file", "module file %q must be a bare file name", m.Module.File)
 	}
-	if m.Module.SHA256 != "" && !validSHA256(m.Module.SHA256) {
+	if m.Module.SHA256 != "" && !cas.ValidDigest(m.Module.SHA256) {
 		return invalid("module.sha256", "sha256 must be 64 lowercase hex digits")
 	}
 	if m.Module.Size < 0 {
@@ -112,7 +113,7 @@ func (m *Manifest) validateRecipe() error {
 			return invalid("recipe.interval", "interval %q must be a duration from 1m to 24h", r.Interval)
 		}
 	}
-	if r.Repair != "" && !validName(r.Repair) {
+	if r.Repair != "" && !ValidName(r.Repair) {
 		return invalid("recipe.repair", "repair word %q is not a word name", r.Repair)
 	}
 	if r.NodeDerived && r.Repair == "" {
