@@ -364,8 +364,9 @@ func (v *Vocabulary) Module(w Word) ([]byte, error) {
 }
 
 // HostModule returns a word's or recipe's module bytes from the cache as they are, for the word host
-// only: the host hashes what it is given against the pinned digest in each process that compiles it
-// (Load, and every worker it sends the bytes to) and refuses other bytes with module.digest_mismatch.
+// only: the host hashes what it is given against the pinned digest in the process that compiles it
+// (Load in process, each worker it sends the bytes to otherwise) and refuses other bytes with
+// module.digest_mismatch.
 // Hashing them here as well was a second sha256 of megabytes at every worker start of an idle agent.
 func (v *Vocabulary) HostModule(w Word) ([]byte, error) {
 	return v.store.Read(w.Module)
