@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -30,11 +29,11 @@ func (e *Engine) Adopt(ctx context.Context, by, nodeID, account, instanceID stri
 		return store.Provisioning{}, err
 	}
 	holder := "provision:adopt:" + rand.Text()
-	if _, err := rollouts.AcquireChange(ctx, e.Store, n.ID, holder, "adopting instance "+instanceID+" of "+account+" by "+by, NodeLease, e.now()); err != nil {
+	if _, err := e.changes().Acquire(ctx, n.ID, holder, "adopting instance "+instanceID+" of "+account+" by "+by, NodeLease, e.now()); err != nil {
 		return store.Provisioning{}, err
 	}
 	defer func() {
-		_ = e.Store.LeaseRelease(context.WithoutCancel(ctx), store.LeaseReleaseParams{Subject: n.ID, Name: store.LeaseChange, Holder: holder})
+		_ = e.changes().Release(context.WithoutCancel(ctx), n.ID, holder)
 	}()
 	inst, err := e.Cloud.Get(ctx, by, account, instanceID)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
@@ -102,6 +102,15 @@ type Engine struct {
 	LeaseTTL time.Duration // 0: 30 s
 	Now      func() time.Time
 	Timeouts Timeouts
+	// Leases grants the nodes' change leases; nil: a room over Store.
+	Leases *lease.Room
+}
+
+func (e *Engine) changes() *lease.Room {
+	if e.Leases != nil {
+		return e.Leases
+	}
+	return lease.New(e.Store)
 }
 
 // Service runs the engine every tick and on every wake.
@@ -417,7 +426,7 @@ func NodeHolder(provisioningID string) string { return "provision:" + provisioni
 // for the next pass, said on the record's timeline.
 func (e *Engine) joined(ctx context.Context, pr store.Provisioning, nodeID, detail string) (bool, error) {
 	holder := NodeHolder(pr.ID)
-	if _, err := rollouts.AcquireChange(ctx, e.Store, nodeID, holder, "provisioning "+pr.ID+": labels and DNS", NodeLease, e.now()); err != nil {
+	if _, err := e.changes().Acquire(ctx, nodeID, holder, "provisioning "+pr.ID+": labels and DNS", NodeLease, e.now()); err != nil {
 		if !errcode.Has(err, errcode.LeaseHeld) {
 			return false, err
 		}
@@ -431,7 +440,7 @@ func (e *Engine) joined(ctx context.Context, pr store.Provisioning, nodeID, deta
 		return false, nil
 	}
 	defer func() {
-		_ = e.Store.LeaseRelease(context.WithoutCancel(ctx), store.LeaseReleaseParams{Subject: nodeID, Name: store.LeaseChange, Holder: holder})
+		_ = e.changes().Release(context.WithoutCancel(ctx), nodeID, holder)
 	}()
 	if len(pr.Labels) > 0 {
 		if _, err := e.Store.NodeLabel(ctx, store.NodeLabelParams{ID: nodeID, Set: pr.Labels}); err != nil {

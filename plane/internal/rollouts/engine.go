@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -32,6 +33,8 @@ type Engine struct {
 	Now func() time.Time
 	// Words tells the words a release pins; nil: a Catalog over Store.
 	Words WordSource
+	// Leases grants the nodes' change leases; nil: a room over Store.
+	Leases *lease.Room
 
 	catalog WordSource
 }
@@ -227,7 +230,7 @@ func (e *Engine) complete(ctx context.Context, ro store.Rollout) error {
 // start takes the node's change lease and moves its step to its first phase. A node another holder is
 // changing waits for a later pass.
 func (e *Engine) start(ctx context.Context, ro store.Rollout, st store.RolloutStep) (bool, error) {
-	_, err := AcquireChange(ctx, e.Store, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now())
+	_, err := e.changes().Acquire(ctx, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now())
 	if errcode.Has(err, errcode.LeaseHeld) {
 		return false, nil // another change holds the node: it waits for a later pass
 	}
@@ -252,7 +255,7 @@ func (e *Engine) start(ctx context.Context, ro store.Rollout, st store.RolloutSt
 // says whether this replica holds it: a replica that took the rollout over acts on a node only once
 // the dead replica's lease on it ran out.
 func (e *Engine) holdNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) bool {
-	if _, err := AcquireChange(ctx, e.Store, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now()); err != nil {
+	if _, err := e.changes().Acquire(ctx, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now()); err != nil {
 		e.log().Debug("node lease not held", "rollout", ro.ID, "node", st.NodeName, "err", err)
 		return false
 	}
@@ -260,7 +263,14 @@ func (e *Engine) holdNode(ctx context.Context, ro store.Rollout, st store.Rollou
 }
 
 func (e *Engine) releaseNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) {
-	_ = e.Store.LeaseRelease(ctx, store.LeaseReleaseParams{Subject: st.NodeID, Name: store.LeaseChange, Holder: e.nodeHolder(ro)})
+	_ = e.changes().Release(ctx, st.NodeID, e.nodeHolder(ro))
+}
+
+func (e *Engine) changes() *lease.Room {
+	if e.Leases != nil {
+		return e.Leases
+	}
+	return lease.New(e.Store)
 }
 
 // nodeHolder is who holds a node's change lease for a rollout: this replica, for that rollout. Two

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
-	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
@@ -306,7 +306,7 @@ func (s *Server) nodeShow(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	leases, err := s.store.LeaseList(r.Context(), store.LeaseListParams{Subject: n.ID, Live: true, Now: s.now()})
+	leases, err := s.leases.Live(r.Context(), n.ID, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +427,7 @@ func (s *Server) jobCreate(r *http.Request) (any, error) {
 		b := make([]byte, 9)
 		_, _ = rand.Read(b)
 		request = "request:" + base64.RawURLEncoding.EncodeToString(b)
-		if _, err := rollouts.AcquireChange(ctx, s.store, node.ID, request, "exclusive job "+req.Word+" by "+tokenFrom(ctx).Name, leaseTTL, s.now()); err != nil {
+		if _, err := s.leases.Acquire(ctx, node.ID, request, "exclusive job "+req.Word+" by "+tokenFrom(ctx).Name, leaseTTL, s.now()); err != nil {
 			return nil, err
 		}
 	}
@@ -437,13 +437,12 @@ func (s *Server) jobCreate(r *http.Request) (any, error) {
 	})
 	if err != nil {
 		if request != "" {
-			_ = s.store.LeaseRelease(ctx, store.LeaseReleaseParams{Subject: node.ID, Name: store.LeaseChange, Holder: request})
+			_ = s.leases.Release(ctx, node.ID, request)
 		}
 		return nil, err
 	}
 	if request != "" {
-		if _, err := s.store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: node.ID, Name: store.LeaseChange, Holder: rollouts.JobHolder(job.ID),
-			Purpose: "exclusive job " + job.ID + " by " + job.CreatedBy, TTL: leaseTTL, Now: s.now(), From: request}); err != nil {
+		if _, err := s.leases.Hand(ctx, node.ID, request, lease.JobHolder(job.ID), "exclusive job "+job.ID+" by "+job.CreatedBy, leaseTTL, s.now()); err != nil {
 			return nil, err
 		}
 	}

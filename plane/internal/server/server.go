@@ -16,6 +16,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
@@ -88,6 +89,7 @@ type Server struct {
 	addrLimit *limiter
 	manifests *manifestIndex
 	catalog   *rollouts.Catalog
+	leases    *lease.Room
 
 	mu       sync.Mutex
 	statRefs map[int64]channel.StatementRef // each release's statement as claims name it; releases never change
@@ -128,6 +130,7 @@ func New(cfg Config) *Server {
 	s.addrLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeAddress) }
 	s.manifests = newManifestIndex(cfg.Store)
 	s.catalog = rollouts.NewCatalog(cfg.Store)
+	s.leases = lease.New(cfg.Store)
 	s.statRefs = map[int64]channel.StatementRef{}
 	return s
 }
