@@ -66,9 +66,7 @@ func NewHeartbeat(c Config) *Heartbeat {
 	if c.MemoryLimit == 0 {
 		c.MemoryLimit = MemoryLimit("/")
 	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
+	c.Log = services.Logger(c.Log)
 	h := &Heartbeat{c: c, started: c.Now()}
 	h.Periodic = &services.Periodic{Name: "replica heartbeat", Every: c.Every, Step: h.Beat, RunAtStart: true, NewTicker: c.NewTicker}
 	return h

@@ -55,9 +55,7 @@ func NewReconciler(c Config) *Reconciler {
 	if c.Up.IsZero() {
 		c.Up = c.Now()
 	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
+	c.Log = services.Logger(c.Log)
 	if c.Every == 0 {
 		c.Every = DefaultEvery
 	}

@@ -42,9 +42,7 @@ func NewExpirer(c Config) *Expirer {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
+	c.Log = services.Logger(c.Log)
 	if c.Every == 0 {
 		c.Every = DefaultExpireEvery
 	}

@@ -29,7 +29,7 @@ func (e *Engine) Adopt(ctx context.Context, by, nodeID, account, instanceID stri
 		return store.Provisioning{}, err
 	}
 	holder := "provision:adopt:" + rand.Text()
-	if _, err := e.changes().Acquire(ctx, n.ID, holder, "adopting instance "+instanceID+" of "+account+" by "+by, NodeLease, e.now()); err != nil {
+	if _, err := e.changes().Acquire(ctx, n.ID, holder, "adopting instance "+instanceID+" of "+account+" by "+by, NodeLease, e.Time()); err != nil {
 		return store.Provisioning{}, err
 	}
 	defer func() {
@@ -55,7 +55,7 @@ func (e *Engine) Adopt(ctx context.Context, by, nodeID, account, instanceID stri
 			account, strings.Join(addrs(inst), ", "), instanceID).With(errcode.DetailID, instanceID)
 	}
 	pr, err := e.Store.ProvisioningAdopt(ctx, store.ProvisioningAdoptParams{Account: account, InstanceID: inst.ID, NodeID: n.ID,
-		Addresses: addrs(inst), By: by, Now: e.now()})
+		Addresses: addrs(inst), By: by, Now: e.Time()})
 	if err != nil {
 		return store.Provisioning{}, err
 	}

@@ -8,7 +8,6 @@ package provision
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
@@ -91,17 +90,13 @@ const CleanupRetry = time.Minute
 // before touching it, and every change moves the record only from the state the pass read
 // (store.ProvisioningUpdate), so two replicas never create one machine twice.
 type Engine struct {
+	services.EngineBase
 	Store store.Store
 	Cloud Cloud
 	DNS   DNS // nil: provisionings naming a DNS account fail at the DNS step's record, never silently
 	// Bootstrap is what every machine is given besides its token.
 	Bootstrap Bootstrap
-	// Holder names this replica in leases; it must differ between replicas.
-	Holder   string
-	Log      *slog.Logger
-	LeaseTTL time.Duration // 0: 30 s
-	Now      func() time.Time
-	Timeouts Timeouts
+	Timeouts  Timeouts
 	// Leases grants the nodes' change leases; nil: a room over Store.
 	Leases *lease.Room
 }
@@ -113,34 +108,9 @@ func (e *Engine) changes() *lease.Room {
 	return lease.New(e.Store)
 }
 
-// Service runs the engine every tick and on every wake.
-func (e *Engine) Service(every time.Duration, wake <-chan struct{}) *services.Periodic {
-	return &services.Periodic{Name: "provisioning", Every: every, Wake: wake, RunAtStart: true, Step: func(ctx context.Context) {
-		if err := e.Pass(ctx); err != nil && ctx.Err() == nil {
-			e.log().Warn("provisioning pass failed", "err", err)
-		}
-	}}
-}
-
-func (e *Engine) log() *slog.Logger {
-	if e.Log == nil {
-		return slog.Default()
-	}
-	return e.Log
-}
-
-func (e *Engine) now() time.Time {
-	if e.Now == nil {
-		return time.Now().UTC()
-	}
-	return e.Now().UTC()
-}
-
-func (e *Engine) ttl() time.Duration {
-	if e.LeaseTTL <= 0 {
-		return 30 * time.Second
-	}
-	return e.LeaseTTL
+// Service runs the engine every tick and on every Wake.
+func (e *Engine) Service(every time.Duration) *services.Periodic {
+	return e.EngineBase.Service("provisioning", every, e.Pass)
 }
 
 // Actor is who provisioning's cloud and DNS calls are audited as.
@@ -157,7 +127,7 @@ func (e *Engine) Pass(ctx context.Context) error {
 			return ctx.Err()
 		}
 		_, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: pr.ID, Name: LeaseEngine, Holder: e.Holder,
-			Purpose: "advance provisioning", TTL: e.ttl(), Now: e.now()})
+			Purpose: "advance provisioning", TTL: e.TTL(), Now: e.Time()})
 		if errcode.Has(err, errcode.LeaseHeld) {
 			continue // another replica advances it
 		}
@@ -165,7 +135,7 @@ func (e *Engine) Pass(ctx context.Context) error {
 			return err
 		}
 		if err := e.Advance(ctx, pr.ID); err != nil {
-			e.log().Warn("provisioning not advanced", "provisioning", pr.ID, "err", err)
+			e.Logger().Warn("provisioning not advanced", "provisioning", pr.ID, "err", err)
 		}
 	}
 	return nil
@@ -192,7 +162,7 @@ func (e *Engine) Advance(ctx context.Context, id string) error {
 // step does the work of pr's state once, and reports whether the record moved.
 func (e *Engine) step(ctx context.Context, pr store.Provisioning) (bool, error) {
 	if pr.State.Live() {
-		if limit := e.Timeouts.of(pr.State); e.now().Sub(pr.StateAt) >= limit {
+		if limit := e.Timeouts.of(pr.State); e.Time().Sub(pr.StateAt) >= limit {
 			return e.fail(ctx, pr, fmt.Sprintf("timed out: %s for over %s", pr.State, limit))
 		}
 	}
@@ -213,7 +183,7 @@ func (e *Engine) step(ctx context.Context, pr store.Provisioning) (bool, error) 
 
 // update moves pr from its state, and reports whether it moved.
 func (e *Engine) update(ctx context.Context, pr store.Provisioning, p store.ProvisioningUpdateParams) (bool, error) {
-	p.ID, p.From, p.By, p.Now = pr.ID, pr.State, store.AuthorPlane, e.now()
+	p.ID, p.From, p.By, p.Now = pr.ID, pr.State, store.AuthorPlane, e.Time()
 	if p.To == "" {
 		p.To = pr.State
 	}
@@ -222,7 +192,7 @@ func (e *Engine) update(ctx context.Context, pr store.Provisioning, p store.Prov
 		return false, err
 	}
 	if res.Moved && p.To != pr.State {
-		e.log().Info("provisioning moved", "provisioning", pr.ID, "name", pr.Name, "from", pr.State, "to", p.To, "detail", p.Detail)
+		e.Logger().Info("provisioning moved", "provisioning", pr.ID, "name", pr.Name, "from", pr.State, "to", p.To, "detail", p.Detail)
 	}
 	return res.Moved, nil
 }
@@ -251,7 +221,7 @@ func (e *Engine) create(ctx context.Context, pr store.Provisioning) (bool, error
 	if err != nil {
 		return e.fail(ctx, pr, err.Error())
 	}
-	moved, err := e.update(ctx, pr, store.ProvisioningUpdateParams{TokenHash: TokenHash(token), TokenExpiresAt: e.now().Add(TokenTTL),
+	moved, err := e.update(ctx, pr, store.ProvisioningUpdateParams{TokenHash: TokenHash(token), TokenExpiresAt: e.Time().Add(TokenTTL),
 		Detail: "minted a one-time join token; asking " + pr.Account + " for the instance"})
 	if err != nil || !moved {
 		return false, err
@@ -263,12 +233,12 @@ func (e *Engine) create(ctx context.Context, pr store.Provisioning) (bool, error
 	// A create call can outlast the engine lease; another replica taking the lease meanwhile would
 	// find no instance yet and create a second one. The lease covers the whole call instead.
 	if _, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: pr.ID, Name: LeaseEngine, Holder: e.Holder,
-		Purpose: "create instance", TTL: CreateLease, Now: e.now()}); err != nil {
+		Purpose: "create instance", TTL: CreateLease, Now: e.Time()}); err != nil {
 		return false, err
 	}
 	defer func() {
 		_, _ = e.Store.LeaseAcquire(context.WithoutCancel(ctx), store.LeaseAcquireParams{Subject: pr.ID, Name: LeaseEngine, Holder: e.Holder,
-			Purpose: "advance provisioning", TTL: e.ttl(), Now: e.now()})
+			Purpose: "advance provisioning", TTL: e.TTL(), Now: e.Time()})
 	}()
 	inst, err := e.Cloud.Create(ctx, actor, pr.Account, cloud.CreateRequest{Region: pr.Region, Type: pr.Type, Image: pr.Image,
 		Label: label(pr.Name), Tags: []string{pr.Tag}, UserData: ud})
@@ -330,7 +300,7 @@ func (e *Engine) install(ctx context.Context, pr store.Provisioning) (bool, erro
 // reports an instance of this account carrying this provisioning's tag at the address the join came
 // from; otherwise the join waits for a person, with the reason on it.
 func (e *Engine) join(ctx context.Context, pr store.Provisioning) (bool, error) {
-	j, err := e.Store.JoinGet(ctx, store.JoinGetParams{ID: pr.JoinID, Now: e.now()})
+	j, err := e.Store.JoinGet(ctx, store.JoinGetParams{ID: pr.JoinID, Now: e.Time()})
 	if err != nil {
 		return false, err
 	}
@@ -361,12 +331,12 @@ func (e *Engine) join(ctx context.Context, pr store.Provisioning) (bool, error) 
 		if _, err := e.Store.JoinHold(ctx, store.JoinHoldParams{ID: j.ID, ProvisioningID: pr.ID, Reason: reason}); err != nil {
 			return false, err
 		}
-		e.log().Warn("provisioned join left for a person", "provisioning", pr.ID, "join", j.ID, "reason", reason)
+		e.Logger().Warn("provisioned join left for a person", "provisioning", pr.ID, "join", j.ID, "reason", reason)
 		return e.update(ctx, pr, store.ProvisioningUpdateParams{Reason: "join waits for a person: " + reason,
 			Detail: "join " + j.ID + " left for a person: " + reason})
 	}
 	res, err := e.Store.JoinApprove(ctx, store.JoinApproveParams{ID: j.ID, Fingerprint: j.Fingerprint, Name: pr.Name,
-		By: Actor(pr.ID), Now: e.now()})
+		By: Actor(pr.ID), Now: e.Time()})
 	if err != nil {
 		if code := errcode.Code(err); code != "" && code != errcode.StoreUnavailable && code != errcode.StoreBusy {
 			reason := fmt.Sprintf("approval refused (%s): %v", code, err)
@@ -377,7 +347,7 @@ func (e *Engine) join(ctx context.Context, pr store.Provisioning) (bool, error) 
 		}
 		return false, err
 	}
-	e.log().Info("provisioned join approved by the provider check", "provisioning", pr.ID, "join", j.ID, "node", res.Node.ID,
+	e.Logger().Info("provisioned join approved by the provider check", "provisioning", pr.ID, "join", j.ID, "node", res.Node.ID,
 		"instance", inst.ID, "source", j.SourceAddress)
 	return e.joined(ctx, pr, res.Node.ID, fmt.Sprintf("approved join %s: %s reports %s for instance %s", j.ID, pr.Account, j.SourceAddress, inst.ID))
 }
@@ -426,7 +396,7 @@ func NodeHolder(provisioningID string) string { return "provision:" + provisioni
 // for the next pass, said on the record's timeline.
 func (e *Engine) joined(ctx context.Context, pr store.Provisioning, nodeID, detail string) (bool, error) {
 	holder := NodeHolder(pr.ID)
-	if _, err := e.changes().Acquire(ctx, nodeID, holder, "provisioning "+pr.ID+": labels and DNS", NodeLease, e.now()); err != nil {
+	if _, err := e.changes().Acquire(ctx, nodeID, holder, "provisioning "+pr.ID+": labels and DNS", NodeLease, e.Time()); err != nil {
 		if !errcode.Has(err, errcode.LeaseHeld) {
 			return false, err
 		}
@@ -453,7 +423,7 @@ func (e *Engine) joined(ctx context.Context, pr store.Provisioning, nodeID, deta
 			// The node is joined and serving; the records can be added by hand (lexicon dns
 			// reconcile). Failing here would delete a working machine over a zone's answer.
 			reason = fmt.Sprintf("joined, but DNS records were not added (%s): %v", codeOf(err), err)
-			e.log().Warn("provisioned node has no DNS records", "provisioning", pr.ID, "err", err)
+			e.Logger().Warn("provisioned node has no DNS records", "provisioning", pr.ID, "err", err)
 		} else {
 			detail += "; added its A/AAAA records to " + pr.DNSZone
 		}
@@ -490,13 +460,13 @@ func (e *Engine) fail(ctx context.Context, pr store.Provisioning, reason string)
 	if pr.JoinID != "" {
 		// The machine is about to be deleted: a join still waiting for a person must not be approved
 		// for it later. Rejecting retires its key.
-		if j, err := e.Store.JoinGet(ctx, store.JoinGetParams{ID: pr.JoinID, Now: e.now()}); err == nil && (j.Status == store.JoinPending || j.Status == store.JoinExpired) {
-			if _, err := e.Store.JoinReject(ctx, store.JoinRejectParams{ID: j.ID, By: Actor(pr.ID), Now: e.now()}); err != nil {
+		if j, err := e.Store.JoinGet(ctx, store.JoinGetParams{ID: pr.JoinID, Now: e.Time()}); err == nil && (j.Status == store.JoinPending || j.Status == store.JoinExpired) {
+			if _, err := e.Store.JoinReject(ctx, store.JoinRejectParams{ID: j.ID, By: Actor(pr.ID), Now: e.Time()}); err != nil {
 				return false, err
 			}
 		}
 	}
-	e.log().Warn("provisioning failed", "provisioning", pr.ID, "name", pr.Name, "state", pr.State, "reason", reason)
+	e.Logger().Warn("provisioning failed", "provisioning", pr.ID, "name", pr.Name, "state", pr.State, "reason", reason)
 	return e.update(ctx, pr, p)
 }
 
@@ -507,7 +477,7 @@ func (e *Engine) cleanup(ctx context.Context, pr store.Provisioning) (bool, erro
 	if pr.Cleanup == store.CleanupDeleted || (pr.InstanceID == "" && pr.Cleanup == store.CleanupNone) {
 		return false, nil // deleted, or nothing was ever made
 	}
-	if pr.Cleanup == store.CleanupFailed && e.now().Sub(pr.CleanupAt) < CleanupRetry {
+	if pr.Cleanup == store.CleanupFailed && e.Time().Sub(pr.CleanupAt) < CleanupRetry {
 		return false, nil
 	}
 	instanceID := pr.InstanceID
@@ -538,8 +508,8 @@ func (e *Engine) cleanupFailed(ctx context.Context, pr store.Provisioning, err e
 			reason = reason[:1000]
 		}
 	}
-	e.log().Error("provisioning could not delete its instance", "provisioning", pr.ID, "instance", pr.InstanceID, "err", err)
-	_, uerr := e.update(ctx, pr, store.ProvisioningUpdateParams{Cleanup: store.CleanupFailed, CleanupAt: e.now(), Reason: reason,
+	e.Logger().Error("provisioning could not delete its instance", "provisioning", pr.ID, "instance", pr.InstanceID, "err", err)
+	_, uerr := e.update(ctx, pr, store.ProvisioningUpdateParams{Cleanup: store.CleanupFailed, CleanupAt: e.Time(), Reason: reason,
 		Detail: fmt.Sprintf("could not delete instance %s (%s): %v", pr.InstanceID, codeOf(err), err)})
 	return false, uerr
 }

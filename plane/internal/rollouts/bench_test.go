@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
@@ -125,7 +126,7 @@ func runRollout(b *testing.B, raw store.Store, nodes []store.Node) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := &rollouts.Engine{Store: st, Holder: "bench", Words: benchWords{}, Log: slog.New(slog.DiscardHandler)}
+	e := &rollouts.Engine{Store: st, Words: benchWords{}, EngineBase: services.EngineBase{Holder: "bench", Log: slog.New(slog.DiscardHandler)}}
 	var before syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 	start := time.Now()

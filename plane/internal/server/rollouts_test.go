@@ -11,6 +11,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
@@ -99,7 +100,7 @@ func TestRevertGoesToTheReissue(t *testing.T) {
 	var ro api.Rollout
 	p.want(http.StatusCreated, "", store.RoleAdmin, post, "/rollouts", start, &ro)
 	// The engine moves the node's target; the node never reports back, and the admin aborts.
-	e := &rollouts.Engine{Store: p.st, Holder: "replica-a", Log: slog.New(slog.DiscardHandler)}
+	e := &rollouts.Engine{Store: p.st, EngineBase: services.EngineBase{Holder: "replica-a", Log: slog.New(slog.DiscardHandler)}}
 	if err := e.Pass(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestRevertOfAFleetWideRollout(t *testing.T) {
 	start, _ := json.Marshal(api.RolloutRequest{Release: 2})
 	var ro api.Rollout
 	p.want(http.StatusCreated, "", store.RoleAdmin, post, "/rollouts", start, &ro)
-	e := &rollouts.Engine{Store: p.st, Holder: "replica-a", Log: slog.New(slog.DiscardHandler)}
+	e := &rollouts.Engine{Store: p.st, EngineBase: services.EngineBase{Holder: "replica-a", Log: slog.New(slog.DiscardHandler)}}
 	ctx := t.Context()
 	rolloutMust(t, e.Pass(ctx))
 	// The node takes release 2.

@@ -40,9 +40,7 @@ func New(c Config) *Sweeper {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
+	c.Log = services.Logger(c.Log)
 	if c.Every == 0 {
 		c.Every = DefaultEvery
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -63,12 +64,7 @@ func (d *Deliverer) now() time.Time {
 	return time.Now()
 }
 
-func (d *Deliverer) log() *slog.Logger {
-	if d.Log != nil {
-		return d.Log
-	}
-	return slog.Default()
-}
+func (d *Deliverer) log() *slog.Logger { return services.Logger(d.Log) }
 
 func (d *Deliverer) maxAttempts() int {
 	if d.MaxAttempts > 0 {
