@@ -10,6 +10,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -49,9 +50,9 @@ func (s *Server) cloudRoutesOn(r chi.Router) {
 		op   string
 		call func(*drivers.Manager, context.Context, string, string, string) error
 	}{
-		{api.CloudPowerOn, drivers.OpCloudPowerOn, (*drivers.Manager).CloudPowerOn},
-		{api.CloudPowerOff, drivers.OpCloudPowerOff, (*drivers.Manager).CloudPowerOff},
-		{api.CloudReboot, drivers.OpCloudReboot, (*drivers.Manager).CloudReboot},
+		{api.CloudPowerOn, store.OpCloudPowerOn, (*drivers.Manager).CloudPowerOn},
+		{api.CloudPowerOff, store.OpCloudPowerOff, (*drivers.Manager).CloudPowerOff},
+		{api.CloudReboot, store.OpCloudReboot, (*drivers.Manager).CloudReboot},
 	} {
 		s.handle(r, a.rt, func(r *http.Request) (any, error) {
 			account, id := chi.URLParam(r, "account"), instanceParam(r)
@@ -74,7 +75,7 @@ func (s *Server) cloudRoutesOn(r chi.Router) {
 		if err := s.drivers().CloudReverseDNS(r.Context(), tokenFrom(r.Context()).Name, account, id, ip, req.Hostname); err != nil {
 			return nil, err
 		}
-		return api.CloudAccepted{Account: account, Operation: drivers.OpCloudReverseDNS, Instances: []string{id}}, nil
+		return api.CloudAccepted{Account: account, Operation: store.OpCloudReverseDNS, Instances: []string{id}}, nil
 	})
 	s.handle(r, api.CloudTransfer, func(r *http.Request) (any, error) {
 		account, id := chi.URLParam(r, "account"), instanceParam(r)
@@ -93,7 +94,7 @@ func (s *Server) cloudRoutesOn(r chi.Router) {
 		if err := s.drivers().CloudSwapIPv4(r.Context(), tokenFrom(r.Context()).Name, account, req.A, req.B); err != nil {
 			return nil, err
 		}
-		return api.CloudAccepted{Account: account, Operation: drivers.OpCloudSwapIPv4, Instances: []string{req.A, req.B}}, nil
+		return api.CloudAccepted{Account: account, Operation: store.OpCloudSwapIPv4, Instances: []string{req.A, req.B}}, nil
 	})
 	s.handle(r, api.CloudAccount, func(r *http.Request) (any, error) {
 		info, err := s.drivers().CloudAccount(r.Context(), tokenFrom(r.Context()).Name, chi.URLParam(r, "account"))
