@@ -464,7 +464,7 @@ func (s *Server) jobList(r *http.Request) (any, error) {
 		}
 		nodeID = n.ID
 	}
-	res, err := s.store.JobList(r.Context(), store.JobListParams{NodeID: nodeID, State: store.JobState(q.State), Limit: q.Limit, Cursor: q.Cursor})
+	res, err := s.store.JobList(r.Context(), store.JobListParams{NodeID: nodeID, State: q.State, Limit: q.Limit, Cursor: q.Cursor})
 	if err != nil {
 		return nil, err
 	}

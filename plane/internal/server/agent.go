@@ -376,7 +376,7 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 		s.writeError(w, r, err)
 		return
 	}
-	outcome := store.JobState(req.Outcome)
+	outcome := req.Outcome
 	switch req.Outcome {
 	case channel.OutcomeCompleted, channel.OutcomeFailed, channel.OutcomeRefused:
 	default:
@@ -390,7 +390,7 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, node store.Node,
 	transcript, _ := capText(req.Transcript, channel.TranscriptCap)
 	output := []byte(req.Output)
 	if len(output) > channel.OutputCap || (len(output) > 0 && !json.Valid(output)) {
-		outcome, code, output = store.JobState(channel.OutcomeFailed), errcode.RequestTooLarge, nil
+		outcome, code, output = channel.OutcomeFailed, errcode.RequestTooLarge, nil
 		message = "the node's output was over the plane's cap or not JSON, and was dropped"
 	}
 	audit := req.Capabilities

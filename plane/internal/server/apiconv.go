@@ -47,7 +47,7 @@ func nodeToAPI(n store.Node) api.Node {
 // jobToAPI converts a job; nodeName is its node's name, "" when it is not known.
 func jobToAPI(j store.Job, nodeName string) api.Job {
 	return api.Job{ID: j.ID, NodeID: j.NodeID, NodeName: nodeName, Word: j.Word, WordVersion: j.WordVersion,
-		WordDigest: j.WordDigest, Class: j.Class, Params: j.Params, State: api.JobState(j.State), Budget: j.Budget,
+		WordDigest: j.WordDigest, Class: j.Class, Params: j.Params, State: j.State, Budget: j.Budget,
 		CreatedBy: j.CreatedBy, CreatedAt: j.CreatedAt, ClaimedAt: j.ClaimedAt, DeadlineAt: j.DeadlineAt,
 		FinishedAt: j.FinishedAt, OutcomeCode: j.OutcomeCode, OutcomeMessage: j.OutcomeMessage, Output: j.Output,
 		Transcript: j.Transcript, Audit: j.Audit, DurationMS: j.DurationMS, FinishedBy: j.FinishedBy}
