@@ -33,6 +33,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tlsboot"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
@@ -190,7 +191,7 @@ func serveCmd() *cli.Command {
 			provisioner.Timeouts = provisionTimeouts
 			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud,
 				EngineBase: services.EngineBase{Holder: provisioner.Holder, Log: log}}).Service(time.Hour))
-			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
+			srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
 				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged,
 				Provision: provisioner, ProvisionsChanged: provisionsChanged})

@@ -3,7 +3,7 @@
 // incident detectors (plane:memory, plane:route_failing, plane:replica_missing) read them.
 //
 //	routes := health.NewRouteCounts(nil)
-//	srv := server.New(server.Config{..., RouteCounts: routes})
+//	srv := wire.New(wire.Config{..., RouteCounts: routes})
 //	hb := health.NewHeartbeat(health.Config{Store: st, ID: "plane-1", Routes: routes, MemoryAlert: 0.8})
 //	bg := services.Group{..., hb}
 package health

@@ -5,7 +5,7 @@
 //	m := metrics.New()
 //	st, err := open.URL(ctx, url, open.WithObserver(m))
 //	m.CollectIncidents(st, 0)
-//	srv := server.New(server.Config{Store: st, Metrics: m, ...})
+//	srv := wire.New(wire.Config{Store: st, Metrics: m, ...})
 //	http.Handle("/metrics", m.Handler())
 //
 // The series, all prefixed lexicon_plane_:

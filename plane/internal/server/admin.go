@@ -15,6 +15,7 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
@@ -119,11 +120,11 @@ func (s *Server) AdminAs() (h http.Handler, as func(ctx context.Context, tok sto
 
 func (s *Server) adminTable(r chi.Router) {
 	s.handle(r, api.Whoami, func(r *http.Request) (any, error) {
-		return tokenToAPI(tokenFrom(r.Context())), nil
+		return apiconv.Token(tokenFrom(r.Context())), nil
 	})
 	s.handle(r, api.TokensList, func(r *http.Request) (any, error) {
 		list, err := s.store.TokenList(r.Context(), store.TokenListParams{IncludeRevoked: true})
-		return api.TokenList{Tokens: each(list, tokenToAPI)}, err
+		return api.TokenList{Tokens: apiconv.Each(list, apiconv.Token)}, err
 	})
 	s.handle(r, api.TokensCreate, s.tokenCreate)
 	s.handle(r, api.TokensRevoke, func(r *http.Request) (any, error) {
@@ -132,7 +133,7 @@ func (s *Server) adminTable(r chi.Router) {
 			return nil, err
 		}
 		s.log.Info("token revoked", "token", t.ID, "name", t.Name, "by", tokenFrom(r.Context()).Name)
-		return tokenToAPI(t), nil
+		return apiconv.Token(t), nil
 	})
 	s.handle(r, api.JoinsList, s.joinList)
 	s.handle(r, api.JoinsApprove, s.joinApprove)
@@ -155,7 +156,7 @@ func (s *Server) adminTable(r chi.Router) {
 			return nil, err
 		}
 		list, err := s.store.ReleaseList(r.Context(), store.ReleaseListParams{Limit: q.Limit})
-		return api.ReleaseList{Releases: each(list, releaseToAPI)}, err
+		return api.ReleaseList{Releases: apiconv.Each(list, apiconv.Release)}, err
 	})
 	s.handle(r, api.ReleasesShow, s.releaseShow)
 	s.handle(r, api.ReleasesDiff, s.releaseDiff)
@@ -190,7 +191,7 @@ func (s *Server) tokenCreate(r *http.Request) (any, error) {
 		return nil, err
 	}
 	s.log.Info("token created", "token", t.ID, "name", t.Name, "role", t.Role, "by", tokenFrom(r.Context()).Name)
-	return api.NewToken{Token: tokenToAPI(t), Secret: secret}, nil
+	return api.NewToken{Token: apiconv.Token(t), Secret: secret}, nil
 }
 
 func (s *Server) joinList(r *http.Request) (any, error) {
@@ -201,7 +202,7 @@ func (s *Server) joinList(r *http.Request) (any, error) {
 	res, err := s.store.JoinList(r.Context(), store.JoinListParams{
 		Status: store.JoinStatus(q.Status), Limit: q.Limit, Cursor: q.Cursor, Now: s.now(),
 	})
-	return api.JoinList{Joins: each(res.Joins, joinToAPI), NextCursor: res.NextCursor}, err
+	return api.JoinList{Joins: apiconv.Each(res.Joins, apiconv.Join), NextCursor: res.NextCursor}, err
 }
 
 func (s *Server) joinApprove(r *http.Request) (any, error) {
@@ -219,7 +220,7 @@ func (s *Server) joinApprove(r *http.Request) (any, error) {
 		return nil, err
 	}
 	s.log.Info("join approved", "join", res.Join.ID, "node", res.Node.ID, "name", res.Node.Name, "fingerprint", res.Node.Fingerprint, "by", tokenFrom(r.Context()).Name)
-	return api.Approved{Join: joinToAPI(res.Join), Node: nodeToAPI(res.Node)}, nil
+	return api.Approved{Join: apiconv.Join(res.Join), Node: apiconv.Node(res.Node)}, nil
 }
 
 func (s *Server) joinReject(r *http.Request) (any, error) {
@@ -228,7 +229,7 @@ func (s *Server) joinReject(r *http.Request) (any, error) {
 		return nil, err
 	}
 	s.log.Info("join rejected; its key is retired", "join", j.ID, "fingerprint", j.Fingerprint, "by", tokenFrom(r.Context()).Name)
-	return joinToAPI(j), nil
+	return apiconv.Join(j), nil
 }
 
 func (s *Server) nodeList(r *http.Request) (any, error) {
@@ -252,7 +253,7 @@ func (s *Server) nodeList(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := api.NodeList{Nodes: each(res.Nodes, nodeToAPI), NextCursor: res.NextCursor}
+	out := api.NodeList{Nodes: apiconv.Each(res.Nodes, apiconv.Node), NextCursor: res.NextCursor}
 	for i := range out.Nodes {
 		out.Nodes[i].ReleasesBehind = behind(agents, out.Nodes[i].AgentVersion)
 	}
@@ -314,8 +315,8 @@ func (s *Server) nodeShow(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := nodeToAPI(n)
-	out.Leases = leasesToAPI(leases)
+	out := apiconv.Node(n)
+	out.Leases = apiconv.Leases(leases)
 	out.ReleasesBehind = behind(agents, n.AgentVersion)
 	return out, nil
 }
@@ -360,8 +361,8 @@ func (s *Server) nodeDisconnect(r *http.Request) (any, error) {
 	}
 	s.log.Info("node disconnected", "node", n.ID, "name", n.Name, "by", tokenFrom(r.Context()).Name)
 	s.jobsEnded(res.Cancelled, res.Lost)
-	named := func(j store.Job) api.Job { return jobToAPI(j, n.Name) }
-	return api.Disconnected{Node: nodeToAPI(res.Node), Cancelled: each(res.Cancelled, named), Lost: each(res.Lost, named)}, nil
+	named := func(j store.Job) api.Job { return apiconv.Job(j, n.Name) }
+	return api.Disconnected{Node: apiconv.Node(res.Node), Cancelled: apiconv.Each(res.Cancelled, named), Lost: apiconv.Each(res.Lost, named)}, nil
 }
 
 // jobCreate checks the job on the plane for a good error (the node checks again and is the authority):
@@ -448,7 +449,7 @@ func (s *Server) jobCreate(r *http.Request) (any, error) {
 	}
 	s.log.Info("job queued", "job", job.ID, "node", node.ID, "word", job.Word, "by", job.CreatedBy)
 	s.metrics.JobQueued(job.Word)
-	return jobToAPI(job, node.Name), nil
+	return apiconv.Job(job, node.Name), nil
 }
 
 func (s *Server) jobList(r *http.Request) (any, error) {
@@ -472,7 +473,7 @@ func (s *Server) jobList(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.JobList{Jobs: each(res.Jobs, func(j store.Job) api.Job { return jobToAPI(j, names[j.NodeID]) }), NextCursor: res.NextCursor}, nil
+	return api.JobList{Jobs: apiconv.Each(res.Jobs, func(j store.Job) api.Job { return apiconv.Job(j, names[j.NodeID]) }), NextCursor: res.NextCursor}, nil
 }
 
 // nodeNames looks up the names of the jobs' nodes, each once, so that a list shows people names
@@ -505,7 +506,7 @@ func (s *Server) jobAnswer(ctx context.Context, j store.Job, err error) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return jobToAPI(j, names[j.NodeID]), nil
+	return apiconv.Job(j, names[j.NodeID]), nil
 }
 
 func (s *Server) jobShow(r *http.Request) (any, error) {
@@ -556,7 +557,7 @@ func (s *Server) fleetShow(r *http.Request) (any, error) {
 	}
 	return api.Fleet{Total: c.Total, Active: c.Active, Disconnected: c.Disconnected, Left: c.Left, Online: c.Online, Silent: c.Silent,
 		SilentAfterSeconds: int64(store.DefaultSilentAfter / time.Second), Untrusted: c.Untrusted, BelowFloor: c.BelowFloor,
-		Versions: each(c.Versions, func(v store.VersionCount) api.VersionCount {
+		Versions: apiconv.Each(c.Versions, func(v store.VersionCount) api.VersionCount {
 			return api.VersionCount{Version: v.Version, Nodes: v.Nodes}
 		})}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
@@ -34,7 +35,7 @@ func (s *Server) cloudRoutesOn(r chi.Router) {
 		if err != nil {
 			return nil, err
 		}
-		return accountToAPI(a), nil
+		return apiconv.Account(a), nil
 	})
 	s.handle(r, api.CloudCreate, s.cloudCreate)
 	s.handle(r, api.CloudGet, func(r *http.Request) (any, error) {

@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
@@ -56,7 +57,7 @@ func (s *Server) driverRoutesOn(r chi.Router) {
 			return nil, err
 		}
 		res, err := s.drivers().Audit(r.Context(), store.DriverCallListParams{Driver: q.Driver, Account: q.Account, Limit: q.Limit, Cursor: q.Cursor})
-		return api.DriverCallList{Calls: each(res.Calls, driverCallToAPI), NextCursor: res.NextCursor}, err
+		return api.DriverCallList{Calls: apiconv.Each(res.Calls, apiconv.DriverCall), NextCursor: res.NextCursor}, err
 	})
 	s.handle(r, api.DriversEnable, s.driverEnable)
 	s.handle(r, api.DriversSchema, func(r *http.Request) (any, error) {
@@ -72,7 +73,7 @@ func (s *Server) driverRoutesOn(r chi.Router) {
 			return nil, err
 		}
 		l, err := s.drivers().AccountList(r.Context(), q.Driver)
-		return api.AccountList{Accounts: each(l, accountToAPI)}, err
+		return api.AccountList{Accounts: apiconv.Each(l, apiconv.Account)}, err
 	})
 	s.handle(r, api.AccountsAdd, s.accountAdd)
 	s.handle(r, api.AccountsRemove, func(r *http.Request) (any, error) {
@@ -80,7 +81,7 @@ func (s *Server) driverRoutesOn(r chi.Router) {
 		if err != nil {
 			return nil, err
 		}
-		return accountToAPI(a), nil
+		return apiconv.Account(a), nil
 	})
 
 	s.handle(r, api.DNSZones, func(r *http.Request) (any, error) {
@@ -145,7 +146,7 @@ func (s *Server) accountAdd(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return accountToAPI(a), nil
+	return apiconv.Account(a), nil
 }
 
 func (s *Server) dnsReconcile(r *http.Request) (any, error) {

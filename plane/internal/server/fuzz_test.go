@@ -22,6 +22,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry"
@@ -125,7 +126,7 @@ func newFuzzPlane(f *testing.F) *fuzzPlane {
 		f.Fatal(err)
 	}
 	f.Cleanup(mgr.Close)
-	srv := server.New(server.Config{
+	srv := wire.New(wire.Config{
 		Store: st, TrustDir: trust, Log: quiet, Drivers: mgr, ClaimWait: time.Millisecond,
 		NodeRate: 1e9, NodeBurst: 1 << 30, AddrRate: 1e9, AddrBurst: 1 << 30,
 	})

@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -33,7 +34,7 @@ func (s *Server) incidentList(r *http.Request) (any, error) {
 		p.NodeID = n.ID
 	}
 	res, err := s.store.IncidentList(r.Context(), p)
-	return api.IncidentList{Incidents: each(res.Incidents, incidentToAPI), NextCursor: res.NextCursor}, err
+	return api.IncidentList{Incidents: apiconv.Each(res.Incidents, apiconv.Incident), NextCursor: res.NextCursor}, err
 }
 
 func (s *Server) incidentShow(r *http.Request) (any, error) {
@@ -43,25 +44,25 @@ func (s *Server) incidentShow(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := api.IncidentDetail{Incident: incidentToAPI(inc)}
+	d := api.IncidentDetail{Incident: apiconv.Incident(inc)}
 	events, err := s.store.IncidentEventList(ctx, store.IncidentEventListParams{ID: id})
 	if err != nil {
 		return nil, err
 	}
-	d.Events = each(events, eventToAPI)
+	d.Events = apiconv.Each(events, apiconv.Event)
 	if inc.CaseID != 0 {
 		c, err := s.store.CaseGet(ctx, store.CaseGetParams{NodeID: inc.NodeID, ID: inc.CaseID})
 		if err != nil {
 			return nil, err
 		}
-		ac := caseToAPI(c)
+		ac := apiconv.Case(c)
 		d.Case = &ac
 	}
 	notes, err := s.store.NotificationList(ctx, store.NotificationListParams{IncidentID: id})
 	if err != nil {
 		return nil, err
 	}
-	d.Notifications = each(notes, notificationToAPI)
+	d.Notifications = apiconv.Each(notes, apiconv.Notification)
 	return d, nil
 }
 
@@ -96,7 +97,7 @@ func (s *Server) incidentTriage(r *http.Request) (any, error) {
 		s.log.Info("incident triaged", "incident", ch.Incident.ID, "node", ch.Incident.NodeID, "source", ch.Incident.Source,
 			"triage", ch.Incident.Triage, "snoozed_until", ch.Incident.SnoozedUntil, "by", p.By)
 	}
-	return changeToAPI(ch), nil
+	return apiconv.Change(ch), nil
 }
 
 func (s *Server) incidentNote(r *http.Request) (any, error) {
@@ -112,7 +113,7 @@ func (s *Server) incidentNote(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return eventToAPI(ev), nil
+	return apiconv.Event(ev), nil
 }
 
 // incidentsChanged logs what changed and wakes this process's deliverer when there is something to send.

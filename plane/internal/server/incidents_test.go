@@ -18,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -59,7 +60,7 @@ func newIncidentPlane(t *testing.T) *incidentPlane {
 	}))
 	t.Cleanup(hook.Close)
 	log := slog.New(slog.NewJSONHandler(p.log, nil))
-	p.srv = server.New(server.Config{
+	p.srv = wire.New(wire.Config{
 		Store: p.store, Log: log, Now: p.clock.Now, ClaimWait: 10 * time.Millisecond,
 		WebhookNames: []string{"ops"}, NotificationsQueued: func() { p.queued.Add(1) },
 	})

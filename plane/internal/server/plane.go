@@ -6,6 +6,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -17,7 +18,7 @@ func (s *Server) planeRoutes(r chi.Router) {
 
 func (s *Server) planeStatus(r *http.Request) (any, error) {
 	reps, err := s.store.ReplicaList(r.Context(), store.ReplicaListParams{Now: s.now()})
-	return api.PlaneStatus{Answered: s.cfg.ReplicaID, Replicas: each(reps, replicaToAPI)}, err
+	return api.PlaneStatus{Answered: s.cfg.ReplicaID, Replicas: apiconv.Each(reps, apiconv.Replica)}, err
 }
 
 // forgetReplica removes a replica that stopped heartbeating; the store notes who did it on the
@@ -30,7 +31,7 @@ func (s *Server) forgetReplica(r *http.Request) (any, error) {
 		return nil, err
 	}
 	s.log.Warn("replica forgotten", "replica", id, "by", by, "address", rep.Address, "heartbeat_at", rep.HeartbeatAt)
-	return replicaToAPI(rep), nil
+	return apiconv.Replica(rep), nil
 }
 
 // readiness is GET /readyz's answer when this replica can serve.

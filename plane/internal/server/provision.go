@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -32,7 +33,7 @@ func (s *Server) provisionRoutes(r chi.Router) {
 		}
 		s.log.Info("provisioning started", "provisioning", pr.ID, "name", pr.Name, "account", pr.Account, "by", who)
 		s.provisionsChanged()
-		return provisioningToAPI(pr), nil
+		return apiconv.Provisioning(pr), nil
 	})
 	s.handle(r, api.ProvisioningsList, func(r *http.Request) (any, error) {
 		q, err := api.ParseProvisioningsListQuery(r.URL.Query())
@@ -40,11 +41,11 @@ func (s *Server) provisionRoutes(r chi.Router) {
 			return nil, err
 		}
 		list, err := s.store.ProvisioningList(r.Context(), store.ProvisioningListParams{Open: q.Open, State: store.ProvisioningState(q.State), Limit: q.Limit})
-		return api.ProvisioningList{Provisionings: each(list, provisioningToAPI)}, err
+		return api.ProvisioningList{Provisionings: apiconv.Each(list, apiconv.Provisioning)}, err
 	})
 	s.handle(r, api.ProvisioningsShow, func(r *http.Request) (any, error) {
 		pr, err := s.store.ProvisioningGet(r.Context(), store.ProvisioningGetParams{ID: chi.URLParam(r, "id")})
-		return provisioningToAPI(pr), err
+		return apiconv.Provisioning(pr), err
 	})
 	s.handle(r, api.NodesAdopt, func(r *http.Request) (any, error) {
 		e, err := s.provisioner()
@@ -61,7 +62,7 @@ func (s *Server) provisionRoutes(r chi.Router) {
 			return nil, err
 		}
 		s.log.Info("instance adopted", "node", pr.NodeID, "instance", pr.InstanceID, "account", pr.Account, "by", who)
-		return provisioningToAPI(pr), nil
+		return apiconv.Provisioning(pr), nil
 	})
 	s.handle(r, api.NodesDecommission, func(r *http.Request) (any, error) {
 		e, err := s.provisioner()
@@ -86,13 +87,13 @@ func (s *Server) provisionRoutes(r chi.Router) {
 			return nil, err
 		}
 		s.jobsEnded(d.Node.Cancelled, d.Node.Lost)
-		named := func(j store.Job) api.Job { return jobToAPI(j, n.Name) }
+		named := func(j store.Job) api.Job { return apiconv.Job(j, n.Name) }
 		node := n
 		if d.Node.Node.ID != "" {
 			node = d.Node.Node
 		}
-		return api.Decommissioned{Provisioning: provisioningToAPI(d.Provisioning), Node: nodeToAPI(node),
-			Cancelled: each(d.Node.Cancelled, named), Lost: each(d.Node.Lost, named)}, nil
+		return api.Decommissioned{Provisioning: apiconv.Provisioning(d.Provisioning), Node: apiconv.Node(node),
+			Cancelled: apiconv.Each(d.Node.Cancelled, named), Lost: apiconv.Each(d.Node.Lost, named)}, nil
 	})
 }
 
@@ -107,17 +108,6 @@ func (s *Server) provisionsChanged() {
 	if s.cfg.ProvisionsChanged != nil {
 		s.cfg.ProvisionsChanged()
 	}
-}
-
-func provisioningToAPI(p store.Provisioning) api.Provisioning {
-	return api.Provisioning{ID: p.ID, Name: p.Name, Account: p.Account, Region: p.Region, Type: p.Type, Image: p.Image,
-		Platform: p.Platform, Labels: p.Labels, DNSAccount: p.DNSAccount, Zone: p.DNSZone, Tag: p.Tag, State: string(p.State),
-		StateAt: p.StateAt, InstanceID: p.InstanceID, Addresses: p.Addresses, TokenExpiresAt: p.TokenExpiresAt,
-		TokenUsedAt: p.TokenUsedAt, JoinID: p.JoinID, NodeID: p.NodeID, Reason: p.Reason, Cleanup: p.Cleanup,
-		CreatedBy: p.CreatedBy, CreatedAt: p.CreatedAt, FinishedAt: p.FinishedAt,
-		Events: each(p.Events, func(e store.ProvisioningEvent) api.ProvisioningEvent {
-			return api.ProvisioningEvent{At: e.At, Actor: e.Actor, State: string(e.State), Detail: e.Detail}
-		})}
 }
 
 // provisionToken is the one-time token of an unsigned artifact request ("" when it carries none).

@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -21,7 +22,7 @@ func (s *Server) releaseShow(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := api.ReleaseDetail{Release: releaseToAPI(rel), Modules: []api.ReleaseModule{}, Agents: []api.ReleaseAgent{}}
+	out := api.ReleaseDetail{Release: apiconv.Release(rel), Modules: []api.ReleaseModule{}, Agents: []api.ReleaseAgent{}}
 	for _, m := range st.Predicate.Modules {
 		out.Modules = append(out.Modules, api.ReleaseModule{Kind: string(m.Kind), Name: m.Name, Version: m.Version, Class: string(m.Class), Module: m.Module, Manifest: m.Manifest})
 	}
@@ -57,7 +58,7 @@ func (s *Server) releaseDiff(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := api.ReleaseDiff{From: releaseToAPI(from), To: releaseToAPI(to), Added: []api.ReleaseModule{}, Removed: []api.ReleaseModule{},
+	out := api.ReleaseDiff{From: apiconv.Release(from), To: apiconv.Release(to), Added: []api.ReleaseModule{}, Removed: []api.ReleaseModule{},
 		Changed: []api.ModuleChange{}, Broken: []api.ContractBreak{}, Agents: []api.AgentChange{}}
 	for _, m := range d.Added {
 		out.Added = append(out.Added, api.ReleaseModule{Kind: string(m.Kind), Name: m.Name, Version: m.Version})

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -55,7 +56,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 	}
 	rel, rep, err := trust.VerifyDir(dir, s.now(), true)
 	if err != nil {
-		s.writeError(w, r, errcode.From(err, errcode.StatementInvalid).With(errcode.DetailChecks, checksToAPI(rep.Checks)))
+		s.writeError(w, r, errcode.From(err, errcode.StatementInvalid).With(errcode.DetailChecks, apiconv.Checks(rep.Checks)))
 		return
 	}
 	if err := s.checkContracts(r.Context(), rel, dir); err != nil {
@@ -93,8 +94,8 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Drivers.ReleaseChanged() // re-pin drivers now, not at the next sync
 	}
 	s.log.Info("release published", "release", p.Release, "sequence", p.Sequence, "by", who.Name, "artifacts", len(puts))
-	answer := releaseToAPI(stored)
-	answer.Checks = checksToAPI(rep.Checks)
+	answer := apiconv.Release(stored)
+	answer.Checks = apiconv.Checks(rep.Checks)
 	if deployAll {
 		// The release is stored whatever happens here: a rollout that cannot start (no active node)
 		// is reported, and can be started again by hand.
@@ -357,10 +358,4 @@ func (x *manifestIndex) load(ctx context.Context, seq int64) ([]statement.Module
 	}
 	x.rows[seq] = rows
 	return rows, nil
-}
-
-func checksToAPI(cs []registry.CheckResult) []api.Check {
-	return each(cs, func(c registry.CheckResult) api.Check {
-		return api.Check{Check: c.Check, OK: c.OK, Skipped: c.Skipped, Code: c.Code, Message: c.Message}
-	})
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
@@ -25,11 +25,11 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 			return nil, err
 		}
 		list, err := s.store.RolloutList(r.Context(), store.RolloutListParams{State: store.RolloutState(q.State), Limit: q.Limit})
-		return api.RolloutList{Rollouts: each(list, rolloutToAPI)}, err
+		return api.RolloutList{Rollouts: apiconv.Each(list, apiconv.Rollout)}, err
 	})
 	s.handle(r, api.RolloutsShow, func(r *http.Request) (any, error) {
 		ro, err := s.store.RolloutGet(r.Context(), store.RolloutGetParams{ID: chi.URLParam(r, "id")})
-		return rolloutToAPI(ro), err
+		return apiconv.Rollout(ro), err
 	})
 	move := func(rt api.Route, action string, to store.RolloutState, from ...store.RolloutState) {
 		s.handle(r, rt, func(r *http.Request) (any, error) {
@@ -56,7 +56,7 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 			}
 			s.log.Info("rollout "+action, "rollout", ro.ID, "by", who, "state", ro.State)
 			s.rolloutsChanged()
-			return rolloutToAPI(ro), nil
+			return apiconv.Rollout(ro), nil
 		})
 	}
 	move(api.RolloutsPause, "pause", store.RolloutPaused, store.RolloutRunning)
@@ -69,7 +69,7 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 		}
 		s.log.Info("rollout abort", "rollout", ro.ID, "by", who, "state", ro.State)
 		s.rolloutsChanged()
-		return rolloutToAPI(ro), nil
+		return apiconv.Rollout(ro), nil
 	})
 	s.handle(r, api.RolloutsRevert, func(r *http.Request) (any, error) {
 		ro, err := s.store.RolloutGet(r.Context(), store.RolloutGetParams{ID: chi.URLParam(r, "id")})
@@ -82,7 +82,7 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 			return nil, err
 		}
 		s.log.Info("rollout reverted", "rollout", ro.ID, "by", who, "moved", len(moved))
-		a := rolloutToAPI(out)
+		a := apiconv.Rollout(out)
 		a.Moved = moved
 		return a, nil
 	})
@@ -142,7 +142,7 @@ func (s *Server) nodeLabel(r *http.Request) (any, error) {
 		return nil, err
 	}
 	s.log.Info("node labelled", "node", n.ID, "name", n.Name, "labels", n.Labels, "by", who)
-	return nodeToAPI(n), nil
+	return apiconv.Node(n), nil
 }
 
 // activeNodes reads every active node, page by page.
@@ -175,7 +175,7 @@ func (s *Server) rolloutStart(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rolloutToAPI(ro), nil
+	return apiconv.Rollout(ro), nil
 }
 
 func (s *Server) startRollout(ctx context.Context, req api.RolloutRequest, fleetWide bool) (store.Rollout, error) {
@@ -269,35 +269,4 @@ func (s *Server) startRollout(ctx context.Context, req api.RolloutRequest, fleet
 	s.log.Info("rollout started", "rollout", ro.ID, "kind", ro.Kind, "nodes", len(steps), "stages", len(stages), "by", who)
 	s.rolloutsChanged()
 	return ro, nil
-}
-
-func rolloutToAPI(r store.Rollout) api.Rollout {
-	out := api.Rollout{ID: r.ID, Kind: string(r.Kind), Release: r.ReleaseSequence, Word: r.Word, Params: r.Params,
-		Preflight: r.PreflightWord, Verify: r.VerifyWord, Selector: r.Selector, Stages: r.Stages, MaxParallel: r.MaxParallel,
-		ErrorBudget: r.ErrorBudget, StepTimeoutMS: r.StepTimeout.Milliseconds(), State: string(r.State), Misses: r.Misses,
-		HaltNode: r.HaltNode, HaltReason: r.HaltReason, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		FinishedAt: r.FinishedAt}
-	if out.Stages == nil {
-		out.Stages = []string{}
-	}
-	for _, st := range r.Steps {
-		a := api.RolloutStep{NodeID: st.NodeID, NodeName: st.NodeName, Stage: st.Stage, State: string(st.State), Phase: st.Phase,
-			JobID: st.JobID, PreviousTarget: st.PreviousTarget, Reason: st.Reason, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt}
-		if !st.StartedAt.IsZero() && !st.FinishedAt.IsZero() {
-			a.DurationMS = st.FinishedAt.Sub(st.StartedAt).Milliseconds()
-		}
-		out.Steps = append(out.Steps, a)
-	}
-	for _, e := range r.Events {
-		out.Events = append(out.Events, api.RolloutEvent{At: e.At, Actor: e.Actor, Action: e.Action, Detail: e.Detail})
-	}
-	return out
-}
-
-func leasesToAPI(ls []store.Lease) []api.Lease {
-	out := []api.Lease{}
-	for _, l := range ls {
-		out = append(out, api.Lease{Name: l.Name, Holder: l.Holder, Purpose: l.Purpose, AcquiredAt: l.AcquiredAt, ExpiresAt: l.ExpiresAt})
-	}
-	return slices.Clip(out)
 }

@@ -1,10 +1,9 @@
-package server
+package server_test
 
 import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry"
@@ -22,7 +23,7 @@ import (
 // TestRoutesMatchTable: the plane serves exactly the admin routes plane/api lists, so a client built
 // on the table never calls a route the plane lacks, and the plane has no route the spec does not name.
 func TestRoutesMatchTable(t *testing.T) {
-	s := New(Config{Store: storetest.SQLiteOpener(t).Store, Drivers: &drivers.Manager{}})
+	s := wire.New(wire.Config{Store: storetest.SQLiteOpener(t).Store, Drivers: &drivers.Manager{}})
 	var served []string
 	err := chi.Walk(s.Handler().(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		if p, ok := strings.CutPrefix(route, api.Prefix); ok {
@@ -48,12 +49,12 @@ func TestRoutesMatchTable(t *testing.T) {
 // with auth.forbidden naming the role the table gives it, before it reads anything.
 func TestRoutesRefuseRoleBelow(t *testing.T) {
 	st := storetest.SQLiteOpener(t).Store
-	ts := httptest.NewServer(New(Config{Store: st, Drivers: &drivers.Manager{}}).Handler())
+	ts := httptest.NewServer(wire.New(wire.Config{Store: st, Drivers: &drivers.Manager{}}).Handler())
 	t.Cleanup(ts.Close)
 	below := map[api.Role]store.Role{api.RoleOperator: store.RoleViewer, api.RoleAdmin: store.RoleOperator}
 	tokens := map[store.Role]string{}
 	for _, role := range below {
-		tok, hash := NewToken()
+		tok, hash := server.NewToken()
 		if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: string(role), Role: role, Hash: hash}); err != nil {
 			t.Fatal(err)
 		}
@@ -85,56 +86,6 @@ func TestRoutesRefuseRoleBelow(t *testing.T) {
 			t.Errorf("%s with a %s token: %d %+v", rt, role, resp.StatusCode, e.Error)
 		}
 	}
-}
-
-// TestAnswersCoverRows: every JSON field of a store row that the API shows is in its plane/api type,
-// so a column added to a row is not silently dropped from the answer. The fields named here are left
-// out on purpose.
-func TestAnswersCoverRows(t *testing.T) {
-	for _, tc := range []struct {
-		row, answer any
-		omitted     []string
-	}{
-		{store.Token{}, api.Token{}, nil},
-		{store.Join{}, api.Join{}, nil},
-		{store.Node{}, api.Node{}, []string{"report_digest"}}, // the node's cache key of its own report, nothing an operator reads
-		{store.WordRef{}, api.WordRef{}, nil},
-		{store.Job{}, api.Job{}, nil},
-		{store.Incident{}, api.Incident{}, nil},
-		{store.IncidentEvent{}, api.IncidentEvent{}, nil},
-		{store.IncidentChange{}, api.IncidentChange{}, nil},
-		{store.Case{}, api.Case{}, nil},
-		{store.CaseNote{}, api.CaseNote{}, nil},
-		{store.Notification{}, api.Notification{}, nil},
-		{store.NotificationAttempt{}, api.NotificationAttempt{}, nil},
-		{store.Release{}, api.Release{}, []string{"bundle"}}, // large, and a node fetches it on the agent channel
-		{store.ArtifactRef{}, api.ArtifactRef{}, nil},
-		{store.Account{}, api.Account{}, nil}, // the sealed credential is json:"-" in the row
-		{store.DriverCall{}, api.DriverCall{}, nil},
-		{store.Replica{}, api.Replica{}, []string{"lease"}}, // answered as lease_seconds
-	} {
-		rowFields, answerFields := jsonFields(reflect.TypeOf(tc.row)), jsonFields(reflect.TypeOf(tc.answer))
-		for _, f := range rowFields {
-			if !slices.Contains(answerFields, f) && !slices.Contains(tc.omitted, f) {
-				t.Errorf("%T has %q, which %T lacks", tc.row, f, tc.answer)
-			}
-		}
-	}
-}
-
-func jsonFields(typ reflect.Type) []string {
-	var out []string
-	for f := range typ.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, name)
-	}
-	return out
 }
 
 // TestReleaseBundleFileIsTheRegistrys: plane/api names the bundle of a release upload without linking

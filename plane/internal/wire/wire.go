@@ -1,0 +1,74 @@
+// Package wire assembles a plane process's HTTP surface over one store: it makes every room from the
+// store and the process's settings and hands them to the HTTP server (plane/internal/server) and the web
+// UI (plane/internal/ui). With plane/store and lexicon-plane serve, it is the one place that holds the
+// whole store; each room takes only the methods it uses.
+package wire
+
+import (
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+)
+
+// Config is what a plane process needs.
+type Config struct {
+	Store store.Store
+	// TrustDir verifies releases before they are published (statement_keys/, log_keys/, state).
+	TrustDir string
+	Log      *slog.Logger
+	// Base is the plane's external URL, when it sits behind a proxy; nil derives it per request.
+	Base *url.URL
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// ClaimWait is the longest a claim is held when there is no job (each is held between four fifths
+	// of it and all of it, the first on a connection served with ConnContext between a tenth and all
+	// of it); 0 means channel.ClaimWait.
+	ClaimWait time.Duration
+	// Limits of requests per second (and bursts) per proven node and per source address.
+	NodeRate, AddrRate   float64
+	NodeBurst, AddrBurst int
+	// Caps on pending joins overall and per source address.
+	MaxPendingJoins, MaxPendingJoinsPerSource int
+	// Drivers runs the plane's drivers; nil refuses the driver routes.
+	Drivers *drivers.Manager
+
+	// WebhookNames names the webhooks an incident notifies when a case a node reports opens or reopens
+	// it (from lexicon-plane serve --webhooks); the delivery service sends them.
+	WebhookNames []string
+	// NotificationsQueued, when not nil, is called after a claim queued notifications: it wakes this
+	// process's delivery service, so a notification need not wait for its tick.
+	NotificationsQueued func()
+	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
+	// it wakes this process's rollout engine.
+	RolloutsChanged func()
+	// Provision runs provisionings; nil refuses the provisioning routes (a plane without drivers).
+	// Joins carrying a provisioning token are served either way.
+	Provision *provision.Engine
+	// ProvisionsChanged, when not nil, is called after a provisioning was started or a token join
+	// recorded: it wakes this process's provisioning engine.
+	ProvisionsChanged func()
+	// MaxOpenCases caps a node's open cases; 0 means channel.MaxOpenCasesNode.
+	MaxOpenCases int
+	// Metrics is what this replica counts and serves on GET /api/v1/admin/metrics; nil makes a
+	// registry of the server's own.
+	Metrics *metrics.Plane
+
+	// ReplicaID names this replica in GET /plane/status and /readyz.
+	ReplicaID string
+	// MasterKeyID is the id of the master key this replica loaded; "" means none, and /readyz says so.
+	MasterKeyID string
+	// RouteCounts, when not nil, counts every answer by route for plane:route_failing.
+	RouteCounts *health.RouteCounts
+}
+
+// New makes the plane's server over cfg.Store.
+func New(cfg Config) *server.Server {
+	return server.New(server.Config(cfg))
+}
