@@ -3,9 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -17,41 +15,27 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// TokenPrefix marks Lexicon admin tokens, so a leaked one is recognisable in a scanner's rules.
-const TokenPrefix = "lxt_"
-
-// NewToken makes an admin token and the hash the store keeps; the token itself is shown once.
-func NewToken() (token, hash string) {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	token = TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-	return token, HashToken(token)
-}
-
-// HashToken is how a token is stored and looked up.
-func HashToken(token string) string {
-	h := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(h[:])
-}
-
 type tokenKey struct{}
 
-func tokenFrom(ctx context.Context) store.Token {
-	t, _ := ctx.Value(tokenKey{}).(store.Token)
+// tokenFrom is the token a request runs as: the bearer the server authenticated, or the UI's session's.
+func tokenFrom(ctx context.Context) api.Token {
+	t, _ := ctx.Value(tokenKey{}).(api.Token)
 	return t
 }
 
-// authenticate resolves the bearer token; every admin route needs one.
+// authenticate resolves the bearer token; every admin route needs one. A request that names no token,
+// or one that is unknown or revoked, is charged to its source address.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || !strings.HasPrefix(raw, TokenPrefix) {
+		if !ok || !tokens.LooksLikeToken(raw) {
 			if err := s.addrLimit.allow(sourceAddr(r), s.now()); err != nil {
 				s.writeError(w, r, err)
 				return
@@ -59,12 +43,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.writeError(w, r, errcode.New(errcode.AuthRequired, "send Authorization: Bearer <token>; make one with lexicon-plane token create"))
 			return
 		}
-		tok, err := s.store.TokenGetByHash(r.Context(), store.TokenGetByHashParams{Hash: HashToken(raw)})
-		if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) {
+		tok, err := s.cfg.Tokens.Authenticate(r.Context(), raw)
+		if errcode.Has(err, errcode.AuthRequired) {
 			if lerr := s.addrLimit.allow(sourceAddr(r), s.now()); lerr != nil {
 				err = lerr
-			} else {
-				err = errcode.New(errcode.AuthRequired, "the token is unknown or revoked")
 			}
 		}
 		if err != nil {
@@ -76,13 +58,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 }
 
 // need refuses a token below role.
-func need(ctx context.Context, role api.Role) error {
-	t := tokenFrom(ctx)
-	if !api.Role(t.Role).Covers(role) {
-		return errcode.New(errcode.AuthForbidden, "this needs the %s role; token %s is %s", role, t.Name, t.Role).With(errcode.DetailNeed, string(role))
-	}
-	return nil
-}
+func need(ctx context.Context, role api.Role) error { return tokens.Need(tokenFrom(ctx), role) }
 
 // handle registers an admin route of the table: the route's role is checked, then the handler's answer
 // is written with the route's status, or its error as the envelope.
@@ -109,31 +85,31 @@ func (s *Server) adminRoutes(r chi.Router) {
 // AdminAs is the admin API's route table without the bearer check, serving every request as tok: the
 // web UI calls it with its session's token, so a page runs the very rules, role checks and answers of
 // the API rather than a copy of them. Paths are relative to api.Prefix.
-func (s *Server) AdminAs() (h http.Handler, as func(ctx context.Context, tok store.Token) context.Context) {
+func (s *Server) AdminAs() (h http.Handler, as func(ctx context.Context, tok api.Token) context.Context) {
 	r := chi.NewRouter()
 	s.adminTable(r)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, notFound(r)) })
-	return r, func(ctx context.Context, tok store.Token) context.Context {
+	return r, func(ctx context.Context, tok api.Token) context.Context {
 		return context.WithValue(ctx, tokenKey{}, tok)
 	}
 }
 
 func (s *Server) adminTable(r chi.Router) {
 	s.handle(r, api.Whoami, func(r *http.Request) (any, error) {
-		return apiconv.Token(tokenFrom(r.Context())), nil
+		return tokenFrom(r.Context()), nil
 	})
 	s.handle(r, api.TokensList, func(r *http.Request) (any, error) {
-		list, err := s.store.TokenList(r.Context(), store.TokenListParams{IncludeRevoked: true})
-		return api.TokenList{Tokens: apiconv.Each(list, apiconv.Token)}, err
+		return s.cfg.Tokens.List(r.Context(), tokenFrom(r.Context()))
 	})
-	s.handle(r, api.TokensCreate, s.tokenCreate)
-	s.handle(r, api.TokensRevoke, func(r *http.Request) (any, error) {
-		t, err := s.store.TokenRevoke(r.Context(), store.TokenRevokeParams{ID: chi.URLParam(r, "id"), Now: s.now()})
-		if err != nil {
+	s.handle(r, api.TokensCreate, func(r *http.Request) (any, error) {
+		var req api.TokenRequest
+		if err := readJSON(r, 4<<10, &req); err != nil {
 			return nil, err
 		}
-		s.log.Info("token revoked", "token", t.ID, "name", t.Name, "by", tokenFrom(r.Context()).Name)
-		return apiconv.Token(t), nil
+		return s.cfg.Tokens.Create(r.Context(), tokenFrom(r.Context()), req)
+	})
+	s.handle(r, api.TokensRevoke, func(r *http.Request) (any, error) {
+		return s.cfg.Tokens.Revoke(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"))
 	})
 	s.handle(r, api.JoinsList, s.joinList)
 	s.handle(r, api.JoinsApprove, s.joinApprove)
@@ -177,21 +153,6 @@ func (s *Server) adminTable(r chi.Router) {
 	}))
 	s.rolloutRoutes(r)
 	s.provisionRoutes(r)
-}
-
-// tokenCreate makes a token; the store checks the name and role. The secret is in the answer only.
-func (s *Server) tokenCreate(r *http.Request) (any, error) {
-	var req api.TokenRequest
-	if err := readJSON(r, 4<<10, &req); err != nil {
-		return nil, err
-	}
-	secret, hash := NewToken()
-	t, err := s.store.TokenCreate(r.Context(), store.TokenCreateParams{Name: req.Name, Role: store.Role(req.Role), Hash: hash, Now: s.now()})
-	if err != nil {
-		return nil, err
-	}
-	s.log.Info("token created", "token", t.ID, "name", t.Name, "role", t.Role, "by", tokenFrom(r.Context()).Name)
-	return api.NewToken{Token: apiconv.Token(t), Secret: secret}, nil
 }
 
 func (s *Server) joinList(r *http.Request) (any, error) {

@@ -20,7 +20,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
@@ -130,7 +130,7 @@ func newDriverPlaneWith(t *testing.T, plugin goplugin.Options) *driverPlane {
 	t.Cleanup(hs.Close)
 	p := &driverPlane{t: t, url: hs.URL, log: lb, tokens: map[store.Role]string{}, pub: pub}
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator, store.RoleAdmin} {
-		tok, hash := server.NewToken()
+		tok, hash := tokens.Mint()
 		if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "tok-" + string(role), Role: role, Hash: hash}); err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +369,7 @@ func TestDriverRoutesWithoutDrivers(t *testing.T) {
 	st := storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
 	hs := httptest.NewServer(wire.New(wire.Config{Store: st}).Handler())
 	defer hs.Close()
-	tok, hash := server.NewToken()
+	tok, hash := tokens.Mint()
 	if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "a", Role: store.RoleAdmin, Hash: hash}); err != nil {
 		t.Fatal(err)
 	}

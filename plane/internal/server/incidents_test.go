@@ -17,6 +17,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -82,7 +83,7 @@ func newIncidentPlane(t *testing.T) *incidentPlane {
 	}
 	p.node = res.Node
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator} {
-		tok, hash := server.NewToken()
+		tok, hash := tokens.Mint()
 		if _, err := p.store.TokenCreate(ctx, store.TokenCreateParams{Name: string(role) + "-1", Role: role, Hash: hash}); err != nil {
 			t.Fatal(err)
 		}

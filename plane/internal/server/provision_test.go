@@ -15,8 +15,8 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
@@ -85,7 +85,7 @@ func TestProvisionRoutes(t *testing.T) {
 	engine := &provision.Engine{Store: st, Cloud: fake, EngineBase: services.EngineBase{Holder: "test"}, Bootstrap: provision.Bootstrap{PlaneURL: "https://plane.example"}}
 	p := &trustedPlane{plane: newPlaneOn(t, wire.Config{Provision: engine}, st), tokens: map[store.Role]string{}}
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator, store.RoleAdmin} {
-		tok, hash := server.NewToken()
+		tok, hash := tokens.Mint()
 		if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "tok-" + string(role), Role: role, Hash: hash}); err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
@@ -52,13 +52,13 @@ func TestRoutesRefuseRoleBelow(t *testing.T) {
 	ts := httptest.NewServer(wire.New(wire.Config{Store: st, Drivers: &drivers.Manager{}}).Handler())
 	t.Cleanup(ts.Close)
 	below := map[api.Role]store.Role{api.RoleOperator: store.RoleViewer, api.RoleAdmin: store.RoleOperator}
-	tokens := map[store.Role]string{}
+	bearer := map[store.Role]string{}
 	for _, role := range below {
-		tok, hash := server.NewToken()
+		tok, hash := tokens.Mint()
 		if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: string(role), Role: role, Hash: hash}); err != nil {
 			t.Fatal(err)
 		}
-		tokens[role] = tok
+		bearer[role] = tok
 	}
 	for _, rt := range api.Routes() {
 		role, ok := below[rt.Role]
@@ -74,7 +74,7 @@ func TestRoutesRefuseRoleBelow(t *testing.T) {
 			t.Fatal(err)
 		}
 		req, _ := http.NewRequest(rt.Method, ts.URL+api.Prefix+path, strings.NewReader("{}"))
-		req.Header.Set("Authorization", "Bearer "+tokens[role])
+		req.Header.Set("Authorization", "Bearer "+bearer[role])
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -29,6 +30,8 @@ import (
 // Config is what a plane process needs.
 type Config struct {
 	Store store.Store
+	// Tokens resolves bearer tokens and manages them.
+	Tokens *tokens.Room
 	// TrustDir verifies releases before they are published (statement_keys/, log_keys/, state).
 	TrustDir string
 	Log      *slog.Logger
@@ -150,7 +153,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get(channel.PathArtifact, s.artifactRoute(s.signed(0, s.artifact)))
 	r.Route("/api/v1/admin", s.adminRoutes)
 	h, as := s.AdminAs()
-	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, HashToken: HashToken, Log: s.log, Now: s.now}).Handler())
+	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, Tokens: s.cfg.Tokens, Log: s.log, Now: s.now}).Handler())
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.store.Ping(r.Context()); err != nil {
 			s.writeError(w, r, err)

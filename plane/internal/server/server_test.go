@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
@@ -201,7 +201,7 @@ func TestArtifactNeverTakesAPath(t *testing.T) {
 func TestAdminNeedsTokenAndRole(t *testing.T) {
 	p := newPlane(t, wire.Config{})
 	ctx := context.Background()
-	viewer, hash := server.NewToken()
+	viewer, hash := tokens.Mint()
 	if _, err := p.st.TokenCreate(ctx, store.TokenCreateParams{Name: "v", Role: store.RoleViewer, Hash: hash}); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestAdminNeedsTokenAndRole(t *testing.T) {
 	if status, code := call("", "GET", "/nodes", ""); status != 401 || code != errcode.AuthRequired {
 		t.Fatalf("no token: %d %s", status, code)
 	}
-	if status, code := call(server.TokenPrefix+"forged", "GET", "/nodes", ""); status != 401 || code != errcode.AuthRequired {
+	if status, code := call(tokens.Prefix+"forged", "GET", "/nodes", ""); status != 401 || code != errcode.AuthRequired {
 		t.Fatalf("unknown token: %d %s", status, code)
 	}
 	if status, _ := call(viewer, "GET", "/nodes", ""); status != 200 {
@@ -434,13 +434,13 @@ func TestRolesOnAdminRoutes(t *testing.T) {
 	}
 	var made api.NewToken
 	p.want(http.StatusCreated, "", admin, post, "/tokens", []byte(`{"name":"x","role":"viewer"}`), &made)
-	if !strings.HasPrefix(made.Secret, server.TokenPrefix) || made.Token.Role != api.RoleViewer {
+	if !strings.HasPrefix(made.Secret, tokens.Prefix) || made.Token.Role != api.RoleViewer {
 		t.Fatalf("a token made through the API: %+v", made.Token)
 	}
 	p.want(http.StatusUnprocessableEntity, errcode.StoreParamInvalid, admin, post, "/tokens", []byte(`{"name":"y","role":"root"}`), nil)
 	var listed api.TokenList
 	p.want(http.StatusOK, "", admin, http.MethodGet, "/tokens", nil, &listed)
-	if raw, _ := json.Marshal(listed); strings.Contains(string(raw), made.Secret) || strings.Contains(string(raw), server.HashToken(made.Secret)) || len(listed.Tokens) < 4 {
+	if raw, _ := json.Marshal(listed); strings.Contains(string(raw), made.Secret) || strings.Contains(string(raw), tokens.Hash(made.Secret)) || len(listed.Tokens) < 4 {
 		t.Fatalf("the token list: %s", raw)
 	}
 	p.want(http.StatusOK, "", admin, post, "/tokens/"+made.Token.ID+"/revoke", nil, nil)

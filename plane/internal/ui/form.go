@@ -293,7 +293,7 @@ func (u *UI) runForm(w http.ResponseWriter, r *http.Request, status int, form ur
 func (u *UI) run(w http.ResponseWriter, r *http.Request) {
 	// The form is read through the API before the job is queued; a token the route table does not
 	// let queue jobs is refused first, as the API would refuse it.
-	if v := from(r); !api.Role(v.tok.Role).Covers(api.JobsCreate.Role) {
+	if v := from(r); !v.tok.Role.Covers(api.JobsCreate.Role) {
 		u.fail(w, r, nil, errcode.New(errcode.AuthForbidden, "queuing a job needs the %s role; token %s is %s", api.JobsCreate.Role, v.tok.Name, v.tok.Role).With(errcode.DetailNeed, string(api.JobsCreate.Role)))
 		return
 	}

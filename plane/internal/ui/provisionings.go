@@ -48,7 +48,7 @@ func (u *UI) provisioningsPage(w http.ResponseWriter, r *http.Request, status in
 	}
 	d.Provisionings, d.State, d.Open, d.States = list.Provisionings, q.State, q.Open, provisionStates
 	v := from(r)
-	if api.Role(v.tok.Role).Covers(api.RoleAdmin) {
+	if v.tok.Role.Covers(api.RoleAdmin) {
 		var accounts api.AccountList
 		err := u.route(r, api.AccountsList, nil, nil, nil, &accounts)
 		if errcode.Has(err, errcode.DriverUnavailable) {

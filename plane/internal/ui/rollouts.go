@@ -41,7 +41,7 @@ func (u *UI) rolloutsPage(w http.ResponseWriter, r *http.Request, status int, d 
 	}
 	d.Rollouts, d.State = list.Rollouts, q.State
 	d.States = []string{api.RolloutRunning, api.RolloutPaused, api.RolloutHalted, api.RolloutCompleted, api.RolloutAborted, api.RolloutReverted}
-	if v := from(r); api.Role(v.tok.Role).Covers(api.RoleAdmin) {
+	if v := from(r); v.tok.Role.Covers(api.RoleAdmin) {
 		var rels api.ReleaseList
 		if err := u.route(r, api.ReleasesList, nil, api.ReleasesListQuery{Limit: 20}.Values(), nil, &rels); err != nil {
 			u.fail(w, r, nil, err)

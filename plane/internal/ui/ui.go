@@ -32,6 +32,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -66,11 +68,11 @@ type Config struct {
 	// API is the admin route table without the bearer check (server.AdminAs), paths relative to
 	// api.Prefix; As puts the token a request runs as into its context.
 	API http.Handler
-	As  func(ctx context.Context, tok store.Token) context.Context
-	// HashToken is how the store keys tokens.
-	HashToken func(token string) string
-	Log       *slog.Logger
-	Now       func() time.Time
+	As  func(ctx context.Context, tok api.Token) context.Context
+	// Tokens resolves the token a person signs in with.
+	Tokens *tokens.Room
+	Log    *slog.Logger
+	Now    func() time.Time
 }
 
 // UI serves the pages.
@@ -216,12 +218,19 @@ type ctxKey struct{}
 // viewer is the signed-in session and its token, as a page sees them.
 type viewer struct {
 	sess *session
-	tok  store.Token
+	tok  api.Token
 }
 
 func from(r *http.Request) viewer {
 	v, _ := r.Context().Value(ctxKey{}).(viewer)
 	return v
+}
+
+// may returns the signed-in token, refused (auth.forbidden) below the role the API's route table
+// gives rt: a page calls the room of the route it stands for, after the same role check.
+func (u *UI) may(r *http.Request, rt api.Route) (api.Token, error) {
+	who := from(r).tok
+	return who, tokens.Need(who, rt.Role)
 }
 
 // authenticate finds the session in the store with its token: an unknown or expired session, or a
@@ -242,7 +251,7 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 			u.fail(w, r, nil, err)
 			return
 		}
-		v := viewer{sess: &session{id: c.Value, csrf: st.CSRF, expires: st.ExpiresAt}, tok: st.Token}
+		v := viewer{sess: &session{id: c.Value, csrf: st.CSRF, expires: st.ExpiresAt}, tok: apiconv.Token(st.Token)}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, v))
 		if r.Method == http.MethodPost {
 			// A form is small; only a release upload is big, and never bigger than the API takes.
@@ -339,8 +348,8 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw := strings.TrimSpace(r.PostFormValue("token"))
-	tok, err := u.cfg.Store.TokenGetByHash(r.Context(), store.TokenGetByHashParams{Hash: u.cfg.HashToken(raw)})
-	if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) || raw == "" {
+	tok, err := u.cfg.Tokens.Authenticate(r.Context(), raw)
+	if errcode.Has(err, errcode.AuthRequired) {
 		u.cfg.Log.Info("ui sign-in failed", "address", addr)
 		u.signinForm(w, r, http.StatusUnauthorized, "That token is unknown or revoked.")
 		return
@@ -450,7 +459,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name str
 	p := page{Title: name, Data: data}
 	if v != nil && v.sess != nil {
 		p.Signed, p.CSRF = true, v.sess.csrf
-		p.Who = api.Token{ID: v.tok.ID, Name: v.tok.Name, Role: api.Role(v.tok.Role)}
+		p.Who = api.Token{ID: v.tok.ID, Name: v.tok.Name, Role: v.tok.Role}
 	}
 	var buf bytes.Buffer
 	t := u.pages[name]

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
 	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -60,7 +60,7 @@ func newPlaneOn(t testing.TB, st store.Store, cfg wire.Config) *plane {
 
 func (p *plane) token(role store.Role) (string, store.Token) {
 	p.t.Helper()
-	raw, hash := server.NewToken()
+	raw, hash := tokens.Mint()
 	tok, err := p.store.TokenCreate(context.Background(), store.TokenCreateParams{Name: "ui-" + string(role), Role: role, Hash: hash, Now: time.Now()})
 	if err != nil {
 		p.t.Fatal(err)

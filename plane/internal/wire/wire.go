@@ -14,6 +14,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 )
 
@@ -70,5 +71,22 @@ type Config struct {
 
 // New makes the plane's server over cfg.Store.
 func New(cfg Config) *server.Server {
-	return server.New(server.Config(cfg))
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return server.New(server.Config{
+		Store:  cfg.Store,
+		Tokens: tokens.New(tokens.Config{Store: cfg.Store, Log: cfg.Log, Now: cfg.Now}),
+
+		TrustDir: cfg.TrustDir, Log: cfg.Log, Base: cfg.Base, Now: cfg.Now, ClaimWait: cfg.ClaimWait,
+		NodeRate: cfg.NodeRate, AddrRate: cfg.AddrRate, NodeBurst: cfg.NodeBurst, AddrBurst: cfg.AddrBurst,
+		MaxPendingJoins: cfg.MaxPendingJoins, MaxPendingJoinsPerSource: cfg.MaxPendingJoinsPerSource,
+		Drivers: cfg.Drivers, WebhookNames: cfg.WebhookNames, NotificationsQueued: cfg.NotificationsQueued,
+		RolloutsChanged: cfg.RolloutsChanged, Provision: cfg.Provision, ProvisionsChanged: cfg.ProvisionsChanged,
+		MaxOpenCases: cfg.MaxOpenCases, Metrics: cfg.Metrics, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID,
+		RouteCounts: cfg.RouteCounts,
+	})
 }
