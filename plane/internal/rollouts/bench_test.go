@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -178,8 +179,8 @@ var noopDigest = strings.Repeat("a", 64)
 // benchWords stands for the release catalog: every node's target pins noop.
 type benchWords struct{}
 
-func (benchWords) Words(context.Context, int64) (map[string]rollouts.Word, string, error) {
-	return map[string]rollouts.Word{"noop": {Manifest: &manifest.Manifest{Name: "noop", Class: manifest.ClassLook}, Module: noopDigest}}, "", nil
+func (benchWords) Words(context.Context, int64) (map[string]releases.Word, string, error) {
+	return map[string]releases.Word{"noop": {Manifest: &manifest.Manifest{Name: "noop", Class: manifest.ClassLook}, Module: noopDigest}}, "", nil
 }
 
 func (benchWords) Agent(context.Context, int64) (string, error) { return "", nil }

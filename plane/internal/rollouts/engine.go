@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -24,7 +25,7 @@ const LeaseEngine = "engine"
 type Engine struct {
 	services.EngineBase
 	Store store.Store
-	// Words tells the words a release pins; nil: a Catalog over Store.
+	// Words tells the words a release pins; nil: a releases.Catalog over Store.
 	Words WordSource
 	// Leases grants the nodes' change leases; nil: a room over Store.
 	Leases *lease.Room
@@ -35,7 +36,7 @@ type Engine struct {
 // WordSource tells the words a release pins, by name, and the release's statement digest, and the
 // agent version it pins ("" for none).
 type WordSource interface {
-	Words(ctx context.Context, seq int64) (map[string]Word, string, error)
+	Words(ctx context.Context, seq int64) (map[string]releases.Word, string, error)
 	Agent(ctx context.Context, seq int64) (string, error)
 }
 
@@ -467,7 +468,7 @@ func (e *Engine) catalogFor() WordSource {
 	if e.catalog == nil {
 		e.catalog = e.Words
 		if e.catalog == nil {
-			e.catalog = NewCatalog(e.Store)
+			e.catalog = releases.NewCatalog(e.Store)
 		}
 	}
 	return e.catalog
@@ -519,7 +520,7 @@ func (e *Engine) releaseStep(ctx context.Context, ro store.Rollout, st store.Rol
 // cannot take the release: it refused the statement, or it refused the agent (verify_failed,
 // probe_failed, rejected). A node whose updates are off (state none, by its own policy) or whose
 // agent does not update itself passes on its vocabulary alone: its owner keeps its agent.
-func ReleaseReached(n store.Node, seq int64, digest string, words map[string]Word, agent string) (bool, string) {
+func ReleaseReached(n store.Node, seq int64, digest string, words map[string]releases.Word, agent string) (bool, string) {
 	if agent != "" && n.Update.Offered == agent && channel.UpdateRefused(n.Update.State) {
 		return false, fmt.Sprintf("the node refused agent %s (%s): %s", agent, n.Update.State, n.Update.Reason)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
-	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -63,12 +62,18 @@ func need(ctx context.Context, role api.Role) error { return tokens.Need(tokenFr
 // handle registers an admin route of the table: the route's role is checked, then the handler's answer
 // is written with the route's status, or its error as the envelope.
 func (s *Server) handle(r chi.Router, rt api.Route, h func(r *http.Request) (any, error)) {
+	s.handleRaw(r, rt, func(_ http.ResponseWriter, r *http.Request) (any, error) { return h(r) })
+}
+
+// handleRaw is handle for a handler that needs the response writer before it answers (to cap a
+// streamed body).
+func (s *Server) handleRaw(r chi.Router, rt api.Route, h func(w http.ResponseWriter, r *http.Request) (any, error)) {
 	r.Method(rt.Method, rt.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := need(r.Context(), rt.Role); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		v, err := h(r)
+		v, err := h(w, r)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -126,23 +131,7 @@ func (s *Server) adminTable(r chi.Router) {
 	s.handle(r, api.JobsMarkFailed, s.jobMarkFailed)
 	s.incidentRoutes(r)
 	s.planeRoutes(r)
-	s.handle(r, api.ReleasesList, func(r *http.Request) (any, error) {
-		q, err := api.ParseReleasesListQuery(r.URL.Query())
-		if err != nil {
-			return nil, err
-		}
-		list, err := s.store.ReleaseList(r.Context(), store.ReleaseListParams{Limit: q.Limit})
-		return api.ReleaseList{Releases: apiconv.Each(list, apiconv.Release)}, err
-	})
-	s.handle(r, api.ReleasesShow, s.releaseShow)
-	s.handle(r, api.ReleasesDiff, s.releaseDiff)
-	r.Method(api.ReleasesPublish.Method, api.ReleasesPublish.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := need(r.Context(), api.ReleasesPublish.Role); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.publish(w, r)
-	}))
+	s.releaseRoutes(r)
 	s.driverRoutes(r)
 	r.Method(api.Metrics.Method, api.Metrics.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := need(r.Context(), api.Metrics.Role); err != nil {
@@ -210,31 +199,13 @@ func (s *Server) nodeList(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	agents, err := s.agentReleases(r.Context())
+	agents, err := s.cfg.Releases.AgentVersions(r.Context())
 	if err != nil {
 		return nil, err
 	}
 	out := api.NodeList{Nodes: apiconv.Each(res.Nodes, apiconv.Node), NextCursor: res.NextCursor}
 	for i := range out.Nodes {
 		out.Nodes[i].ReleasesBehind = behind(agents, out.Nodes[i].AgentVersion)
-	}
-	return out, nil
-}
-
-// agentReleases lists the versions of the newest releases (up to 100) that pin an agent binary.
-func (s *Server) agentReleases(ctx context.Context) ([]string, error) {
-	rels, err := s.store.ReleaseList(ctx, store.ReleaseListParams{Limit: 100})
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, rel := range rels {
-		for _, a := range rel.Artifacts {
-			if strings.HasPrefix(a.Name, registry.AgentSubjectPrefix) {
-				out = append(out, rel.Version)
-				break
-			}
-		}
 	}
 	return out, nil
 }
@@ -272,7 +243,7 @@ func (s *Server) nodeShow(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	agents, err := s.agentReleases(r.Context())
+	agents, err := s.cfg.Releases.AgentVersions(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +267,7 @@ func (s *Server) nodeWord(r *http.Request) (any, error) {
 		return nil, errcode.New(errcode.JobWordUnavailable, "node %s does not report the word %q", node.Name, word).
 			With(errcode.DetailNodeID, node.ID).With(errcode.DetailWord, word)
 	}
-	m, known, err := s.manifests.word(ctx, word, ref.Digest)
+	m, known, err := s.cfg.Releases.Catalog().Word(ctx, word, ref.Digest)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +327,7 @@ func (s *Server) jobCreate(r *http.Request) (any, error) {
 	}
 	// The manifest is the one its own row pins for this word and module: another word on the same
 	// module has its own class and schema, and must never lend them.
-	m, known, err := s.manifests.word(ctx, req.Word, ref.Digest)
+	m, known, err := s.cfg.Releases.Catalog().Word(ctx, req.Word, ref.Digest)
 	if err != nil {
 		return nil, err
 	}

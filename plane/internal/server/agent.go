@@ -14,7 +14,6 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/store"
-	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
@@ -298,7 +297,7 @@ func (s *Server) handOut(node store.Node, job *store.Job) *channel.Job {
 // that only when it changed or grew stale. A brief claim naming a report the plane does not hold is
 // answered with SendReport.
 func (s *Server) takeReport(ctx context.Context, node store.Node, req *channel.ClaimRequest) (channel.ClaimResponse, error) {
-	resp := channel.ClaimResponse{Statement: s.targetStatement(ctx, node)}
+	resp := channel.ClaimResponse{Statement: s.cfg.Releases.Statement(ctx, node.TargetSequence)}
 	held := node.ReportDigest
 	known := req.ReportDigest != "" && req.ReportDigest == held
 	switch {
@@ -477,98 +476,19 @@ func (s *Server) leave(w http.ResponseWriter, r *http.Request, node store.Node, 
 // artifact serves the node's target statement, a stored artifact by digest, or the target release's
 // agent binary for a platform. It never takes a path.
 func (s *Server) artifact(w http.ResponseWriter, r *http.Request, node store.Node, _ []byte) {
-	q := r.URL.Query()
-	ctx := r.Context()
-	var data []byte
-	switch {
-	case len(q) != 1:
-		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "ask for exactly one of statement=current, sha256=<hex> or agent=<os>-<arch>"))
-		return
-	case q.Get("statement") == "current":
-		rel, err := s.targetRelease(ctx, node)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		data = rel.Bundle
-	case q.Has("sha256"):
-		d := q.Get("sha256")
-		if !cas.ValidDigest(d) {
-			s.writeError(w, r, errcode.New(errcode.RequestMalformed, "sha256 must be 64 lowercase hex digits"))
-			return
-		}
-		a, err := s.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: d})
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		data = a.Data
-	case q.Has("agent"):
-		rel, err := s.targetRelease(ctx, node)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		digest := ""
-		for _, a := range rel.Artifacts {
-			if a.Name == "agent/"+q.Get("agent") {
-				digest = a.Digest
-			}
-		}
-		if digest == "" {
-			s.writeError(w, r, errcode.New(errcode.ArtifactNotPinned, "the current release pins no agent for %q; the plane serves an agent only as a pinned artifact", q.Get("agent")).
-				With(errcode.DetailSubject, "agent/"+q.Get("agent")))
-			return
-		}
-		a, err := s.store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: digest})
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		data = a.Data
-	default:
-		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "ask for statement=current, sha256=<hex> or agent=<os>-<arch>"))
+	s.serveArtifact(w, r, node.TargetSequence)
+}
+
+// serveArtifact answers an artifact request with what the releases room gives for target.
+func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, target int64) {
+	data, contentType, err := s.cfg.Releases.Artifact(r.Context(), target, r.URL.Query())
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
-	if w.Header().Get("Content-Type") == "" {
-		w.Header().Set("Content-Type", "application/octet-stream")
-	}
+	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(data)
-}
-
-// targetStatement is the statement a node is served: its target release's, never simply the newest
-// (publishing offers a release; a rollout moves a node's target to it). Releases never change, so
-// each one's reference is read once; a claim per node per poll must not read bundles.
-func (s *Server) targetStatement(ctx context.Context, node store.Node) channel.StatementRef {
-	seq := node.TargetSequence
-	if seq <= 0 {
-		return channel.StatementRef{}
-	}
-	s.mu.Lock()
-	ref, ok := s.statRefs[seq]
-	s.mu.Unlock()
-	if ok {
-		return ref
-	}
-	rel, err := s.store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: seq})
-	if err != nil {
-		return channel.StatementRef{}
-	}
-	ref = channel.StatementRef{Sequence: uint64(rel.Sequence), Digest: rel.StatementDigest}
-	s.mu.Lock()
-	s.statRefs[seq] = ref
-	s.mu.Unlock()
-	return ref
-}
-
-// targetRelease is the release a node is served, with its bundle.
-func (s *Server) targetRelease(ctx context.Context, node store.Node) (store.Release, error) {
-	if node.TargetSequence <= 0 {
-		return store.Release{}, errcode.New(errcode.ReleaseNotFound, "no release is published")
-	}
-	return s.store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: node.TargetSequence})
 }
 
 func notFound(r *http.Request) error {

@@ -151,6 +151,6 @@ func (s *Server) artifactRoute(signed http.HandlerFunc) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		s.artifact(w, r, store.Node{TargetSequence: seq}, nil)
+		s.serveArtifact(w, r, seq)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
-	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -85,13 +84,5 @@ func TestRoutesRefuseRoleBelow(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden || e.Error.Code != errcode.AuthForbidden || e.Error.Details["need"] != string(rt.Role) {
 			t.Errorf("%s with a %s token: %d %+v", rt, role, resp.StatusCode, e.Error)
 		}
-	}
-}
-
-// TestReleaseBundleFileIsTheRegistrys: plane/api names the bundle of a release upload without linking
-// the registry; it must be the name the registry writes.
-func TestReleaseBundleFileIsTheRegistrys(t *testing.T) {
-	if api.ReleaseBundleFile != registry.BundleFile {
-		t.Fatalf("api.ReleaseBundleFile %q, registry.BundleFile %q", api.ReleaseBundleFile, registry.BundleFile)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -19,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
@@ -32,8 +32,10 @@ type Config struct {
 	Store store.Store
 	// Tokens resolves bearer tokens and manages them.
 	Tokens *tokens.Room
-	// TrustDir verifies releases before they are published (statement_keys/, log_keys/, state).
-	TrustDir string
+	// Releases publishes releases and serves what they pin.
+	Releases *releases.Room
+	// Rollouts starts and moves rollouts.
+	Rollouts *rollouts.Room
 	Log      *slog.Logger
 	// Base is the plane's external URL, when it sits behind a proxy; nil derives it per request.
 	Base *url.URL
@@ -57,9 +59,6 @@ type Config struct {
 	// NotificationsQueued, when not nil, is called after a claim queued notifications: it wakes this
 	// process's delivery service, so a notification need not wait for its tick.
 	NotificationsQueued func()
-	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
-	// it wakes this process's rollout engine.
-	RolloutsChanged func()
 	// Provision runs provisionings; nil refuses the provisioning routes (a plane without drivers).
 	// Joins carrying a provisioning token are served either way.
 	Provision *provision.Engine
@@ -90,12 +89,7 @@ type Server struct {
 	metrics   *metrics.Plane
 	nodeLimit *limiter
 	addrLimit *limiter
-	manifests *manifestIndex
-	catalog   *rollouts.Catalog
 	leases    *lease.Room
-
-	mu       sync.Mutex
-	statRefs map[int64]channel.StatementRef // each release's statement as claims name it; releases never change
 }
 
 // New makes a server. Defaults: 20 requests/s per node (burst 40), 5/s per address (burst 20),
@@ -131,10 +125,7 @@ func New(cfg Config) *Server {
 	}
 	s.nodeLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeNode) }
 	s.addrLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeAddress) }
-	s.manifests = newManifestIndex(cfg.Store)
-	s.catalog = rollouts.NewCatalog(cfg.Store)
 	s.leases = lease.New(cfg.Store)
-	s.statRefs = map[int64]channel.StatementRef{}
 	return s
 }
 
@@ -153,7 +144,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get(channel.PathArtifact, s.artifactRoute(s.signed(0, s.artifact)))
 	r.Route("/api/v1/admin", s.adminRoutes)
 	h, as := s.AdminAs()
-	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, Tokens: s.cfg.Tokens, Log: s.log, Now: s.now}).Handler())
+	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, Tokens: s.cfg.Tokens, Releases: s.cfg.Releases, Rollouts: s.cfg.Rollouts, Log: s.log, Now: s.now}).Handler())
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.store.Ping(r.Context()); err != nil {
 			s.writeError(w, r, err)

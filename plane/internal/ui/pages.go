@@ -105,8 +105,8 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Running = jobs.Jobs
 	for _, state := range []string{api.RolloutRunning, api.RolloutHalted, api.RolloutPaused} {
-		var ros api.RolloutList
-		if err := u.route(r, api.RolloutsList, nil, api.RolloutsListQuery{State: state, Limit: 20}.Values(), nil, &ros); err != nil {
+		ros, err := run(u, r, api.RolloutsList, u.cfg.Rollouts.List, api.RolloutsListQuery{State: state, Limit: 20})
+		if err != nil {
 			u.fail(w, r, nil, err)
 			return
 		}
@@ -118,8 +118,8 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Provisionings = provs.Provisionings
-	var rels api.ReleaseList
-	if err := u.route(r, api.ReleasesList, nil, api.ReleasesListQuery{Limit: 1}.Values(), nil, &rels); err != nil {
+	rels, err := run(u, r, api.ReleasesList, u.cfg.Releases.List, api.ReleasesListQuery{Limit: 1})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}

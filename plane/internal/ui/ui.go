@@ -33,6 +33,8 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -69,10 +71,12 @@ type Config struct {
 	// api.Prefix; As puts the token a request runs as into its context.
 	API http.Handler
 	As  func(ctx context.Context, tok api.Token) context.Context
-	// Tokens resolves the token a person signs in with.
-	Tokens *tokens.Room
-	Log    *slog.Logger
-	Now    func() time.Time
+	// The rooms the pages call, as the admin API's handlers do.
+	Tokens   *tokens.Room
+	Releases *releases.Room
+	Rollouts *rollouts.Room
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 // UI serves the pages.
@@ -144,10 +148,10 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/rollouts", u.rollouts)
 		r.Post("/rollouts", u.rolloutStart)
 		r.Get("/rollouts/{id}", u.rollout)
-		r.Post("/rollouts/{id}/pause", u.rolloutMove(api.RolloutsPause))
-		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume))
-		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort))
-		r.Post("/rollouts/{id}/revert", u.rolloutMove(api.RolloutsRevert))
+		r.Post("/rollouts/{id}/pause", u.rolloutMove(api.RolloutsPause, u.cfg.Rollouts.Pause))
+		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume, u.cfg.Rollouts.Resume))
+		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort, u.cfg.Rollouts.Abort))
+		r.Post("/rollouts/{id}/revert", u.rolloutMove(api.RolloutsRevert, u.cfg.Rollouts.Revert))
 		r.Get("/provisionings", u.provisionings)
 		r.Post("/provisionings", u.provisionStart)
 		r.Get("/provisionings/{id}", u.provisioning)
@@ -224,6 +228,17 @@ type viewer struct {
 func from(r *http.Request) viewer {
 	v, _ := r.Context().Value(ctxKey{}).(viewer)
 	return v
+}
+
+// run calls a room's method f with arg as the signed-in token, after the role check of the route rt
+// it stands for: a page runs the very rules of the API, without a trip through JSON.
+func run[A, T any](u *UI, r *http.Request, rt api.Route, f func(context.Context, api.Token, A) (T, error), arg A) (T, error) {
+	who, err := u.may(r, rt)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return f(r.Context(), who, arg)
 }
 
 // may returns the signed-in token, refused (auth.forbidden) below the role the API's route table

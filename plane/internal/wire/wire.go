@@ -13,6 +13,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -77,15 +79,23 @@ func New(cfg Config) *server.Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	catalog := releases.NewCatalog(cfg.Store)
+	rolls := rollouts.NewRoom(rollouts.RoomConfig{Store: cfg.Store, Words: catalog, Log: cfg.Log, Now: cfg.Now, Changed: cfg.RolloutsChanged})
+	var published func()
+	if cfg.Drivers != nil {
+		published = cfg.Drivers.ReleaseChanged // re-pin drivers now, not at the next sync
+	}
 	return server.New(server.Config{
-		Store:  cfg.Store,
-		Tokens: tokens.New(tokens.Config{Store: cfg.Store, Log: cfg.Log, Now: cfg.Now}),
+		Store:    cfg.Store,
+		Tokens:   tokens.New(tokens.Config{Store: cfg.Store, Log: cfg.Log, Now: cfg.Now}),
+		Releases: releases.New(releases.Config{Store: cfg.Store, TrustDir: cfg.TrustDir, Log: cfg.Log, Now: cfg.Now, Catalog: catalog, Deployer: rolls, Published: published}),
+		Rollouts: rolls,
 
-		TrustDir: cfg.TrustDir, Log: cfg.Log, Base: cfg.Base, Now: cfg.Now, ClaimWait: cfg.ClaimWait,
+		Log: cfg.Log, Base: cfg.Base, Now: cfg.Now, ClaimWait: cfg.ClaimWait,
 		NodeRate: cfg.NodeRate, AddrRate: cfg.AddrRate, NodeBurst: cfg.NodeBurst, AddrBurst: cfg.AddrBurst,
 		MaxPendingJoins: cfg.MaxPendingJoins, MaxPendingJoinsPerSource: cfg.MaxPendingJoinsPerSource,
 		Drivers: cfg.Drivers, WebhookNames: cfg.WebhookNames, NotificationsQueued: cfg.NotificationsQueued,
-		RolloutsChanged: cfg.RolloutsChanged, Provision: cfg.Provision, ProvisionsChanged: cfg.ProvisionsChanged,
+		Provision: cfg.Provision, ProvisionsChanged: cfg.ProvisionsChanged,
 		MaxOpenCases: cfg.MaxOpenCases, Metrics: cfg.Metrics, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID,
 		RouteCounts: cfg.RouteCounts,
 	})
