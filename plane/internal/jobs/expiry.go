@@ -1,5 +1,6 @@
-// Package jobs holds the plane's background work on jobs: running jobs past their claim budget become
-// lost, never run again.
+// Package jobs queues words for nodes and follows each job to its end: it checks a job against the
+// word's signed manifest before queuing it, hands jobs out to the claims of idle nodes at most once,
+// takes in their results, and makes a running job past its claim budget lost, never run again.
 package jobs
 
 import (

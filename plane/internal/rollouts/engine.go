@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
@@ -395,15 +396,8 @@ func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.Rollout
 		if !ok || w.Module != ref.Digest {
 			return false, fmt.Sprintf("%s: the node's %s is not the one its target release %d pins", st.Phase, word, node.TargetSequence), nil
 		}
-		if len(params) == 0 {
-			params = json.RawMessage(`{}`)
-		}
-		var budget time.Duration
-		if ms := w.Manifest.Limits.WallTimeMS; ms > 0 {
-			budget = time.Duration(ms)*time.Millisecond + time.Minute
-		}
 		j, err := e.Store.JobCreate(ctx, store.JobCreateParams{NodeID: st.NodeID, Word: word, WordDigest: ref.Digest,
-			Class: string(w.Manifest.Class), Params: params, Budget: budget, CreatedBy: tag, Now: e.Time()})
+			Class: string(w.Manifest.Class), Params: params, Budget: jobs.Budget(w.Manifest), CreatedBy: tag, Now: e.Time()})
 		if errcode.Has(err, errcode.NodeNotActive) || errcode.Has(err, errcode.JobWordUnavailable) {
 			return false, fmt.Sprintf("%s: %s", st.Phase, errcode.From(err, errcode.InternalError).Message), nil
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
@@ -131,17 +132,13 @@ func (r *Room) start(ctx context.Context, who api.Token, req api.RolloutRequest,
 	// rollout; for a release rollout the preflight runs under the old target, the verify under the new.
 	checks := []struct {
 		phase, word string
-		params      json.RawMessage
+		params      *json.RawMessage
 		newTarget   bool
-	}{{"preflight", req.Preflight, req.PreflightParams, false}, {"change", req.Word, req.Params, false}, {"verify", req.Verify, req.VerifyParams, true}}
+	}{{"preflight", req.Preflight, &req.PreflightParams, false}, {"change", req.Word, &req.Params, false}, {"verify", req.Verify, &req.VerifyParams, true}}
 	role := api.RoleOperator
 	for _, c := range checks {
 		if c.word == "" {
 			continue
-		}
-		params := c.params
-		if len(params) == 0 {
-			params = json.RawMessage(`{}`)
 		}
 		checked := map[int64]bool{}
 		for _, st := range steps {
@@ -167,7 +164,9 @@ func (r *Room) start(ctx context.Context, who api.Token, req api.RolloutRequest,
 			if w.Manifest.Class == manifest.ClassDestructive {
 				role = api.RoleAdmin
 			}
-			if err := w.Manifest.CheckParams(params); err != nil {
+			// The rollout keeps the params as checked ({} when none were given): its engine queues
+			// each phase's jobs with them as they are.
+			if *c.params, err = jobs.Params(w.Manifest, *c.params); err != nil {
 				return store.Rollout{}, err
 			}
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
-	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -27,7 +26,7 @@ func (s *Server) incidentList(r *http.Request) (any, error) {
 	}
 	p := store.IncidentListParams{NeedsYou: q.NeedsYou, Condition: store.Condition(q.Condition), Limit: q.Limit, Cursor: q.Cursor, Now: s.now()}
 	if q.Node != "" {
-		n, err := s.nodeByRef(r.Context(), q.Node)
+		n, err := s.cfg.Nodes.Get(r.Context(), q.Node)
 		if err != nil {
 			return nil, err
 		}
@@ -114,11 +113,4 @@ func (s *Server) incidentNote(r *http.Request) (any, error) {
 		return nil, err
 	}
 	return apiconv.Event(ev), nil
-}
-
-// incidentsChanged logs what changed and wakes this process's deliverer when there is something to send.
-func (s *Server) incidentsChanged(changes []store.IncidentChange) {
-	if incidents.LogChanges(s.log, changes) && s.cfg.NotificationsQueued != nil {
-		s.cfg.NotificationsQueued()
-	}
 }

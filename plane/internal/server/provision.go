@@ -73,7 +73,7 @@ func (s *Server) provisionRoutes(r chi.Router) {
 		if err := readJSON(r, 4<<10, &req); err != nil {
 			return nil, err
 		}
-		n, err := s.nodeByRef(r.Context(), chi.URLParam(r, "id"))
+		n, err := s.cfg.Nodes.Get(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +86,7 @@ func (s *Server) provisionRoutes(r chi.Router) {
 		if err != nil {
 			return nil, err
 		}
-		s.jobsEnded(d.Node.Cancelled, d.Node.Lost)
+		s.cfg.Nodes.JobsEnded(d.Node.Cancelled, d.Node.Lost)
 		named := func(j store.Job) api.Job { return apiconv.Job(j, n.Name) }
 		node := n
 		if d.Node.Node.ID != "" {

@@ -7,12 +7,9 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
-	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
-	"github.com/lexicon-fleet/lexicon/plane/store"
 )
 
 func (s *Server) rolloutRoutes(r chi.Router) {
-	s.handle(r, api.NodesLabel, s.nodeLabel)
 	s.handle(r, api.RolloutsStart, func(r *http.Request) (any, error) {
 		var req api.RolloutRequest
 		if err := readJSON(r, 256<<10, &req); err != nil {
@@ -38,22 +35,4 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 			return call(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"))
 		})
 	}
-}
-
-func (s *Server) nodeLabel(r *http.Request) (any, error) {
-	var req api.LabelRequest
-	if err := readJSON(r, 16<<10, &req); err != nil {
-		return nil, err
-	}
-	n, err := s.nodeByRef(r.Context(), chi.URLParam(r, "id"))
-	if err != nil {
-		return nil, err
-	}
-	who := tokenFrom(r.Context()).Name
-	n, err = s.store.NodeLabel(r.Context(), store.NodeLabelParams{ID: n.ID, Set: req.Set, Remove: req.Remove, By: who, Now: s.now()})
-	if err != nil {
-		return nil, err
-	}
-	s.log.Info("node labelled", "node", n.ID, "name", n.Name, "labels", n.Labels, "by", who)
-	return apiconv.Node(n), nil
 }

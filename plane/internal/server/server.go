@@ -5,7 +5,6 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -15,8 +14,11 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
@@ -24,7 +26,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
-	"github.com/lexicon-fleet/lexicon/registry/httpsig"
 )
 
 // Config is what a plane process needs.
@@ -36,7 +37,13 @@ type Config struct {
 	Releases *releases.Room
 	// Rollouts starts and moves rollouts.
 	Rollouts *rollouts.Room
-	Log      *slog.Logger
+	// Joins records joins and carries out an admin's decision on them.
+	Joins *joins.Room
+	// Nodes proves nodes, takes in their reports and answers about them.
+	Nodes *nodes.Room
+	// Jobs queues jobs, hands them out and takes in their results.
+	Jobs *jobs.Room
+	Log  *slog.Logger
 	// Base is the plane's external URL, when it sits behind a proxy; nil derives it per request.
 	Base *url.URL
 	// Now is the clock; nil means time.Now.
@@ -48,25 +55,14 @@ type Config struct {
 	// Limits of requests per second (and bursts) per proven node and per source address.
 	NodeRate, AddrRate   float64
 	NodeBurst, AddrBurst int
-	// Caps on pending joins overall and per source address.
-	MaxPendingJoins, MaxPendingJoinsPerSource int
 	// Drivers runs the plane's drivers; nil refuses the driver routes.
 	Drivers *drivers.Manager
-
-	// WebhookNames names the webhooks an incident notifies when a case a node reports opens or reopens
-	// it (from lexicon-plane serve --webhooks); the delivery service sends them.
-	WebhookNames []string
-	// NotificationsQueued, when not nil, is called after a claim queued notifications: it wakes this
-	// process's delivery service, so a notification need not wait for its tick.
-	NotificationsQueued func()
 	// Provision runs provisionings; nil refuses the provisioning routes (a plane without drivers).
 	// Joins carrying a provisioning token are served either way.
 	Provision *provision.Engine
 	// ProvisionsChanged, when not nil, is called after a provisioning was started or a token join
 	// recorded: it wakes this process's provisioning engine.
 	ProvisionsChanged func()
-	// MaxOpenCases caps a node's open cases; 0 means channel.MaxOpenCasesNode.
-	MaxOpenCases int
 	// Metrics is what this replica counts and serves on GET /api/v1/admin/metrics; nil makes a
 	// registry of the server's own.
 	Metrics *metrics.Plane
@@ -85,15 +81,13 @@ type Server struct {
 	store     store.Store
 	log       *slog.Logger
 	now       func() time.Time
-	nonces    httpsig.NonceStore
 	metrics   *metrics.Plane
 	nodeLimit *limiter
 	addrLimit *limiter
 	leases    *lease.Room
 }
 
-// New makes a server. Defaults: 20 requests/s per node (burst 40), 5/s per address (burst 20),
-// 1,000 pending joins, 20 per address.
+// New makes a server. Defaults: 20 requests/s per node (burst 40), 5/s per address (burst 20).
 func New(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -110,15 +104,11 @@ func New(cfg Config) *Server {
 	if cfg.AddrRate == 0 {
 		cfg.AddrRate, cfg.AddrBurst = 5, 20
 	}
-	if cfg.MaxPendingJoins == 0 {
-		cfg.MaxPendingJoins, cfg.MaxPendingJoinsPerSource = 1000, 20
-	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}
 	s := &Server{
 		cfg: cfg, store: cfg.Store, log: cfg.Log, now: cfg.Now,
-		nonces:    storeNonces{cfg.Store},
 		metrics:   cfg.Metrics,
 		nodeLimit: newLimiter(cfg.NodeRate, cfg.NodeBurst),
 		addrLimit: newLimiter(cfg.AddrRate, cfg.AddrBurst),
@@ -144,7 +134,8 @@ func (s *Server) Handler() http.Handler {
 	r.Get(channel.PathArtifact, s.artifactRoute(s.signed(0, s.artifact)))
 	r.Route("/api/v1/admin", s.adminRoutes)
 	h, as := s.AdminAs()
-	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, Tokens: s.cfg.Tokens, Releases: s.cfg.Releases, Rollouts: s.cfg.Rollouts, Log: s.log, Now: s.now}).Handler())
+	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, Tokens: s.cfg.Tokens, Releases: s.cfg.Releases, Rollouts: s.cfg.Rollouts,
+		Joins: s.cfg.Joins, Nodes: s.cfg.Nodes, Jobs: s.cfg.Jobs, Log: s.log, Now: s.now}).Handler())
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.store.Ping(r.Context()); err != nil {
 			s.writeError(w, r, err)
@@ -158,12 +149,3 @@ func (s *Server) Handler() http.Handler {
 	})
 	return r
 }
-
-// storeNonces adapts the store's nonce table to the verifier, so every replica sees every nonce.
-type storeNonces struct{ s store.Store }
-
-func (n storeNonces) NonceUse(ctx context.Context, keyID, nonce string, expires time.Time) (bool, error) {
-	return n.s.NonceUse(ctx, store.NonceUseParams{KeyID: keyID, Nonce: nonce, ExpiresAt: expires})
-}
-
-var _ httpsig.NonceStore = storeNonces{}

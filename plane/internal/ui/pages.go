@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -63,6 +65,11 @@ var funcs = template.FuncMap{
 	"cloud": func(driver string) bool { return strings.HasPrefix(driver, "cloud-") },
 }
 
+// fleet is the nodes room's fleet count as a page calls a room.
+func fleet(n *nodes.Room) func(context.Context, api.Token, struct{}) (api.Fleet, error) {
+	return func(ctx context.Context, who api.Token, _ struct{}) (api.Fleet, error) { return n.Fleet(ctx, who) }
+}
+
 // route calls rt with its parameters filled in.
 func (u *UI) route(r *http.Request, rt api.Route, params []string, q url.Values, body, out any) error {
 	p, err := rt.Path(params...)
@@ -87,7 +94,8 @@ type overviewData struct {
 // at ten nodes and at ten thousand.
 func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 	var d overviewData
-	if err := u.route(r, api.FleetShow, nil, nil, nil, &d.Fleet); err != nil {
+	var err error
+	if d.Fleet, err = run(u, r, api.FleetShow, fleet(u.cfg.Nodes), struct{}{}); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -98,8 +106,8 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Incidents = inc.Incidents
-	var jobs api.JobList
-	if err := u.route(r, api.JobsList, nil, api.JobsListQuery{State: api.JobRunning, Limit: 20}.Values(), nil, &jobs); err != nil {
+	jobs, err := run(u, r, api.JobsList, u.cfg.Jobs.List, api.JobsListQuery{State: api.JobRunning, Limit: 20})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -152,8 +160,8 @@ func (u *UI) joins(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) joinsPage(w http.ResponseWriter, r *http.Request, status int, d joinsData) {
-	var list api.JoinList
-	if err := u.route(r, api.JoinsList, nil, api.JoinsListQuery{Status: api.JoinPending, Limit: 200}.Values(), nil, &list); err != nil {
+	list, err := run(u, r, api.JoinsList, u.cfg.Joins.List, api.JoinsListQuery{Status: api.JoinPending, Limit: 200})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -167,8 +175,10 @@ func (u *UI) joinsPage(w http.ResponseWriter, r *http.Request, status int, d joi
 func (u *UI) joinApprove(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	req := api.ApproveRequest{Fingerprint: r.PostFormValue("fingerprint"), Name: r.PostFormValue("name")}
-	var res api.Approved
-	if err := u.route(r, api.JoinsApprove, []string{id}, nil, req, &res); err != nil {
+	res, err := run(u, r, api.JoinsApprove, func(ctx context.Context, who api.Token, req api.ApproveRequest) (api.Approved, error) {
+		return u.cfg.Joins.Approve(ctx, who, id, req)
+	}, req)
+	if err != nil {
 		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
 			u.fail(w, r, nil, err)
 			return
@@ -180,7 +190,7 @@ func (u *UI) joinApprove(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) joinReject(w http.ResponseWriter, r *http.Request) {
-	if err := u.route(r, api.JoinsReject, []string{chi.URLParam(r, "id")}, nil, nil, nil); err != nil {
+	if _, err := run(u, r, api.JoinsReject, u.cfg.Joins.Reject, chi.URLParam(r, "id")); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -208,8 +218,8 @@ func (u *UI) nodes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Limit = pageSize
-	var list api.NodeList
-	if err := u.route(r, api.NodesList, nil, q.Values(), nil, &list); err != nil {
+	list, err := run(u, r, api.NodesList, u.cfg.Nodes.List, q)
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -235,12 +245,13 @@ type nodeData struct {
 func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	var d nodeData
-	if err := u.route(r, api.NodesShow, []string{id}, nil, nil, &d.Node); err != nil {
+	var err error
+	if d.Node, err = run(u, r, api.NodesShow, u.cfg.Nodes.Show, id); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
-	var jobs api.JobList
-	if err := u.route(r, api.JobsList, nil, api.JobsListQuery{Node: d.Node.ID, Limit: 20}.Values(), nil, &jobs); err != nil {
+	jobs, err := run(u, r, api.JobsList, u.cfg.Jobs.List, api.JobsListQuery{Node: d.Node.ID, Limit: 20})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -267,8 +278,8 @@ func (u *UI) jobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Limit = pageSize
-	var list api.JobList
-	if err := u.route(r, api.JobsList, nil, q.Values(), nil, &list); err != nil {
+	list, err := run(u, r, api.JobsList, u.cfg.Jobs.List, q)
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -276,8 +287,8 @@ func (u *UI) jobs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) job(w http.ResponseWriter, r *http.Request) {
-	var j api.Job
-	if err := u.route(r, api.JobsShow, []string{chi.URLParam(r, "id")}, nil, nil, &j); err != nil {
+	j, err := run(u, r, api.JobsShow, u.cfg.Jobs.Show, chi.URLParam(r, "id"))
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -300,8 +311,8 @@ func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		var j api.Job
-		if err := u.route(r, api.JobsShow, []string{id}, nil, nil, &j); err != nil {
+		j, err := run(u, r, api.JobsShow, u.cfg.Jobs.Show, id)
+		if err != nil {
 			fmt.Fprintf(w, "event: error\ndata: %s\n\n", strings.ReplaceAll(errMessage(err), "\n", " "))
 			fl.Flush()
 			return
@@ -328,7 +339,7 @@ func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request) {
 
 func (u *UI) jobCancel(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if err := u.route(r, api.JobsCancel, []string{id}, nil, nil, nil); err != nil {
+	if _, err := run(u, r, api.JobsCancel, u.cfg.Jobs.Cancel, id); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -341,7 +352,9 @@ func (u *UI) jobMarkFailed(w http.ResponseWriter, r *http.Request) {
 	if req.Message == "" {
 		req.Message = "marked failed in the web UI"
 	}
-	if err := u.route(r, api.JobsMarkFailed, []string{id}, nil, req, nil); err != nil {
+	if _, err := run(u, r, api.JobsMarkFailed, func(ctx context.Context, who api.Token, req api.MarkFailedRequest) (api.Job, error) {
+		return u.cfg.Jobs.MarkFailed(ctx, who, id, req)
+	}, req); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}

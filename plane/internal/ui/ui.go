@@ -33,6 +33,9 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
+	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
@@ -75,6 +78,9 @@ type Config struct {
 	Tokens   *tokens.Room
 	Releases *releases.Room
 	Rollouts *rollouts.Room
+	Joins    *joins.Room
+	Nodes    *nodes.Room
+	Jobs     *jobs.Room
 	Log      *slog.Logger
 	Now      func() time.Time
 }

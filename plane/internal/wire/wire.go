@@ -9,9 +9,14 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/cases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
+	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
@@ -79,24 +84,33 @@ func New(cfg Config) *server.Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	catalog := releases.NewCatalog(cfg.Store)
-	rolls := rollouts.NewRoom(rollouts.RoomConfig{Store: cfg.Store, Words: catalog, Log: cfg.Log, Now: cfg.Now, Changed: cfg.RolloutsChanged})
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
+	st, log, now := cfg.Store, cfg.Log, cfg.Now
+	catalog := releases.NewCatalog(st)
+	rolls := rollouts.NewRoom(rollouts.RoomConfig{Store: st, Words: catalog, Log: log, Now: now, Changed: cfg.RolloutsChanged})
 	var published func()
 	if cfg.Drivers != nil {
 		published = cfg.Drivers.ReleaseChanged // re-pin drivers now, not at the next sync
 	}
+	rels := releases.New(releases.Config{Store: st, TrustDir: cfg.TrustDir, Log: log, Now: now, Catalog: catalog, Deployer: rolls, Published: published})
+	leases := lease.New(st)
+	cs := cases.New(cases.Config{Store: st, Log: log, Now: now, MaxOpen: cfg.MaxOpenCases, Webhooks: cfg.WebhookNames, Queued: cfg.NotificationsQueued})
+	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Metrics: cfg.Metrics})
 	return server.New(server.Config{
-		Store:    cfg.Store,
-		Tokens:   tokens.New(tokens.Config{Store: cfg.Store, Log: cfg.Log, Now: cfg.Now}),
-		Releases: releases.New(releases.Config{Store: cfg.Store, TrustDir: cfg.TrustDir, Log: cfg.Log, Now: cfg.Now, Catalog: catalog, Deployer: rolls, Published: published}),
+		Store:    st,
+		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now}),
+		Releases: rels,
 		Rollouts: rolls,
+		Joins: joins.New(joins.Config{Store: st, Log: log, Now: now, MaxPending: cfg.MaxPendingJoins, MaxPendingPerSource: cfg.MaxPendingJoinsPerSource,
+			Provisioned: cfg.ProvisionsChanged}),
+		Nodes: ns,
+		Jobs:  jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics}),
 
-		Log: cfg.Log, Base: cfg.Base, Now: cfg.Now, ClaimWait: cfg.ClaimWait,
+		Log: log, Base: cfg.Base, Now: now, ClaimWait: cfg.ClaimWait,
 		NodeRate: cfg.NodeRate, AddrRate: cfg.AddrRate, NodeBurst: cfg.NodeBurst, AddrBurst: cfg.AddrBurst,
-		MaxPendingJoins: cfg.MaxPendingJoins, MaxPendingJoinsPerSource: cfg.MaxPendingJoinsPerSource,
-		Drivers: cfg.Drivers, WebhookNames: cfg.WebhookNames, NotificationsQueued: cfg.NotificationsQueued,
-		Provision: cfg.Provision, ProvisionsChanged: cfg.ProvisionsChanged,
-		MaxOpenCases: cfg.MaxOpenCases, Metrics: cfg.Metrics, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID,
-		RouteCounts: cfg.RouteCounts,
+		Drivers: cfg.Drivers, Provision: cfg.Provision, ProvisionsChanged: cfg.ProvisionsChanged,
+		Metrics: cfg.Metrics, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, RouteCounts: cfg.RouteCounts,
 	})
 }
