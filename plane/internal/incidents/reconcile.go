@@ -1,8 +1,9 @@
-// Package incidents runs the plane's incident detectors: on every tick it compares what the store holds
-// (silent agents, refusals, lost jobs, untrusted releases, halted rollouts, the plane's own health:
+// Package incidents keeps the plane's incidents: its detectors compare, on every tick, what the store
+// holds (silent agents, refusals, lost jobs, untrusted releases, halted rollouts, the plane's own health:
 // failing drivers, replicas over their memory alert, failing routes, missing replicas; and its machines:
-// provisionings whose instance could not be deleted, instances past 80% of their monthly transfer) with the open
-// incidents and writes only the differences.
+// provisionings whose instance could not be deleted, instances past 80% of their monthly transfer) with
+// the open incidents and write only the differences, and its room answers people about incidents and
+// records their triage and notes.
 package incidents
 
 import (

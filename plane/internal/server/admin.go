@@ -78,18 +78,6 @@ func (s *Server) adminRoutes(r chi.Router) {
 	s.adminTable(r)
 }
 
-// AdminAs is the admin API's route table without the bearer check, serving every request as tok: the
-// web UI calls it with its session's token, so a page runs the very rules, role checks and answers of
-// the API rather than a copy of them. Paths are relative to api.Prefix.
-func (s *Server) AdminAs() (h http.Handler, as func(ctx context.Context, tok api.Token) context.Context) {
-	r := chi.NewRouter()
-	s.adminTable(r)
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, notFound(r)) })
-	return r, func(ctx context.Context, tok api.Token) context.Context {
-		return context.WithValue(ctx, tokenKey{}, tok)
-	}
-}
-
 func (s *Server) adminTable(r chi.Router) {
 	s.handle(r, api.Whoami, func(r *http.Request) (any, error) {
 		return tokenFrom(r.Context()), nil

@@ -1,7 +1,9 @@
-// Package server is the plane's HTTP surface: the agent channel (registry/channel) and the admin API
-// (plane/api, whose route table it registers and whose types it answers with), on one chi router over
-// the plane store. It serves requests only; the plane's background work (job expiry, sweeping, incident
-// reconciling, webhook delivery) runs beside it as services (plane/internal/services).
+// Package server is the plane's HTTP surface: it adapts the agent channel (registry/channel) and the
+// admin API (plane/api, whose route table it registers) to the plane's rooms. Each handler decodes the
+// request, authenticates and authorises it (a node's signature, an admin token's role from the route
+// table, the rate limits), calls the room's Go API, and encodes the answer or the error envelope; the
+// rules live in the rooms, and the server imports no store. The plane's background work (job expiry,
+// sweeping, incident reconciling, webhook delivery, the engines) runs beside it as services.
 package server
 
 import (
@@ -14,9 +16,9 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
-	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
@@ -24,26 +26,26 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
-	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 )
 
-// Config is what a plane process needs.
+// Config is the rooms the server adapts (plane/internal/wire makes them over one store) and what the
+// HTTP surface itself needs.
 type Config struct {
-	Store store.Store
-	// Tokens resolves bearer tokens and manages them.
-	Tokens *tokens.Room
-	// Releases publishes releases and serves what they pin.
-	Releases *releases.Room
-	// Rollouts starts and moves rollouts.
-	Rollouts *rollouts.Room
-	// Joins records joins and carries out an admin's decision on them.
-	Joins *joins.Room
-	// Nodes proves nodes, takes in their reports and answers about them.
-	Nodes *nodes.Room
-	// Jobs queues jobs, hands them out and takes in their results.
-	Jobs *jobs.Room
-	Log  *slog.Logger
+	Tokens    *tokens.Room
+	Joins     *joins.Room
+	Nodes     *nodes.Room
+	Jobs      *jobs.Room
+	Releases  *releases.Room
+	Rollouts  *rollouts.Room
+	Incidents *incidents.Room
+	Provision *provision.Room
+	Drivers   *drivers.Room
+	Health    *health.Room
+	// UI is the web UI, mounted at ui.Prefix; nil serves none.
+	UI http.Handler
+
+	Log *slog.Logger
 	// Base is the plane's external URL, when it sits behind a proxy; nil derives it per request.
 	Base *url.URL
 	// Now is the clock; nil means time.Now.
@@ -55,22 +57,9 @@ type Config struct {
 	// Limits of requests per second (and bursts) per proven node and per source address.
 	NodeRate, AddrRate   float64
 	NodeBurst, AddrBurst int
-	// Drivers runs the plane's drivers; nil refuses the driver routes.
-	Drivers *drivers.Manager
-	// Provision runs provisionings; nil refuses the provisioning routes (a plane without drivers).
-	// Joins carrying a provisioning token are served either way.
-	Provision *provision.Engine
-	// ProvisionsChanged, when not nil, is called after a provisioning was started or a token join
-	// recorded: it wakes this process's provisioning engine.
-	ProvisionsChanged func()
-	// Metrics is what this replica counts and serves on GET /api/v1/admin/metrics; nil makes a
-	// registry of the server's own.
+	// Metrics counts what the HTTP surface refuses (rate limits, signatures) and serves GET
+	// /api/v1/admin/metrics; nil makes a registry of the server's own.
 	Metrics *metrics.Plane
-
-	// ReplicaID names this replica in GET /plane/status and /readyz.
-	ReplicaID string
-	// MasterKeyID is the id of the master key this replica loaded; "" means none, and /readyz says so.
-	MasterKeyID string
 	// RouteCounts, when not nil, counts every answer by route for plane:route_failing.
 	RouteCounts *health.RouteCounts
 }
@@ -78,13 +67,11 @@ type Config struct {
 // Server serves the agent channel and the admin API.
 type Server struct {
 	cfg       Config
-	store     store.Store
 	log       *slog.Logger
 	now       func() time.Time
 	metrics   *metrics.Plane
 	nodeLimit *limiter
 	addrLimit *limiter
-	leases    *lease.Room
 }
 
 // New makes a server. Defaults: 20 requests/s per node (burst 40), 5/s per address (burst 20).
@@ -108,14 +95,12 @@ func New(cfg Config) *Server {
 		cfg.Metrics = metrics.New()
 	}
 	s := &Server{
-		cfg: cfg, store: cfg.Store, log: cfg.Log, now: cfg.Now,
-		metrics:   cfg.Metrics,
+		cfg: cfg, log: cfg.Log, now: cfg.Now, metrics: cfg.Metrics,
 		nodeLimit: newLimiter(cfg.NodeRate, cfg.NodeBurst),
 		addrLimit: newLimiter(cfg.AddrRate, cfg.AddrBurst),
 	}
 	s.nodeLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeNode) }
 	s.addrLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeAddress) }
-	s.leases = lease.New(cfg.Store)
 	return s
 }
 
@@ -133,16 +118,10 @@ func (s *Server) Handler() http.Handler {
 	r.Post(channel.PathLeave, s.signed(channel.DefaultBodyCap, s.leave))
 	r.Get(channel.PathArtifact, s.artifactRoute(s.signed(0, s.artifact)))
 	r.Route("/api/v1/admin", s.adminRoutes)
-	h, as := s.AdminAs()
-	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, Tokens: s.cfg.Tokens, Releases: s.cfg.Releases, Rollouts: s.cfg.Rollouts,
-		Joins: s.cfg.Joins, Nodes: s.cfg.Nodes, Jobs: s.cfg.Jobs, Log: s.log, Now: s.now}).Handler())
-	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.store.Ping(r.Context()); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
-	})
+	if s.cfg.UI != nil {
+		r.Mount(ui.Prefix, s.cfg.UI)
+	}
+	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound(r))

@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -70,13 +71,11 @@ func fleet(n *nodes.Room) func(context.Context, api.Token, struct{}) (api.Fleet,
 	return func(ctx context.Context, who api.Token, _ struct{}) (api.Fleet, error) { return n.Fleet(ctx, who) }
 }
 
-// route calls rt with its parameters filled in.
-func (u *UI) route(r *http.Request, rt api.Route, params []string, q url.Values, body, out any) error {
-	p, err := rt.Path(params...)
-	if err != nil {
-		return err
+// planeStatus is the health room's status as a page calls a room.
+func planeStatus(h *health.Room) func(context.Context, api.Token, struct{}) (api.PlaneStatus, error) {
+	return func(ctx context.Context, who api.Token, _ struct{}) (api.PlaneStatus, error) {
+		return h.Status(ctx, who)
 	}
-	return u.call(r, rt.Method, p, q, body, out)
 }
 
 type overviewData struct {
@@ -100,8 +99,8 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.SilentAfter = time.Duration(d.Fleet.SilentAfterSeconds) * time.Second
-	var inc api.IncidentList
-	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{NeedsYou: true, Limit: 20}.Values(), nil, &inc); err != nil {
+	inc, err := run(u, r, api.IncidentsList, u.cfg.Incidents.List, api.IncidentsListQuery{NeedsYou: true, Limit: 20})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -120,8 +119,8 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Rollouts = append(d.Rollouts, ros.Rollouts...)
 	}
-	var provs api.ProvisioningList
-	if err := u.route(r, api.ProvisioningsList, nil, api.ProvisioningsListQuery{Open: true, Limit: 20}.Values(), nil, &provs); err != nil {
+	provs, err := run(u, r, api.ProvisioningsList, u.cfg.Provision.List, api.ProvisioningsListQuery{Open: true, Limit: 20})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -134,8 +133,8 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 	if len(rels.Releases) > 0 {
 		d.Release = &rels.Releases[0]
 	}
-	var ps api.PlaneStatus
-	if err := u.route(r, api.PlaneShowStatus, nil, nil, nil, &ps); err != nil {
+	ps, err := run(u, r, api.PlaneShowStatus, planeStatus(u.cfg.Health), struct{}{})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -256,8 +255,8 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Jobs = jobs.Jobs
-	var inc api.IncidentList
-	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{Node: d.Node.ID, Limit: 20}.Values(), nil, &inc); err != nil {
+	inc, err := run(u, r, api.IncidentsList, u.cfg.Incidents.List, api.IncidentsListQuery{Node: d.Node.ID, Limit: 20})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -367,12 +366,13 @@ type incidentsData struct {
 
 func (u *UI) incidents(w http.ResponseWriter, r *http.Request) {
 	var d incidentsData
-	var needs, all api.IncidentList
-	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{NeedsYou: true, Limit: 100}.Values(), nil, &needs); err != nil {
+	needs, err := run(u, r, api.IncidentsList, u.cfg.Incidents.List, api.IncidentsListQuery{NeedsYou: true, Limit: 100})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
-	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{Limit: 100}.Values(), nil, &all); err != nil {
+	all, err := run(u, r, api.IncidentsList, u.cfg.Incidents.List, api.IncidentsListQuery{Limit: 100})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -400,7 +400,8 @@ func (u *UI) incident(w http.ResponseWriter, r *http.Request) {
 
 func (u *UI) incidentPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	d := incidentData{Error: msg}
-	if err := u.route(r, api.IncidentsShow, []string{chi.URLParam(r, "id")}, nil, nil, &d.IncidentDetail); err != nil {
+	var err error
+	if d.IncidentDetail, err = run(u, r, api.IncidentsShow, u.cfg.Incidents.Show, chi.URLParam(r, "id")); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -414,13 +415,19 @@ func (u *UI) incidentTriage(w http.ResponseWriter, r *http.Request) {
 	if req.Triage != string(api.TriageSnoozed) {
 		req.For = ""
 	}
-	u.incidentChange(w, r, id, u.route(r, api.IncidentsTriage, []string{id}, nil, req, nil))
+	_, err := run(u, r, api.IncidentsTriage, func(ctx context.Context, who api.Token, req api.TriageRequest) (api.IncidentChange, error) {
+		return u.cfg.Incidents.Triage(ctx, who, id, req)
+	}, req)
+	u.incidentChange(w, r, id, err)
 }
 
 func (u *UI) incidentNote(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	req := api.NoteRequest{Text: r.PostFormValue("text")}
-	u.incidentChange(w, r, id, u.route(r, api.IncidentsNote, []string{id}, nil, req, nil))
+	_, err := run(u, r, api.IncidentsNote, func(ctx context.Context, who api.Token, req api.NoteRequest) (api.IncidentEvent, error) {
+		return u.cfg.Incidents.Note(ctx, who, id, req)
+	}, req)
+	u.incidentChange(w, r, id, err)
 }
 
 // incidentChange shows a refused change on the incident's page, and a made one by going back to it.

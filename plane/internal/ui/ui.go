@@ -1,7 +1,7 @@
 // Package ui is the plane's admin web UI: server-rendered HTML pages under /ui/ on the plane's own
 // listener, for people who would rather look at the fleet than script it. It holds no rules of its own:
-// every page reads and changes the fleet by calling the admin API's handlers in process (plane/api
-// types, the server's route table with its role checks), as the session's token. What it adds is what
+// every page reads and changes the fleet by calling the rooms' Go APIs, as the admin API's handlers
+// do, after the role check of the API route it stands for, as the session's token. What it adds is what
 // a browser needs: sign-in with an admin token exchanged for a session kept in the store (so every
 // replica accepts it), CSRF tokens on every form, and the security headers (a strict
 // Content-Security-Policy, no framing, no caching).
@@ -16,11 +16,8 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -33,9 +30,13 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
+	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
+	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
@@ -66,23 +67,31 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
+// Store is what the UI keeps of its own: the sessions of signed-in browsers, each with its token.
+type Store interface {
+	UISessionCreate(ctx context.Context, p store.UISessionCreateParams) (store.UISession, error)
+	UISessionGet(ctx context.Context, p store.UISessionGetParams) (store.UISession, error)
+	UISessionDelete(ctx context.Context, p store.UISessionDeleteParams) error
+}
+
 // Config is what the UI needs from the plane.
 type Config struct {
-	// Store resolves a session's token on every request, so a revoked token ends its sessions at once.
-	Store store.Store
-	// API is the admin route table without the bearer check (server.AdminAs), paths relative to
-	// api.Prefix; As puts the token a request runs as into its context.
-	API http.Handler
-	As  func(ctx context.Context, tok api.Token) context.Context
+	// Store keeps the sessions; a session's token is read with it on every request, so a revoked token
+	// ends its sessions at once.
+	Store Store
 	// The rooms the pages call, as the admin API's handlers do.
-	Tokens   *tokens.Room
-	Releases *releases.Room
-	Rollouts *rollouts.Room
-	Joins    *joins.Room
-	Nodes    *nodes.Room
-	Jobs     *jobs.Room
-	Log      *slog.Logger
-	Now      func() time.Time
+	Tokens    *tokens.Room
+	Joins     *joins.Room
+	Nodes     *nodes.Room
+	Jobs      *jobs.Room
+	Releases  *releases.Room
+	Rollouts  *rollouts.Room
+	Incidents *incidents.Room
+	Provision *provision.Room
+	Drivers   *drivers.Room
+	Health    *health.Room
+	Log       *slog.Logger
+	Now       func() time.Time
 }
 
 // UI serves the pages.
@@ -162,10 +171,10 @@ func (u *UI) Handler() http.Handler {
 		r.Post("/provisionings", u.provisionStart)
 		r.Get("/provisionings/{id}", u.provisioning)
 		r.Get("/cloud/{account}", u.cloudInstances)
-		r.Post("/cloud/{account}/instances/{id}/power-on", u.cloudMove(api.CloudPowerOn))
-		r.Post("/cloud/{account}/instances/{id}/power-off", u.cloudMove(api.CloudPowerOff))
-		r.Post("/cloud/{account}/instances/{id}/reboot", u.cloudMove(api.CloudReboot))
-		r.Post("/cloud/{account}/instances/{id}/delete", u.cloudMove(api.CloudDelete))
+		r.Post("/cloud/{account}/instances/{id}/power-on", u.cloudMove(api.CloudPowerOn, accepted(u.cfg.Drivers.PowerOn)))
+		r.Post("/cloud/{account}/instances/{id}/power-off", u.cloudMove(api.CloudPowerOff, accepted(u.cfg.Drivers.PowerOff)))
+		r.Post("/cloud/{account}/instances/{id}/reboot", u.cloudMove(api.CloudReboot, accepted(u.cfg.Drivers.Reboot)))
+		r.Post("/cloud/{account}/instances/{id}/delete", u.cloudMove(api.CloudDelete, u.cloudDelete))
 		r.Get("/plane", u.planeStatus)
 		r.Post("/plane/replicas/{id}/forget", u.replicaForget)
 		r.Get("/drivers", u.drivers)
@@ -401,66 +410,6 @@ func (u *UI) signout(w http.ResponseWriter, r *http.Request) {
 	u.cfg.Log.Info("ui session ended", "token", v.tok.Name)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
-}
-
-// call runs an admin API route as the session's token and decodes its answer into out; an error
-// answer comes back as the *errcode.Error the API sent.
-func (u *UI) call(r *http.Request, method, path string, q url.Values, body any, out any) error {
-	var rd io.Reader = bytes.NewReader(nil)
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	return u.callRaw(r, method, path, q, rd, "application/json", out)
-}
-
-// callRaw is call with a body already encoded as contentType: a release upload's tar stream.
-func (u *UI) callRaw(r *http.Request, method, path string, q url.Values, body io.Reader, contentType string, out any) error {
-	target := path
-	if len(q) > 0 {
-		target += "?" + q.Encode()
-	}
-	// The API's router must route from scratch, not from the UI's routing state in the context.
-	ctx := context.WithValue(r.Context(), chi.RouteCtxKey, nil)
-	req, err := http.NewRequestWithContext(u.cfg.As(ctx, from(r).tok), method, target, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", contentType)
-	rec := &recorder{header: http.Header{}, status: http.StatusOK}
-	u.cfg.API.ServeHTTP(rec, req)
-	if rec.status >= 400 {
-		if e := errcode.Parse(rec.body.Bytes()); e != nil {
-			return e
-		}
-		return fmt.Errorf("admin API %s %s answered %d", method, path, rec.status)
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(rec.body.Bytes(), out)
-}
-
-// recorder is the ResponseWriter of an in-process API call.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-	wrote  bool
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-func (r *recorder) Write(b []byte) (int, error) {
-	r.wrote = true
-	return r.body.Write(b)
-}
-func (r *recorder) WriteHeader(s int) {
-	if !r.wrote {
-		r.status, r.wrote = s, true
-	}
 }
 
 // page is what every page's template gets.

@@ -12,6 +12,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/cases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
@@ -22,6 +23,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 )
 
@@ -98,19 +100,26 @@ func New(cfg Config) *server.Server {
 	leases := lease.New(st)
 	cs := cases.New(cases.Config{Store: st, Log: log, Now: now, MaxOpen: cfg.MaxOpenCases, Webhooks: cfg.WebhookNames, Queued: cfg.NotificationsQueued})
 	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Metrics: cfg.Metrics})
-	return server.New(server.Config{
-		Store:    st,
+	js := jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics})
+	rooms := server.Config{
 		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now}),
 		Releases: rels,
 		Rollouts: rolls,
 		Joins: joins.New(joins.Config{Store: st, Log: log, Now: now, MaxPending: cfg.MaxPendingJoins, MaxPendingPerSource: cfg.MaxPendingJoinsPerSource,
 			Provisioned: cfg.ProvisionsChanged}),
-		Nodes: ns,
-		Jobs:  jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics}),
-
-		Log: log, Base: cfg.Base, Now: now, ClaimWait: cfg.ClaimWait,
-		NodeRate: cfg.NodeRate, AddrRate: cfg.AddrRate, NodeBurst: cfg.NodeBurst, AddrBurst: cfg.AddrBurst,
-		Drivers: cfg.Drivers, Provision: cfg.Provision, ProvisionsChanged: cfg.ProvisionsChanged,
-		Metrics: cfg.Metrics, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, RouteCounts: cfg.RouteCounts,
-	})
+		Nodes:     ns,
+		Jobs:      js,
+		Incidents: incidents.NewRoom(incidents.RoomConfig{Store: st, Nodes: ns, Log: log, Now: now}),
+		Provision: provision.NewRoom(provision.RoomConfig{Store: st, Engine: cfg.Provision, Nodes: ns, Releases: rels, Log: log, Now: now,
+			Changed: cfg.ProvisionsChanged}),
+		Drivers: drivers.NewRoom(cfg.Drivers, log),
+		Health:  health.NewRoom(health.RoomConfig{Store: st, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, Log: log, Now: now}),
+	}
+	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
+		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Incidents: rooms.Incidents, Provision: rooms.Provision,
+		Drivers: rooms.Drivers, Health: rooms.Health, Log: log, Now: now}).Handler()
+	rooms.Log, rooms.Base, rooms.Now, rooms.ClaimWait = log, cfg.Base, now, cfg.ClaimWait
+	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
+	rooms.Metrics, rooms.RouteCounts = cfg.Metrics, cfg.RouteCounts
+	return server.New(rooms)
 }
