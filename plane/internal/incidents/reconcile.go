@@ -18,9 +18,14 @@ import (
 // DefaultEvery is how often the detectors run.
 const DefaultEvery = 30 * time.Second
 
+// ReconcileStore is what the reconciler runs the detectors through.
+type ReconcileStore interface {
+	IncidentReconcile(ctx context.Context, p store.IncidentReconcileParams) (store.IncidentReconcileResult, error)
+}
+
 // Config sets up a Reconciler.
 type Config struct {
-	Store store.Store
+	Store ReconcileStore
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Up is when this plane process started: silence is counted from it, so a plane that was down does

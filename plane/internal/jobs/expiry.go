@@ -16,9 +16,14 @@ import (
 // DefaultExpireEvery is how often the expirer looks for running jobs past their budget.
 const DefaultExpireEvery = 5 * time.Second
 
+// ExpiryStore is what the expirer writes through.
+type ExpiryStore interface {
+	JobExpire(ctx context.Context, p store.JobExpireParams) ([]store.Job, error)
+}
+
 // Config sets up an Expirer.
 type Config struct {
-	Store store.Store
+	Store ExpiryStore
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	Log *slog.Logger
@@ -32,7 +37,7 @@ type Config struct {
 // statement, and a job another replica already marked lost is not marked again.
 type Expirer struct {
 	*services.Periodic
-	store store.Store
+	store ExpiryStore
 	now   func() time.Time
 	log   *slog.Logger
 	m     *metrics.Plane

@@ -121,9 +121,14 @@ func New() *Plane {
 	return p
 }
 
+// IncidentCounter counts the incidents in the store.
+type IncidentCounter interface {
+	IncidentCount(ctx context.Context, p store.IncidentCountParams) ([]store.IncidentCount, error)
+}
+
 // CollectIncidents reads the incident counts from st at each scrape, each read bounded by timeout
 // (0: 5s). It is separate from New because the store is opened with the Plane as its Observer.
-func (p *Plane) CollectIncidents(st store.Store, timeout time.Duration) {
+func (p *Plane) CollectIncidents(st IncidentCounter, timeout time.Duration) {
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
@@ -252,7 +257,7 @@ var _ store.Observer = (*Plane)(nil)
 // incidentCollector reads the incident counts from the store when scraped, so that every replica
 // reports the same figures and nothing has to be kept in step with the store.
 type incidentCollector struct {
-	st      store.Store
+	st      IncidentCounter
 	timeout time.Duration
 	desc    *prometheus.Desc
 

@@ -86,12 +86,34 @@ const CreateLease = 10 * time.Minute
 // CleanupRetry is how often a failed deletion is tried again.
 const CleanupRetry = time.Minute
 
+// EngineStore is what the provisioning engine reads and writes: the provisionings it advances, the joins
+// and nodes they become, the fleet's target release, and (for the nodes' change lease, when Leases is
+// nil) the leases.
+type EngineStore interface {
+	lease.Store
+	ProvisioningCreate(ctx context.Context, p store.ProvisioningCreateParams) (store.Provisioning, error)
+	ProvisioningGet(ctx context.Context, p store.ProvisioningGetParams) (store.Provisioning, error)
+	ProvisioningList(ctx context.Context, p store.ProvisioningListParams) ([]store.Provisioning, error)
+	ProvisioningUpdate(ctx context.Context, p store.ProvisioningUpdateParams) (store.ProvisioningUpdateResult, error)
+	ProvisioningAdopt(ctx context.Context, p store.ProvisioningAdoptParams) (store.Provisioning, error)
+	ProvisioningTransferSet(ctx context.Context, p store.ProvisioningTransferParams) (store.Provisioning, error)
+	JoinGet(ctx context.Context, p store.JoinGetParams) (store.Join, error)
+	JoinHold(ctx context.Context, p store.JoinHoldParams) (store.Join, error)
+	JoinApprove(ctx context.Context, p store.JoinApproveParams) (store.JoinApproveResult, error)
+	JoinReject(ctx context.Context, p store.JoinRejectParams) (store.Join, error)
+	NodeGet(ctx context.Context, p store.NodeGetParams) (store.Node, error)
+	NodeLabel(ctx context.Context, p store.NodeLabelParams) (store.Node, error)
+	NodeDisconnect(ctx context.Context, p store.NodeEndParams) (store.NodeEndResult, error)
+	ReleaseGet(ctx context.Context, p store.ReleaseGetParams) (store.Release, error)
+	FleetTarget(ctx context.Context) (int64, error)
+}
+
 // Engine advances provisionings. Every replica runs one; a pass takes a provisioning's engine lease
 // before touching it, and every change moves the record only from the state the pass read
 // (store.ProvisioningUpdate), so two replicas never create one machine twice.
 type Engine struct {
 	services.EngineBase
-	Store store.Store
+	Store EngineStore
 	Cloud Cloud
 	DNS   DNS // nil: provisionings naming a DNS account fail at the DNS step's record, never silently
 	// Bootstrap is what every machine is given besides its token.

@@ -15,13 +15,21 @@ const LeaseTransfer = "transfer"
 // TransferEvery is how often an instance's transfer is sampled: providers report it per day at best.
 const TransferEvery = 24 * time.Hour
 
+// TransferStore is what the transfer watch reads and writes: joined provisionings, a lease on each while
+// it samples, and the sample.
+type TransferStore interface {
+	ProvisioningList(ctx context.Context, p store.ProvisioningListParams) ([]store.Provisioning, error)
+	LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) (store.Lease, error)
+	ProvisioningTransferSet(ctx context.Context, p store.ProvisioningTransferParams) (store.Provisioning, error)
+}
+
 // TransferWatch samples the monthly transfer of every joined provisioning's instance once a day and
 // records it; the store's plane:machine_transfer detector raises an incident when one passes 80% of
 // its allowance (once: the incident stays open until a month's figure is below it). Every replica runs
 // one; a lease per provisioning and the recorded sample time keep it to one sample a day.
 type TransferWatch struct {
 	services.EngineBase
-	Store store.Store
+	Store TransferStore
 	Cloud Cloud
 }
 

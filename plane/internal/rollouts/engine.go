@@ -25,13 +25,33 @@ const LeaseEngine = "engine"
 // node twice.
 type Engine struct {
 	services.EngineBase
-	Store store.Store
+	Store EngineStore
 	// Words tells the words a release pins; nil: a releases.Catalog over Store.
 	Words WordSource
 	// Leases grants the nodes' change leases; nil: a room over Store.
 	Leases *lease.Room
 
 	catalog WordSource
+}
+
+// EngineStore is what the engine reads and writes: the rollouts it advances, the nodes and jobs their
+// steps move, and (for the lease and the words a release pins, when Leases and Words are nil) the
+// leases and the stored releases.
+type EngineStore interface {
+	lease.Store
+	releases.CatalogStore
+	RolloutGet(ctx context.Context, p store.RolloutGetParams) (store.Rollout, error)
+	RolloutList(ctx context.Context, p store.RolloutListParams) ([]store.Rollout, error)
+	RolloutSetState(ctx context.Context, p store.RolloutSetStateParams) (store.Rollout, error)
+	RolloutStepUpdate(ctx context.Context, p store.RolloutStepUpdateParams) (store.RolloutStepUpdateResult, error)
+	RolloutMiss(ctx context.Context, p store.RolloutMissParams) (store.Rollout, error)
+	NodeGet(ctx context.Context, p store.NodeGetParams) (store.Node, error)
+	NodeTargetSet(ctx context.Context, p store.NodeTargetSetParams) (store.NodeTargetSetResult, error)
+	FleetTargetSet(ctx context.Context, p store.FleetTargetSetParams) error
+	JobCreate(ctx context.Context, p store.JobCreateParams) (store.Job, error)
+	JobList(ctx context.Context, p store.JobListParams) (store.JobListResult, error)
+	JobCancel(ctx context.Context, p store.JobCancelParams) (store.Job, error)
+	JobMarkFailed(ctx context.Context, p store.JobMarkFailedParams) (store.Job, error)
 }
 
 // WordSource tells the words a release pins, by name, and the release's statement digest, and the

@@ -36,10 +36,18 @@ func Backoff(attempt int) time.Duration {
 	return min(d, maxBackoff)
 }
 
+// Store is what delivery reads and writes: the notification outbox, and the incidents it tells of.
+type Store interface {
+	NotificationClaim(ctx context.Context, p store.NotificationClaimParams) ([]store.Notification, error)
+	NotificationRecord(ctx context.Context, p store.NotificationRecordParams) (store.Notification, error)
+	NotificationList(ctx context.Context, p store.NotificationListParams) ([]store.Notification, error)
+	IncidentGet(ctx context.Context, p store.IncidentGetParams) (store.Incident, error)
+}
+
 // Deliverer sends due notifications to this plane's webhooks. Every replica may run one: the store's
 // leases keep two from sending one notification at once.
 type Deliverer struct {
-	Store     store.Store
+	Store     Store
 	Endpoints []Endpoint
 	// Client sends the requests; nil means a client with DefaultTimeout. Its timeout must stay well
 	// under the lease, or a slow webhook could see a notification twice.

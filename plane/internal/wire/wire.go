@@ -22,8 +22,10 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
+	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 )
 
@@ -123,3 +125,30 @@ func New(cfg Config) *server.Server {
 	rooms.Metrics, rooms.RouteCounts = cfg.Metrics, cfg.RouteCounts
 	return server.New(rooms)
 }
+
+// store.Store is the union of what every room and service of the plane declares it uses; these say so
+// in one place, so a method a room needs and the store lacks fails to build here first.
+var (
+	_ tokens.Store             = store.Store(nil)
+	_ joins.Store              = store.Store(nil)
+	_ nodes.Store              = store.Store(nil)
+	_ jobs.Store               = store.Store(nil)
+	_ jobs.ExpiryStore         = store.Store(nil)
+	_ lease.Store              = store.Store(nil)
+	_ cases.Store              = store.Store(nil)
+	_ releases.Store           = store.Store(nil)
+	_ rollouts.Store           = store.Store(nil)
+	_ rollouts.EngineStore     = store.Store(nil)
+	_ incidents.Store          = store.Store(nil)
+	_ incidents.ReconcileStore = store.Store(nil)
+	_ provision.RoomStore      = store.Store(nil)
+	_ provision.EngineStore    = store.Store(nil)
+	_ provision.TransferStore  = store.Store(nil)
+	_ drivers.Store            = store.Store(nil)
+	_ health.RoomStore         = store.Store(nil)
+	_ health.HeartbeatStore    = store.Store(nil)
+	_ ui.Store                 = store.Store(nil)
+	_ sweep.Store              = store.Store(nil)
+	_ webhook.Store            = store.Store(nil)
+	_ metrics.IncidentCounter  = store.Store(nil)
+)
