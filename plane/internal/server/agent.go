@@ -226,9 +226,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, target in
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", contentType)
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+	writeBytes(w, contentType, data)
 }
 
 func notFound(r *http.Request) error {

@@ -73,8 +73,6 @@ func (s *Server) artifactRoute(signed http.HandlerFunc) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(data)
+		writeBytes(w, contentType, data)
 	}
 }
