@@ -1,7 +1,7 @@
 // Package wire assembles a plane process's HTTP surface over one store: it makes every room from the
 // store and the process's settings and hands them to the HTTP server (plane/internal/server) and the web
-// UI (plane/internal/ui). With plane/store and lexicon-plane serve, it is the one place that holds the
-// whole store; each room takes only the methods it uses.
+// UI (plane/internal/ui). Beside plane/store and lexicon-plane serve, it is the only package that holds
+// the whole store; each room takes only the methods it uses.
 package wire
 
 import (
