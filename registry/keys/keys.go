@@ -1,12 +1,14 @@
 // Package keys defines Lexicon's key types and the files that hold them.
 //
-// Publisher keys sign release statements, node keys sign channel requests, and log keys sign
-// transparency-log checkpoints. Each is its own Go type with its own text prefix, so a node key can
-// never be passed where a publisher key is expected, in code or in a file:
+// Publisher keys sign release statements, node keys sign channel requests, log keys sign
+// transparency-log checkpoints, and witness keys cosign them. Each is its own Go type with its own
+// text prefix, so a node key can never be passed where a publisher key is expected, in code or in a
+// file:
 //
 //	publisher-key:<base64>      publisher-private:<base64>
 //	node-key:<base64>           node-private:<base64>
 //	log-key:<origin>:<base64 PKIX DER>
+//	witness-key:<name>+<hash>+<base64>  (a C2SP signed-note vkey, type 0x04: Ed25519 cosignature/v1)
 //
 // Each body must be the one canonical encoding of its bytes (no stray bits after the last byte, no line
 // breaks inside): a key has exactly one text, and any other spelling is key.malformed.
@@ -33,6 +35,7 @@ const (
 	nodePublicPrefix       = "node-key:"
 	nodePrivatePrefix      = "node-private:"
 	logPublicPrefix        = "log-key:"
+	witnessPublicPrefix    = "witness-key:"
 )
 
 var b64 = base64.RawURLEncoding

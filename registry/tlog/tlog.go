@@ -1,4 +1,5 @@
-// Package tlog adds a release statement's envelope to a Rekor v2 transparency log.
+// Package tlog adds a release statement's envelope to a Rekor v2 transparency log, and reads the
+// log's tiles to prove that two of its checkpoints are one history.
 //
 // Rekor v2 logs a DSSE envelope as a hashedrekord entry over the SHA-512 of its pre-authentication
 // encoding, signed in Ed25519ph; the returned entry carries an inclusion proof and a signed checkpoint,

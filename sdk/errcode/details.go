@@ -12,6 +12,7 @@ const (
 	DetailChecks            = "checks"              // how many checks ran
 	DetailClass             = "class"               // a word's class
 	DetailComponent         = "component"           // a path component (a symlink met on the way)
+	DetailCount             = "count"               // how many were found
 	DetailCurrent           = "current"             // the value now held (a release sequence)
 	DetailDigest            = "digest"              // a module's sha256 digest
 	DetailDriver            = "driver"              // a driver's name
@@ -25,6 +26,7 @@ const (
 	DetailFile              = "file"                // a file's name
 	DetailFolder            = "folder"              // a folder on a path (one others can write)
 	DetailFingerprint       = "fingerprint"         // a key's fingerprint
+	DetailHeldSize          = "held_size"           // the tree size of the log checkpoint a verifier holds
 	DetailHost              = "host"                // a host name or address
 	DetailHTTPStatus        = "http_status"         // a provider's HTTP status
 	DetailID                = "id"                  // the id of the thing the code is about
@@ -44,6 +46,7 @@ const (
 	DetailNeed              = "need"                // the role a request needs
 	DetailNewest            = "newest"              // the newest value held
 	DetailNodeID            = "node_id"             // a node's id
+	DetailOrigin            = "origin"              // a transparency log's origin
 	DetailPart              = "part"                // a part of a larger value
 	DetailPath              = "path"                // a file path
 	DetailPlaneKeyID        = "plane_key_id"        // the id of the plane's master key
@@ -61,6 +64,7 @@ const (
 	DetailStatus            = "status"              // a status (a join's, an HTTP answer's)
 	DetailSubject           = "subject"             // a release statement subject
 	DetailTag               = "tag"                 // an instance's tag
+	DetailTreeSize          = "tree_size"           // a log checkpoint's tree size
 	DetailUnit              = "unit"                // a systemd unit
 	DetailVersion           = "version"             // a version
 	DetailWord              = "word"                // a word's name
