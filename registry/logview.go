@@ -15,6 +15,11 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
+// LogProofsFile is the optional file of a release folder holding consistency proofs (a JSON array,
+// registry/checkpoint's form) from earlier releases' checkpoints to this one's, for nodes that install
+// releases from a folder rather than from a plane (lexicon-release prove writes it).
+const LogProofsFile = "log_proofs.json"
+
 // witnessFile is the trust folder's witness policy (checkpoint.Policy's file form). Without it no
 // cosignature is required.
 const witnessFile = "witnesses"
