@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/checkpoint"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -138,4 +140,51 @@ func otherWitness(t *testing.T) string {
 	w, err := keys.NewWitnessPublic("other.test", make([]byte, 32))
 	must(t, err)
 	return w.VKey()
+}
+
+// TestProve: prove writes the log's consistency proof from an earlier release's checkpoint to this
+// release's, which verifies against the two signed checkpoints; an earlier release not in the log is
+// refused.
+func TestProve(t *testing.T) {
+	work := t.TempDir()
+	logKey := filepath.Join(work, "log.pub")
+	url := startTestlog(t, "--log-key-out", logKey)
+	key, _ := publisher(t)
+	release := func(seq string, logged bool) string {
+		rel := filepath.Join(work, "rel-"+seq)
+		if code, res := runJSON(t, "build", "--key", key, "--modules", modules(t, "1."+seq+".0", nil), "--release", "1."+seq+".0", "--sequence", seq, "--out", rel); code != 0 {
+			t.Fatalf("build: %v", res)
+		}
+		if logged {
+			if code, res := runJSON(t, "log", "--rekor", url, rel); code != 0 {
+				t.Fatalf("log: %v", res)
+			}
+		}
+		return rel
+	}
+	r1, r2, r3 := release("1", true), release("2", true), release("3", true)
+	code, res := runJSON(t, "prove", "--rekor", url, "--log-key", logKey, "--previous", r1, "--previous", r2, r3)
+	if code != 0 || len(res["proofs"].([]any)) != 2 {
+		t.Fatalf("prove: %d %v", code, res)
+	}
+	data, err := os.ReadFile(filepath.Join(r3, registry.LogProofsFile))
+	must(t, err)
+	proofs, err := checkpoint.ParseProofs(data)
+	must(t, err)
+	raw, err := os.ReadFile(logKey)
+	must(t, err)
+	lk, err := keys.ParseLogPublic(string(raw))
+	must(t, err)
+	this, err := releaseCheckpoint(r3, lk)
+	must(t, err)
+	for i, dir := range []string{r1, r2} {
+		was, err := releaseCheckpoint(dir, lk)
+		must(t, err)
+		if err := proofs[i].Verify(was, this); err != nil {
+			t.Fatalf("proof from %s: %v", dir, err)
+		}
+	}
+	if code, res := runJSON(t, "prove", "--rekor", url, "--log-key", logKey, "--previous", release("4", false), r3); code != 1 || res["code"] != errcode.StatementUnlogged {
+		t.Fatalf("unlogged previous: %d %v", code, res)
+	}
 }
