@@ -146,10 +146,11 @@ func (t *Trust) checkCheckpoints(b *signedBundle, rel *Release) (string, error) 
 		}
 		what := fmt.Sprintf("log %s at size %d", cp.Origin, cp.Size)
 		if w := t.view.witnesses; w != nil {
-			if err := w.Check(cp); err != nil {
+			got, err := w.Check(cp)
+			if err != nil {
 				return "", err
 			}
-			what += fmt.Sprintf(", cosigned by %d of %d held witnesses", len(w.Cosigners(cp)), len(w.Witnesses))
+			what += fmt.Sprintf(", cosigned by %d of %d held witnesses", len(got), len(w.Witnesses))
 		}
 		if t.view.heldFile != "" {
 			held, had := t.view.held[cp.Origin]

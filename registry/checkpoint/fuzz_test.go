@@ -110,7 +110,7 @@ func FuzzOpen(f *testing.F) {
 		if got := policy.Cosigners(cp); len(got) > 1 {
 			t.Fatalf("cosigners %v", got)
 		}
-		if err := policy.Check(cp); err != nil {
+		if _, err := policy.Check(cp); err != nil {
 			wantCodes(t, err, errcode.StatementUnwitnessed)
 		}
 	})

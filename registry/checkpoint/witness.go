@@ -110,13 +110,14 @@ func (p Policy) Cosigners(cp Checkpoint) []string {
 	return out
 }
 
-// Check refuses cp with statement.unwitnessed unless at least Quorum witnesses cosigned it.
-func (p Policy) Check(cp Checkpoint) error {
+// Check refuses cp with statement.unwitnessed unless at least Quorum witnesses cosigned it, and
+// returns the witnesses that did.
+func (p Policy) Check(cp Checkpoint) ([]string, error) {
 	got := p.Cosigners(cp)
 	if len(got) >= p.Quorum {
-		return nil
+		return got, nil
 	}
-	return errcode.New(errcode.StatementUnwitnessed, "the checkpoint of log %s at size %d is cosigned by %d of the held witnesses (%s); the trust folder requires %d",
+	return got, errcode.New(errcode.StatementUnwitnessed, "the checkpoint of log %s at size %d is cosigned by %d of the held witnesses (%s); the trust folder requires %d",
 		cp.Origin, cp.Size, len(got), strings.Join(got, ", "), p.Quorum).
 		With(errcode.DetailLimit, p.Quorum).With(errcode.DetailCount, len(got)).With(errcode.DetailOrigin, cp.Origin)
 }
