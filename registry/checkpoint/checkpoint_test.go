@@ -56,7 +56,9 @@ func (l *testLog) growB(b *testing.B, n int) checkpoint.Checkpoint {
 	return l.checkpoint(b)
 }
 
-func newReader(url string, l *tlogtest.Log) *tlog.Reader { return &tlog.Reader{URL: url, Log: l.PublicKey()} }
+func newReader(url string, l *tlogtest.Log) *tlog.Reader {
+	return &tlog.Reader{URL: url, Log: l.PublicKey()}
+}
 
 func (l *testLog) checkpoint(t testing.TB) checkpoint.Checkpoint {
 	t.Helper()
