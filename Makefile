@@ -35,7 +35,7 @@ WASM_DIR := $(BUILD)/wasm
 # order-only, so editing another lexicon-release command does not rebuild every module.
 WASMPOST_TOOL := $(BUILD)/tools/lexicon-release
 WASMPOST := $(WASMPOST_TOOL) wasmpost
-DATAMERGE := $(wildcard host/wasm/datamerge/*.go)
+DATAMERGE := $(wildcard registry/cmd/lexicon-release/internal/datamerge/*.go)
 WORDS := $(patsubst primitives/%/main.go,%,$(wildcard primitives/*/main.go))
 TESTWORDS := $(patsubst host/wasm/testdata/%/main.go,%,$(wildcard host/wasm/testdata/*/main.go))
 WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.wasm) $(WASM_DIR)/examples/hello.wasm \
