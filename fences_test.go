@@ -1,9 +1,9 @@
 package lexicon_test
 
-// The dependency fences ARCHITECTURE.md lists under "What each part may import", enforced the way
-// tailscale's deptest does: list what each package really links and refuse what its fence forbids. A
-// fence that only lives in a document erodes with the first convenient import, and a document that
-// drifts from the fences misleads; TestFencesDocumented holds the two to the same lines.
+// The dependency fences of ARCHITECTURE.md, "What each part may import", enforced the way tailscale's
+// deptest does: list what each package really links and refuse what its fence forbids. A fence that
+// only lives in a document erodes with the first convenient import, and a document that drifts from
+// the fences misleads; TestFencesDocumented holds the two to the same lines.
 
 import (
 	"bytes"
