@@ -106,16 +106,21 @@ func readDatabase(root string) (map[string]Record, error) {
 	for _, r := range ParseStatus(data) {
 		db[r.key()] = r
 	}
+	// Journal entries are named by a number, zero-padded ("0000", "0001").
+	type entry struct {
+		n    int
+		name string
+	}
+	var journal []entry
 	entries, _ := os.ReadDir(filepath.Join(dir, "updates"))
-	var journal []int
 	for _, e := range entries {
-		if n, err := strconv.Atoi(e.Name()); err == nil && e.Type().IsRegular() {
-			journal = append(journal, n)
+		if n, err := strconv.Atoi(e.Name()); err == nil && n >= 0 && e.Type().IsRegular() {
+			journal = append(journal, entry{n, e.Name()})
 		}
 	}
-	slices.Sort(journal)
-	for _, n := range journal {
-		data, err := readCapped(filepath.Join(dir, "updates", strconv.Itoa(n)))
+	slices.SortFunc(journal, func(a, b entry) int { return a.n - b.n })
+	for _, j := range journal {
+		data, err := readCapped(filepath.Join(dir, "updates", j.name))
 		if err != nil {
 			continue // folded into status since the listing
 		}

@@ -35,10 +35,9 @@ func ParseSimulation(out []byte) []Step {
 			continue
 		}
 		name, rest, _ := strings.Cut(rest, " ")
-		if name == "" {
+		if s.Name, s.Arch, _ = strings.Cut(name, ":"); s.Name == "" {
 			continue
 		}
-		s.Name, s.Arch, _ = strings.Cut(name, ":")
 		rest = strings.TrimSpace(rest)
 		if strings.HasPrefix(rest, "[") {
 			end := strings.IndexByte(rest, ']')

@@ -125,8 +125,8 @@ func fixture(t testing.TB) built {
 	arch := output(t, exec.Command("dpkg", "--print-architecture"))
 	multiarch := output(t, exec.Command("gcc", "-dumpmachine"))
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%#v\n%s%s%s%s%s%s", fixtureVersion, arch, multiarch, packages(multiarch), libSource, daemonSource, daemonUnit,
-		daemonPostinst, brokenPostinst, slowPreinst)
+	fmt.Fprintf(h, "%s\n%s\n%s\n%#v\n%s%s%s%s%s%s%s", fixtureVersion, arch, multiarch, packages(multiarch), libSource, daemonSource, daemonUnit,
+		daemonPostinst, brokenPostinst, slowScript("preinst"), slowScript("postinst"))
 	repoKey := hex.EncodeToString(h.Sum(nil))
 	h.Write(status)
 	layerKey := hex.EncodeToString(h.Sum(nil))
@@ -356,21 +356,15 @@ func (r *Root) StartDaemon(t testing.TB) int {
 // the run finish and waits for it; the test's end does too.
 func (r *Root) HoldLock(t testing.TB) (release func()) {
 	t.Helper()
-	return HoldLock(t, r.Dir, r.Command("/usr/bin/apt-get", "install", "-y", "-q", Slow))
+	return HoldLock(t, r.Dir, r.Command("/usr/bin/apt-get", "install", "-y", "-q", Slow+"=1.0"))
 }
 
-// HoldLock runs cmd, an apt-get run installing lexfix-slow on the machine whose root the test sees
+// HoldLock runs cmd, an apt-get run installing lexfix-slow 1.0 on the machine whose root the test sees
 // at rootDir, and returns once its preinst waits: apt and dpkg then hold their locks. The returned
 // function lets the run finish and waits for it to exit; the test's end does too.
 func HoldLock(t testing.TB, rootDir string, cmd *exec.Cmd) (release func()) {
 	t.Helper()
-	ready, goFIFO := filepath.Join(rootDir, SlowReady), filepath.Join(rootDir, SlowGo)
-	for _, p := range []string{ready, goFIFO} {
-		_ = os.Remove(p)
-		if err := unix.Mkfifo(p, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g := NewGate(t, rootDir)
 	var out testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -378,29 +372,8 @@ func HoldLock(t testing.TB, rootDir string, cmd *exec.Cmd) (release func()) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	got := make(chan string, 1)
-	go func() {
-		b := make([]byte, 64)
-		f, err := os.Open(ready) // blocks until the preinst opens it to write
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		n, _ := f.Read(b)
-		f.Close()
-		got <- strings.TrimSpace(string(b[:n]))
-	}()
-	select {
-	case msg := <-got:
-		if msg != "waiting" {
-			t.Fatalf("apttest: lexfix-slow's preinst said %q", msg)
-		}
-	case err := <-exited:
-		// Unblock the reader, then report the run.
-		if f, ferr := os.OpenFile(ready, os.O_WRONLY, 0); ferr == nil {
-			f.Close()
-		}
-		t.Fatalf("apttest: the run meant to hold apt's lock ended first: %v\n%s", err, out.String())
+	if step, err := g.Next(t, exited); err != nil || step != "preinst" {
+		t.Fatalf("apttest: the run meant to hold apt's lock stopped at %q (%v)\n%s", step, err, out.String())
 	}
 	done := false
 	release = func() {
@@ -408,18 +381,91 @@ func HoldLock(t testing.TB, rootDir string, cmd *exec.Cmd) (release func()) {
 			return
 		}
 		done = true
-		if f, err := os.OpenFile(goFIFO, os.O_WRONLY, 0); err == nil {
-			_, _ = f.WriteString("go\n")
-			f.Close()
-		}
+		g.Go(t)
 		if err := testkit.Wait(t, exited, "the apt run holding the lock to finish"); err != nil {
 			t.Errorf("apttest: the apt run holding the lock failed: %v\n%s", err, out.String())
 		}
-		_ = os.Remove(ready)
-		_ = os.Remove(goFIFO)
+		g.Close()
 	}
 	t.Cleanup(release)
 	return release
+}
+
+// Gate stops a run installing lexfix-slow at each of its scripts: the scripts find the gate's FIFOs on
+// the machine, say which script they are, and wait until the test lets them go on.
+type Gate struct {
+	ready, goFIFO string
+	steps         chan string
+	closed        chan struct{}
+}
+
+// NewGate makes the FIFOs beneath rootDir (the machine's root as the test sees it). They are removed
+// when the test ends.
+func NewGate(t testing.TB, rootDir string) *Gate {
+	t.Helper()
+	g := &Gate{ready: filepath.Join(rootDir, SlowReady), goFIFO: filepath.Join(rootDir, SlowGo), steps: make(chan string, 4), closed: make(chan struct{})}
+	for _, p := range []string{g.ready, g.goFIFO} {
+		_ = os.Remove(p)
+		if err := unix.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() {
+		for {
+			data, err := os.ReadFile(g.ready) // opening blocks until a script opens it to write
+			select {
+			case <-g.closed:
+				return
+			default:
+			}
+			if err != nil {
+				return
+			}
+			if step, ok := strings.CutSuffix(strings.TrimSpace(string(data)), " waiting"); ok {
+				g.steps <- step
+			}
+		}
+	}()
+	t.Cleanup(g.Close)
+	return g
+}
+
+// Next returns the script that waits now ("preinst", "postinst"), or the run's end when it ends first.
+func (g *Gate) Next(t testing.TB, exited <-chan error) (string, error) {
+	t.Helper()
+	select {
+	case s := <-g.steps:
+		return s, nil
+	case err := <-exited:
+		return "", fmt.Errorf("the run ended first: %v", err)
+	}
+}
+
+// Go lets the waiting script go on.
+func (g *Gate) Go(t testing.TB) {
+	t.Helper()
+	f, err := os.OpenFile(g.goFIFO, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString("go\n")
+	f.Close()
+}
+
+// Close removes the FIFOs; scripts run from now on do not wait.
+func (g *Gate) Close() {
+	select {
+	case <-g.closed:
+		return
+	default:
+	}
+	close(g.closed)
+	// Wake the reader if it waits in open: a writer that opens and closes ends its read.
+	if f, err := os.OpenFile(g.ready, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+		f.Close()
+	}
+	_ = os.Remove(g.ready)
+	_ = os.Remove(g.goFIFO)
 }
 
 // Repo returns the repository's folder (built if need be), for a test serving it over HTTP.

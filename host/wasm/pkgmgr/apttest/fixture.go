@@ -40,7 +40,7 @@ const (
 	Broken = "lexfix-broken" // 1.1 (security) fails in its postinst unless BrokenMayConfigure exists
 	Held   = "lexfix-held"   // held at 1.0; 1.1 is a security fix the host must not install
 	Tool   = "lexfix-tool"   // 1.1 is an ordinary update (bookworm-updates), not a security one
-	Slow   = "lexfix-slow"   // its preinst waits on a FIFO, so a test can hold apt's lock with a real run
+	Slow   = "lexfix-slow"   // its scripts wait on FIFOs, so a test can hold apt's lock, or stop a run, at a step
 )
 
 // DaemonUnit is the daemon's service.
@@ -49,8 +49,8 @@ const DaemonUnit = "lexfix-daemon.service"
 // BrokenMayConfigure lets lexfix-broken 1.1's postinst succeed once it exists.
 const BrokenMayConfigure = "/etc/lexfix/broken-may-configure"
 
-// The FIFOs lexfix-slow's preinst uses: it writes a line to SlowReady once it runs (so apt and dpkg
-// hold their locks), then waits for a line on SlowGo. Without them it does not wait.
+// The FIFOs lexfix-slow's scripts use: each writes "<script> waiting" to SlowReady once it runs (apt
+// and dpkg then hold their locks), then waits for a line on SlowGo. Without them nothing waits.
 const (
 	SlowReady = "/run/lexfix-slow.ready"
 	SlowGo    = "/run/lexfix-slow.go"
@@ -100,13 +100,17 @@ if [ "$1" = configure ] && [ ! -e ` + BrokenMayConfigure + ` ]; then
 fi
 `
 
-const slowPreinst = `#!/bin/sh
+// slowScript waits, when the test's FIFOs exist, after saying which script it is: lexfix-slow's
+// preinst (1.0 and 1.1) and postinst (1.1), so a test can stop a run at either step.
+func slowScript(name string) string {
+	return `#!/bin/sh
 set -e
 if [ -p ` + SlowReady + ` ] && [ -p ` + SlowGo + ` ]; then
-	echo waiting > ` + SlowReady + `
+	echo "` + name + ` waiting" > ` + SlowReady + `
 	read go < ` + SlowGo + `
 fi
 `
+}
 
 // packages returns every package version; multiarch is the library folder (x86_64-linux-gnu).
 func packages(multiarch string) []pkgSpec {
@@ -122,7 +126,9 @@ func packages(multiarch string) []pkgSpec {
 	broken := plain(Broken, "1.1", SuiteSecurity)
 	broken.scripts = map[string]string{"postinst": brokenPostinst}
 	slow := plain(Slow, "1.0", SuiteBase)
-	slow.scripts = map[string]string{"preinst": slowPreinst}
+	slow.scripts = map[string]string{"preinst": slowScript("preinst")}
+	slowFix := plain(Slow, "1.1", SuiteSecurity)
+	slowFix.scripts = map[string]string{"preinst": slowScript("preinst"), "postinst": slowScript("postinst")}
 	return []pkgSpec{
 		lib("1.0", "liblexfix.so.1.0", SuiteBase),
 		lib("1.1", "liblexfix.so.1.1", SuiteSecurity),
@@ -135,6 +141,6 @@ func packages(multiarch string) []pkgSpec {
 		plain(Broken, "1.0", SuiteBase), broken,
 		plain(Held, "1.0", SuiteBase), plain(Held, "1.1", SuiteSecurity),
 		plain(Tool, "1.0", SuiteBase), plain(Tool, "1.1", SuiteUpdates),
-		slow,
+		slow, slowFix,
 	}
 }
