@@ -41,6 +41,8 @@ type PkgState struct {
 	// InstalledCount counts the installed packages; Installed lists them when asked for.
 	InstalledCount int       `json:"installed_count"`
 	Installed      []Package `json:"installed,omitempty"`
+	// InstalledTruncated says the capability's max_bytes cut the installed list.
+	InstalledTruncated bool `json:"installed_truncated,omitempty"`
 	// Upgrades are the installed packages with a newer version offered, by name.
 	Upgrades []Upgrade `json:"upgrades"`
 	// HalfConfigured are packages a run left part way: unpacked but not configured, half-installed,
@@ -199,7 +201,9 @@ type PkgChange struct {
 	Origins []Origin `json:"origins"`
 }
 
-// PkgRepair finishes a run left half done (dpkg --configure -a).
+// PkgRepair finishes a run left half done (dpkg --configure -a): it configures the packages left
+// unpacked, half-configured or awaiting triggers. A half-installed package needs its package
+// installed again, which pkg.upgrade of it does; pkg.repair leaves it.
 type PkgRepair struct {
 	Cap       string `json:"cap"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`

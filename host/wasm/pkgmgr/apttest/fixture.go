@@ -41,6 +41,8 @@ const (
 	Held   = "lexfix-held"   // held at 1.0; 1.1 is a security fix the host must not install
 	Tool   = "lexfix-tool"   // 1.1 is an ordinary update (bookworm-updates), not a security one
 	Slow   = "lexfix-slow"   // its scripts wait on FIFOs, so a test can hold apt's lock, or stop a run, at a step
+	Plugin = "lexfix-plugin" // 1.1 (security) depends on Extra, a new package offered only as an ordinary update
+	Extra  = "lexfix-extra"
 )
 
 // DaemonUnit is the daemon's service.
@@ -142,5 +144,8 @@ func packages(multiarch string) []pkgSpec {
 		plain(Held, "1.0", SuiteBase), plain(Held, "1.1", SuiteSecurity),
 		plain(Tool, "1.0", SuiteBase), plain(Tool, "1.1", SuiteUpdates),
 		slow, slowFix,
+		plain(Plugin, "1.0", SuiteBase),
+		func() pkgSpec { p := plain(Plugin, "1.1", SuiteSecurity); p.depends = Extra; return p }(),
+		plain(Extra, "1.0", SuiteUpdates),
 	}
 }
