@@ -36,7 +36,7 @@ import (
 )
 
 // fixtureVersion changes whenever the way the fixture is built changes, so cached layers are rebuilt.
-const fixtureVersion = "1"
+const fixtureVersion = "2"
 
 // KeyringName is the repository's public key file, at its top.
 const KeyringName = "lexfix.gpg"

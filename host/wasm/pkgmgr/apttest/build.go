@@ -154,6 +154,8 @@ func buildLayer(t testing.TB, dir, debian, repo string) {
 	func() {
 		defer unmount()
 		r.WriteFile(t, "/etc/apt/sources.list.d/lexfix.list", []byte(SourcesList("file:"+RepoMount, RepoMount+"/"+KeyringName)))
+		// A chroot has no terminal for dpkg's output: apt's own runs in tests say so once, not per run.
+		r.WriteFile(t, "/etc/apt/apt.conf.d/90lexfix-no-pty", []byte("Dpkg::Use-Pty \"0\";\n"))
 		r.Run(t, "/usr/bin/apt-get", "update", "-q")
 		install := []string{"/usr/bin/apt-get", "install", "-y", "-q", "--no-install-recommends"}
 		for _, p := range []string{Lib, Daemon, Held, Tool} {
