@@ -35,11 +35,11 @@ const (
 	TestMarker = "lexicon-test"
 )
 
-// The catalog: one region (this machine), one type, one image (the host's own filesystem).
+// The catalog: one region (this machine), one type, and the images: "host" (the host's own
+// filesystem) and those the settings name (machine roots each instance overlays; see image.go).
 var (
 	regions = []cloud.Region{{ID: "local", Label: "This machine"}}
 	types   = []cloud.InstanceType{{ID: "ns-1", Label: "Network namespace (shares the host's CPU, memory and disk)", VCPUs: 1, MemoryMiB: 512}}
-	images  = []string{"host"}
 )
 
 // Settings are an account's settings. The credential is not used: the account is this machine.
@@ -264,6 +264,10 @@ func invalid(field, format string, a ...any) error {
 func (d *Driver) CreateInstance(ctx context.Context, req cloud.CreateRequest) (cloud.Instance, error) {
 	if err := req.Validate(); err != nil {
 		return cloud.Instance{}, err
+	}
+	images := []string{HostImage}
+	if c, err := d.configured(); err == nil {
+		images = c.images()
 	}
 	switch {
 	case !slices.ContainsFunc(regions, func(r cloud.Region) bool { return r.ID == req.Region }):

@@ -565,6 +565,8 @@ func supervise(dir, name string) int {
 				return 1
 			}
 		} else {
+			// The service's own pid, what systemctl show calls MainPID.
+			_ = writePidFile(mainPidFile(dir, name), cmd.Process.Pid)
 			tell("started")
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
