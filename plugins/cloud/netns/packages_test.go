@@ -241,7 +241,7 @@ func TestPackagesEndToEnd(t *testing.T) {
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
-	const gateway = "10.213.109.1"
+	const gateway = "10.213.111.1"
 	base := "http://" + gateway + ":" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 
 	ud := fmt.Sprintf(`#cloud-config
@@ -265,7 +265,7 @@ runcmd:
 		base, hex.EncodeToString(sum[:]))
 
 	ctx := context.Background()
-	d := configured(t, Settings{Root: filepath.Join(t.TempDir(), "state"), Range: "10.213.109.0/24", Images: map[string]string{"debian-12": debian}})
+	d := configured(t, Settings{Root: filepath.Join(t.TempDir(), "state"), Range: "10.213.111.0/24", Images: map[string]string{"debian-12": debian}})
 	created := time.Now()
 	in, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "local", Type: "ns-1", Image: "debian-12", Label: "patched", UserData: ud})
 	if err != nil {
