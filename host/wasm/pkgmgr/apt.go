@@ -2,6 +2,7 @@ package pkgmgr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -455,6 +456,26 @@ func (a *Apt) Refresh(ctx context.Context) (capv1.RefreshResult, error) {
 	return res, nil
 }
 
+// lockLists takes an open-file-description write lock on apt's list lock, which conflicts with apt's
+// own (fcntl) lock whichever process holds it, this one's other calls included. A run holding it is
+// pkg.locked.
+func (a *Apt) lockLists() (func(), error) {
+	p := filepath.Join(a.root(), "var/lib/apt/lists/lock")
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
+	if err != nil {
+		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "cannot open apt's list lock")
+	}
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 0}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+			return nil, a.lockedNow()
+		}
+		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "cannot lock apt's lists")
+	}
+	return func() { f.Close() }, nil
+}
+
 // lockedNow is pkg.locked after apt itself found its lock taken (a run that started after the
 // host's own check).
 func (a *Apt) lockedNow() error {
@@ -465,6 +486,8 @@ func (a *Apt) lockedNow() error {
 }
 
 // Upgrade plans with apt-get -s, has every step approved, and only then installs the same versions.
+// The package lists are locked from the plan to the end of the run (apt-get install does not take
+// that lock; apt-get update does), so no refresh can change what apt resolves in between.
 func (a *Apt) Upgrade(ctx context.Context, targets []Target, approve func(Change) error) (capv1.UpgradeResult, error) {
 	res := capv1.UpgradeResult{Changed: []capv1.PkgChange{}, Unchanged: []string{}}
 	if err := a.unknown(); err != nil {
@@ -476,6 +499,11 @@ func (a *Apt) Upgrade(ctx context.Context, targets []Target, approve func(Change
 	if err := a.free(); err != nil {
 		return res, err
 	}
+	unlock, err := a.lockLists()
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
 	pins := make([]string, 0, len(targets))
 	for _, t := range targets {
 		n := t.Name

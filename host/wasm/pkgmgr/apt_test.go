@@ -291,6 +291,10 @@ func TestUpgradeKilledAtEachStep(t *testing.T) {
 				if s == step {
 					break
 				}
+				// While the upgrade runs, its lists cannot be refreshed under it.
+				if out, err := r.Command("/usr/bin/apt-get", "update", "-q").CombinedOutput(); err == nil || !strings.Contains(string(out), "/var/lib/apt/lists/lock") {
+					t.Fatalf("a refresh beside the upgrade: %v\n%s", err, out)
+				}
 				g.Go(t)
 			}
 			cancel()
