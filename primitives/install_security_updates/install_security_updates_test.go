@@ -37,6 +37,7 @@ func load(t *testing.T, r *apttest.Root, opts ...wordtest.Option) *wordtest.Word
 // The library's security fix is installed, the held package's is not, nor the ordinary update; the
 // daemon that links the library is reported running the replaced one. Run again, nothing is left.
 func TestInstall(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	pid := r.StartDaemon(t)
 	w := load(t, r)
@@ -65,6 +66,7 @@ func TestInstall(t *testing.T) {
 
 // A run left half done is finished first; then the fixes are installed.
 func TestFinishesAHalfDoneRun(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	r.Run(t, "/usr/bin/apt-get", "install", "-y", "-q", apttest.Broken+"=1.0")
 	if _, err := r.Command("/usr/bin/apt-get", "install", "-y", "-q", apttest.Broken+"=1.1").CombinedOutput(); err == nil {
@@ -84,6 +86,7 @@ func TestFinishesAHalfDoneRun(t *testing.T) {
 // A fix whose postinst fails fails the word with pkg.failed naming the package, which stays
 // half-configured for the next run to finish.
 func TestFailingPostinst(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	r.Run(t, "/usr/bin/apt-get", "install", "-y", "-q", apttest.Broken+"=1.0")
 	res := load(t, r).Run(nil)
@@ -101,6 +104,7 @@ func TestFailingPostinst(t *testing.T) {
 
 // Another apt run holding the lock: pkg.locked at once, nothing changed.
 func TestLocked(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	r.HoldLock(t)
 	res := load(t, r).Run(nil)
@@ -115,6 +119,7 @@ func TestLocked(t *testing.T) {
 // The node's policy takes security fixes only from Debian's own security host: the fixture's archive,
 // which the manifest allows, is refused by the policy, with its code, and nothing is installed.
 func TestPolicyRefusesTheOrigin(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	pol := manifest.NodePackages{Origins: []string{"origin=Debian,label=Debian-Security,site=security.debian.org"}}
 	res := load(t, r, wordtest.WithPackagePolicy(pol)).Run(nil)
@@ -136,6 +141,7 @@ func TestPolicyRefusesTheOrigin(t *testing.T) {
 
 // Nothing waiting: the word passes and says so.
 func TestNothingToInstall(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewBareRoot(t)
 	var res result
 	load(t, r).Must(nil, &res)

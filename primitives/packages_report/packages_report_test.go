@@ -64,6 +64,7 @@ func load(t *testing.T, r *apttest.Root) *wordtest.Word {
 // is reported with its origin, the held package's fix as held, the ordinary update apart; after the
 // fix is installed the daemon is reported running the replaced library.
 func TestReport(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	pid := r.StartDaemon(t)
 	w := load(t, r)
@@ -106,6 +107,7 @@ func TestReport(t *testing.T) {
 
 // A package left half-configured by its failing postinst and a reboot asked for are reported.
 func TestReportHalfDoneAndReboot(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	r.Run(t, "/usr/bin/apt-get", "install", "-y", "-q", apttest.Broken+"=1.0")
 	if out, err := r.Command("/usr/bin/apt-get", "install", "-y", "-q", apttest.Broken+"=1.1").CombinedOutput(); err == nil {
@@ -124,6 +126,7 @@ func TestReportHalfDoneAndReboot(t *testing.T) {
 
 // Another apt run in progress is reported; the report itself needs no lock.
 func TestReportBesideARun(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	r.HoldLock(t)
 	var rep report
@@ -135,6 +138,7 @@ func TestReportBesideARun(t *testing.T) {
 
 // A machine whose package manager the host does not know: the report completes and says so.
 func TestReportUnknown(t *testing.T) {
+	t.Parallel()
 	var rep report
 	wordtest.Load(t, wasmFile, "manifest.json").Must(nil, &rep)
 	if rep.Known || !slices.Equal(rep.Unknown, []string{"packages", "restarts"}) {

@@ -40,6 +40,7 @@ func allowFixture(m *manifest.Manifest) {
 // named unit on current code and one outside the allow-list are not. (systemd is not running here:
 // the units are a fake whose main pids are real processes in the Debian root.)
 func TestRestartsTheStaleUnit(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	pid := r.StartDaemon(t)
 	r.Run(t, "/usr/bin/apt-get", "install", "-y", "-q", apttest.Lib+"=1.1")
@@ -73,6 +74,7 @@ func TestRestartsTheStaleUnit(t *testing.T) {
 
 // Nothing on replaced code: nothing restarted. A restart systemd refuses fails the word with its state.
 func TestNothingAndFailure(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	pid := r.StartDaemon(t)
 	sd := wordtest.NewFakeSystemd(map[string]string{apttest.DaemonUnit: fmt.Sprintf("Id=%s\nLoadState=loaded\nActiveState=active\nMainPID=%d\n", apttest.DaemonUnit, pid)})

@@ -71,6 +71,7 @@ func wantRefusal(t *testing.T, e *errcode.Body, calls []Call, code, reason strin
 
 // The upgrade takes the security fix; everything refused is refused before apt runs, with its code.
 func TestPkgUpgradeBounds(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	apt := &pkgmgr.Apt{Root: r.Dir}
 	w := pkgWord(t, &Env{Packages: apt}, "liblexfix*", "lexfix-*")
@@ -112,6 +113,7 @@ func TestPkgUpgradeBounds(t *testing.T) {
 // The node's policy narrows: an origin the manifest allows but the policy does not, a name outside the
 // policy's patterns, an operation it does not list. Nothing changes.
 func TestPkgPolicyNarrows(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	apt := &pkgmgr.Apt{Root: r.Dir}
 	// The policy takes security fixes only from Debian's own security host; the fixture is served
@@ -140,6 +142,7 @@ func TestPkgPolicyNarrows(t *testing.T) {
 // Every package the package manager's plan adds is checked as those named are: lexfix-plugin 1.1
 // needs lexfix-extra, new, and offered only as an ordinary update. Nothing runs.
 func TestPkgUpgradePlanChecked(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	r.Run(t, "/usr/bin/apt-get", "install", "-y", "-q", apttest.Plugin+"=1.0")
 	apt := &pkgmgr.Apt{Root: r.Dir}
@@ -160,6 +163,7 @@ func TestPkgUpgradePlanChecked(t *testing.T) {
 
 // The installed list is cut at the declared max_bytes, and says so.
 func TestPkgQueryCapped(t *testing.T) {
+	t.Parallel()
 	r := apttest.NewRoot(t)
 	w := pkgWord(t, &Env{Packages: &pkgmgr.Apt{Root: r.Dir}})
 	var st capv1.PkgState
@@ -174,6 +178,7 @@ func TestPkgQueryCapped(t *testing.T) {
 
 // Without a package manager every pkg.* call is capability.unknown.
 func TestPkgUnknown(t *testing.T) {
+	t.Parallel()
 	w := pkgWord(t, &Env{})
 	for _, req := range []string{`{"cap":"pkg.query"}`, `{"cap":"pkg.restarts"}`, `{"cap":"pkg.refresh"}`, `{"cap":"pkg.repair"}`, `{"cap":"pkg.upgrade","packages":["ab"]}`} {
 		if e, _ := pkgCall(t, w, req, nil); e == nil || e.Code != errcode.CapabilityUnknown {
