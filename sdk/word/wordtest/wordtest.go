@@ -12,7 +12,8 @@
 //
 // Capabilities reach the real machine, so a test points the manifest's roots at its own temporary
 // directories (Paths; WritableDir for an fs.write root) and gives a fake service manager (WithSystemd
-// with systemdtest.Fake) where this machine has no systemd. The module is pinned by its own sha256, as
+// with systemdtest.Fake) where this machine has no systemd. A word reaches a package manager only when
+// the test gives one (WithPackages, typically pkgmgr.Apt on an apttest root). The module is pinned by its own sha256, as
 // a release would pin it. sdk/word/recipetest runs a recipe's check and repair word under the recipe
 // loop's rules.
 package wordtest
