@@ -16,7 +16,7 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules agents packages test bench demo release lint clean proto ui-shots depaware
+.PHONY: all build wasm modules agents packages debian-root test bench demo release lint clean proto ui-shots depaware
 
 all: build
 
@@ -107,6 +107,22 @@ packages: agents
 	  $(PACKAGE_TOOL) deb --version $(VERSION) --arch $$a --out $(BUILD)/packages $(if $(PACKAGE_DATE),--date $(PACKAGE_DATE)) \
 	    --agent $(BUILD)/agents/$$o-$$a/lexicon-agent --plane $$d/lexicon-plane --cli $$d/lexicon || exit 1; done
 
+# debian-root makes build/debian-12/root, the Debian 12 machine the package tests run real apt and dpkg
+# in and the netns cloud's debian-12 image overlays: Debian's own packages from deb.debian.org
+# (mmdebstrap, minbase, with curl and ca-certificates for provisioning), its apt sources removed (each
+# test names its own repository). It is made once into a temporary folder and renamed, so a run cut
+# short never leaves half a root, and kept until `make clean`; a run against a slow mirror takes
+# about four minutes. Tests read it, never write it: each mounts its own overlay on it.
+DEBIAN_ROOT := $(BUILD)/debian-12/root
+DEBIAN_MIRROR ?= http://deb.debian.org
+debian-root: $(DEBIAN_ROOT)/usr/bin/apt-get
+
+$(DEBIAN_ROOT)/usr/bin/apt-get:
+	@rm -rf $(DEBIAN_ROOT).tmp && mkdir -p $(dir $(DEBIAN_ROOT))
+	mmdebstrap --variant=minbase --include=ca-certificates,curl --customize-hook='rm -f "$$1/etc/apt/sources.list"' \
+	  bookworm $(DEBIAN_ROOT).tmp "deb $(DEBIAN_MIRROR)/debian bookworm main" "deb $(DEBIAN_MIRROR)/debian-security bookworm-security main"
+	mv $(DEBIAN_ROOT).tmp $(DEBIAN_ROOT)
+
 # release signs every built module and both agents with the development key (made once, in build/keys)
 # into build/release, with a matching trust folder in build/trust. The sequence is the time, so each
 # release is newer than the last; the agents are pinned as agent/<os>-<arch>.
@@ -124,7 +140,7 @@ demo: modules
 
 # examples/authors builds an author's module offline (GOPROXY=off) from the module cache; resolving
 # its graph needs the go.mod of every module in ours, which a build alone does not fetch.
-test: modules
+test: modules debian-root
 	$(GO) list -m all > /dev/null
 	$(GO) test -timeout 30m ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
@@ -137,7 +153,7 @@ test: modules
 # bench/ is its own Go module (it links the Extism Go SDK, which the project must not depend on):
 # wordbench runs the word host beside Extism on the same word and prints the ratios; idlebench runs
 # fleet in a box and measures the idle agent with its workers.
-bench: modules
+bench: modules debian-root
 	cd bench && $(GO) run ./cmd/wordbench -module ../$(WASM_DIR)/testdata/ref.wasm
 	$(GO) build -o $(BUILD)/tools/fleet-in-a-box ./examples/fleet-in-a-box
 	cd bench && $(GO) run ./cmd/idlebench -demo ../$(BUILD)/tools/fleet-in-a-box -bin ../$(BIN) -modules ../$(BUILD)/modules
@@ -148,6 +164,7 @@ bench: modules
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
 	$(GO) test -run '^$$' -bench BenchmarkInstance -benchtime 20x -count 3 ./plugins/cloud/netns/
+	$(GO) test -run '^$$' -bench BenchmarkPackagesReport -benchtime 20x -count 1 ./primitives/packages_report/
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/metrics/
