@@ -164,7 +164,7 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 		return keys.PublisherPublic{}, nil, errcode.New(errcode.StatementSignatureInvalid,
 			"statement is signed by %q, a key this trust directory does not hold", hint).With(errcode.DetailKeyID, hint)
 	}
-	verifier, err := signature.LoadED25519phVerifier(h.key.Ed25519())
+	verifier, err := signature.LoadECDSAVerifier(h.key.ECDSA(), crypto.SHA256)
 	if err != nil {
 		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "cannot load key %s", hint)
 	}

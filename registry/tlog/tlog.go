@@ -1,8 +1,9 @@
 // Package tlog adds a release statement's envelope to a Rekor v2 transparency log.
 //
-// Rekor v2 logs a DSSE envelope as a hashedrekord entry over the SHA-512 of its pre-authentication
-// encoding, signed in Ed25519ph; the returned entry carries an inclusion proof and a signed checkpoint,
-// which verifiers check offline against the log keys they hold.
+// Rekor v2 logs a DSSE envelope as a hashedrekord v0.0.2 entry over the SHA-256 of its
+// pre-authentication encoding, signed ECDSA P-256, which is what sigstore-go's Rekor v2 client submits;
+// the returned entry carries an inclusion proof and a signed checkpoint, which verifiers check offline
+// against the log keys they hold.
 package tlog
 
 import (
@@ -10,7 +11,6 @@ import (
 
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	"github.com/sigstore/sigstore-go/pkg/sign"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -19,9 +19,9 @@ import (
 // Add submits the bundle's envelope to the Rekor v2 log at url and appends the entry to the bundle.
 // The bundle is changed only on success. ctx bounds the whole exchange.
 func Add(ctx context.Context, url string, b *protobundle.Bundle, publisher keys.PublisherPublic) error {
-	pem, err := cryptoutils.MarshalPublicKeyToPEM(publisher.Ed25519())
-	if err != nil {
-		return errcode.Wrap(err, errcode.KeyMalformed, "publisher key cannot be encoded")
+	pem := publisher.PEM()
+	if pem == nil {
+		return errcode.New(errcode.KeyMalformed, "publisher key cannot be encoded")
 	}
 	rekor := sign.NewRekor(&sign.RekorOptions{BaseURL: url, Version: 2})
 	scratch := &protobundle.Bundle{
