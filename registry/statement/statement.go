@@ -62,7 +62,7 @@ const (
 	PredicateType = "https://lexicon-fleet.github.io/release/v2"
 	// RetiredPredicateType is the format before PredicateType, refused with statement.format_retired.
 	RetiredPredicateType = "https://lexicon-fleet.github.io/release/v1"
-	PayloadType   = "application/vnd.in-toto+json"
+	PayloadType          = "application/vnd.in-toto+json"
 )
 
 // Caps on outside bytes. A 200-module statement is about 100 KiB.
