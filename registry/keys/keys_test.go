@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	rekornote "github.com/sigstore/rekor-tiles/v2/pkg/note"
+
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -268,5 +270,24 @@ func TestPrivateKeyFile(t *testing.T) {
 	os.Chmod(path, 0o640)
 	if _, err := keys.ReadPublisherPrivateFile(path); errcode.Code(err) != errcode.KeyFileUntrusted {
 		t.Fatalf("group-readable private key: %v", err)
+	}
+}
+
+// TestLogIDIsRekors: a log key's id is the one a Rekor v2 log of that key writes into its entries.
+func TestLogIDIsRekors(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	edPub, _, _ := ed25519.GenerateKey(rand.Reader)
+	for _, pub := range []any{&ec.PublicKey, edPub} {
+		lk, err := keys.NewLogPublic("log.example.test", pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, want, err := rekornote.KeyHash("log.example.test", pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(lk.ID()) != string(want) {
+			t.Fatalf("%T log id %x, Rekor's %x", pub, lk.ID(), want)
+		}
 	}
 }

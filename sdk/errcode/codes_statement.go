@@ -14,7 +14,7 @@ const (
 	StatementUnlogged = "statement.unlogged"
 	// StatementRollback: the sequence is below (or reuses) the highest one accepted.
 	StatementRollback = "statement.rollback"
-	// StatementExpired: expires_at is in the past.
+	// StatementExpired: the predicate's expiresAt is in the past.
 	StatementExpired = "statement.expired"
 	// StatementSubjectDuplicate: two subjects share a name.
 	StatementSubjectDuplicate = "statement.subject_duplicate"
