@@ -1,5 +1,6 @@
-// Command fleet-in-a-box is `make demo`: it signs a throwaway release of the built-in words, starts a
-// plane on SQLite and one agent on this machine, pairs them the way an admin would (comparing
+// Command fleet-in-a-box is `make demo`: it signs a throwaway release of the built-in words, logs it in
+// a test transparency log as a publisher logs into theirs (nodes and the plane then require a log
+// entry), starts a plane on SQLite and one agent on this machine, pairs them the way an admin would (comparing
 // fingerprints), runs host_report and disk_usage, and leaves the plane running. Run as root where
 // network namespaces can be made, it also provisions one more machine through the netns cloud
 // (plugins/cloud/netns) and runs host_report on it; elsewhere it says why not and goes on. DEMO_ONESHOT=1
@@ -88,8 +89,14 @@ func demo() error {
 		return err
 	}
 	fmt.Printf("release %v: %d modules, statement %v\n", rel["release"], len(rel["modules"].([]any)), rel["statement"])
+
+	step("the release logged in a test transparency log (in memory: the bundle keeps its proof)")
+	logKey := filepath.Join(dir, "log.pub")
+	if err := logRelease(release, logKey); err != nil {
+		return err
+	}
 	for _, trust := range []string{filepath.Join(planeData, "trust"), filepath.Join(agentConfig, "trust")} {
-		if _, err := jsonOf("lexicon-release", "trust", "init", "--out", trust, "--key", filepath.Join(keys, "demo.pub")); err != nil {
+		if _, err := jsonOf("lexicon-release", "trust", "init", "--out", trust, "--key", filepath.Join(keys, "demo.pub"), "--log-key", logKey); err != nil {
 			return err
 		}
 	}
@@ -340,6 +347,35 @@ func jsonOf(name string, args ...string) (map[string]any, error) {
 		return m, fmt.Errorf("%s %s: %v: %v", name, args[0], m["code"], m["message"])
 	}
 	return m, nil
+}
+
+// logRelease starts `lexicon-release testlog` on a free port, logs the release in it, and stops it. The
+// log keeps nothing, but the bundle now carries the entry's inclusion proof and signed checkpoint, which
+// verify offline against the log key it wrote to logKey.
+func logRelease(release, logKey string) error {
+	testlog := exec.Command(filepath.Join(bin, "lexicon-release"), "testlog", "--listen", "127.0.0.1:0", "--log-key-out", logKey, "-o", "json")
+	testlog.Stderr = logFile(filepath.Join(dir, "testlog.log"))
+	out, _ := testlog.StdoutPipe()
+	if err := testlog.Start(); err != nil {
+		return err
+	}
+	defer stopProc(testlog)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("the test log did not start; see %s", filepath.Join(dir, "testlog.log"))
+	}
+	var ready struct {
+		URL string `json:"url"`
+	}
+	if err := json.Unmarshal([]byte(line), &ready); err != nil {
+		return err
+	}
+	logged, err := jsonOf("lexicon-release", "log", "--rekor", ready.URL, release)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("logged at index %v of %v in %s\n", logged["log_index"], logged["tree_size"], ready.URL)
+	return nil
 }
 
 func logFile(path string) *os.File {

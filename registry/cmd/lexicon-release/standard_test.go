@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/registry/tlog/tlogtest"
+)
+
+// The standard verifiers `make standard-verifiers` builds under build/: cosign from the Go module proxy
+// (tools/cosign/go.mod) and sigstore-js's verify API from npm (tools/sigstore-js).
+var (
+	repoRoot     = filepath.Join("..", "..", "..")
+	cosignBin    = filepath.Join(repoRoot, "build", "tools", "cosign")
+	sigstoreJSMJ = filepath.Join(repoRoot, "build", "sigstore-js", "verify.mjs")
+)
+
+// standardRelease is a release made, logged and trusted by lexicon-release alone, as a publisher
+// makes one: keygen, build, log into a Rekor v2-shaped log, trust init with that log's key.
+type standardRelease struct {
+	dir, trust, pem, artifact string
+}
+
+func makeStandardRelease(t *testing.T) standardRelease {
+	t.Helper()
+	lg := tlogtest.New("log.lexicon.test")
+	srv := lg.Server()
+	t.Cleanup(srv.Close)
+	work := t.TempDir()
+	k := filepath.Join(work, "keys")
+	logKey := filepath.Join(work, "log.pub")
+	must(t, keys.WritePublic(logKey, lg.PublicKey().String()))
+	if code, res := runJSON(t, "keygen", "--out", k); code != 0 {
+		t.Fatalf("keygen: %v", res)
+	}
+	r := standardRelease{dir: filepath.Join(work, "release"), trust: filepath.Join(work, "trust")}
+	if code, res := runJSON(t, "build", "--key", filepath.Join(k, "publisher.key"), "--modules", modules(t, "1.0.0", nil),
+		"--release", "1.0.0", "--sequence", "1", "--out", r.dir); code != 0 {
+		t.Fatalf("build: %v", res)
+	}
+	if code, res := runJSON(t, "log", "--rekor", srv.URL, r.dir); code != 0 {
+		t.Fatalf("log: %v", res)
+	}
+	if code, res := runJSON(t, "trust", "init", "--out", r.trust, "--key", filepath.Join(k, "publisher.pub"), "--log-key", logKey); code != 0 {
+		t.Fatalf("trust init: %v", res)
+	}
+	pems, err := filepath.Glob(filepath.Join(r.trust, "statement_keys", "*.pem"))
+	must(t, err)
+	if len(pems) != 1 {
+		t.Fatalf("trust init wrote %d PEM keys, want 1", len(pems))
+	}
+	r.pem = pems[0]
+	for _, s := range readStatement(t, r.dir).Subject {
+		if strings.HasPrefix(s.Name, "word/hello@") {
+			r.artifact = filepath.Join(r.dir, "sha256", s.SHA256())
+		}
+	}
+	// Our own verifier takes it too.
+	if code, out, errOut := run(t, "verify", r.dir, "--trust", r.trust, "--dry-run"); code != 0 {
+		t.Fatalf("lexicon-release verify: %d\n%s\n%s", code, out, errOut)
+	}
+	return r
+}
+
+// otherArtifact is a file the release does not pin: every standard verifier must refuse it.
+func (r standardRelease) otherArtifact(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "other.wasm")
+	must(t, os.WriteFile(p, []byte("\x00asm not what was signed"), 0o644))
+	return p
+}
+
+// needTool fails under CI and skips elsewhere when a standard verifier has not been built.
+func needTool(t *testing.T, path, what string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s missing in CI (%v): make standard-verifiers builds it", what, err)
+		}
+		t.Skipf("%s not built (run make standard-verifiers): %v", what, err)
+	}
+}
+
+// TestStandardVerifiers: a release lexicon-release makes and logs verifies, unmodified, with cosign,
+// sigstore-js and sigstore-go, each given only the trust folder's trusted_root.json and the publisher's
+// PEM key; and each refuses an artifact the statement does not pin, so none of them passes vacuously.
+func TestStandardVerifiers(t *testing.T) {
+	r := makeStandardRelease(t)
+	bundlePath := filepath.Join(r.dir, registry.BundleFile)
+	rootPath := filepath.Join(r.trust, registry.TrustedRootFile)
+
+	t.Run("sigstore-go", func(t *testing.T) {
+		verify := func(artifact string) error {
+			b, err := bundle.LoadJSONFromPath(bundlePath)
+			must(t, err)
+			tr, err := root.NewTrustedRootFromPath(rootPath)
+			must(t, err)
+			pemBytes, err := os.ReadFile(r.pem)
+			must(t, err)
+			pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
+			must(t, err)
+			sv, err := signature.LoadDefaultVerifier(pub)
+			must(t, err)
+			key := root.NewExpiringKey(sv, time.Time{}, time.Time{})
+			material := root.TrustedMaterialCollection{tr, root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil })}
+			v, err := sgverify.NewVerifier(material, sgverify.WithTransparencyLog(1), sgverify.WithNoObserverTimestamps())
+			must(t, err)
+			f, err := os.Open(artifact)
+			must(t, err)
+			defer f.Close()
+			_, err = v.Verify(b, sgverify.NewPolicy(sgverify.WithArtifact(f), sgverify.WithKey()))
+			return err
+		}
+		if err := verify(r.artifact); err != nil {
+			t.Fatalf("sigstore-go refuses the release: %v", err)
+		}
+		if err := verify(r.otherArtifact(t)); err == nil {
+			t.Fatal("sigstore-go accepted an artifact the statement does not pin")
+		}
+	})
+
+	t.Run("cosign", func(t *testing.T) {
+		needTool(t, cosignBin, "cosign")
+		cosign := func(artifact string) ([]byte, error) {
+			cmd := exec.Command(cosignBin, "verify-blob-attestation", "--bundle", bundlePath, "--key", r.pem,
+				"--trusted-root", rootPath, "--type", "https://lexicon-fleet.github.io/release/v2", artifact)
+			cmd.Env = append(os.Environ(), "SIGSTORE_NO_CACHE=true", "TUF_ROOT="+t.TempDir())
+			return cmd.CombinedOutput()
+		}
+		if out, err := cosign(r.artifact); err != nil {
+			t.Fatalf("cosign refuses the release: %v\n%s", err, out)
+		}
+		if out, err := cosign(r.otherArtifact(t)); err == nil {
+			t.Fatalf("cosign accepted an artifact the statement does not pin:\n%s", out)
+		}
+	})
+
+	t.Run("sigstore-js", func(t *testing.T) {
+		needTool(t, sigstoreJSMJ, "sigstore-js")
+		node, err := exec.LookPath("node")
+		if err != nil {
+			needTool(t, "/nonexistent/node", "node")
+		}
+		verify := func(artifact string) ([]byte, error) {
+			return exec.Command(node, sigstoreJSMJ, bundlePath, rootPath, r.pem, artifact).CombinedOutput()
+		}
+		if out, err := verify(r.artifact); err != nil || !bytes.Contains(out, []byte("verified")) {
+			t.Fatalf("sigstore-js refuses the release: %v\n%s", err, out)
+		}
+		if out, err := verify(r.otherArtifact(t)); err == nil {
+			t.Fatalf("sigstore-js accepted an artifact the statement does not pin:\n%s", out)
+		}
+	})
+}
