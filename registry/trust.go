@@ -25,7 +25,7 @@ import (
 // and, for standard Sigstore verifiers (cosign, sigstore-js, sigstore-go), which Lexicon's verifier
 // never reads:
 //
-//	trusted_root.json     the Sigstore trusted root naming the held logs
+//	trusted_root.json     the Sigstore trusted root naming the held logs and their timestamp authorities
 //	statement_keys/*.pem  each publisher key held at init, as a PKIX PEM public key
 //
 // Lines of a statement_keys file:
@@ -245,10 +245,10 @@ func (t *Trust) Accept(r *Release) error {
 }
 
 // InitTrust creates a trust directory holding the given publisher keys and, optionally, log keys, with
-// the standard trusted root and PEM keys beside them. It refuses a directory that already holds
-// statement keys.
-func InitTrust(dir string, publishers []keys.PublisherPublic, logs []keys.LogPublic) error {
-	rootJSON, err := TrustedRootJSON(logs)
+// the standard trusted root (naming the logs and the timestamp authorities tsas) and PEM keys beside
+// them. It refuses a directory that already holds statement keys.
+func InitTrust(dir string, publishers []keys.PublisherPublic, logs []keys.LogPublic, tsas ...TimestampAuthority) error {
+	rootJSON, err := TrustedRootJSON(logs, tsas)
 	if err != nil {
 		return err
 	}

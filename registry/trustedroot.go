@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/x509"
+	"encoding/pem"
 	"time"
 
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
@@ -26,11 +27,54 @@ const TrustedRootFile = "trusted_root.json"
 // the format still requires a start.
 var logKeysSince = time.Unix(0, 0).UTC()
 
+// TimestampAuthority is an RFC 3161 timestamp authority a trusted root names: its certificate chain,
+// leaf first, ending with the certificate trusted as anchor.
+type TimestampAuthority struct {
+	Chain []*x509.Certificate
+}
+
+// ParseTimestampAuthority reads a timestamp authority's chain from PEM, leaf first.
+func ParseTimestampAuthority(pemChain []byte) (TimestampAuthority, error) {
+	var a TimestampAuthority
+	for rest := pemChain; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return a, errcode.New(errcode.KeyMalformed, "a timestamp authority chain holds only CERTIFICATE blocks, not %q", block.Type)
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return a, errcode.Wrap(err, errcode.KeyMalformed, "a timestamp authority certificate does not parse")
+		}
+		a.Chain = append(a.Chain, c)
+	}
+	if len(a.Chain) == 0 {
+		return a, errcode.New(errcode.KeyMalformed, "the timestamp authority chain holds no certificate")
+	}
+	return a, nil
+}
+
 // TrustedRootJSON is the Sigstore trusted root (media type version 0.1, which sigstore-go, cosign and
-// sigstore-js all read) naming the given transparency logs as Rekor v2 logs: base URL https://<origin>,
-// the origin their checkpoints carry, and log id the SHA-256 of the key's DER, as Rekor v2 sets it.
-func TrustedRootJSON(logs []keys.LogPublic) ([]byte, error) {
+// sigstore-js all read) naming the given transparency logs as Rekor v2 logs, base URL https://<origin>
+// (the origin their checkpoints carry) and log id the untruncated checkpoint key id, as Rekor v2 sets
+// it; and the given timestamp authorities, valid over their leaf certificate's lifetime.
+func TrustedRootJSON(logs []keys.LogPublic, tsas []TimestampAuthority) ([]byte, error) {
 	tr := &prototrustroot.TrustedRoot{MediaType: root.TrustedRootMediaType01}
+	for _, a := range tsas {
+		chain := &protocommon.X509CertificateChain{}
+		for _, c := range a.Chain {
+			chain.Certificates = append(chain.Certificates, &protocommon.X509Certificate{RawBytes: c.Raw})
+		}
+		leaf := a.Chain[0]
+		tr.TimestampAuthorities = append(tr.TimestampAuthorities, &prototrustroot.CertificateAuthority{
+			Subject: &protocommon.DistinguishedName{Organization: first(leaf.Subject.Organization), CommonName: leaf.Subject.CommonName},
+			CertChain: chain,
+			ValidFor:  &protocommon.TimeRange{Start: timestamppb.New(leaf.NotBefore), End: timestamppb.New(leaf.NotAfter)},
+		})
+	}
 	for _, l := range logs {
 		der, err := x509.MarshalPKIXPublicKey(l.Key())
 		if err != nil {
@@ -63,4 +107,11 @@ func TrustedRootJSON(logs []keys.LogPublic) ([]byte, error) {
 		return nil, errcode.Wrap(err, errcode.KeyMalformed, "the trusted root for these log keys does not parse")
 	}
 	return append(out, '\n'), nil
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }

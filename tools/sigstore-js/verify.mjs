@@ -2,12 +2,8 @@
 //
 // Verifies a Sigstore bundle with sigstore-js's verify API (@sigstore/verify), the way a Sigstore user
 // does: the trusted root and the signer's PEM public key as they are, the Verifier's default thresholds
-// (one transparency-log entry) except the timestamp one, then the artifact's sha256 looked up among the
-// in-toto statement's subjects. Exits 0 and prints "verified" only if all of it holds.
-//
-// A bundle signed by a key, not a short-lived certificate, needs no timestamp: there is no certificate
-// validity to place the signature in, and a Rekor v2 entry carries no time. cosign verifies a key-signed
-// bundle the same way.
+// (one transparency-log entry, one timestamp), then the artifact's sha256 looked up among the in-toto
+// statement's subjects. Exits 0 and prints "verified" only if all of it holds.
 import { createHash, createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
@@ -27,7 +23,7 @@ const hint = bundle.verificationMaterial.content.publicKey?.hint;
 const der = createPublicKey(readFileSync(keyPath)).export({ type: 'spki', format: 'der' });
 const keys = { [hint]: { rawBytes: der, keyDetails: PublicKeyDetails.PKIX_ECDSA_P256_SHA_256 } };
 
-const verifier = new Verifier(toTrustMaterial(trustedRoot, keys), { timestampThreshold: 0 });
+const verifier = new Verifier(toTrustMaterial(trustedRoot, keys));
 verifier.verify(toSignedEntity(bundle));
 
 const statement = JSON.parse(bundle.dsseEnvelope.payload.toString('utf8'));

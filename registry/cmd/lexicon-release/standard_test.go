@@ -29,7 +29,8 @@ var (
 )
 
 // standardRelease is a release made, logged and trusted by lexicon-release alone, as a publisher
-// makes one: keygen, build, log into a Rekor v2-shaped log, trust init with that log's key.
+// makes one: keygen, build, log into a Rekor v2-shaped log with a timestamp from the authority beside
+// it, trust init with that log's key and authority's chain.
 type standardRelease struct {
 	dir, trust, pem, artifact string
 }
@@ -41,8 +42,9 @@ func makeStandardRelease(t *testing.T) standardRelease {
 	t.Cleanup(srv.Close)
 	work := t.TempDir()
 	k := filepath.Join(work, "keys")
-	logKey := filepath.Join(work, "log.pub")
+	logKey, tsaChain := filepath.Join(work, "log.pub"), filepath.Join(work, "tsa.pem")
 	must(t, keys.WritePublic(logKey, lg.PublicKey().String()))
+	must(t, os.WriteFile(tsaChain, lg.TimestampChainPEM(), 0o644))
 	if code, res := runJSON(t, "keygen", "--out", k); code != 0 {
 		t.Fatalf("keygen: %v", res)
 	}
@@ -51,10 +53,10 @@ func makeStandardRelease(t *testing.T) standardRelease {
 		"--release", "1.0.0", "--sequence", "1", "--out", r.dir); code != 0 {
 		t.Fatalf("build: %v", res)
 	}
-	if code, res := runJSON(t, "log", "--rekor", srv.URL, r.dir); code != 0 {
+	if code, res := runJSON(t, "log", "--rekor", srv.URL, "--tsa", srv.URL+tlogtest.TimestampPath, r.dir); code != 0 {
 		t.Fatalf("log: %v", res)
 	}
-	if code, res := runJSON(t, "trust", "init", "--out", r.trust, "--key", filepath.Join(k, "publisher.pub"), "--log-key", logKey); code != 0 {
+	if code, res := runJSON(t, "trust", "init", "--out", r.trust, "--key", filepath.Join(k, "publisher.pub"), "--log-key", logKey, "--tsa-chain", tsaChain); code != 0 {
 		t.Fatalf("trust init: %v", res)
 	}
 	pems, err := filepath.Glob(filepath.Join(r.trust, "statement_keys", "*.pem"))
@@ -116,7 +118,8 @@ func TestStandardVerifiers(t *testing.T) {
 			must(t, err)
 			key := root.NewExpiringKey(sv, time.Time{}, time.Time{})
 			material := root.TrustedMaterialCollection{tr, root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil })}
-			v, err := sgverify.NewVerifier(material, sgverify.WithTransparencyLog(1), sgverify.WithNoObserverTimestamps())
+			// sigstore-go's documented verification: a log entry and an observer timestamp required.
+			v, err := sgverify.NewVerifier(material, sgverify.WithTransparencyLog(1), sgverify.WithObserverTimestamps(1))
 			must(t, err)
 			f, err := os.Open(artifact)
 			must(t, err)
