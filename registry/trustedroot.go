@@ -70,7 +70,7 @@ func TrustedRootJSON(logs []keys.LogPublic, tsas []TimestampAuthority) ([]byte, 
 		}
 		leaf := a.Chain[0]
 		tr.TimestampAuthorities = append(tr.TimestampAuthorities, &prototrustroot.CertificateAuthority{
-			Subject: &protocommon.DistinguishedName{Organization: first(leaf.Subject.Organization), CommonName: leaf.Subject.CommonName},
+			Subject:   &protocommon.DistinguishedName{Organization: first(leaf.Subject.Organization), CommonName: leaf.Subject.CommonName},
 			CertChain: chain,
 			ValidFor:  &protocommon.TimeRange{Start: timestamppb.New(leaf.NotBefore), End: timestamppb.New(leaf.NotAfter)},
 		})
