@@ -108,31 +108,34 @@ packages: agents
 	    --agent $(BUILD)/agents/$$o-$$a/lexicon-agent --plane $$d/lexicon-plane --cli $$d/lexicon || exit 1; done
 
 # release signs every built module and both agents with the development key (made once, in build/keys)
-# into build/release, logs the statement in a transparency log as a publisher would, and makes a
-# matching trust folder in build/trust that holds the key, the log's key and the standard
-# trusted_root.json. The log is `lexicon-release testlog`, started for the purpose on a free port and
-# stopped after: it keeps nothing, but the bundle carries the entry's inclusion proof and signed
-# checkpoint, which verify offline. The sequence is the time, so each release is newer than the last;
-# the agents are pinned as agent/<os>-<arch>. A development key from before publisher keys were P-256
-# (an Ed25519 seed, 43 characters) is set aside and a new one made.
-RELEASE_LOG_KEY := $(BUILD)/release-log.pub
+# into build/release, logs the statement in a transparency log with a signed timestamp, as a publisher
+# would, and makes a matching trust folder in build/trust that holds the key, the log's key and the
+# standard trusted_root.json (naming the log and its timestamp authority). The log is `lexicon-release
+# testlog`, started for the purpose on a free port and stopped after: it keeps nothing, but the bundle
+# carries the entry's inclusion proof, signed checkpoint and timestamp, which verify offline. The
+# sequence is the time, so each release is newer than the last; the agents are pinned as
+# agent/<os>-<arch>. A development key from before publisher keys were P-256 (an Ed25519 seed, 43
+# characters) is set aside and a new one made.
+RELEASE_LOG := $(BUILD)/release-log
 release: modules agents
 	@mkdir -p $(BUILD)/keys
 	@if grep -qx 'publisher-private:[A-Za-z0-9_-]\{43\}' $(BUILD)/keys/publisher.key 2>/dev/null; then \
 	  echo "build/keys/publisher.key is a retired Ed25519 key: moved to publisher.key.retired"; \
-	  mv $(BUILD)/keys/publisher.key $(BUILD)/keys/publisher.key.retired; rm -f $(BUILD)/keys/publisher.pub; fi
+	  mv $(BUILD)/keys/publisher.key $(BUILD)/keys/publisher.key.retired; rm -f $(BUILD)/keys/publisher.pub $(BUILD)/keys/publisher.pem; fi
 	@test -f $(BUILD)/keys/publisher.key || $(BIN)/lexicon-release keygen --out $(BUILD)/keys
-	@rm -rf $(BUILD)/release $(BUILD)/trust $(RELEASE_LOG_KEY)
+	@rm -rf $(BUILD)/release $(BUILD)/trust $(RELEASE_LOG) && mkdir -p $(RELEASE_LOG)
 	$(BIN)/lexicon-release build --key $(BUILD)/keys/publisher.key --modules $(BUILD)/modules \
 	  --release $(VERSION) --sequence $$(date +%s) --out $(BUILD)/release \
 	  $(foreach p,$(AGENT_PLATFORMS),--agent $(p)=$(BUILD)/agents/$(subst /,-,$(p))/lexicon-agent)
-	@coproc TESTLOG { exec $(BIN)/lexicon-release testlog --listen 127.0.0.1:0 --log-key-out $(RELEASE_LOG_KEY) -o json; }; \
+	@coproc TESTLOG { exec $(BIN)/lexicon-release testlog --listen 127.0.0.1:0 -o json \
+	    --log-key-out $(RELEASE_LOG)/log.pub --tsa-chain-out $(RELEASE_LOG)/tsa.pem; }; \
 	  read -r ready <&$${TESTLOG[0]} || { echo "the test log did not start"; exit 1; }; \
 	  url=$$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' <<<"$$ready"); \
-	  echo "$(BIN)/lexicon-release log --rekor $$url $(BUILD)/release"; \
-	  $(BIN)/lexicon-release log --rekor $$url $(BUILD)/release; st=$$?; \
+	  echo "$(BIN)/lexicon-release log --rekor $$url --tsa $$url/api/v1/timestamp $(BUILD)/release"; \
+	  $(BIN)/lexicon-release log --rekor $$url --tsa $$url/api/v1/timestamp $(BUILD)/release; st=$$?; \
 	  kill $$TESTLOG_PID; wait $$TESTLOG_PID; exit $$st
-	$(BIN)/lexicon-release trust init --out $(BUILD)/trust --key $(BUILD)/keys/publisher.pub --log-key $(RELEASE_LOG_KEY)
+	$(BIN)/lexicon-release trust init --out $(BUILD)/trust --key $(BUILD)/keys/publisher.pub \
+	  --log-key $(RELEASE_LOG)/log.pub --tsa-chain $(RELEASE_LOG)/tsa.pem
 	$(BIN)/lexicon-release verify $(BUILD)/release --trust $(BUILD)/trust --dry-run
 
 demo: modules

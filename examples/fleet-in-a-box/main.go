@@ -90,13 +90,14 @@ func demo() error {
 	}
 	fmt.Printf("release %v: %d modules, statement %v\n", rel["release"], len(rel["modules"].([]any)), rel["statement"])
 
-	step("the release logged in a test transparency log (in memory: the bundle keeps its proof)")
-	logKey := filepath.Join(dir, "log.pub")
-	if err := logRelease(release, logKey); err != nil {
+	step("the release logged in a test transparency log, with a signed timestamp (in memory: the bundle keeps its proofs)")
+	logKey, tsaChain := filepath.Join(dir, "log.pub"), filepath.Join(dir, "tsa.pem")
+	if err := logRelease(release, logKey, tsaChain); err != nil {
 		return err
 	}
 	for _, trust := range []string{filepath.Join(planeData, "trust"), filepath.Join(agentConfig, "trust")} {
-		if _, err := jsonOf("lexicon-release", "trust", "init", "--out", trust, "--key", filepath.Join(keys, "demo.pub"), "--log-key", logKey); err != nil {
+		if _, err := jsonOf("lexicon-release", "trust", "init", "--out", trust, "--key", filepath.Join(keys, "demo.pub"),
+			"--log-key", logKey, "--tsa-chain", tsaChain); err != nil {
 			return err
 		}
 	}
@@ -349,11 +350,13 @@ func jsonOf(name string, args ...string) (map[string]any, error) {
 	return m, nil
 }
 
-// logRelease starts `lexicon-release testlog` on a free port, logs the release in it, and stops it. The
-// log keeps nothing, but the bundle now carries the entry's inclusion proof and signed checkpoint, which
-// verify offline against the log key it wrote to logKey.
-func logRelease(release, logKey string) error {
-	testlog := exec.Command(filepath.Join(bin, "lexicon-release"), "testlog", "--listen", "127.0.0.1:0", "--log-key-out", logKey, "-o", "json")
+// logRelease starts `lexicon-release testlog` on a free port, logs the release in it with a timestamp
+// from its authority, and stops it. The log keeps nothing, but the bundle now carries the entry's
+// inclusion proof, signed checkpoint and timestamp, which verify offline against the log key and
+// authority chain it wrote to logKey and tsaChain.
+func logRelease(release, logKey, tsaChain string) error {
+	testlog := exec.Command(filepath.Join(bin, "lexicon-release"), "testlog", "--listen", "127.0.0.1:0",
+		"--log-key-out", logKey, "--tsa-chain-out", tsaChain, "-o", "json")
 	testlog.Stderr = logFile(filepath.Join(dir, "testlog.log"))
 	out, _ := testlog.StdoutPipe()
 	if err := testlog.Start(); err != nil {
@@ -365,12 +368,13 @@ func logRelease(release, logKey string) error {
 		return fmt.Errorf("the test log did not start; see %s", filepath.Join(dir, "testlog.log"))
 	}
 	var ready struct {
-		URL string `json:"url"`
+		URL    string `json:"url"`
+		TSAURL string `json:"tsa_url"`
 	}
 	if err := json.Unmarshal([]byte(line), &ready); err != nil {
 		return err
 	}
-	logged, err := jsonOf("lexicon-release", "log", "--rekor", ready.URL, release)
+	logged, err := jsonOf("lexicon-release", "log", "--rekor", ready.URL, "--tsa", ready.TSAURL, release)
 	if err != nil {
 		return err
 	}
