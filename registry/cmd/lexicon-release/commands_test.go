@@ -323,6 +323,8 @@ func TestJSONFailures(t *testing.T) {
 		{[]string{"chain", "add", "--key", key, "--target", nodeKey, "--from", "2", "--out", filepath.Join(work, "chain")}, 1, errcode.KeyMalformed},
 		{[]string{"chain", "retire", "--key", pub, "--target", pub, "--from", "2", "--out", filepath.Join(work, "chain")}, 1, errcode.KeyFileUntrusted},
 		{[]string{"log", "--rekor", "http://127.0.0.1:1", "--timeout", "5s", rel}, 1, errcode.LogUnavailable},
+		{[]string{"log", "--rekor", "http://127.0.0.1:1", "--tsa", "http://127.0.0.1:1/api/v1/timestamp", "--timeout", "5s", rel}, 1, errcode.LogUnavailable},
+		{[]string{"trust", "init", "--out", filepath.Join(work, "trust-tsa"), "--key", pub, "--tsa-chain", notAFolder}, 1, errcode.KeyMalformed},
 		{[]string{"verify", rel, "--trust", filepath.Join(work, "no-trust")}, 1, errcode.IOFailed},
 		{[]string{"diff", rel, work}, 1, errcode.StatementMalformed},
 		{[]string{"trust", "init", "--out", filepath.Join(work, "trust"), "--key", nodeKey}, 1, errcode.KeyMalformed},
