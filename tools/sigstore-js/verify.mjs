@@ -26,7 +26,7 @@ const keys = { [hint]: { rawBytes: der, keyDetails: PublicKeyDetails.PKIX_ECDSA_
 const verifier = new Verifier(toTrustMaterial(trustedRoot, keys));
 verifier.verify(toSignedEntity(bundle));
 
-const statement = JSON.parse(bundle.dsseEnvelope.payload.toString('utf8'));
+const statement = JSON.parse(bundle.content.dsseEnvelope.payload.toString('utf8'));
 const digest = createHash('sha256').update(readFileSync(artifactPath)).digest('hex');
 if (!statement.subject.some((s) => s.digest?.sha256 === digest)) {
   console.error(`no subject of the statement pins ${artifactPath} (sha256 ${digest})`);
