@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,14 +11,17 @@ import (
 	"testing"
 	"time"
 
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/registry/statement"
 	"github.com/lexicon-fleet/lexicon/registry/tlog/tlogtest"
 )
 
@@ -96,16 +101,48 @@ func needTool(t *testing.T, path, what string) {
 	}
 }
 
+// forgedCheckpoint writes a copy of the release's bundle whose log checkpoint names another tree root:
+// its signature no longer holds, so a verifier that checks the log refuses it.
+func (r standardRelease) forgedCheckpoint(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.dir, registry.BundleFile))
+	must(t, err)
+	var b protobundle.Bundle
+	must(t, protojson.Unmarshal(data, &b))
+	cp := b.GetVerificationMaterial().GetTlogEntries()[0].GetInclusionProof().GetCheckpoint()
+	lines := strings.SplitN(cp.Envelope, "\n", 4)
+	lines[2] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	cp.Envelope = strings.Join(lines, "\n")
+	out, err := statement.MarshalBundle(&b)
+	must(t, err)
+	p := filepath.Join(t.TempDir(), registry.BundleFile)
+	must(t, os.WriteFile(p, out, 0o644))
+	return p
+}
+
 // TestStandardVerifiers: a release lexicon-release makes and logs verifies, unmodified, with cosign,
 // sigstore-js and sigstore-go, each given only the trust folder's trusted_root.json and the publisher's
-// PEM key; and each refuses an artifact the statement does not pin, so none of them passes vacuously.
+// PEM key; and each refuses an artifact the statement does not pin and a forged log checkpoint, so none
+// of them passes vacuously.
 func TestStandardVerifiers(t *testing.T) {
 	r := makeStandardRelease(t)
 	bundlePath := filepath.Join(r.dir, registry.BundleFile)
 	rootPath := filepath.Join(r.trust, registry.TrustedRootFile)
+	check := func(t *testing.T, name string, verify func(bundle, artifact string) ([]byte, error)) {
+		t.Helper()
+		if out, err := verify(bundlePath, r.artifact); err != nil {
+			t.Fatalf("%s refuses the release: %v\n%s", name, err, out)
+		}
+		if out, err := verify(bundlePath, r.otherArtifact(t)); err == nil {
+			t.Fatalf("%s accepted an artifact the statement does not pin:\n%s", name, out)
+		}
+		if out, err := verify(r.forgedCheckpoint(t), r.artifact); err == nil {
+			t.Fatalf("%s accepted a forged log checkpoint:\n%s", name, out)
+		}
+	}
 
 	t.Run("sigstore-go", func(t *testing.T) {
-		verify := func(artifact string) error {
+		check(t, "sigstore-go", func(bundlePath, artifact string) ([]byte, error) {
 			b, err := bundle.LoadJSONFromPath(bundlePath)
 			must(t, err)
 			tr, err := root.NewTrustedRootFromPath(rootPath)
@@ -125,30 +162,19 @@ func TestStandardVerifiers(t *testing.T) {
 			must(t, err)
 			defer f.Close()
 			_, err = v.Verify(b, sgverify.NewPolicy(sgverify.WithArtifact(f), sgverify.WithKey()))
-			return err
-		}
-		if err := verify(r.artifact); err != nil {
-			t.Fatalf("sigstore-go refuses the release: %v", err)
-		}
-		if err := verify(r.otherArtifact(t)); err == nil {
-			t.Fatal("sigstore-go accepted an artifact the statement does not pin")
-		}
+			return nil, err
+		})
 	})
 
 	t.Run("cosign", func(t *testing.T) {
 		needTool(t, cosignBin, "cosign")
-		cosign := func(artifact string) ([]byte, error) {
+		check(t, "cosign", func(bundlePath, artifact string) ([]byte, error) {
 			cmd := exec.Command(cosignBin, "verify-blob-attestation", "--bundle", bundlePath, "--key", r.pem,
 				"--trusted-root", rootPath, "--type", "https://lexicon-fleet.github.io/release/v2", artifact)
+			// Offline, and never a look at a cached public-good root.
 			cmd.Env = append(os.Environ(), "SIGSTORE_NO_CACHE=true", "TUF_ROOT="+t.TempDir())
 			return cmd.CombinedOutput()
-		}
-		if out, err := cosign(r.artifact); err != nil {
-			t.Fatalf("cosign refuses the release: %v\n%s", err, out)
-		}
-		if out, err := cosign(r.otherArtifact(t)); err == nil {
-			t.Fatalf("cosign accepted an artifact the statement does not pin:\n%s", out)
-		}
+		})
 	})
 
 	t.Run("sigstore-js", func(t *testing.T) {
@@ -157,14 +183,12 @@ func TestStandardVerifiers(t *testing.T) {
 		if err != nil {
 			needTool(t, "/nonexistent/node", "node")
 		}
-		verify := func(artifact string) ([]byte, error) {
-			return exec.Command(node, sigstoreJSMJ, bundlePath, rootPath, r.pem, artifact).CombinedOutput()
-		}
-		if out, err := verify(r.artifact); err != nil || !bytes.Contains(out, []byte("verified")) {
-			t.Fatalf("sigstore-js refuses the release: %v\n%s", err, out)
-		}
-		if out, err := verify(r.otherArtifact(t)); err == nil {
-			t.Fatalf("sigstore-js accepted an artifact the statement does not pin:\n%s", out)
-		}
+		check(t, "sigstore-js", func(bundlePath, artifact string) ([]byte, error) {
+			out, err := exec.Command(node, sigstoreJSMJ, bundlePath, rootPath, r.pem, artifact).CombinedOutput()
+			if err == nil && !bytes.Contains(out, []byte("verified")) {
+				err = errors.New("no verdict printed")
+			}
+			return out, err
+		})
 	})
 }
