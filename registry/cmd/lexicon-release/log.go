@@ -58,13 +58,13 @@ func logCmd() *cli.Command {
 			}
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			env.Progressf("submitting sequence %d to %s", st.Predicate.Sequence, rekor)
 			if tsa != "" {
 				env.Progressf("timestamping the signature at %s", tsa)
 				if err := tlog.Timestamp(ctx, tsa, b.Bundle); err != nil {
 					return nil, err
 				}
 			}
+			env.Progressf("submitting sequence %d to %s", st.Predicate.Sequence, rekor)
 			if err := tlog.Add(ctx, rekor, b.Bundle, st.Predicate.Publisher); err != nil {
 				return nil, err
 			}
