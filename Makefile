@@ -16,7 +16,7 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules agents packages test bench demo release lint clean proto ui-shots standard-verifiers
+.PHONY: all build wasm modules agents packages test bench demo release lint clean proto ui-shots depaware standard-verifiers
 
 all: build
 
@@ -35,7 +35,7 @@ WASM_DIR := $(BUILD)/wasm
 # order-only, so editing another lexicon-release command does not rebuild every module.
 WASMPOST_TOOL := $(BUILD)/tools/lexicon-release
 WASMPOST := $(WASMPOST_TOOL) wasmpost
-DATAMERGE := $(wildcard host/wasm/datamerge/*.go)
+DATAMERGE := $(wildcard registry/cmd/lexicon-release/internal/datamerge/*.go)
 WORDS := $(patsubst primitives/%/main.go,%,$(wildcard primitives/*/main.go))
 TESTWORDS := $(patsubst host/wasm/testdata/%/main.go,%,$(wildcard host/wasm/testdata/*/main.go))
 WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.wasm) $(WASM_DIR)/examples/hello.wasm \
@@ -201,6 +201,12 @@ bench: modules
 ui-shots: wasm
 	@mkdir -p $(BUILD)/ui-shots
 	LEXICON_UI_SHOTS=$(abspath $(BUILD))/ui-shots $(GO) test -count 1 -timeout 20m -run 'TestWebUI$$' ./plane/internal/e2e/
+
+# depaware rewrites the golden lists of what the agent binary and the word SDK link
+# (agent/cmd/lexicon-agent/depaware.txt, sdk/word/depaware.txt), which `make test` checks. A change to
+# them is a reviewed change: commit it with the dependency that caused it.
+depaware:
+	$(GO) test -count 1 -run 'TestGoldenDeps$$' . -update
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -20,7 +20,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// Check names, in the order verification runs them (ARCHITECTURE.md, "Release statement").
+// Check names, in the order verification runs them (ARCHITECTURE.md, "The path of a release").
 const (
 	CheckParse     = "parse"
 	CheckSignature = "signature"
@@ -70,9 +70,9 @@ func after(check string, all []string) []string {
 	return nil
 }
 
-// Verify checks a statement bundle against the trust directory, offline, in the architecture's order:
-// signature by a held, unretired key; the transparency-log entry when log keys are held; sequence not
-// rolled back; not expired. It changes nothing; call Accept to remember the release.
+// Verify checks a statement bundle against the trust directory, offline, in the order of the checks
+// above: signature by a held, unretired key; the transparency-log entry when log keys are held;
+// sequence not rolled back; not expired. It changes nothing; call Accept to remember the release.
 func (t *Trust) Verify(bundleJSON []byte, now time.Time) (*Release, error) {
 	var rep Report
 	return t.verify(bundleJSON, now, &rep, statementChecks)

@@ -142,7 +142,7 @@ func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
 	c := &config{s: s, prefix: prefix, gw: prefix.Addr().Next()}
 	c.missing = d.prepare(c)
 	if c.missing != nil {
-		d.logger().Warn("netns cloud unavailable", "error", c.missing)
+		d.logger().Warn("netns cloud unavailable", "err", c.missing)
 	}
 	// The config replaced is left open, not closed: a call may still be using it, and SetConfig is
 	// rare enough that its descriptor does not matter.
@@ -336,7 +336,7 @@ func (d *Driver) startBoot(c *config, rec *record) error {
 		// A failure is in boot.json and the instance's log; an error here may also be a power-off or
 		// delete that killed the run.
 		if err := cmd.Wait(); err != nil {
-			d.logger().Info("netns instance: its user data run ended", "id", rec.ID, "error", err)
+			d.logger().Info("netns instance: its user data run ended", "id", rec.ID, "err", err)
 		}
 		logf.Close()
 	}()
@@ -508,7 +508,7 @@ func (d *Driver) powerOff(ctx context.Context, c *config, rec *record) error {
 		}
 		halt := c.tools.inInstance(c.state.path, rec, "systemctl", "halt-all")
 		if out, err := halt.CombinedOutput(); err != nil {
-			d.logger().Warn("netns instance: stopping its services failed; killing them", "id", rec.ID, "error", err, "output", string(out))
+			d.logger().Warn("netns instance: stopping its services failed; killing them", "id", rec.ID, "err", err, "output", string(out))
 		}
 		if err := c.tools.killAll(ctx, rec.ID); err != nil {
 			return unavailable(err, "power off instance %s", rec.ID)
@@ -549,7 +549,7 @@ func (d *Driver) powerOn(ctx context.Context, c *config, rec *record) error {
 	start := c.tools.inInstance(c.state.path, rec, "systemctl", "start-enabled")
 	if out, err := start.CombinedOutput(); err != nil {
 		// The machine is on; a service that does not start is the guest's affair, as on any cloud.
-		d.logger().Warn("netns instance: a service did not start", "id", rec.ID, "error", err, "output", string(out))
+		d.logger().Warn("netns instance: a service did not start", "id", rec.ID, "err", err, "output", string(out))
 	}
 	return nil
 }
