@@ -11,6 +11,7 @@ const (
 	DetailCase              = "case"                // a case's id on its node
 	DetailChecks            = "checks"              // how many checks ran
 	DetailClass             = "class"               // a word's class
+	DetailCommand           = "command"             // a process's command name
 	DetailComponent         = "component"           // a path component (a symlink met on the way)
 	DetailCount             = "count"               // how many were found
 	DetailCurrent           = "current"             // the value now held (a release sequence)
@@ -24,8 +25,8 @@ const (
 	DetailFeature           = "feature"             // a driver feature
 	DetailField             = "field"               // the field (or JSON pointer) at fault
 	DetailFile              = "file"                // a file's name
-	DetailFolder            = "folder"              // a folder on a path (one others can write)
 	DetailFingerprint       = "fingerprint"         // a key's fingerprint
+	DetailFolder            = "folder"              // a folder on a path (one others can write)
 	DetailHeldSize          = "held_size"           // the tree size of the log checkpoint a verifier holds
 	DetailHost              = "host"                // a host name or address
 	DetailHTTPStatus        = "http_status"         // a provider's HTTP status
@@ -46,9 +47,13 @@ const (
 	DetailNeed              = "need"                // the role a request needs
 	DetailNewest            = "newest"              // the newest value held
 	DetailNodeID            = "node_id"             // a node's id
-	DetailOrigin            = "origin"              // a transparency log's origin
+	DetailOperation         = "operation"           // an operation (of the package manager)
+	DetailOrigin            = "origin"              // where something comes from: a transparency log's origin, or a package version's archive (origin, label, suite)
+	DetailPackage           = "package"             // a system package's name
+	DetailPackages          = "packages"            // system packages' names
 	DetailPart              = "part"                // a part of a larger value
 	DetailPath              = "path"                // a file path
+	DetailPID               = "pid"                 // a process id
 	DetailPlaneKeyID        = "plane_key_id"        // the id of the plane's master key
 	DetailProviderCode      = "provider_code"       // a provider's own error code
 	DetailReason            = "reason"              // why, in a word (or a reserved code a word reported)

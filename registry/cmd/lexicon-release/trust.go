@@ -16,14 +16,16 @@ import (
 )
 
 type trustResult struct {
-	Dir           string         `json:"dir"`
-	StatementKeys []string       `json:"statement_keys"`
-	LogKeys       []string       `json:"log_keys"`
-	Witnesses     *witnessResult `json:"witnesses,omitempty"`
+	Dir                  string         `json:"dir"`
+	StatementKeys        []string       `json:"statement_keys"`
+	LogKeys              []string       `json:"log_keys"`
+	TimestampAuthorities []string       `json:"timestamp_authorities"`
+	Witnesses            *witnessResult `json:"witnesses,omitempty"`
 }
 
 func (r trustResult) Text(w io.Writer) {
-	fmt.Fprintf(w, "wrote trust folder %s: %d statement keys, %d log keys\n", r.Dir, len(r.StatementKeys), len(r.LogKeys))
+	fmt.Fprintf(w, "wrote trust folder %s: %d statement keys, %d log keys, %d timestamp authorities, and trusted_root.json for standard Sigstore tools\n",
+		r.Dir, len(r.StatementKeys), len(r.LogKeys), len(r.TimestampAuthorities))
 	if r.Witnesses != nil {
 		r.Witnesses.Text(w)
 	}
@@ -31,15 +33,16 @@ func (r trustResult) Text(w io.Writer) {
 
 func trustInitCmd() *cli.Command {
 	var out string
-	var pubs, logKeys, witnesses multiFlag
+	var pubs, logKeys, tsaChains, witnesses multiFlag
 	var quorum int
 	return &cli.Command{
-		Path: "trust init", Args: "--out TRUST_DIR --key KEY.pub... [--log-key LOGKEY_FILE...] [--witness VKEY... --witness-quorum K]", MaxArgs: 0,
-		Summary: "make a trust folder that holds the given publisher keys and, optionally, log keys and a witness policy",
+		Path: "trust init", Args: "--out TRUST_DIR --key KEY.pub... [--log-key LOGKEY_FILE...] [--tsa-chain PEM_FILE...] [--witness VKEY... --witness-quorum K]", MaxArgs: 0,
+		Summary: "make a trust folder that holds the given publisher keys and, optionally, log keys and a witness policy, with a standard trusted_root.json",
 		Setup: func(fs *flag.FlagSet) {
 			fs.StringVar(&out, "out", "", "trust folder to create (required)")
 			fs.Var(&pubs, "key", "publisher public key file (repeatable, at least one)")
 			fs.Var(&logKeys, "log-key", "file holding a log-key: line (repeatable)")
+			fs.Var(&tsaChains, "tsa-chain", "PEM certificate chain of a timestamp authority, leaf first, for trusted_root.json (repeatable)")
 			fs.Var(&witnesses, "witness", "a witness's key: its C2SP vkey, or a witness-key: line (repeatable; needs --log-key)")
 			fs.IntVar(&quorum, "witness-quorum", 0, "how many of the --witness keys must cosign each log checkpoint (default: all)")
 		},
@@ -54,7 +57,7 @@ func trustInitCmd() *cli.Command {
 			if err != nil {
 				return nil, err
 			}
-			r := trustResult{Dir: out, StatementKeys: []string{}, LogKeys: []string{}}
+			r := trustResult{Dir: out, StatementKeys: []string{}, LogKeys: []string{}, TimestampAuthorities: []string{}}
 			var held []keys.PublisherPublic
 			for _, p := range pubs {
 				k, err := readPublic(p)
@@ -79,7 +82,20 @@ func trustInitCmd() *cli.Command {
 					r.LogKeys = append(r.LogKeys, lk.Origin())
 				}
 			}
-			if err := registry.InitTrust(out, held, logs); err != nil {
+			var tsas []registry.TimestampAuthority
+			for _, p := range tsaChains {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", p)
+				}
+				a, err := registry.ParseTimestampAuthority(data)
+				if err != nil {
+					return nil, err
+				}
+				tsas = append(tsas, a)
+				r.TimestampAuthorities = append(r.TimestampAuthorities, a.Chain[0].Subject.CommonName)
+			}
+			if err := registry.InitTrust(out, held, logs, tsas...); err != nil {
 				return nil, err
 			}
 			if policy != nil {

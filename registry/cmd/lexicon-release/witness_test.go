@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -18,33 +19,29 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// startTestlog runs testlog with args in the background until the test ends and returns its URL.
+// startTestlog runs testlog with args in the background until the test ends and returns its URL, read
+// from the ready line it prints once it serves.
 func startTestlog(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
-	stderrR, stderrW := io.Pipe()
-	var stdout bytes.Buffer
+	stdoutR, stdoutW := io.Pipe()
 	exited := make(chan int, 1)
 	go func() {
-		exited <- cli.Run(ctx, "lexicon-release", "test", commands(), append([]string{"testlog", "--listen", "127.0.0.1:0"}, args...), &stdout, stderrW)
-		stderrW.Close()
+		exited <- cli.Run(ctx, "lexicon-release", "test", commands(), append([]string{"testlog", "--listen", "127.0.0.1:0", "-o", "json"}, args...), stdoutW, io.Discard)
+		stdoutW.Close()
 	}()
 	t.Cleanup(func() {
 		stop()
 		<-exited
 	})
-	lines := bufio.NewScanner(stderrR)
-	var url string
-	for url == "" && lines.Scan() {
-		if _, rest, ok := strings.Cut(lines.Text(), "serving the Rekor v2 API on "); ok {
-			url, _, _ = strings.Cut(rest, " ")
-		}
+	stdout := bufio.NewReader(stdoutR)
+	line, err := stdout.ReadString('\n')
+	var ready testLogReady
+	if err != nil || json.Unmarshal([]byte(line), &ready) != nil || ready.URL == "" {
+		t.Fatalf("testlog's ready line: %q %v", line, err)
 	}
-	if url == "" {
-		t.Fatalf("testlog never said where it serves: %s", stdout.String())
-	}
-	go io.Copy(io.Discard, stderrR)
-	return url
+	go io.Copy(io.Discard, stdout)
+	return ready.URL
 }
 
 // TestWitnessPolicyCLI: testlog cosigned by test witnesses, trust init with a quorum of them, and

@@ -75,7 +75,7 @@ func (l *Log) Fork() *Log {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return &Log{
-		origin: l.origin, key: l.key, reg: l.reg,
+		origin: l.origin, key: l.key, reg: l.reg, tsa: l.tsa,
 		hashes: append([]tlog.Hash(nil), l.hashes...), size: l.size,
 		entries: maps.Clone(l.entries), witnesses: append([]*Witness(nil), l.witnesses...),
 	}

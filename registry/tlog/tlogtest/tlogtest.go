@@ -4,9 +4,10 @@
 // signature), appends the canonical entry to an RFC 6962 Merkle tree, and answers with the entry, an
 // inclusion proof and a C2SP signed-note checkpoint. It serves its read side as Rekor v2 does, C2SP
 // tlog-tiles (GET /checkpoint and GET /tile/<L>/<N>[.p/<W>]), from which readers build consistency
-// proofs. Test witnesses (NewWitness) may cosign every checkpoint it signs, and Fork makes a second
-// log with the same key and history so far, to show two readers two histories. It keeps everything in
-// memory.
+// proofs. Beside it, as a Rekor v2 deployment has one, an RFC 3161 timestamp authority answers POST
+// /api/v1/timestamp. Test witnesses (NewWitness) may cosign every checkpoint it signs, and Fork makes a
+// second log with the same key and history so far, to show two readers two histories. It keeps
+// everything in memory.
 package tlogtest
 
 import (
@@ -44,6 +45,8 @@ type Log struct {
 	key    *ecdsa.PrivateKey
 	reg    *signature.AlgorithmRegistryConfig
 
+	tsa *tsa
+
 	mu        sync.Mutex
 	hashes    []tlog.Hash
 	size      int64
@@ -64,8 +67,12 @@ func New(origin string) *Log {
 	if err != nil {
 		panic(err)
 	}
-	return &Log{origin: origin, key: k, reg: reg, entries: map[[32]byte]int64{}}
+	return &Log{origin: origin, key: k, reg: reg, tsa: newTSA(origin), entries: map[[32]byte]int64{}}
 }
+
+// TimestampChainPEM is the certificate chain of the log's timestamp authority, leaf first: what a
+// verifier's trusted root names as a timestamp authority.
+func (l *Log) TimestampChainPEM() []byte { return l.tsa.chainPEM() }
 
 // PublicKey is the log key a verifier must hold.
 func (l *Log) PublicKey() keys.LogPublic {
@@ -88,8 +95,13 @@ func (l *Log) Server() *httptest.Server {
 	return httptest.NewServer(l)
 }
 
-// ServeHTTP answers POST /api/v2/log/entries, and GET of the checkpoint and tiles.
+// ServeHTTP answers POST /api/v2/log/entries, GET of the checkpoint and tiles, and POST
+// /api/v1/timestamp for the timestamp authority.
 func (l *Log) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == TimestampPath {
+		l.tsa.serveTimestamp(w, r)
+		return
+	}
 	if r.Method == http.MethodGet {
 		l.serveRead(w, r)
 		return

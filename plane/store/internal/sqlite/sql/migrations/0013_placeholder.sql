@@ -1,2 +1,0 @@
--- Placeholder: migration 0013 belongs to another change. Delete this file when that change is merged.
-SELECT 1;
