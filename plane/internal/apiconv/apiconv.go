@@ -153,6 +153,14 @@ func Leases(ls []store.Lease) []api.Lease {
 	return slices.Clip(out)
 }
 
+func Checkpoints(cps []store.NodeCheckpoint) []api.Checkpoint {
+	out := make([]api.Checkpoint, 0, len(cps))
+	for _, c := range cps {
+		out = append(out, api.Checkpoint{Origin: c.Origin, Size: c.Size, RootHash: c.RootHash, ReportedAt: c.ReportedAt})
+	}
+	return out
+}
+
 func Provisioning(p store.Provisioning) api.Provisioning {
 	return api.Provisioning{ID: p.ID, Name: p.Name, Account: p.Account, Region: p.Region, Type: p.Type, Image: p.Image,
 		Platform: p.Platform, Labels: p.Labels, DNSAccount: p.DNSAccount, Zone: p.DNSZone, Tag: p.Tag, State: string(p.State),

@@ -34,6 +34,7 @@ type Store interface {
 	NodeList(ctx context.Context, p store.NodeListParams) (store.NodeListResult, error)
 	NodeCount(ctx context.Context, p store.NodeCountParams) (store.NodeCounts, error)
 	NodeReport(ctx context.Context, p store.NodeReportParams) (store.Node, error)
+	NodeCheckpointList(ctx context.Context, p store.NodeCheckpointListParams) ([]store.NodeCheckpoint, error)
 	NodeSeen(ctx context.Context, p store.NodeSeenParams) error
 	NodeDisconnect(ctx context.Context, p store.NodeEndParams) (store.NodeEndResult, error)
 	NodeLeave(ctx context.Context, p store.NodeEndParams) (store.NodeEndResult, error)
@@ -163,13 +164,14 @@ func (r *Room) record(ctx context.Context, node store.Node, req *channel.ClaimRe
 		recipes, _ = json.Marshal(list)
 	}
 	untrusted, _ := nodetext.Cap(req.Untrusted, channel.MaxCaseText)
+	cps := r.checkpointsFromClaim(node, req.Checkpoints)
 	digest, _ := nodetext.Cap(req.ReportDigest, store.MaxRefLen)
 	claimCap := int64(min(max(req.ClaimSize, channel.DefaultBodyCap), channel.MaxClaimCap))
 	upd := updateFromClaim(req.Update)
 	if _, err := r.c.Store.NodeReport(ctx, store.NodeReportParams{
 		ID: node.ID, Now: r.c.Now(), AgentVersion: req.Version, StatementSequence: int64(req.Statement.Sequence),
 		StatementDigest: req.Statement.Digest, Vocabulary: vocab, Recipes: recipes, Idle: req.Idle, ClaimSizeCap: claimCap,
-		Untrusted: untrusted, ReportDigest: digest, Update: upd,
+		Untrusted: untrusted, ReportDigest: digest, Update: upd, Checkpoints: cps,
 	}); err != nil {
 		return err
 	}
@@ -187,6 +189,27 @@ func (r *Room) record(ctx context.Context, node store.Node, req *channel.ClaimRe
 			"needs_newer_agent", upd.NeedsNewerAgent)
 	}
 	return nil
+}
+
+// checkpointsFromClaim keeps the checkpoints of a claim the store can hold: at most one a log, each
+// well formed. What is left out is logged, not refused: a claim must not fail over a view.
+func (r *Room) checkpointsFromClaim(node store.Node, cps []channel.Checkpoint) []store.NodeCheckpoint {
+	out := []store.NodeCheckpoint{}
+	seen := map[string]bool{}
+	dropped := 0
+	for _, c := range cps {
+		sc := store.NodeCheckpoint{Origin: c.Origin, Size: int64(c.Size), RootHash: c.RootHash}
+		if c.Size > 1<<62 || !store.ValidCheckpoint(sc) || seen[c.Origin] || len(out) == store.MaxNodeCheckpoints {
+			dropped++
+			continue
+		}
+		seen[c.Origin] = true
+		out = append(out, sc)
+	}
+	if dropped > 0 {
+		r.log.Warn("checkpoints left out of a node's report", "code", errcode.RequestMalformed, "node", node.ID, "dropped", dropped)
+	}
+	return out
 }
 
 // capRecipes bounds the recipe list a claim reports and cleans its text, so that the node's report is
@@ -322,8 +345,8 @@ func behind(versions []string, version string) int {
 	return len(seen)
 }
 
-// Show answers a node (by id or name) with the leases it is under and how many agent releases it is
-// behind.
+// Show answers a node (by id or name) with the leases it is under, how many agent releases it is
+// behind and the log checkpoints it holds.
 func (r *Room) Show(ctx context.Context, who api.Token, ref string) (api.Node, error) {
 	n, err := r.Get(ctx, ref)
 	if err != nil {
@@ -337,9 +360,14 @@ func (r *Room) Show(ctx context.Context, who api.Token, ref string) (api.Node, e
 	if err != nil {
 		return api.Node{}, err
 	}
+	cps, err := r.c.Store.NodeCheckpointList(ctx, store.NodeCheckpointListParams{NodeID: n.ID})
+	if err != nil {
+		return api.Node{}, err
+	}
 	out := apiconv.Node(n)
 	out.Leases = apiconv.Leases(leases)
 	out.ReleasesBehind = behind(agents, n.AgentVersion)
+	out.Checkpoints = apiconv.Checkpoints(cps)
 	return out, nil
 }
 

@@ -213,9 +213,18 @@ func (s *Server) leave(w http.ResponseWriter, r *http.Request, node nodes.Proven
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// artifact serves the node's target statement, a stored artifact by digest, or the target release's
-// agent binary for a platform. It never takes a path.
+// artifact serves the node's target statement, a stored artifact by digest, the target release's
+// agent binary for a platform, or a log's consistency proof. It never takes a path.
 func (s *Server) artifact(w http.ResponseWriter, r *http.Request, node nodes.Proven, _ []byte) {
+	if q := r.URL.Query(); q.Has("log_proof") {
+		p, err := s.cfg.LogViews.ProofFor(r.Context(), q)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, p)
+		return
+	}
 	s.serveArtifact(w, r, node.Target())
 }
 

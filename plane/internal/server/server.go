@@ -19,6 +19,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
+	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
@@ -42,6 +43,9 @@ type Config struct {
 	Provision *provision.Room
 	Drivers   *drivers.Room
 	Health    *health.Room
+	// LogViews fetches the consistency proofs nodes ask for from the logs the plane reads; nil
+	// answers every such request with log.unavailable.
+	LogViews *logviews.Views
 	// UI is the web UI, mounted at ui.Prefix; nil serves none.
 	UI http.Handler
 

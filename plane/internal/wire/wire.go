@@ -16,6 +16,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
+	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
@@ -78,6 +79,9 @@ type Config struct {
 	MasterKeyID string
 	// RouteCounts, when not nil, counts every answer by route for plane:route_failing.
 	RouteCounts *health.RouteCounts
+	// LogViews fetches the consistency proofs nodes ask for from the logs the plane reads; nil
+	// answers every such request with log.unavailable.
+	LogViews *logviews.Views
 }
 
 // New makes the plane's server over cfg.Store.
@@ -122,7 +126,7 @@ func New(cfg Config) *server.Server {
 		Drivers: rooms.Drivers, Health: rooms.Health, Log: log, Now: now}).Handler()
 	rooms.Log, rooms.Base, rooms.Now, rooms.ClaimWait = log, cfg.Base, now, cfg.ClaimWait
 	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
-	rooms.Metrics, rooms.RouteCounts = cfg.Metrics, cfg.RouteCounts
+	rooms.Metrics, rooms.RouteCounts, rooms.LogViews = cfg.Metrics, cfg.RouteCounts, cfg.LogViews
 	return server.New(rooms)
 }
 
@@ -151,4 +155,5 @@ var (
 	_ sweep.Store              = store.Store(nil)
 	_ webhook.Store            = store.Store(nil)
 	_ metrics.IncidentCounter  = store.Store(nil)
+	_ logviews.Store           = store.Store(nil)
 )
