@@ -190,6 +190,18 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.WordSiblingStopped:        http.StatusBadRequest,
 		errcode.WordTranscriptTooLarge:    http.StatusBadRequest,
 		errcode.WordVersionMismatch:       http.StatusBadRequest,
+		errcode.KeyAlgorithmRetired:       http.StatusUnprocessableEntity,
+		errcode.StatementFormatRetired:    http.StatusUnprocessableEntity,
+		errcode.PkgLocked:                 http.StatusConflict,
+		errcode.PkgOperationRefused:       http.StatusBadRequest,
+		errcode.PkgOriginRefused:          http.StatusBadRequest,
+		errcode.PkgNameRefused:            http.StatusBadRequest,
+		errcode.PkgHeld:                   http.StatusConflict,
+		errcode.PkgNotInstalled:           http.StatusNotFound,
+		errcode.PkgWouldRemove:            http.StatusConflict,
+		errcode.PkgUnresolvable:           http.StatusConflict,
+		errcode.PkgFailed:                 http.StatusBadRequest,
+		errcode.PkgRefreshFailed:          http.StatusBadGateway,
 	}
 	for code, want := range cases {
 		if got := status(code); got != want {

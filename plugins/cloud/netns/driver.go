@@ -544,7 +544,7 @@ func (d *Driver) PowerOff(ctx context.Context, id string) error {
 func (d *Driver) powerOff(ctx context.Context, c *config, rec *record) error {
 	if c.tools.netnsExists(rec.ID) {
 		if err := c.state.mountRootfs(rec); err != nil {
-			d.logger().Warn("netns instance: its root is gone; killing what runs in it", "id", rec.ID, "error", err)
+			d.logger().Warn("netns instance: its root is gone; killing what runs in it", "id", rec.ID, "err", err)
 		}
 		if c.state.boot(rec.ID) == nil && bootRunning(rec) {
 			_ = writeJSON(filepath.Join(c.state.dir(rec.ID), "boot.json"), bootResult{Error: "powered off before its user data finished", Finished: time.Now().UTC()})
