@@ -112,6 +112,7 @@ func (s *Server) AdminAs() (h http.Handler, as func(ctx context.Context, tok sto
 	r := chi.NewRouter()
 	s.adminTable(r)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, notFound(r)) })
+	r.MethodNotAllowed(s.methodNotAllowed(r))
 	return r, func(ctx context.Context, tok store.Token) context.Context {
 		return context.WithValue(ctx, tokenKey{}, tok)
 	}

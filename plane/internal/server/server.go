@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // Config is what a plane process needs.
@@ -159,7 +161,34 @@ func (s *Server) Handler() http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound(r))
 	})
+	r.MethodNotAllowed(s.methodNotAllowed(r))
 	return r
+}
+
+// methodNotAllowed answers a path that mux routes with other methods only: the envelope, and the
+// methods it does take in the Allow header and details.allow. Set on the root router, chi hands it
+// to every router mounted below that has none of its own.
+func (s *Server) methodNotAllowed(mux *chi.Mux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.RawPath
+		if path == "" {
+			path = r.URL.Path
+		}
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+			http.MethodDelete, http.MethodOptions} {
+			if mux.Match(chi.NewRouteContext(), m, path) {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) == 0 { // a method chi does not know, on a path nothing serves
+			s.writeError(w, r, notFound(r))
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.writeError(w, r, errcode.New(errcode.RouteMethodNotAllowed, "%s takes %s, not %s", r.URL.Path,
+			strings.Join(allow, " or "), r.Method).With(errcode.DetailAllow, allow))
+	}
 }
 
 // storeNonces adapts the store's nonce table to the verifier, so every replica sees every nonce.

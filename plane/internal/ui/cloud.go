@@ -61,7 +61,7 @@ func (u *UI) cloudMove(rt api.Route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		account, id := chi.URLParam(r, "account"), chi.URLParam(r, "id")
 		var body any
-		if rt == api.CloudDelete {
+		if rt.String() == api.CloudDelete.String() {
 			body = api.CloudDeleteRequest{Confirm: strings.TrimSpace(r.PostFormValue("confirm"))}
 		}
 		var acc api.CloudAccepted
