@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
@@ -158,6 +159,11 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	})
 	r.Get("/readyz", s.readyz)
+	spec := api.Spec()
+	r.Get(api.SpecPath, func(w http.ResponseWriter, _ *http.Request) { // no token: it says what the API is, not what the plane holds
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(spec)
+	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound(r))
 	})
