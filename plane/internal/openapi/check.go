@@ -18,6 +18,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -28,7 +29,8 @@ import (
 // An answer must match the document: its status is documented for the operation, its body matches
 // the status's schema, and an error's code is one of the codes that response lists. A request the
 // document refuses is a problem only when the plane accepted it (2xx): tests send malformed requests
-// on purpose, and the plane refusing them is what they check.
+// on purpose, and the plane refusing them is what they check. A request body without a Content-Type
+// is read as the operation's one media type, as the plane reads it.
 type Checker struct {
 	doc    *openapi3.T
 	router routers.Router
@@ -51,10 +53,11 @@ func NewChecker(spec []byte) (*Checker, error) {
 }
 
 // Handler serves h, checking every request under /api/v1/ and its answer; report is told of each
-// problem (t.Errorf). Other paths (the agent channel, the web UI) pass through.
+// problem (t.Errorf). Other paths (the agent channel, which nodes sign and the document leaves out,
+// and the web UI) pass through.
 func (c *Checker) Handler(h http.Handler, report func(format string, args ...any)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/api/v1/") {
+		if !strings.HasPrefix(r.URL.Path, "/api/v1/") || strings.HasPrefix(r.URL.Path, channel.Prefix) {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -66,14 +69,15 @@ func (c *Checker) Handler(h http.Handler, report func(format string, args ...any
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
+		// Checked before the client has the answer, so a problem is reported while its test runs.
+		for _, p := range c.check(r, body, rec.Result()) {
+			report("%s %s: %s", r.Method, r.URL.RequestURI(), p)
+		}
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
 		}
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(rec.Body.Bytes())
-		for _, p := range c.check(r, body, rec.Result()) {
-			report("%s %s: %s", r.Method, r.URL.RequestURI(), p)
-		}
 	})
 }
 
@@ -97,6 +101,11 @@ func (c *Checker) check(r *http.Request, reqBody []byte, resp *http.Response) []
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, IncludeResponseStatus: true, MultiError: true}
 	req := r.Clone(ctx)
 	req.Body = io.NopCloser(bytes.NewReader(reqBody))
+	if rb := route.Operation.RequestBody; rb != nil && rb.Value != nil && len(rb.Value.Content) == 1 && req.Header.Get("Content-Type") == "" {
+		for media := range rb.Value.Content { // the plane reads a body as its route's one media type, labelled or not
+			req.Header.Set("Content-Type", media)
+		}
+	}
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}
 	var problems []string
 	if err := openapi3filter.ValidateRequest(ctx, in); err != nil && resp.StatusCode/100 == 2 {

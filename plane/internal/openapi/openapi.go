@@ -386,13 +386,17 @@ func (b *builder) fields(t reflect.Type, s *openapi3.Schema) {
 				ref.Value.Description = doc
 			}
 		}
-		s.Properties[name] = ref
 		omit := false
 		for o := range strings.SplitSeq(opts, ",") {
 			omit = omit || o == "omitempty" || o == "omitzero"
 		}
 		if !omit {
 			s.Required = append(s.Required, name)
+		} else if k := f.Type.Kind(); (k == reflect.Slice || k == reflect.Map) && f.Type != rawType && ref.Ref == "" && ref.Value.Type != nil {
+			// A field that may be left out may be null too: encoding/json reads null as absent, and a
+			// client in a language without nil slices sends it for an empty list.
+			ref.Value.Type = &openapi3.Types{ref.Value.Type.Slice()[0], openapi3.TypeNull}
 		}
+		s.Properties[name] = ref
 	}
 }

@@ -49,6 +49,7 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	code := m.Run()
+	reportDocumentCoverage()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -125,7 +126,7 @@ func newDriverPlaneWith(t *testing.T, plugin goplugin.Options) *driverPlane {
 	}
 	t.Cleanup(mgr.Close)
 	srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Drivers: mgr})
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(checked(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	p := &driverPlane{t: t, url: hs.URL, log: lb, tokens: map[store.Role]string{}, pub: pub}
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator, store.RoleAdmin} {
@@ -366,7 +367,7 @@ func TestDriverRoutes(t *testing.T) {
 
 func TestDriverRoutesWithoutDrivers(t *testing.T) {
 	st := storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
-	hs := httptest.NewServer(server.New(server.Config{Store: st}).Handler())
+	hs := httptest.NewServer(checked(t, server.New(server.Config{Store: st}).Handler()))
 	defer hs.Close()
 	tok, hash := server.NewToken()
 	if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "a", Role: store.RoleAdmin, Hash: hash}); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/openapi"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry"
@@ -48,7 +49,11 @@ func TestRoutesMatchTable(t *testing.T) {
 // with auth.forbidden naming the role the table gives it, before it reads anything.
 func TestRoutesRefuseRoleBelow(t *testing.T) {
 	st := storetest.SQLiteOpener(t).Store
-	ts := httptest.NewServer(New(Config{Store: st, Drivers: &drivers.Manager{}}).Handler())
+	doc, err := openapi.NewChecker(api.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(doc.Handler(New(Config{Store: st, Drivers: &drivers.Manager{}}).Handler(), t.Errorf))
 	t.Cleanup(ts.Close)
 	below := map[api.Role]store.Role{api.RoleOperator: store.RoleViewer, api.RoleAdmin: store.RoleOperator}
 	tokens := map[store.Role]string{}

@@ -48,7 +48,7 @@ func newPlaneOn(t *testing.T, cfg server.Config, st store.Store) *plane {
 	if cfg.ClaimWait == 0 {
 		cfg.ClaimWait = 10 * time.Millisecond
 	}
-	ts := httptest.NewServer(server.New(cfg).Handler())
+	ts := httptest.NewServer(checked(t, server.New(cfg).Handler()))
 	t.Cleanup(ts.Close)
 	k := keys.NewNode()
 	j, err := st.JoinCreate(ctx, store.JoinCreateParams{Name: "n1", Key: k.Public().String(), Fingerprint: k.Public().Fingerprint(), SourceAddress: "127.0.0.1"})
