@@ -16,7 +16,7 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules agents packages debian-root test bench demo release lint clean proto ui-shots depaware openapi
+.PHONY: all build wasm modules agents packages debian-root test bench demo release lint clean proto ui-shots depaware standard-verifiers openapi
 
 all: build
 
@@ -124,23 +124,64 @@ $(DEBIAN_ROOT)/usr/bin/apt-get:
 	mv $(DEBIAN_ROOT).tmp $(DEBIAN_ROOT)
 
 # release signs every built module and both agents with the development key (made once, in build/keys)
-# into build/release, with a matching trust folder in build/trust. The sequence is the time, so each
-# release is newer than the last; the agents are pinned as agent/<os>-<arch>.
+# into build/release, logs the statement in a transparency log with a signed timestamp, as a publisher
+# would, and makes a matching trust folder in build/trust that holds the key, the log's key and the
+# standard trusted_root.json (naming the log and its timestamp authority). The log is `lexicon-release
+# testlog`, started for the purpose on a free port and stopped after: it keeps nothing, but the bundle
+# carries the entry's inclusion proof, signed checkpoint and timestamp, which verify offline. The
+# sequence is the time, so each release is newer than the last; the agents are pinned as
+# agent/<os>-<arch>. A development key from before publisher keys were P-256 (an Ed25519 seed, 43
+# characters) is set aside and a new one made.
+RELEASE_LOG := $(BUILD)/release-log
 release: modules agents
 	@mkdir -p $(BUILD)/keys
+	@if grep -qx 'publisher-private:[A-Za-z0-9_-]\{43\}' $(BUILD)/keys/publisher.key 2>/dev/null; then \
+	  echo "build/keys/publisher.key is a retired Ed25519 key: moved to publisher.key.retired"; \
+	  mv $(BUILD)/keys/publisher.key $(BUILD)/keys/publisher.key.retired; rm -f $(BUILD)/keys/publisher.pub $(BUILD)/keys/publisher.pem; fi
 	@test -f $(BUILD)/keys/publisher.key || $(BIN)/lexicon-release keygen --out $(BUILD)/keys
-	@rm -rf $(BUILD)/release $(BUILD)/trust
+	@rm -rf $(BUILD)/release $(BUILD)/trust $(RELEASE_LOG) && mkdir -p $(RELEASE_LOG)
 	$(BIN)/lexicon-release build --key $(BUILD)/keys/publisher.key --modules $(BUILD)/modules \
 	  --release $(VERSION) --sequence $$(date +%s) --out $(BUILD)/release \
 	  $(foreach p,$(AGENT_PLATFORMS),--agent $(p)=$(BUILD)/agents/$(subst /,-,$(p))/lexicon-agent)
-	$(BIN)/lexicon-release trust init --out $(BUILD)/trust --key $(BUILD)/keys/publisher.pub
+	@coproc TESTLOG { exec $(BIN)/lexicon-release testlog --listen 127.0.0.1:0 -o json \
+	    --log-key-out $(RELEASE_LOG)/log.pub --tsa-chain-out $(RELEASE_LOG)/tsa.pem; }; \
+	  read -r ready <&$${TESTLOG[0]} || { echo "the test log did not start"; exit 1; }; \
+	  url=$$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' <<<"$$ready"); \
+	  echo "$(BIN)/lexicon-release log --rekor $$url --tsa $$url/api/v1/timestamp $(BUILD)/release"; \
+	  $(BIN)/lexicon-release log --rekor $$url --tsa $$url/api/v1/timestamp $(BUILD)/release; st=$$?; \
+	  kill $$TESTLOG_PID; wait $$TESTLOG_PID; exit $$st
+	$(BIN)/lexicon-release trust init --out $(BUILD)/trust --key $(BUILD)/keys/publisher.pub \
+	  --log-key $(RELEASE_LOG)/log.pub --tsa-chain $(RELEASE_LOG)/tsa.pem
+	$(BIN)/lexicon-release verify $(BUILD)/release --trust $(BUILD)/trust --dry-run
 
 demo: modules
 	$(GO) run ./examples/fleet-in-a-box
 
+# standard-verifiers builds the Sigstore verifiers the standard-verifier test runs a release through:
+# cosign from the Go module proxy, in its own module (tools/cosign) so its graph stays out of go.mod,
+# and sigstore-js's verify API from npm (tools/sigstore-js, installed with its lock file, no install
+# scripts), run with the machine's node. Both are rebuilt only when their pins change; cosign is linked
+# without symbols, which halves its link time.
+COSIGN := $(BUILD)/tools/cosign
+SIGSTORE_JS := $(BUILD)/sigstore-js
+standard-verifiers: $(COSIGN) $(SIGSTORE_JS)/node_modules/.package-lock.json $(SIGSTORE_JS)/verify.mjs
+
+$(COSIGN): tools/cosign/go.mod tools/cosign/go.sum
+	@mkdir -p $(dir $@)
+	cd tools/cosign && $(GO) build -trimpath -ldflags='-s -w' -o $(abspath $@) github.com/sigstore/cosign/v3/cmd/cosign
+
+$(SIGSTORE_JS)/node_modules/.package-lock.json: tools/sigstore-js/package.json tools/sigstore-js/package-lock.json
+	@mkdir -p $(SIGSTORE_JS)
+	cp tools/sigstore-js/package.json tools/sigstore-js/package-lock.json $(SIGSTORE_JS)/
+	cd $(SIGSTORE_JS) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+
+$(SIGSTORE_JS)/verify.mjs: tools/sigstore-js/verify.mjs
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 # examples/authors builds an author's module offline (GOPROXY=off) from the module cache; resolving
 # its graph needs the go.mod of every module in ours, which a build alone does not fetch.
-test: modules debian-root
+test: modules debian-root standard-verifiers
 	$(GO) list -m all > /dev/null
 	$(GO) test -timeout 30m ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
