@@ -5,19 +5,21 @@ import (
 	"strings"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// Outcome is how an invocation ended.
-type Outcome string
+// Outcome is how an invocation ended: one of the final states of a job that a node brings about
+// itself, spelled as the agent channel spells a job's state (the node reports it as its job's outcome).
+type Outcome = channel.JobState
 
 const (
 	// Completed: the word ran and its output satisfies its schema.
-	Completed Outcome = "completed"
+	Completed = channel.JobCompleted
 	// Failed: the word ran, or started, and did not complete (Code says why).
-	Failed Outcome = "failed"
+	Failed = channel.JobFailed
 	// Refused: the word did not run (params invalid; the agent's policy uses it too).
-	Refused Outcome = "refused"
+	Refused = channel.JobRefused
 )
 
 // Call is one capability call of an invocation, allowed or not, with its arguments.

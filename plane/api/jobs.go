@@ -3,29 +3,23 @@ package api
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 )
 
-// JobState is where a job stands. Completed, failed, refused, lost and cancelled are final.
-type JobState string
+// JobState is where a job stands: the agent channel's type, so the API, the store and the node spell
+// each state one way. Completed, failed, refused, lost and cancelled are final.
+type JobState = channel.JobState
 
 const (
-	JobQueued    JobState = "queued"
-	JobRunning   JobState = "running"
-	JobCompleted JobState = "completed" // the word ran and succeeded
-	JobFailed    JobState = "failed"    // the word ran and failed, or an operator marked it failed
-	JobRefused   JobState = "refused"   // the node would not run it (policy, capability, params)
-	JobLost      JobState = "lost"      // it was handed out and never reported; it is never re-run
-	JobCancelled JobState = "cancelled" // an operator cancelled it, or its node left, before it ran
+	JobQueued    = channel.JobQueued
+	JobRunning   = channel.JobRunning
+	JobCompleted = channel.JobCompleted // the word ran and succeeded
+	JobFailed    = channel.JobFailed    // the word ran and failed, or an operator marked it failed
+	JobRefused   = channel.JobRefused   // the node would not run it (policy, capability, params)
+	JobLost      = channel.JobLost      // it was handed out and never reported; it is never re-run
+	JobCancelled = channel.JobCancelled // an operator cancelled it, or its node left, before it ran
 )
-
-// Final reports whether the state can no longer change.
-func (s JobState) Final() bool {
-	switch s {
-	case JobCompleted, JobFailed, JobRefused, JobLost, JobCancelled:
-		return true
-	}
-	return false
-}
 
 // JobRequest is the body of POST /jobs: a word and its params, never a command. Node is the node's
 // id or name. Params must satisfy the word's schema ({} when empty).

@@ -144,6 +144,42 @@ func ParseReleasesListQuery(v url.Values) (ReleasesListQuery, error) {
 	return ReleasesListQuery{Limit: limit}, err
 }
 
+// ReleasesPublishQuery is the query of POST /releases: DeployAll also starts a fleet-wide rollout of
+// the release once it is stored.
+type ReleasesPublishQuery struct {
+	DeployAll bool `query:"deploy_all"`
+}
+
+// Values encodes the query for a request, leaving out empty fields.
+func (q ReleasesPublishQuery) Values() url.Values {
+	v := url.Values{}
+	if q.DeployAll {
+		v.Set("deploy_all", "true")
+	}
+	return v
+}
+
+// ParseReleasesPublishQuery decodes a request's query; deploy_all is true or false.
+func ParseReleasesPublishQuery(v url.Values) (ReleasesPublishQuery, error) {
+	switch s := v.Get("deploy_all"); s {
+	case "", "false":
+		return ReleasesPublishQuery{}, nil
+	case "true":
+		return ReleasesPublishQuery{DeployAll: true}, nil
+	default:
+		return ReleasesPublishQuery{}, errcode.New(errcode.RequestMalformed, "deploy_all is true or false, not %q", s).With(errcode.DetailField, "deploy_all")
+	}
+}
+
+// ParseSequence reads a release's sequence from a path parameter named param: a positive integer.
+func ParseSequence(raw, param string) (int64, error) {
+	seq, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || seq <= 0 {
+		return 0, errcode.New(errcode.RequestMalformed, "a release is named by its sequence, a positive integer, not %q", raw).With(errcode.DetailField, param)
+	}
+	return seq, nil
+}
+
 // DriversAuditQuery filters GET /drivers/audit.
 type DriversAuditQuery struct {
 	Driver  string `query:"driver"`
@@ -287,19 +323,4 @@ func ParseProvisioningsListQuery(v url.Values) (ProvisioningsListQuery, error) {
 		return q, errcode.New(errcode.RequestMalformed, "open %q is not true or false", v.Get("open")).With(errcode.DetailField, "open")
 	}
 	return q, nil
-}
-
-// ReleasesPublishQuery is the query of POST /releases: DeployAll starts a rollout of the new release
-// over every node.
-type ReleasesPublishQuery struct {
-	DeployAll bool `query:"deploy_all"`
-}
-
-// Values encodes the query for a request, leaving out empty fields.
-func (q ReleasesPublishQuery) Values() url.Values {
-	v := url.Values{}
-	if q.DeployAll {
-		v.Set("deploy_all", "true")
-	}
-	return v
 }

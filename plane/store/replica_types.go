@@ -87,9 +87,6 @@ type HealthThresholds struct {
 	RouteFailShare   float64
 }
 
-// Driver health: the operation a driver restart is recorded under in the audit log of driver calls.
-const OperationDriverRestart = "driver.restart"
-
 // DriverFailureCodes are the outcomes of a driver call that say the driver itself is failing, rather
 // than the provider or the request: the detector of plane:driver_failing counts only these.
 var DriverFailureCodes = []string{errcode.DriverTimeout, errcode.DriverCrashed, errcode.DriverUnavailable, errcode.DriverStartFailed}

@@ -74,22 +74,29 @@ const (
 	JoinExpired  = "expired"
 )
 
-// JobState is where a job stands, the one spelling the plane stores and the node is told. Queued and
-// running are live; the rest are final.
+// JobState is where a job stands: the one type the node is told, the plane stores and the admin API
+// answers (plane/api and plane/store alias it). Queued and running are live; the rest are final.
 type JobState string
 
 const (
 	JobQueued    JobState = "queued"
 	JobRunning   JobState = "running"
-	JobCompleted JobState = "completed"
-	JobFailed    JobState = "failed"
-	JobRefused   JobState = "refused"
-	JobLost      JobState = "lost"
-	JobCancelled JobState = "cancelled"
+	JobCompleted JobState = "completed" // the word ran and succeeded
+	JobFailed    JobState = "failed"    // the word ran and failed, or an operator marked it failed
+	JobRefused   JobState = "refused"   // the node would not run it (policy, capability, params)
+	JobLost      JobState = "lost"      // it was handed out and never reported; it is never re-run
+	JobCancelled JobState = "cancelled" // an operator cancelled it, or its node left, before it ran
 )
 
-// Final reports whether a job in state s will never change again.
-func (s JobState) Final() bool { return s != JobQueued && s != JobRunning }
+// Final reports whether a job in state s will never change again. A state this build does not know is
+// not final: a client watching a job keeps watching rather than take it for an end it cannot name.
+func (s JobState) Final() bool {
+	switch s {
+	case JobCompleted, JobFailed, JobRefused, JobLost, JobCancelled:
+		return true
+	}
+	return false
+}
 
 // Job outcomes as the node reports them: the final states a node can bring about itself.
 const (

@@ -244,7 +244,7 @@ func (r *Runner) FreeMemory() { debug.FreeOSMemory() }
 // on the node, before anything leaves it.
 func (r *Runner) report(res *wasm.Result) channel.ResultRequest {
 	out := channel.ResultRequest{
-		Outcome: channel.JobState(res.Outcome), Code: res.Code, Message: res.Message, DurationMS: res.DurationMS,
+		Outcome: res.Outcome, Code: res.Code, Message: res.Message, DurationMS: res.DurationMS,
 	}
 	out.Message, _ = redact.Text(out.Message)
 	out.Transcript, _ = redact.Text(res.Transcript)

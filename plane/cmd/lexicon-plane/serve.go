@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -35,6 +34,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tlsboot"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/registry"
@@ -201,7 +201,8 @@ func serveCmd() *cli.Command {
 			bg = append(bg, engine)
 			provisioner, provisionSvc, provisionsChanged := provisionEngine(st, mgr, log, provisionEvery, leaseTTL)
 			provisioner.Timeouts = provisionTimeouts
-			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud, Holder: provisioner.Holder, Log: log}).Service(time.Hour))
+			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud,
+				EngineBase: services.EngineBase{Holder: provisioner.Holder, Log: log}}).Service(time.Hour))
 			var views *logviews.Views
 			if len(logURLs) > 0 {
 				views = logviews.New(logviews.Config{Store: st, URLs: logURLs, Log: log, LogKeys: func() ([]keys.LogPublic, error) {
@@ -213,7 +214,7 @@ func serveCmd() *cli.Command {
 				}})
 				bg = append(bg, views)
 			}
-			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
+			srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
 				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged,
 				Provision: provisioner, ProvisionsChanged: provisionsChanged})
@@ -373,41 +374,20 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 	return bg, queued, beat
 }
 
-// rolloutEngine is the service that advances rollouts, under a holder name of its own (host and a
-// random part: two replicas on one host, or a restarted one, never pass for each other), and the
+// rolloutEngine is the service that advances rollouts, under a holder name of its own, and the
 // function that wakes it.
 func rolloutEngine(st store.Store, log *slog.Logger, every, ttl time.Duration) (services.Service, func()) {
-	host, _ := os.Hostname()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	holder := fmt.Sprintf("plane:%s:%x", host, b)
-	wake := make(chan struct{}, 1)
-	e := &rollouts.Engine{Store: st, Holder: holder, Log: log, LeaseTTL: ttl}
-	log.Info("rollout engine ready", "holder", holder)
-	return e.Service(every, wake), func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	}
+	e := &rollouts.Engine{Store: st, EngineBase: services.EngineBase{Holder: services.NewHolder(), Log: log, LeaseTTL: ttl}}
+	log.Info("rollout engine ready", "holder", e.Holder)
+	return e.Service(every), e.Wake
 }
 
 // provisionEngine is the service that advances provisionings through the drivers, under a holder
 // name of its own, and the function that wakes it.
 func provisionEngine(st store.Store, mgr *drivers.Manager, log *slog.Logger, every, ttl time.Duration) (*provision.Engine, services.Service, func()) {
-	host, _ := os.Hostname()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	holder := fmt.Sprintf("plane:%s:%x", host, b)
-	wake := make(chan struct{}, 1)
-	e := &provision.Engine{Store: st, Cloud: drivers.ProvisionCloud{M: mgr}, DNS: drivers.ProvisionDNS{M: mgr}, Holder: holder,
-		Log: log, LeaseTTL: ttl}
-	return e, e.Service(every, wake), func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	}
+	e := &provision.Engine{Store: st, Cloud: drivers.ProvisionCloud{M: mgr}, DNS: drivers.ProvisionDNS{M: mgr},
+		EngineBase: services.EngineBase{Holder: services.NewHolder(), Log: log, LeaseTTL: ttl}}
+	return e, e.Service(every), e.Wake
 }
 
 // provisionBootstrap is what every provisioned machine is given: the plane's URL and CA, the trust

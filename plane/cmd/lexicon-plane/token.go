@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 )
@@ -46,7 +46,7 @@ func tokenCreateCmd() *cli.Command {
 				return nil, err
 			}
 			defer st.Close()
-			secret, hash := server.NewToken()
+			secret, hash := tokens.Mint()
 			t, err := st.TokenCreate(ctx, store.TokenCreateParams{Name: name, Role: store.Role(role), Hash: hash})
 			if err != nil {
 				return nil, err

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
@@ -51,9 +52,9 @@ func newFleet(t *testing.T) *fleet {
 	t.Helper()
 	ctx := t.Context()
 	s := storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
-	srv := httptest.NewServer(server.New(server.Config{Store: s}).Handler())
+	srv := httptest.NewServer(wire.New(wire.Config{Store: s}).Handler())
 	t.Cleanup(srv.Close)
-	tok, hash := server.NewToken()
+	tok, hash := tokens.Mint()
 	if _, err := s.TokenCreate(ctx, store.TokenCreateParams{Name: "ops", Role: store.RoleOperator, Hash: hash}); err != nil {
 		t.Fatal(err)
 	}

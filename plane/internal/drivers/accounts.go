@@ -60,7 +60,7 @@ func (m *Manager) AccountAdd(ctx context.Context, actor string, req AccountAddRe
 	}
 	t0 := m.cfg.Now()
 	a, err := m.accountAdd(ctx, actor, req)
-	m.record(ctx, actor, req.Name, req.Driver, "account.add", "", t0, err)
+	m.record(ctx, actor, req.Name, req.Driver, store.OpAccountAdd, "", t0, err)
 	return a, err
 }
 
@@ -143,7 +143,7 @@ func (m *Manager) AccountRemove(ctx context.Context, actor, name string) (store.
 		}
 		sl.mu.Unlock()
 	}
-	m.record(ctx, actor, a.Name, a.Driver, "account.remove", "", t0, nil)
+	m.record(ctx, actor, a.Name, a.Driver, store.OpAccountRemove, "", t0, nil)
 	m.log.Info("driver account removed", "account", a.Name, "driver", a.Driver, "by", actor)
 	return a, nil
 }
@@ -253,7 +253,7 @@ func (m *Manager) resolve(ctx context.Context, actor, account string, kind drive
 	}
 	t0 := m.cfg.Now()
 	d, err := m.startAccount(ctx, e, a.Settings, cred)
-	m.record(ctx, actor, a.Name, e.Name, "driver.set_config", "", t0, err)
+	m.record(ctx, actor, a.Name, e.Name, store.OpDriverSetConfig, "", t0, err)
 	if err != nil {
 		return u, err
 	}

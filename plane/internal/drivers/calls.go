@@ -90,7 +90,7 @@ func (m *Manager) recordRestart(name, cause string) {
 	if cause == errcode.DriverTimeout {
 		err = errcode.New(errcode.DriverTimeout, "driver %s timed out calls in a row and is being restarted", name)
 	}
-	m.record(ctx, store.AuthorPlane, "", name, store.OperationDriverRestart, "", m.cfg.Now(), err)
+	m.record(ctx, store.AuthorPlane, "", name, store.OpDriverRestart, "", m.cfg.Now(), err)
 }
 
 // Audit returns the audit log of driver calls, newest first.
@@ -146,7 +146,7 @@ func cloudCall[T any](m *Manager, ctx context.Context, actor, account, op, targe
 
 // DNSZones lists the zones a DNS account serves.
 func (m *Manager) DNSZones(ctx context.Context, actor, account string) ([]dns.Zone, error) {
-	return dnsCall(m, ctx, actor, account, "dns.list_zones", "", func(ctx context.Context, n *goplugin.DNS) ([]dns.Zone, error) {
+	return dnsCall(m, ctx, actor, account, store.OpDNSListZones, "", func(ctx context.Context, n *goplugin.DNS) ([]dns.Zone, error) {
 		return n.ListZones(ctx)
 	})
 }
@@ -157,7 +157,7 @@ func (m *Manager) DNSRecords(ctx context.Context, actor, account, zone string) (
 	if err != nil {
 		return nil, err
 	}
-	return dnsCall(m, ctx, actor, account, "dns.get_records", z, func(ctx context.Context, n *goplugin.DNS) ([]dns.Record, error) {
+	return dnsCall(m, ctx, actor, account, store.OpDNSGetRecords, z, func(ctx context.Context, n *goplugin.DNS) ([]dns.Record, error) {
 		return n.GetRecords(ctx, z)
 	})
 }
@@ -169,14 +169,14 @@ func (m *Manager) DNSDeleteRecords(ctx context.Context, actor, account, zone str
 	if err != nil {
 		return nil, err
 	}
-	return dnsCall(m, ctx, actor, account, "dns.delete_records", z, func(ctx context.Context, n *goplugin.DNS) ([]dns.Record, error) {
+	return dnsCall(m, ctx, actor, account, store.OpDNSDeleteRecords, z, func(ctx context.Context, n *goplugin.DNS) ([]dns.Record, error) {
 		return n.DeleteRecords(ctx, z, recs)
 	})
 }
 
 // CloudRegions lists the regions of a cloud account.
 func (m *Manager) CloudRegions(ctx context.Context, actor, account string) ([]cloud.Region, error) {
-	return cloudCall(m, ctx, actor, account, "cloud.regions", "", func(ctx context.Context, c *goplugin.Cloud) ([]cloud.Region, error) {
+	return cloudCall(m, ctx, actor, account, store.OpCloudRegions, "", func(ctx context.Context, c *goplugin.Cloud) ([]cloud.Region, error) {
 		return c.Regions(ctx)
 	})
 }
@@ -186,7 +186,7 @@ func (m *Manager) CloudInstanceTypes(ctx context.Context, actor, account, region
 	if region == "" || len(region) > 64 {
 		return nil, errcode.New(errcode.CloudInvalid, "name a region (lexicon cloud regions)").With(errcode.DetailField, "region")
 	}
-	return cloudCall(m, ctx, actor, account, "cloud.instance_types", region, func(ctx context.Context, c *goplugin.Cloud) ([]cloud.InstanceType, error) {
+	return cloudCall(m, ctx, actor, account, store.OpCloudInstanceTypes, region, func(ctx context.Context, c *goplugin.Cloud) ([]cloud.InstanceType, error) {
 		return c.InstanceTypes(ctx, region)
 	})
 }
@@ -196,7 +196,7 @@ func (m *Manager) CloudInstances(ctx context.Context, actor, account string, req
 	if err := req.Validate(); err != nil {
 		return cloud.InstancePage{}, err
 	}
-	return cloudCall(m, ctx, actor, account, "cloud.list_instances", "", func(ctx context.Context, c *goplugin.Cloud) (cloud.InstancePage, error) {
+	return cloudCall(m, ctx, actor, account, store.OpCloudListInstances, "", func(ctx context.Context, c *goplugin.Cloud) (cloud.InstancePage, error) {
 		return c.ListInstances(ctx, req)
 	})
 }

@@ -19,20 +19,6 @@ import (
 // back (CloudDelete), and automation names the tag it put on what it made (CloudDeleteTagged: the
 // test-account safety catch).
 
-// Audit operation names of the cloud calls.
-const (
-	OpCloudCreate     = "cloud.create_instance"
-	OpCloudGet        = "cloud.get_instance"
-	OpCloudDelete     = "cloud.delete_instance"
-	OpCloudPowerOn    = "cloud.power_on"
-	OpCloudPowerOff   = "cloud.power_off"
-	OpCloudReboot     = "cloud.reboot"
-	OpCloudSwapIPv4   = "cloud.swap_ipv4"
-	OpCloudReverseDNS = "cloud.set_reverse_dns"
-	OpCloudTransfer   = "cloud.monthly_transfer"
-	OpCloudAccount    = "cloud.account"
-)
-
 // Optional features, as cloud.unsupported's details.feature names them.
 const (
 	FeatureIPv4Swap        = "IPv4 swap"
@@ -49,7 +35,7 @@ func (m *Manager) CloudCreate(ctx context.Context, actor, account string, req cl
 	if err := req.Validate(); err != nil {
 		return cloud.Instance{}, err
 	}
-	return cloudCall(m, ctx, actor, account, OpCloudCreate, req.Label, func(ctx context.Context, c *goplugin.Cloud) (cloud.Instance, error) {
+	return cloudCall(m, ctx, actor, account, store.OpCloudCreate, req.Label, func(ctx context.Context, c *goplugin.Cloud) (cloud.Instance, error) {
 		return c.CreateInstance(ctx, req)
 	})
 }
@@ -59,7 +45,7 @@ func (m *Manager) CloudGet(ctx context.Context, actor, account, id string) (clou
 	if err := cloud.ValidID("id", id); err != nil {
 		return cloud.Instance{}, err
 	}
-	return cloudCall(m, ctx, actor, account, OpCloudGet, id, func(ctx context.Context, c *goplugin.Cloud) (cloud.Instance, error) {
+	return cloudCall(m, ctx, actor, account, store.OpCloudGet, id, func(ctx context.Context, c *goplugin.Cloud) (cloud.Instance, error) {
 		return c.GetInstance(ctx, id)
 	})
 }
@@ -76,7 +62,7 @@ func (m *Manager) CloudDelete(ctx context.Context, actor, account, id, confirm s
 	if confirm != in.Label {
 		err := errcode.New(errcode.CloudConfirmMismatch, "instance %s is labelled %q, and %q was typed: nothing was deleted", id, in.Label, confirm).
 			With(errcode.DetailID, id).With(errcode.DetailName, confirm)
-		m.refused(ctx, actor, account, OpCloudDelete, id, err)
+		m.refused(ctx, actor, account, store.OpCloudDelete, id, err)
 		return cloud.Instance{}, err
 	}
 	return in, m.cloudDelete(ctx, actor, account, id)
@@ -90,7 +76,7 @@ func (m *Manager) CloudDelete(ctx context.Context, actor, account, id, confirm s
 //
 //	err := m.CloudDeleteTagged(ctx, "plane:provision", "prod", instanceID, "lexicon-prov-"+provisionID)
 func (m *Manager) CloudDeleteTagged(ctx context.Context, actor, account, id, tag string) error {
-	if err := m.safetyCatch(ctx, actor, account, id, tag, OpCloudDelete); err != nil {
+	if err := m.safetyCatch(ctx, actor, account, id, tag, store.OpCloudDelete); err != nil {
 		return err
 	}
 	return m.cloudDelete(ctx, actor, account, id)
@@ -99,7 +85,7 @@ func (m *Manager) CloudDeleteTagged(ctx context.Context, actor, account, id, tag
 // CloudPowerOffTagged and CloudRebootTagged are CloudPowerOff and CloudReboot for automation, behind
 // the same safety catch as CloudDeleteTagged.
 func (m *Manager) CloudPowerOffTagged(ctx context.Context, actor, account, id, tag string) error {
-	if err := m.safetyCatch(ctx, actor, account, id, tag, OpCloudPowerOff); err != nil {
+	if err := m.safetyCatch(ctx, actor, account, id, tag, store.OpCloudPowerOff); err != nil {
 		return err
 	}
 	return m.CloudPowerOff(ctx, actor, account, id)
@@ -107,7 +93,7 @@ func (m *Manager) CloudPowerOffTagged(ctx context.Context, actor, account, id, t
 
 // CloudRebootTagged: see CloudPowerOffTagged.
 func (m *Manager) CloudRebootTagged(ctx context.Context, actor, account, id, tag string) error {
-	if err := m.safetyCatch(ctx, actor, account, id, tag, OpCloudReboot); err != nil {
+	if err := m.safetyCatch(ctx, actor, account, id, tag, store.OpCloudReboot); err != nil {
 		return err
 	}
 	return m.CloudReboot(ctx, actor, account, id)
@@ -145,7 +131,7 @@ func (m *Manager) safetyCatch(ctx context.Context, actor, account, id, tag, op s
 }
 
 func (m *Manager) cloudDelete(ctx context.Context, actor, account, id string) error {
-	_, err := cloudCall(m, ctx, actor, account, OpCloudDelete, id, func(ctx context.Context, c *goplugin.Cloud) (struct{}, error) {
+	_, err := cloudCall(m, ctx, actor, account, store.OpCloudDelete, id, func(ctx context.Context, c *goplugin.Cloud) (struct{}, error) {
 		return struct{}{}, c.DeleteInstance(ctx, id)
 	})
 	return err
@@ -173,17 +159,17 @@ func (m *Manager) instanceCall(ctx context.Context, actor, account, op, id strin
 
 // CloudPowerOn asks the provider to start an instance; it returns once the provider accepted.
 func (m *Manager) CloudPowerOn(ctx context.Context, actor, account, id string) error {
-	return m.instanceCall(ctx, actor, account, OpCloudPowerOn, id, func(ctx context.Context, c *goplugin.Cloud) error { return c.PowerOn(ctx, id) })
+	return m.instanceCall(ctx, actor, account, store.OpCloudPowerOn, id, func(ctx context.Context, c *goplugin.Cloud) error { return c.PowerOn(ctx, id) })
 }
 
 // CloudPowerOff asks the provider to stop an instance; it returns once the provider accepted.
 func (m *Manager) CloudPowerOff(ctx context.Context, actor, account, id string) error {
-	return m.instanceCall(ctx, actor, account, OpCloudPowerOff, id, func(ctx context.Context, c *goplugin.Cloud) error { return c.PowerOff(ctx, id) })
+	return m.instanceCall(ctx, actor, account, store.OpCloudPowerOff, id, func(ctx context.Context, c *goplugin.Cloud) error { return c.PowerOff(ctx, id) })
 }
 
 // CloudReboot asks the provider to reboot an instance; it returns once the provider accepted.
 func (m *Manager) CloudReboot(ctx context.Context, actor, account, id string) error {
-	return m.instanceCall(ctx, actor, account, OpCloudReboot, id, func(ctx context.Context, c *goplugin.Cloud) error { return c.Reboot(ctx, id) })
+	return m.instanceCall(ctx, actor, account, store.OpCloudReboot, id, func(ctx context.Context, c *goplugin.Cloud) error { return c.Reboot(ctx, id) })
 }
 
 // CloudSwapIPv4 gives a's public IPv4 address to b and b's to a (cloud.unsupported naming the drivers
@@ -198,7 +184,7 @@ func (m *Manager) CloudSwapIPv4(ctx context.Context, actor, account, a, b string
 	if a == b {
 		return errcode.New(errcode.CloudInvalid, "b: cannot swap an instance's address with itself").With(errcode.DetailField, "b")
 	}
-	_, err := cloudCall(m, ctx, actor, account, OpCloudSwapIPv4, a+","+b, func(ctx context.Context, c *goplugin.Cloud) (struct{}, error) {
+	_, err := cloudCall(m, ctx, actor, account, store.OpCloudSwapIPv4, a+","+b, func(ctx context.Context, c *goplugin.Cloud) (struct{}, error) {
 		return struct{}{}, c.SwapIPv4(ctx, a, b)
 	})
 	return m.unsupported(ctx, account, FeatureIPv4Swap, err)
@@ -215,7 +201,7 @@ func (m *Manager) CloudReverseDNS(ctx context.Context, actor, account, id string
 	if !validHostname(host) {
 		return errcode.New(errcode.CloudInvalid, "hostname: %.64q is not a DNS name", host).With(errcode.DetailField, "hostname")
 	}
-	_, err := cloudCall(m, ctx, actor, account, OpCloudReverseDNS, id, func(ctx context.Context, c *goplugin.Cloud) (struct{}, error) {
+	_, err := cloudCall(m, ctx, actor, account, store.OpCloudReverseDNS, id, func(ctx context.Context, c *goplugin.Cloud) (struct{}, error) {
 		return struct{}{}, c.SetReverseDNS(ctx, id, ip, host)
 	})
 	return m.unsupported(ctx, account, FeatureReverseDNS, err)
@@ -226,7 +212,7 @@ func (m *Manager) CloudTransfer(ctx context.Context, actor, account, id string) 
 	if err := cloud.ValidID("id", id); err != nil {
 		return cloud.Transfer{}, err
 	}
-	t, err := cloudCall(m, ctx, actor, account, OpCloudTransfer, id, func(ctx context.Context, c *goplugin.Cloud) (cloud.Transfer, error) {
+	t, err := cloudCall(m, ctx, actor, account, store.OpCloudTransfer, id, func(ctx context.Context, c *goplugin.Cloud) (cloud.Transfer, error) {
 		return c.MonthlyTransfer(ctx, id)
 	})
 	return t, m.unsupported(ctx, account, FeatureMonthlyTransfer, err)
@@ -243,7 +229,7 @@ type CloudAccountInfo struct {
 // CloudAccount asks the provider whose credential the account holds, and the driver its features.
 func (m *Manager) CloudAccount(ctx context.Context, actor, account string) (CloudAccountInfo, error) {
 	var info CloudAccountInfo
-	p, err := cloudCall(m, ctx, actor, account, OpCloudAccount, "", func(ctx context.Context, c *goplugin.Cloud) (cloud.Account, error) {
+	p, err := cloudCall(m, ctx, actor, account, store.OpCloudAccount, "", func(ctx context.Context, c *goplugin.Cloud) (cloud.Account, error) {
 		a, err := c.Account(ctx)
 		if err == nil {
 			info.Features, err = c.Features(ctx)
@@ -270,9 +256,9 @@ func (m *Manager) AccountSetTest(ctx context.Context, actor, name string, test b
 	if err != nil {
 		return store.Account{}, err
 	}
-	op := "account.mark_test"
+	op := store.OpAccountMarkTest
 	if !test {
-		op = "account.unmark_test"
+		op = store.OpAccountUnmarkTest
 	}
 	m.record(ctx, actor, a.Name, a.Driver, op, "", t0, nil)
 	m.log.Info("driver account test mark changed", "account", a.Name, "driver", a.Driver, "test", test, "by", actor)

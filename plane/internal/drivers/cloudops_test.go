@@ -121,7 +121,7 @@ func TestCloudOperationsThroughThePlane(t *testing.T) {
 		t.Fatalf("audit:\n got %s\nwant %s ...", got, want)
 	}
 	for _, c := range audit(t, f.m, store.DriverCallListParams{Account: "lab"}) {
-		if c.Operation == drivers.OpCloudDelete && c.Actor != "carol" {
+		if c.Operation == store.OpCloudDelete && c.Actor != "carol" {
 			t.Fatalf("a delete recorded as %s's", c.Actor)
 		}
 	}
@@ -171,7 +171,7 @@ func TestCloudCallIntentIsRecordedBeforeTheDriverIsAsked(t *testing.T) {
 	}()
 	f.log.WaitFor(t, "hang-test: holding the call")
 	calls := audit(t, f.m, store.DriverCallListParams{Account: "lab"})
-	if c := calls[0]; c.Operation != drivers.OpCloudCreate || c.Code != store.CodePending || c.Target != "hang" || c.Actor != "bob" {
+	if c := calls[0]; c.Operation != store.OpCloudCreate || c.Code != store.CodePending || c.Target != "hang" || c.Actor != "bob" {
 		t.Fatalf("while the driver holds the call, the newest record is %+v", c)
 	}
 	cancel()

@@ -30,9 +30,29 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
+// Store is what the driver manager reads and writes: which drivers are enabled, the accounts (with their
+// sealed credentials), the audit log of calls, and the current release's driver executables.
+type Store interface {
+	DriverEnable(ctx context.Context, p store.DriverSetParams) (store.DriverState, error)
+	DriverDisable(ctx context.Context, p store.DriverSetParams) (store.DriverState, error)
+	DriverGet(ctx context.Context, p store.DriverGetParams) (store.DriverState, error)
+	DriverList(ctx context.Context) ([]store.DriverState, error)
+	AccountCreate(ctx context.Context, p store.AccountCreateParams) (store.Account, error)
+	AccountGet(ctx context.Context, p store.AccountGetParams) (store.Account, error)
+	AccountList(ctx context.Context, p store.AccountListParams) ([]store.Account, error)
+	AccountRemove(ctx context.Context, p store.AccountRemoveParams) (store.Account, error)
+	AccountSetTest(ctx context.Context, p store.AccountSetTestParams) (store.Account, error)
+	DriverCallAdd(ctx context.Context, p store.DriverCallAddParams) (store.DriverCall, error)
+	DriverCallStart(ctx context.Context, p store.DriverCallStartParams) (store.DriverCall, error)
+	DriverCallFinish(ctx context.Context, p store.DriverCallFinishParams) (store.DriverCall, error)
+	DriverCallList(ctx context.Context, p store.DriverCallListParams) (store.DriverCallListResult, error)
+	ReleaseCurrent(ctx context.Context) (store.Release, error)
+	ArtifactGet(ctx context.Context, p store.ArtifactGetParams) (store.Artifact, error)
+}
+
 // Config is what a Manager needs.
 type Config struct {
-	Store store.Store
+	Store Store
 	// Dir is the plane's local copy of driver executables, a content-addressed store (Dir/sha256/<hex>)
 	// filled from the plane store by digest. go-plugin hashes each copy again before it runs.
 	Dir string
@@ -57,7 +77,7 @@ type Config struct {
 // Manager runs drivers for one plane replica.
 type Manager struct {
 	cfg     Config
-	store   store.Store
+	store   Store
 	log     *slog.Logger
 	cas     *cas.Store
 	replica string

@@ -38,7 +38,7 @@ func TestDriverThatKeepsTimingOutRaisesAnIncident(t *testing.T) {
 	restarts := func() int {
 		n := 0
 		for _, c := range audit(t, f.m, store.DriverCallListParams{Driver: "dns-crashy"}) {
-			if c.Operation == store.OperationDriverRestart {
+			if c.Operation == store.OpDriverRestart {
 				n++
 				if c.Code != errcode.DriverTimeout || c.Actor != store.AuthorPlane {
 					t.Fatalf("restart record %+v", c)

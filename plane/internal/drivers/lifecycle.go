@@ -238,7 +238,7 @@ func (m *Manager) Enable(ctx context.Context, actor, name string, unconfined boo
 	if unconfined {
 		target = "unconfined"
 	}
-	return m.audited(ctx, actor, name, "driver.enable", target, func(ctx context.Context, actor, name string) (api.Driver, error) {
+	return m.audited(ctx, actor, name, store.OpDriverEnable, target, func(ctx context.Context, actor, name string) (api.Driver, error) {
 		return m.enable(ctx, actor, name, unconfined)
 	})
 }
@@ -290,7 +290,7 @@ func (m *Manager) enable(ctx context.Context, actor, name string, unconfined boo
 // refuse calls at once (every call reads the store) and stop theirs within SyncEvery. Calls in flight
 // fail with driver.disabled.
 func (m *Manager) Disable(ctx context.Context, actor, name string) (api.Driver, error) {
-	return m.audited(ctx, actor, name, "driver.disable", "", m.disable)
+	return m.audited(ctx, actor, name, store.OpDriverDisable, "", m.disable)
 }
 
 func (m *Manager) disable(ctx context.Context, actor, name string) (api.Driver, error) {

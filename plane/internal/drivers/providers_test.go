@@ -16,6 +16,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plugins/cloud/digitalocean/digitaloceanfake"
 	"github.com/lexicon-fleet/lexicon/plugins/cloud/hetzner/hetznerfake"
@@ -141,7 +142,7 @@ func TestProvisioningAgainstProviderFakes(t *testing.T) {
 				Settings: json.RawMessage(p.settings(endpoint)), Credential: driver.NewSecret(token)})
 			must(t, err)
 
-			e := &provision.Engine{Store: f.st, Cloud: drivers.ProvisionCloud{M: f.m}, Holder: "replica-a",
+			e := &provision.Engine{Store: f.st, Cloud: drivers.ProvisionCloud{M: f.m}, EngineBase: services.EngineBase{Holder: "replica-a"},
 				Bootstrap: provision.Bootstrap{PlaneURL: "https://plane.example:8443"}}
 			prov := func(name string) store.Provisioning {
 				pr, err := e.Provision(f.ctx, "admin", provision.Request{Name: name, Account: "acct", Region: p.region, Type: p.typ,

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
+	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/dns"
 )
 
@@ -122,7 +123,7 @@ func (m *Manager) DNSReconcile(ctx context.Context, actor, account, zone string,
 		res.Created = res.Create
 		return res, nil
 	}
-	added, err := dnsCall(m, ctx, actor, account, "dns.append_records", z, func(ctx context.Context, n *goplugin.DNS) ([]dns.Record, error) {
+	added, err := dnsCall(m, ctx, actor, account, store.OpDNSAppendRecords, z, func(ctx context.Context, n *goplugin.DNS) ([]dns.Record, error) {
 		return n.AppendRecords(ctx, z, res.Create)
 	})
 	if err != nil {

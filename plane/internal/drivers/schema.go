@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver"
 )
 
@@ -30,7 +31,7 @@ func (m *Manager) ConfigSchema(ctx context.Context, actor, name string) (api.Dri
 	}
 	t0 := m.cfg.Now()
 	raw, err := m.askSchema(ctx, e)
-	m.record(ctx, actor, "", e.Name, "driver.config_schema", "", t0, err)
+	m.record(ctx, actor, "", e.Name, store.OpDriverConfigSchema, "", t0, err)
 	if err != nil {
 		return api.DriverSchema{}, err
 	}

@@ -16,9 +16,14 @@ const (
 	DefaultLeaseFactor = 6
 )
 
+// HeartbeatStore is what a heartbeat writes to.
+type HeartbeatStore interface {
+	ReplicaHeartbeat(ctx context.Context, p store.ReplicaHeartbeatParams) (store.Replica, error)
+}
+
 // Config sets up a Heartbeat.
 type Config struct {
-	Store store.Store
+	Store HeartbeatStore
 	// ID names the replica: stable across its restarts (so its memory peak is kept), distinct from
 	// every other replica's.
 	ID, Version, Address string
@@ -66,9 +71,7 @@ func NewHeartbeat(c Config) *Heartbeat {
 	if c.MemoryLimit == 0 {
 		c.MemoryLimit = MemoryLimit("/")
 	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
+	c.Log = services.Logger(c.Log)
 	h := &Heartbeat{c: c, started: c.Now()}
 	h.Periodic = &services.Periodic{Name: "replica heartbeat", Every: c.Every, Step: h.Beat, RunAtStart: true, NewTicker: c.NewTicker}
 	return h

@@ -1,8 +1,9 @@
-// Package incidents runs the plane's incident detectors: on every tick it compares what the store holds
-// (silent agents, refusals, lost jobs, untrusted releases, halted rollouts, the plane's own health:
+// Package incidents keeps the plane's incidents: its detectors compare, on every tick, what the store
+// holds (silent agents, refusals, lost jobs, untrusted releases, halted rollouts, the plane's own health:
 // failing drivers, replicas over their memory alert, failing routes, missing replicas; and its machines:
-// provisionings whose instance could not be deleted, instances past 80% of their monthly transfer) with the open
-// incidents and writes only the differences.
+// provisionings whose instance could not be deleted, instances past 80% of their monthly transfer) with
+// the open incidents and write only the differences, and its room answers people about incidents and
+// records their triage and notes.
 package incidents
 
 import (
@@ -17,9 +18,14 @@ import (
 // DefaultEvery is how often the detectors run.
 const DefaultEvery = 30 * time.Second
 
+// ReconcileStore is what the reconciler runs the detectors through.
+type ReconcileStore interface {
+	IncidentReconcile(ctx context.Context, p store.IncidentReconcileParams) (store.IncidentReconcileResult, error)
+}
+
 // Config sets up a Reconciler.
 type Config struct {
-	Store store.Store
+	Store ReconcileStore
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Up is when this plane process started: silence is counted from it, so a plane that was down does
@@ -55,9 +61,7 @@ func NewReconciler(c Config) *Reconciler {
 	if c.Up.IsZero() {
 		c.Up = c.Now()
 	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
+	c.Log = services.Logger(c.Log)
 	if c.Every == 0 {
 		c.Every = DefaultEvery
 	}

@@ -1,5 +1,6 @@
-// Package jobs holds the plane's background work on jobs: running jobs past their claim budget become
-// lost, never run again.
+// Package jobs queues words for nodes and follows each job to its end: it checks a job against the
+// word's signed manifest before queuing it, hands jobs out to the claims of idle nodes at most once,
+// takes in their results, and makes a running job past its claim budget lost, never run again.
 package jobs
 
 import (
@@ -15,9 +16,14 @@ import (
 // DefaultExpireEvery is how often the expirer looks for running jobs past their budget.
 const DefaultExpireEvery = 5 * time.Second
 
+// ExpiryStore is what the expirer writes through.
+type ExpiryStore interface {
+	JobExpire(ctx context.Context, p store.JobExpireParams) ([]store.Job, error)
+}
+
 // Config sets up an Expirer.
 type Config struct {
-	Store store.Store
+	Store ExpiryStore
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	Log *slog.Logger
@@ -31,7 +37,7 @@ type Config struct {
 // statement, and a job another replica already marked lost is not marked again.
 type Expirer struct {
 	*services.Periodic
-	store store.Store
+	store ExpiryStore
 	now   func() time.Time
 	log   *slog.Logger
 	m     *metrics.Plane
@@ -42,9 +48,7 @@ func NewExpirer(c Config) *Expirer {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
+	c.Log = services.Logger(c.Log)
 	if c.Every == 0 {
 		c.Every = DefaultExpireEvery
 	}

@@ -13,6 +13,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -33,8 +35,6 @@ type Store interface {
 	LogConsistencyList(ctx context.Context, p store.LogConsistencyListParams) ([]store.LogConsistency, error)
 	LogConsistencyRecord(ctx context.Context, p store.LogConsistencyRecordParams) error
 }
-
-var _ Store = store.Store(nil)
 
 // Config sets up the room.
 type Config struct {
@@ -63,9 +63,7 @@ func New(c Config) *Views {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
+	c.Log = services.Logger(c.Log)
 	if c.Every == 0 {
 		c.Every = DefaultEvery
 	}
@@ -113,6 +111,25 @@ func (v *Views) reader(ctx context.Context, origin string) (*tlog.Reader, error)
 	}
 	return nil, errcode.New(errcode.LogUnavailable, "this plane reads no log %s (lexicon-plane serve --log-url): %v", origin, errs).
 		With(errcode.DetailOrigin, origin)
+}
+
+// ProofFor answers an agent's artifact request log_proof=<origin>&old=<size>&new=<size> with Proof. A
+// nil Views is a plane that reads no log, and answers log.unavailable. Refused as Proof, and
+// request.malformed (a request that is not that).
+func (v *Views) ProofFor(ctx context.Context, q url.Values) (checkpoint.Proof, error) {
+	old, err1 := strconv.ParseUint(q.Get("old"), 10, 64)
+	new, err2 := strconv.ParseUint(q.Get("new"), 10, 64)
+	if len(q) != 3 || err1 != nil || err2 != nil || q.Get("log_proof") == "" {
+		return checkpoint.Proof{}, errcode.New(errcode.RequestMalformed, "ask for log_proof=<origin>&old=<size>&new=<size>")
+	}
+	if v == nil {
+		return checkpoint.Proof{}, errcode.New(errcode.LogUnavailable, "this plane reads no transparency log (lexicon-plane serve --log-url)")
+	}
+	p, err := v.Proof(ctx, q.Get("log_proof"), old, new)
+	if err != nil {
+		return checkpoint.Proof{}, errcode.From(err, errcode.LogUnavailable)
+	}
+	return p, nil
 }
 
 // Proof returns the consistency proof between two sizes of the log of origin, fetched from the log.

@@ -5,7 +5,7 @@
 //	m := metrics.New()
 //	st, err := open.URL(ctx, url, open.WithObserver(m))
 //	m.CollectIncidents(st, 0)
-//	srv := server.New(server.Config{Store: st, Metrics: m, ...})
+//	srv := wire.New(wire.Config{Store: st, Metrics: m, ...})
 //	http.Handle("/metrics", m.Handler())
 //
 // The series, all prefixed lexicon_plane_:
@@ -121,9 +121,14 @@ func New() *Plane {
 	return p
 }
 
+// IncidentCounter counts the incidents in the store.
+type IncidentCounter interface {
+	IncidentCount(ctx context.Context, p store.IncidentCountParams) ([]store.IncidentCount, error)
+}
+
 // CollectIncidents reads the incident counts from st at each scrape, each read bounded by timeout
 // (0: 5s). It is separate from New because the store is opened with the Plane as its Observer.
-func (p *Plane) CollectIncidents(st store.Store, timeout time.Duration) {
+func (p *Plane) CollectIncidents(st IncidentCounter, timeout time.Duration) {
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
@@ -252,7 +257,7 @@ var _ store.Observer = (*Plane)(nil)
 // incidentCollector reads the incident counts from the store when scraped, so that every replica
 // reports the same figures and nothing has to be kept in step with the store.
 type incidentCollector struct {
-	st      store.Store
+	st      IncidentCounter
 	timeout time.Duration
 	desc    *prometheus.Desc
 

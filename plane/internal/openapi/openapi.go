@@ -302,22 +302,34 @@ func (b *builder) schema(t reflect.Type) *openapi3.SchemaRef {
 		s.Description = "A duration in nanoseconds."
 		return &openapi3.SchemaRef{Value: s}
 	}
-	if t.PkgPath() == b.apiPkg && t.Name() != "" {
-		ref := "#/components/schemas/" + t.Name()
-		if _, done := b.schemas[t.Name()]; !done {
-			b.schemas[t.Name()] = &openapi3.SchemaRef{Value: &openapi3.Schema{}} // taken, for a type that refers to itself
+	if name := b.name(t); name != "" {
+		ref := "#/components/schemas/" + name
+		if _, done := b.schemas[name]; !done {
+			b.schemas[name] = &openapi3.SchemaRef{Value: &openapi3.Schema{}} // taken, for a type that refers to itself
 			s := b.inline(t)
-			s.Description = b.src.typeDocs[t.Name()]
-			if values := b.src.enums[t.Name()]; t.Kind() == reflect.String && len(values) > 0 {
+			s.Description = b.src.typeDocs[name]
+			if values := b.src.enums[name]; t.Kind() == reflect.String && len(values) > 0 {
 				for _, v := range values {
 					s.Enum = append(s.Enum, v)
 				}
 			}
-			b.schemas[t.Name()] = &openapi3.SchemaRef{Value: s}
+			b.schemas[name] = &openapi3.SchemaRef{Value: s}
 		}
 		return openapi3.NewSchemaRef(ref, nil)
 	}
 	return &openapi3.SchemaRef{Value: b.inline(t)}
+}
+
+// name is a type's name in the document: its own for a type of plane/api, plane/api's for a type it
+// declares an alias of, and "" for any other (described inline).
+func (b *builder) name(t reflect.Type) string {
+	if t.Name() == "" {
+		return ""
+	}
+	if t.PkgPath() == b.apiPkg {
+		return t.Name()
+	}
+	return b.src.aliasOf[t.PkgPath()+"."+t.Name()]
 }
 
 func (b *builder) inline(t reflect.Type) *openapi3.Schema {

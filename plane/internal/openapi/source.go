@@ -5,9 +5,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/mod/modfile"
 )
 
 // source is what plane/api's Go source says that reflection cannot: the doc comments of its types,
@@ -18,6 +21,10 @@ type source struct {
 	fieldDocs map[string]map[string]string // type name -> Go field name -> doc
 	enums     map[string][]string          // string type name -> its constants' values, in source order
 	routes    map[string]routeSource       // "METHOD /pattern" -> its variable
+	// aliasOf names, by its package path and name, a type of another package that plane/api declares
+	// an alias of (type JobState = channel.JobState): the document calls it by plane/api's name, and its
+	// enum is read from its own package's constants.
+	aliasOf map[string]string
 }
 
 type routeSource struct {
@@ -49,7 +56,8 @@ func readSource(dir string) (*source, error) {
 		return nil, fmt.Errorf("no Go files of plane/api in %s", dir)
 	}
 	src := &source{typeDocs: map[string]string{}, fieldDocs: map[string]map[string]string{}, enums: map[string][]string{},
-		routes: map[string]routeSource{}}
+		routes: map[string]routeSource{}, aliasOf: map[string]string{}}
+	var aliases []alias
 	for _, f := range files {
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
@@ -60,6 +68,9 @@ func readSource(dir string) (*source, error) {
 				switch s := spec.(type) {
 				case *ast.TypeSpec:
 					src.addType(g, s)
+					if a, ok := aliasIn(f, s); ok {
+						aliases = append(aliases, a)
+					}
 				case *ast.ValueSpec:
 					if g.Tok == token.CONST {
 						src.addConst(s)
@@ -70,7 +81,103 @@ func readSource(dir string) (*source, error) {
 			}
 		}
 	}
+	for _, a := range aliases {
+		if err := src.addAlias(dir, a); err != nil {
+			return nil, err
+		}
+	}
 	return src, nil
+}
+
+// alias is plane/api's type name of another package's type.
+type alias struct {
+	name, pkgPath, typ string
+}
+
+// aliasIn reads an alias of another package's type (type X = pkg.Y) and the import path of pkg.
+func aliasIn(f *ast.File, s *ast.TypeSpec) (alias, bool) {
+	sel, ok := s.Type.(*ast.SelectorExpr)
+	if !s.Assign.IsValid() || !ok {
+		return alias{}, false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return alias{}, false
+	}
+	for _, imp := range f.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		if name == pkg.Name {
+			return alias{name: s.Name.Name, pkgPath: path, typ: sel.Sel.Name}, true
+		}
+	}
+	return alias{}, false
+}
+
+// addAlias reads the string constants of an aliased type from its package's source, which is in this
+// module (plane/api links nothing else that a client would see), found from go.mod above dir.
+func (src *source) addAlias(dir string, a alias) error {
+	root, module, err := moduleOf(dir)
+	if err != nil {
+		return err
+	}
+	rel, ok := strings.CutPrefix(a.pkgPath, module+"/")
+	if !ok {
+		return fmt.Errorf("plane/api's %s aliases %s.%s, which is outside module %s", a.name, a.pkgPath, a.typ, module)
+	}
+	names, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(rel), "*.go"))
+	if err != nil {
+		return err
+	}
+	other := &source{enums: map[string][]string{}}
+	fset := token.NewFileSet()
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			return fmt.Errorf("parse %s: %w", a.pkgPath, err)
+		}
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, spec := range g.Specs {
+					other.addConst(spec.(*ast.ValueSpec))
+				}
+			}
+		}
+	}
+	src.aliasOf[a.pkgPath+"."+a.typ] = a.name
+	src.enums[a.name] = other.enums[a.typ]
+	return nil
+}
+
+// moduleOf finds the module holding dir: its root folder and its path.
+func moduleOf(dir string) (root, module string, err error) {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil {
+			if m := modfile.ModulePath(data); m != "" {
+				return d, m, nil
+			}
+			return "", "", fmt.Errorf("%s has no module line", filepath.Join(d, "go.mod"))
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return "", "", fmt.Errorf("no go.mod above %s", dir)
+		}
+		d = up
+	}
 }
 
 func (src *source) addType(g *ast.GenDecl, s *ast.TypeSpec) {

@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -30,11 +29,11 @@ func (e *Engine) Adopt(ctx context.Context, by, nodeID, account, instanceID stri
 		return store.Provisioning{}, err
 	}
 	holder := "provision:adopt:" + rand.Text()
-	if _, err := rollouts.AcquireChange(ctx, e.Store, n.ID, holder, "adopting instance "+instanceID+" of "+account+" by "+by, NodeLease, e.now()); err != nil {
+	if _, err := e.changes().Acquire(ctx, n.ID, holder, "adopting instance "+instanceID+" of "+account+" by "+by, NodeLease, e.Time()); err != nil {
 		return store.Provisioning{}, err
 	}
 	defer func() {
-		_ = e.Store.LeaseRelease(context.WithoutCancel(ctx), store.LeaseReleaseParams{Subject: n.ID, Name: store.LeaseChange, Holder: holder})
+		_ = e.changes().Release(context.WithoutCancel(ctx), n.ID, holder)
 	}()
 	inst, err := e.Cloud.Get(ctx, by, account, instanceID)
 	if err != nil {
@@ -56,7 +55,7 @@ func (e *Engine) Adopt(ctx context.Context, by, nodeID, account, instanceID stri
 			account, strings.Join(addrs(inst), ", "), instanceID).With(errcode.DetailID, instanceID)
 	}
 	pr, err := e.Store.ProvisioningAdopt(ctx, store.ProvisioningAdoptParams{Account: account, InstanceID: inst.ID, NodeID: n.ID,
-		Addresses: addrs(inst), By: by, Now: e.now()})
+		Addresses: addrs(inst), By: by, Now: e.Time()})
 	if err != nil {
 		return store.Provisioning{}, err
 	}

@@ -60,7 +60,7 @@ func (e *Engine) Decommission(ctx context.Context, by, nodeRef string) (Decommis
 		}
 		steps = append(steps, "deleted instance "+pr.InstanceID)
 	}
-	end, err := e.Store.NodeDisconnect(ctx, store.NodeEndParams{ID: n.ID, By: by, Now: e.now()})
+	end, err := e.Store.NodeDisconnect(ctx, store.NodeEndParams{ID: n.ID, By: by, Now: e.Time()})
 	if err != nil && !errcode.Has(err, errcode.NodeNotActive) {
 		return Decommissioned{}, err
 	}
@@ -69,7 +69,7 @@ func (e *Engine) Decommission(ctx context.Context, by, nodeRef string) (Decommis
 		Detail: "decommissioned by " + by + ": " + strings.Join(steps, ", ")}); err != nil {
 		return Decommissioned{}, err
 	}
-	e.log().Info("node decommissioned", "provisioning", pr.ID, "node", n.ID, "instance", pr.InstanceID, "by", by)
+	e.Logger().Info("node decommissioned", "provisioning", pr.ID, "node", n.ID, "instance", pr.InstanceID, "by", by)
 	pr, err = e.Store.ProvisioningGet(ctx, store.ProvisioningGetParams{ID: pr.ID})
 	return Decommissioned{Provisioning: pr, Node: end}, err
 }

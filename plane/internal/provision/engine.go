@@ -8,13 +8,12 @@ package provision
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
@@ -87,51 +86,53 @@ const CreateLease = 10 * time.Minute
 // CleanupRetry is how often a failed deletion is tried again.
 const CleanupRetry = time.Minute
 
+// EngineStore is what the provisioning engine reads and writes: the provisionings it advances, the joins
+// and nodes they become, the fleet's target release, and (for the nodes' change lease, when Leases is
+// nil) the leases.
+type EngineStore interface {
+	lease.Store
+	ProvisioningCreate(ctx context.Context, p store.ProvisioningCreateParams) (store.Provisioning, error)
+	ProvisioningGet(ctx context.Context, p store.ProvisioningGetParams) (store.Provisioning, error)
+	ProvisioningList(ctx context.Context, p store.ProvisioningListParams) ([]store.Provisioning, error)
+	ProvisioningUpdate(ctx context.Context, p store.ProvisioningUpdateParams) (store.ProvisioningUpdateResult, error)
+	ProvisioningAdopt(ctx context.Context, p store.ProvisioningAdoptParams) (store.Provisioning, error)
+	ProvisioningTransferSet(ctx context.Context, p store.ProvisioningTransferParams) (store.Provisioning, error)
+	JoinGet(ctx context.Context, p store.JoinGetParams) (store.Join, error)
+	JoinHold(ctx context.Context, p store.JoinHoldParams) (store.Join, error)
+	JoinApprove(ctx context.Context, p store.JoinApproveParams) (store.JoinApproveResult, error)
+	JoinReject(ctx context.Context, p store.JoinRejectParams) (store.Join, error)
+	NodeGet(ctx context.Context, p store.NodeGetParams) (store.Node, error)
+	NodeLabel(ctx context.Context, p store.NodeLabelParams) (store.Node, error)
+	NodeDisconnect(ctx context.Context, p store.NodeEndParams) (store.NodeEndResult, error)
+	ReleaseGet(ctx context.Context, p store.ReleaseGetParams) (store.Release, error)
+	FleetTarget(ctx context.Context) (int64, error)
+}
+
 // Engine advances provisionings. Every replica runs one; a pass takes a provisioning's engine lease
 // before touching it, and every change moves the record only from the state the pass read
 // (store.ProvisioningUpdate), so two replicas never create one machine twice.
 type Engine struct {
-	Store store.Store
+	services.EngineBase
+	Store EngineStore
 	Cloud Cloud
 	DNS   DNS // nil: provisionings naming a DNS account fail at the DNS step's record, never silently
 	// Bootstrap is what every machine is given besides its token.
 	Bootstrap Bootstrap
-	// Holder names this replica in leases; it must differ between replicas.
-	Holder   string
-	Log      *slog.Logger
-	LeaseTTL time.Duration // 0: 30 s
-	Now      func() time.Time
-	Timeouts Timeouts
+	Timeouts  Timeouts
+	// Leases grants the nodes' change leases; nil: a room over Store.
+	Leases *lease.Room
 }
 
-// Service runs the engine every tick and on every wake.
-func (e *Engine) Service(every time.Duration, wake <-chan struct{}) *services.Periodic {
-	return &services.Periodic{Name: "provisioning", Every: every, Wake: wake, RunAtStart: true, Step: func(ctx context.Context) {
-		if err := e.Pass(ctx); err != nil && ctx.Err() == nil {
-			e.log().Warn("provisioning pass failed", "err", err)
-		}
-	}}
-}
-
-func (e *Engine) log() *slog.Logger {
-	if e.Log == nil {
-		return slog.Default()
+func (e *Engine) changes() *lease.Room {
+	if e.Leases != nil {
+		return e.Leases
 	}
-	return e.Log
+	return lease.New(e.Store)
 }
 
-func (e *Engine) now() time.Time {
-	if e.Now == nil {
-		return time.Now().UTC()
-	}
-	return e.Now().UTC()
-}
-
-func (e *Engine) ttl() time.Duration {
-	if e.LeaseTTL <= 0 {
-		return 30 * time.Second
-	}
-	return e.LeaseTTL
+// Service runs the engine every tick and on every Wake.
+func (e *Engine) Service(every time.Duration) *services.Periodic {
+	return e.EngineBase.Service("provisioning", every, e.Pass)
 }
 
 // Actor is who provisioning's cloud and DNS calls are audited as.
@@ -148,7 +149,7 @@ func (e *Engine) Pass(ctx context.Context) error {
 			return ctx.Err()
 		}
 		_, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: pr.ID, Name: LeaseEngine, Holder: e.Holder,
-			Purpose: "advance provisioning", TTL: e.ttl(), Now: e.now()})
+			Purpose: "advance provisioning", TTL: e.TTL(), Now: e.Time()})
 		if errcode.Has(err, errcode.LeaseHeld) {
 			continue // another replica advances it
 		}
@@ -156,7 +157,7 @@ func (e *Engine) Pass(ctx context.Context) error {
 			return err
 		}
 		if err := e.Advance(ctx, pr.ID); err != nil {
-			e.log().Warn("provisioning not advanced", "provisioning", pr.ID, "err", err)
+			e.Logger().Warn("provisioning not advanced", "provisioning", pr.ID, "err", err)
 		}
 	}
 	return nil
@@ -183,7 +184,7 @@ func (e *Engine) Advance(ctx context.Context, id string) error {
 // step does the work of pr's state once, and reports whether the record moved.
 func (e *Engine) step(ctx context.Context, pr store.Provisioning) (bool, error) {
 	if pr.State.Live() {
-		if limit := e.Timeouts.of(pr.State); e.now().Sub(pr.StateAt) >= limit {
+		if limit := e.Timeouts.of(pr.State); e.Time().Sub(pr.StateAt) >= limit {
 			return e.fail(ctx, pr, fmt.Sprintf("timed out: %s for over %s", pr.State, limit))
 		}
 	}
@@ -204,7 +205,7 @@ func (e *Engine) step(ctx context.Context, pr store.Provisioning) (bool, error) 
 
 // update moves pr from its state, and reports whether it moved.
 func (e *Engine) update(ctx context.Context, pr store.Provisioning, p store.ProvisioningUpdateParams) (bool, error) {
-	p.ID, p.From, p.By, p.Now = pr.ID, pr.State, store.AuthorPlane, e.now()
+	p.ID, p.From, p.By, p.Now = pr.ID, pr.State, store.AuthorPlane, e.Time()
 	if p.To == "" {
 		p.To = pr.State
 	}
@@ -213,7 +214,7 @@ func (e *Engine) update(ctx context.Context, pr store.Provisioning, p store.Prov
 		return false, err
 	}
 	if res.Moved && p.To != pr.State {
-		e.log().Info("provisioning moved", "provisioning", pr.ID, "name", pr.Name, "from", pr.State, "to", p.To, "detail", p.Detail)
+		e.Logger().Info("provisioning moved", "provisioning", pr.ID, "name", pr.Name, "from", pr.State, "to", p.To, "detail", p.Detail)
 	}
 	return res.Moved, nil
 }
@@ -242,7 +243,7 @@ func (e *Engine) create(ctx context.Context, pr store.Provisioning) (bool, error
 	if err != nil {
 		return e.fail(ctx, pr, err.Error())
 	}
-	moved, err := e.update(ctx, pr, store.ProvisioningUpdateParams{TokenHash: TokenHash(token), TokenExpiresAt: e.now().Add(TokenTTL),
+	moved, err := e.update(ctx, pr, store.ProvisioningUpdateParams{TokenHash: TokenHash(token), TokenExpiresAt: e.Time().Add(TokenTTL),
 		Detail: "minted a one-time join token; asking " + pr.Account + " for the instance"})
 	if err != nil || !moved {
 		return false, err
@@ -254,12 +255,12 @@ func (e *Engine) create(ctx context.Context, pr store.Provisioning) (bool, error
 	// A create call can outlast the engine lease; another replica taking the lease meanwhile would
 	// find no instance yet and create a second one. The lease covers the whole call instead.
 	if _, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: pr.ID, Name: LeaseEngine, Holder: e.Holder,
-		Purpose: "create instance", TTL: CreateLease, Now: e.now()}); err != nil {
+		Purpose: "create instance", TTL: CreateLease, Now: e.Time()}); err != nil {
 		return false, err
 	}
 	defer func() {
 		_, _ = e.Store.LeaseAcquire(context.WithoutCancel(ctx), store.LeaseAcquireParams{Subject: pr.ID, Name: LeaseEngine, Holder: e.Holder,
-			Purpose: "advance provisioning", TTL: e.ttl(), Now: e.now()})
+			Purpose: "advance provisioning", TTL: e.TTL(), Now: e.Time()})
 	}()
 	inst, err := e.Cloud.Create(ctx, actor, pr.Account, cloud.CreateRequest{Region: pr.Region, Type: pr.Type, Image: pr.Image,
 		Label: label(pr.Name), Tags: []string{pr.Tag}, UserData: ud})
@@ -321,7 +322,7 @@ func (e *Engine) install(ctx context.Context, pr store.Provisioning) (bool, erro
 // reports an instance of this account carrying this provisioning's tag at the address the join came
 // from; otherwise the join waits for a person, with the reason on it.
 func (e *Engine) join(ctx context.Context, pr store.Provisioning) (bool, error) {
-	j, err := e.Store.JoinGet(ctx, store.JoinGetParams{ID: pr.JoinID, Now: e.now()})
+	j, err := e.Store.JoinGet(ctx, store.JoinGetParams{ID: pr.JoinID, Now: e.Time()})
 	if err != nil {
 		return false, err
 	}
@@ -352,12 +353,12 @@ func (e *Engine) join(ctx context.Context, pr store.Provisioning) (bool, error) 
 		if _, err := e.Store.JoinHold(ctx, store.JoinHoldParams{ID: j.ID, ProvisioningID: pr.ID, Reason: reason}); err != nil {
 			return false, err
 		}
-		e.log().Warn("provisioned join left for a person", "provisioning", pr.ID, "join", j.ID, "reason", reason)
+		e.Logger().Warn("provisioned join left for a person", "provisioning", pr.ID, "join", j.ID, "reason", reason)
 		return e.update(ctx, pr, store.ProvisioningUpdateParams{Reason: "join waits for a person: " + reason,
 			Detail: "join " + j.ID + " left for a person: " + reason})
 	}
 	res, err := e.Store.JoinApprove(ctx, store.JoinApproveParams{ID: j.ID, Fingerprint: j.Fingerprint, Name: pr.Name,
-		By: Actor(pr.ID), Now: e.now()})
+		By: Actor(pr.ID), Now: e.Time()})
 	if err != nil {
 		if code := errcode.Code(err); code != "" && code != errcode.StoreUnavailable && code != errcode.StoreBusy {
 			reason := fmt.Sprintf("approval refused (%s): %v", code, err)
@@ -368,7 +369,7 @@ func (e *Engine) join(ctx context.Context, pr store.Provisioning) (bool, error) 
 		}
 		return false, err
 	}
-	e.log().Info("provisioned join approved by the provider check", "provisioning", pr.ID, "join", j.ID, "node", res.Node.ID,
+	e.Logger().Info("provisioned join approved by the provider check", "provisioning", pr.ID, "join", j.ID, "node", res.Node.ID,
 		"instance", inst.ID, "source", j.SourceAddress)
 	return e.joined(ctx, pr, res.Node.ID, fmt.Sprintf("approved join %s: %s reports %s for instance %s", j.ID, pr.Account, j.SourceAddress, inst.ID))
 }
@@ -417,7 +418,7 @@ func NodeHolder(provisioningID string) string { return "provision:" + provisioni
 // for the next pass, said on the record's timeline.
 func (e *Engine) joined(ctx context.Context, pr store.Provisioning, nodeID, detail string) (bool, error) {
 	holder := NodeHolder(pr.ID)
-	if _, err := rollouts.AcquireChange(ctx, e.Store, nodeID, holder, "provisioning "+pr.ID+": labels and DNS", NodeLease, e.now()); err != nil {
+	if _, err := e.changes().Acquire(ctx, nodeID, holder, "provisioning "+pr.ID+": labels and DNS", NodeLease, e.Time()); err != nil {
 		if !errcode.Has(err, errcode.LeaseHeld) {
 			return false, err
 		}
@@ -431,7 +432,7 @@ func (e *Engine) joined(ctx context.Context, pr store.Provisioning, nodeID, deta
 		return false, nil
 	}
 	defer func() {
-		_ = e.Store.LeaseRelease(context.WithoutCancel(ctx), store.LeaseReleaseParams{Subject: nodeID, Name: store.LeaseChange, Holder: holder})
+		_ = e.changes().Release(context.WithoutCancel(ctx), nodeID, holder)
 	}()
 	if len(pr.Labels) > 0 {
 		if _, err := e.Store.NodeLabel(ctx, store.NodeLabelParams{ID: nodeID, Set: pr.Labels}); err != nil {
@@ -444,7 +445,7 @@ func (e *Engine) joined(ctx context.Context, pr store.Provisioning, nodeID, deta
 			// The node is joined and serving; the records can be added by hand (lexicon dns
 			// reconcile). Failing here would delete a working machine over a zone's answer.
 			reason = fmt.Sprintf("joined, but DNS records were not added (%s): %v", codeOf(err), err)
-			e.log().Warn("provisioned node has no DNS records", "provisioning", pr.ID, "err", err)
+			e.Logger().Warn("provisioned node has no DNS records", "provisioning", pr.ID, "err", err)
 		} else {
 			detail += "; added its A/AAAA records to " + pr.DNSZone
 		}
@@ -481,13 +482,13 @@ func (e *Engine) fail(ctx context.Context, pr store.Provisioning, reason string)
 	if pr.JoinID != "" {
 		// The machine is about to be deleted: a join still waiting for a person must not be approved
 		// for it later. Rejecting retires its key.
-		if j, err := e.Store.JoinGet(ctx, store.JoinGetParams{ID: pr.JoinID, Now: e.now()}); err == nil && (j.Status == store.JoinPending || j.Status == store.JoinExpired) {
-			if _, err := e.Store.JoinReject(ctx, store.JoinRejectParams{ID: j.ID, By: Actor(pr.ID), Now: e.now()}); err != nil {
+		if j, err := e.Store.JoinGet(ctx, store.JoinGetParams{ID: pr.JoinID, Now: e.Time()}); err == nil && (j.Status == store.JoinPending || j.Status == store.JoinExpired) {
+			if _, err := e.Store.JoinReject(ctx, store.JoinRejectParams{ID: j.ID, By: Actor(pr.ID), Now: e.Time()}); err != nil {
 				return false, err
 			}
 		}
 	}
-	e.log().Warn("provisioning failed", "provisioning", pr.ID, "name", pr.Name, "state", pr.State, "reason", reason)
+	e.Logger().Warn("provisioning failed", "provisioning", pr.ID, "name", pr.Name, "state", pr.State, "reason", reason)
 	return e.update(ctx, pr, p)
 }
 
@@ -498,7 +499,7 @@ func (e *Engine) cleanup(ctx context.Context, pr store.Provisioning) (bool, erro
 	if pr.Cleanup == store.CleanupDeleted || (pr.InstanceID == "" && pr.Cleanup == store.CleanupNone) {
 		return false, nil // deleted, or nothing was ever made
 	}
-	if pr.Cleanup == store.CleanupFailed && e.now().Sub(pr.CleanupAt) < CleanupRetry {
+	if pr.Cleanup == store.CleanupFailed && e.Time().Sub(pr.CleanupAt) < CleanupRetry {
 		return false, nil
 	}
 	instanceID := pr.InstanceID
@@ -529,8 +530,8 @@ func (e *Engine) cleanupFailed(ctx context.Context, pr store.Provisioning, err e
 			reason = reason[:1000]
 		}
 	}
-	e.log().Error("provisioning could not delete its instance", "provisioning", pr.ID, "instance", pr.InstanceID, "err", err)
-	_, uerr := e.update(ctx, pr, store.ProvisioningUpdateParams{Cleanup: store.CleanupFailed, CleanupAt: e.now(), Reason: reason,
+	e.Logger().Error("provisioning could not delete its instance", "provisioning", pr.ID, "instance", pr.InstanceID, "err", err)
+	_, uerr := e.update(ctx, pr, store.ProvisioningUpdateParams{Cleanup: store.CleanupFailed, CleanupAt: e.Time(), Reason: reason,
 		Detail: fmt.Sprintf("could not delete instance %s (%s): %v", pr.InstanceID, codeOf(err), err)})
 	return false, uerr
 }

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
@@ -69,7 +70,7 @@ func newEnv(t *testing.T) *env {
 }
 
 func (en *env) engine(holder string) *provision.Engine {
-	return &provision.Engine{Store: en.st, Cloud: en.cloud, DNS: en.dns, Holder: holder, Now: en.clock.now,
+	return &provision.Engine{Store: en.st, Cloud: en.cloud, DNS: en.dns, EngineBase: services.EngineBase{Holder: holder, Now: en.clock.now},
 		Bootstrap: provision.Bootstrap{PlaneURL: "https://plane.example:8443", CA: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
 			Trust: map[string]string{"statement_keys/release.pub": "lexicon-statement-key:abc\n"}}}
 }
@@ -515,7 +516,7 @@ func TestTransferWatchDaily(t *testing.T) {
 	}
 	en.pass()
 	en.wantState(pr.ID, store.ProvJoined)
-	w := &provision.TransferWatch{Store: en.st, Cloud: en.cloud, Holder: "replica-a", Now: en.clock.now}
+	w := &provision.TransferWatch{Store: en.st, Cloud: en.cloud, EngineBase: services.EngineBase{Holder: "replica-a", Now: en.clock.now}}
 	en.cloud.transfer = cloud.Transfer{UsedBytes: 850, AllowanceBytes: 1000}
 	for range 3 {
 		if err := w.Pass(en.ctx); err != nil {

@@ -7,12 +7,20 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
+// JoinStore is what a join carrying a provisioning token reads and writes.
+type JoinStore interface {
+	JoinCreate(ctx context.Context, p store.JoinCreateParams) (store.JoinCreateResult, error)
+	JoinGet(ctx context.Context, p store.JoinGetParams) (store.Join, error)
+	ProvisioningTokenCheck(ctx context.Context, p store.ProvisioningTokenParams) (store.Provisioning, error)
+	ProvisioningTokenUse(ctx context.Context, p store.ProvisioningTokenParams) (store.Provisioning, error)
+}
+
 // Join records a join that carries a provisioning token and spends the token on it. The token must
 // match a provisioning's, be unused and unexpired (provision.token_invalid, provision.token_used,
 // provision.token_expired): a refused token records no join. The join is left pending; the engine
 // approves it after asking the provider (Engine.join). The same key asking again for the join its
 // token already made gets that join back, so an agent whose answer was lost can retry.
-func Join(ctx context.Context, st store.Store, token string, p store.JoinCreateParams) (store.JoinCreateResult, error) {
+func Join(ctx context.Context, st JoinStore, token string, p store.JoinCreateParams) (store.JoinCreateResult, error) {
 	if !LooksLikeToken(token) {
 		return store.JoinCreateResult{}, errcode.New(errcode.ProvisionTokenInvalid, "the token is not a provisioning token").
 			With(errcode.DetailField, "token")

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
-	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -56,10 +56,10 @@ func TestPostJoinWorkHoldsTheNodeLease(t *testing.T) {
 		if got := en.changeHolder(n.ID); got != provision.NodeHolder(pr.ID) {
 			t.Errorf("during the DNS step the node's change lease is held by %q, want %q", got, provision.NodeHolder(pr.ID))
 		}
-		// A rollout step and an exclusive job both go through AcquireChange: refused now.
-		_, err = rollouts.AcquireChange(en.ctx, en.st, n.ID, "rollout:ro_x:node", "rollout step", time.Minute, en.clock.now())
+		// A rollout step and an exclusive job both go through the lease room: refused now.
+		_, err = lease.New(en.st).Acquire(en.ctx, n.ID, "rollout:ro_x:node", "rollout step", time.Minute, en.clock.now())
 		testkit.WantCode(t, err, errcode.LeaseHeld)
-		_, err = rollouts.AcquireChange(en.ctx, en.st, n.ID, rollouts.JobHolder("job_x"), "exclusive job", time.Minute, en.clock.now())
+		_, err = lease.New(en.st).Acquire(en.ctx, n.ID, lease.JobHolder("job_x"), "exclusive job", time.Minute, en.clock.now())
 		testkit.WantCode(t, err, errcode.LeaseHeld)
 	}
 	en.pass()
@@ -70,7 +70,7 @@ func TestPostJoinWorkHoldsTheNodeLease(t *testing.T) {
 	if got := en.changeHolder(nodeID); got != "" {
 		t.Fatalf("after joined the node's change lease is still held by %q", got)
 	}
-	if _, err := rollouts.AcquireChange(en.ctx, en.st, nodeID, "rollout:ro_x:node", "rollout step", time.Minute, en.clock.now()); err != nil {
+	if _, err := lease.New(en.st).Acquire(en.ctx, nodeID, "rollout:ro_x:node", "rollout step", time.Minute, en.clock.now()); err != nil {
 		t.Fatalf("a rollout after provisioning: %v", err)
 	}
 	if res.Join.ProvisioningID != pr.ID {
@@ -96,7 +96,7 @@ func TestPostJoinWaitsForAChangeOnTheNode(t *testing.T) {
 	}
 	node := ap.Node.ID
 	const rollout = "rollout:ro_1:step"
-	if _, err := rollouts.AcquireChange(en.ctx, en.st, node, rollout, "rollout step", time.Hour, en.clock.now()); err != nil {
+	if _, err := lease.New(en.st).Acquire(en.ctx, node, rollout, "rollout step", time.Hour, en.clock.now()); err != nil {
 		t.Fatal(err)
 	}
 	en.pass()
@@ -147,7 +147,7 @@ func TestAdoptTakesTheNodeLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := ap.Node
-	job := rollouts.JobHolder("job_running")
+	job := lease.JobHolder("job_running")
 	if _, err := en.st.LeaseAcquire(en.ctx, store.LeaseAcquireParams{Subject: n.ID, Name: store.LeaseChange, Holder: job, Purpose: "exclusive job",
 		TTL: time.Hour, Now: en.clock.now()}); err != nil {
 		t.Fatal(err)

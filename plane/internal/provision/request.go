@@ -67,5 +67,5 @@ func (e *Engine) Provision(ctx context.Context, by string, req Request) (store.P
 	}
 	return e.Store.ProvisioningCreate(ctx, store.ProvisioningCreateParams{Name: req.Name, Account: req.Account, Region: req.Region,
 		Type: req.Type, Image: req.Image, Platform: req.Platform, Labels: req.Labels, DNSAccount: req.DNSAccount, DNSZone: req.DNSZone,
-		By: by, Now: e.now()})
+		By: by, Now: e.Time()})
 }

@@ -2,7 +2,6 @@ package provision
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
@@ -16,40 +15,27 @@ const LeaseTransfer = "transfer"
 // TransferEvery is how often an instance's transfer is sampled: providers report it per day at best.
 const TransferEvery = 24 * time.Hour
 
+// TransferStore is what the transfer watch reads and writes: joined provisionings, a lease on each while
+// it samples, and the sample.
+type TransferStore interface {
+	ProvisioningList(ctx context.Context, p store.ProvisioningListParams) ([]store.Provisioning, error)
+	LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) (store.Lease, error)
+	ProvisioningTransferSet(ctx context.Context, p store.ProvisioningTransferParams) (store.Provisioning, error)
+}
+
 // TransferWatch samples the monthly transfer of every joined provisioning's instance once a day and
 // records it; the store's plane:machine_transfer detector raises an incident when one passes 80% of
 // its allowance (once: the incident stays open until a month's figure is below it). Every replica runs
 // one; a lease per provisioning and the recorded sample time keep it to one sample a day.
 type TransferWatch struct {
-	Store store.Store
+	services.EngineBase
+	Store TransferStore
 	Cloud Cloud
-	// Holder names this replica in leases.
-	Holder string
-	Log    *slog.Logger
-	Now    func() time.Time
 }
 
 // Service looks every tick for samples that are due.
 func (w *TransferWatch) Service(every time.Duration) *services.Periodic {
-	return &services.Periodic{Name: "transfer watch", Every: every, RunAtStart: true, Step: func(ctx context.Context) {
-		if err := w.Pass(ctx); err != nil && ctx.Err() == nil {
-			w.log().Warn("transfer watch pass failed", "err", err)
-		}
-	}}
-}
-
-func (w *TransferWatch) log() *slog.Logger {
-	if w.Log == nil {
-		return slog.Default()
-	}
-	return w.Log
-}
-
-func (w *TransferWatch) now() time.Time {
-	if w.Now == nil {
-		return time.Now().UTC()
-	}
-	return w.Now().UTC()
+	return w.EngineBase.Service("transfer watch", every, w.Pass)
 }
 
 // Pass samples every joined provisioning whose last sample is a day old.
@@ -59,11 +45,11 @@ func (w *TransferWatch) Pass(ctx context.Context) error {
 		return err
 	}
 	for _, pr := range list {
-		if pr.InstanceID == "" || w.now().Sub(pr.TransferAt) < TransferEvery {
+		if pr.InstanceID == "" || w.Time().Sub(pr.TransferAt) < TransferEvery {
 			continue
 		}
 		_, err := w.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: pr.ID, Name: LeaseTransfer, Holder: w.Holder,
-			Purpose: "sample transfer", TTL: time.Hour, Now: w.now()})
+			Purpose: "sample transfer", TTL: time.Hour, Now: w.Time()})
 		if errcode.Has(err, errcode.LeaseHeld) {
 			continue
 		}
@@ -75,11 +61,11 @@ func (w *TransferWatch) Pass(ctx context.Context) error {
 			t.UsedBytes, t.AllowanceBytes, err = 0, 0, nil // recorded as none, so it is asked again tomorrow, not every tick
 		}
 		if err != nil {
-			w.log().Warn("transfer not sampled", "provisioning", pr.ID, "instance", pr.InstanceID, "err", err)
+			w.Logger().Warn("transfer not sampled", "provisioning", pr.ID, "instance", pr.InstanceID, "err", err)
 			continue
 		}
 		if _, err := w.Store.ProvisioningTransferSet(ctx, store.ProvisioningTransferParams{ID: pr.ID, Used: max(t.UsedBytes, 0),
-			Allowance: max(t.AllowanceBytes, 0), Now: w.now()}); err != nil {
+			Allowance: max(t.AllowanceBytes, 0), Now: w.Time()}); err != nil {
 			return err
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // cancelled. A step whose node took its job, or whose node's target it moved, was reached and stays
 // running: the engine judges it when its job ends (or its timeout runs out), starting nothing after.
 // Refused: rollout.not_found, rollout.wrong_state.
-func Abort(ctx context.Context, s store.Store, id, by string, now time.Time) (store.Rollout, error) {
+func Abort(ctx context.Context, s Store, id, by string, now time.Time) (store.Rollout, error) {
 	ro, err := s.RolloutSetState(ctx, store.RolloutSetStateParams{ID: id, By: by, Action: "abort", Now: now, To: store.RolloutAborted,
 		From: []store.RolloutState{store.RolloutRunning, store.RolloutPaused, store.RolloutHalted}})
 	if err != nil {

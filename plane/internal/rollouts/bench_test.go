@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
@@ -125,7 +127,7 @@ func runRollout(b *testing.B, raw store.Store, nodes []store.Node) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := &rollouts.Engine{Store: st, Holder: "bench", Words: benchWords{}, Log: slog.New(slog.DiscardHandler)}
+	e := &rollouts.Engine{Store: st, Words: benchWords{}, EngineBase: services.EngineBase{Holder: "bench", Log: slog.New(slog.DiscardHandler)}}
 	var before syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 	start := time.Now()
@@ -177,8 +179,8 @@ var noopDigest = strings.Repeat("a", 64)
 // benchWords stands for the release catalog: every node's target pins noop.
 type benchWords struct{}
 
-func (benchWords) Words(context.Context, int64) (map[string]rollouts.Word, string, error) {
-	return map[string]rollouts.Word{"noop": {Manifest: &manifest.Manifest{Name: "noop", Class: manifest.ClassLook}, Module: noopDigest}}, "", nil
+func (benchWords) Words(context.Context, int64) (map[string]releases.Word, string, error) {
+	return map[string]releases.Word{"noop": {Manifest: &manifest.Manifest{Name: "noop", Class: manifest.ClassLook}, Module: noopDigest}}, "", nil
 }
 
 func (benchWords) Agent(context.Context, int64) (string, error) { return "", nil }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -22,55 +24,46 @@ const LeaseEngine = "engine"
 // engine saw (store.RolloutStepUpdate), so a pass that lost its lease mid-way still never starts a
 // node twice.
 type Engine struct {
-	Store store.Store
-	// Holder names this replica in leases; it must differ between replicas.
-	Holder string
-	Log    *slog.Logger
-	// LeaseTTL is how long a lease lasts unless renewed; every pass renews what it holds. 0: 30 s.
-	LeaseTTL time.Duration
-	// Now is the clock; nil: time.Now.
-	Now func() time.Time
-	// Words tells the words a release pins; nil: a Catalog over Store.
+	services.EngineBase
+	Store EngineStore
+	// Words tells the words a release pins; nil: a releases.Catalog over Store.
 	Words WordSource
+	// Leases grants the nodes' change leases; nil: a room over Store.
+	Leases *lease.Room
 
 	catalog WordSource
+}
+
+// EngineStore is what the engine reads and writes: the rollouts it advances, the nodes and jobs their
+// steps move, and (for the lease and the words a release pins, when Leases and Words are nil) the
+// leases and the stored releases.
+type EngineStore interface {
+	lease.Store
+	releases.CatalogStore
+	RolloutGet(ctx context.Context, p store.RolloutGetParams) (store.Rollout, error)
+	RolloutList(ctx context.Context, p store.RolloutListParams) ([]store.Rollout, error)
+	RolloutSetState(ctx context.Context, p store.RolloutSetStateParams) (store.Rollout, error)
+	RolloutStepUpdate(ctx context.Context, p store.RolloutStepUpdateParams) (store.RolloutStepUpdateResult, error)
+	RolloutMiss(ctx context.Context, p store.RolloutMissParams) (store.Rollout, error)
+	NodeGet(ctx context.Context, p store.NodeGetParams) (store.Node, error)
+	NodeTargetSet(ctx context.Context, p store.NodeTargetSetParams) (store.NodeTargetSetResult, error)
+	FleetTargetSet(ctx context.Context, p store.FleetTargetSetParams) error
+	JobCreate(ctx context.Context, p store.JobCreateParams) (store.Job, error)
+	JobList(ctx context.Context, p store.JobListParams) (store.JobListResult, error)
+	JobCancel(ctx context.Context, p store.JobCancelParams) (store.Job, error)
+	JobMarkFailed(ctx context.Context, p store.JobMarkFailedParams) (store.Job, error)
 }
 
 // WordSource tells the words a release pins, by name, and the release's statement digest, and the
 // agent version it pins ("" for none).
 type WordSource interface {
-	Words(ctx context.Context, seq int64) (map[string]Word, string, error)
+	Words(ctx context.Context, seq int64) (map[string]releases.Word, string, error)
 	Agent(ctx context.Context, seq int64) (string, error)
 }
 
-// Service runs the engine on every tick of every and on every wake.
-func (e *Engine) Service(every time.Duration, wake <-chan struct{}) *services.Periodic {
-	return &services.Periodic{Name: "rollouts", Every: every, Wake: wake, RunAtStart: true, Step: func(ctx context.Context) {
-		if err := e.Pass(ctx); err != nil && ctx.Err() == nil {
-			e.log().Warn("rollout pass failed", "err", err)
-		}
-	}}
-}
-
-func (e *Engine) log() *slog.Logger {
-	if e.Log == nil {
-		return slog.Default()
-	}
-	return e.Log
-}
-
-func (e *Engine) now() time.Time {
-	if e.Now == nil {
-		return time.Now().UTC()
-	}
-	return e.Now().UTC()
-}
-
-func (e *Engine) ttl() time.Duration {
-	if e.LeaseTTL <= 0 {
-		return 30 * time.Second
-	}
-	return e.LeaseTTL
+// Service runs the engine on every tick of every and on every Wake.
+func (e *Engine) Service(every time.Duration) *services.Periodic {
+	return e.EngineBase.Service("rollouts", every, e.Pass)
 }
 
 // Pass advances every running rollout this replica can lease, once, and judges the steps still under
@@ -87,7 +80,7 @@ func (e *Engine) Pass(ctx context.Context) error {
 	}
 	for _, ro := range append(list, stopped...) {
 		_, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: ro.ID, Name: LeaseEngine, Holder: e.Holder,
-			Purpose: "advance rollout", TTL: e.ttl(), Now: e.now()})
+			Purpose: "advance rollout", TTL: e.TTL(), Now: e.Time()})
 		if errcode.Has(err, errcode.LeaseHeld) {
 			continue // another replica advances it
 		}
@@ -95,7 +88,7 @@ func (e *Engine) Pass(ctx context.Context) error {
 			return err
 		}
 		if err := e.advance(ctx, ro.ID); err != nil {
-			e.log().Warn("rollout not advanced", "rollout", ro.ID, "err", err)
+			e.Logger().Warn("rollout not advanced", "rollout", ro.ID, "err", err)
 		}
 	}
 	return nil
@@ -127,18 +120,18 @@ func (e *Engine) advance(ctx context.Context, id string) error {
 		}
 		running--
 		res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
-			FromState: store.StepRunning, FromPhase: st.Phase, State: store.StepFailed, Phase: st.Phase, Reason: miss, Now: e.now()})
+			FromState: store.StepRunning, FromPhase: st.Phase, State: store.StepFailed, Phase: st.Phase, Reason: miss, Now: e.Time()})
 		if err != nil || !res.Moved {
 			return err
 		}
 		e.releaseNode(ctx, ro, st)
-		after, err := e.Store.RolloutMiss(ctx, store.RolloutMissParams{ID: ro.ID, NodeID: st.NodeID, NodeName: st.NodeName, Reason: miss, Now: e.now()})
+		after, err := e.Store.RolloutMiss(ctx, store.RolloutMissParams{ID: ro.ID, NodeID: st.NodeID, NodeName: st.NodeName, Reason: miss, Now: e.Time()})
 		if err != nil {
 			return err
 		}
-		e.log().Warn("rollout step missed", "rollout", ro.ID, "node", st.NodeName, "reason", miss, "state", after.State)
+		e.Logger().Warn("rollout step missed", "rollout", ro.ID, "node", st.NodeName, "reason", miss, "state", after.State)
 		if after.State == store.RolloutHalted && ro.State != store.RolloutHalted {
-			e.log().Warn("rollout halted", "rollout", ro.ID, "node", st.NodeName, "reason", miss)
+			e.Logger().Warn("rollout halted", "rollout", ro.ID, "node", st.NodeName, "reason", miss)
 		}
 		// A rollout that halted judges its other steps under way on its next pass, as a stopped one.
 		if ro.State == store.RolloutRunning && after.State != store.RolloutRunning {
@@ -206,7 +199,7 @@ func currentStage(steps []store.RolloutStep) (int, bool) {
 
 func (e *Engine) complete(ctx context.Context, ro store.Rollout) error {
 	done, err := e.Store.RolloutSetState(ctx, store.RolloutSetStateParams{ID: ro.ID, From: []store.RolloutState{store.RolloutRunning},
-		To: store.RolloutCompleted, By: "plane", Action: "complete", Now: e.now()})
+		To: store.RolloutCompleted, By: "plane", Action: "complete", Now: e.Time()})
 	if errcode.Has(err, errcode.RolloutWrongState) {
 		return nil
 	}
@@ -215,19 +208,19 @@ func (e *Engine) complete(ctx context.Context, ro store.Rollout) error {
 	}
 	if ro.Kind == store.RolloutRelease && ro.FleetWide && done.Misses == 0 {
 		// Every node now runs it: new nodes should too.
-		if err := e.Store.FleetTargetSet(ctx, store.FleetTargetSetParams{Sequence: ro.ReleaseSequence, By: ro.CreatedBy, Now: e.now()}); err != nil {
+		if err := e.Store.FleetTargetSet(ctx, store.FleetTargetSetParams{Sequence: ro.ReleaseSequence, By: ro.CreatedBy, Now: e.Time()}); err != nil {
 			return err
 		}
 	}
 	_ = e.Store.LeaseRelease(ctx, store.LeaseReleaseParams{Subject: ro.ID, Name: LeaseEngine, Holder: e.Holder})
-	e.log().Info("rollout completed", "rollout", ro.ID, "misses", done.Misses)
+	e.Logger().Info("rollout completed", "rollout", ro.ID, "misses", done.Misses)
 	return nil
 }
 
 // start takes the node's change lease and moves its step to its first phase. A node another holder is
 // changing waits for a later pass.
 func (e *Engine) start(ctx context.Context, ro store.Rollout, st store.RolloutStep) (bool, error) {
-	_, err := AcquireChange(ctx, e.Store, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now())
+	_, err := e.changes().Acquire(ctx, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.TTL(), e.Time())
 	if errcode.Has(err, errcode.LeaseHeld) {
 		return false, nil // another change holds the node: it waits for a later pass
 	}
@@ -239,11 +232,11 @@ func (e *Engine) start(ctx context.Context, ro store.Rollout, st store.RolloutSt
 		phase = store.PhasePreflight
 	}
 	res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
-		FromState: store.StepPending, State: store.StepRunning, Phase: phase, Now: e.now()})
+		FromState: store.StepPending, State: store.StepRunning, Phase: phase, Now: e.Time()})
 	if err != nil || !res.Moved {
 		return false, err
 	}
-	e.log().Info("rollout step started", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "stage", st.Stage, "phase", phase)
+	e.Logger().Info("rollout step started", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "stage", st.Stage, "phase", phase)
 	_, err = e.check(ctx, ro, res.Step, true) // a miss found here is found again, and counted, next pass
 	return true, err
 }
@@ -252,15 +245,22 @@ func (e *Engine) start(ctx context.Context, ro store.Rollout, st store.RolloutSt
 // says whether this replica holds it: a replica that took the rollout over acts on a node only once
 // the dead replica's lease on it ran out.
 func (e *Engine) holdNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) bool {
-	if _, err := AcquireChange(ctx, e.Store, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.ttl(), e.now()); err != nil {
-		e.log().Debug("node lease not held", "rollout", ro.ID, "node", st.NodeName, "err", err)
+	if _, err := e.changes().Acquire(ctx, st.NodeID, e.nodeHolder(ro), "rollout "+ro.ID, e.TTL(), e.Time()); err != nil {
+		e.Logger().Debug("node lease not held", "rollout", ro.ID, "node", st.NodeName, "err", err)
 		return false
 	}
 	return true
 }
 
 func (e *Engine) releaseNode(ctx context.Context, ro store.Rollout, st store.RolloutStep) {
-	_ = e.Store.LeaseRelease(ctx, store.LeaseReleaseParams{Subject: st.NodeID, Name: store.LeaseChange, Holder: e.nodeHolder(ro)})
+	_ = e.changes().Release(ctx, st.NodeID, e.nodeHolder(ro))
+}
+
+func (e *Engine) changes() *lease.Room {
+	if e.Leases != nil {
+		return e.Leases
+	}
+	return lease.New(e.Store)
 }
 
 // nodeHolder is who holds a node's change lease for a rollout: this replica, for that rollout. Two
@@ -277,7 +277,7 @@ func (e *Engine) nodeHolder(ro store.Rollout) string { return e.Holder + "/" + r
 func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutStep, fresh bool) (string, error) {
 	live := ro.State == store.RolloutRunning
 	since := phaseClock(ro, st)
-	timedOut := !since.IsZero() && e.now().Sub(since) > ro.StepTimeout
+	timedOut := !since.IsZero() && e.Time().Sub(since) > ro.StepTimeout
 	if timedOut && live {
 		return e.timeout(ctx, ro, st), nil
 	}
@@ -317,20 +317,20 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 			return "", nil // the next phase starts on resume; its job, found completed, moves it on
 		}
 		res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID, FromState: store.StepRunning,
-			FromPhase: st.Phase, State: store.StepSkipped, Phase: st.Phase, Reason: "aborted after its " + st.Phase + " passed; " + next + " never ran", Now: e.now()})
+			FromPhase: st.Phase, State: store.StepSkipped, Phase: st.Phase, Reason: "aborted after its " + st.Phase + " passed; " + next + " never ran", Now: e.Time()})
 		if err == nil && res.Moved {
 			e.releaseNode(ctx, ro, st)
 		}
 		return "", err
 	}
 	res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
-		FromState: store.StepRunning, FromPhase: st.Phase, State: state, Phase: next, Now: e.now()})
+		FromState: store.StepRunning, FromPhase: st.Phase, State: state, Phase: next, Now: e.Time()})
 	if err != nil || !res.Moved {
 		return "", err
 	}
 	if state == store.StepPassed {
 		e.releaseNode(ctx, ro, st)
-		e.log().Info("rollout step passed", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "stage", st.Stage)
+		e.Logger().Info("rollout step passed", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "stage", st.Stage)
 		return "", nil
 	}
 	// Clear the job id of the phase that passed, so the next phase queues its own.
@@ -341,7 +341,7 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 // timeout fails the step's job, so a late answer cannot pass a step already judged, and says why.
 func (e *Engine) timeout(ctx context.Context, ro store.Rollout, st store.RolloutStep) string {
 	if st.JobID != "" {
-		_, _ = e.Store.JobMarkFailed(ctx, store.JobMarkFailedParams{ID: st.JobID, By: "rollout " + ro.ID, Message: "the rollout's step timed out", Now: e.now()})
+		_, _ = e.Store.JobMarkFailed(ctx, store.JobMarkFailedParams{ID: st.JobID, By: "rollout " + ro.ID, Message: "the rollout's step timed out", Now: e.Time()})
 	}
 	return fmt.Sprintf("%s did not report back within %s", st.Phase, ro.StepTimeout)
 }
@@ -416,15 +416,8 @@ func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.Rollout
 		if !ok || w.Module != ref.Digest {
 			return false, fmt.Sprintf("%s: the node's %s is not the one its target release %d pins", st.Phase, word, node.TargetSequence), nil
 		}
-		if len(params) == 0 {
-			params = json.RawMessage(`{}`)
-		}
-		var budget time.Duration
-		if ms := w.Manifest.Limits.WallTimeMS; ms > 0 {
-			budget = time.Duration(ms)*time.Millisecond + time.Minute
-		}
 		j, err := e.Store.JobCreate(ctx, store.JobCreateParams{NodeID: st.NodeID, Word: word, WordDigest: ref.Digest,
-			Class: string(w.Manifest.Class), Params: params, Budget: budget, CreatedBy: tag, Now: e.now()})
+			Class: string(w.Manifest.Class), Params: params, Budget: jobs.Budget(w.Manifest), CreatedBy: tag, Now: e.Time()})
 		if errcode.Has(err, errcode.NodeNotActive) || errcode.Has(err, errcode.JobWordUnavailable) {
 			return false, fmt.Sprintf("%s: %s", st.Phase, errcode.From(err, errcode.InternalError).Message), nil
 		}
@@ -440,10 +433,10 @@ func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.Rollout
 		if !res.Moved {
 			// The step moved while the job was queued (the rollout was aborted): the node must not
 			// get a job nobody will judge.
-			_, _ = e.Store.JobCancel(ctx, store.JobCancelParams{ID: j.ID, By: "rollout " + ro.ID, Now: e.now()})
+			_, _ = e.Store.JobCancel(ctx, store.JobCancelParams{ID: j.ID, By: "rollout " + ro.ID, Now: e.Time()})
 			return false, "", nil
 		}
-		e.log().Info("rollout job queued", "rollout", ro.ID, "node", st.NodeName, "phase", st.Phase, "job", j.ID, "word", word)
+		e.Logger().Info("rollout job queued", "rollout", ro.ID, "node", st.NodeName, "phase", st.Phase, "job", j.ID, "word", word)
 	}
 	switch job.State {
 	case store.JobCompleted:
@@ -489,7 +482,7 @@ func (e *Engine) catalogFor() WordSource {
 	if e.catalog == nil {
 		e.catalog = e.Words
 		if e.catalog == nil {
-			e.catalog = NewCatalog(e.Store)
+			e.catalog = releases.NewCatalog(e.Store)
 		}
 	}
 	return e.catalog
@@ -517,10 +510,10 @@ func (e *Engine) releaseStep(ctx context.Context, ro store.Rollout, st store.Rol
 				return false, "", err
 			}
 		}
-		if _, err := e.Store.NodeTargetSet(ctx, store.NodeTargetSetParams{ID: st.NodeID, Sequence: ro.ReleaseSequence, Now: e.now()}); err != nil {
+		if _, err := e.Store.NodeTargetSet(ctx, store.NodeTargetSetParams{ID: st.NodeID, Sequence: ro.ReleaseSequence, Now: e.Time()}); err != nil {
 			return false, "", err
 		}
-		e.log().Info("node target moved", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "sequence", ro.ReleaseSequence)
+		e.Logger().Info("node target moved", "rollout", ro.ID, "node", st.NodeName, "node_id", st.NodeID, "sequence", ro.ReleaseSequence)
 		return false, "", nil
 	}
 	words, digest, err := e.catalogFor().Words(ctx, ro.ReleaseSequence)
@@ -541,7 +534,7 @@ func (e *Engine) releaseStep(ctx context.Context, ro store.Rollout, st store.Rol
 // cannot take the release: it refused the statement, or it refused the agent (verify_failed,
 // probe_failed, rejected). A node whose updates are off (state none, by its own policy) or whose
 // agent does not update itself passes on its vocabulary alone: its owner keeps its agent.
-func ReleaseReached(n store.Node, seq int64, digest string, words map[string]Word, agent string) (bool, string) {
+func ReleaseReached(n store.Node, seq int64, digest string, words map[string]releases.Word, agent string) (bool, string) {
 	if agent != "" && n.Update.Offered == agent && channel.UpdateRefused(n.Update.State) {
 		return false, fmt.Sprintf("the node refused agent %s (%s): %s", agent, n.Update.State, n.Update.Reason)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 )
@@ -38,7 +39,7 @@ func TestTwoEnginesNeverStartANodeTwice(t *testing.T) {
 			done := make(chan struct{})
 			var wg sync.WaitGroup
 			for i, s := range []store.Store{st, peer} {
-				e := &rollouts.Engine{Store: s, Holder: []string{"replica-a", "replica-b"}[i], Words: benchWords{}}
+				e := &rollouts.Engine{Store: s, Words: benchWords{}, EngineBase: services.EngineBase{Holder: []string{"replica-a", "replica-b"}[i]}}
 				wg.Add(1)
 				go func() {
 					defer wg.Done()

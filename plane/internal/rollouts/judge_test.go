@@ -2,6 +2,7 @@ package rollouts_test
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -214,6 +215,7 @@ func TestStoppedRolloutStartsNoNextPhase(t *testing.T) {
 			ctx := context.Background()
 			steps := []store.RolloutStepNew{{NodeID: f.nodes[0].ID, NodeName: f.nodes[0].Name}}
 			ro, err := f.st.RolloutCreate(ctx, store.RolloutCreateParams{Kind: store.RolloutJob, Word: "noop", PreflightWord: "noop",
+				Params: json.RawMessage(`{}`), PreflightParams: json.RawMessage(`{}`), // as a start stores them
 				Selector: "all", Stages: []string{"100%"}, MaxParallel: 1, StepTimeout: time.Hour, Steps: steps, By: "tester", Now: f.clock.now()})
 			if err != nil {
 				t.Fatal(err)

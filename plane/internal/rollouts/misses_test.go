@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -55,7 +56,8 @@ func newParallelFixture(t *testing.T, backend string, n, parallel, budget int, t
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &rollouts.Engine{Store: st, Holder: "replica-a", Words: benchWords{}, Now: c.now, LeaseTTL: time.Hour, Log: slog.New(slog.DiscardHandler)}
+	e := &rollouts.Engine{Store: st, Words: benchWords{},
+		EngineBase: services.EngineBase{Holder: "replica-a", Now: c.now, LeaseTTL: time.Hour, Log: slog.New(slog.DiscardHandler)}}
 	return &missFixture{t: t, st: st, nodes: nodes, ro: ro, e: e, clock: c}
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -14,7 +15,7 @@ import (
 // node whose updates are off passes on its vocabulary.
 func TestReleaseReachedWaitsForThePinnedAgent(t *testing.T) {
 	const seq, digest, agent = 7, "sha256:st", "1.4.0"
-	words := map[string]rollouts.Word{"probe": {Module: "sha256:m"}}
+	words := map[string]releases.Word{"probe": {Module: "sha256:m"}}
 	node := func(version string, u store.NodeUpdate) store.Node {
 		return store.Node{StatementSequence: seq, StatementDigest: digest, AgentVersion: version, Update: u,
 			Vocabulary: []store.WordRef{{Name: "probe", Digest: "sha256:m"}}}

@@ -19,7 +19,7 @@ import (
 // subjects and module table) under a sequence above the rollout's. When some previous release has no
 // such re-issue, nothing moves: the error (rollout.revert_needs_reissue) says which release to re-sign
 // and the commands that do it. A job rollout has nothing to move back.
-func Revert(ctx context.Context, s store.Store, ro store.Rollout, by string, now time.Time) (store.Rollout, []string, error) {
+func Revert(ctx context.Context, s Store, ro store.Rollout, by string, now time.Time) (store.Rollout, []string, error) {
 	if ro.Kind != store.RolloutRelease {
 		return store.Rollout{}, nil, errcode.New(errcode.RolloutWrongState, "rollout %s ran a job; there is no target to move back", ro.ID).
 			With(errcode.DetailState, string(ro.State))
@@ -104,7 +104,7 @@ func Revert(ctx context.Context, s store.Store, ro store.Rollout, by string, now
 // reissueFinder finds the release that carries a previous release's content under a sequence an agent
 // still accepts. Releases never change once stored, so each is decoded at most once.
 type reissueFinder struct {
-	s        store.Store
+	s        Store
 	contents map[int64]string
 	newest   []store.Release // every stored release, newest first, read once
 }

@@ -20,7 +20,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry"
@@ -125,12 +126,12 @@ func newDriverPlaneWith(t *testing.T, plugin goplugin.Options) *driverPlane {
 		t.Fatal(err)
 	}
 	t.Cleanup(mgr.Close)
-	srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Drivers: mgr})
+	srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Drivers: mgr})
 	hs := httptest.NewServer(checked(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	p := &driverPlane{t: t, url: hs.URL, log: lb, tokens: map[store.Role]string{}, pub: pub}
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator, store.RoleAdmin} {
-		tok, hash := server.NewToken()
+		tok, hash := tokens.Mint()
 		if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "tok-" + string(role), Role: role, Hash: hash}); err != nil {
 			t.Fatal(err)
 		}
@@ -367,9 +368,9 @@ func TestDriverRoutes(t *testing.T) {
 
 func TestDriverRoutesWithoutDrivers(t *testing.T) {
 	st := storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
-	hs := httptest.NewServer(checked(t, server.New(server.Config{Store: st}).Handler()))
+	hs := httptest.NewServer(checked(t, wire.New(wire.Config{Store: st}).Handler()))
 	defer hs.Close()
-	tok, hash := server.NewToken()
+	tok, hash := tokens.Mint()
 	if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "a", Role: store.RoleAdmin, Hash: hash}); err != nil {
 		t.Fatal(err)
 	}

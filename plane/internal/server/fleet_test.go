@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -16,7 +16,7 @@ import (
 // TestFleetAndNodeFilters: GET /fleet counts what GET /nodes lists, and GET /nodes narrows by label,
 // word and agent version, refusing a label that is not key=value.
 func TestFleetAndNodeFilters(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	now := time.Now()
 	web := storetest.Node(t, p.st, "web-1", "0.2.0", now)
 	storetest.Node(t, p.st, "web-2", "0.1.0", now)

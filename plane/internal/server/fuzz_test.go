@@ -21,7 +21,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry"
@@ -125,12 +126,12 @@ func newFuzzPlane(f *testing.F) *fuzzPlane {
 		f.Fatal(err)
 	}
 	f.Cleanup(mgr.Close)
-	srv := server.New(server.Config{
+	srv := wire.New(wire.Config{
 		Store: st, TrustDir: trust, Log: quiet, Drivers: mgr, ClaimWait: time.Millisecond,
 		NodeRate: 1e9, NodeBurst: 1 << 30, AddrRate: 1e9, AddrBurst: 1 << 30,
 	})
 	p := &fuzzPlane{h: srv.Handler(), codes: declaredCodes(f), nodeKey: keys.NewNode(), joinKey: keys.NewNode()}
-	tok, hash := server.NewToken()
+	tok, hash := tokens.Mint()
 	if _, err := st.TokenCreate(ctx, store.TokenCreateParams{Name: "fuzz-admin", Role: store.RoleAdmin, Hash: hash}); err != nil {
 		f.Fatal(err)
 	}

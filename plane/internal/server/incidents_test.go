@@ -17,7 +17,9 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -59,7 +61,7 @@ func newIncidentPlane(t *testing.T) *incidentPlane {
 	}))
 	t.Cleanup(hook.Close)
 	log := slog.New(slog.NewJSONHandler(p.log, nil))
-	p.srv = server.New(server.Config{
+	p.srv = wire.New(wire.Config{
 		Store: p.store, Log: log, Now: p.clock.Now, ClaimWait: 10 * time.Millisecond,
 		WebhookNames: []string{"ops"}, NotificationsQueued: func() { p.queued.Add(1) },
 	})
@@ -81,7 +83,7 @@ func newIncidentPlane(t *testing.T) *incidentPlane {
 	}
 	p.node = res.Node
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator} {
-		tok, hash := server.NewToken()
+		tok, hash := tokens.Mint()
 		if _, err := p.store.TokenCreate(ctx, store.TokenCreateParams{Name: string(role) + "-1", Role: role, Hash: hash}); err != nil {
 			t.Fatal(err)
 		}

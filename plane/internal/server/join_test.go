@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -13,7 +13,7 @@ import (
 // TestJoinStatusHasItsOwnBudget: a waiting machine's signed join_status requests are limited by the
 // join key they prove, like a node's requests, and do not spend a paired node's budget.
 func TestJoinStatusHasItsOwnBudget(t *testing.T) {
-	p := newPlane(t, server.Config{NodeRate: 1, NodeBurst: 3, AddrRate: 100, AddrBurst: 100})
+	p := newPlane(t, wire.Config{NodeRate: 1, NodeBurst: 3, AddrRate: 100, AddrBurst: 100})
 	k := keys.NewNode()
 	req, _ := json.Marshal(channel.JoinRequest{Name: "waiting", Key: k.Public().String()})
 	var joined channel.JoinResponse

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -69,7 +69,7 @@ func TestClaimCheckpointsAndProofs(t *testing.T) {
 	st := storetest.SQLiteOpener(t).Store
 	views := logviews.New(logviews.Config{Store: st, URLs: []string{srv.URL},
 		LogKeys: func() ([]keys.LogPublic, error) { return []keys.LogPublic{lg.PublicKey()}, nil }})
-	p := newPlaneOn(t, server.Config{LogViews: views}, st)
+	p := newPlaneOn(t, wire.Config{LogViews: views}, st)
 
 	held := cps[1].Summary()
 	claim := channel.ClaimRequest{Version: "test", Vocabulary: []channel.Word{}, Recipes: []channel.RecipeReport{}, Checkpoints: []channel.Checkpoint{
@@ -111,7 +111,7 @@ func TestClaimCheckpointsAndProofs(t *testing.T) {
 			t.Errorf("%v: %s, want %s", c.q, code, c.code)
 		}
 	}
-	none := newPlane(t, server.Config{})
+	none := newPlane(t, wire.Config{})
 	if _, code := none.getArtifact(q, nil); code != errcode.LogUnavailable {
 		t.Fatalf("a plane that reads no log: %s", code)
 	}

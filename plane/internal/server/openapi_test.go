@@ -16,7 +16,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/openapi"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -54,7 +54,7 @@ func reportDocumentCoverage() {
 // plane's own router; a route added to the plane and not to plane/api's table, or the other way
 // round, fails here.
 func TestServedRoutesAreDocumented(t *testing.T) {
-	s := server.New(server.Config{Store: storetest.SQLiteOpener(t).Store, Drivers: &drivers.Manager{}})
+	s := wire.New(wire.Config{Store: storetest.SQLiteOpener(t).Store, Drivers: &drivers.Manager{}})
 	var served []string
 	err := chi.Walk(s.Handler().(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		if strings.HasPrefix(route, "/api/v1/") && !strings.HasPrefix(route, channel.Prefix) {
@@ -85,7 +85,7 @@ func TestServedRoutesAreDocumented(t *testing.T) {
 
 // TestSpecServedWithoutToken: the document is served as plane/api holds it, to anyone.
 func TestSpecServedWithoutToken(t *testing.T) {
-	p := newPlane(t, server.Config{})
+	p := newPlane(t, wire.Config{})
 	resp, err := http.Get(p.url + api.SpecPath)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestSpecServedWithoutToken(t *testing.T) {
 // TestWrongMethodAndUnknownRoute: a wrong method answers 405 with the envelope and Allow, on the admin
 // API and the agent channel alike; an unknown path under /api/v1/ answers 404 with the envelope.
 func TestWrongMethodAndUnknownRoute(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	for _, tc := range []struct {
 		method, path string
 		status       int
@@ -138,7 +138,7 @@ func TestWrongMethodAndUnknownRoute(t *testing.T) {
 // TestLessTravelledRoutes exercises, through the document's checker, the routes no other test of this
 // package reaches, each with a success and a refusal.
 func TestLessTravelledRoutes(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	const viewer, operator = store.RoleViewer, store.RoleOperator
 	get, post := http.MethodGet, http.MethodPost
 

@@ -12,7 +12,8 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -20,11 +21,11 @@ import (
 )
 
 // planeOn is a plane on st with a token of every role.
-func planeOn(t *testing.T, cfg server.Config, st store.Store) *trustedPlane {
+func planeOn(t *testing.T, cfg wire.Config, st store.Store) *trustedPlane {
 	t.Helper()
 	p := &trustedPlane{plane: newPlaneOn(t, cfg, st), tokens: map[store.Role]string{}}
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator, store.RoleAdmin} {
-		tok, hash := server.NewToken()
+		tok, hash := tokens.Mint()
 		if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "tok-" + string(role), Role: role, Hash: hash}); err != nil {
 			t.Fatal(err)
 		}
@@ -52,11 +53,11 @@ func get(t *testing.T, url string) (int, string, map[string]any) {
 // TestReadyz: /readyz answers 200 only when the store answers, its migrations are this binary's and a
 // master key is loaded, and names the failing check otherwise; /healthz stays liveness.
 func TestReadyz(t *testing.T) {
-	ready := newPlane(t, server.Config{ReplicaID: "plane-a", MasterKeyID: "0123456789abcdef"})
+	ready := newPlane(t, wire.Config{ReplicaID: "plane-a", MasterKeyID: "0123456789abcdef"})
 	if status, code, body := get(t, ready.url+"/readyz"); status != http.StatusOK || code != "" || body["ready"] != true || body["replica"] != "plane-a" {
 		t.Fatalf("ready replica: %d %s %v", status, code, body)
 	}
-	noKey := newPlane(t, server.Config{ReplicaID: "plane-b"})
+	noKey := newPlane(t, wire.Config{ReplicaID: "plane-b"})
 	status, code, body := get(t, noKey.url+"/readyz")
 	if status != http.StatusServiceUnavailable || code != errcode.ReplicaNotReady || !strings.Contains(body["error"].(map[string]any)["details"].(map[string]any)["reason"].(string), "master_key") {
 		t.Fatalf("replica without a master key: %d %s %v", status, code, body)
@@ -92,7 +93,7 @@ func TestRouteFailingRaisedAndCleared(t *testing.T) {
 	st := &failingStore{Store: storetest.SQLiteOpener(t).Store}
 	clock := testkit.NewClock(time.Now().UTC())
 	routes := health.NewRouteCounts(clock.Now)
-	p := planeOn(t, server.Config{RouteCounts: routes}, st)
+	p := planeOn(t, wire.Config{RouteCounts: routes}, st)
 	hb := health.NewHeartbeat(health.Config{Store: st.Store, ID: "plane-a", Routes: routes, Now: clock.Now, MemoryLimit: 1 << 30,
 		Sample: func() health.Memory { return health.Memory{Heap: 1, RSS: 1} }})
 	reconcile := func() []store.IncidentChange {
@@ -140,7 +141,7 @@ func TestRouteFailingRaisedAndCleared(t *testing.T) {
 // that stopped heartbeating.
 func TestPlaneStatusAndForgetReplica(t *testing.T) {
 	st := storetest.SQLiteOpener(t).Store
-	p := planeOn(t, server.Config{ReplicaID: "plane-a"}, st)
+	p := planeOn(t, wire.Config{ReplicaID: "plane-a"}, st)
 	now := time.Now().UTC()
 	for id, at := range map[string]time.Time{"plane-a": now, "plane-b": now.Add(-10 * time.Minute)} {
 		if _, err := st.ReplicaHeartbeat(t.Context(), store.ReplicaHeartbeatParams{ID: id, Version: "v1", Address: id + ":8443",

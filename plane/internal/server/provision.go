@@ -8,116 +8,41 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
-	"github.com/lexicon-fleet/lexicon/plane/store"
-	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// provisionRoutes serves provisioning: making a machine needs admin (it spends money and joins a node
-// without a person), reading the records viewer.
+// provisionRoutes serves the provisioning room.
 func (s *Server) provisionRoutes(r chi.Router) {
 	s.handle(r, api.NodesProvision, func(r *http.Request) (any, error) {
-		e, err := s.provisioner()
-		if err != nil {
-			return nil, err
-		}
 		var req api.ProvisionRequest
 		if err := readJSON(r, 16<<10, &req); err != nil {
 			return nil, err
 		}
-		who := tokenFrom(r.Context()).Name
-		pr, err := e.Provision(r.Context(), who, provision.Request{Name: req.Name, Account: req.Account, Region: req.Region,
-			Type: req.Type, Image: req.Image, Platform: req.Platform, Labels: req.Labels, DNSAccount: req.DNSAccount, DNSZone: req.Zone})
-		if err != nil {
-			return nil, err
-		}
-		s.log.Info("provisioning started", "provisioning", pr.ID, "name", pr.Name, "account", pr.Account, "by", who)
-		s.provisionsChanged()
-		return provisioningToAPI(pr), nil
+		return s.cfg.Provision.Provision(r.Context(), tokenFrom(r.Context()), req)
 	})
 	s.handle(r, api.ProvisioningsList, func(r *http.Request) (any, error) {
 		q, err := api.ParseProvisioningsListQuery(r.URL.Query())
 		if err != nil {
 			return nil, err
 		}
-		list, err := s.store.ProvisioningList(r.Context(), store.ProvisioningListParams{Open: q.Open, State: store.ProvisioningState(q.State), Limit: q.Limit})
-		return api.ProvisioningList{Provisionings: each(list, provisioningToAPI)}, err
+		return s.cfg.Provision.List(r.Context(), tokenFrom(r.Context()), q)
 	})
 	s.handle(r, api.ProvisioningsShow, func(r *http.Request) (any, error) {
-		pr, err := s.store.ProvisioningGet(r.Context(), store.ProvisioningGetParams{ID: chi.URLParam(r, "id")})
-		return provisioningToAPI(pr), err
+		return s.cfg.Provision.Show(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"))
 	})
 	s.handle(r, api.NodesAdopt, func(r *http.Request) (any, error) {
-		e, err := s.provisioner()
-		if err != nil {
-			return nil, err
-		}
 		var req api.AdoptRequest
 		if err := readJSON(r, 4<<10, &req); err != nil {
 			return nil, err
 		}
-		who := tokenFrom(r.Context()).Name
-		pr, err := e.Adopt(r.Context(), who, chi.URLParam(r, "id"), req.Account, req.InstanceID)
-		if err != nil {
-			return nil, err
-		}
-		s.log.Info("instance adopted", "node", pr.NodeID, "instance", pr.InstanceID, "account", pr.Account, "by", who)
-		return provisioningToAPI(pr), nil
+		return s.cfg.Provision.Adopt(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"), req)
 	})
 	s.handle(r, api.NodesDecommission, func(r *http.Request) (any, error) {
-		e, err := s.provisioner()
-		if err != nil {
-			return nil, err
-		}
 		var req api.DecommissionRequest
 		if err := readJSON(r, 4<<10, &req); err != nil {
 			return nil, err
 		}
-		n, err := s.nodeByRef(r.Context(), chi.URLParam(r, "id"))
-		if err != nil {
-			return nil, err
-		}
-		if req.Confirm != n.Name {
-			return nil, errcode.New(errcode.UsageInvalid, "type the node's name back to decommission it: --confirm %s", n.Name).
-				With(errcode.DetailField, "confirm")
-		}
-		who := tokenFrom(r.Context()).Name
-		d, err := e.Decommission(r.Context(), who, n.ID)
-		if err != nil {
-			return nil, err
-		}
-		s.jobsEnded(d.Node.Cancelled, d.Node.Lost)
-		named := func(j store.Job) api.Job { return jobToAPI(j, n.Name) }
-		node := n
-		if d.Node.Node.ID != "" {
-			node = d.Node.Node
-		}
-		return api.Decommissioned{Provisioning: provisioningToAPI(d.Provisioning), Node: nodeToAPI(node),
-			Cancelled: each(d.Node.Cancelled, named), Lost: each(d.Node.Lost, named)}, nil
+		return s.cfg.Provision.Decommission(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"), req)
 	})
-}
-
-func (s *Server) provisioner() (*provision.Engine, error) {
-	if s.cfg.Provision == nil {
-		return nil, errcode.New(errcode.DriverUnavailable, "this plane runs without drivers: it cannot provision")
-	}
-	return s.cfg.Provision, nil
-}
-
-func (s *Server) provisionsChanged() {
-	if s.cfg.ProvisionsChanged != nil {
-		s.cfg.ProvisionsChanged()
-	}
-}
-
-func provisioningToAPI(p store.Provisioning) api.Provisioning {
-	return api.Provisioning{ID: p.ID, Name: p.Name, Account: p.Account, Region: p.Region, Type: p.Type, Image: p.Image,
-		Platform: p.Platform, Labels: p.Labels, DNSAccount: p.DNSAccount, Zone: p.DNSZone, Tag: p.Tag, State: string(p.State),
-		StateAt: p.StateAt, InstanceID: p.InstanceID, Addresses: p.Addresses, TokenExpiresAt: p.TokenExpiresAt,
-		TokenUsedAt: p.TokenUsedAt, JoinID: p.JoinID, NodeID: p.NodeID, Reason: p.Reason, Cleanup: p.Cleanup,
-		CreatedBy: p.CreatedBy, CreatedAt: p.CreatedAt, FinishedAt: p.FinishedAt,
-		Events: each(p.Events, func(e store.ProvisioningEvent) api.ProvisioningEvent {
-			return api.ProvisioningEvent{At: e.At, Actor: e.Actor, State: string(e.State), Detail: e.Detail}
-		})}
 }
 
 // provisionToken is the one-time token of an unsigned artifact request ("" when it carries none).
@@ -130,8 +55,8 @@ func provisionToken(r *http.Request) string {
 }
 
 // artifactRoute serves the artifact route: signed by a node as always, or, for a machine that is being
-// provisioned and has no key yet, proved by its provisioning's unused, unexpired one-time token, and
-// then only the agent binary the fleet's target release pins for a platform.
+// provisioned and has no key yet, proved by its provisioning's one-time token, which the provisioning
+// room checks (charged to the source address, as every request that proves no node is).
 func (s *Server) artifactRoute(signed http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		token := provisionToken(r)
@@ -143,24 +68,11 @@ func (s *Server) artifactRoute(signed http.HandlerFunc) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		q := r.URL.Query()
-		if len(q) != 1 || !q.Has("agent") {
-			s.writeError(w, r, errcode.New(errcode.RequestMalformed, "a provisioning token fetches only agent=<os>-<arch>"))
-			return
-		}
-		if !provision.LooksLikeToken(token) {
-			s.writeError(w, r, errcode.New(errcode.ProvisionTokenInvalid, "the token is not a provisioning token"))
-			return
-		}
-		if _, err := s.store.ProvisioningTokenCheck(r.Context(), store.ProvisioningTokenParams{TokenHash: provision.TokenHash(token), Now: s.now()}); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		seq, err := s.store.FleetTarget(r.Context())
+		data, contentType, err := s.cfg.Provision.Artifact(r.Context(), token, r.URL.Query())
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		s.artifact(w, r, store.Node{TargetSequence: seq}, nil)
+		writeBytes(w, contentType, data)
 	}
 }

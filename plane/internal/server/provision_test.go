@@ -15,7 +15,9 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -80,10 +82,10 @@ func (c *oneCloud) Transfer(context.Context, string, string, string) (cloud.Tran
 func TestProvisionRoutes(t *testing.T) {
 	st := storetest.SQLiteOpener(t).Store
 	fake := &oneCloud{instances: map[string]cloud.Instance{}}
-	engine := &provision.Engine{Store: st, Cloud: fake, Holder: "test", Bootstrap: provision.Bootstrap{PlaneURL: "https://plane.example"}}
-	p := &trustedPlane{plane: newPlaneOn(t, server.Config{Provision: engine}, st), tokens: map[store.Role]string{}}
+	engine := &provision.Engine{Store: st, Cloud: fake, EngineBase: services.EngineBase{Holder: "test"}, Bootstrap: provision.Bootstrap{PlaneURL: "https://plane.example"}}
+	p := &trustedPlane{plane: newPlaneOn(t, wire.Config{Provision: engine}, st), tokens: map[store.Role]string{}}
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator, store.RoleAdmin} {
-		tok, hash := server.NewToken()
+		tok, hash := tokens.Mint()
 		if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "tok-" + string(role), Role: role, Hash: hash}); err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -33,7 +34,7 @@ type trustedPlane struct {
 	seq    uint64
 }
 
-func newTrustedPlane(t *testing.T, cfg server.Config) *trustedPlane {
+func newTrustedPlane(t *testing.T, cfg wire.Config) *trustedPlane {
 	t.Helper()
 	pub := keys.NewPublisher()
 	cfg.TrustDir = filepath.Join(t.TempDir(), "trust")
@@ -42,7 +43,7 @@ func newTrustedPlane(t *testing.T, cfg server.Config) *trustedPlane {
 	}
 	p := &trustedPlane{plane: newPlane(t, cfg), pub: pub, tokens: map[store.Role]string{}}
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator, store.RoleAdmin} {
-		tok, hash := server.NewToken()
+		tok, hash := tokens.Mint()
 		if _, err := p.st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "tok-" + string(role), Role: role, Hash: hash}); err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +198,7 @@ func tarRelease(t testing.TB, dir string) []byte {
 // and one with a module altered after signing: each is refused with its code, and nothing of either is
 // stored. The same release untouched is then taken, so the refusals are the trust check's doing.
 func TestPublishRefusesUntrustedAndTampered(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	words := []testWord{{name: "probe", class: manifest.ClassLook}}
 	agent := filepath.Join(t.TempDir(), "lexicon-agent")
 	if err := os.WriteFile(agent, []byte("\x7fELF agent"), 0o755); err != nil {
@@ -249,7 +250,7 @@ func TestPublishRefusesUntrustedAndTampered(t *testing.T) {
 // TestArtifactServesThePinnedAgent asks the artifact route for an agent binary by platform: it serves
 // the bytes the current release pins, and refuses a platform the release has no agent for.
 func TestArtifactServesThePinnedAgent(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	if status, code, _ := p.artifact("agent=linux-amd64"); status != http.StatusNotFound || code != errcode.ReleaseNotFound {
 		t.Fatalf("agent before any release: %d %s", status, code)
 	}
@@ -293,7 +294,7 @@ func TestArtifactServesThePinnedAgent(t *testing.T) {
 // TestPublishChecksEveryWordsContract: a release that breaks the contract of a word the current
 // release has is refused, even when it also brings a new word, and nothing of it is stored.
 func TestPublishChecksEveryWordsContract(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	p.publish([]testWord{{name: "zeta", class: manifest.ClassLook}}, nil)
 	broken := p.build(p.pub, []testWord{
 		{name: "anew", class: manifest.ClassLook},
@@ -311,7 +312,7 @@ func TestPublishChecksEveryWordsContract(t *testing.T) {
 // with another class, or with other params, is refused against release 1, which last held it, and
 // nothing of it is stored; brought back unchanged, it is taken.
 func TestPublishChecksWordsAgainstEveryRelease(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	p.publish([]testWord{{name: "zeta", class: manifest.ClassLook}, {name: "other", class: manifest.ClassLook}}, nil)
 	p.publish([]testWord{{name: "other", class: manifest.ClassLook}}, nil)
 	for _, back := range []testWord{
@@ -337,7 +338,7 @@ func TestPublishChecksWordsAgainstEveryRelease(t *testing.T) {
 // TestReleaseShowAndDiff reads two published releases' module tables and the diff between them, which
 // is the one lexicon-release diff makes of their folders; the publish answer carries the verdicts.
 func TestReleaseShowAndDiff(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	dir := t.TempDir()
 	agent := func(name, body string) map[string]string {
 		path := filepath.Join(dir, name)

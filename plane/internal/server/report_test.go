@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -18,7 +18,7 @@ import (
 // report, and a result carrying the next claim hands out the next job, unless the result is refused.
 func TestReportWrittenOnlyWhenChanged(t *testing.T) {
 	at := time.Now()
-	p := newPlane(t, server.Config{Now: func() time.Time { return at }})
+	p := newPlane(t, wire.Config{Now: func() time.Time { return at }})
 	counter := p.st.(store.Counter)
 	word := channel.Word{Name: "noop", Version: "1.0.0", Digest: strings.Repeat("a", 64), Class: "look"}
 	full := channel.ClaimRequest{Version: "test", Vocabulary: []channel.Word{word}, Recipes: []channel.RecipeReport{}}

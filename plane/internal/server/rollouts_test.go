@@ -10,7 +10,8 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
@@ -21,7 +22,7 @@ import (
 // second exclusive job and a rollout's start on that node wait for it, and once the job is final the
 // lease is free again.
 func TestExclusiveJobHoldsTheNode(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	rel := p.publish([]testWord{{name: "peek", class: manifest.ClassLook}, {name: "wipe", class: manifest.ClassDestructive}}, nil)
 	p.report(p.key, rel.words["peek"], rel.words["wipe"])
 	const operator, admin = store.RoleOperator, store.RoleAdmin
@@ -90,7 +91,7 @@ func TestExclusiveJobHoldsTheNode(t *testing.T) {
 // then moves the node to that re-issue, never to a newer release of other content, and says so in the
 // rollout's audit.
 func TestRevertGoesToTheReissue(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	look := testWord{name: "peek", class: manifest.ClassLook}
 	first := p.publish([]testWord{look}, nil)
 	p.publish([]testWord{look, {name: "poke", class: manifest.ClassChange}}, nil)
@@ -99,7 +100,7 @@ func TestRevertGoesToTheReissue(t *testing.T) {
 	var ro api.Rollout
 	p.want(http.StatusCreated, "", store.RoleAdmin, post, "/rollouts", start, &ro)
 	// The engine moves the node's target; the node never reports back, and the admin aborts.
-	e := &rollouts.Engine{Store: p.st, Holder: "replica-a", Log: slog.New(slog.DiscardHandler)}
+	e := &rollouts.Engine{Store: p.st, EngineBase: services.EngineBase{Holder: "replica-a", Log: slog.New(slog.DiscardHandler)}}
 	if err := e.Pass(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestRevertGoesToTheReissue(t *testing.T) {
 // TestRevertOfAFleetWideRollout: a fleet-wide release rollout that completed moved the fleet's target
 // (what new nodes get); its revert moves the fleet back too, to the re-issue.
 func TestRevertOfAFleetWideRollout(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	look := testWord{name: "peek", class: manifest.ClassLook}
 	first := p.publish([]testWord{look}, nil)
 	second := p.publish([]testWord{look, {name: "poke", class: manifest.ClassChange}}, nil)
@@ -154,7 +155,7 @@ func TestRevertOfAFleetWideRollout(t *testing.T) {
 	start, _ := json.Marshal(api.RolloutRequest{Release: 2})
 	var ro api.Rollout
 	p.want(http.StatusCreated, "", store.RoleAdmin, post, "/rollouts", start, &ro)
-	e := &rollouts.Engine{Store: p.st, Holder: "replica-a", Log: slog.New(slog.DiscardHandler)}
+	e := &rollouts.Engine{Store: p.st, EngineBase: services.EngineBase{Holder: "replica-a", Log: slog.New(slog.DiscardHandler)}}
 	ctx := t.Context()
 	rolloutMust(t, e.Pass(ctx))
 	// The node takes release 2.
@@ -197,7 +198,7 @@ func rolloutMust(t *testing.T, err error) {
 // rollout (there is nobody to roll out to) and makes the release the fleet's target at once, the one
 // new nodes, provisioned ones first, are given.
 func TestDeployAllWithNoActiveNode(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	look := testWord{name: "peek", class: manifest.ClassLook}
 	p.publish([]testWord{look}, nil)
 	if _, err := p.st.NodeDisconnect(t.Context(), store.NodeEndParams{ID: p.node.ID, By: "test"}); err != nil {

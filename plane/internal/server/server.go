@@ -1,16 +1,16 @@
-// Package server is the plane's HTTP surface: the agent channel (registry/channel) and the admin API
-// (plane/api, whose route table it registers and whose types it answers with), on one chi router over
-// the plane store. It serves requests only; the plane's background work (job expiry, sweeping, incident
-// reconciling, webhook delivery) runs beside it as services (plane/internal/services).
+// Package server is the plane's HTTP surface: it adapts the agent channel (registry/channel) and the
+// admin API (plane/api, whose route table it registers) to the plane's rooms. Each handler decodes the
+// request, authenticates and authorises it (a node's signature, an admin token's role from the route
+// table, the rate limits), calls the room's Go API, and encodes the answer or the error envelope; the
+// rules live in the rooms, and the server imports no store. The plane's background work (job expiry,
+// sweeping, incident reconciling, webhook delivery, the engines) runs beside it as services.
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -18,23 +18,41 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
 	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
-	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
-	"github.com/lexicon-fleet/lexicon/registry/httpsig"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// Config is what a plane process needs.
+// Config is the rooms the server adapts (plane/internal/wire makes them over one store) and what the
+// HTTP surface itself needs.
 type Config struct {
-	Store store.Store
-	// TrustDir verifies releases before they are published (statement_keys/, log_keys/, state).
-	TrustDir string
-	Log      *slog.Logger
+	Tokens    *tokens.Room
+	Joins     *joins.Room
+	Nodes     *nodes.Room
+	Jobs      *jobs.Room
+	Releases  *releases.Room
+	Rollouts  *rollouts.Room
+	Incidents *incidents.Room
+	Provision *provision.Room
+	Drivers   *drivers.Room
+	Health    *health.Room
+	// LogViews fetches the consistency proofs nodes ask for from the logs the plane reads; nil
+	// answers every such request with log.unavailable.
+	LogViews *logviews.Views
+	// UI is the web UI, mounted at ui.Prefix; nil serves none.
+	UI http.Handler
+
+	Log *slog.Logger
 	// Base is the plane's external URL, when it sits behind a proxy; nil derives it per request.
 	Base *url.URL
 	// Now is the clock; nil means time.Now.
@@ -46,62 +64,24 @@ type Config struct {
 	// Limits of requests per second (and bursts) per proven node and per source address.
 	NodeRate, AddrRate   float64
 	NodeBurst, AddrBurst int
-	// Caps on pending joins overall and per source address.
-	MaxPendingJoins, MaxPendingJoinsPerSource int
-	// Drivers runs the plane's drivers; nil refuses the driver routes.
-	Drivers *drivers.Manager
-
-	// WebhookNames names the webhooks an incident notifies when a case a node reports opens or reopens
-	// it (from lexicon-plane serve --webhooks); the delivery service sends them.
-	WebhookNames []string
-	// NotificationsQueued, when not nil, is called after a claim queued notifications: it wakes this
-	// process's delivery service, so a notification need not wait for its tick.
-	NotificationsQueued func()
-	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
-	// it wakes this process's rollout engine.
-	RolloutsChanged func()
-	// Provision runs provisionings; nil refuses the provisioning routes (a plane without drivers).
-	// Joins carrying a provisioning token are served either way.
-	Provision *provision.Engine
-	// ProvisionsChanged, when not nil, is called after a provisioning was started or a token join
-	// recorded: it wakes this process's provisioning engine.
-	ProvisionsChanged func()
-	// MaxOpenCases caps a node's open cases; 0 means channel.MaxOpenCasesNode.
-	MaxOpenCases int
-	// Metrics is what this replica counts and serves on GET /api/v1/admin/metrics; nil makes a
-	// registry of the server's own.
+	// Metrics counts what the HTTP surface refuses (rate limits, signatures) and serves GET
+	// /api/v1/admin/metrics; nil makes a registry of the server's own.
 	Metrics *metrics.Plane
-
-	// ReplicaID names this replica in GET /plane/status and /readyz.
-	ReplicaID string
-	// MasterKeyID is the id of the master key this replica loaded; "" means none, and /readyz says so.
-	MasterKeyID string
 	// RouteCounts, when not nil, counts every answer by route for plane:route_failing.
 	RouteCounts *health.RouteCounts
-	// LogViews fetches the consistency proofs nodes ask for from the logs the plane reads; nil
-	// answers every such request with log.unavailable.
-	LogViews *logviews.Views
 }
 
 // Server serves the agent channel and the admin API.
 type Server struct {
 	cfg       Config
-	store     store.Store
 	log       *slog.Logger
 	now       func() time.Time
-	nonces    httpsig.NonceStore
 	metrics   *metrics.Plane
 	nodeLimit *limiter
 	addrLimit *limiter
-	manifests *manifestIndex
-	catalog   *rollouts.Catalog
-
-	mu       sync.Mutex
-	statRefs map[int64]channel.StatementRef // each release's statement as claims name it; releases never change
 }
 
-// New makes a server. Defaults: 20 requests/s per node (burst 40), 5/s per address (burst 20),
-// 1,000 pending joins, 20 per address.
+// New makes a server. Defaults: 20 requests/s per node (burst 40), 5/s per address (burst 20).
 func New(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -118,24 +98,16 @@ func New(cfg Config) *Server {
 	if cfg.AddrRate == 0 {
 		cfg.AddrRate, cfg.AddrBurst = 5, 20
 	}
-	if cfg.MaxPendingJoins == 0 {
-		cfg.MaxPendingJoins, cfg.MaxPendingJoinsPerSource = 1000, 20
-	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}
 	s := &Server{
-		cfg: cfg, store: cfg.Store, log: cfg.Log, now: cfg.Now,
-		nonces:    storeNonces{cfg.Store},
-		metrics:   cfg.Metrics,
+		cfg: cfg, log: cfg.Log, now: cfg.Now, metrics: cfg.Metrics,
 		nodeLimit: newLimiter(cfg.NodeRate, cfg.NodeBurst),
 		addrLimit: newLimiter(cfg.AddrRate, cfg.AddrBurst),
 	}
 	s.nodeLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeNode) }
 	s.addrLimit.refused = func() { cfg.Metrics.RateLimited(metrics.ScopeAddress) }
-	s.manifests = newManifestIndex(cfg.Store)
-	s.catalog = rollouts.NewCatalog(cfg.Store)
-	s.statRefs = map[int64]channel.StatementRef{}
 	return s
 }
 
@@ -153,15 +125,10 @@ func (s *Server) Handler() http.Handler {
 	r.Post(channel.PathLeave, s.signed(channel.DefaultBodyCap, s.leave))
 	r.Get(channel.PathArtifact, s.artifactRoute(s.signed(0, s.artifact)))
 	r.Route("/api/v1/admin", s.adminRoutes)
-	h, as := s.AdminAs()
-	r.Mount(ui.Prefix, ui.New(ui.Config{Store: s.store, API: h, As: as, HashToken: HashToken, Log: s.log, Now: s.now}).Handler())
-	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.store.Ping(r.Context()); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
-	})
+	if s.cfg.UI != nil {
+		r.Mount(ui.Prefix, s.cfg.UI)
+	}
+	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
 	spec := api.Spec()
 	r.Get(api.SpecPath, func(w http.ResponseWriter, _ *http.Request) { // no token: it says what the API is, not what the plane holds
@@ -200,12 +167,3 @@ func (s *Server) methodNotAllowed(mux *chi.Mux) http.HandlerFunc {
 			strings.Join(allow, " or "), r.Method).With(errcode.DetailAllow, allow))
 	}
 }
-
-// storeNonces adapts the store's nonce table to the verifier, so every replica sees every nonce.
-type storeNonces struct{ s store.Store }
-
-func (n storeNonces) NonceUse(ctx context.Context, keyID, nonce string, expires time.Time) (bool, error) {
-	return n.s.NonceUse(ctx, store.NonceUseParams{KeyID: keyID, Nonce: nonce, ExpiresAt: expires})
-}
-
-var _ httpsig.NonceStore = storeNonces{}

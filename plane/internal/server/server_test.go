@@ -15,7 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -35,20 +36,20 @@ type plane struct {
 	node store.Node
 }
 
-func newPlane(t *testing.T, cfg server.Config) *plane {
+func newPlane(t *testing.T, cfg wire.Config) *plane {
 	t.Helper()
 	return newPlaneOn(t, cfg, storetest.SQLiteOpener(t).Store)
 }
 
 // newPlaneOn is newPlane on the store st.
-func newPlaneOn(t *testing.T, cfg server.Config, st store.Store) *plane {
+func newPlaneOn(t *testing.T, cfg wire.Config, st store.Store) *plane {
 	t.Helper()
 	ctx := context.Background()
 	cfg.Store = st
 	if cfg.ClaimWait == 0 {
 		cfg.ClaimWait = 10 * time.Millisecond
 	}
-	ts := httptest.NewServer(checked(t, server.New(cfg).Handler()))
+	ts := httptest.NewServer(checked(t, wire.New(cfg).Handler()))
 	t.Cleanup(ts.Close)
 	k := keys.NewNode()
 	j, err := st.JoinCreate(ctx, store.JoinCreateParams{Name: "n1", Key: k.Public().String(), Fingerprint: k.Public().Fingerprint(), SourceAddress: "127.0.0.1"})
@@ -99,14 +100,14 @@ func claimBody(extra string) []byte {
 }
 
 func TestClaimSetsUnknownFieldsAside(t *testing.T) {
-	p := newPlane(t, server.Config{})
+	p := newPlane(t, wire.Config{})
 	if status, code := p.post(channel.PathClaim, claimBody(`,"from_the_future":{"x":1}`), p.key); status != 200 {
 		t.Fatalf("claim with an unknown field: %d %s", status, code)
 	}
 }
 
 func TestClaimCapRaisedByReportedSize(t *testing.T) {
-	p := newPlane(t, server.Config{})
+	p := newPlane(t, wire.Config{})
 	pad := fmt.Sprintf(`,"padding":%q`, strings.Repeat("x", channel.DefaultBodyCap))
 	if status, code := p.post(channel.PathClaim, claimBody(pad), p.key); status != 413 || code != errcode.RequestTooLarge {
 		t.Fatalf("oversized claim: %d %s", status, code)
@@ -126,7 +127,7 @@ func TestClaimCapRaisedByReportedSize(t *testing.T) {
 }
 
 func TestRateLimitsPerNodeAndPerAddress(t *testing.T) {
-	p := newPlane(t, server.Config{NodeRate: 1, NodeBurst: 3, AddrRate: 1, AddrBurst: 2})
+	p := newPlane(t, wire.Config{NodeRate: 1, NodeBurst: 3, AddrRate: 1, AddrBurst: 2})
 	// A bad neighbour behind the same address burns the address's budget with requests that prove no
 	// node...
 	stranger := keys.NewNode()
@@ -148,7 +149,7 @@ func TestRateLimitsPerNodeAndPerAddress(t *testing.T) {
 }
 
 func TestJoinRefusals(t *testing.T) {
-	p := newPlane(t, server.Config{MaxPendingJoins: 100, MaxPendingJoinsPerSource: 2, AddrBurst: 100, AddrRate: 100})
+	p := newPlane(t, wire.Config{MaxPendingJoins: 100, MaxPendingJoinsPerSource: 2, AddrBurst: 100, AddrRate: 100})
 	join := func(name, key string, addrs ...string) (int, string) {
 		b, _ := json.Marshal(channel.JoinRequest{Name: name, Key: key, Addresses: addrs})
 		return p.post(channel.PathJoin, b, keys.NodePrivate{})
@@ -178,7 +179,7 @@ func TestJoinRefusals(t *testing.T) {
 }
 
 func TestArtifactNeverTakesAPath(t *testing.T) {
-	p := newPlane(t, server.Config{})
+	p := newPlane(t, wire.Config{})
 	for _, q := range []string{"path=/etc/passwd", "sha256=../../etc/passwd", "statement=current&sha256=" + strings.Repeat("a", 64)} {
 		req, _ := http.NewRequest(http.MethodGet, p.url+channel.PathArtifact+"?"+q, nil)
 		if err := httpsig.Sign(req, nil, p.key, time.Now()); err != nil {
@@ -198,9 +199,9 @@ func TestArtifactNeverTakesAPath(t *testing.T) {
 }
 
 func TestAdminNeedsTokenAndRole(t *testing.T) {
-	p := newPlane(t, server.Config{})
+	p := newPlane(t, wire.Config{})
 	ctx := context.Background()
-	viewer, hash := server.NewToken()
+	viewer, hash := tokens.Mint()
 	if _, err := p.st.TokenCreate(ctx, store.TokenCreateParams{Name: "v", Role: store.RoleViewer, Hash: hash}); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestAdminNeedsTokenAndRole(t *testing.T) {
 	if status, code := call("", "GET", "/nodes", ""); status != 401 || code != errcode.AuthRequired {
 		t.Fatalf("no token: %d %s", status, code)
 	}
-	if status, code := call(server.TokenPrefix+"forged", "GET", "/nodes", ""); status != 401 || code != errcode.AuthRequired {
+	if status, code := call(tokens.Prefix+"forged", "GET", "/nodes", ""); status != 401 || code != errcode.AuthRequired {
 		t.Fatalf("unknown token: %d %s", status, code)
 	}
 	if status, _ := call(viewer, "GET", "/nodes", ""); status != 200 {
@@ -241,7 +242,7 @@ func TestAdminNeedsTokenAndRole(t *testing.T) {
 func TestResultBoundedOnIntake(t *testing.T) {
 	for name, open := range map[string]func(testing.TB) storetest.Env{"SQLite": storetest.SQLiteOpener, "Postgres": storetest.PostgresOpener} {
 		t.Run(name, func(t *testing.T) {
-			p := newPlaneOn(t, server.Config{}, open(t).Store)
+			p := newPlaneOn(t, wire.Config{}, open(t).Store)
 			ctx := context.Background()
 			noop := channel.Word{Name: "noop", Version: "1.0.0", Digest: strings.Repeat("a", 64), Class: "look"}
 			claim, _ := json.Marshal(channel.ClaimRequest{Idle: true, Version: "test", Vocabulary: []channel.Word{noop}, Recipes: []channel.RecipeReport{}})
@@ -350,7 +351,7 @@ func jobBody(node, word string) []byte {
 // than the one the node reports, and cancels and fails jobs; pairing, disconnecting and publishing are
 // an admin's.
 func TestRolesOnAdminRoutes(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	const viewer, operator, admin = store.RoleViewer, store.RoleOperator, store.RoleAdmin
 	get, post := http.MethodGet, http.MethodPost
 	rel := p.publish([]testWord{{name: "peek", class: manifest.ClassLook}, {name: "tweak", class: manifest.ClassChange}, {name: "wipe", class: manifest.ClassDestructive}}, nil)
@@ -433,13 +434,13 @@ func TestRolesOnAdminRoutes(t *testing.T) {
 	}
 	var made api.NewToken
 	p.want(http.StatusCreated, "", admin, post, "/tokens", []byte(`{"name":"x","role":"viewer"}`), &made)
-	if !strings.HasPrefix(made.Secret, server.TokenPrefix) || made.Token.Role != api.RoleViewer {
+	if !strings.HasPrefix(made.Secret, tokens.Prefix) || made.Token.Role != api.RoleViewer {
 		t.Fatalf("a token made through the API: %+v", made.Token)
 	}
 	p.want(http.StatusUnprocessableEntity, errcode.StoreParamInvalid, admin, post, "/tokens", []byte(`{"name":"y","role":"root"}`), nil)
 	var listed api.TokenList
 	p.want(http.StatusOK, "", admin, http.MethodGet, "/tokens", nil, &listed)
-	if raw, _ := json.Marshal(listed); strings.Contains(string(raw), made.Secret) || strings.Contains(string(raw), server.HashToken(made.Secret)) || len(listed.Tokens) < 4 {
+	if raw, _ := json.Marshal(listed); strings.Contains(string(raw), made.Secret) || strings.Contains(string(raw), tokens.Hash(made.Secret)) || len(listed.Tokens) < 4 {
 		t.Fatalf("the token list: %s", raw)
 	}
 	p.want(http.StatusOK, "", admin, post, "/tokens/"+made.Token.ID+"/revoke", nil, nil)
@@ -449,7 +450,7 @@ func TestRolesOnAdminRoutes(t *testing.T) {
 // TestClaimFieldsReachTheNode sends a claim with every field a node reports and reads the node back
 // from the store and through the admin API.
 func TestClaimFieldsReachTheNode(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	vocab := []channel.Word{
 		{Name: "disk_usage", Version: "1.2.0", Digest: strings.Repeat("b", 64), Class: "look"},
 		{Name: "unit_restart", Version: "2.0.1", Digest: strings.Repeat("c", 64), Class: "change"},
@@ -502,7 +503,7 @@ func TestClaimFieldsReachTheNode(t *testing.T) {
 // the claim time plus the budget.
 func TestJobBudget(t *testing.T) {
 	clk := testkit.NewClock(time.Now().UTC().Truncate(time.Second))
-	p := newTrustedPlane(t, server.Config{Now: clk.Now})
+	p := newTrustedPlane(t, wire.Config{Now: clk.Now})
 	rel := p.publish([]testWord{{name: "plain", class: manifest.ClassLook}, {name: "timed", class: manifest.ClassLook, wallMS: 30_000}}, nil)
 	vocab := []channel.Word{rel.words["plain"], rel.words["timed"]}
 	p.report(p.key, vocab...)
@@ -536,7 +537,7 @@ func TestJobBudget(t *testing.T) {
 // TestJobStatusAnswersOnlyTheNodesOwnJob asks the agent route job_status for a job as the node that runs
 // it, as another node, and for a job that does not exist.
 func TestJobStatusAnswersOnlyTheNodesOwnJob(t *testing.T) {
-	p := newPlane(t, server.Config{})
+	p := newPlane(t, wire.Config{})
 	ctx := t.Context()
 	other := keys.NewNode()
 	j, err := p.st.JoinCreate(ctx, store.JoinCreateParams{Name: "n2", Key: other.Public().String(), Fingerprint: other.Public().Fingerprint(), SourceAddress: "127.0.0.1"})

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -14,7 +14,7 @@ import (
 // token of any role, admin included, and only for an admin token, so no token makes one above its
 // own role; the admin token it made is one (it may make tokens in turn).
 func TestTokenRoutesMakeAdminsForAdminsOnly(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator} {
 		p.want(http.StatusForbidden, errcode.AuthForbidden, role, http.MethodPost, "/tokens", []byte(`{"name":"up","role":"admin"}`), nil)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -22,7 +22,7 @@ var twins = []testWord{
 // TestTwinWordsAreAuthorisedByName: a job is authorised, classed and checked by its word's own
 // manifest, never by another word's that happens to pin the same module bytes.
 func TestTwinWordsAreAuthorisedByName(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	rel := p.publish(twins, nil)
 	if rel.words["look"].Digest != rel.words["destructive"].Digest {
 		t.Fatalf("the twins do not share a module: %+v", rel.words)
@@ -60,7 +60,7 @@ func TestTwinWordsAreAuthorisedByName(t *testing.T) {
 // TestTwinWordsKeepTheirOwnContracts: publishing compares each word with its own earlier manifest, so a
 // twin's changed params are refused, and unchanged twins pass.
 func TestTwinWordsKeepTheirOwnContracts(t *testing.T) {
-	p := newTrustedPlane(t, server.Config{})
+	p := newTrustedPlane(t, wire.Config{})
 	p.publish(twins, nil)
 	p.publish(twins, nil) // unchanged: each word is compared with itself and holds
 

@@ -8,7 +8,8 @@
 //	defer g.Stop(context.WithoutCancel(ctx))
 //
 // Every replica runs every service: each step they take is idempotent, and the store serialises what
-// must not run twice at once.
+// must not run twice at once. The engines that advance records under a lease per record (rollouts,
+// provisioning) share EngineBase: their holder name, lease TTL, clock, log and wake-up.
 package services
 
 import (

@@ -14,9 +14,15 @@ import (
 // DefaultEvery is how often the sweeper runs.
 const DefaultEvery = time.Minute
 
+// Store is what the sweeper purges.
+type Store interface {
+	NoncePurge(ctx context.Context, p store.NoncePurgeParams) (int64, error)
+	JoinExpire(ctx context.Context, p store.JoinExpireParams) (int64, error)
+}
+
 // Config sets up a Sweeper.
 type Config struct {
-	Store store.Store
+	Store Store
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	Log *slog.Logger
@@ -30,7 +36,7 @@ type Config struct {
 // statements are idempotent.
 type Sweeper struct {
 	*services.Periodic
-	store store.Store
+	store Store
 	now   func() time.Time
 	log   *slog.Logger
 }
@@ -40,9 +46,7 @@ func New(c Config) *Sweeper {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
+	c.Log = services.Logger(c.Log)
 	if c.Every == 0 {
 		c.Every = DefaultEvery
 	}

@@ -13,7 +13,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/registry"
@@ -53,8 +54,8 @@ func newCloudPlane(t *testing.T) (*cloudPlane, *browser, string) {
 	pub := keys.NewPublisher()
 	trust := filepath.Join(dir, "trust")
 	must(t, registry.InitTrust(trust, []keys.PublisherPublic{pub.Public()}, nil))
-	eng := &provision.Engine{Store: st, Cloud: drivers.ProvisionCloud{M: mgr}, DNS: drivers.ProvisionDNS{M: mgr}, Holder: "ui-test"}
-	p := newPlaneOn(t, st, server.Config{TrustDir: trust, Drivers: mgr, Provision: eng})
+	eng := &provision.Engine{Store: st, Cloud: drivers.ProvisionCloud{M: mgr}, DNS: drivers.ProvisionDNS{M: mgr}, EngineBase: services.EngineBase{Holder: "ui-test"}}
+	p := newPlaneOn(t, st, wire.Config{TrustDir: trust, Drivers: mgr, Provision: eng})
 	p.secrets = append(p.secrets, credential)
 	admin, _ := p.token(store.RoleAdmin)
 	b := p.browser()

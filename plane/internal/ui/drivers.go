@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -30,8 +31,7 @@ type driverRow struct {
 
 func (u *UI) drivers(w http.ResponseWriter, r *http.Request) {
 	var d driversData
-	var list api.DriverList
-	err := u.route(r, api.DriversList, nil, nil, nil, &list)
+	list, err := runDrivers(u, r, api.DriversList, noArg(u.cfg.Drivers.List), struct{}{})
 	if errcode.Has(err, errcode.DriverUnavailable) {
 		d.Unavailable = errMessage(err)
 		u.page(w, r, "drivers", d)
@@ -41,13 +41,13 @@ func (u *UI) drivers(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, err)
 		return
 	}
-	var status api.StatusList
-	if err := u.route(r, api.DriversStatus, nil, nil, nil, &status); err != nil {
+	status, err := runDrivers(u, r, api.DriversStatus, noArg(u.cfg.Drivers.Status), struct{}{})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
-	var accounts api.AccountList
-	if err := u.route(r, api.AccountsList, nil, nil, nil, &accounts); err != nil {
+	accounts, err := runDrivers(u, r, api.AccountsList, u.cfg.Drivers.Accounts, api.AccountsListQuery{})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -73,16 +73,37 @@ func (u *UI) drivers(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) driverEnable(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "name")
 	req := api.DriverEnable{Unconfined: r.PostFormValue("unconfined") == "true"}
-	u.driverChange(w, r, u.route(r, api.DriversEnable, []string{chi.URLParam(r, "name")}, nil, req, nil))
+	_, err := runDrivers(u, r, api.DriversEnable, func(ctx context.Context, who api.Token, req api.DriverEnable) (api.Driver, error) {
+		return u.cfg.Drivers.Enable(ctx, who, name, req)
+	}, req)
+	u.driverChange(w, r, err)
 }
 
 func (u *UI) driverDisable(w http.ResponseWriter, r *http.Request) {
-	u.driverChange(w, r, u.route(r, api.DriversDisable, []string{chi.URLParam(r, "name")}, nil, nil, nil))
+	_, err := runDrivers(u, r, api.DriversDisable, u.cfg.Drivers.Disable, chi.URLParam(r, "name"))
+	u.driverChange(w, r, err)
 }
 
 func (u *UI) accountRemove(w http.ResponseWriter, r *http.Request) {
-	u.driverChange(w, r, u.route(r, api.AccountsRemove, []string{chi.URLParam(r, "name")}, nil, nil, nil))
+	_, err := runDrivers(u, r, api.AccountsRemove, u.cfg.Drivers.RemoveAccount, chi.URLParam(r, "name"))
+	u.driverChange(w, r, err)
+}
+
+// runDrivers is run for a route of the drivers room: a plane without drivers refuses it before the
+// role check, as the API does.
+func runDrivers[A, T any](u *UI, r *http.Request, rt api.Route, f func(context.Context, api.Token, A) (T, error), arg A) (T, error) {
+	if err := u.cfg.Drivers.Available(); err != nil {
+		var zero T
+		return zero, err
+	}
+	return run(u, r, rt, f, arg)
+}
+
+// noArg adapts a room's method that takes nothing beyond the token to run.
+func noArg[T any](f func(context.Context, api.Token) (T, error)) func(context.Context, api.Token, struct{}) (T, error) {
+	return func(ctx context.Context, who api.Token, _ struct{}) (T, error) { return f(ctx, who) }
 }
 
 func (u *UI) driverChange(w http.ResponseWriter, r *http.Request, err error) {
@@ -112,7 +133,8 @@ func (u *UI) accountNew(w http.ResponseWriter, r *http.Request) {
 // the fields from it and adds the account.
 func (u *UI) accountForm(w http.ResponseWriter, r *http.Request, driverName string, form url.Values) {
 	d := accountData{}
-	if err := u.route(r, api.DriversSchema, []string{driverName}, nil, nil, &d.Driver); err != nil {
+	var err error
+	if d.Driver, err = runDrivers(u, r, api.DriversSchema, u.cfg.Drivers.Schema, driverName); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -137,7 +159,7 @@ func (u *UI) accountForm(w http.ResponseWriter, r *http.Request, driverName stri
 	}
 	raw, _ := json.Marshal(settings)
 	req := api.AccountAdd{Driver: d.Driver.Name, Name: d.Name, Settings: raw, Credential: form.Get("credential")}
-	err := u.route(r, api.AccountsAdd, nil, nil, req, nil)
+	_, err = runDrivers(u, r, api.AccountsAdd, u.cfg.Drivers.AddAccount, req)
 	if err == nil {
 		http.Redirect(w, r, Prefix+"/drivers", http.StatusSeeOther)
 		return
@@ -187,8 +209,8 @@ func (u *UI) driverAudit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Limit = pageSize
-	var list api.DriverCallList
-	if err := u.route(r, api.DriversAudit, nil, q.Values(), nil, &list); err != nil {
+	list, err := runDrivers(u, r, api.DriversAudit, u.cfg.Drivers.Audit, q)
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/registry"
@@ -73,7 +73,7 @@ func TestDriversAndAccounts(t *testing.T) {
 	pub := keys.NewPublisher()
 	trust := filepath.Join(dir, "trust")
 	must(t, registry.InitTrust(trust, []keys.PublisherPublic{pub.Public()}, nil))
-	p := newPlaneOn(t, st, server.Config{TrustDir: trust, Drivers: mgr})
+	p := newPlaneOn(t, st, wire.Config{TrustDir: trust, Drivers: mgr})
 	p.secrets = append(p.secrets, credential)
 	admin, _ := p.token(store.RoleAdmin)
 	viewer, _ := p.token(store.RoleViewer)

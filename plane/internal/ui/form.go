@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -252,8 +253,8 @@ func (u *UI) runPage(w http.ResponseWriter, r *http.Request) {
 func (u *UI) runForm(w http.ResponseWriter, r *http.Request, status int, form url.Values, submitted bool) {
 	d := runData{Node: form.Get("node")}
 	if d.Node == "" {
-		var list api.NodeList
-		if err := u.route(r, api.NodesList, nil, api.NodesListQuery{State: api.NodeActive, Limit: 200}.Values(), nil, &list); err != nil {
+		list, err := run(u, r, api.NodesList, u.cfg.Nodes.List, api.NodesListQuery{State: api.NodeActive, Limit: 200})
+		if err != nil {
 			u.fail(w, r, nil, err)
 			return
 		}
@@ -262,15 +263,17 @@ func (u *UI) runForm(w http.ResponseWriter, r *http.Request, status int, form ur
 		u.render(w, r, status, "run", &v, d)
 		return
 	}
-	var n api.Node
-	if err := u.route(r, api.NodesShow, []string{d.Node}, nil, nil, &n); err != nil {
+	n, err := run(u, r, api.NodesShow, u.cfg.Nodes.Show, d.Node)
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
 	d.Node, d.Words = n.ID, n.Vocabulary
 	if word := form.Get("word"); word != "" {
-		var wd api.Word
-		if err := u.route(r, api.NodesWord, []string{n.ID, word}, nil, nil, &wd); err != nil {
+		wd, err := run(u, r, api.NodesWord, func(ctx context.Context, who api.Token, word string) (api.Word, error) {
+			return u.cfg.Nodes.Word(ctx, who, n.ID, word)
+		}, word)
+		if err != nil {
 			u.fail(w, r, nil, err)
 			return
 		}
@@ -291,10 +294,10 @@ func (u *UI) runForm(w http.ResponseWriter, r *http.Request, status int, form ur
 }
 
 func (u *UI) run(w http.ResponseWriter, r *http.Request) {
-	// The form is read through the API before the job is queued; a token the route table does not
-	// let queue jobs is refused first, as the API would refuse it.
-	if v := from(r); !api.Role(v.tok.Role).Covers(api.JobsCreate.Role) {
-		u.fail(w, r, nil, errcode.New(errcode.AuthForbidden, "queuing a job needs the %s role; token %s is %s", api.JobsCreate.Role, v.tok.Name, v.tok.Role).With(errcode.DetailNeed, string(api.JobsCreate.Role)))
+	// The form is read before the job is queued; a token the route table does not let queue jobs is
+	// refused first, as the API would refuse it.
+	if _, err := u.may(r, api.JobsCreate); err != nil {
+		u.fail(w, r, nil, err)
 		return
 	}
 	u.runForm(w, r, http.StatusOK, r.PostForm, true)
@@ -310,8 +313,7 @@ func (u *UI) submit(w http.ResponseWriter, r *http.Request, d runData, form url.
 		return
 	}
 	raw, _ := json.Marshal(params)
-	var job api.Job
-	err := u.route(r, api.JobsCreate, nil, nil, api.JobRequest{Node: d.Node, Word: d.Word.Name, Params: raw}, &job)
+	job, err := run(u, r, api.JobsCreate, u.cfg.Jobs.Create, api.JobRequest{Node: d.Node, Word: d.Word.Name, Params: raw})
 	if err == nil {
 		http.Redirect(w, r, Prefix+"/jobs/"+url.PathEscape(job.ID), http.StatusSeeOther)
 		return

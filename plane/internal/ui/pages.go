@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -14,6 +15,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -63,13 +66,16 @@ var funcs = template.FuncMap{
 	"cloud": func(driver string) bool { return strings.HasPrefix(driver, "cloud-") },
 }
 
-// route calls rt with its parameters filled in.
-func (u *UI) route(r *http.Request, rt api.Route, params []string, q url.Values, body, out any) error {
-	p, err := rt.Path(params...)
-	if err != nil {
-		return err
+// fleet is the nodes room's fleet count as a page calls a room.
+func fleet(n *nodes.Room) func(context.Context, api.Token, struct{}) (api.Fleet, error) {
+	return func(ctx context.Context, who api.Token, _ struct{}) (api.Fleet, error) { return n.Fleet(ctx, who) }
+}
+
+// planeStatus is the health room's status as a page calls a room.
+func planeStatus(h *health.Room) func(context.Context, api.Token, struct{}) (api.PlaneStatus, error) {
+	return func(ctx context.Context, who api.Token, _ struct{}) (api.PlaneStatus, error) {
+		return h.Status(ctx, who)
 	}
-	return u.call(r, rt.Method, p, q, body, out)
 }
 
 type overviewData struct {
@@ -87,47 +93,48 @@ type overviewData struct {
 // at ten nodes and at ten thousand.
 func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 	var d overviewData
-	if err := u.route(r, api.FleetShow, nil, nil, nil, &d.Fleet); err != nil {
+	var err error
+	if d.Fleet, err = run(u, r, api.FleetShow, fleet(u.cfg.Nodes), struct{}{}); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
 	d.SilentAfter = time.Duration(d.Fleet.SilentAfterSeconds) * time.Second
-	var inc api.IncidentList
-	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{NeedsYou: true, Limit: 20}.Values(), nil, &inc); err != nil {
+	inc, err := run(u, r, api.IncidentsList, u.cfg.Incidents.List, api.IncidentsListQuery{NeedsYou: true, Limit: 20})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
 	d.Incidents = inc.Incidents
-	var jobs api.JobList
-	if err := u.route(r, api.JobsList, nil, api.JobsListQuery{State: api.JobRunning, Limit: 20}.Values(), nil, &jobs); err != nil {
+	jobs, err := run(u, r, api.JobsList, u.cfg.Jobs.List, api.JobsListQuery{State: api.JobRunning, Limit: 20})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
 	d.Running = jobs.Jobs
 	for _, state := range []string{api.RolloutRunning, api.RolloutHalted, api.RolloutPaused} {
-		var ros api.RolloutList
-		if err := u.route(r, api.RolloutsList, nil, api.RolloutsListQuery{State: state, Limit: 20}.Values(), nil, &ros); err != nil {
+		ros, err := run(u, r, api.RolloutsList, u.cfg.Rollouts.List, api.RolloutsListQuery{State: state, Limit: 20})
+		if err != nil {
 			u.fail(w, r, nil, err)
 			return
 		}
 		d.Rollouts = append(d.Rollouts, ros.Rollouts...)
 	}
-	var provs api.ProvisioningList
-	if err := u.route(r, api.ProvisioningsList, nil, api.ProvisioningsListQuery{Open: true, Limit: 20}.Values(), nil, &provs); err != nil {
+	provs, err := run(u, r, api.ProvisioningsList, u.cfg.Provision.List, api.ProvisioningsListQuery{Open: true, Limit: 20})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
 	d.Provisionings = provs.Provisionings
-	var rels api.ReleaseList
-	if err := u.route(r, api.ReleasesList, nil, api.ReleasesListQuery{Limit: 1}.Values(), nil, &rels); err != nil {
+	rels, err := run(u, r, api.ReleasesList, u.cfg.Releases.List, api.ReleasesListQuery{Limit: 1})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
 	if len(rels.Releases) > 0 {
 		d.Release = &rels.Releases[0]
 	}
-	var ps api.PlaneStatus
-	if err := u.route(r, api.PlaneShowStatus, nil, nil, nil, &ps); err != nil {
+	ps, err := run(u, r, api.PlaneShowStatus, planeStatus(u.cfg.Health), struct{}{})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -152,8 +159,8 @@ func (u *UI) joins(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) joinsPage(w http.ResponseWriter, r *http.Request, status int, d joinsData) {
-	var list api.JoinList
-	if err := u.route(r, api.JoinsList, nil, api.JoinsListQuery{Status: api.JoinPending, Limit: 200}.Values(), nil, &list); err != nil {
+	list, err := run(u, r, api.JoinsList, u.cfg.Joins.List, api.JoinsListQuery{Status: api.JoinPending, Limit: 200})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -167,8 +174,10 @@ func (u *UI) joinsPage(w http.ResponseWriter, r *http.Request, status int, d joi
 func (u *UI) joinApprove(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	req := api.ApproveRequest{Fingerprint: r.PostFormValue("fingerprint"), Name: r.PostFormValue("name")}
-	var res api.Approved
-	if err := u.route(r, api.JoinsApprove, []string{id}, nil, req, &res); err != nil {
+	res, err := run(u, r, api.JoinsApprove, func(ctx context.Context, who api.Token, req api.ApproveRequest) (api.Approved, error) {
+		return u.cfg.Joins.Approve(ctx, who, id, req)
+	}, req)
+	if err != nil {
 		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
 			u.fail(w, r, nil, err)
 			return
@@ -180,7 +189,7 @@ func (u *UI) joinApprove(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) joinReject(w http.ResponseWriter, r *http.Request) {
-	if err := u.route(r, api.JoinsReject, []string{chi.URLParam(r, "id")}, nil, nil, nil); err != nil {
+	if _, err := run(u, r, api.JoinsReject, u.cfg.Joins.Reject, chi.URLParam(r, "id")); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -208,8 +217,8 @@ func (u *UI) nodes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Limit = pageSize
-	var list api.NodeList
-	if err := u.route(r, api.NodesList, nil, q.Values(), nil, &list); err != nil {
+	list, err := run(u, r, api.NodesList, u.cfg.Nodes.List, q)
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -235,18 +244,19 @@ type nodeData struct {
 func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	var d nodeData
-	if err := u.route(r, api.NodesShow, []string{id}, nil, nil, &d.Node); err != nil {
+	var err error
+	if d.Node, err = run(u, r, api.NodesShow, u.cfg.Nodes.Show, id); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
-	var jobs api.JobList
-	if err := u.route(r, api.JobsList, nil, api.JobsListQuery{Node: d.Node.ID, Limit: 20}.Values(), nil, &jobs); err != nil {
+	jobs, err := run(u, r, api.JobsList, u.cfg.Jobs.List, api.JobsListQuery{Node: d.Node.ID, Limit: 20})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
 	d.Jobs = jobs.Jobs
-	var inc api.IncidentList
-	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{Node: d.Node.ID, Limit: 20}.Values(), nil, &inc); err != nil {
+	inc, err := run(u, r, api.IncidentsList, u.cfg.Incidents.List, api.IncidentsListQuery{Node: d.Node.ID, Limit: 20})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -267,8 +277,8 @@ func (u *UI) jobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Limit = pageSize
-	var list api.JobList
-	if err := u.route(r, api.JobsList, nil, q.Values(), nil, &list); err != nil {
+	list, err := run(u, r, api.JobsList, u.cfg.Jobs.List, q)
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -276,8 +286,8 @@ func (u *UI) jobs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) job(w http.ResponseWriter, r *http.Request) {
-	var j api.Job
-	if err := u.route(r, api.JobsShow, []string{chi.URLParam(r, "id")}, nil, nil, &j); err != nil {
+	j, err := run(u, r, api.JobsShow, u.cfg.Jobs.Show, chi.URLParam(r, "id"))
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -300,8 +310,8 @@ func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		var j api.Job
-		if err := u.route(r, api.JobsShow, []string{id}, nil, nil, &j); err != nil {
+		j, err := run(u, r, api.JobsShow, u.cfg.Jobs.Show, id)
+		if err != nil {
 			fmt.Fprintf(w, "event: error\ndata: %s\n\n", strings.ReplaceAll(errMessage(err), "\n", " "))
 			fl.Flush()
 			return
@@ -328,7 +338,7 @@ func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request) {
 
 func (u *UI) jobCancel(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if err := u.route(r, api.JobsCancel, []string{id}, nil, nil, nil); err != nil {
+	if _, err := run(u, r, api.JobsCancel, u.cfg.Jobs.Cancel, id); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -341,7 +351,9 @@ func (u *UI) jobMarkFailed(w http.ResponseWriter, r *http.Request) {
 	if req.Message == "" {
 		req.Message = "marked failed in the web UI"
 	}
-	if err := u.route(r, api.JobsMarkFailed, []string{id}, nil, req, nil); err != nil {
+	if _, err := run(u, r, api.JobsMarkFailed, func(ctx context.Context, who api.Token, req api.MarkFailedRequest) (api.Job, error) {
+		return u.cfg.Jobs.MarkFailed(ctx, who, id, req)
+	}, req); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -354,12 +366,13 @@ type incidentsData struct {
 
 func (u *UI) incidents(w http.ResponseWriter, r *http.Request) {
 	var d incidentsData
-	var needs, all api.IncidentList
-	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{NeedsYou: true, Limit: 100}.Values(), nil, &needs); err != nil {
+	needs, err := run(u, r, api.IncidentsList, u.cfg.Incidents.List, api.IncidentsListQuery{NeedsYou: true, Limit: 100})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
-	if err := u.route(r, api.IncidentsList, nil, api.IncidentsListQuery{Limit: 100}.Values(), nil, &all); err != nil {
+	all, err := run(u, r, api.IncidentsList, u.cfg.Incidents.List, api.IncidentsListQuery{Limit: 100})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -387,7 +400,8 @@ func (u *UI) incident(w http.ResponseWriter, r *http.Request) {
 
 func (u *UI) incidentPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	d := incidentData{Error: msg}
-	if err := u.route(r, api.IncidentsShow, []string{chi.URLParam(r, "id")}, nil, nil, &d.IncidentDetail); err != nil {
+	var err error
+	if d.IncidentDetail, err = run(u, r, api.IncidentsShow, u.cfg.Incidents.Show, chi.URLParam(r, "id")); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -401,13 +415,19 @@ func (u *UI) incidentTriage(w http.ResponseWriter, r *http.Request) {
 	if req.Triage != string(api.TriageSnoozed) {
 		req.For = ""
 	}
-	u.incidentChange(w, r, id, u.route(r, api.IncidentsTriage, []string{id}, nil, req, nil))
+	_, err := run(u, r, api.IncidentsTriage, func(ctx context.Context, who api.Token, req api.TriageRequest) (api.IncidentChange, error) {
+		return u.cfg.Incidents.Triage(ctx, who, id, req)
+	}, req)
+	u.incidentChange(w, r, id, err)
 }
 
 func (u *UI) incidentNote(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	req := api.NoteRequest{Text: r.PostFormValue("text")}
-	u.incidentChange(w, r, id, u.route(r, api.IncidentsNote, []string{id}, nil, req, nil))
+	_, err := run(u, r, api.IncidentsNote, func(ctx context.Context, who api.Token, req api.NoteRequest) (api.IncidentEvent, error) {
+		return u.cfg.Incidents.Note(ctx, who, id, req)
+	}, req)
+	u.incidentChange(w, r, id, err)
 }
 
 // incidentChange shows a refused change on the incident's page, and a made one by going back to it.
@@ -435,8 +455,13 @@ func (u *UI) tokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) tokensPage(w http.ResponseWriter, r *http.Request, status int, d tokensData) {
-	var list api.TokenList
-	if err := u.route(r, api.TokensList, nil, nil, nil, &list); err != nil {
+	who, err := u.may(r, api.TokensList)
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	list, err := u.cfg.Tokens.List(r.Context(), who)
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -449,9 +474,14 @@ func (u *UI) tokensPage(w http.ResponseWriter, r *http.Request, status int, d to
 // and reloading it does not show the secret again (the form was a POST; the list shows no secrets).
 func (u *UI) tokenCreate(w http.ResponseWriter, r *http.Request) {
 	req := api.TokenRequest{Name: strings.TrimSpace(r.PostFormValue("name")), Role: api.Role(r.PostFormValue("role"))}
-	var n api.NewToken
-	if err := u.route(r, api.TokensCreate, nil, nil, req, &n); err != nil {
-		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
+	who, err := u.may(r, api.TokensCreate)
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	n, err := u.cfg.Tokens.Create(r.Context(), who, req)
+	if err != nil {
+		if errcode.Code(err) == "" {
 			u.fail(w, r, nil, err)
 			return
 		}
@@ -462,7 +492,11 @@ func (u *UI) tokenCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) tokenRevoke(w http.ResponseWriter, r *http.Request) {
-	if err := u.route(r, api.TokensRevoke, []string{chi.URLParam(r, "id")}, nil, nil, nil); err != nil {
+	who, err := u.may(r, api.TokensRevoke)
+	if err == nil {
+		_, err = u.cfg.Tokens.Revoke(r.Context(), who, chi.URLParam(r, "id"))
+	}
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}

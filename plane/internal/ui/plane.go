@@ -20,7 +20,8 @@ type planeData struct {
 
 func (u *UI) planeStatus(w http.ResponseWriter, r *http.Request) {
 	d := planeData{Now: u.cfg.Now()}
-	if err := u.route(r, api.PlaneShowStatus, nil, nil, nil, &d.PlaneStatus); err != nil {
+	var err error
+	if d.PlaneStatus, err = run(u, r, api.PlaneShowStatus, planeStatus(u.cfg.Health), struct{}{}); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -33,7 +34,7 @@ func (u *UI) planeStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) replicaForget(w http.ResponseWriter, r *http.Request) {
-	if err := u.route(r, api.PlaneForgetReplica, []string{chi.URLParam(r, "id")}, nil, nil, nil); err != nil {
+	if _, err := run(u, r, api.PlaneForgetReplica, u.cfg.Health.Forget, chi.URLParam(r, "id")); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}

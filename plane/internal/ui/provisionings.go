@@ -41,16 +41,15 @@ func (u *UI) provisioningsPage(w http.ResponseWriter, r *http.Request, status in
 		return
 	}
 	q.Limit = 100
-	var list api.ProvisioningList
-	if err := u.route(r, api.ProvisioningsList, nil, q.Values(), nil, &list); err != nil {
+	list, err := run(u, r, api.ProvisioningsList, u.cfg.Provision.List, q)
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
 	d.Provisionings, d.State, d.Open, d.States = list.Provisionings, q.State, q.Open, provisionStates
 	v := from(r)
-	if api.Role(v.tok.Role).Covers(api.RoleAdmin) {
-		var accounts api.AccountList
-		err := u.route(r, api.AccountsList, nil, nil, nil, &accounts)
+	if v.tok.Role.Covers(api.RoleAdmin) {
+		accounts, err := runDrivers(u, r, api.AccountsList, u.cfg.Drivers.Accounts, api.AccountsListQuery{})
 		if errcode.Has(err, errcode.DriverUnavailable) {
 			d.DriversUnavailable = errMessage(err)
 		} else if err != nil {
@@ -88,8 +87,8 @@ func (u *UI) provisionStart(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Labels[k] = val
 	}
-	var pr api.Provisioning
-	if err := u.route(r, api.NodesProvision, nil, nil, req, &pr); err != nil {
+	pr, err := run(u, r, api.NodesProvision, u.cfg.Provision.Provision, req)
+	if err != nil {
 		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
 			u.fail(w, r, nil, err)
 			return
@@ -120,7 +119,8 @@ func (d provisioningData) LabelList() []string {
 
 func (u *UI) provisioning(w http.ResponseWriter, r *http.Request) {
 	var d provisioningData
-	if err := u.route(r, api.ProvisioningsShow, []string{chi.URLParam(r, "id")}, nil, nil, &d.Provisioning); err != nil {
+	var err error
+	if d.Provisioning, err = run(u, r, api.ProvisioningsShow, u.cfg.Provision.Show, chi.URLParam(r, "id")); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}

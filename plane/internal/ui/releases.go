@@ -1,9 +1,10 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -24,8 +25,8 @@ func (u *UI) releases(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) releasesPage(w http.ResponseWriter, r *http.Request, status int, d releasesData) {
-	var list api.ReleaseList
-	if err := u.route(r, api.ReleasesList, nil, api.ReleasesListQuery{Limit: 100}.Values(), nil, &list); err != nil {
+	list, err := run(u, r, api.ReleasesList, u.cfg.Releases.List, api.ReleasesListQuery{Limit: 100})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -66,8 +67,12 @@ type kindRows struct {
 }
 
 func (u *UI) release(w http.ResponseWriter, r *http.Request) {
+	seq, err := api.ParseSequence(chi.URLParam(r, "seq"), "sequence")
 	var d releaseData
-	if err := u.route(r, api.ReleasesShow, []string{chi.URLParam(r, "seq")}, nil, nil, &d.ReleaseDetail); err != nil {
+	if err == nil {
+		d.ReleaseDetail, err = run(u, r, api.ReleasesShow, u.cfg.Releases.Show, seq)
+	}
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -84,8 +89,8 @@ type diffData struct {
 // Without both sequences it offers the choice, defaulting to the two newest releases.
 func (u *UI) releaseDiff(w http.ResponseWriter, r *http.Request) {
 	d := diffData{From: r.URL.Query().Get("from"), To: r.URL.Query().Get("to")}
-	var list api.ReleaseList
-	if err := u.route(r, api.ReleasesList, nil, api.ReleasesListQuery{Limit: 100}.Values(), nil, &list); err != nil {
+	list, err := run(u, r, api.ReleasesList, u.cfg.Releases.List, api.ReleasesListQuery{Limit: 100})
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -94,8 +99,19 @@ func (u *UI) releaseDiff(w http.ResponseWriter, r *http.Request) {
 		d.From, d.To = strconv.FormatInt(list.Releases[1].Sequence, 10), strconv.FormatInt(list.Releases[0].Sequence, 10)
 	}
 	if d.From != "" && d.To != "" {
-		d.Diff = new(api.ReleaseDiff)
-		if err := u.route(r, api.ReleasesDiff, []string{d.From, d.To}, nil, nil, d.Diff); err != nil {
+		from, err := api.ParseSequence(d.From, "sequence")
+		var to int64
+		if err == nil {
+			to, err = api.ParseSequence(d.To, "to")
+		}
+		var diff api.ReleaseDiff
+		if err == nil {
+			diff, err = run(u, r, api.ReleasesDiff, func(ctx context.Context, who api.Token, _ struct{}) (api.ReleaseDiff, error) {
+				return u.cfg.Releases.Diff(ctx, who, from, to)
+			}, struct{}{})
+		}
+		d.Diff = &diff
+		if err != nil {
 			u.fail(w, r, nil, err)
 			return
 		}
@@ -103,9 +119,9 @@ func (u *UI) releaseDiff(w http.ResponseWriter, r *http.Request) {
 	u.page(w, r, "diff", d)
 }
 
-// releaseUpload sends the uploaded tar to the API's publish route as it is, so the plane verifies it
-// exactly as for lexicon releases publish, and shows the verifier's verdicts: on the new release's
-// page when it was taken, next to the upload form when it was refused.
+// releaseUpload publishes the uploaded tar as it is, so the plane verifies it exactly as for lexicon
+// releases publish, and shows the verifier's verdicts: on the new release's page when it was taken,
+// next to the upload form when it was refused.
 func (u *UI) releaseUpload(w http.ResponseWriter, r *http.Request) {
 	f, _, err := r.FormFile("release")
 	if err != nil {
@@ -113,12 +129,11 @@ func (u *UI) releaseUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
-	var q url.Values
-	if r.PostFormValue("deploy_all") == "true" {
-		q = url.Values{"deploy_all": {"true"}}
-	}
-	var rel api.Release
-	if err := u.callRaw(r, api.ReleasesPublish.Method, api.ReleasesPublish.Pattern, q, f, "application/x-tar", &rel); err != nil {
+	deployAll := r.PostFormValue("deploy_all") == "true"
+	rel, err := run(u, r, api.ReleasesPublish, func(ctx context.Context, who api.Token, body io.Reader) (api.Release, error) {
+		return u.cfg.Releases.Publish(ctx, who, body, deployAll)
+	}, io.Reader(f))
+	if err != nil {
 		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
 			u.fail(w, r, nil, err)
 			return
@@ -127,7 +142,7 @@ func (u *UI) releaseUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := releaseData{Published: true, Checks: rel.Checks, Rollout: rel.Rollout}
-	if err := u.route(r, api.ReleasesShow, []string{strconv.FormatInt(rel.Sequence, 10)}, nil, nil, &d.ReleaseDetail); err != nil {
+	if d.ReleaseDetail, err = run(u, r, api.ReleasesShow, u.cfg.Releases.Show, rel.Sequence); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}

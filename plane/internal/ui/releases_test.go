@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -32,7 +32,7 @@ func newTrusted(t *testing.T) *trusted {
 	if err := registry.InitTrust(dir, []keys.PublisherPublic{pub.Public()}, nil); err != nil {
 		t.Fatal(err)
 	}
-	return &trusted{plane: newPlaneWith(t, server.Config{TrustDir: dir}), pub: pub}
+	return &trusted{plane: newPlaneWith(t, wire.Config{TrustDir: dir}), pub: pub}
 }
 
 // releaseTar builds a release of look words (name: module bytes after the wasm header) signed by key

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -34,16 +35,16 @@ func (u *UI) rolloutsPage(w http.ResponseWriter, r *http.Request, status int, d 
 		return
 	}
 	q.Limit = 100
-	var list api.RolloutList
-	if err := u.route(r, api.RolloutsList, nil, q.Values(), nil, &list); err != nil {
+	list, err := run(u, r, api.RolloutsList, u.cfg.Rollouts.List, q)
+	if err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
 	d.Rollouts, d.State = list.Rollouts, q.State
 	d.States = []string{api.RolloutRunning, api.RolloutPaused, api.RolloutHalted, api.RolloutCompleted, api.RolloutAborted, api.RolloutReverted}
-	if v := from(r); api.Role(v.tok.Role).Covers(api.RoleAdmin) {
-		var rels api.ReleaseList
-		if err := u.route(r, api.ReleasesList, nil, api.ReleasesListQuery{Limit: 20}.Values(), nil, &rels); err != nil {
+	if v := from(r); v.tok.Role.Covers(api.RoleAdmin) {
+		rels, err := run(u, r, api.ReleasesList, u.cfg.Releases.List, api.ReleasesListQuery{Limit: 20})
+		if err != nil {
 			u.fail(w, r, nil, err)
 			return
 		}
@@ -93,8 +94,8 @@ func (u *UI) rolloutStart(w http.ResponseWriter, r *http.Request) {
 		u.rolloutsPage(w, r, http.StatusBadRequest, rolloutsData{Form: f, Error: "These fields are not what they should be (a whole number, or JSON): " + strings.Join(bad, ", ")})
 		return
 	}
-	var ro api.Rollout
-	if err := u.route(r, api.RolloutsStart, nil, nil, req, &ro); err != nil {
+	ro, err := run(u, r, api.RolloutsStart, u.cfg.Rollouts.Start, req)
+	if err != nil {
 		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
 			u.fail(w, r, nil, err)
 			return
@@ -146,7 +147,8 @@ func (d rolloutData) CanRevert() bool { return d.Kind == "release" && d.State !=
 
 func (u *UI) rollout(w http.ResponseWriter, r *http.Request) {
 	var d rolloutData
-	if err := u.route(r, api.RolloutsShow, []string{chi.URLParam(r, "id")}, nil, nil, &d.Rollout); err != nil {
+	var err error
+	if d.Rollout, err = run(u, r, api.RolloutsShow, u.cfg.Rollouts.Show, chi.URLParam(r, "id")); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -167,11 +169,11 @@ func (u *UI) rollout(w http.ResponseWriter, r *http.Request) {
 	u.page(w, r, "rollout", d)
 }
 
-// rolloutMove is one of the API's state moves, named by the route.
-func (u *UI) rolloutMove(rt api.Route) http.HandlerFunc {
+// rolloutMove is one of the API's state moves, named by its route: move is the room's method.
+func (u *UI) rolloutMove(rt api.Route, move func(context.Context, api.Token, string) (api.Rollout, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "id")
-		if err := u.route(r, rt, []string{id}, nil, nil, nil); err != nil {
+		if _, err := run(u, r, rt, move, id); err != nil {
 			u.fail(w, r, nil, err)
 			return
 		}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -25,8 +25,8 @@ func TestSessionOnEveryReplica(t *testing.T) {
 	st, err := open.SQLite(t.Context(), filepath.Join(dir, "plane.db"))
 	must(t, err)
 	t.Cleanup(func() { st.Close() })
-	a := newPlaneOn(t, st, server.Config{})
-	b := newPlaneOn(t, st, server.Config{})
+	a := newPlaneOn(t, st, wire.Config{})
+	b := newPlaneOn(t, st, wire.Config{})
 	admin, _ := a.token(store.RoleAdmin)
 
 	onA := a.browser()
@@ -64,7 +64,7 @@ func TestSignInRateLimit(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	p := newPlaneWith(t, server.Config{Now: clock})
+	p := newPlaneWith(t, wire.Config{Now: clock})
 	admin, _ := p.token(store.RoleAdmin)
 	b := p.browser()
 	for range 3 { // successes do not count
@@ -92,7 +92,7 @@ func TestSignInRateLimit(t *testing.T) {
 // TestSignInRateLimitConcurrent: failures sent at once spend the bucket exactly: SignInBurst of them
 // are looked at and refused as unknown, every other one is limited.
 func TestSignInRateLimitConcurrent(t *testing.T) {
-	p := newPlaneWith(t, server.Config{Now: func() time.Time { return time.Unix(1_900_000_000, 0) }})
+	p := newPlaneWith(t, wire.Config{Now: func() time.Time { return time.Unix(1_900_000_000, 0) }})
 	const tries = 3 * ui.SignInBurst
 	browsers := make([]*browser, tries)
 	for i := range browsers {

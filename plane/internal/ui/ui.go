@@ -1,7 +1,7 @@
 // Package ui is the plane's admin web UI: server-rendered HTML pages under /ui/ on the plane's own
 // listener, for people who would rather look at the fleet than script it. It holds no rules of its own:
-// every page reads and changes the fleet by calling the admin API's handlers in process (plane/api
-// types, the server's route table with its role checks), as the session's token. What it adds is what
+// every page reads and changes the fleet by calling the rooms' Go APIs, as the admin API's handlers
+// do, after the role check of the API route it stands for, as the session's token. What it adds is what
 // a browser needs: sign-in with an admin token exchanged for a session kept in the store (so every
 // replica accepts it), CSRF tokens on every form, and the security headers (a strict
 // Content-Security-Policy, no framing, no caching).
@@ -16,11 +16,8 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -32,6 +29,17 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
+	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
+	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
+	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -59,16 +67,29 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
+// Store is what the UI keeps of its own: the sessions of signed-in browsers, each with its token.
+type Store interface {
+	UISessionCreate(ctx context.Context, p store.UISessionCreateParams) (store.UISession, error)
+	UISessionGet(ctx context.Context, p store.UISessionGetParams) (store.UISession, error)
+	UISessionDelete(ctx context.Context, p store.UISessionDeleteParams) error
+}
+
 // Config is what the UI needs from the plane.
 type Config struct {
-	// Store resolves a session's token on every request, so a revoked token ends its sessions at once.
-	Store store.Store
-	// API is the admin route table without the bearer check (server.AdminAs), paths relative to
-	// api.Prefix; As puts the token a request runs as into its context.
-	API http.Handler
-	As  func(ctx context.Context, tok store.Token) context.Context
-	// HashToken is how the store keys tokens.
-	HashToken func(token string) string
+	// Store keeps the sessions; a session's token is read with it on every request, so a revoked token
+	// ends its sessions at once.
+	Store Store
+	// The rooms the pages call, as the admin API's handlers do.
+	Tokens    *tokens.Room
+	Joins     *joins.Room
+	Nodes     *nodes.Room
+	Jobs      *jobs.Room
+	Releases  *releases.Room
+	Rollouts  *rollouts.Room
+	Incidents *incidents.Room
+	Provision *provision.Room
+	Drivers   *drivers.Room
+	Health    *health.Room
 	Log       *slog.Logger
 	Now       func() time.Time
 }
@@ -142,18 +163,18 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/rollouts", u.rollouts)
 		r.Post("/rollouts", u.rolloutStart)
 		r.Get("/rollouts/{id}", u.rollout)
-		r.Post("/rollouts/{id}/pause", u.rolloutMove(api.RolloutsPause))
-		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume))
-		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort))
-		r.Post("/rollouts/{id}/revert", u.rolloutMove(api.RolloutsRevert))
+		r.Post("/rollouts/{id}/pause", u.rolloutMove(api.RolloutsPause, u.cfg.Rollouts.Pause))
+		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume, u.cfg.Rollouts.Resume))
+		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort, u.cfg.Rollouts.Abort))
+		r.Post("/rollouts/{id}/revert", u.rolloutMove(api.RolloutsRevert, u.cfg.Rollouts.Revert))
 		r.Get("/provisionings", u.provisionings)
 		r.Post("/provisionings", u.provisionStart)
 		r.Get("/provisionings/{id}", u.provisioning)
 		r.Get("/cloud/{account}", u.cloudInstances)
-		r.Post("/cloud/{account}/instances/{id}/power-on", u.cloudMove(api.CloudPowerOn))
-		r.Post("/cloud/{account}/instances/{id}/power-off", u.cloudMove(api.CloudPowerOff))
-		r.Post("/cloud/{account}/instances/{id}/reboot", u.cloudMove(api.CloudReboot))
-		r.Post("/cloud/{account}/instances/{id}/delete", u.cloudMove(api.CloudDelete))
+		r.Post("/cloud/{account}/instances/{id}/power-on", u.cloudMove(api.CloudPowerOn, accepted(u.cfg.Drivers.PowerOn)))
+		r.Post("/cloud/{account}/instances/{id}/power-off", u.cloudMove(api.CloudPowerOff, accepted(u.cfg.Drivers.PowerOff)))
+		r.Post("/cloud/{account}/instances/{id}/reboot", u.cloudMove(api.CloudReboot, accepted(u.cfg.Drivers.Reboot)))
+		r.Post("/cloud/{account}/instances/{id}/delete", u.cloudMove(api.CloudDelete, u.cloudDelete))
 		r.Get("/plane", u.planeStatus)
 		r.Post("/plane/replicas/{id}/forget", u.replicaForget)
 		r.Get("/drivers", u.drivers)
@@ -216,12 +237,30 @@ type ctxKey struct{}
 // viewer is the signed-in session and its token, as a page sees them.
 type viewer struct {
 	sess *session
-	tok  store.Token
+	tok  api.Token
 }
 
 func from(r *http.Request) viewer {
 	v, _ := r.Context().Value(ctxKey{}).(viewer)
 	return v
+}
+
+// run calls a room's method f with arg as the signed-in token, after the role check of the route rt
+// it stands for: a page runs the very rules of the API, without a trip through JSON.
+func run[A, T any](u *UI, r *http.Request, rt api.Route, f func(context.Context, api.Token, A) (T, error), arg A) (T, error) {
+	who, err := u.may(r, rt)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return f(r.Context(), who, arg)
+}
+
+// may returns the signed-in token, refused (auth.forbidden) below the role the API's route table
+// gives rt: a page calls the room of the route it stands for, after the same role check.
+func (u *UI) may(r *http.Request, rt api.Route) (api.Token, error) {
+	who := from(r).tok
+	return who, tokens.Need(who, rt.Role)
 }
 
 // authenticate finds the session in the store with its token: an unknown or expired session, or a
@@ -242,7 +281,7 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 			u.fail(w, r, nil, err)
 			return
 		}
-		v := viewer{sess: &session{id: c.Value, csrf: st.CSRF, expires: st.ExpiresAt}, tok: st.Token}
+		v := viewer{sess: &session{id: c.Value, csrf: st.CSRF, expires: st.ExpiresAt}, tok: apiconv.Token(st.Token)}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, v))
 		if r.Method == http.MethodPost {
 			// A form is small; only a release upload is big, and never bigger than the API takes.
@@ -339,8 +378,8 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw := strings.TrimSpace(r.PostFormValue("token"))
-	tok, err := u.cfg.Store.TokenGetByHash(r.Context(), store.TokenGetByHashParams{Hash: u.cfg.HashToken(raw)})
-	if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) || raw == "" {
+	tok, err := u.cfg.Tokens.Authenticate(r.Context(), raw)
+	if errcode.Has(err, errcode.AuthRequired) {
 		u.cfg.Log.Info("ui sign-in failed", "address", addr)
 		u.signinForm(w, r, http.StatusUnauthorized, "That token is unknown or revoked.")
 		return
@@ -373,66 +412,6 @@ func (u *UI) signout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
 }
 
-// call runs an admin API route as the session's token and decodes its answer into out; an error
-// answer comes back as the *errcode.Error the API sent.
-func (u *UI) call(r *http.Request, method, path string, q url.Values, body any, out any) error {
-	var rd io.Reader = bytes.NewReader(nil)
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	return u.callRaw(r, method, path, q, rd, "application/json", out)
-}
-
-// callRaw is call with a body already encoded as contentType: a release upload's tar stream.
-func (u *UI) callRaw(r *http.Request, method, path string, q url.Values, body io.Reader, contentType string, out any) error {
-	target := path
-	if len(q) > 0 {
-		target += "?" + q.Encode()
-	}
-	// The API's router must route from scratch, not from the UI's routing state in the context.
-	ctx := context.WithValue(r.Context(), chi.RouteCtxKey, nil)
-	req, err := http.NewRequestWithContext(u.cfg.As(ctx, from(r).tok), method, target, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", contentType)
-	rec := &recorder{header: http.Header{}, status: http.StatusOK}
-	u.cfg.API.ServeHTTP(rec, req)
-	if rec.status >= 400 {
-		if e := errcode.Parse(rec.body.Bytes()); e != nil {
-			return e
-		}
-		return fmt.Errorf("admin API %s %s answered %d", method, path, rec.status)
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(rec.body.Bytes(), out)
-}
-
-// recorder is the ResponseWriter of an in-process API call.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-	wrote  bool
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-func (r *recorder) Write(b []byte) (int, error) {
-	r.wrote = true
-	return r.body.Write(b)
-}
-func (r *recorder) WriteHeader(s int) {
-	if !r.wrote {
-		r.status, r.wrote = s, true
-	}
-}
-
 // page is what every page's template gets.
 type page struct {
 	Title  string
@@ -450,7 +429,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name str
 	p := page{Title: name, Data: data}
 	if v != nil && v.sess != nil {
 		p.Signed, p.CSRF = true, v.sess.csrf
-		p.Who = api.Token{ID: v.tok.ID, Name: v.tok.Name, Role: api.Role(v.tok.Role)}
+		p.Who = api.Token{ID: v.tok.ID, Name: v.tok.Name, Role: v.tok.Role}
 	}
 	var buf bytes.Buffer
 	t := u.pages[name]

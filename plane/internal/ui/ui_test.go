@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
+	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/open"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
@@ -34,11 +35,11 @@ type plane struct {
 
 func newPlane(t testing.TB) *plane {
 	t.Helper()
-	return newPlaneWith(t, server.Config{})
+	return newPlaneWith(t, wire.Config{})
 }
 
 // newPlaneWith is newPlane with more of the server's configuration; the store is made here.
-func newPlaneWith(t testing.TB, cfg server.Config) *plane {
+func newPlaneWith(t testing.TB, cfg wire.Config) *plane {
 	t.Helper()
 	st, err := open.SQLite(context.Background(), filepath.Join(t.TempDir(), "plane.db"))
 	if err != nil {
@@ -49,17 +50,17 @@ func newPlaneWith(t testing.TB, cfg server.Config) *plane {
 }
 
 // newPlaneOn is newPlaneWith on a store already open.
-func newPlaneOn(t testing.TB, st store.Store, cfg server.Config) *plane {
+func newPlaneOn(t testing.TB, st store.Store, cfg wire.Config) *plane {
 	t.Helper()
 	cfg.Store = st
-	ts := httptest.NewTLSServer(server.New(cfg).Handler())
+	ts := httptest.NewTLSServer(wire.New(cfg).Handler())
 	t.Cleanup(ts.Close)
 	return &plane{t: t, store: st, ts: ts}
 }
 
 func (p *plane) token(role store.Role) (string, store.Token) {
 	p.t.Helper()
-	raw, hash := server.NewToken()
+	raw, hash := tokens.Mint()
 	tok, err := p.store.TokenCreate(context.Background(), store.TokenCreateParams{Name: "ui-" + string(role), Role: role, Hash: hash, Now: time.Now()})
 	if err != nil {
 		p.t.Fatal(err)

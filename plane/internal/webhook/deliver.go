@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -35,10 +36,18 @@ func Backoff(attempt int) time.Duration {
 	return min(d, maxBackoff)
 }
 
+// Store is what delivery reads and writes: the notification outbox, and the incidents it tells of.
+type Store interface {
+	NotificationClaim(ctx context.Context, p store.NotificationClaimParams) ([]store.Notification, error)
+	NotificationRecord(ctx context.Context, p store.NotificationRecordParams) (store.Notification, error)
+	NotificationList(ctx context.Context, p store.NotificationListParams) ([]store.Notification, error)
+	IncidentGet(ctx context.Context, p store.IncidentGetParams) (store.Incident, error)
+}
+
 // Deliverer sends due notifications to this plane's webhooks. Every replica may run one: the store's
 // leases keep two from sending one notification at once.
 type Deliverer struct {
-	Store     store.Store
+	Store     Store
 	Endpoints []Endpoint
 	// Client sends the requests; nil means a client with DefaultTimeout. Its timeout must stay well
 	// under the lease, or a slow webhook could see a notification twice.
@@ -63,12 +72,7 @@ func (d *Deliverer) now() time.Time {
 	return time.Now()
 }
 
-func (d *Deliverer) log() *slog.Logger {
-	if d.Log != nil {
-		return d.Log
-	}
-	return slog.Default()
-}
+func (d *Deliverer) log() *slog.Logger { return services.Logger(d.Log) }
 
 func (d *Deliverer) maxAttempts() int {
 	if d.MaxAttempts > 0 {

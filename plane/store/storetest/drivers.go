@@ -211,10 +211,10 @@ var driverTests = []test{
 			noErr(f, err, "DriverCallAdd")
 			return c
 		}
-		c1 := add("prod-dns", "dns-rfc2136", "dns.get_records", store.CodeOK, 0)
-		c2 := add("lab", "cloud-linode", "cloud.regions", errcode.DriverCrashed, time.Second)
-		c3 := add("prod-dns", "dns-rfc2136", "dns.append_records", store.CodeOK, 2*time.Second)
-		c4 := add("", "dns-rfc2136", "driver.enable", store.CodeOK, 3*time.Second)
+		c1 := add("prod-dns", "dns-rfc2136", store.OpDNSGetRecords, store.CodeOK, 0)
+		c2 := add("lab", "cloud-linode", store.OpCloudRegions, errcode.DriverCrashed, time.Second)
+		c3 := add("prod-dns", "dns-rfc2136", store.OpDNSAppendRecords, store.CodeOK, 2*time.Second)
+		c4 := add("", "dns-rfc2136", store.OpDriverEnable, store.CodeOK, 3*time.Second)
 		if c1.DurationMS != 1 || c1.Actor != "alice" || !strings.HasPrefix(c1.ID, "call_") {
 			f.Fatalf("recorded %+v", c1)
 		}
@@ -242,7 +242,7 @@ var driverTests = []test{
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 	{"DriverCall/InvalidRefused", func(f *fx) {
-		good := store.DriverCallAddParams{Actor: "alice", Driver: "dns-memory", Operation: "dns.list_zones", Code: store.CodeOK}
+		good := store.DriverCallAddParams{Actor: "alice", Driver: "dns-memory", Operation: store.OpDNSListZones, Code: store.CodeOK}
 		edits := []func(*store.DriverCallAddParams){
 			func(p *store.DriverCallAddParams) { p.Actor = "" },
 			func(p *store.DriverCallAddParams) { p.Driver = "" },
@@ -301,7 +301,7 @@ var driverTests = []test{
 	}},
 	{"DriverCall/StartFinish", func(f *fx) {
 		started, err := f.s.DriverCallStart(f.ctx, store.DriverCallStartParams{Actor: "alice", Account: "lab", Driver: "cloud-mock",
-			Operation: "cloud.delete_instance", Target: "m-000001", Now: f.at(0)})
+			Operation: store.OpCloudDelete, Target: "m-000001", Now: f.at(0)})
 		noErr(f, err, "DriverCallStart")
 		if started.Code != store.CodePending || started.DurationMS != 0 || !started.At.Equal(f.at(0)) {
 			f.Fatalf("started %+v", started)
@@ -338,7 +338,7 @@ var driverTests = []test{
 		noErr(f, err, "DriverCallList")
 		same(f, "unchanged by refused finishes", again.Calls, []store.DriverCall{want})
 
-		_, err = f.s.DriverCallStart(f.ctx, store.DriverCallStartParams{Driver: "cloud-mock", Operation: "cloud.reboot"})
+		_, err = f.s.DriverCallStart(f.ctx, store.DriverCallStartParams{Driver: "cloud-mock", Operation: store.OpCloudReboot})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 }

@@ -181,24 +181,24 @@ var healthTests = []test{
 				Code: code, Now: f.at(d)})
 			noErr(f, err, "DriverCallAdd")
 		}
-		call(0, "dns.list_zones", store.CodeOK)
+		call(0, store.OpDNSListZones, store.CodeOK)
 		// Provider refusals are not the driver failing; four timeouts are not yet five.
 		for i := range 4 {
-			call(time.Duration(i+1)*time.Second, "dns.get_records", errcode.DNSNotFound)
-			call(time.Duration(i+1)*time.Second, "dns.get_records", errcode.DriverTimeout)
+			call(time.Duration(i+1)*time.Second, store.OpDNSGetRecords, errcode.DNSNotFound)
+			call(time.Duration(i+1)*time.Second, store.OpDNSGetRecords, errcode.DriverTimeout)
 		}
 		same(f, "four", subjects(f.reconcile(10*time.Second, hooks)), []string{})
-		call(11*time.Second, "dns.get_records", errcode.DriverTimeout)
+		call(11*time.Second, store.OpDNSGetRecords, errcode.DriverTimeout)
 		ch := planeChange(f, f.reconcile(12*time.Second, hooks), "plane:driver_failing/opened/dns-memory")
 		if !strings.Contains(ch.Incident.Summary, "5 calls failed in a row") {
 			f.Fatalf("summary %q", ch.Incident.Summary)
 		}
-		call(20*time.Second, "dns.get_records", store.CodeOK)
+		call(20*time.Second, store.OpDNSGetRecords, store.CodeOK)
 		same(f, "answers again", subjects(f.reconcile(20*time.Second, hooks)),
 			[]string{"plane:driver_failing/cleared/dns-memory", "plane:driver_failing/triage/dns-memory"})
 		// Restarted more than twice in the window, with no success since: failing again.
 		for i := range 3 {
-			call(time.Duration(30+i)*time.Second, store.OperationDriverRestart, errcode.DriverTimeout)
+			call(time.Duration(30+i)*time.Second, store.OpDriverRestart, errcode.DriverTimeout)
 		}
 		ch = planeChange(f, f.reconcile(40*time.Second, hooks), "plane:driver_failing/reopened/dns-memory")
 		if !strings.Contains(ch.Incident.Summary, "restarted 3 times") {

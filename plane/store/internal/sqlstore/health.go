@@ -66,7 +66,7 @@ func (s *sqlStore) driverDetector(h HealthThresholds, t time.Time) detector {
 		source: DetectorDriverFailing, severity: SeverityCritical,
 		cleared: "the driver answers again (or is disabled, or its failures left the window)",
 		find: func(ctx context.Context, ex sqldb.Execer) (map[condKey]finding, error) {
-			rs, err := ex.Query(ctx, s.q.DetectDrivers, t.Add(-h.DriverWindow), OperationDriverRestart, string(codes), CodeOK)
+			rs, err := ex.Query(ctx, s.q.DetectDrivers, t.Add(-h.DriverWindow), OpDriverRestart, string(codes), CodeOK)
 			if err != nil {
 				return nil, err
 			}

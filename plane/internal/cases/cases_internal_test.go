@@ -1,4 +1,4 @@
-package server
+package cases
 
 import (
 	"encoding/json"
@@ -12,36 +12,12 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-func TestCapText(t *testing.T) {
-	tests := []struct {
-		name, in string
-		max      int
-		want     string
-		cut      bool
-	}{
-		{"short", "disk full", 100, "disk full", false},
-		{"NUL", "a\x00b", 100, "a\uFFFDb", false},
-		{"bad UTF-8", "a\xffb", 100, "a\uFFFDb", false},
-		{"escapes are kept", "\x1b[31mred", 100, "\x1b[31mred", false},
-		{"cut", strings.Repeat("x", 50), 20, strings.Repeat("x", 20-len(cutMark)) + cutMark, true},
-		{"cut between runes", strings.Repeat("é", 20), 20, strings.Repeat("é", 5) + cutMark, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, cut := capText(tc.in, tc.max)
-			if got != tc.want || cut != tc.cut || len(got) > tc.max && tc.cut || !utf8.ValidString(got) {
-				t.Fatalf("capText = %q, %v; want %q, %v", got, cut, tc.want, tc.cut)
-			}
-		})
-	}
-}
-
-func TestCaseFromWire(t *testing.T) {
+func TestFromWire(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	good := channel.CaseReport{ID: 7, Recipe: "unit_health", State: channel.CaseOpen, OpenedAt: at, Summary: "nginx failed",
 		Body: &channel.CaseBody{Mode: "repair", Attempts: []json.RawMessage{json.RawMessage(`{"n":1}`)}}}
 
-	c, cut, err := caseFromWire(good)
+	c, cut, err := fromWire(good)
 	if err != nil || len(cut) != 0 || c.ID != 7 || c.Body == nil || c.Summary != "nginx failed" {
 		t.Fatalf("good case: %+v %v %v", c, cut, err)
 	}
@@ -51,7 +27,7 @@ func TestCaseFromWire(t *testing.T) {
 		many.Notes = append(many.Notes, channel.CaseNote{Seq: channel.MaxCaseNotes + 5 - i, At: at, Text: strings.Repeat("n", channel.MaxCaseText+9)})
 	}
 	many.Body = &channel.CaseBody{Mode: "repair", HostReport: json.RawMessage(`"` + strings.Repeat("h", channel.MaxCaseBody) + `"`)}
-	c, cut, err = caseFromWire(many)
+	c, cut, err = fromWire(many)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,26 +52,15 @@ func TestCaseFromWire(t *testing.T) {
 	for name, edit := range bad {
 		r := good
 		edit(&r)
-		if _, _, err := caseFromWire(r); !errcode.Has(err, errcode.CaseInvalid) {
+		if _, _, err := fromWire(r); !errcode.Has(err, errcode.CaseInvalid) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
 
-func TestCapRecipes(t *testing.T) {
-	in := make([]channel.RecipeReport, channel.MaxRecipes+3)
-	for i := range in {
-		in[i] = channel.RecipeReport{Name: "r", Detail: strings.Repeat("d", channel.MaxCaseText+1)}
-	}
-	out, cut := capRecipes(in)
-	if len(out) != channel.MaxRecipes || len(out[0].Detail) > channel.MaxCaseText || len(cut) == 0 || cut[0] != "recipes" {
-		t.Fatalf("capped to %d, cut %v", len(out), cut)
-	}
-}
-
-// FuzzCaseFromWire feeds claim bodies through the plane's case intake: whatever a node sends, a case is
+// FuzzFromWire feeds claim bodies through the plane's case intake: whatever a node sends, a case is
 // either refused with case.invalid or comes out within the store's contract.
-func FuzzCaseFromWire(f *testing.F) {
+func FuzzFromWire(f *testing.F) {
 	f.Add([]byte(`{"cases":[{"id":1,"recipe":"unit_health","state":"open","opened_at":"2030-01-01T00:00:00Z","summary":"x","notes":[{"seq":1,"at":"2030-01-01T00:00:00Z","text":"y"}],"body":{"mode":"repair","attempts":[]}}]}`))
 	f.Add([]byte(`{"cases":[{"id":18446744073709551615,"recipe":"a","state":"closed","opened_at":"2030-01-01T00:00:00Z","closed_at":"2030-01-01T00:00:00Z","summary":"\u0000\u001b[2J"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -104,7 +69,7 @@ func FuzzCaseFromWire(f *testing.F) {
 			return
 		}
 		for _, r := range req.Cases {
-			c, _, err := caseFromWire(r)
+			c, _, err := fromWire(r)
 			if err != nil {
 				if !errcode.Has(err, errcode.CaseInvalid) {
 					t.Fatalf("refused without case.invalid: %v", err)
@@ -113,12 +78,6 @@ func FuzzCaseFromWire(f *testing.F) {
 			}
 			if err := c.Check(); err != nil {
 				t.Fatalf("took a case the store refuses: %v", err)
-			}
-		}
-		list, _ := capRecipes(req.Recipes)
-		for _, r := range list {
-			if !utf8.ValidString(r.Detail) || strings.Contains(r.Detail, "\x00") || len(r.Detail) > channel.MaxCaseText {
-				t.Fatalf("recipe detail %q", r.Detail)
 			}
 		}
 	})
@@ -130,7 +89,7 @@ func TestCaseBodyMadeStorable(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	r := channel.CaseReport{ID: 1, Recipe: "unit_health", State: channel.CaseOpen, OpenedAt: at, Summary: "s",
 		Body: &channel.CaseBody{Mode: "repair", Attempts: []json.RawMessage{json.RawMessage("{\"detail\": \"bad \xff\xfe unit\"}")}}}
-	c, _, err := caseFromWire(r)
+	c, _, err := fromWire(r)
 	if err != nil {
 		t.Fatal(err)
 	}

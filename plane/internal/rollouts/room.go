@@ -1,0 +1,298 @@
+package rollouts
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/services"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
+
+// Store is what the rollouts room reads and writes: the rollouts, the nodes they select and move, and
+// the releases they move them to.
+type Store interface {
+	NodeGet(ctx context.Context, p store.NodeGetParams) (store.Node, error)
+	NodeList(ctx context.Context, p store.NodeListParams) (store.NodeListResult, error)
+	NodeTargetSet(ctx context.Context, p store.NodeTargetSetParams) (store.NodeTargetSetResult, error)
+	FleetTarget(ctx context.Context) (int64, error)
+	FleetTargetSet(ctx context.Context, p store.FleetTargetSetParams) error
+	ReleaseGet(ctx context.Context, p store.ReleaseGetParams) (store.Release, error)
+	ReleaseList(ctx context.Context, p store.ReleaseListParams) ([]store.Release, error)
+	RolloutCreate(ctx context.Context, p store.RolloutCreateParams) (store.Rollout, error)
+	RolloutGet(ctx context.Context, p store.RolloutGetParams) (store.Rollout, error)
+	RolloutList(ctx context.Context, p store.RolloutListParams) ([]store.Rollout, error)
+	RolloutSetState(ctx context.Context, p store.RolloutSetStateParams) (store.Rollout, error)
+	RolloutStepUpdate(ctx context.Context, p store.RolloutStepUpdateParams) (store.RolloutStepUpdateResult, error)
+	JobCancel(ctx context.Context, p store.JobCancelParams) (store.Job, error)
+}
+
+// RoomConfig sets up the room.
+type RoomConfig struct {
+	Store Store
+	// Words tells the words a release pins.
+	Words WordSource
+	Log   *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Changed, when not nil, is called after a rollout was started or moved: it wakes this process's
+	// engine.
+	Changed func()
+}
+
+// Room is the rollouts' Go API, which the HTTP server and the web UI both call; the Engine advances
+// what it starts.
+type Room struct {
+	c   RoomConfig
+	log *slog.Logger
+}
+
+// NewRoom makes the room.
+func NewRoom(c RoomConfig) *Room {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return &Room{c: c, log: services.Logger(c.Log)}
+}
+
+func (r *Room) changed() {
+	if r.c.Changed != nil {
+		r.c.Changed()
+	}
+}
+
+// List lists rollouts newest first, without their steps and events.
+func (r *Room) List(ctx context.Context, who api.Token, q api.RolloutsListQuery) (api.RolloutList, error) {
+	list, err := r.c.Store.RolloutList(ctx, store.RolloutListParams{State: store.RolloutState(q.State), Limit: q.Limit})
+	return api.RolloutList{Rollouts: apiconv.Each(list, apiconv.Rollout)}, err
+}
+
+// Show answers a rollout with its steps and events.
+func (r *Room) Show(ctx context.Context, who api.Token, id string) (api.Rollout, error) {
+	ro, err := r.c.Store.RolloutGet(ctx, store.RolloutGetParams{ID: id})
+	return apiconv.Rollout(ro), err
+}
+
+// Start checks everything a rollout will need before it makes one: the selection and its stages, the
+// role the change needs, and for each selected node that every word the rollout runs is in the node's
+// target release with params its schema accepts. A refused start makes nothing.
+func (r *Room) Start(ctx context.Context, who api.Token, req api.RolloutRequest) (api.Rollout, error) {
+	ro, err := r.start(ctx, who, req, false)
+	return apiconv.Rollout(ro), err
+}
+
+// DeployAll starts the fleet-wide rollout of release seq that publishing with deploy_all asks for, ten
+// nodes at a time. Refused: rollout.empty_selection when no node is active, and as Start.
+func (r *Room) DeployAll(ctx context.Context, who api.Token, seq int64) (string, error) {
+	ro, err := r.start(ctx, who, api.RolloutRequest{Release: seq, Selector: "all", MaxParallel: 10}, true)
+	return ro.ID, err
+}
+
+var _ releases.Deployer = (*Room)(nil)
+
+func (r *Room) start(ctx context.Context, who api.Token, req api.RolloutRequest, fleetWide bool) (store.Rollout, error) {
+	if (req.Release == 0) == (req.Word == "") {
+		return store.Rollout{}, errcode.New(errcode.RequestMalformed, "a rollout takes a release or a word, one of the two").With(errcode.DetailField, "word")
+	}
+	if req.MaxParallel < 0 || req.ErrorBudget < 0 || req.StepTimeoutMS < 0 || req.Canary < 0 {
+		return store.Rollout{}, errcode.New(errcode.RequestMalformed, "max_parallel, error_budget, step_timeout_ms and canary must not be negative").With(errcode.DetailField, "max_parallel")
+	}
+	nodes, err := r.activeNodes(ctx)
+	if err != nil {
+		return store.Rollout{}, err
+	}
+	steps, stages, err := Plan(nodes, req.Selector, Staging{Stages: req.Stages, Canary: req.Canary, Percentages: req.Percentages})
+	if err != nil {
+		return store.Rollout{}, err
+	}
+	sel, _ := ParseSelector("selector", req.Selector)
+	kind := store.RolloutJob
+	if req.Release != 0 {
+		kind = store.RolloutRelease
+		if err := tokens.Need(who, api.RoleAdmin); err != nil {
+			return store.Rollout{}, err
+		}
+		if _, err := r.c.Store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: req.Release}); err != nil {
+			return store.Rollout{}, err
+		}
+	}
+	byID := map[string]store.Node{}
+	for _, n := range nodes {
+		byID[n.ID] = n
+	}
+	// Each word must be in the release each node will run it under: the node's target for a job
+	// rollout; for a release rollout the preflight runs under the old target, the verify under the new.
+	checks := []struct {
+		phase, word string
+		params      *json.RawMessage
+		newTarget   bool
+	}{{"preflight", req.Preflight, &req.PreflightParams, false}, {"change", req.Word, &req.Params, false}, {"verify", req.Verify, &req.VerifyParams, true}}
+	role := api.RoleOperator
+	for _, c := range checks {
+		if c.word == "" {
+			continue
+		}
+		checked := map[int64]bool{}
+		for _, st := range steps {
+			seq := byID[st.NodeID].TargetSequence
+			if c.newTarget && kind == store.RolloutRelease {
+				seq = req.Release
+			}
+			if checked[seq] {
+				continue
+			}
+			checked[seq] = true
+			var words map[string]releases.Word
+			if seq > 0 {
+				if words, _, err = r.c.Words.Words(ctx, seq); err != nil {
+					return store.Rollout{}, err
+				}
+			}
+			w, ok := words[c.word]
+			if !ok {
+				return store.Rollout{}, errcode.New(errcode.RolloutWordNotInRelease, "%s word %s is not in release %d, node %s's target", c.phase, c.word, seq, st.NodeName).
+					With(errcode.DetailWord, c.word).With(errcode.DetailNodeID, st.NodeID).With(errcode.DetailSequence, seq)
+			}
+			if w.Manifest.Class == manifest.ClassDestructive {
+				role = api.RoleAdmin
+			}
+			// The rollout keeps the params as checked ({} when none were given): its engine queues
+			// each phase's jobs with them as they are.
+			if *c.params, err = jobs.Params(w.Manifest, *c.params); err != nil {
+				return store.Rollout{}, err
+			}
+		}
+	}
+	if err := tokens.Need(who, role); err != nil {
+		return store.Rollout{}, err
+	}
+	ro, err := r.c.Store.RolloutCreate(ctx, store.RolloutCreateParams{
+		Kind: kind, ReleaseSequence: req.Release, Word: req.Word, Params: req.Params,
+		PreflightWord: req.Preflight, PreflightParams: req.PreflightParams, VerifyWord: req.Verify, VerifyParams: req.VerifyParams,
+		Selector: req.Selector, Stages: stages, FleetWide: fleetWide || sel.All, MaxParallel: req.MaxParallel, ErrorBudget: req.ErrorBudget,
+		StepTimeout: time.Duration(req.StepTimeoutMS) * time.Millisecond, Steps: steps, By: who.Name, Now: r.c.Now(),
+	})
+	if err != nil {
+		return store.Rollout{}, err
+	}
+	r.log.Info("rollout started", "rollout", ro.ID, "kind", ro.Kind, "nodes", len(steps), "stages", len(stages), "by", who.Name)
+	r.changed()
+	return ro, nil
+}
+
+// activeNodes reads every active node, page by page.
+func (r *Room) activeNodes(ctx context.Context) ([]store.Node, error) {
+	var all []store.Node
+	cursor := ""
+	for {
+		res, err := r.c.Store.NodeList(ctx, store.NodeListParams{State: store.NodeActive, Limit: store.MaxListLimit, Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, res.Nodes...)
+		if res.NextCursor == "" {
+			return all, nil
+		}
+		cursor = res.NextCursor
+	}
+}
+
+// Pause stops a running rollout starting steps; those under way are still judged.
+func (r *Room) Pause(ctx context.Context, who api.Token, id string) (api.Rollout, error) {
+	return r.move(ctx, who, id, "pause", store.RolloutPaused, store.RolloutRunning)
+}
+
+// Resume runs a paused or halted rollout again (a halted one retries its failed nodes), so it takes the
+// role starting it took.
+func (r *Room) Resume(ctx context.Context, who api.Token, id string) (api.Rollout, error) {
+	cur, err := r.c.Store.RolloutGet(ctx, store.RolloutGetParams{ID: id})
+	if err != nil {
+		return api.Rollout{}, err
+	}
+	role, err := r.role(ctx, cur)
+	if err != nil {
+		return api.Rollout{}, err
+	}
+	if err := tokens.Need(who, role); err != nil {
+		return api.Rollout{}, err
+	}
+	return r.move(ctx, who, id, "resume", store.RolloutRunning, store.RolloutPaused, store.RolloutHalted)
+}
+
+func (r *Room) move(ctx context.Context, who api.Token, id, action string, to store.RolloutState, from ...store.RolloutState) (api.Rollout, error) {
+	ro, err := r.c.Store.RolloutSetState(ctx, store.RolloutSetStateParams{ID: id, From: from, To: to, By: who.Name, Action: action, Now: r.c.Now()})
+	if err != nil {
+		return api.Rollout{}, err
+	}
+	r.log.Info("rollout "+action, "rollout", ro.ID, "by", who.Name, "state", ro.State)
+	r.changed()
+	return apiconv.Rollout(ro), nil
+}
+
+// Abort stops a rollout and leaves every node it did not reach untouched (see Abort).
+func (r *Room) Abort(ctx context.Context, who api.Token, id string) (api.Rollout, error) {
+	ro, err := Abort(ctx, r.c.Store, id, who.Name, r.c.Now())
+	if err != nil {
+		return api.Rollout{}, err
+	}
+	r.log.Info("rollout abort", "rollout", ro.ID, "by", who.Name, "state", ro.State)
+	r.changed()
+	return apiconv.Rollout(ro), nil
+}
+
+// Revert moves every node a release rollout moved back to the content it ran before (see Revert).
+func (r *Room) Revert(ctx context.Context, who api.Token, id string) (api.Rollout, error) {
+	ro, err := r.c.Store.RolloutGet(ctx, store.RolloutGetParams{ID: id})
+	if err != nil {
+		return api.Rollout{}, err
+	}
+	out, moved, err := Revert(ctx, r.c.Store, ro, who.Name, r.c.Now())
+	if err != nil {
+		return api.Rollout{}, err
+	}
+	r.log.Info("rollout reverted", "rollout", ro.ID, "by", who.Name, "moved", len(moved))
+	a := apiconv.Rollout(out)
+	a.Moved = moved
+	return a, nil
+}
+
+// role is the role a rollout's changes need now: admin for a release, and for a job the role its most
+// dangerous word (change, preflight or verify) needs in the target release of any of its nodes, as a
+// start checks.
+func (r *Room) role(ctx context.Context, ro store.Rollout) (api.Role, error) {
+	if ro.Kind == store.RolloutRelease {
+		return api.RoleAdmin, nil
+	}
+	seen := map[int64]bool{}
+	for _, st := range ro.Steps {
+		n, err := r.c.Store.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
+		if errcode.Has(err, errcode.NodeNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if seen[n.TargetSequence] || n.TargetSequence == 0 {
+			continue
+		}
+		seen[n.TargetSequence] = true
+		words, _, err := r.c.Words.Words(ctx, n.TargetSequence)
+		if err != nil {
+			return "", err
+		}
+		for _, name := range []string{ro.Word, ro.PreflightWord, ro.VerifyWord} {
+			if w, ok := words[name]; ok && w.Manifest.Class == manifest.ClassDestructive {
+				return api.RoleAdmin, nil
+			}
+		}
+	}
+	return api.RoleOperator, nil
+}

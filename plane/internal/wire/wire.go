@@ -1,0 +1,159 @@
+// Package wire assembles a plane process's HTTP surface over one store: it makes every room from the
+// store and the process's settings and hands them to the HTTP server (plane/internal/server) and the web
+// UI (plane/internal/ui). Beside plane/store and lexicon-plane serve, it is the only package that holds
+// the whole store; each room takes only the methods it uses.
+package wire
+
+import (
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/internal/cases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
+	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
+	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
+	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
+	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
+	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
+	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
+	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+)
+
+// Config is what a plane process needs.
+type Config struct {
+	Store store.Store
+	// TrustDir verifies releases before they are published (statement_keys/, log_keys/, state).
+	TrustDir string
+	Log      *slog.Logger
+	// Base is the plane's external URL, when it sits behind a proxy; nil derives it per request.
+	Base *url.URL
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// ClaimWait is the longest a claim is held when there is no job (each is held between four fifths
+	// of it and all of it, the first on a connection served with ConnContext between a tenth and all
+	// of it); 0 means channel.ClaimWait.
+	ClaimWait time.Duration
+	// Limits of requests per second (and bursts) per proven node and per source address.
+	NodeRate, AddrRate   float64
+	NodeBurst, AddrBurst int
+	// Caps on pending joins overall and per source address.
+	MaxPendingJoins, MaxPendingJoinsPerSource int
+	// Drivers runs the plane's drivers; nil refuses the driver routes.
+	Drivers *drivers.Manager
+
+	// WebhookNames names the webhooks an incident notifies when a case a node reports opens or reopens
+	// it (from lexicon-plane serve --webhooks); the delivery service sends them.
+	WebhookNames []string
+	// NotificationsQueued, when not nil, is called after a claim queued notifications: it wakes this
+	// process's delivery service, so a notification need not wait for its tick.
+	NotificationsQueued func()
+	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
+	// it wakes this process's rollout engine.
+	RolloutsChanged func()
+	// Provision runs provisionings; nil refuses the provisioning routes (a plane without drivers).
+	// Joins carrying a provisioning token are served either way.
+	Provision *provision.Engine
+	// ProvisionsChanged, when not nil, is called after a provisioning was started or a token join
+	// recorded: it wakes this process's provisioning engine.
+	ProvisionsChanged func()
+	// MaxOpenCases caps a node's open cases; 0 means channel.MaxOpenCasesNode.
+	MaxOpenCases int
+	// Metrics is what this replica counts and serves on GET /api/v1/admin/metrics; nil makes a
+	// registry of the server's own.
+	Metrics *metrics.Plane
+
+	// ReplicaID names this replica in GET /plane/status and /readyz.
+	ReplicaID string
+	// MasterKeyID is the id of the master key this replica loaded; "" means none, and /readyz says so.
+	MasterKeyID string
+	// RouteCounts, when not nil, counts every answer by route for plane:route_failing.
+	RouteCounts *health.RouteCounts
+	// LogViews fetches the consistency proofs nodes ask for from the logs the plane reads; nil
+	// answers every such request with log.unavailable.
+	LogViews *logviews.Views
+}
+
+// New makes the plane's server over cfg.Store.
+func New(cfg Config) *server.Server {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
+	st, log, now := cfg.Store, cfg.Log, cfg.Now
+	catalog := releases.NewCatalog(st)
+	rolls := rollouts.NewRoom(rollouts.RoomConfig{Store: st, Words: catalog, Log: log, Now: now, Changed: cfg.RolloutsChanged})
+	var published func()
+	if cfg.Drivers != nil {
+		published = cfg.Drivers.ReleaseChanged // re-pin drivers now, not at the next sync
+	}
+	rels := releases.New(releases.Config{Store: st, TrustDir: cfg.TrustDir, Log: log, Now: now, Catalog: catalog, Deployer: rolls, Published: published})
+	leases := lease.New(st)
+	cs := cases.New(cases.Config{Store: st, Log: log, Now: now, MaxOpen: cfg.MaxOpenCases, Webhooks: cfg.WebhookNames, Queued: cfg.NotificationsQueued})
+	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Metrics: cfg.Metrics})
+	js := jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics})
+	rooms := server.Config{
+		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now}),
+		Releases: rels,
+		Rollouts: rolls,
+		Joins: joins.New(joins.Config{Store: st, Log: log, Now: now, MaxPending: cfg.MaxPendingJoins, MaxPendingPerSource: cfg.MaxPendingJoinsPerSource,
+			Provisioned: cfg.ProvisionsChanged}),
+		Nodes:     ns,
+		Jobs:      js,
+		Incidents: incidents.NewRoom(incidents.RoomConfig{Store: st, Nodes: ns, Log: log, Now: now}),
+		Provision: provision.NewRoom(provision.RoomConfig{Store: st, Engine: cfg.Provision, Nodes: ns, Releases: rels, Log: log, Now: now,
+			Changed: cfg.ProvisionsChanged}),
+		Drivers: drivers.NewRoom(cfg.Drivers, log),
+		Health:  health.NewRoom(health.RoomConfig{Store: st, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, Log: log, Now: now}),
+	}
+	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
+		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Incidents: rooms.Incidents, Provision: rooms.Provision,
+		Drivers: rooms.Drivers, Health: rooms.Health, Log: log, Now: now}).Handler()
+	rooms.Log, rooms.Base, rooms.Now, rooms.ClaimWait = log, cfg.Base, now, cfg.ClaimWait
+	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
+	rooms.Metrics, rooms.RouteCounts, rooms.LogViews = cfg.Metrics, cfg.RouteCounts, cfg.LogViews
+	return server.New(rooms)
+}
+
+// store.Store is the union of what every room and service of the plane declares it uses; these say so
+// in one place, so a method a room needs and the store lacks fails to build here first.
+var (
+	_ tokens.Store             = store.Store(nil)
+	_ joins.Store              = store.Store(nil)
+	_ nodes.Store              = store.Store(nil)
+	_ jobs.Store               = store.Store(nil)
+	_ jobs.ExpiryStore         = store.Store(nil)
+	_ lease.Store              = store.Store(nil)
+	_ cases.Store              = store.Store(nil)
+	_ releases.Store           = store.Store(nil)
+	_ rollouts.Store           = store.Store(nil)
+	_ rollouts.EngineStore     = store.Store(nil)
+	_ incidents.Store          = store.Store(nil)
+	_ incidents.ReconcileStore = store.Store(nil)
+	_ provision.RoomStore      = store.Store(nil)
+	_ provision.EngineStore    = store.Store(nil)
+	_ provision.TransferStore  = store.Store(nil)
+	_ drivers.Store            = store.Store(nil)
+	_ health.RoomStore         = store.Store(nil)
+	_ health.HeartbeatStore    = store.Store(nil)
+	_ ui.Store                 = store.Store(nil)
+	_ sweep.Store              = store.Store(nil)
+	_ webhook.Store            = store.Store(nil)
+	_ metrics.IncidentCounter  = store.Store(nil)
+	_ logviews.Store           = store.Store(nil)
+)
