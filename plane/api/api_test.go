@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,5 +135,91 @@ func TestSnooze(t *testing.T) {
 	}
 	if _, ok := api.Snooze("2h"); ok {
 		t.Error("2h accepted")
+	}
+}
+
+// TestRoutesDescribeThemselves: every route says what it answers and, for a read, takes no body, so
+// the API's document has something to say of each.
+func TestRoutesDescribeThemselves(t *testing.T) {
+	for _, rt := range api.Routes() {
+		if rt.Summary == "" || rt.Answer == nil {
+			t.Errorf("%s: no summary or no answer type", rt)
+		}
+		if rt.Method == http.MethodGet && rt.Body != nil {
+			t.Errorf("%s: a read takes a body", rt)
+		}
+		if rt.BodyOptional && rt.Body == nil {
+			t.Errorf("%s: an optional body, but no body type", rt)
+		}
+	}
+}
+
+// TestQueryTagsAreTheParameters: a query type's tags name exactly the parameters its Values encodes,
+// so the document names what clients send.
+func TestQueryTagsAreTheParameters(t *testing.T) {
+	for _, rt := range api.Routes() {
+		if rt.Query == nil {
+			continue
+		}
+		typ := reflect.TypeOf(rt.Query)
+		full := reflect.New(typ).Elem()
+		var tags []string
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			tag := f.Tag.Get("query")
+			if tag == "" {
+				t.Errorf("%s: %s.%s has no query tag", rt, typ.Name(), f.Name)
+				continue
+			}
+			tags = append(tags, tag)
+			switch f.Type.Kind() {
+			case reflect.String:
+				full.Field(i).SetString("x")
+			case reflect.Int:
+				full.Field(i).SetInt(1)
+			case reflect.Bool:
+				full.Field(i).SetBool(true)
+			default:
+				t.Errorf("%s: %s.%s is a %s; a query parameter is a string, a whole number or a bool", rt, typ.Name(), f.Name, f.Type)
+			}
+		}
+		enc, ok := full.Interface().(interface{ Values() url.Values })
+		if !ok {
+			t.Errorf("%s: %s has no Values method", rt, typ.Name())
+			continue
+		}
+		var names []string
+		for k := range enc.Values() {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		slices.Sort(tags)
+		if !slices.Equal(names, tags) {
+			t.Errorf("%s: %s encodes %q, its tags name %q", rt, typ.Name(), names, tags)
+		}
+	}
+}
+
+// TestRouteCodesAreDeclared: every code a route names is one of the errcode table, its areas are
+// spelled out, and the codes every route may answer are there.
+func TestRouteCodesAreDeclared(t *testing.T) {
+	for _, rt := range api.Routes() {
+		codes := rt.Codes()
+		for _, c := range codes {
+			if _, ok := errcode.Lookup(c); !ok {
+				t.Errorf("%s names %q, which errcode does not declare", rt, c)
+			}
+		}
+		for _, c := range []string{errcode.AuthRequired, errcode.InternalError, errcode.StoreUnavailable} {
+			if !slices.Contains(codes, c) {
+				t.Errorf("%s: %s is missing", rt, c)
+			}
+		}
+		if got := slices.Contains(codes, errcode.AuthForbidden); got != (rt.Role != api.RoleViewer) {
+			t.Errorf("%s (role %s): auth.forbidden listed: %v", rt, rt.Role, got)
+		}
+	}
+	if !slices.Contains(api.TokensRevoke.Codes(), errcode.TokenRevoked) {
+		t.Errorf("token.* was not spelled out: %q", api.TokensRevoke.Codes())
 	}
 }

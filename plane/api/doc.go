@@ -86,7 +86,16 @@
 //
 // Success is 200 unless marked. The table is Routes; a client builds a path with Route.Path and a
 // query with the route's Query type, and the plane registers exactly these routes (a test holds it to
-// that).
+// that). A wrong method on a route answers route.method_not_allowed (405) with the methods it takes in
+// the Allow header and details.allow; a path under /api/v1/ that no route serves answers
+// route.not_found (404); both in the envelope.
+//
+// The API's OpenAPI 3.1 document (Spec, plane/api/openapi.json) is generated from Routes and these
+// types by `make openapi`: each route's summary, parameters, body, answer, role (x-role) and the codes
+// it answers under each status (x-codes, from Route.Codes). The plane serves it without a token at
+// SpecPath (GET /api/v1/openapi.json; `lexicon api spec`), and its tests validate every admin request
+// and answer they make against it. Adding a route is adding it here with its types and running make
+// openapi; the plane's tests fail until the plane serves it and the document names it.
 //
 // Codes a client meets beyond the common ones above: join.not_found, join.fingerprint_mismatch and
 // join.not_pending (approve, reject); node.not_found; job.not_found, job.word_unavailable (the node does
@@ -106,5 +115,7 @@
 // first release published reaches every node at once; ?deploy_all=true starts a rollout of the new
 // release over every node, or, when there is no active node, makes it the fleet's target at once).
 //
-// Admin tokens are made on the plane's machine (lexicon-plane token create); no route makes one.
+// Tokens: POST /tokens makes a token of any role, admin included, and needs an admin token itself, so
+// no token can make one above its own role; its secret is in that answer only. The first admin token
+// is made on the plane's machine (lexicon-plane token create), where no token is needed.
 package api

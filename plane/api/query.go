@@ -10,13 +10,13 @@ import (
 // The query parameters of the routes that take them. A client encodes one with Values (empty fields
 // are left out); the plane decodes it with the matching Parse function, which refuses a malformed
 // value with request.malformed naming the parameter (details.field). A zero Limit means the route's
-// default; the plane caps it.
+// default; the plane caps it. Each field's query tag names its parameter for the API's document.
 
 // JoinsListQuery filters GET /joins. An empty Status lists every join.
 type JoinsListQuery struct {
-	Status JoinStatus
-	Limit  int
-	Cursor string
+	Status JoinStatus `query:"status"`
+	Limit  int        `query:"limit"`
+	Cursor string     `query:"cursor"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.
@@ -37,12 +37,12 @@ func ParseJoinsListQuery(v url.Values) (JoinsListQuery, error) {
 // NodesListQuery filters GET /nodes. An empty State lists every node; Label ("key=value"), Word (a
 // word of the node's vocabulary) and Version (its agent version, exactly) narrow the list further.
 type NodesListQuery struct {
-	State   NodeState
-	Label   string
-	Word    string
-	Version string
-	Limit   int
-	Cursor  string
+	State   NodeState `query:"state"`
+	Label   string    `query:"label"`
+	Word    string    `query:"word"`
+	Version string    `query:"version"`
+	Limit   int       `query:"limit"`
+	Cursor  string    `query:"cursor"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.
@@ -66,10 +66,10 @@ func ParseNodesListQuery(v url.Values) (NodesListQuery, error) {
 
 // JobsListQuery filters GET /jobs. Node is a node's id or name.
 type JobsListQuery struct {
-	Node   string
-	State  JobState
-	Limit  int
-	Cursor string
+	Node   string   `query:"node"`
+	State  JobState `query:"state"`
+	Limit  int      `query:"limit"`
+	Cursor string   `query:"cursor"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.
@@ -91,11 +91,11 @@ func ParseJobsListQuery(v url.Values) (JobsListQuery, error) {
 // IncidentsListQuery filters GET /incidents. NeedsYou keeps only incidents that are new, or snoozed
 // and due; Node is a node's id or name.
 type IncidentsListQuery struct {
-	NeedsYou  bool
-	Node      string
-	Condition Condition
-	Limit     int
-	Cursor    string
+	NeedsYou  bool      `query:"needs_you"`
+	Node      string    `query:"node"`
+	Condition Condition `query:"condition"`
+	Limit     int       `query:"limit"`
+	Cursor    string    `query:"cursor"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.
@@ -128,7 +128,7 @@ func ParseIncidentsListQuery(v url.Values) (IncidentsListQuery, error) {
 
 // ReleasesListQuery bounds GET /releases.
 type ReleasesListQuery struct {
-	Limit int
+	Limit int `query:"limit"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.
@@ -147,7 +147,7 @@ func ParseReleasesListQuery(v url.Values) (ReleasesListQuery, error) {
 // ReleasesPublishQuery is the query of POST /releases: DeployAll also starts a fleet-wide rollout of
 // the release once it is stored.
 type ReleasesPublishQuery struct {
-	DeployAll bool
+	DeployAll bool `query:"deploy_all"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.
@@ -182,10 +182,10 @@ func ParseSequence(raw, param string) (int64, error) {
 
 // DriversAuditQuery filters GET /drivers/audit.
 type DriversAuditQuery struct {
-	Driver  string
-	Account string
-	Limit   int
-	Cursor  string
+	Driver  string `query:"driver"`
+	Account string `query:"account"`
+	Limit   int    `query:"limit"`
+	Cursor  string `query:"cursor"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.
@@ -206,7 +206,7 @@ func ParseDriversAuditQuery(v url.Values) (DriversAuditQuery, error) {
 
 // AccountsListQuery filters GET /accounts.
 type AccountsListQuery struct {
-	Driver string
+	Driver string `query:"driver"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.
@@ -224,8 +224,8 @@ func ParseAccountsListQuery(v url.Values) (AccountsListQuery, error) {
 // CloudInstancesQuery pages GET /cloud/{account}/instances: PageSize 0 means the driver's default,
 // and PageToken is the NextPageToken of the page before.
 type CloudInstancesQuery struct {
-	PageSize  int
-	PageToken string
+	PageSize  int    `query:"page_size"`
+	PageToken string `query:"page_token"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.
@@ -269,8 +269,8 @@ func intParam(v url.Values, key string) (int, error) {
 
 // RolloutsListQuery filters GET /rollouts.
 type RolloutsListQuery struct {
-	State string
-	Limit int
+	State string `query:"state"`
+	Limit int    `query:"limit"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.
@@ -292,9 +292,9 @@ func ParseRolloutsListQuery(v url.Values) (RolloutsListQuery, error) {
 // ProvisioningsListQuery filters GET /provisionings: Open keeps the ones the plane still has work on
 // (live, or failed with an instance not yet deleted).
 type ProvisioningsListQuery struct {
-	Open  bool
-	State string
-	Limit int
+	Open  bool   `query:"open"`
+	State string `query:"state"`
+	Limit int    `query:"limit"`
 }
 
 // Values encodes the query for a request, leaving out empty fields.

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // Prefix is where the admin API is served; Route patterns are relative to it.
@@ -36,7 +39,9 @@ func (r Role) rank() int {
 	return 0
 }
 
-// Route is one route of the admin API: the plane registers it, a client calls it.
+// Route is one route of the admin API: the plane registers it, a client calls it, and the API's
+// OpenAPI document (Spec) is generated from it. A route is added by giving it its types here and
+// listing it in Routes; the plane's tests fail until the plane serves it and the document names it.
 type Route struct {
 	Method string
 	// Pattern is the path under Prefix; a {name} segment is a parameter (an id or a name).
@@ -45,115 +50,249 @@ type Route struct {
 	Role Role
 	// Status is the HTTP status of a success.
 	Status int
+	// Summary says in a few words what the route does.
+	Summary string
+	// Query is the route's query type as a zero value (a struct whose fields are tagged
+	// query:"name"), nil when the route takes no query.
+	Query any
+	// Body is what the route takes, as a zero value: a JSON type, a Stream for a body that is not
+	// JSON, or nil for none. BodyOptional: an empty body stands for the zero value.
+	Body         any
+	BodyOptional bool
+	// Answer is what a success answers, as a zero value: a JSON type or a Stream.
+	Answer any
+	// Errors are the codes the route answers beyond the ones every route may (see Codes); "area.*"
+	// stands for every code of the area.
+	Errors []string
 }
+
+// Stream is the media type of a body or an answer that is not JSON.
+type Stream string
+
+const (
+	// TarStream is the body of POST /releases (see ReleaseBundleFile).
+	TarStream Stream = "application/x-tar"
+	// PrometheusText is the answer of GET /metrics.
+	PrometheusText Stream = "text/plain"
+)
 
 // The routes, in the order of the package doc.
 var (
-	Whoami = Route{http.MethodGet, "/whoami", RoleViewer, http.StatusOK}
+	Whoami = Route{Method: http.MethodGet, Pattern: "/whoami", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "The token this request was made with", Answer: Token{}}
 
 	// The token routes manage admin tokens over the API (before, only on the plane's host with
 	// lexicon-plane token); the secret of a new token is in TokensCreate's answer and nowhere else.
-	TokensList   = Route{http.MethodGet, "/tokens", RoleAdmin, http.StatusOK}
-	TokensCreate = Route{http.MethodPost, "/tokens", RoleAdmin, http.StatusCreated}
-	TokensRevoke = Route{http.MethodPost, "/tokens/{id}/revoke", RoleAdmin, http.StatusOK}
+	TokensList = Route{Method: http.MethodGet, Pattern: "/tokens", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "List every token, revoked ones too", Answer: TokenList{}}
+	TokensCreate = Route{Method: http.MethodPost, Pattern: "/tokens", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Make a token of any role; its secret is in this answer only", Body: TokenRequest{}, Answer: NewToken{},
+		Errors: []string{"token.*", errcode.StoreParamInvalid}}
+	TokensRevoke = Route{Method: http.MethodPost, Pattern: "/tokens/{id}/revoke", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Revoke a token and end its UI sessions", Answer: Token{}, Errors: []string{"token.*"}}
 
-	JoinsList    = Route{http.MethodGet, "/joins", RoleViewer, http.StatusOK}
-	JoinsApprove = Route{http.MethodPost, "/joins/{id}/approve", RoleAdmin, http.StatusOK}
-	JoinsReject  = Route{http.MethodPost, "/joins/{id}/reject", RoleAdmin, http.StatusOK}
+	JoinsList = Route{Method: http.MethodGet, Pattern: "/joins", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List join requests", Query: JoinsListQuery{}, Answer: JoinList{}, Errors: []string{errcode.StoreParamInvalid}}
+	JoinsApprove = Route{Method: http.MethodPost, Pattern: "/joins/{id}/approve", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Approve a join whose fingerprint matches: the machine becomes a node", Body: ApproveRequest{}, Answer: Approved{},
+		Errors: []string{"join.*", errcode.NodeNameTaken, errcode.StoreParamInvalid}}
+	JoinsReject = Route{Method: http.MethodPost, Pattern: "/joins/{id}/reject", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Reject a join and retire its key", Answer: Join{}, Errors: []string{"join.*"}}
 
-	NodesList = Route{http.MethodGet, "/nodes", RoleViewer, http.StatusOK}
+	NodesList = Route{Method: http.MethodGet, Pattern: "/nodes", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List nodes", Query: NodesListQuery{}, Answer: NodeList{}, Errors: []string{errcode.StoreParamInvalid}}
 	// FleetShow counts the nodes in the store rather than listing them: the overview of any fleet.
-	FleetShow       = Route{http.MethodGet, "/fleet", RoleViewer, http.StatusOK}
-	NodesShow       = Route{http.MethodGet, "/nodes/{id}", RoleViewer, http.StatusOK}
-	NodesDisconnect = Route{http.MethodPost, "/nodes/{id}/disconnect", RoleAdmin, http.StatusOK}
-	NodesLabel      = Route{http.MethodPost, "/nodes/{id}/labels", RoleOperator, http.StatusOK}
+	FleetShow = Route{Method: http.MethodGet, Pattern: "/fleet", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Count the nodes by state, liveness and agent version", Answer: Fleet{}}
+	NodesShow = Route{Method: http.MethodGet, Pattern: "/nodes/{id}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show a node, by id or name", Answer: Node{}, Errors: []string{errcode.NodeNotFound}}
+	NodesDisconnect = Route{Method: http.MethodPost, Pattern: "/nodes/{id}/disconnect", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Disconnect a node: its queued jobs are cancelled, its running one lost", Answer: Disconnected{},
+		Errors: []string{"node.*"}}
+	NodesLabel = Route{Method: http.MethodPost, Pattern: "/nodes/{id}/labels", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Set and remove a node's labels", Body: LabelRequest{}, Answer: Node{},
+		Errors: []string{errcode.NodeNotFound, errcode.StoreParamInvalid}}
 	// NodesWord is one word of a node's vocabulary with its signed manifest's params schema: what a
 	// form for a job is made from.
-	NodesWord = Route{http.MethodGet, "/nodes/{id}/words/{word}", RoleViewer, http.StatusOK}
+	NodesWord = Route{Method: http.MethodGet, Pattern: "/nodes/{id}/words/{word}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show a word a node runs, with its params schema", Answer: Word{},
+		Errors: []string{errcode.NodeNotFound, errcode.JobWordUnavailable}}
 
 	// JobsCreate needs operator for look and change words and admin for destructive ones: the plane
 	// checks the word's class, as its signed manifest states it, once the route's role passed.
-	JobsCreate     = Route{http.MethodPost, "/jobs", RoleOperator, http.StatusCreated}
-	JobsList       = Route{http.MethodGet, "/jobs", RoleViewer, http.StatusOK}
-	JobsShow       = Route{http.MethodGet, "/jobs/{id}", RoleViewer, http.StatusOK}
-	JobsCancel     = Route{http.MethodPost, "/jobs/{id}/cancel", RoleOperator, http.StatusOK}
-	JobsMarkFailed = Route{http.MethodPost, "/jobs/{id}/mark-failed", RoleOperator, http.StatusOK}
+	JobsCreate = Route{Method: http.MethodPost, Pattern: "/jobs", Role: RoleOperator, Status: http.StatusCreated,
+		Summary: "Queue a word with its params for one node", Body: JobRequest{}, Answer: Job{},
+		Errors: []string{errcode.NodeNotFound, errcode.NodeNotActive, errcode.JobWordUnavailable, errcode.JobNeedsNewerAgent,
+			errcode.WordParamInvalid, "lease.*", errcode.StoreParamInvalid}}
+	JobsList = Route{Method: http.MethodGet, Pattern: "/jobs", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List jobs, newest first", Query: JobsListQuery{}, Answer: JobList{},
+		Errors: []string{errcode.NodeNotFound, errcode.StoreParamInvalid}}
+	JobsShow = Route{Method: http.MethodGet, Pattern: "/jobs/{id}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show a job and its outcome", Answer: Job{}, Errors: []string{errcode.JobNotFound}}
+	JobsCancel = Route{Method: http.MethodPost, Pattern: "/jobs/{id}/cancel", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Cancel a job that is still queued", Answer: Job{}, Errors: []string{errcode.JobNotFound, errcode.JobNotQueued}}
+	JobsMarkFailed = Route{Method: http.MethodPost, Pattern: "/jobs/{id}/mark-failed", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Mark a job that is not final failed", Body: MarkFailedRequest{}, BodyOptional: true, Answer: Job{},
+		Errors: []string{errcode.JobNotFound, errcode.JobFinished}}
 
-	IncidentsList   = Route{http.MethodGet, "/incidents", RoleViewer, http.StatusOK}
-	IncidentsShow   = Route{http.MethodGet, "/incidents/{id}", RoleViewer, http.StatusOK}
-	IncidentsTriage = Route{http.MethodPost, "/incidents/{id}/triage", RoleOperator, http.StatusOK}
-	IncidentsNote   = Route{http.MethodPost, "/incidents/{id}/notes", RoleOperator, http.StatusCreated}
+	IncidentsList = Route{Method: http.MethodGet, Pattern: "/incidents", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List incidents, newest first", Query: IncidentsListQuery{}, Answer: IncidentList{},
+		Errors: []string{errcode.NodeNotFound, errcode.StoreParamInvalid}}
+	IncidentsShow = Route{Method: http.MethodGet, Pattern: "/incidents/{id}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show an incident with its timeline, case and notifications", Answer: IncidentDetail{},
+		Errors: []string{errcode.IncidentNotFound}}
+	IncidentsTriage = Route{Method: http.MethodPost, Pattern: "/incidents/{id}/triage", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Triage an incident: new, snoozed, resolved or ignored", Body: TriageRequest{}, Answer: IncidentChange{},
+		Errors: []string{errcode.IncidentNotFound, errcode.StoreParamInvalid}}
+	IncidentsNote = Route{Method: http.MethodPost, Pattern: "/incidents/{id}/notes", Role: RoleOperator, Status: http.StatusCreated,
+		Summary: "Add a note to an incident's timeline", Body: NoteRequest{}, Answer: IncidentEvent{},
+		Errors: []string{errcode.IncidentNotFound, errcode.StoreParamInvalid}}
 
-	ReleasesList = Route{http.MethodGet, "/releases", RoleViewer, http.StatusOK}
+	ReleasesList = Route{Method: http.MethodGet, Pattern: "/releases", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List published releases, newest first", Query: ReleasesListQuery{}, Answer: ReleaseList{}}
 	// ReleasesShow and ReleasesDiff read the statements the plane verified when it stored them.
-	ReleasesShow = Route{http.MethodGet, "/releases/{sequence}", RoleViewer, http.StatusOK}
-	ReleasesDiff = Route{http.MethodGet, "/releases/{sequence}/diff/{to}", RoleViewer, http.StatusOK}
+	ReleasesShow = Route{Method: http.MethodGet, Pattern: "/releases/{sequence}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show a release and what its statement pins", Answer: ReleaseDetail{},
+		Errors: []string{errcode.RequestMalformed, errcode.ReleaseNotFound, "statement.*", errcode.ModuleDigestMismatch}}
+	ReleasesDiff = Route{Method: http.MethodGet, Pattern: "/releases/{sequence}/diff/{to}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Compare two published releases", Answer: ReleaseDiff{},
+		Errors: []string{errcode.RequestMalformed, errcode.ReleaseNotFound, "statement.*", errcode.ModuleDigestMismatch}}
 	// ReleasesPublish takes a tar stream (Content-Type application/x-tar) of statement.bundle.json and
 	// sha256/<hex> files, at most MaxReleaseUpload bytes.
-	ReleasesPublish = Route{http.MethodPost, "/releases", RoleAdmin, http.StatusCreated}
+	ReleasesPublish = Route{Method: http.MethodPost, Pattern: "/releases", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Publish a release: the plane verifies it as a node would", Query: ReleasesPublishQuery{}, Body: TarStream,
+		Answer: Release{}, Errors: []string{"statement.*", "module.*", "release.*", "key.*", "contract.*", "manifest.*",
+			"rollout.*", "lease.*"}}
 
 	// RolloutsStart needs operator; the plane then checks the role the change needs: admin for a
 	// release, the word's class for a job (as JobsCreate does). RolloutsResume checks that role too:
 	// resuming starts changes again.
-	RolloutsStart  = Route{http.MethodPost, "/rollouts", RoleOperator, http.StatusCreated}
-	RolloutsList   = Route{http.MethodGet, "/rollouts", RoleViewer, http.StatusOK}
-	RolloutsShow   = Route{http.MethodGet, "/rollouts/{id}", RoleViewer, http.StatusOK}
-	RolloutsPause  = Route{http.MethodPost, "/rollouts/{id}/pause", RoleOperator, http.StatusOK}
-	RolloutsResume = Route{http.MethodPost, "/rollouts/{id}/resume", RoleOperator, http.StatusOK}
-	RolloutsAbort  = Route{http.MethodPost, "/rollouts/{id}/abort", RoleOperator, http.StatusOK}
-	RolloutsRevert = Route{http.MethodPost, "/rollouts/{id}/revert", RoleAdmin, http.StatusOK}
+	RolloutsStart = Route{Method: http.MethodPost, Pattern: "/rollouts", Role: RoleOperator, Status: http.StatusCreated,
+		Summary: "Start a rollout of a release or a word over a selection of nodes", Body: RolloutRequest{}, Answer: Rollout{},
+		Errors: []string{"rollout.*", errcode.ReleaseNotFound, errcode.WordParamInvalid, "lease.*", errcode.StoreParamInvalid}}
+	RolloutsList = Route{Method: http.MethodGet, Pattern: "/rollouts", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List rollouts", Query: RolloutsListQuery{}, Answer: RolloutList{}, Errors: []string{errcode.StoreParamInvalid}}
+	RolloutsShow = Route{Method: http.MethodGet, Pattern: "/rollouts/{id}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show a rollout with its steps and events", Answer: Rollout{}, Errors: []string{errcode.RolloutNotFound}}
+	RolloutsPause = Route{Method: http.MethodPost, Pattern: "/rollouts/{id}/pause", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Pause a running rollout", Answer: Rollout{}, Errors: []string{errcode.RolloutNotFound, errcode.RolloutWrongState}}
+	RolloutsResume = Route{Method: http.MethodPost, Pattern: "/rollouts/{id}/resume", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Resume a paused or halted rollout", Answer: Rollout{}, Errors: []string{errcode.RolloutNotFound, errcode.RolloutWrongState}}
+	RolloutsAbort = Route{Method: http.MethodPost, Pattern: "/rollouts/{id}/abort", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Abort a rollout: no further node is changed", Answer: Rollout{},
+		Errors: []string{errcode.RolloutNotFound, errcode.RolloutWrongState}}
+	RolloutsRevert = Route{Method: http.MethodPost, Pattern: "/rollouts/{id}/revert", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Move the nodes a release rollout changed back to their previous release", Answer: Rollout{},
+		Errors: []string{"rollout.*", "lease.*"}}
 
-	DriversList    = Route{http.MethodGet, "/drivers", RoleViewer, http.StatusOK}
-	DriversStatus  = Route{http.MethodGet, "/drivers/status", RoleViewer, http.StatusOK}
-	DriversAudit   = Route{http.MethodGet, "/drivers/audit", RoleViewer, http.StatusOK}
-	DriversEnable  = Route{http.MethodPost, "/drivers/{name}/enable", RoleAdmin, http.StatusOK}
-	DriversDisable = Route{http.MethodPost, "/drivers/{name}/disable", RoleAdmin, http.StatusOK}
+	DriversList = Route{Method: http.MethodGet, Pattern: "/drivers", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List the drivers the current release pins", Answer: DriverList{}, Errors: []string{errcode.DriverUnavailable}}
+	DriversStatus = Route{Method: http.MethodGet, Pattern: "/drivers/status", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show the driver processes of the replica that answers", Answer: StatusList{}, Errors: []string{errcode.DriverUnavailable}}
+	DriversAudit = Route{Method: http.MethodGet, Pattern: "/drivers/audit", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Page through the audit of driver calls, newest first", Query: DriversAuditQuery{}, Answer: DriverCallList{},
+		Errors: []string{errcode.DriverUnavailable, errcode.StoreParamInvalid}}
+	DriversEnable = Route{Method: http.MethodPost, Pattern: "/drivers/{name}/enable", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Enable a driver the current release pins", Body: DriverEnable{}, BodyOptional: true, Answer: Driver{},
+		Errors: []string{"driver.*"}}
+	DriversDisable = Route{Method: http.MethodPost, Pattern: "/drivers/{name}/disable", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Disable a driver and stop its processes", Answer: Driver{}, Errors: []string{"driver.*"}}
 	// DriversSchema is the settings schema an account form is made from; it asks the enabled driver,
 	// so it needs the role that adds accounts.
-	DriversSchema = Route{http.MethodGet, "/drivers/{name}/schema", RoleAdmin, http.StatusOK}
+	DriversSchema = Route{Method: http.MethodGet, Pattern: "/drivers/{name}/schema", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "The JSON Schema of an enabled driver's account settings", Answer: DriverSchema{}, Errors: []string{"driver.*"}}
 
-	AccountsList   = Route{http.MethodGet, "/accounts", RoleViewer, http.StatusOK}
-	AccountsAdd    = Route{http.MethodPost, "/accounts", RoleAdmin, http.StatusCreated}
-	AccountsRemove = Route{http.MethodPost, "/accounts/{name}/remove", RoleAdmin, http.StatusOK}
+	AccountsList = Route{Method: http.MethodGet, Pattern: "/accounts", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List driver accounts, never their credentials", Query: AccountsListQuery{}, Answer: AccountList{},
+		Errors: []string{errcode.DriverUnavailable}}
+	AccountsAdd = Route{Method: http.MethodPost, Pattern: "/accounts", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Add a driver account; the plane seals its credential", Body: AccountAdd{}, Answer: Account{},
+		Errors: []string{"account.*", "driver.*", errcode.StoreParamInvalid}}
+	AccountsRemove = Route{Method: http.MethodPost, Pattern: "/accounts/{name}/remove", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Remove a driver account", Answer: Account{}, Errors: []string{errcode.AccountNotFound, errcode.DriverUnavailable}}
 	// AccountsSetTest marks an account test or not; on a test account automation may delete instances
 	// it did not tag, so only an admin marks one.
-	AccountsSetTest = Route{http.MethodPost, "/accounts/{name}/test", RoleAdmin, http.StatusOK}
+	AccountsSetTest = Route{Method: http.MethodPost, Pattern: "/accounts/{name}/test", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Mark or unmark a test account", Body: AccountTest{}, Answer: Account{},
+		Errors: []string{errcode.AccountNotFound, errcode.DriverUnavailable}}
 
 	// The DNS and cloud routes reach a provider with a sealed credential, so even reading needs
 	// operator; a reconcile only ever adds records.
-	DNSZones     = Route{http.MethodGet, "/dns/{account}/zones", RoleOperator, http.StatusOK}
-	DNSRecords   = Route{http.MethodGet, "/dns/{account}/zones/{zone}/records", RoleOperator, http.StatusOK}
-	DNSReconcile = Route{http.MethodPost, "/dns/{account}/zones/{zone}/reconcile", RoleOperator, http.StatusOK}
+	DNSZones = Route{Method: http.MethodGet, Pattern: "/dns/{account}/zones", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "List an account's DNS zones", Answer: ZoneList{}, Errors: driverCallCodes("dns.*")}
+	DNSRecords = Route{Method: http.MethodGet, Pattern: "/dns/{account}/zones/{zone}/records", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "List a zone's records", Answer: RecordList{}, Errors: driverCallCodes("dns.*")}
+	DNSReconcile = Route{Method: http.MethodPost, Pattern: "/dns/{account}/zones/{zone}/reconcile", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Add the wanted records a zone lacks; never change or remove one", Body: Reconcile{}, Answer: ReconcileReport{},
+		Errors: driverCallCodes("dns.*")}
 
-	CloudRegions   = Route{http.MethodGet, "/cloud/{account}/regions", RoleOperator, http.StatusOK}
-	CloudTypes     = Route{http.MethodGet, "/cloud/{account}/regions/{region}/types", RoleOperator, http.StatusOK}
-	CloudInstances = Route{http.MethodGet, "/cloud/{account}/instances", RoleOperator, http.StatusOK}
-	CloudCreate    = Route{http.MethodPost, "/cloud/{account}/instances", RoleOperator, http.StatusCreated}
-	CloudGet       = Route{http.MethodGet, "/cloud/{account}/instances/{id}", RoleOperator, http.StatusOK}
+	CloudRegions = Route{Method: http.MethodGet, Pattern: "/cloud/{account}/regions", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "List a cloud account's regions", Answer: RegionList{}, Errors: driverCallCodes("cloud.*")}
+	CloudTypes = Route{Method: http.MethodGet, Pattern: "/cloud/{account}/regions/{region}/types", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "List a region's instance types", Answer: TypeList{}, Errors: driverCallCodes("cloud.*")}
+	CloudInstances = Route{Method: http.MethodGet, Pattern: "/cloud/{account}/instances", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Page through an account's instances", Query: CloudInstancesQuery{}, Answer: InstancePage{},
+		Errors: driverCallCodes("cloud.*")}
+	CloudCreate = Route{Method: http.MethodPost, Pattern: "/cloud/{account}/instances", Role: RoleOperator, Status: http.StatusCreated,
+		Summary: "Create an instance", Body: CloudCreateRequest{}, Answer: Instance{}, Errors: driverCallCodes("cloud.*")}
+	CloudGet = Route{Method: http.MethodGet, Pattern: "/cloud/{account}/instances/{id}", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Show an instance", Answer: Instance{}, Errors: driverCallCodes("cloud.*")}
 	// CloudDelete is destructive: admin, and the instance's label typed back.
-	CloudDelete     = Route{http.MethodPost, "/cloud/{account}/instances/{id}/delete", RoleAdmin, http.StatusOK}
-	CloudPowerOn    = Route{http.MethodPost, "/cloud/{account}/instances/{id}/power-on", RoleOperator, http.StatusOK}
-	CloudPowerOff   = Route{http.MethodPost, "/cloud/{account}/instances/{id}/power-off", RoleOperator, http.StatusOK}
-	CloudReboot     = Route{http.MethodPost, "/cloud/{account}/instances/{id}/reboot", RoleOperator, http.StatusOK}
-	CloudReverseDNS = Route{http.MethodPost, "/cloud/{account}/instances/{id}/reverse-dns", RoleOperator, http.StatusOK}
-	CloudTransfer   = Route{http.MethodGet, "/cloud/{account}/instances/{id}/transfer", RoleOperator, http.StatusOK}
-	CloudSwapIPv4   = Route{http.MethodPost, "/cloud/{account}/swap-ipv4", RoleOperator, http.StatusOK}
-	CloudAccount    = Route{http.MethodGet, "/cloud/{account}/account", RoleOperator, http.StatusOK}
+	CloudDelete = Route{Method: http.MethodPost, Pattern: "/cloud/{account}/instances/{id}/delete", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Delete an instance whose label is typed back", Body: CloudDeleteRequest{}, Answer: Instance{},
+		Errors: driverCallCodes("cloud.*")}
+	CloudPowerOn = Route{Method: http.MethodPost, Pattern: "/cloud/{account}/instances/{id}/power-on", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Power an instance on", Answer: CloudAccepted{}, Errors: driverCallCodes("cloud.*")}
+	CloudPowerOff = Route{Method: http.MethodPost, Pattern: "/cloud/{account}/instances/{id}/power-off", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Power an instance off", Answer: CloudAccepted{}, Errors: driverCallCodes("cloud.*")}
+	CloudReboot = Route{Method: http.MethodPost, Pattern: "/cloud/{account}/instances/{id}/reboot", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Reboot an instance", Answer: CloudAccepted{}, Errors: driverCallCodes("cloud.*")}
+	CloudReverseDNS = Route{Method: http.MethodPost, Pattern: "/cloud/{account}/instances/{id}/reverse-dns", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Set the reverse DNS name of one of an instance's addresses", Body: ReverseDNSRequest{}, Answer: CloudAccepted{},
+		Errors: driverCallCodes("cloud.*")}
+	CloudTransfer = Route{Method: http.MethodGet, Pattern: "/cloud/{account}/instances/{id}/transfer", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "An instance's network transfer this billing month", Answer: Transfer{}, Errors: driverCallCodes("cloud.*")}
+	CloudSwapIPv4 = Route{Method: http.MethodPost, Pattern: "/cloud/{account}/swap-ipv4", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Swap the IPv4 addresses of two instances", Body: SwapIPv4Request{}, Answer: CloudAccepted{},
+		Errors: driverCallCodes("cloud.*")}
+	CloudAccount = Route{Method: http.MethodGet, Pattern: "/cloud/{account}/account", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Who a cloud account's credential belongs to, and its driver's features", Answer: CloudAccountInfo{},
+		Errors: driverCallCodes("cloud.*")}
 
 	// Provisioning makes a machine through a cloud account and joins its agent (see ProvisionRequest).
 	// NodesAdopt links an existing instance to an existing node by their addresses.
-	NodesProvision    = Route{http.MethodPost, "/provisionings", RoleAdmin, http.StatusCreated}
-	ProvisioningsList = Route{http.MethodGet, "/provisionings", RoleViewer, http.StatusOK}
-	ProvisioningsShow = Route{http.MethodGet, "/provisionings/{id}", RoleViewer, http.StatusOK}
-	NodesAdopt        = Route{http.MethodPost, "/nodes/{id}/adopt", RoleAdmin, http.StatusOK}
+	NodesProvision = Route{Method: http.MethodPost, Pattern: "/provisionings", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Make a machine through a cloud account and join its agent", Body: ProvisionRequest{}, Answer: Provisioning{},
+		Errors: driverCallCodes("cloud.*", "provision.*", errcode.UsageInvalid)}
+	ProvisioningsList = Route{Method: http.MethodGet, Pattern: "/provisionings", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List provisionings, newest first", Query: ProvisioningsListQuery{}, Answer: ProvisioningList{},
+		Errors: []string{errcode.DriverUnavailable, errcode.StoreParamInvalid}}
+	ProvisioningsShow = Route{Method: http.MethodGet, Pattern: "/provisionings/{id}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show a provisioning with its timeline", Answer: Provisioning{},
+		Errors: []string{errcode.DriverUnavailable, errcode.ProvisionNotFound}}
+	NodesAdopt = Route{Method: http.MethodPost, Pattern: "/nodes/{id}/adopt", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Link an existing instance to an existing node by their addresses", Body: AdoptRequest{}, Answer: Provisioning{},
+		Errors: driverCallCodes("cloud.*", "provision.*", "node.*", errcode.UsageInvalid)}
 	// NodesDecommission removes a provisioned node's records, deletes its instance and disconnects it.
-	NodesDecommission = Route{http.MethodPost, "/nodes/{id}/decommission", RoleAdmin, http.StatusOK}
+	NodesDecommission = Route{Method: http.MethodPost, Pattern: "/nodes/{id}/decommission", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Remove a provisioned node's records, delete its instance and disconnect it", Body: DecommissionRequest{},
+		Answer: Decommissioned{}, Errors: driverCallCodes("cloud.*", "dns.*", "provision.*", "node.*", errcode.UsageInvalid)}
 
 	// Metrics answers the Prometheus text format, not JSON (see the package doc).
-	Metrics            = Route{http.MethodGet, "/metrics", RoleViewer, http.StatusOK}
-	PlaneShowStatus    = Route{http.MethodGet, "/plane/status", RoleViewer, http.StatusOK}
-	PlaneForgetReplica = Route{http.MethodPost, "/plane/replicas/{id}/forget", RoleAdmin, http.StatusOK}
+	Metrics = Route{Method: http.MethodGet, Pattern: "/metrics", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "This replica's metrics in the Prometheus text format", Answer: PrometheusText}
+	PlaneShowStatus = Route{Method: http.MethodGet, Pattern: "/plane/status", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Every replica of the plane, and which one answered", Answer: PlaneStatus{}}
+	PlaneForgetReplica = Route{Method: http.MethodPost, Pattern: "/plane/replicas/{id}/forget", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Forget a replica that stopped heartbeating", Answer: Replica{}, Errors: []string{"replica.*"}}
 )
+
+// driverCallCodes are the codes of a route that calls a driver with an account's credential, and
+// more.
+func driverCallCodes(more ...string) []string {
+	return append([]string{"driver.*", errcode.AccountNotFound, errcode.AccountWrongKind, errcode.AccountKeyMismatch,
+		errcode.AccountSealBroken}, more...)
+}
 
 // Routes returns every route of the admin API.
 func Routes() []Route {
@@ -213,3 +352,39 @@ func (r Route) Path(values ...string) (string, error) {
 
 // String is the route as the package doc writes it: "POST /jobs/{id}/cancel".
 func (r Route) String() string { return r.Method + " " + r.Pattern }
+
+// Codes returns every error code the route may answer, sorted: the route's Errors with each "area.*"
+// spelled out, and the ones every route may answer. Every route may answer auth.required (no token,
+// or an unknown or revoked one), request.rate_limited (too many of those from one address),
+// internal.error and the store's store.unavailable, store.busy and store.closed; a route that needs
+// more than viewer auth.forbidden; one with a query or a body request.malformed; one with a body
+// request.too_large.
+func (r Route) Codes() []string {
+	codes := []string{errcode.AuthRequired, errcode.RequestRateLimited, errcode.InternalError,
+		errcode.StoreUnavailable, errcode.StoreBusy, errcode.StoreClosed}
+	if r.Role != RoleViewer {
+		codes = append(codes, errcode.AuthForbidden)
+	}
+	if r.Query != nil || r.Body != nil {
+		codes = append(codes, errcode.RequestMalformed)
+	}
+	if r.Body != nil {
+		codes = append(codes, errcode.RequestTooLarge)
+	}
+	for _, c := range r.Errors {
+		area, ok := strings.CutSuffix(c, ".*")
+		if !ok {
+			codes = append(codes, c)
+			continue
+		}
+		for _, a := range errcode.Areas() {
+			if a.Name == area {
+				for _, s := range a.Codes {
+					codes = append(codes, s.Code)
+				}
+			}
+		}
+	}
+	slices.Sort(codes)
+	return slices.Compact(codes)
+}

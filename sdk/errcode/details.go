@@ -5,6 +5,7 @@ package errcode
 // package produced the error. Codes' documentation names them as details.<key>.
 const (
 	DetailAccepted          = "accepted"            // what the check accepts instead
+	DetailAllow             = "allow"               // the methods a route takes
 	DetailArtifact          = "artifact"            // a release artifact's subject name
 	DetailBreaks            = "breaks"              // the contract rules a release breaks
 	DetailCap               = "cap"                 // a capability's name, or a request body's byte cap

@@ -57,18 +57,19 @@ type Area struct {
 // net/http (which does build there) would link its package initialisation into every word for the sake
 // of a dozen constants. The names follow net/http's.
 const (
-	statusBadRequest      = 400
-	statusUnauthorized    = 401
-	statusForbidden       = 403
-	statusNotFound        = 404
-	statusConflict        = 409
-	statusTooLarge        = 413 // StatusRequestEntityTooLarge
-	statusUnprocessable   = 422 // StatusUnprocessableEntity
-	statusTooManyRequests = 429
-	statusInternal        = 500 // StatusInternalServerError
-	statusBadGateway      = 502
-	statusUnavailable     = 503 // StatusServiceUnavailable
-	statusGatewayTimeout  = 504
+	statusBadRequest       = 400
+	statusUnauthorized     = 401
+	statusForbidden        = 403
+	statusNotFound         = 404
+	statusMethodNotAllowed = 405
+	statusConflict         = 409
+	statusTooLarge         = 413 // StatusRequestEntityTooLarge
+	statusUnprocessable    = 422 // StatusUnprocessableEntity
+	statusTooManyRequests  = 429
+	statusInternal         = 500 // StatusInternalServerError
+	statusBadGateway       = 502
+	statusUnavailable      = 503 // StatusServiceUnavailable
+	statusGatewayTimeout   = 504
 )
 
 // areas lists every area file's table. A code declared as a constant and missing here fails the

@@ -51,6 +51,15 @@ func (c *conn) client() (*client, error) {
 	if token == "" {
 		return nil, errcode.New(errcode.UsageInvalid, "give a token with --token-file F, LEXICON_TOKEN_FILE or LEXICON_TOKEN (make one with lexicon-plane token create)")
 	}
+	hc, err := c.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	return &client{base: strings.TrimRight(c.plane, "/"), token: token, http: hc}, nil
+}
+
+// httpClient reaches the plane, trusting --ca when it is given.
+func (c *conn) httpClient() (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if c.ca != "" {
 		pem, err := os.ReadFile(c.ca)
@@ -63,7 +72,7 @@ func (c *conn) client() (*client, error) {
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &client{base: strings.TrimRight(c.plane, "/"), token: token, http: &http.Client{Transport: tr, Timeout: 5 * time.Minute}}, nil
+	return &http.Client{Transport: tr, Timeout: 5 * time.Minute}, nil
 }
 
 // do sends a request and decodes a JSON answer into out; an error envelope becomes a coded error.

@@ -43,12 +43,14 @@ func commands() []*cli.Command {
 		nodesProvisionCmd(), nodesAdoptCmd(), nodesDecommissionCmd(), provisioningsListCmd(), provisioningsShowCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
+		apiSpecCmd(),
 	), rolloutsCmds()...)
 }
 
 // groups gives each group of commands the summary its help shows.
 func groups() []*cli.Command {
 	return []*cli.Command{
+		{Path: "api", Summary: "the admin API itself: print its OpenAPI document"},
 		{Path: "tokens", Summary: "list, make and revoke admin tokens (the admin role)"},
 		{Path: "joins", Summary: "review the join requests of machines: compare fingerprints, approve, reject"},
 		{Path: "nodes", Summary: "list, show, label, provision, adopt, decommission and disconnect the nodes of the fleet"},

@@ -92,6 +92,12 @@ func TestCloudRoutes(t *testing.T) {
 	if tr["used_bytes"].(float64) <= 0 || tr["instance"] != id {
 		t.Fatalf("transfer %v", tr)
 	}
+	if types := p.want(http.StatusOK, "", operator, get, "/cloud/lab/regions/test-1/types", nil)["types"].([]any); len(types) == 0 {
+		t.Fatal("no instance types")
+	}
+	if page := p.want(http.StatusOK, "", operator, get, "/cloud/lab/instances?page_size=1", nil)["instances"].([]any); len(page) != 1 {
+		t.Fatalf("a page of one: %v", page)
+	}
 	acct := p.want(http.StatusOK, "", operator, get, "/cloud/lab/account", nil)
 	if acct["driver"] != "cloud-mock" || acct["name"] == "" || acct["features"].(map[string]any)["ipv4_swap"] != true {
 		t.Fatalf("account %v", acct)

@@ -50,6 +50,7 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	code := m.Run()
+	reportDocumentCoverage()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -126,7 +127,7 @@ func newDriverPlaneWith(t *testing.T, plugin goplugin.Options) *driverPlane {
 	}
 	t.Cleanup(mgr.Close)
 	srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Drivers: mgr})
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(checked(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	p := &driverPlane{t: t, url: hs.URL, log: lb, tokens: map[store.Role]string{}, pub: pub}
 	for _, role := range []store.Role{store.RoleViewer, store.RoleOperator, store.RoleAdmin} {
@@ -367,7 +368,7 @@ func TestDriverRoutes(t *testing.T) {
 
 func TestDriverRoutesWithoutDrivers(t *testing.T) {
 	st := storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
-	hs := httptest.NewServer(wire.New(wire.Config{Store: st}).Handler())
+	hs := httptest.NewServer(checked(t, wire.New(wire.Config{Store: st}).Handler()))
 	defer hs.Close()
 	tok, hash := tokens.Mint()
 	if _, err := st.TokenCreate(t.Context(), store.TokenCreateParams{Name: "a", Role: store.RoleAdmin, Hash: hash}); err != nil {

@@ -249,20 +249,20 @@ func (p *fuzzPlane) adminPosts(tb testing.TB) []adminPost {
 		}
 		return "acct"
 	}
-	seeds := map[api.Route]any{
-		api.JoinsApprove:    api.ApproveRequest{Fingerprint: p.joinKey.Public().Fingerprint(), Name: "n2"},
-		api.JobsCreate:      api.JobRequest{Node: p.node.ID, Word: "probe", Params: json.RawMessage(`{"n":1}`)},
-		api.JobsMarkFailed:  api.MarkFailedRequest{Message: "stuck"},
-		api.IncidentsTriage: api.TriageRequest{Triage: "snoozed", For: "4h", Reason: "known"},
-		api.IncidentsNote:   api.NoteRequest{Text: "looking"},
-		api.AccountsAdd:     api.AccountAdd{Driver: "dns-memory", Name: "acct", Settings: json.RawMessage(`{}`), Credential: "secret"},
-		api.DNSReconcile:    api.Reconcile{Records: []api.Record{{Type: "A", Name: "www", Value: "192.0.2.1", TTL: 300}}, DryRun: true},
-		api.AccountsSetTest: api.AccountTest{Test: true},
-		api.CloudCreate: api.CloudCreateRequest{Region: "test-1", Type: "small", Image: "debian-12", Label: "web-1", Tags: []string{"t"},
+	seeds := map[string]any{ // by route (Route holds slices: not a map key)
+		api.JoinsApprove.String():    api.ApproveRequest{Fingerprint: p.joinKey.Public().Fingerprint(), Name: "n2"},
+		api.JobsCreate.String():      api.JobRequest{Node: p.node.ID, Word: "probe", Params: json.RawMessage(`{"n":1}`)},
+		api.JobsMarkFailed.String():  api.MarkFailedRequest{Message: "stuck"},
+		api.IncidentsTriage.String(): api.TriageRequest{Triage: "snoozed", For: "4h", Reason: "known"},
+		api.IncidentsNote.String():   api.NoteRequest{Text: "looking"},
+		api.AccountsAdd.String():     api.AccountAdd{Driver: "dns-memory", Name: "acct", Settings: json.RawMessage(`{}`), Credential: "secret"},
+		api.DNSReconcile.String():    api.Reconcile{Records: []api.Record{{Type: "A", Name: "www", Value: "192.0.2.1", TTL: 300}}, DryRun: true},
+		api.AccountsSetTest.String(): api.AccountTest{Test: true},
+		api.CloudCreate.String(): api.CloudCreateRequest{Region: "test-1", Type: "small", Image: "debian-12", Label: "web-1", Tags: []string{"t"},
 			UserData: "#cloud-config\n"},
-		api.CloudDelete:     api.CloudDeleteRequest{Confirm: "web-1"},
-		api.CloudSwapIPv4:   api.SwapIPv4Request{A: "1", B: "2"},
-		api.CloudReverseDNS: api.ReverseDNSRequest{IP: "192.0.2.1", Hostname: "web-1.example.com"},
+		api.CloudDelete.String():     api.CloudDeleteRequest{Confirm: "web-1"},
+		api.CloudSwapIPv4.String():   api.SwapIPv4Request{A: "1", B: "2"},
+		api.CloudReverseDNS.String(): api.ReverseDNSRequest{IP: "192.0.2.1", Hostname: "web-1.example.com"},
 	}
 	var out []adminPost
 	for _, rt := range api.Routes() {
@@ -278,10 +278,10 @@ func (p *fuzzPlane) adminPosts(tb testing.TB) []adminPost {
 			tb.Fatal(err)
 		}
 		seed := []byte{}
-		if s, ok := seeds[rt]; ok {
+		if s, ok := seeds[rt.String()]; ok {
 			seed, _ = json.Marshal(s)
 		}
-		if rt == api.ReleasesPublish {
+		if rt.String() == api.ReleasesPublish.String() {
 			seed = p.release
 		}
 		out = append(out, adminPost{route: rt, path: path, seed: seed})

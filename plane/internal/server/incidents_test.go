@@ -68,7 +68,7 @@ func newIncidentPlane(t *testing.T) *incidentPlane {
 	p.deliver = &webhook.Deliverer{Store: p.store, Endpoints: []webhook.Endpoint{{Name: "ops", Format: webhook.FormatJSON, URL: hook.URL}},
 		Now: p.clock.Now, Log: log}
 	p.recon = incidents.NewReconciler(incidents.Config{Store: p.store, Now: p.clock.Now, Log: log, Webhooks: []string{"ops"}})
-	p.http = httptest.NewServer(p.srv.Handler())
+	p.http = httptest.NewServer(checked(t, p.srv.Handler()))
 	t.Cleanup(p.http.Close)
 	ctx := t.Context()
 	p.key = keys.NewNode()

@@ -154,6 +154,7 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.RequestRateLimited:        http.StatusTooManyRequests,
 		errcode.RequestTooLarge:           http.StatusRequestEntityTooLarge,
 		errcode.RouteNotFound:             http.StatusNotFound,
+		errcode.RouteMethodNotAllowed:     http.StatusMethodNotAllowed,
 		errcode.StatementExpired:          http.StatusUnprocessableEntity,
 		errcode.StatementInvalid:          http.StatusUnprocessableEntity,
 		errcode.StatementMalformed:        http.StatusUnprocessableEntity,

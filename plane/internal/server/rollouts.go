@@ -24,15 +24,18 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 		}
 		return s.cfg.Rollouts.List(r.Context(), tokenFrom(r.Context()), q)
 	})
-	for rt, call := range map[api.Route]func(context.Context, api.Token, string) (api.Rollout, error){
-		api.RolloutsShow:   s.cfg.Rollouts.Show,
-		api.RolloutsPause:  s.cfg.Rollouts.Pause,
-		api.RolloutsResume: s.cfg.Rollouts.Resume,
-		api.RolloutsAbort:  s.cfg.Rollouts.Abort,
-		api.RolloutsRevert: s.cfg.Rollouts.Revert,
+	for _, rc := range []struct {
+		rt   api.Route
+		call func(context.Context, api.Token, string) (api.Rollout, error)
+	}{
+		{api.RolloutsShow, s.cfg.Rollouts.Show},
+		{api.RolloutsPause, s.cfg.Rollouts.Pause},
+		{api.RolloutsResume, s.cfg.Rollouts.Resume},
+		{api.RolloutsAbort, s.cfg.Rollouts.Abort},
+		{api.RolloutsRevert, s.cfg.Rollouts.Revert},
 	} {
-		s.handle(r, rt, func(r *http.Request) (any, error) {
-			return call(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"))
+		s.handle(r, rc.rt, func(r *http.Request) (any, error) {
+			return rc.call(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"))
 		})
 	}
 }

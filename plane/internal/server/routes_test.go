@@ -48,7 +48,7 @@ func TestRoutesMatchTable(t *testing.T) {
 // with auth.forbidden naming the role the table gives it, before it reads anything.
 func TestRoutesRefuseRoleBelow(t *testing.T) {
 	st := storetest.SQLiteOpener(t).Store
-	ts := httptest.NewServer(wire.New(wire.Config{Store: st, Drivers: &drivers.Manager{}}).Handler())
+	ts := httptest.NewServer(checked(t, wire.New(wire.Config{Store: st, Drivers: &drivers.Manager{}}).Handler()))
 	t.Cleanup(ts.Close)
 	below := map[api.Role]store.Role{api.RoleOperator: store.RoleViewer, api.RoleAdmin: store.RoleOperator}
 	bearer := map[store.Role]string{}

@@ -10,10 +10,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
@@ -28,6 +30,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // Config is the rooms the server adapts (plane/internal/wire makes them over one store) and what the
@@ -127,8 +130,40 @@ func (s *Server) Handler() http.Handler {
 	}
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
+	spec := api.Spec()
+	r.Get(api.SpecPath, func(w http.ResponseWriter, _ *http.Request) { // no token: it says what the API is, not what the plane holds
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(spec)
+	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound(r))
 	})
+	r.MethodNotAllowed(s.methodNotAllowed(r))
 	return r
+}
+
+// methodNotAllowed answers a path that mux routes with other methods only: the envelope, and the
+// methods it does take in the Allow header and details.allow. Set on the root router, chi hands it
+// to every router mounted below that has none of its own.
+func (s *Server) methodNotAllowed(mux *chi.Mux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.RawPath
+		if path == "" {
+			path = r.URL.Path
+		}
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+			http.MethodDelete, http.MethodOptions} {
+			if mux.Match(chi.NewRouteContext(), m, path) {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) == 0 { // a method chi does not know, on a path nothing serves
+			s.writeError(w, r, notFound(r))
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.writeError(w, r, errcode.New(errcode.RouteMethodNotAllowed, "%s takes %s, not %s", r.URL.Path,
+			strings.Join(allow, " or "), r.Method).With(errcode.DetailAllow, allow))
+	}
 }

@@ -49,7 +49,7 @@ func newPlaneOn(t *testing.T, cfg wire.Config, st store.Store) *plane {
 	if cfg.ClaimWait == 0 {
 		cfg.ClaimWait = 10 * time.Millisecond
 	}
-	ts := httptest.NewServer(wire.New(cfg).Handler())
+	ts := httptest.NewServer(checked(t, wire.New(cfg).Handler()))
 	t.Cleanup(ts.Close)
 	k := keys.NewNode()
 	j, err := st.JoinCreate(ctx, store.JoinCreateParams{Name: "n1", Key: k.Public().String(), Fingerprint: k.Public().Fingerprint(), SourceAddress: "127.0.0.1"})
