@@ -9,8 +9,8 @@ import (
 )
 
 // TestUnitFileVerifies checks the shipped unit with systemd-analyze verify, its binary paths pointed at
-// a real build of this agent: Restart=always and the guard as ExecStartPre are what self-update
-// relies on.
+// a real build of this agent: Restart=always and the known-good binary's guard as ExecStartPre are
+// what self-update relies on.
 func TestUnitFileVerifies(t *testing.T) {
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
@@ -23,7 +23,7 @@ func TestUnitFileVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"\nRestart=always\n", "\nExecStartPre=/usr/local/bin/lexicon-agent guard ", "\nStartLimitIntervalSec=0\n"} {
+	for _, want := range []string{"\nRestart=always\n", "\nExecStartPre=-/var/lib/lexicon-agent/update/known-good guard ", "\nStartLimitIntervalSec=0\n"} {
 		if !strings.Contains(string(unit), want) {
 			t.Fatalf("the unit lacks %q", strings.TrimSpace(want))
 		}
