@@ -217,6 +217,15 @@ func (u *Updater) keepKnownGood() error {
 	return nil
 }
 
+// startKnownGood is keepKnownGood for a start off trial: a copy that cannot be made (a full disk) is
+// logged and the agent runs on; the previous known-good binary, if any, keeps guarding, and a swap
+// makes the copy again before it installs anything.
+func (u *Updater) startKnownGood() {
+	if err := u.keepKnownGood(); err != nil {
+		u.c.Log.Warn("cannot keep the running agent as the known-good binary", "err", err)
+	}
+}
+
 func (u *Updater) load() error {
 	data, err := os.ReadFile(u.path("state.json"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -258,7 +267,8 @@ func (u *Updater) Start() error {
 	defer u.mu.Unlock()
 	t := u.rec.Trial
 	if t == nil {
-		return u.keepKnownGood()
+		u.startKnownGood()
+		return nil
 	}
 	switch u.self {
 	case t.Digest:
@@ -270,14 +280,16 @@ func (u *Updater) Start() error {
 		if err := u.save(); err != nil {
 			return err
 		}
-		return u.keepKnownGood()
+		u.startKnownGood()
+		return nil
 	default:
 		u.c.Log.Warn("the binary on trial was replaced by other means; ending the trial", "version", t.Version)
 		u.rec.Trial = nil
 		if err := u.save(); err != nil {
 			return err
 		}
-		return u.keepKnownGood()
+		u.startKnownGood()
+		return nil
 	}
 	if t.Pending == "run" {
 		return u.rollback(fmt.Sprintf("the previous start of %s did not end its trial", t.Version))
