@@ -431,6 +431,12 @@ func TestAgentUnderItsUnit(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(h.dir, "units", "lexicon-agent.service")); err != nil || string(got) != string(unit) {
 		t.Errorf("restore_agent_unit did not put the release's unit back (%v)", err)
 	}
+	// The unit's UMask= does not reach what words write: a replaced file keeps its mode.
+	if fi, err := os.Stat(filepath.Join(h.dir, "units", "lexicon-agent.service")); err != nil {
+		t.Error(err)
+	} else if fi.Mode().Perm() != 0o644 {
+		t.Errorf("the restored unit's mode is %v, want 0644", fi.Mode())
+	}
 
 	// Every built-in recipe reaches a verdict of its own: none is unknown for want of what the sandbox
 	// holds back. Recipes check at the agent's start; their reports ride the claims.
