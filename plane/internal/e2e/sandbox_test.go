@@ -29,8 +29,8 @@ import (
 // The agent under its own unit: a real systemd, PID 1 of its own PID, mount and cgroup namespaces,
 // runs the unit the release ships, unchanged, so that every setting of its sandbox (ProtectSystem=,
 // the capability bounding set, the system call filter, the address families...) is applied by systemd
-// itself to the real agent binary. The machine is left alone: /etc and /var are overlays whose upper
-// layers are the test's, the unit folder, the agent's folders and /usr/local/bin are the test's
+// itself to the real agent binary. The machine is left alone: /etc, /var and /usr are overlays whose
+// upper layers are the test's, the unit folder, the agent's folders and /usr/local/bin are the test's
 // folders bound in place, and /run and /tmp are fresh. The network is the machine's, so the agent
 // reaches the fleet's plane on loopback.
 
@@ -106,7 +106,7 @@ type unitHostSpec struct {
 func bootUnitHost(t *testing.T, spec unitHostSpec) *unitHost {
 	t.Helper()
 	h := &unitHost{t: t, dir: t.TempDir(), log: &testkit.Buffer{}}
-	for _, d := range []string{"units", "upper/etc", "upper/var", "work/etc", "work/var", "bin", "host"} {
+	for _, d := range []string{"units", "upper/etc", "upper/var", "upper/usr", "work/etc", "work/var", "work/usr", "bin", "host"} {
 		must(t, os.MkdirAll(filepath.Join(h.dir, d), 0o755))
 	}
 	for name, data := range spec.units {
@@ -188,6 +188,8 @@ func bootUnitHost(t *testing.T, spec unitHostSpec) *unitHost {
 		"mount -t cgroup2 cgroup2 /sys/fs/cgroup",
 		"mount -t overlay overlay -o lowerdir=/etc,upperdir=" + d + "/upper/etc,workdir=" + d + "/work/etc /etc",
 		"mount -t overlay overlay -o lowerdir=/var,upperdir=" + d + "/upper/var,workdir=" + d + "/work/var /var",
+		// The package words install into /usr: an overlay too, so nothing reaches this machine's.
+		"mount -t overlay overlay -o lowerdir=/usr,upperdir=" + d + "/upper/usr,workdir=" + d + "/work/usr /usr",
 		"mkdir -p /etc/systemd/system /etc/lexicon-agent /var/lib/lexicon-agent",
 		"mount --bind " + d + "/units /etc/systemd/system",
 		"mount --bind " + spec.config + " /etc/lexicon-agent",
@@ -377,9 +379,19 @@ func TestAgentUnderItsUnit(t *testing.T) {
 			"/etc/letsencrypt/live/README":                    "certbot's folder\n",
 			"/var/log/lexicon-e2e.log.1.gz":                   "an old rotated log\n",
 			"/var/cache/apt/archives/lexicon-e2e_1.0_all.deb": "an old package\n",
+			// apt's only source is the test's repository, whose Release says it is Debian's security
+			// archive (trusted=yes: the fixture is unsigned; signatures are apttest's concern).
+			"/etc/apt/apt.conf.d/99lexicon-e2e":   "Dir::Etc::SourceList \"/etc/apt/lexicon-e2e.list\";\nDir::Etc::SourceParts \"/etc/apt/lexicon-e2e.d\";\n",
+			"/etc/apt/lexicon-e2e.list":           "deb [trusted=yes] file:/run/lexicon-e2e/repo ./\n",
+			"/etc/apt/lexicon-e2e.d/.placeholder": "",
 		},
 		old: []string{"/var/log/lexicon-e2e.log.1.gz", "/var/cache/apt/archives/lexicon-e2e_1.0_all.deb"},
 	})
+
+	// A package installed at 1.0, whose 1.1 waits in the security archive.
+	buildProbeRepo(t, filepath.Join(h.dir, "host"))
+	h.in("dpkg", "-i", "/run/lexicon-e2e/"+probe+"_1.0_all.deb")
+	h.in("apt-get", "update", "-q")
 
 	// Joined from inside, as an admin on the machine would, then started by systemd.
 	j := parseJSON(t, h.in("/usr/local/bin/lexicon-agent", "join", "--plane", f.url, "--ca", "/var/lib/lexicon-agent/plane-ca.crt",
@@ -409,6 +421,12 @@ func TestAgentUnderItsUnit(t *testing.T) {
 		{"free_disk", nil},
 		{"renew_cert", nil},
 		{"restore_agent_unit", nil},
+		// The package words: reads in the agent's sandbox, changes (apt-get update and install) in
+		// transient units of their own, since the sandbox leaves /usr, /var/lib/dpkg and apt's lists
+		// read-only.
+		{"packages_report", nil},
+		{"install_security_updates", nil},
+		{"restart_services", nil},
 	} {
 		if job.word == "restore_agent_unit" {
 			// Edited in place: the word must write the release's unit back into the unit folder.
@@ -417,7 +435,30 @@ func TestAgentUnderItsUnit(t *testing.T) {
 		j := f.runJob(a.nodeID, job.word, job.params...)
 		if j["state"] != "completed" {
 			t.Errorf("%s under the unit: %v", job.word, j)
+			continue
 		}
+		out, _ := j["output"].(map[string]any)
+		switch job.word {
+		case "packages_report":
+			if fmt.Sprint(out["security_upgrades"]) == "[]" {
+				t.Errorf("packages_report under the unit sees no security upgrade: %v", out)
+			}
+		case "install_security_updates":
+			if out["refresh_failed"] != nil {
+				t.Errorf("install_security_updates could not refresh under the unit: %v", out["refresh_failed"])
+			}
+			installed, _ := out["installed"].([]any)
+			if len(installed) != 1 || installed[0].(map[string]any)["name"] != probe || installed[0].(map[string]any)["to"] != "1.1" {
+				t.Errorf("install_security_updates under the unit installed %v: %v", installed, out)
+			}
+		}
+	}
+	// The upgrade reached /usr, which the agent's own sandbox holds read-only.
+	if got, err := os.ReadFile(filepath.Join(h.dir, "upper", "usr", "share", probe, "version")); err != nil || string(got) != "1.1\n" {
+		t.Errorf("%s's file after the upgrade: %q (%v)", probe, got, err)
+	}
+	if got := h.in("dpkg-query", "-W", "-f", "${Version} ${db:Status-Abbrev}", probe); got != "1.1 ii " {
+		t.Errorf("dpkg says %s is %q", probe, got)
 	}
 	for path, gone := range map[string]bool{
 		"upper/var/log/lexicon-e2e.log.1.gz": true, "upper/var/cache/apt/archives/lexicon-e2e_1.0_all.deb": true,
@@ -484,6 +525,45 @@ func TestAgentUnderItsUnit(t *testing.T) {
 	if fileSum(t, filepath.Join(h.dir, "bin", "lexicon-agent")) != fileSum(t, v2) {
 		t.Error("the agent reports its trial, but /usr/local/bin holds another binary")
 	}
+}
+
+// probe is the package the package words upgrade under the unit.
+const probe = "lexicon-e2e-probe"
+
+// buildProbeRepo builds probe 1.0 and 1.1 (dpkg-deb) in dir, and in dir/repo a flat apt repository
+// holding 1.1 whose Release names Debian's security archive (apt-ftparchive).
+func buildProbeRepo(t *testing.T, dir string) {
+	t.Helper()
+	repo := filepath.Join(dir, "repo")
+	must(t, os.MkdirAll(repo, 0o755))
+	for _, v := range []string{"1.0", "1.1"} {
+		pkg := filepath.Join(t.TempDir(), probe)
+		must(t, os.MkdirAll(filepath.Join(pkg, "DEBIAN"), 0o755))
+		must(t, os.MkdirAll(filepath.Join(pkg, "usr", "share", probe), 0o755))
+		must(t, os.WriteFile(filepath.Join(pkg, "DEBIAN", "control"), []byte("Package: "+probe+"\nVersion: "+v+
+			"\nArchitecture: all\nMaintainer: Lexicon <e2e@lexicon.invalid>\nDescription: the e2e's package\n"), 0o644))
+		must(t, os.WriteFile(filepath.Join(pkg, "usr", "share", probe, "version"), []byte(v+"\n"), 0o644))
+		deb := filepath.Join(dir, probe+"_"+v+"_all.deb")
+		if v == "1.1" {
+			deb = filepath.Join(repo, probe+"_"+v+"_all.deb")
+		}
+		if out, err := exec.Command("dpkg-deb", "--root-owner-group", "--build", pkg, deb).CombinedOutput(); err != nil {
+			t.Fatalf("dpkg-deb: %v\n%s", err, out)
+		}
+	}
+	index := func(name string, args ...string) {
+		cmd := exec.Command("apt-ftparchive", args...)
+		cmd.Dir = repo
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("apt-ftparchive %v: %v", args, err)
+		}
+		must(t, os.WriteFile(filepath.Join(repo, name), out, 0o644))
+	}
+	index("Packages", "packages", ".")
+	index("Release", "-o", "APT::FTPArchive::Release::Origin=Debian", "-o", "APT::FTPArchive::Release::Label=Debian-Security",
+		"-o", "APT::FTPArchive::Release::Suite=bookworm-security", "-o", "APT::FTPArchive::Release::Codename=bookworm-security",
+		"release", ".")
 }
 
 func parseJSON(t *testing.T, s string) map[string]any {
