@@ -52,7 +52,9 @@ func needUnitHost(t *testing.T) {
 	if os.Geteuid() != 0 {
 		missing = append(missing, "root")
 	}
-	for _, p := range []string{"/lib/systemd/systemd", "/usr/bin/unshare", "/usr/bin/nsenter"} {
+	for _, p := range []string{"/lib/systemd/systemd", "/usr/bin/unshare", "/usr/bin/nsenter", "/usr/bin/systemd-run",
+		"/usr/bin/dbus-daemon", "/lib/systemd/system/dbus.service", "/lib/systemd/system/dbus.socket",
+		"/usr/bin/dpkg-deb", "/usr/bin/apt-ftparchive"} {
 		if _, err := os.Stat(p); err != nil {
 			missing = append(missing, p)
 		}
@@ -310,7 +312,7 @@ var stubTargets = map[string]string{
 	"shutdown.target": "[Unit]\nDescription=stub\n", "network-online.target": "[Unit]\nDescription=stub\n",
 	"network.target": "[Unit]\nDescription=stub\n", "multi-user.target": "[Unit]\nDescription=stub\n",
 	// The services the built-in words are allowed to look at and act on: one that runs, one that failed.
-	"lexicon-e2e.target": "[Unit]\nDescription=the test's boot\nWants=nginx.service mysql.service\n",
+	"lexicon-e2e.target": "[Unit]\nDescription=the test's boot\nWants=nginx.service mysql.service dbus.socket\n",
 	"nginx.service":      "[Service]\nExecStart=/bin/sleep infinity\n",
 	"mysql.service":      "[Service]\nExecStart=/bin/false\n",
 }
@@ -371,6 +373,12 @@ func TestAgentUnderItsUnit(t *testing.T) {
 	}
 	for k, v := range stubTargets {
 		units[k] = v
+	}
+	// The system bus, as the machine's package starts it: systemd-run --wait talks to PID 1 through it.
+	for _, name := range []string{"dbus.service", "dbus.socket"} {
+		data, err := os.ReadFile(filepath.Join("/lib/systemd/system", name))
+		must(t, err)
+		units[name] = string(data)
 	}
 	h := bootUnitHost(t, unitHostSpec{
 		units: units, agent: filepath.Join(bin, "lexicon-agent"), state: a.state, config: a.config,
