@@ -56,7 +56,7 @@ $(WASMPOST_TOOL): $(DATAMERGE) $(wildcard registry/cmd/lexicon-release/*.go)
 	$(GO) build -o $@ ./registry/cmd/lexicon-release
 
 .SECONDEXPANSION:
-$(WASM_DIR)/%.wasm: primitives/% $$(wildcard primitives/%/*.go) $(WASM_DEPS)
+$(WASM_DIR)/%.wasm: primitives/% $$(wildcard primitives/%/*.go) $$(wildcard primitives/%/*.service) $(WASM_DEPS)
 	$(WASM_BUILD)
 $(WASM_DIR)/testdata/%.wasm: host/wasm/testdata/% $$(wildcard host/wasm/testdata/%/*.go) $(WASM_DEPS)
 	$(WASM_BUILD)

@@ -19,6 +19,8 @@ func Platform() string { return runtime.GOOS + "-" + runtime.GOARCH }
 
 // TestFault is set only in test builds (-ldflags -X), never by a release: it makes a binary that
 // misbehaves the way a broken release would, so the update tests run real broken agents. "crash":
-// `run` exits at once; "hang": `run` never claims; "pause:<step>": the update stops for good after
-// logging <step>, once per state folder, for a test to kill it there.
+// `run` exits at once; "nostart": `guard` and `run` both exit at once, while `version` still answers
+// (a release whose flags or state the unit no longer matches); "hang": `run` never claims;
+// "pause:<step>": the update stops for good after logging <step>, once per state folder, for a test to
+// kill it there.
 var TestFault = ""

@@ -175,3 +175,23 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestNetHTTPRefusesMetadataServices: a word whose manifest declares a cloud's metadata or credential
+// service by address is refused at that address, before anything connects: the link-local ones and
+// those elsewhere (AWS's IPv6 instance metadata, Google's, Alibaba's, Azure's WireServer), as IPv4 and
+// as IPv6 through the NAT64 prefix.
+func TestNetHTTPRefusesMetadataServices(t *testing.T) {
+	hosts := []string{"169.254.169.254", "[fd00:ec2::254]", "[fd00:ec2::23]", "[fd20:ce::254]", "100.100.100.200",
+		"168.63.129.16", "[64:ff9b::a9fe:a9fe]"}
+	h := newHost(t, cached(wasm.Config{}))
+	p := newProber(t, h, "look", []map[string]any{{"cap": "net.http", "hosts": hosts, "timeout_ms": 300}})
+	for _, host := range hosts {
+		a, res := p.run(map[string]any{"cap": "net.http", "url": "http://" + host + "/latest/meta-data/"})
+		if a[0].Error == nil || a[0].Error.Code != errcode.CapabilityDenied || !strings.Contains(a[0].Error.Message, "may not reach") {
+			t.Errorf("%s: %+v %s", host, a[0], a[0].Result)
+		}
+		if len(res.Capabilities) != 1 || res.Capabilities[0].Allowed {
+			t.Errorf("%s: recorded %+v", host, res.Capabilities)
+		}
+	}
+}

@@ -37,13 +37,14 @@ type engine struct {
 // by its memoryPool, which also tells a refused grow apart from a crash.
 const maxMemoryPages = manifest.MaxMemoryMiB << 20 >> 16
 
-// compiled is one word ready to instantiate.
+// compiled is one module ready to instantiate. It is the module's, not a word's: words sharing a module
+// (telling themselves apart by their name at start) share it, so it holds nothing of any one of them,
+// and each instance is made under the name of the word it is for.
 type compiled struct {
 	rt    wazero.Runtime
 	cm    wazero.CompiledModule
 	wz    wazero.CompilationCache
 	mem   *memoryPool
-	name  string
 	stats CacheStats
 
 	nextMu sync.Mutex
@@ -117,17 +118,17 @@ func checkDigest(name string, module []byte, pinned string) error {
 	return nil
 }
 
-// compile compiles module, which checkDigest has found to be digest's bytes, for a word that may use
+// compile compiles module, which checkDigest has found to be digest's bytes, for words that may use
 // memLimit bytes.
-func (e *engine) compile(ctx context.Context, name, digest string, module []byte, memLimit uint64) (*compiled, error) {
-	c, err := e.compileOnce(ctx, name, digest, module, memLimit, true)
+func (e *engine) compile(ctx context.Context, digest string, module []byte, memLimit uint64) (*compiled, error) {
+	c, err := e.compileOnce(ctx, digest, module, memLimit, true)
 	if err != nil && errcode.Code(err) == errcode.IOFailed {
-		c, err = e.compileOnce(ctx, name, digest, module, memLimit, false)
+		c, err = e.compileOnce(ctx, digest, module, memLimit, false)
 	}
 	return c, err
 }
 
-func (e *engine) compileOnce(ctx context.Context, name, digest string, module []byte, memLimit uint64, useCache bool) (*compiled, error) {
+func (e *engine) compileOnce(ctx context.Context, digest string, module []byte, memLimit uint64, useCache bool) (*compiled, error) {
 	cfg := wazero.NewRuntimeConfigCompiler().
 		WithCloseOnContextDone(e.stopInCode).
 		WithMemoryLimitPages(maxMemoryPages)
@@ -141,7 +142,7 @@ func (e *engine) compileOnce(ctx context.Context, name, digest string, module []
 		defer sess.close()
 		cfg = cfg.WithCompilationCache(sess.wz)
 	}
-	c := &compiled{name: name, mem: newMemoryPool(memLimit)}
+	c := &compiled{mem: newMemoryPool(memLimit)}
 	if sess != nil {
 		c.wz = sess.wz
 	}
@@ -215,8 +216,9 @@ func (c *compiled) close() {
 	}
 }
 
-// invocation is one run of a word: its input, its capped streams and what the host learned.
+// invocation is one run of a word: its name, input, capped streams and what the host learned.
 type invocation struct {
+	name           string // the word's: what its instance is started as (argv[0])
 	stdin          []byte
 	stdout, stderr *cappedBuffer
 	mem            *memoryTrack // the memory of the instance it ran in; set by run
@@ -238,6 +240,7 @@ type runOutcome struct {
 // Its streams and its clock's sleep reach whichever invocation it is given to, so it can be made before
 // that invocation exists: a worker makes the next one while it waits for work.
 type instance struct {
+	name  string // the word it was made for: its argv[0], fixed at instantiation
 	mod   api.Module
 	err   error
 	track *memoryTrack
@@ -261,9 +264,9 @@ type instanceStderr struct{ s *instanceIO }
 
 func (w instanceStderr) Write(p []byte) (int, error) { return w.s.inv.stderr.Write(p) }
 
-// instantiate makes a fresh instance of the word.
-func (c *compiled) instantiate(ctx context.Context) (in *instance) {
-	in = &instance{track: &memoryTrack{}, io: &instanceIO{ctx: context.Background()}}
+// instantiate makes a fresh instance of the module for the word called name.
+func (c *compiled) instantiate(ctx context.Context, name string) (in *instance) {
+	in = &instance{name: name, track: &memoryTrack{}, io: &instanceIO{ctx: context.Background()}}
 	defer func() {
 		if r := recover(); r != nil { // a wazero panic costs this instance, never the host
 			in.err = fmt.Errorf("host panic: %v", r)
@@ -273,7 +276,7 @@ func (c *compiled) instantiate(ctx context.Context) (in *instance) {
 	sio := in.io
 	cfg := wazero.NewModuleConfig().
 		WithName("").
-		WithArgs(c.name).
+		WithArgs(name).
 		WithStdin(sio).
 		WithStdout(instanceStdout{sio}).
 		WithStderr(instanceStderr{sio}).
@@ -286,9 +289,10 @@ func (c *compiled) instantiate(ctx context.Context) (in *instance) {
 	return in
 }
 
-// prepareNext starts making the instance the next run will take, off that run's path. Only workers use
-// it; their concurrent runs of one word each take the prepared instance or make their own (take).
-func (c *compiled) prepareNext() {
+// prepareNext starts making the instance the next run will take, off that run's path, for the word
+// called name: the one that ran last is the likeliest next. Only workers use it; their concurrent runs
+// each take the prepared instance or make their own (take).
+func (c *compiled) prepareNext(name string) {
 	c.nextMu.Lock()
 	defer c.nextMu.Unlock()
 	if c.next != nil {
@@ -296,25 +300,29 @@ func (c *compiled) prepareNext() {
 	}
 	ch := make(chan *instance, 1)
 	c.next = ch
-	go func() { ch <- c.instantiate(context.Background()) }()
+	go func() { ch <- c.instantiate(context.Background(), name) }()
 }
 
-// take returns a fresh instance: the one prepared, or one made now. The prepared one goes to exactly
-// one caller: whoever takes its channel out of c.next, under nextMu; a run concurrent with it finds
-// c.next empty and makes its own.
-func (c *compiled) take(ctx context.Context) *instance {
+// take returns a fresh instance for the word called name: the one prepared, if it was prepared for
+// that word, or one made now. An instance prepared for a twin (another word on the same module) is
+// closed unused: its argv[0] is the twin's, and a word that learns what it is from its name would run
+// as the twin. The prepared one goes to exactly one caller: whoever takes its channel out of c.next,
+// under nextMu; a run concurrent with it finds c.next empty and makes its own.
+func (c *compiled) take(ctx context.Context, name string) *instance {
 	c.nextMu.Lock()
 	ch := c.next
 	c.next = nil
 	c.nextMu.Unlock()
 	if ch != nil {
-		if in := <-ch; in.err == nil {
+		in := <-ch
+		if in.err == nil && in.name == name {
 			return in
-		} else if in.mod != nil {
+		}
+		if in.mod != nil {
 			_ = in.mod.Close(context.Background())
 		}
 	}
-	return c.instantiate(ctx)
+	return c.instantiate(ctx, name)
 }
 
 // run runs _start in a fresh instance. ctx's deadline stops it only with stopInCode.
@@ -325,7 +333,7 @@ func (c *compiled) run(ctx context.Context, inv *invocation) (out runOutcome) {
 			out = runOutcome{trap: fmt.Errorf("host panic: %v", r)}
 		}
 	}()
-	in := c.take(ctx)
+	in := c.take(ctx, inv.name)
 	inv.mem = in.track
 	if in.err != nil {
 		return classifyExit(in.err)

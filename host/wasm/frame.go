@@ -36,7 +36,8 @@ type frame struct {
 
 	// hello
 	CacheDir string `json:"cache_dir,omitempty"`
-	// load, run
+	// load, run: the word's name, which a run's instance is started as (argv[0]). A load's is only the
+	// first instance's guess: words sharing a module share its load, and each run names its own word.
 	Name   string `json:"name,omitempty"`
 	Warm   bool   `json:"warm,omitempty"` // load: into the compile cache only, not kept
 	Digest string `json:"digest,omitempty"`

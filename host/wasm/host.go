@@ -255,7 +255,7 @@ func (h *Host) load(ctx context.Context, m *manifest.Manifest, pinned string, mo
 	}
 	mod := &Module{h: h, m: m, digest: pinned, word: word, lim: limitsOf(m)}
 	if h.eng != nil {
-		c, err := h.eng.compile(ctx, m.Name, pinned, module, mod.lim.memory)
+		c, err := h.eng.compile(ctx, pinned, module, mod.lim.memory)
 		if err != nil {
 			return nil, err
 		}
@@ -294,7 +294,7 @@ func (h *Host) Warm(ctx context.Context, m *manifest.Manifest, pinned string, so
 	if err := checkDigest(m.Name, module, pinned); err != nil {
 		return err
 	}
-	c, err := h.eng.compile(ctx, m.Name, pinned, module, lim.memory)
+	c, err := h.eng.compile(ctx, pinned, module, lim.memory)
 	if err != nil {
 		return err
 	}
@@ -363,6 +363,7 @@ func (mod *Module) runInProcess(ctx context.Context, input []byte, d *caps.Dispa
 	ctx, cancel := mod.wordContext(ctx)
 	defer cancel()
 	inv := &invocation{
+		name:   mod.m.Name,
 		stdin:  input,
 		stdout: &cappedBuffer{limit: mod.lim.output},
 		stderr: &cappedBuffer{limit: mod.lim.transcript},

@@ -27,7 +27,7 @@ func TestStagedCacheSession(t *testing.T) {
 	e := &engine{cache: cache}
 	compile := func(name, d string, b []byte) CacheStats {
 		t.Helper()
-		c, err := e.compile(ctx, name, d, b, 64<<20)
+		c, err := e.compile(ctx, d, b, 64<<20)
 		if err != nil {
 			t.Fatal(err)
 		}

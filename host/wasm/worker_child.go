@@ -121,7 +121,7 @@ func serveFrames(r *bufio.Reader, send func(*frame), eng *engine, mods map[strin
 			err := checkDigest(f.Name, f.blob, f.Digest)
 			var c *compiled
 			if err == nil {
-				c, err = eng.compile(ctx, f.Name, f.Digest, f.blob, f.Memory)
+				c, err = eng.compile(ctx, f.Digest, f.blob, f.Memory)
 			} else {
 				eng.unstage()
 			}
@@ -138,7 +138,7 @@ func serveFrames(r *bufio.Reader, send func(*frame), eng *engine, mods map[strin
 			}
 			mods[key] = c
 			send(&frame{Kind: kindLoaded, Stats: &c.stats})
-			c.prepareNext()
+			c.prepareNext(f.Name)
 			// Compiling leaves tens of MiB of garbage (the decoded module, the cache read); give it back
 			// now rather than whenever the scavenger gets to it, since a worker lives on, idle, for
 			// seconds. Off the load's path: the host already has its answer and the next instance is
@@ -146,7 +146,7 @@ func serveFrames(r *bufio.Reader, send func(*frame), eng *engine, mods map[strin
 			go debug.FreeOSMemory()
 		case kindRun:
 			c := mods[loadKey(f.Digest, f.Memory)]
-			if c == nil || f.ID == 0 {
+			if c == nil || f.ID == 0 || f.Name == "" {
 				return 2
 			}
 			go serveFrames(r, send, eng, mods, calls, exit)
@@ -164,9 +164,11 @@ func serveFrames(r *bufio.Reader, send func(*frame), eng *engine, mods map[strin
 
 func loadKey(digest string, memory uint64) string { return fmt.Sprintf("%s/%d", digest, memory) }
 
-// serveRun runs one invocation and sends how it ended.
+// serveRun runs one invocation and sends how it ended. Everything that is the word's comes with the
+// run, not the load: its name (words may share a module, and so this compiled code) and its caps.
 func serveRun(ctx context.Context, c *compiled, f *frame, caller relay, send func(*frame)) {
 	inv := &invocation{
+		name:   f.Name,
 		stdin:  f.blob,
 		stdout: &cappedBuffer{limit: f.Output},
 		stderr: &cappedBuffer{limit: f.Transcript},
@@ -184,7 +186,7 @@ func serveRun(ctx context.Context, c *compiled, f *frame, caller relay, send fun
 	// fresh all the same, never run before it is handed out, and handed out once. It is started before
 	// the result is sent, so that the host's next run, which this loop reads before this goroutine
 	// might get to it, finds it under way rather than making one of its own.
-	c.prepareNext()
+	c.prepareNext(f.Name)
 	send(done)
 }
 

@@ -53,11 +53,12 @@ type workerPool struct {
 }
 
 // registered is a loaded module as the pool knows it. The pool keeps no bytes: a worker that needs the
-// module gets them from source, and hashes them against digest before it compiles them.
+// module gets them from source, and hashes them against digest before it compiles them. Words sharing
+// a module share its registration, so it holds no word's name: each load and run names its own.
 type registered struct {
-	name, digest string
-	memory       uint64
-	source       func() ([]byte, error)
+	digest string
+	memory uint64
+	source func() ([]byte, error)
 }
 
 func newWorkerPool(cfg Config, key []byte, stats *cacheCounters, log *slog.Logger) (*workerPool, error) {
@@ -95,7 +96,8 @@ type worker struct {
 
 	// Under the pool's mu.
 	loaded map[string]bool
-	key    string // the word its runs are runs of, while it has any
+	key    string // the module its runs are runs of, while it has any
+	word   string // and the word: twins on one module do not share a worker's runs
 	active int    // runs it hosts now
 	dead   bool
 	idle   *time.Timer // while idle: ends the worker when it has been idle too long
@@ -267,18 +269,18 @@ func (p *workerPool) signal() {
 	p.changed = make(chan struct{})
 }
 
-// acquire takes a worker for a run of key: an idle one with the word loaded, else one already running
-// the word with room for one more run, else an idle one, else a new one while fewer than maxWorkers
-// live, else it waits. A worker prestart is starting is waited for rather than a second one started.
-// Every acquire is paired with a release.
-func (p *workerPool) acquire(ctx context.Context, key string) (*worker, error) {
+// acquire takes a worker for a run of the word called word on the module key: an idle one with the
+// module loaded, else one already running the word with room for one more run, else an idle one, else
+// a new one while fewer than maxWorkers live, else it waits. A worker prestart is starting is waited for
+// rather than a second one started. Every acquire is paired with a release.
+func (p *workerPool) acquire(ctx context.Context, key, word string) (*worker, error) {
 	for {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
 			return nil, errcode.New(errcode.WordHostFailed, "the host is closed")
 		}
-		if wk := p.pick(key); wk != nil {
+		if wk := p.pick(key, word); wk != nil {
 			p.mu.Unlock()
 			return wk, nil
 		}
@@ -299,7 +301,7 @@ func (p *workerPool) acquire(ctx context.Context, key string) (*worker, error) {
 				return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot start a wasm worker")
 			}
 			p.live[wk] = true
-			wk.key, wk.active = key, 1
+			wk.key, wk.word, wk.active = key, word, 1
 			p.mu.Unlock()
 			return wk, nil
 		}
@@ -315,24 +317,26 @@ func (p *workerPool) acquire(ctx context.Context, key string) (*worker, error) {
 	}
 }
 
-// pick takes a run's place in a worker that has one for key, or returns nil; p.mu is held.
-func (p *workerPool) pick(key string) *worker {
+// pick takes a run's place in a worker that has one for word on the module key, or returns nil; p.mu is
+// held.
+func (p *workerPool) pick(key, word string) *worker {
 	take := func(i int) *worker {
 		wk := p.idle[i]
 		p.idle = slices.Delete(p.idle, i, i+1)
 		wk.idle.Stop() // under p.mu: a reap that already fired finds it gone from p.idle and leaves it
-		wk.key, wk.active = key, 1
+		wk.key, wk.word, wk.active = key, word, 1
 		return wk
 	}
-	// An idle worker with the word loaded costs nothing more and shares with no one.
+	// An idle worker with the module loaded costs nothing more and shares with no one.
 	for i := len(p.idle) - 1; i >= 0; i-- {
 		if p.idle[i].loaded[key] {
 			return take(i)
 		}
 	}
-	// Then a worker running the word: one more instance, not one more process.
+	// Then a worker running the word: one more instance, not one more process. Not one running its twin
+	// (another word on the module): a kill at one word's deadline ends only that word's runs.
 	for wk := range p.live {
-		if !wk.dead && wk.active > 0 && wk.active < runsPerWorker && wk.key == key {
+		if !wk.dead && wk.active > 0 && wk.active < runsPerWorker && wk.key == key && wk.word == word {
 			wk.active++
 			return wk
 		}
@@ -451,18 +455,21 @@ func (p *workerPool) close() {
 func (p *workerPool) register(ctx context.Context, name, digest string, module []byte, source func() ([]byte, error), memory uint64) error {
 	key := loadKey(digest, memory)
 	p.mu.Lock()
-	p.modules[key] = registered{name: name, digest: digest, memory: memory, source: source}
+	_, twin := p.modules[key] // another word on this module, loaded already: its registration stays
+	if !twin {
+		p.modules[key] = registered{digest: digest, memory: memory, source: source}
+	}
 	p.mu.Unlock()
-	wk, err := p.acquire(ctx, key)
+	wk, err := p.acquire(ctx, key, name)
 	if err != nil {
 		return err
 	}
-	err = p.ensureLoaded(ctx, wk, key, module)
+	err = p.ensureLoaded(ctx, wk, key, name, module)
 	if err != nil && !errcode.Has(err, errcode.WordModuleInvalid) && !errcode.Has(err, errcode.ModuleDigestMismatch) {
 		p.drop(wk, err.Error())
 	}
 	p.release(wk)
-	if err != nil {
+	if err != nil && !twin {
 		p.mu.Lock()
 		delete(p.modules, key)
 		p.mu.Unlock()
@@ -471,8 +478,9 @@ func (p *workerPool) register(ctx context.Context, name, digest string, module [
 }
 
 // ensureLoaded has the worker compile the module if it has not, from module or else from the module's
-// source. Concurrent runs of a word that a new worker hosts wait for the one load.
-func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key string, module []byte) error {
+// source, for the word called name. Concurrent runs of a word that a new worker hosts wait for the one
+// load.
+func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key, name string, module []byte) error {
 	wk.loadMu.Lock()
 	defer wk.loadMu.Unlock()
 	p.mu.Lock()
@@ -483,18 +491,18 @@ func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key string, m
 	case loaded:
 		return nil
 	case dead: // the load this run waited for failed, and its worker with it
-		return errcode.New(errcode.WordHostFailed, "the wasm worker loading %s was stopped", reg.name)
+		return errcode.New(errcode.WordHostFailed, "the wasm worker loading %s was stopped", name)
 	case !ok:
-		return errcode.New(errcode.WordHostFailed, "module %s is not registered", key)
+		return errcode.New(errcode.WordHostFailed, "module %s of %s is not registered", key, name)
 	}
 	if module == nil {
 		b, err := reg.source()
 		if err != nil {
-			return errcode.Wrap(err, errcode.WordHostFailed, "cannot read module %s again", reg.name)
+			return errcode.Wrap(err, errcode.WordHostFailed, "cannot read module %s again", name)
 		}
 		module = b
 	}
-	if err := p.load(ctx, wk, &frame{Kind: kindLoad, Name: reg.name, Digest: reg.digest, Memory: reg.memory, blob: module}); err != nil {
+	if err := p.load(ctx, wk, &frame{Kind: kindLoad, Name: name, Digest: reg.digest, Memory: reg.memory, blob: module}); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -577,7 +585,7 @@ func (p *workerPool) warm(ctx context.Context, name, digest string, memory uint6
 // ends first. The other runs the worker hosts (of the same word) end with it: word.sibling_stopped.
 func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps.Dispatcher) rawRun {
 	key := loadKey(mod.digest, mod.lim.memory)
-	wk, err := p.acquire(ctx, key)
+	wk, err := p.acquire(ctx, key, mod.m.Name)
 	if err != nil {
 		if ctx.Err() != nil {
 			return rawRun{killed: true, ctxErr: ctx.Err()}
@@ -585,7 +593,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 		return rawRun{hostErr: err}
 	}
 	defer p.release(wk)
-	if err := p.ensureLoaded(ctx, wk, key, nil); err != nil {
+	if err := p.ensureLoaded(ctx, wk, key, mod.m.Name, nil); err != nil {
 		p.drop(wk, err.Error())
 		if ctx.Err() != nil {
 			return rawRun{killed: true, ctxErr: ctx.Err()}
@@ -597,7 +605,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 	start := time.Now() // before the deadline is set, so a word stopped at it is seen to run it all
 	ctx, cancel := mod.wordContext(ctx)
 	defer cancel()
-	err = wk.send(&frame{Kind: kindRun, ID: id, Digest: mod.digest, Memory: mod.lim.memory,
+	err = wk.send(&frame{Kind: kindRun, ID: id, Name: mod.m.Name, Digest: mod.digest, Memory: mod.lim.memory,
 		Output: mod.lim.output, Transcript: mod.lim.transcript, blob: input})
 	if err != nil {
 		return p.lost(ctx, wk, mod, start, "cannot send run")

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
+	"github.com/lexicon-fleet/lexicon/agent"
 	"github.com/lexicon-fleet/lexicon/agent/internal/update"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -23,10 +25,10 @@ func (r guardResult) Text(w io.Writer) {
 	}
 }
 
-// guardCmd is the unit's ExecStartPre: before every start, a version on trial whose previous start
-// never ended its trial, or that cannot answer version at all, is replaced by its fallback, so the
-// start that follows runs a binary this machine has seen run. It exits 0 either way: a failing
-// ExecStartPre would keep the fallback from starting.
+// guardCmd is the unit's ExecStartPre, run by the known-good binary in the state folder: before every
+// start, a version on trial whose previous start never ended its trial, or that cannot answer version
+// at all, is replaced by the known-good binary, so the start that follows runs a binary this machine
+// has seen run. It exits 0 either way: a failing ExecStartPre would keep the fallback from starting.
 func guardCmd() *cli.Command {
 	var d dirs
 	var uf updateFlags
@@ -38,6 +40,9 @@ func guardCmd() *cli.Command {
 			uf.setup(fs)
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
+			if agent.TestFault == "nostart" {
+				os.Exit(2) // a test build whose guard cannot run
+			}
 			sd, err := d.open()
 			if err != nil {
 				return nil, err

@@ -57,7 +57,7 @@ func runCmd() *cli.Command {
 			fs.StringVar(&metricsListen, "metrics-listen", "", "serve /metrics (Prometheus) on this loopback address, 127.0.0.1:PORT")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
-			if agent.TestFault == "crash" {
+			if agent.TestFault == "crash" || agent.TestFault == "nostart" {
 				os.Exit(2) // a test build standing in for an agent that dies at start
 			}
 			level := slog.LevelInfo

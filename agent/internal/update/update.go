@@ -4,11 +4,15 @@
 // supervisor to start the new one, which then runs on trial. A start that finds the previous start of
 // the same version still on trial puts the fallback back and rejects that version for good.
 //
+// The fallback is the known-good binary, kept for good in the update folder, and it is what guards
+// every start (the unit's ExecStartPre runs its `guard`): the binary on trial is never trusted to
+// judge itself, so one that cannot run its guard, or cannot start at all, is still rolled back.
+//
 // Files, in <state>/update/ (0700, the agent's alone):
 //
 //	state.json   the trial in progress, the rejected agents and the update history
 //	staged       a fetched binary being checked
-//	fallback     the binary that ran before the one on trial
+//	known-good   the last binary that ended a trial, or ran with none: the guard, and the fallback
 package update
 
 import (
@@ -62,8 +66,11 @@ type Fetcher interface {
 
 // Trial is the version on trial and the one to fall back to.
 type Trial struct {
-	Version         string    `json:"version"`
-	Digest          string    `json:"digest"`
+	Version string `json:"version"`
+	Digest  string `json:"digest"`
+	// Exe is the path the binary on trial was put at: the guard, which runs from the known-good copy,
+	// judges and replaces the binary there.
+	Exe             string    `json:"exe,omitempty"`
 	FallbackVersion string    `json:"fallback_version"`
 	FallbackDigest  string    `json:"fallback_digest"`
 	Sequence        uint64    `json:"sequence"` // the statement that offered it
@@ -183,6 +190,42 @@ func (u *Updater) Self() string { return u.self }
 
 func (u *Updater) path(name string) string { return filepath.Join(u.c.Dir, name) }
 
+// KnownGoodFile is the name of the known-good binary in the update folder; the unit runs its guard.
+const KnownGoodFile = "known-good"
+
+// knownGood is the known-good binary: the one kept for good, or the fallback an agent from before it
+// existed left for its trial.
+func (u *Updater) knownGood() string {
+	if _, err := os.Stat(u.path("fallback")); err == nil {
+		if _, err := os.Stat(u.path(KnownGoodFile)); errors.Is(err, fs.ErrNotExist) {
+			return u.path("fallback")
+		}
+	}
+	return u.path(KnownGoodFile)
+}
+
+// keepKnownGood makes the known-good binary the running one, which has ended its trial or ran with
+// none. Called with mu held, never by a start on trial.
+func (u *Updater) keepKnownGood() error {
+	if d, err := fileDigest(u.path(KnownGoodFile)); err == nil && d == u.self {
+		return nil
+	}
+	if err := install(u.c.Exe, u.path(KnownGoodFile), u.self); err != nil {
+		return err
+	}
+	_ = os.Remove(u.path("fallback"))
+	return nil
+}
+
+// startKnownGood is keepKnownGood for a start off trial: a copy that cannot be made (a full disk) is
+// logged and the agent runs on; the previous known-good binary, if any, keeps guarding, and a swap
+// makes the copy again before it installs anything.
+func (u *Updater) startKnownGood() {
+	if err := u.keepKnownGood(); err != nil {
+		u.c.Log.Warn("cannot keep the running agent as the known-good binary", "err", err)
+	}
+}
+
 func (u *Updater) load() error {
 	data, err := os.ReadFile(u.path("state.json"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -217,12 +260,14 @@ func (u *Updater) event(ev, from, to, detail string) {
 
 // Start is the first thing `run` does. On a binary on trial it either begins this start's trial or,
 // when the previous start of the same version is still on trial (it crashed, was killed, never
-// reached the plane), puts the fallback back and returns ErrRolledBack.
+// reached the plane), puts the fallback back and returns ErrRolledBack. A binary not on trial is
+// known good: it becomes the known-good copy that guards the next starts.
 func (u *Updater) Start() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	t := u.rec.Trial
 	if t == nil {
+		u.startKnownGood()
 		return nil
 	}
 	switch u.self {
@@ -232,11 +277,19 @@ func (u *Updater) Start() error {
 		u.c.Log.Info("update abandoned before the swap; running the fallback", "version", t.Version)
 		u.event("abandoned", t.FallbackVersion, t.Version, "the agent stopped before the new binary was in place")
 		u.rec.Trial = nil
-		return u.save()
+		if err := u.save(); err != nil {
+			return err
+		}
+		u.startKnownGood()
+		return nil
 	default:
 		u.c.Log.Warn("the binary on trial was replaced by other means; ending the trial", "version", t.Version)
 		u.rec.Trial = nil
-		return u.save()
+		if err := u.save(); err != nil {
+			return err
+		}
+		u.startKnownGood()
+		return nil
 	}
 	if t.Pending == "run" {
 		return u.rollback(fmt.Sprintf("the previous start of %s did not end its trial", t.Version))
@@ -250,31 +303,44 @@ func (u *Updater) Start() error {
 	return nil
 }
 
-// Guard is `lexicon-agent guard`, run before every start: a version on trial whose previous start has
-// not ended, or that cannot answer version, is rolled back before it runs. That covers a binary that
-// never reaches the agent's own code.
+// Guard is `lexicon-agent guard`, run before every start by the known-good binary (the unit's
+// ExecStartPre): a version on trial whose previous start has not ended, or that cannot answer version,
+// is rolled back before it runs. It judges the binary at the trial's path, not itself, so a binary on
+// trial that never reaches the agent's own code, or whose own guard is broken, is rolled back all the
+// same.
 func (u *Updater) Guard(ctx context.Context) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	t := u.rec.Trial
-	if t == nil || u.self != t.Digest {
+	if t == nil {
 		return nil
+	}
+	exe := t.Exe
+	if exe == "" { // a trial an agent from before Exe was recorded began
+		exe = u.c.Exe
+	}
+	if d, err := fileDigest(exe); err != nil || d != t.Digest {
+		return nil // replaced by other means, or gone: the start that follows ends the trial or fails
 	}
 	if t.Pending != "" {
 		return u.rollback(fmt.Sprintf("the previous start of %s did not end its trial", t.Version))
 	}
-	if err := u.probe(ctx, u.c.Exe, t.Version); err != nil {
+	if err := u.probe(ctx, exe, t.Version); err != nil {
 		return u.rollback(fmt.Sprintf("%s on trial does not answer version: %v", t.Version, err))
 	}
 	t.Pending = "guard"
 	return u.save()
 }
 
-// rollback puts the fallback back in place, records the version as rejected and ends the trial.
-// Called with mu held.
+// rollback puts the known-good binary back in place of the one on trial, records the version as
+// rejected and ends the trial. Called with mu held.
 func (u *Updater) rollback(why string) error {
 	t := u.rec.Trial
-	if err := install(u.path("fallback"), u.c.Exe, t.FallbackDigest); err != nil {
+	exe := t.Exe
+	if exe == "" {
+		exe = u.c.Exe
+	}
+	if err := install(u.knownGood(), exe, t.FallbackDigest); err != nil {
 		return err
 	}
 	u.rec.Rejected = append(u.rec.Rejected, Rejection{Version: t.Version, Digest: t.Digest, Sequence: t.Sequence, At: u.c.Now().UTC(), Reason: why})
@@ -283,7 +349,6 @@ func (u *Updater) rollback(why string) error {
 	if err := u.save(); err != nil {
 		return err
 	}
-	_ = os.Remove(u.path("fallback")) // it is the binary in place now
 	u.c.Log.Error("update rolled back", "rejected", t.Version, "to", t.FallbackVersion, "reason", why)
 	return ErrRolledBack
 }
@@ -343,9 +408,13 @@ func (u *Updater) passIfDue() {
 	u.event("accepted", t.FallbackVersion, t.Version, fmt.Sprintf("ran %s and completed a claim round trip", u.c.TrialFor))
 	u.rec.Trial = nil
 	u.trialAt = time.Time{}
-	_ = os.Remove(u.path("fallback"))
 	if err := u.save(); err != nil {
 		u.c.Log.Warn("cannot record the end of the trial", "err", err)
+	}
+	// The version that passed guards the next starts. Until the copy is made the previous known-good
+	// binary does, which is harmless: with no trial recorded the guard does nothing.
+	if err := u.keepKnownGood(); err != nil {
+		u.c.Log.Warn("cannot keep the accepted agent as the known-good binary", "err", err)
 	}
 	u.state, u.offered = channel.UpdateCurrent, ""
 	close(u.done)
@@ -467,11 +536,12 @@ func (u *Updater) swap(ctx context.Context, f Fetcher, rel *registry.Release, pi
 		return fail(channel.UpdateProbeFailed, err)
 	}
 	u.step("probe")
-	// The running binary becomes the fallback before anything names the new one.
-	if err := copyFile(u.c.Exe, u.path("fallback"), u.self); err != nil {
+	// The running binary is the known-good one (the fallback, and the guard of the starts on trial)
+	// before anything names the new one.
+	if err := u.keepKnownGood(); err != nil {
 		return err
 	}
-	u.rec.Trial = &Trial{Version: version, Digest: pin, FallbackVersion: u.c.Version, FallbackDigest: u.self,
+	u.rec.Trial = &Trial{Version: version, Digest: pin, Exe: u.c.Exe, FallbackVersion: u.c.Version, FallbackDigest: u.self,
 		Sequence: rel.Statement.Predicate.Sequence, Installed: u.c.Now().UTC()}
 	u.event("installed", u.c.Version, version, "")
 	if err := u.save(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,8 +109,113 @@ func TestSwapTrialAndAccept(t *testing.T) {
 	if r := u.Report(""); r.State != channel.UpdateCurrent || r.History[len(r.History)-1].Event != "accepted" {
 		t.Fatalf("after the trial: %+v", r)
 	}
-	if _, err := os.Stat(filepath.Join(n.dir, "update", "fallback")); !os.IsNotExist(err) {
-		t.Fatal("the fallback outlived the trial")
+	// The version that passed is the known-good binary now, which guards the next starts.
+	if got := n.knownGood(); got != cas.Sum(v2) {
+		t.Fatalf("known-good after the trial is %s, want v2's %s", got, cas.Sum(v2))
+	}
+}
+
+func (n *node) knownGood() string {
+	data, err := os.ReadFile(filepath.Join(n.dir, "update", KnownGoodFile))
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return cas.Sum(data)
+}
+
+// guard is the unit's ExecStartPre as it runs: the known-good binary's own guard, whose running binary
+// is the known-good copy, not the one on trial.
+func (n *node) guard() error {
+	g, err := New(Config{Dir: filepath.Join(n.dir, "update"), Exe: filepath.Join(n.dir, "update", KnownGoodFile),
+		Version: "known-good", Platform: "linux-amd64", LockFile: n.lock})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return g.Guard(context.Background())
+}
+
+// TestKnownGoodGuardsTheTrial: the binary a start with no trial runs becomes the known-good copy; a
+// swap keeps it; and its guard, not the binary on trial, judges each start on trial. It rolls back a
+// version whose start died before its own code ran (its guard and run broken alike), and one that no
+// longer answers version, each to the known-good binary, and rejects it.
+func TestKnownGoodGuardsTheTrial(t *testing.T) {
+	v1 := script("1.0.0", "linux-amd64")
+	for _, tc := range []struct {
+		name   string
+		broken string // the binary on trial; @DIR@ is a folder holding "ok" until the swap is made
+		starts int    // guarded starts before the one that rolls back
+		reason string
+	}{
+		// Answers version (so the swap's probe passes) and nothing else: every start dies at once.
+		{"cannot start", ("#!/bin/sh\n[ \"$1\" = version ] && exec echo '{\"version\":\"2.0.0\",\"platform\":\"linux-amd64\"}'\nexit 2\n"),
+			1, "did not end its trial"},
+		// Answered version when it was probed, no longer does (a dependency it needs at start is gone).
+		{"stops answering version", ("#!/bin/sh\n[ -e @DIR@/ok ] && exec echo '{\"version\":\"2.0.0\",\"platform\":\"linux-amd64\"}'\nexit 2\n"),
+			0, "does not answer version"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNode(t, v1)
+			broken := []byte(strings.ReplaceAll(tc.broken, "@DIR@", n.dir))
+			must(t, os.WriteFile(filepath.Join(n.dir, "ok"), nil, 0o644))
+			u, err := n.start("1.0.0")
+			must(t, err)
+			if got := n.knownGood(); got != cas.Sum(v1) {
+				t.Fatal("a start with no trial did not keep its binary as known-good")
+			}
+			if err := u.Check(context.Background(), &served{data: broken}, release("2.0.0", 2, cas.Sum(broken)), false, ""); !errors.Is(err, ErrRestart) {
+				t.Fatalf("swap: %v", err)
+			}
+			must(t, os.Remove(filepath.Join(n.dir, "ok")))
+			for i := range tc.starts {
+				// The guard marks the start; the broken binary dies before its own code could.
+				if err := n.guard(); err != nil {
+					t.Fatalf("guard %d: %v", i, err)
+				}
+			}
+			if err := n.guard(); !errors.Is(err, ErrRolledBack) {
+				t.Fatalf("the known-good guard did not roll back: %v", err)
+			}
+			if n.running() != cas.Sum(v1) || n.knownGood() != cas.Sum(v1) {
+				t.Fatal("v1 is not back, or is no longer the known-good binary")
+			}
+			u, err = n.start("1.0.0")
+			must(t, err)
+			r := u.Report("")
+			if last := r.History[len(r.History)-1]; last.Event != "rolled_back" || !strings.Contains(last.Detail, tc.reason) {
+				t.Fatalf("history after the rollback: %+v", r.History)
+			}
+			f := &served{data: broken}
+			if err := u.Check(context.Background(), f, release("2.0.0", 2, cas.Sum(broken)), false, ""); err != nil || f.n != 0 || u.Report("").State != channel.UpdateRejected {
+				t.Fatalf("the rolled-back version is offered again: %v, fetched %d times", err, f.n)
+			}
+		})
+	}
+}
+
+// TestGuardLeavesABinaryReplacedByOtherMeans: an admin who puts another binary in place during a trial
+// (a package upgrade) is not overruled by the guard; that start ends the trial and keeps its binary.
+func TestGuardLeavesABinaryReplacedByOtherMeans(t *testing.T) {
+	v1, v2, admin := script("1.0.0", "linux-amd64"), script("2.0.0", "linux-amd64"), script("2.1.0", "linux-amd64")
+	n := newNode(t, v1)
+	u, _ := n.start("1.0.0")
+	if err := u.Check(context.Background(), &served{data: v2}, release("2.0.0", 2, cas.Sum(v2)), false, ""); !errors.Is(err, ErrRestart) {
+		t.Fatal(err)
+	}
+	must(t, os.WriteFile(n.exe, admin, 0o755))
+	for range 2 {
+		if err := n.guard(); err != nil {
+			t.Fatalf("guard over a binary replaced by other means: %v", err)
+		}
+	}
+	if _, err := n.start("2.1.0"); err != nil || n.running() != cas.Sum(admin) || n.knownGood() != cas.Sum(admin) {
+		t.Fatalf("the admin's binary was not kept: %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -28,6 +28,11 @@ type Apt struct {
 	Root string
 	// Proc is the proc filesystem the processes are read from (default /proc).
 	Proc string
+	// Transient runs the programs that change the machine (apt-get update and install, dpkg
+	// --configure) as transient systemd services of their own (systemd-run), outside the agent's
+	// sandbox, which leaves the system read-only; Detect sets it where systemd is PID 1's manager.
+	// Reads run as the agent's children either way.
+	Transient bool
 }
 
 // The programs, at their paths inside the root (never looked up in PATH).
@@ -428,7 +433,7 @@ func (a *Apt) Refresh(ctx context.Context) (capv1.RefreshResult, error) {
 	if err := a.free(); err != nil {
 		return capv1.RefreshResult{}, err
 	}
-	o, err := a.run(ctx, refreshTimeout, env, aptGet, "update", "-q", "-o", "APT::Update::Error-Mode=any")
+	o, err := a.change(ctx, refreshTimeout, env, aptGet, "update", "-q", "-o", "APT::Update::Error-Mode=any")
 	if err != nil {
 		return capv1.RefreshResult{}, err
 	}
@@ -458,14 +463,21 @@ func (a *Apt) Refresh(ctx context.Context) (capv1.RefreshResult, error) {
 
 // lockLists takes an open-file-description write lock on apt's list lock, which conflicts with apt's
 // own (fcntl) lock whichever process holds it, this one's other calls included. A run holding it is
-// pkg.locked.
+// pkg.locked. Where the file system is read-only to this process (the agent's sandbox, whose changes
+// run in transient units) it takes a read lock, which still keeps apt-get update, which needs the
+// write lock, out until the run ends.
 func (a *Apt) lockLists() (func(), error) {
 	p := filepath.Join(a.root(), "var/lib/apt/lists/lock")
+	kind := int16(unix.F_WRLCK)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
+	if errors.Is(err, unix.EROFS) {
+		kind = unix.F_RDLCK
+		f, err = os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
 	if err != nil {
 		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "cannot open apt's list lock")
 	}
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 0}
+	lk := unix.Flock_t{Type: kind, Whence: 0, Start: 0, Len: 0}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
@@ -547,7 +559,7 @@ func (a *Apt) Upgrade(ctx context.Context, targets []Target, approve func(Change
 	if err != nil {
 		return res, errcode.Wrap(err, errcode.CapabilityFailed, "cannot read dpkg's database")
 	}
-	o, runErr := a.run(ctx, upgradeTimeout, env, append(append([]string{aptGet, "-y"}, args...), append([]string{"install"}, pins...)...)...)
+	o, runErr := a.change(ctx, upgradeTimeout, env, append(append([]string{aptGet, "-y"}, args...), append([]string{"install"}, pins...)...)...)
 	after, err := readDatabase(a.root())
 	if err != nil {
 		return res, errcode.Wrap(err, errcode.CapabilityFailed, "cannot read dpkg's database after the upgrade")
@@ -653,7 +665,7 @@ func (a *Apt) Repair(ctx context.Context) (capv1.RepairResult, error) {
 	if len(half) == 0 {
 		return res, nil
 	}
-	o, runErr := a.run(ctx, repairTimeout, env, dpkgBin, "--configure", "-a", "--force-confdef", "--force-confold")
+	o, runErr := a.change(ctx, repairTimeout, env, dpkgBin, "--configure", "-a", "--force-confdef", "--force-confold")
 	after, err := readDatabase(a.root())
 	if err != nil {
 		return res, errcode.Wrap(err, errcode.CapabilityFailed, "cannot read dpkg's database after the repair")

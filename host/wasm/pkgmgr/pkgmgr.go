@@ -12,6 +12,7 @@ package pkgmgr
 import (
 	"context"
 	"errors"
+	"os"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
@@ -77,11 +78,17 @@ func (u Unavailable) Repair(context.Context) (capv1.RepairResult, error) {
 }
 
 // Detect returns the package manager of this machine: Apt when apt-get and dpkg are installed, and
-// Unavailable otherwise.
+// Unavailable otherwise. Where systemd is PID 1's manager (sd_booted's test) and systemd-run is
+// installed, the Apt runs its changes in transient units.
 func Detect() Manager {
 	a := &Apt{Root: "/"}
 	if err := a.usable(); err != nil {
 		return Unavailable{Reason: err.Error()}
+	}
+	if fi, err := os.Stat("/run/systemd/system"); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(systemdRun); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			a.Transient = true
+		}
 	}
 	return a
 }

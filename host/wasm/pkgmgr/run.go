@@ -3,8 +3,11 @@ package pkgmgr
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -38,11 +41,66 @@ type output struct {
 	exit           int
 }
 
+// systemdRun is the machine's systemd-run (never looked up in PATH, never the root's).
+const systemdRun = "/usr/bin/systemd-run"
+
 // run runs argv (an absolute path inside the root, and fixed arguments) with env and no input, in its
 // own process group, chrooted into the root when it is not "/". The whole group is killed when limit
 // passes or ctx ends: a timeout is capability.timeout. A program that cannot start is
 // capability.failed; one that ran and exited non-zero is no error here (its status is in output).
 func (a *Apt) run(ctx context.Context, limit time.Duration, environ []string, argv ...string) (output, error) {
+	return a.start(ctx, limit, environ, argv, a.root() != "/", nil)
+}
+
+// change runs a program that changes the machine. With Transient it runs as a transient service
+// (transientArgv), which systemd stops when limit passes or ctx ends; otherwise as run does.
+func (a *Apt) change(ctx context.Context, limit time.Duration, environ []string, argv ...string) (output, error) {
+	if !a.Transient {
+		return a.run(ctx, limit, environ, argv...)
+	}
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return output{}, errcode.Wrap(err, errcode.CapabilityFailed, "cannot name a transient unit")
+	}
+	unit := "lexicon-pkg-" + hex.EncodeToString(suffix[:]) + ".service"
+	out, err := a.start(ctx, limit, environ, transientArgv(unit, a.root(), limit, environ, argv), false, func() {
+		// systemd-run waits on the unit; killing it leaves the unit running, so the unit is
+		// killed too.
+		kill := exec.Command("/usr/bin/systemctl", "kill", "--signal=SIGKILL", "--", unit)
+		kill.Env = env
+		_ = kill.Run()
+	})
+	return out, err
+}
+
+// transientArgv is the systemd-run command running argv as unit: its output piped back and its
+// exit status returned (--pipe --wait), in the root (RootDirectory=) when it is not "/", stopped by
+// systemd itself at limit (RuntimeMaxSec=), so even an agent that dies meanwhile leaves no run
+// going for ever, and gone when it ends (--collect). Its sandbox is what a package manager can
+// keep: packages write anywhere, make setuid programs, load modules and switch users, so only the
+// fences none of that crosses are set.
+func transientArgv(unit, root string, limit time.Duration, environ, argv []string) []string {
+	secs := int64(limit / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	cmd := []string{systemdRun, "--quiet", "--pipe", "--wait", "--collect", "--service-type=exec",
+		"--unit=" + unit, "--description=lexicon package manager: " + argv[0],
+		"--property=RuntimeMaxSec=" + strconv.FormatInt(secs, 10),
+		"--property=PrivateTmp=yes", "--property=ProtectClock=yes", "--property=ProtectKernelLogs=yes",
+		"--property=ProtectHostname=yes", "--property=RestrictRealtime=yes", "--property=LockPersonality=yes",
+	}
+	if root != "/" {
+		cmd = append(cmd, "--property=RootDirectory="+root)
+	}
+	for _, e := range environ {
+		cmd = append(cmd, "--setenv="+e)
+	}
+	return append(append(cmd, "--"), argv...)
+}
+
+// start runs argv as run describes; stopped, when not nil, is called after the group is killed.
+func (a *Apt) start(ctx context.Context, limit time.Duration, environ, argv []string, chroot bool, stopped func()) (output, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -51,10 +109,16 @@ func (a *Apt) run(ctx context.Context, limit time.Duration, environ []string, ar
 	stdout, stderr := &capped{n: maxOutput}, &capped{n: maxErrOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if r := a.root(); r != "/" {
-		cmd.SysProcAttr.Chroot = r
+	if chroot {
+		cmd.SysProcAttr.Chroot = a.root()
 	}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error {
+		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if stopped != nil {
+			stopped()
+		}
+		return err
+	}
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	out := output{stdout: stdout.b.Bytes(), stderr: stderr.b.Bytes()}

@@ -55,13 +55,15 @@ func buildAgent(t testing.TB, version, fault, arch string) string {
 	return out
 }
 
-// supervisor runs an installed agent binary as the systemd unit would: `guard` before every start,
-// then `run`, started again whenever it exits (Restart=always). Every process's stderr goes to log.
+// supervisor runs an installed agent as the systemd unit would: the unit's own ExecStartPre and
+// ExecStart lines (read from the unit the release ships, its paths pointed at this agent's), started
+// again whenever it exits (Restart=always). As systemd, a failing ExecStartPre fails the start unless
+// its path is prefixed "-", and a "-" line whose executable is missing is skipped. Every process's
+// stderr goes to log.
 type supervisor struct {
 	t     testing.TB
-	exe   string
-	dirs  []string
-	extra []string
+	pre   []unitCommand
+	start unitCommand
 	log   *testkit.Buffer
 
 	mu      sync.Mutex
@@ -85,12 +87,49 @@ func (a *agent) install(binary string) string {
 	return exe
 }
 
+// unitCommand is one Exec line of the unit.
+type unitCommand struct {
+	argv    []string
+	mayFail bool // "-": its failure does not fail the start
+}
+
+// unitCommands reads the agent's unit and returns its ExecStartPre and ExecStart lines for this agent:
+// the unit's binary, state and config paths become exe and the agent's folders, and flags are added
+// to each line.
+func (a *agent) unitCommands(exe string, flags []string) (pre []unitCommand, start unitCommand) {
+	t := a.f.t
+	unit, err := os.ReadFile(filepath.Join(root, "agent", "cmd", "lexicon-agent", "lexicon-agent.service"))
+	must(t, err)
+	paths := strings.NewReplacer("/usr/local/bin/lexicon-agent", exe, "/var/lib/lexicon-agent", a.state, "/etc/lexicon-agent", a.config)
+	for _, line := range strings.Split(string(unit), "\n") {
+		key, value, ok := strings.Cut(line, "=")
+		if !ok || (key != "ExecStartPre" && key != "ExecStart") {
+			continue
+		}
+		c := unitCommand{}
+		if rest, ok := strings.CutPrefix(value, "-"); ok {
+			c.mayFail, value = true, rest
+		}
+		c.argv = append(strings.Fields(paths.Replace(value)), flags...)
+		if key == "ExecStart" {
+			start = c
+		} else {
+			pre = append(pre, c)
+		}
+	}
+	if len(start.argv) == 0 || len(pre) == 0 {
+		t.Fatalf("the agent's unit has no ExecStart or no ExecStartPre:\n%s", unit)
+	}
+	return pre, start
+}
+
 // supervise starts the agent's installed binary under a supervisor.
 func (a *agent) supervise(exe string, flags ...string) *supervisor {
 	if flags == nil {
 		flags = updateRunFlags
 	}
-	s := &supervisor{t: a.f.t, exe: exe, dirs: a.dirs(), extra: flags, log: &testkit.Buffer{}, done: make(chan struct{})}
+	pre, start := a.unitCommands(exe, flags)
+	s := &supervisor{t: a.f.t, pre: pre, start: start, log: &testkit.Buffer{}, done: make(chan struct{})}
 	go s.loop()
 	a.f.t.Cleanup(func() {
 		s.stop()
@@ -104,11 +143,18 @@ func (a *agent) supervise(exe string, flags ...string) *supervisor {
 func (s *supervisor) loop() {
 	defer close(s.done)
 	for n := 1; ; n++ {
-		guard := exec.Command(s.exe, append([]string{"guard"}, append(s.dirs, s.extra...)...)...)
-		guard.Stderr = s.log
-		gerr := guard.Run()
-		fmt.Fprintf(s.log, "supervisor: guard %d ended: %v\n", n, gerr)
-		cmd := exec.Command(s.exe, append([]string{"run"}, append(s.dirs, s.extra...)...)...)
+		failed := false
+		for _, c := range s.pre {
+			pre := exec.Command(c.argv[0], c.argv[1:]...)
+			pre.Stderr = s.log
+			err := pre.Run()
+			fmt.Fprintf(s.log, "supervisor: start %d: ExecStartPre %s ended: %v\n", n, filepath.Base(c.argv[0]), err)
+			if err != nil && !c.mayFail {
+				failed = true
+				break
+			}
+		}
+		cmd := exec.Command(s.start.argv[0], s.start.argv[1:]...)
 		pipe, err := cmd.StderrPipe()
 		if err != nil {
 			panic(err)
@@ -118,10 +164,14 @@ func (s *supervisor) loop() {
 			s.mu.Unlock()
 			return
 		}
-		err = cmd.Start()
-		s.cur = cmd
+		if !failed {
+			err = cmd.Start()
+			s.cur = cmd
+		}
 		s.mu.Unlock()
-		if err != nil {
+		if failed {
+			fmt.Fprintf(s.log, "supervisor: start %d failed in ExecStartPre\n", n)
+		} else if err != nil {
 			fmt.Fprintf(s.log, "supervisor: start %d failed: %v\n", n, err)
 		} else {
 			fmt.Fprintf(s.log, "supervisor: start %d pid %d\n", n, cmd.Process.Pid)
@@ -211,8 +261,9 @@ func nodeUpdate(f *fleet, node string) map[string]any {
 }
 
 // TestAgentUpdateTrialAndRollback: v1 updates to v2 within a claim cycle without losing or repeating a
-// job; v3 that dies at start and v3' that never claims are each rolled back to v2, rejected, never
-// installed again, under one incident; v4 is then taken and the incident clears.
+// job; v3 that dies at start, v3' that never claims and v3.0.2 whose guard and run both fail are each
+// rolled back to v2, rejected, never installed again, under one incident; v4 is then taken and the
+// incident clears.
 func TestAgentUpdateTrialAndRollback(t *testing.T) {
 	v1, v2 := buildAgent(t, "1.0.0", "", "amd64"), buildAgent(t, "2.0.0", "", "amd64")
 	v3, v3h, v4 := buildAgent(t, "3.0.0", "crash", "amd64"), buildAgent(t, "3.0.1", "hang", "amd64"), buildAgent(t, "4.0.0", "", "amd64")
@@ -265,8 +316,22 @@ func TestAgentUpdateTrialAndRollback(t *testing.T) {
 		t.Fatalf("one incident while the node refuses, got %v", inc)
 	}
 
+	// v3.0.2 answers version (so its probe passes) but neither its guard nor its run starts: the known-good
+	// binary's guard, not the binary on trial, rolls it back, and the plane is told.
+	v3n := buildAgent(t, "3.0.2", "nostart", "amd64")
+	f.publishAgentRelease("3.0.2", 5, v3n)
+	f.planeLog.WaitFor(t, `"offered":"3.0.2"`)
+	s.log.WaitFor(t, `"rejected":"3.0.2","to":"2.0.0"`)
+	f.planeLog.WaitFor(t, `"version":"2.0.0","state":"rejected","offered":"3.0.2"`)
+	if u := nodeUpdate(f, a.nodeID); !strings.Contains(fmt.Sprint(u["history"]), "3.0.2 did not end its trial") {
+		t.Fatalf("update after v3.0.2: %v", u)
+	}
+	if j := f.runJob(a.nodeID, "host_report"); j["state"] != "completed" {
+		t.Fatalf("job after v3.0.2 was rolled back: %v", j)
+	}
+
 	// v4 supersedes the rejections; the node reports current and the incident clears.
-	f.publishAgentRelease("4.0.0", 5, v4)
+	f.publishAgentRelease("4.0.0", 6, v4)
 	f.planeLog.WaitFor(t, updateState(a.nodeID, "4.0.0", "current"))
 	f.planeLog.WaitFor(t, `"msg":"incident cleared"`)
 	if j := f.runJob(a.nodeID, "host_report"); j["state"] != "completed" {

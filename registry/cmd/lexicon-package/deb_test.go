@@ -5,12 +5,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
@@ -53,12 +57,39 @@ func need(t *testing.T, name string) string {
 	return p
 }
 
-// binaries builds the three commands for arch as `make packages` does (CGO off, reproducible flags).
-// The host's own architecture gets the real commands; another gets a stand-in, since a cross build of
-// the plane costs minutes and packaging never runs the binary (lintian still checks its machine).
+// built holds the binaries each architecture's first binaries call built, for the tests after it; the
+// folder is removed when the tests end.
+var built struct {
+	sync.Mutex
+	dir  string
+	bins map[string]map[string]string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// binaries builds the three commands for arch as `make packages` does (CGO off, reproducible flags),
+// once per test binary. The host's own architecture gets the real commands; another gets a stand-in,
+// since a cross build of the plane costs minutes and packaging never runs the binary (lintian still
+// checks its machine).
 func binaries(t *testing.T, arch string) map[string]string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), arch)
+	built.Lock()
+	defer built.Unlock()
+	if b, ok := built.bins[arch]; ok {
+		return b
+	}
+	if built.dir == "" {
+		d, err := os.MkdirTemp("", "lexicon-package-test-")
+		must(t, err)
+		built.dir, built.bins = d, map[string]map[string]string{}
+	}
+	dir := filepath.Join(built.dir, arch)
 	bins := map[string]string{}
 	pkgs := map[string]string{"lexicon-agent": "agent/cmd/lexicon-agent", "lexicon-plane": "plane/cmd/lexicon-plane", "lexicon": "plane/cmd/lexicon"}
 	for name, pkg := range pkgs {
@@ -73,6 +104,7 @@ func binaries(t *testing.T, arch string) map[string]string {
 			t.Fatalf("build %s for %s: %v\n%s", pkg, arch, err, out)
 		}
 	}
+	built.bins[arch] = bins
 	return bins
 }
 
@@ -251,7 +283,7 @@ func TestPackages(t *testing.T) {
 				}
 				if name == "lexicon-plane" {
 					post := control(t, dpkgDeb, pkg, "postinst")
-					for _, want := range []string{"adduser --system --group --home /var/lib/lexicon-plane", "chown lexicon-plane:lexicon-plane /var/lib/lexicon-plane\n", "chmod 0700 /var/lib/lexicon-plane\n"} {
+					for _, want := range []string{"adduser --system --group --home /var/lib/lexicon-plane", "chown lexicon-plane:lexicon-plane /var/lib/lexicon-plane\n", "chmod 0700 \"$DPKG_ROOT/var/lib/lexicon-plane\"\n"} {
 						if !strings.Contains(post, want) {
 							t.Errorf("postinst lacks %q", want)
 						}
@@ -352,5 +384,86 @@ func TestDebVersion(t *testing.T) {
 		if _, err := debVersion(in); err == nil {
 			t.Errorf("debVersion(%q) accepted", in)
 		}
+	}
+}
+
+// TestMaintainerScriptsUseDPKGRoot installs the agent and the plane into an empty root with dpkg --root
+// and --force-script-chrootless, so that their maintainer scripts run on this machine with DPKG_ROOT
+// set, then installs them again (an upgrade's configure) and purges them: every folder the scripts
+// make, chown, chmod or remove is the root's, the plane's account is made in the root's files, and
+// nothing of this machine is touched.
+func TestMaintainerScriptsUseDPKGRoot(t *testing.T) {
+	dpkg := need(t, "dpkg")
+	need(t, "useradd")
+	out := filepath.Join(t.TempDir(), "packages")
+	makeDebs(t, binaries(t, runtime.GOARCH), runtime.GOARCH, out)
+	deb := func(name string) string { return filepath.Join(out, name+"_1.2.3_"+runtime.GOARCH+".deb") }
+	dir := t.TempDir()
+	// An empty package database, and the accounts every Debian root starts with.
+	for _, d := range []string{"var/lib/dpkg/info", "var/lib/dpkg/updates", "var/lib/dpkg/triggers", "etc"} {
+		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	for name, data := range map[string]string{"var/lib/dpkg/status": "", "etc/passwd": "root:x:0:0:root:/root:/bin/sh\n",
+		"etc/group": "root:x:0:\n", "etc/shadow": "root:*:20000:0:99999:7:::\n", "etc/gshadow": "root:*::\n"} {
+		must(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
+	hostPasswd, err := os.ReadFile("/etc/passwd")
+	must(t, err)
+	dpkgIn := func(args ...string) {
+		t.Helper()
+		// The plane's Depends (adduser) is this machine's to have, not the empty root's.
+		cmd := exec.Command(dpkg, append([]string{"--root=" + dir, "--force-script-chrootless", "--force-depends"}, args...)...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("dpkg %v: %v\n%s", args, err, b)
+		}
+	}
+	mode := func(p string) (os.FileMode, uint32, uint32) {
+		t.Helper()
+		fi, err := os.Stat(filepath.Join(dir, p))
+		must(t, err)
+		st := fi.Sys().(*syscall.Stat_t)
+		return fi.Mode().Perm(), st.Uid, st.Gid
+	}
+
+	dpkgIn("--install", deb("lexicon-agent"), deb("lexicon-plane"))
+	for _, p := range []string{"etc/lexicon-agent", "var/lib/lexicon-agent"} {
+		if m, uid, gid := mode(p); m != 0o700 || uid != 0 || gid != 0 {
+			t.Errorf("%s: %v %d:%d, want 0700 root's", p, m, uid, gid)
+		}
+	}
+	passwd, err := os.ReadFile(filepath.Join(dir, "etc/passwd"))
+	must(t, err)
+	if !strings.Contains(string(passwd), "\nlexicon-plane:x:") {
+		t.Fatalf("the root's passwd has no lexicon-plane account:\n%s", passwd)
+	}
+	// Root's until the first start, when systemd gives it to the unit's User= (StateDirectory=).
+	if m, u, g := mode("var/lib/lexicon-plane"); m != 0o700 || u != 0 || g != 0 {
+		t.Errorf("var/lib/lexicon-plane: %v %d:%d, want 0700", m, u, g)
+	}
+
+	// Again, as an upgrade: the admin's modes stay, the account is not made twice.
+	must(t, os.Chmod(filepath.Join(dir, "etc/lexicon-agent"), 0o750))
+	dpkgIn("--install", deb("lexicon-agent"), deb("lexicon-plane"))
+	if m, _, _ := mode("etc/lexicon-agent"); m != 0o750 {
+		t.Errorf("an upgrade changed etc/lexicon-agent to %v", m)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "etc/passwd")); !bytes.Equal(again, passwd) {
+		t.Errorf("an upgrade changed the root's passwd:\n%s", again)
+	}
+
+	// What the node made of itself, and the unit the agent_supervision recipe restored: purge removes it all.
+	for _, p := range []string{"var/lib/lexicon-agent/node.key", "etc/lexicon-agent/policy.json", "var/lib/lexicon-plane/plane.db",
+		"etc/systemd/system/lexicon-agent.service"} {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o600))
+	}
+	dpkgIn("--purge", "lexicon-agent", "lexicon-plane")
+	for _, p := range []string{"var/lib/lexicon-agent", "etc/lexicon-agent", "var/lib/lexicon-plane", "etc/systemd/system/lexicon-agent.service"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("purge left %s (%v)", p, err)
+		}
+	}
+	if after, _ := os.ReadFile("/etc/passwd"); !bytes.Equal(after, hostPasswd) {
+		t.Error("installing into another root changed this machine's /etc/passwd")
 	}
 }

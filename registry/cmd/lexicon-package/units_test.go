@@ -10,7 +10,8 @@ import (
 
 // TestUnitsVerify checks the packages' units with systemd-analyze verify, as the agent's own unit is
 // checked in agent/cmd/lexicon-agent: the plane's unit, and the agent's unit with the package's drop-in
-// beside it, which must still restart always, guard each start, and now run the binary from /usr/lib/lexicon-agent.
+// beside it, which must still restart always, guard each start with the known-good binary, and now run
+// the binary from /usr/lib/lexicon-agent.
 // Their binary paths point at an executable that exists here (this test's own), since verify only
 // checks that the command can be found.
 func TestUnitsVerify(t *testing.T) {
@@ -28,11 +29,15 @@ func TestUnitsVerify(t *testing.T) {
 	plane := read(t, "debian/lexicon-plane/lexicon-plane.service")
 	agent := read(t, "debian/lexicon-agent/lexicon-agent.service")
 	dropIn := read(t, "debian/lexicon-agent/package.conf")
-	for _, want := range []string{"\nExecStartPre=\nExecStartPre=/usr/lib/lexicon-agent/lexicon-agent guard ", "\nExecStart=\nExecStart=/usr/lib/lexicon-agent/lexicon-agent run ",
+	for _, want := range []string{"\nExecStart=\nExecStart=/usr/lib/lexicon-agent/lexicon-agent run ",
 		"\nReadWritePaths=/usr/lib/lexicon-agent\n", "\nConfigurationDirectoryMode=0700\n"} {
 		if !strings.Contains(dropIn, want) {
 			t.Errorf("the agent's drop-in lacks %q", strings.TrimSpace(want))
 		}
+	}
+	// The unit's guard is the known-good binary wherever the agent is installed: the drop-in keeps it.
+	if strings.Contains(dropIn, "\nExecStartPre=") {
+		t.Error("the agent's drop-in replaces the unit's guard")
 	}
 	for _, want := range []string{"\nUser=lexicon-plane\n", "\nExecStart=/usr/bin/lexicon-plane serve --data /var/lib/lexicon-plane $LEXICON_PLANE_OPTS\n",
 		"\nStateDirectory=lexicon-plane\n", "\nStateDirectoryMode=0700\n", "\nEnvironmentFile=-/etc/default/lexicon-plane\n"} {

@@ -19,6 +19,13 @@ func TestReachable(t *testing.T) {
 		"127.0.0.1": true, "10.1.2.3": true, "203.0.113.9": true, "::1": true, "2001:db8::1": true,
 		"169.254.169.254": false, "0.0.0.0": false, "::": false, "224.0.0.1": false, "fe80::1": false,
 		"::ffff:169.254.169.254": false, "ff02::1": false,
+		// Cloud metadata and credential services outside link-local space.
+		"fd00:ec2::254": false, "fd00:ec2::23": false, "fd20:ce::254": false, "fd00:42::42": false,
+		"100.100.100.200": false, "168.63.129.16": false, "192.0.0.192": false, "::ffff:100.100.100.200": false,
+		// Their neighbours are ordinary addresses.
+		"fd00:ec2::255": true, "fd20:ce::1": true, "100.100.100.201": true, "168.63.129.17": true,
+		// Through the NAT64 prefix, the IPv4 address inside is what is reached.
+		"64:ff9b::a9fe:a9fe": false, "64:ff9b::6464:64c8": false, "64:ff9b::cb00:7109": true,
 	} {
 		if got := reachable(netip.MustParseAddr(s)); got != want {
 			t.Errorf("reachable(%s) = %v", s, got)

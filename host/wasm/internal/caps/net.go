@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +23,8 @@ import (
 
 // Network capabilities connect only to a declared host (or one of the node's own names for "@self").
 // The name is resolved once, here; addresses no word may reach (unspecified, multicast, link-local such
-// as the cloud metadata service at 169.254.169.254) are dropped; and the connection goes to exactly the
+// as the cloud metadata service at 169.254.169.254, and the clouds' metadata services elsewhere) are
+// dropped; and the connection goes to exactly the
 // addresses checked, so a DNS answer that changes between check and connect (rebinding) changes
 // nothing. No proxy is used and redirects are not followed.
 
@@ -69,11 +71,33 @@ func sameHost(a, b string) bool {
 	return a != "" && a == b
 }
 
+// metadataAddrs are cloud metadata and credential services at addresses that are not link-local, so
+// the link-local rule misses them: each answers an instance's credentials to whoever on the machine
+// asks. The link-local ones (169.254.169.254 of most clouds, AWS's 169.254.170.2 and 169.254.170.23,
+// Tencent's 169.254.0.23, Scaleway's 169.254.42.42) need no entry.
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("fd00:ec2::254"),   // AWS instance metadata, IPv6
+	netip.MustParseAddr("fd00:ec2::23"),    // AWS EKS Pod Identity agent, IPv6
+	netip.MustParseAddr("fd20:ce::254"),    // Google Compute Engine metadata, IPv6
+	netip.MustParseAddr("fd00:42::42"),     // Scaleway metadata, IPv6
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud metadata (shared address space)
+	netip.MustParseAddr("168.63.129.16"),   // Azure WireServer (VM agent and extension settings)
+	netip.MustParseAddr("192.0.0.192"),     // Oracle Cloud Classic metadata
+}
+
+// nat64 is the well-known NAT64 prefix (RFC 6052): an address in it reaches the IPv4 address in its
+// last four bytes through the network's translator.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
 // reachable reports whether a word may connect to ip.
 func reachable(ip netip.Addr) bool {
 	ip = ip.Unmap()
+	if nat64.Contains(ip) {
+		b := ip.As16()
+		ip = netip.AddrFrom4([4]byte(b[12:]))
+	}
 	return ip.IsValid() && !ip.IsUnspecified() && !ip.IsMulticast() && !ip.IsLinkLocalUnicast() &&
-		!ip.IsLinkLocalMulticast() && !ip.IsInterfaceLocalMulticast()
+		!ip.IsLinkLocalMulticast() && !ip.IsInterfaceLocalMulticast() && !slices.Contains(metadataAddrs, ip)
 }
 
 // lookup resolves host to the addresses a word may reach.
