@@ -50,24 +50,32 @@ func (r *runner) usageError(c *cobra.Command, format string, args ...any) error 
 	return err
 }
 
-// help prints a command's summary and usage on stdout.
-func help(c *cobra.Command, _ []string) {
+// help prints a command's summary and usage on stdout. Asked of a group with words left over
+// ("roles create --help", where no group roles exists), it prints nothing and has Run refuse the
+// first word, as the same words without --help are: help must not pass for a command that exists.
+func (r *runner) help(c *cobra.Command, _ []string) {
+	if _, group := c.Annotations[groupAnnotation]; group && c.Flags().Parsed() {
+		if rest := c.Flags().Args(); len(rest) > 0 {
+			r.refused = unknownCommand(c, rest[0])
+			return
+		}
+	}
 	w := c.OutOrStdout()
 	if c.Short != "" {
 		fmt.Fprintf(w, "%s\n\n", c.Short)
 	}
-	writeUsage(w, c)
+	r.writeUsage(w, c)
 }
 
 // usage is cobra's usage function; Run prints refusals itself, so cobra calls it only when asked.
-func usage(c *cobra.Command) error {
-	writeUsage(c.OutOrStderr(), c)
+func (r *runner) usage(c *cobra.Command) error {
+	r.writeUsage(c.OutOrStderr(), c)
 	return nil
 }
 
-// writeUsage prints the synopsis, a group's commands and the flags, in cobra's layout without its
-// template engine.
-func writeUsage(w io.Writer, c *cobra.Command) {
+// writeUsage prints the synopsis, a group's commands, the flags and the exit statuses, in cobra's
+// layout without its template engine.
+func (r *runner) writeUsage(w io.Writer, c *cobra.Command) {
 	_, group := c.Annotations[groupAnnotation]
 	fmt.Fprintf(w, "Usage:\n")
 	if group {
@@ -95,6 +103,7 @@ func writeUsage(w io.Writer, c *cobra.Command) {
 	if c.HasAvailableInheritedFlags() {
 		fmt.Fprintf(w, "\nGlobal Flags:\n%s", c.InheritedFlags().FlagUsages())
 	}
+	r.writeExits(w, c)
 	if group {
 		fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags.\n", c.CommandPath())
 	}

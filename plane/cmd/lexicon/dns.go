@@ -117,8 +117,8 @@ func (r reconcileReport) ExitStatus() int {
 func dnsReconcileCmd() *cli.Command {
 	var account, zone, file string
 	var dry bool
-	return simple("dns reconcile", "--account A --zone Z --records-file F [--dry-run]",
-		"add the records a zone lacks; never change or delete one, and name each conflict (exit status 3 when any remain)", 0, 0,
+	return ending(simple("dns reconcile", "--account A --zone Z --records-file F [--dry-run]",
+		"add the records a zone lacks; never change or delete one, and name each conflict", 0, 0,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&account, "account", "", "the DNS account")
 			fs.StringVar(&zone, "zone", "", "the zone")
@@ -144,5 +144,5 @@ func dnsReconcileCmd() *cli.Command {
 			}
 			var r reconcileReport
 			return r, c.call(ctx, api.DNSReconcile, []string{account, zone}, nil, api.Reconcile{Records: rf.Records, DryRun: dry}, &r)
-		})
+		}), cli.Exit{Status: ExitConflicts, Meaning: "conflicts remain; the report names each"})
 }
