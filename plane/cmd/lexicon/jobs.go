@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -65,12 +64,8 @@ func (j jobOne) Text(w io.Writer) {
 func params(pairs []string, file string) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
 	if file != "" {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", file)
-		}
-		if err := json.Unmarshal(data, &obj); err != nil {
-			return nil, errcode.Wrap(err, errcode.UsageInvalid, "%s is not a JSON object", file)
+		if err := readJSONFile(file, &obj); err != nil {
+			return nil, err
 		}
 	}
 	for _, p := range pairs {

@@ -362,3 +362,36 @@ func find(args []string) (string, bool) {
 	}
 	return "", false
 }
+
+// TestRefusalsInWords: a chain file or a manifest of the wrong shape is refused saying what was
+// expected in JSON's words, never naming the Go type it was read into.
+func TestRefusalsInWords(t *testing.T) {
+	key, _ := publisher(t)
+	work := t.TempDir()
+	chain := filepath.Join(work, "chain.jsonl")
+	for _, tc := range []struct {
+		name, chain string
+		edit        func(string) string
+		code, says  string
+	}{
+		{"a chain line of an array", "[1, 2]\n", nil, errcode.KeyMalformed, "line 1 is not a key-chain entry: the document must be an object, not an array"},
+		{"a chain entry with a number for its key", `{"key": 5}` + "\n", nil, errcode.KeyMalformed, "/key must be a string, not a number"},
+		{"a manifest's name of a number", "", func(m string) string { return strings.Replace(m, `"name": "hello"`, `"name": 5`, 1) },
+			errcode.ManifestMalformed, "/name must be a string, not a number"},
+		{"a manifest that is an array", "", func(string) string { return "[1]" }, errcode.ManifestMalformed, "the document must be an object, not an array"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"build", "--key", key, "--modules", modules(t, "1.0.0", tc.edit), "--release", "1.0.0", "--sequence", "1",
+				"--out", filepath.Join(t.TempDir(), "r")}
+			if tc.chain != "" {
+				must(t, os.WriteFile(chain, []byte(tc.chain), 0o644))
+				args = append(args, "--chain", chain)
+			}
+			code, res := runJSON(t, args...)
+			msg, _ := res["message"].(string)
+			if code != 1 || res["code"] != tc.code || !strings.Contains(msg, tc.says) || strings.Contains(msg, "Go ") || strings.Contains(msg, "json:") {
+				t.Fatalf("exit %d %v, want %s saying %q", code, res, tc.code, tc.says)
+			}
+		})
+	}
+}
