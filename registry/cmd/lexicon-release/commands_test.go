@@ -180,7 +180,7 @@ func TestTestlogAsTheREADME(t *testing.T) {
 		t.Fatalf("trust init: %v", res)
 	}
 	code, out, errOut := run(t, "verify", rel, "--trust", trust)
-	if code != 0 || !strings.Contains(out, "PASS  transparency_log") || !strings.Contains(out, "release 1.0.0 sequence 1 accepted") {
+	if code != 0 || !strings.Contains(out, "PASS  transparency_log") || !strings.Contains(out, "release 1.0.0 sequence 1 verified; the trust folder is unchanged") {
 		t.Fatalf("verify: %d\n%s\n%s", code, out, errOut)
 	}
 
