@@ -79,6 +79,9 @@ func buildCmd() *cli.Command {
 				if !ok || !strings.Contains(platform, "/") {
 					return nil, cli.UsageError("--agent takes OS/ARCH=PATH, not %q", a)
 				}
+				if err := checkAgentVersion(ctx, platform, path, release); err != nil {
+					return nil, err
+				}
 				agentMap[platform] = path
 			}
 			res, err := registry.Build(registry.BuildOptions{

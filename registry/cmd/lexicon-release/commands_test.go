@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -282,16 +284,17 @@ func TestBuildProgress(t *testing.T) {
 	addWord(t, mods, "big", wordManifest("big", "1.0.0", params, output), bytes.Repeat([]byte{0}, 3<<20))
 	addWord(t, mods, "mid", wordManifest("mid", "1.0.0", params, output), bytes.Repeat([]byte{0}, 1536))
 	addWord(t, mods, "tiny", wordManifest("tiny", "1.0.0", params, output), []byte("\x00asm"))
-	agent := filepath.Join(t.TempDir(), "lexicon-agent")
-	must(t, os.WriteFile(agent, bytes.Repeat([]byte{1}, 5<<20+1<<19), 0o755))
+	agent := buildAgent(t, "1.2.3", runtime.GOARCH, false)
+	fi, err := os.Stat(agent)
+	must(t, err)
 	for _, mode := range []string{"text", "json"} {
 		var stdout, stderr bytes.Buffer
 		code := cli.Run(context.Background(), "lexicon-release", "test", commands(), []string{"build", "--key", key, "--modules", mods,
-			"--release", "1.0.0", "--sequence", "1", "--out", filepath.Join(t.TempDir(), "r"), "--agent", "linux/amd64=" + agent, "-o", mode}, &stdout, &stderr)
+			"--release", "1.2.3", "--sequence", "1", "--out", filepath.Join(t.TempDir(), "r"), "--agent", "linux/" + runtime.GOARCH + "=" + agent, "-o", mode}, &stdout, &stderr)
 		if code != 0 {
 			t.Fatalf("%s: build: %d\n%s\n%s", mode, code, stdout.String(), stderr.String())
 		}
-		want := "[1/3] word big@1.0.0: 3.0 MiB\n[2/3] word mid@1.0.0: 1.5 KiB\n[3/3] word tiny@1.0.0: 4 B\nagent linux/amd64: 5.5 MiB\n"
+		want := "[1/3] word big@1.0.0: 3.0 MiB\n[2/3] word mid@1.0.0: 1.5 KiB\n[3/3] word tiny@1.0.0: 4 B\nagent linux/" + runtime.GOARCH + ": " + fmt.Sprintf("%.1f MiB", float64(fi.Size())/(1<<20)) + "\n"
 		if stderr.String() != want {
 			t.Errorf("%s: progress\n%s\nwant\n%s", mode, stderr.String(), want)
 		}
