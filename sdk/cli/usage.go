@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -19,7 +21,29 @@ func (r *runner) flagError(c *cobra.Command, err error) error {
 	if errcode.Has(err, errcode.UsageInvalid) {
 		return err // a flag's own Set refused the value, in its words
 	}
+	var invalid *pflag.InvalidValueError
+	if errors.As(err, &invalid) {
+		if want := expects[invalid.GetFlag().Value.Type()]; want != "" {
+			// Go's flag package says only "parse error": say what the flag takes.
+			e := errcode.New(errcode.UsageInvalid, "--%s takes %s, not %q", invalid.GetFlag().Name, want, invalid.GetValue())
+			if cause := errors.Unwrap(err); cause != nil && cause.Error() != "parse error" {
+				e.Message += ": " + cause.Error()
+			}
+			return e
+		}
+	}
 	return errcode.Wrap(err, errcode.UsageInvalid, "%s", r.dashHint(c))
+}
+
+// expects says in words what a flag of each of Go's value types takes.
+var expects = map[string]string{
+	"bool":     "true or false",
+	"int":      "a whole number",
+	"int64":    "a whole number",
+	"uint":     "a whole number, 0 or more",
+	"uint64":   "a whole number, 0 or more",
+	"float64":  "a number",
+	"duration": "a duration such as 90s, 10m or 1h30m",
 }
 
 // dashHint names the first argument that is a long flag of c typed with a single dash, or is "".
