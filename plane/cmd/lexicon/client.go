@@ -157,7 +157,8 @@ func (c *client) do(ctx context.Context, method, path string, body io.Reader, co
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return errcode.Wrap(err, errcode.PlaneUnexpected, "the plane's answer is not the JSON expected")
+		// Told in JSON's words: the Go types this CLI decodes into mean nothing to its user.
+		return errcode.New(errcode.PlaneUnexpected, "the plane's answer is not the JSON this CLI expects (is it another version?): %s", jsonProblem("the answer", data, err))
 	}
 	return nil
 }

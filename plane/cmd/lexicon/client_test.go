@@ -12,6 +12,7 @@ import (
 	"io"
 	"log"
 	"math/big"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -143,5 +144,21 @@ func TestClientSaysWhatWentWrong(t *testing.T) {
 				t.Errorf("message %q asks for a token that was sent, or shows it", msg)
 			}
 		})
+	}
+}
+
+// TestAnswerOfAnotherShape: an answer the CLI cannot decode (a plane of another version) is told in
+// JSON's words, not with the Go types the CLI decodes into.
+func TestAnswerOfAnotherShape(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id": "token_1", "name": 5, "role": "admin"}`))
+	}))
+	defer srv.Close()
+	code, got, _ := lexiconEnv(t, map[string]string{"LEXICON_PLANE": srv.URL, "LEXICON_TOKEN": "lxt_x"}, "whoami")
+	msg, _ := got["message"].(string)
+	if code != 1 || got["code"] != errcode.PlaneUnexpected || !strings.Contains(msg, "name must be a string, not a number") ||
+		strings.Contains(msg, "Go ") || strings.Contains(msg, "api.") {
+		t.Fatalf("exit %d %v", code, got)
 	}
 }

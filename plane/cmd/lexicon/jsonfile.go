@@ -32,7 +32,7 @@ func decodeJSON(data []byte, v any) string {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return jsonProblem(data, err)
+		return jsonProblem("the file", data, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return "it holds more than one JSON value"
@@ -40,13 +40,14 @@ func decodeJSON(data []byte, v any) string {
 	return ""
 }
 
-// jsonProblem says what is wrong with data, which encoding/json refused with err.
-func jsonProblem(data []byte, err error) string {
+// jsonProblem says what is wrong with data, which encoding/json refused with err; whole names the
+// document ("the file").
+func jsonProblem(whole string, data []byte, err error) string {
 	var typ *json.UnmarshalTypeError
 	var syn *json.SyntaxError
 	switch {
 	case errors.As(err, &typ):
-		where := "the file"
+		where := whole
 		if typ.Field != "" {
 			where = typ.Field
 		}
