@@ -25,11 +25,13 @@ const (
 	StatusUsage  = 2
 )
 
-// Shared are the statuses every command may end with, as help explains them.
-var Shared = []Exit{
-	{StatusOK, "the command did what it was asked"},
-	{StatusFailed, "it failed: the error's code says why"},
-	{StatusUsage, "usage: an unknown command or flag, or wrong arguments; nothing was done"},
+// Shared returns the statuses every command may end with, as help explains them.
+func Shared() []Exit {
+	return []Exit{
+		{StatusOK, "the command did what it was asked"},
+		{StatusFailed, "it failed: the error's code says why"},
+		{StatusUsage, "usage: an unknown command or flag, or wrong arguments; nothing was done"},
+	}
 }
 
 // declares reports whether status is one c may end with.
@@ -55,8 +57,9 @@ func Table(cmds []*Command) []TableRow {
 		}
 	}
 	slices.Sort(order)
-	out := make([]TableRow, 0, len(Shared)+len(order))
-	for _, e := range Shared {
+	shared := Shared()
+	out := make([]TableRow, 0, len(shared)+len(order))
+	for _, e := range shared {
 		out = append(out, TableRow{Exit: e})
 	}
 	for _, s := range order {
@@ -89,7 +92,7 @@ func (r *runner) writeExits(w io.Writer, c *cobra.Command) {
 			lines = append(lines, row.Line())
 		}
 	} else if cmd := r.commands[c]; cmd != nil && len(cmd.Exits) > 0 {
-		for _, e := range append(slices.Clone(Shared), cmd.Exits...) {
+		for _, e := range append(Shared(), cmd.Exits...) {
 			lines = append(lines, TableRow{Exit: e}.Line())
 		}
 	}

@@ -288,7 +288,7 @@ func helpProblems(binary string, cmds []*cli.Command, tree []cli.Listing, l cli.
 			want = append(want, "  "+row.Line())
 		}
 	case len(l.Exits) > 0:
-		for _, e := range append(slices.Clone(cli.Shared), l.Exits...) {
+		for _, e := range append(cli.Shared(), l.Exits...) {
 			want = append(want, "  "+cli.TableRow{Exit: e}.Line())
 		}
 	}
