@@ -331,6 +331,8 @@ func references(binary, line string) [][]string {
 	}
 }
 
+// isPlaceholder is a word that stands for an argument: upper case, digits and _, maybe followed by
+// "..." (ACCOUNT, ID_A, TEXT...).
 func isPlaceholder(w string) bool {
 	w = strings.TrimSuffix(w, "...")
 	if w == "" {
