@@ -54,7 +54,9 @@ func TestJobsWatchExitStatus(t *testing.T) {
 	}{
 		{api.JobCompleted, true, finish(store.JobCompleted, ""), 0},
 		{api.JobFailed, true, finish(store.JobFailed, "word.failed"), ExitJobFailed},
-		{api.JobRefused, true, finish(store.JobRefused, "capability.denied"), ExitJobRefused},
+		// A capability the node denies a running word fails the word: the node reports it failed.
+		{api.JobFailed, true, finish(store.JobFailed, "capability.denied"), ExitJobFailed},
+		{api.JobRefused, true, finish(store.JobRefused, "policy.refused"), ExitJobRefused},
 		{api.JobLost, true, func(store.Job) {
 			if lost, err := f.st.JobLoseRunning(ctx, store.JobLoseRunningParams{NodeID: f.node.ID}); err != nil || len(lost) != 1 {
 				t.Fatalf("lose: %v %v", lost, err)
