@@ -20,7 +20,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// Check names, in the order verification runs them (ARCHITECTURE.md, "Release statement").
+// Check names, in the order verification runs them (ARCHITECTURE.md, "The path of a release").
 const (
 	CheckParse     = "parse"
 	CheckSignature = "signature"
@@ -70,9 +70,9 @@ func after(check string, all []string) []string {
 	return nil
 }
 
-// Verify checks a statement bundle against the trust directory, offline, in the architecture's order:
-// signature by a held, unretired key; the transparency-log entry when log keys are held; sequence not
-// rolled back; not expired. It changes nothing; call Accept to remember the release.
+// Verify checks a statement bundle against the trust directory, offline, in the order of the checks
+// above: signature by a held, unretired key; the transparency-log entry when log keys are held;
+// sequence not rolled back; not expired. It changes nothing; call Accept to remember the release.
 func (t *Trust) Verify(bundleJSON []byte, now time.Time) (*Release, error) {
 	var rep Report
 	return t.verify(bundleJSON, now, &rep, statementChecks)
@@ -164,7 +164,7 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 		return keys.PublisherPublic{}, nil, errcode.New(errcode.StatementSignatureInvalid,
 			"statement is signed by %q, a key this trust directory does not hold", hint).With(errcode.DetailKeyID, hint)
 	}
-	verifier, err := signature.LoadED25519phVerifier(h.key.Ed25519())
+	verifier, err := signature.LoadECDSAVerifier(h.key.ECDSA(), crypto.SHA256)
 	if err != nil {
 		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "cannot load key %s", hint)
 	}
@@ -204,7 +204,7 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 //
 // An entry that changes nothing held is history this trust directory already has, and is passed over.
 // A new entry must be signed by a key held at that point in the walk and valid at the first sequence
-// the entry can affect here: its own from_sequence, but never below the next sequence this directory
+// the entry can affect here: its own fromSequence, but never below the next sequence this directory
 // can accept. Without that floor a retired key could sign an entry dated before its retirement and so
 // hand its authority to a key it made up after it.
 func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []string, error) {

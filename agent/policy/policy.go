@@ -6,7 +6,9 @@
 //	  "classes": {"look": "accept", "change": "accept", "destructive": "refuse"},
 //	  "names": ["www.example.com", "example.com:8443"],
 //	  "renewal": {"path": "/usr/bin/certbot", "sha256": "<64 hex digits>", "args": ["renew", "--quiet"]},
-//	  "update": "off"
+//	  "update": "off",
+//	  "packages": {"operations": ["query", "restarts", "refresh", "upgrade", "repair"],
+//	               "origins": ["origin=Debian,label=Debian-Security"], "names": ["*"]}
 //	}
 //
 // update "off" stops the agent from updating itself from the release (its owner updates it by other
@@ -14,6 +16,11 @@
 //
 // renewal is the certificate renewal program this node runs when cert_expiry fails, pinned by the
 // sha256 of its bytes; without it cert_expiry only checks.
+//
+// packages narrows what words may do with the package manager (the pkg.* capabilities): which
+// operations, which archives an upgrade may install from (origin patterns), which package names it
+// may touch. Each list given narrows what a word's signed manifest allows and never widens it; a list
+// left out leaves that bound to the manifest, and an empty one allows nothing.
 package policy
 
 import (
@@ -47,6 +54,8 @@ type Policy struct {
 	Renewal *manifest.NodeProgram `json:"renewal,omitempty"`
 	// Update is "off" when the agent must not update itself; "" and "on" let it.
 	Update string `json:"update,omitempty"`
+	// Packages narrows the pkg.* capabilities; nil narrows nothing beyond each word's manifest.
+	Packages *manifest.NodePackages `json:"packages,omitempty"`
 
 	// problem is why the policy accepts nothing, when it could not be loaded.
 	problem error
@@ -69,6 +78,11 @@ func Load(path string) *Policy {
 	if p.Renewal != nil {
 		if err := p.Renewal.Validate(); err != nil {
 			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: renewal is not a pinned program, so this node accepts nothing", path)}
+		}
+	}
+	if p.Packages != nil {
+		if err := p.Packages.Validate(); err != nil {
+			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: packages is not valid, so this node accepts nothing", path)}
 		}
 	}
 	if p.Update != "" && p.Update != UpdateOn && p.Update != UpdateOff {

@@ -1,9 +1,10 @@
 // Command fleet-in-a-box is `make demo`: it signs a throwaway release of the built-in words and this
-// tree's agent, starts a plane on SQLite and one agent on this machine, pairs them the way an admin
-// would (comparing fingerprints), runs host_report and disk_usage, and leaves the plane running, with
-// the address of its web UI. Run as root where network namespaces can be made, it also provisions one
-// more machine through the netns cloud (plugins/cloud/netns) and runs host_report on it; elsewhere it
-// says why not and goes on. DEMO_ONESHOT=1 runs the scenario and exits.
+// tree's agent, logs it in a test transparency log as a publisher logs into theirs (nodes and the
+// plane then require a log entry), starts a plane on SQLite and one agent on this machine, pairs them
+// the way an admin would (comparing fingerprints), runs host_report and disk_usage, and leaves the
+// plane running, with the address of its web UI. Run as root where network namespaces can be made, it
+// also provisions one more machine through the netns cloud (plugins/cloud/netns) and runs host_report
+// on it; elsewhere it says why not and goes on. DEMO_ONESHOT=1 runs the scenario and exits.
 //
 // The agent runs from its own copy of the binary under a supervisor that restarts it as its systemd
 // unit does on a machine (supervise.go), so it comes back after it updates itself from a release.
@@ -62,6 +63,8 @@ type running struct {
 	release string // the release the demo published, sequence 1
 	// version and platform are those of the agent the release pins, which the demo's agent runs.
 	version, platform string
+	// log logs a release in the demo's test transparency log, which nodes require.
+	log func(release string) error
 }
 
 func step(format string, args ...any) { fmt.Printf("\n==> "+format+"\n", args...) }
@@ -119,8 +122,20 @@ func demo(then func(ctx context.Context, r *running) error) error {
 		return err
 	}
 	fmt.Printf("release %v: %d modules and the agent for %s, statement %v\n", rel["release"], len(rel["modules"].([]any)), agentPlatform, rel["statement"])
+
+	step("the release logged in a test transparency log, with a signed timestamp (in memory: the bundle keeps its proofs)")
+	logKey, tsaChain := filepath.Join(dir, "log.pub"), filepath.Join(dir, "tsa.pem")
+	logRelease, stopLog, err := startTestLog(logKey, tsaChain)
+	if err != nil {
+		return err
+	}
+	defer stopLog()
+	if err := logRelease(release); err != nil {
+		return err
+	}
 	for _, trust := range []string{filepath.Join(planeData, "trust"), filepath.Join(agentConfig, "trust")} {
-		if _, err := jsonOf("lexicon-release", "trust", "init", "--out", trust, "--key", filepath.Join(keys, "demo.pub")); err != nil {
+		if _, err := jsonOf("lexicon-release", "trust", "init", "--out", trust, "--key", filepath.Join(keys, "demo.pub"),
+			"--log-key", logKey, "--tsa-chain", tsaChain); err != nil {
 			return err
 		}
 	}
@@ -253,7 +268,7 @@ func demo(then func(ctx context.Context, r *running) error) error {
 
 	if then != nil {
 		if err := then(ctx, &running{admin: admin, nodeID: nodeID, agent: agent, keys: keys, release: release,
-			version: agentVersion, platform: agentPlatform}); err != nil {
+			version: agentVersion, platform: agentPlatform, log: logRelease}); err != nil {
 			return err
 		}
 	}
@@ -428,6 +443,39 @@ func install(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, data, 0o755)
+}
+
+// startTestLog starts `lexicon-release testlog` on a free port; logRelease logs a release in it with a
+// timestamp from its authority, and stop ends it. The log keeps nothing, but each bundle logged
+// carries the entry's inclusion proof, signed checkpoint and timestamp, which verify offline against
+// the log key and authority chain it wrote to logKey and tsaChain. It runs as long as the demo, so
+// a later release is logged in the same log, as a publisher's are.
+func startTestLog(logKey, tsaChain string) (logRelease func(release string) error, stop func(), err error) {
+	testlog := exec.Command(filepath.Join(bin, "lexicon-release"), "testlog", "--listen", "127.0.0.1:0",
+		"--log-key-out", logKey, "--tsa-chain-out", tsaChain, "-o", "json")
+	testlog.Stderr = logFile(filepath.Join(dir, "testlog.log"))
+	out, _ := testlog.StdoutPipe()
+	if err := testlog.Start(); err != nil {
+		return nil, nil, err
+	}
+	stop = func() { stopProc(testlog) }
+	var ready struct {
+		URL    string `json:"url"`
+		TSAURL string `json:"tsa_url"`
+	}
+	if err := json.NewDecoder(out).Decode(&ready); err != nil || ready.URL == "" {
+		stop()
+		return nil, nil, fmt.Errorf("the test log did not start; see %s", filepath.Join(dir, "testlog.log"))
+	}
+	logRelease = func(release string) error {
+		logged, err := jsonOf("lexicon-release", "log", "--rekor", ready.URL, "--tsa", ready.TSAURL, release)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("logged at index %v of %v in %s\n", logged["log_index"], logged["tree_size"], ready.URL)
+		return nil
+	}
+	return logRelease, stop, nil
 }
 
 func logFile(path string) *os.File {

@@ -62,6 +62,9 @@ func TestDemo(t *testing.T) {
 			"--previous", r.release, "--release", next, "--sequence", "2", "--out", rel2, "--agent", r.platform+"="+newer); err != nil {
 			return err
 		}
+		if err := r.log(rel2); err != nil {
+			return err
+		}
 		if _, err := r.admin("releases", "publish", "--deploy-all", rel2); err != nil {
 			return err
 		}

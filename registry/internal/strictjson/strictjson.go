@@ -1,5 +1,6 @@
-// Package strictjson decodes outside JSON the strict way: capped, one value, no unknown or repeated keys.
-// What it refuses is told in JSON's words (a string, an array), never in the Go types it decodes into.
+// Package strictjson decodes outside JSON the strict way: capped, one value, no repeated keys, and (unless
+// the format says otherwise) no unknown keys. What it refuses is told in JSON's words (a string, an
+// array), never in the Go types it decodes into.
 //
 // It rests on github.com/go-json-experiment/json (the encoding/json/v2 prototype), which refuses
 // repeated object keys and unknown members natively and decodes several times faster than
@@ -69,7 +70,12 @@ func Decode(data []byte, limit int, v any) error {
 	if len(data) > limit {
 		return ErrTooLarge
 	}
-	err := json.Unmarshal(data, v, json.RejectUnknownMembers(true))
+	return refusal(json.Unmarshal(data, v, json.RejectUnknownMembers(true)))
+}
+
+// refusal is what Decode and DecodeOpen return for the decoder's err: one of this package's errors,
+// told in JSON's words, or err itself.
+func refusal(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -88,6 +94,16 @@ func Decode(data []byte, limit int, v any) error {
 		return &SyntaxError{Err: err}
 	}
 	return err
+}
+
+// DecodeOpen is Decode for formats whose spec tells consumers to ignore members they do not know (the
+// in-toto statement layer): unknown members are skipped, while the cap, the one value and the refusal of
+// repeated keys still hold.
+func DecodeOpen(data []byte, limit int, v any) error {
+	if len(data) > limit {
+		return ErrTooLarge
+	}
+	return refusal(json.Unmarshal(data, v, json.RejectUnknownMembers(false)))
 }
 
 // typeError says in JSON's words what se's Go type takes and what the value was.
