@@ -54,12 +54,16 @@ func (s *supervisor) loop() {
 		started := time.Now()
 		guard := exec.Command(s.exe, append([]string{"guard"}, s.args...)...)
 		guard.Stdout, guard.Stderr = s.log, s.log
+		guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		err := guard.Run()
 		if err != nil {
 			s.logf("guard before start %d failed: %v", n, err) // as ExecStartPre failing: no start
 		} else {
 			cmd := exec.Command(s.exe, append([]string{"run"}, s.args...)...)
 			cmd.Stdout, cmd.Stderr = s.log, s.log
+			// Its own process group, as a service's: Ctrl-C reaches the demo, which stops the agent
+			// through the supervisor, never the agent behind the supervisor's back.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			s.mu.Lock()
 			if s.stopped {
 				s.mu.Unlock()
