@@ -67,7 +67,7 @@ type running struct {
 	log func(release string) error
 }
 
-func step(format string, args ...any) { fmt.Printf("\n==> "+format+"\n", args...) }
+func step(format string, args ...any) { fmt.Fprintf(stdout, "\n==> "+format+"\n", args...) }
 
 // demo runs the scenario; then, when set, runs on the fleet before the demo stops it (DEMO_ONESHOT)
 // or waits for Ctrl-C.
@@ -121,11 +121,11 @@ func demo(then func(ctx context.Context, r *running) error) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("release %v: %d modules and the agent for %s, statement %v\n", rel["release"], len(rel["modules"].([]any)), agentPlatform, rel["statement"])
+	fmt.Fprintf(stdout, "release %v: %d modules and the agent for %s, statement %v\n", rel["release"], len(rel["modules"].([]any)), agentPlatform, rel["statement"])
 
 	step("the release logged in a test transparency log, with a signed timestamp (in memory: the bundle keeps its proofs)")
 	logKey, tsaChain := filepath.Join(dir, "log.pub"), filepath.Join(dir, "tsa.pem")
-	logRelease, stopLog, err := startTestLog(logKey, tsaChain)
+	logURL, logRelease, stopLog, err := startTestLog(logKey, tsaChain)
 	if err != nil {
 		return err
 	}
@@ -140,8 +140,10 @@ func demo(then func(ctx context.Context, r *running) error) error {
 		}
 	}
 
-	step("a plane on SQLite at %s", planeListen)
-	plane := exec.Command(filepath.Join(bin, "lexicon-plane"), append([]string{"serve", "--listen", planeListen, "--data", planeData, "-o", "json"}, planeArgs...)...)
+	step("a plane on SQLite at %s, reading the test log", planeListen)
+	// The plane reads the log, as a fleet's does: an agent holding the checkpoint of one release asks
+	// it for the proof that a later release's checkpoint extends it, and refuses the release without.
+	plane := exec.Command(filepath.Join(bin, "lexicon-plane"), append([]string{"serve", "--listen", planeListen, "--data", planeData, "-o", "json", "--log-url", logURL}, planeArgs...)...)
 	// Its own process group: Ctrl-C reaches the demo only, which decommissions what it provisioned
 	// through the plane before stopping it.
 	plane.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -172,9 +174,9 @@ func demo(then func(ctx context.Context, r *running) error) error {
 	if h, port, err := net.SplitHostPort(strings.TrimPrefix(ready.URL, "https://")); err == nil && net.ParseIP(h).IsUnspecified() {
 		ready.URL = "https://" + net.JoinHostPort("127.0.0.1", port) // on every address; the CLI asks on loopback
 	}
-	fmt.Printf("plane %s, CA %s (fingerprint %s)\nweb UI %s/ui/\n", ready.URL, ready.CA, ready.CAFingerprint, ready.URL)
+	fmt.Fprintf(stdout, "plane %s, CA %s (fingerprint %s)\nweb UI %s/ui/\n", ready.URL, ready.CA, ready.CAFingerprint, ready.URL)
 	if netnsWhy == "" {
-		fmt.Printf("it listens on every address: the netns cloud's machine reaches it at %s\n", planeArgs[1])
+		fmt.Fprintf(stdout, "it listens on every address: the netns cloud's machine reaches it at %s\n", planeArgs[1])
 	}
 	tok, err := jsonOf("lexicon-plane", "token", "create", "--role", "admin", "--name", "demo-admin", "--data", planeData)
 	if err != nil {
@@ -204,7 +206,7 @@ func demo(then func(ctx context.Context, r *running) error) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("the agent shows fingerprint %v\n", join["fingerprint"])
+	fmt.Fprintf(stdout, "the agent shows fingerprint %v\n", join["fingerprint"])
 
 	step("the admin compares fingerprints and approves")
 	joins, err := admin("joins", "list")
@@ -217,7 +219,7 @@ func demo(then func(ctx context.Context, r *running) error) error {
 			seen = j.(map[string]any)["fingerprint"].(string)
 		}
 	}
-	fmt.Printf("the plane shows  fingerprint %s\n", seen)
+	fmt.Fprintf(stdout, "the plane shows  fingerprint %s\n", seen)
 	if seen != join["fingerprint"] {
 		return errors.New("the fingerprints differ: not approving")
 	}
@@ -235,7 +237,7 @@ func demo(then func(ctx context.Context, r *running) error) error {
 	}
 	agent := supervise(agentExe, agentDirs, agentLog)
 	defer agent.stop()
-	fmt.Printf("node %s approved; the agent runs under a supervisor that restarts it as systemd would (log: %s)\n", nodeID, filepath.Join(dir, "agent.log"))
+	fmt.Fprintf(stdout, "node %s approved; the agent runs under a supervisor that restarts it as systemd would (log: %s)\n", nodeID, filepath.Join(dir, "agent.log"))
 	if err := waitVocabulary(ctx, admin, nodeID); err != nil {
 		return err
 	}
@@ -247,7 +249,7 @@ func demo(then func(ctx context.Context, r *running) error) error {
 			return err
 		}
 		pretty, _ := json.MarshalIndent(map[string]any{"state": res["state"], "output": res["output"], "duration_ms": res["duration_ms"]}, "", "  ")
-		fmt.Println(string(pretty))
+		fmt.Fprintln(stdout, string(pretty))
 		if res["state"] != "completed" {
 			return fmt.Errorf("%s ended %v: %v %v", job[0], res["state"], res["outcome_code"], res["outcome_message"])
 		}
@@ -255,7 +257,7 @@ func demo(then func(ctx context.Context, r *running) error) error {
 
 	step("one more machine, made through the netns cloud")
 	if netnsWhy != "" {
-		fmt.Printf("skipped: %s\n", netnsWhy)
+		fmt.Fprintf(stdout, "skipped: %s\n", netnsWhy)
 	} else {
 		undo, err := provisionNetns(ctx, admin)
 		if undo != nil {
@@ -274,14 +276,14 @@ func demo(then func(ctx context.Context, r *running) error) error {
 	}
 
 	step("done")
-	fmt.Printf("plane: %s\n  export LEXICON_PLANE=%s LEXICON_CA=%s LEXICON_TOKEN_FILE=%s\n  %s/lexicon nodes list\n",
+	fmt.Fprintf(stdout, "plane: %s\n  export LEXICON_PLANE=%s LEXICON_CA=%s LEXICON_TOKEN_FILE=%s\n  %s/lexicon nodes list\n",
 		ready.URL, ready.URL, ready.CA, tokenFile, bin)
-	fmt.Printf("web UI: %s/ui/ (sign in with the token in %s; the browser warns of the plane's own CA, fingerprint %s)\n",
+	fmt.Fprintf(stdout, "web UI: %s/ui/ (sign in with the token in %s; the browser warns of the plane's own CA, fingerprint %s)\n",
 		ready.URL, tokenFile, ready.CAFingerprint)
 	if os.Getenv("DEMO_ONESHOT") != "" {
 		return nil
 	}
-	fmt.Println("the plane and the agent keep running; Ctrl-C stops them")
+	fmt.Fprintln(stdout, "the plane and the agent keep running; Ctrl-C stops them")
 	<-ctx.Done()
 	return nil
 }
@@ -333,7 +335,7 @@ func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, 
 	if _, err := admin("accounts", "add", "--driver", "cloud-netns", "--name", "local", "--credential-file", cred, "--settings-file", settings); err != nil {
 		return nil, err
 	}
-	fmt.Printf("cloud-netns enabled (unconfined: it runs as root to make namespaces); account local, range %s, state %s\n", netnsRange, root)
+	fmt.Fprintf(stdout, "cloud-netns enabled (unconfined: it runs as root to make namespaces); account local, range %s, state %s\n", netnsRange, root)
 	start := time.Now()
 	p, err := admin("nodes", "provision", "--account", "local", "--region", "local", "--type", "ns-1", "--image", "host",
 		"--name", "demo-ns-1", "--labels", "demo=netns", "--wait")
@@ -343,14 +345,14 @@ func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, 
 				fmt.Fprintf(os.Stderr, "demo: decommission demo-ns-1: %v (delete its instance with lexicon cloud delete)\n", err)
 				return
 			}
-			fmt.Println("demo-ns-1 decommissioned: its instance (namespace and agent) deleted, the node disconnected")
+			fmt.Fprintln(stdout, "demo-ns-1 decommissioned: its instance (namespace and agent) deleted, the node disconnected")
 		}
 	}
 	if err != nil {
 		return undo, err
 	}
 	nodeID := p["node_id"].(string)
-	fmt.Printf("node %s joined from %v in %s: the plane approved it because the netns cloud reports that address for instance %v\n",
+	fmt.Fprintf(stdout, "node %s joined from %v in %s: the plane approved it because the netns cloud reports that address for instance %v\n",
 		nodeID, p["addresses"], time.Since(start).Round(time.Millisecond), p["instance_id"])
 	if err := waitVocabulary(ctx, admin, nodeID); err != nil {
 		return undo, err
@@ -360,11 +362,11 @@ func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, 
 		return undo, err
 	}
 	out, _ := res["output"].(map[string]any)
-	fmt.Printf("host_report on demo-ns-1: %v (hostname %v), %s after provision\n", res["state"], out["hostname"], time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "host_report on demo-ns-1: %v (hostname %v), %s after provision\n", res["state"], out["hostname"], time.Since(start).Round(time.Millisecond))
 	if res["state"] != "completed" {
 		return undo, fmt.Errorf("host_report on demo-ns-1 ended %v: %v %v", res["state"], res["outcome_code"], res["outcome_message"])
 	}
-	fmt.Println("it is decommissioned (instance and node) when the demo stops")
+	fmt.Fprintln(stdout, "it is decommissioned (instance and node) when the demo stops")
 	return undo, nil
 }
 
@@ -374,7 +376,7 @@ func waitVocabulary(ctx context.Context, admin func(...string) (map[string]any, 
 		return len(v) > 0
 	})
 	if err == nil {
-		fmt.Printf("the node loaded %d words from the verified statement\n", len(n["vocabulary"].([]any)))
+		fmt.Fprintf(stdout, "the node loaded %d words from the verified statement\n", len(n["vocabulary"].([]any)))
 	}
 	return err
 }
@@ -414,6 +416,9 @@ func jsonOf(name string, args ...string) (map[string]any, error) {
 	return m, nil
 }
 
+// stdout is where the demo tells what it does (a test reads it too).
+var stdout io.Writer = os.Stdout
+
 // agentTee, when set, also gets every line the agent and its supervisor log (for tests).
 var agentTee io.Writer
 
@@ -445,18 +450,18 @@ func install(src, dst string) error {
 	return os.WriteFile(dst, data, 0o755)
 }
 
-// startTestLog starts `lexicon-release testlog` on a free port; logRelease logs a release in it with a
+// startTestLog starts `lexicon-release testlog` on a free port, which serves at logURL; logRelease logs a release in it with a
 // timestamp from its authority, and stop ends it. The log keeps nothing, but each bundle logged
 // carries the entry's inclusion proof, signed checkpoint and timestamp, which verify offline against
 // the log key and authority chain it wrote to logKey and tsaChain. It runs as long as the demo, so
 // a later release is logged in the same log, as a publisher's are.
-func startTestLog(logKey, tsaChain string) (logRelease func(release string) error, stop func(), err error) {
+func startTestLog(logKey, tsaChain string) (logURL string, logRelease func(release string) error, stop func(), err error) {
 	testlog := exec.Command(filepath.Join(bin, "lexicon-release"), "testlog", "--listen", "127.0.0.1:0",
 		"--log-key-out", logKey, "--tsa-chain-out", tsaChain, "-o", "json")
 	testlog.Stderr = logFile(filepath.Join(dir, "testlog.log"))
 	out, _ := testlog.StdoutPipe()
 	if err := testlog.Start(); err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	stop = func() { stopProc(testlog) }
 	var ready struct {
@@ -465,17 +470,17 @@ func startTestLog(logKey, tsaChain string) (logRelease func(release string) erro
 	}
 	if err := json.NewDecoder(out).Decode(&ready); err != nil || ready.URL == "" {
 		stop()
-		return nil, nil, fmt.Errorf("the test log did not start; see %s", filepath.Join(dir, "testlog.log"))
+		return "", nil, nil, fmt.Errorf("the test log did not start; see %s", filepath.Join(dir, "testlog.log"))
 	}
 	logRelease = func(release string) error {
 		logged, err := jsonOf("lexicon-release", "log", "--rekor", ready.URL, "--tsa", ready.TSAURL, release)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("logged at index %v of %v in %s\n", logged["log_index"], logged["tree_size"], ready.URL)
+		fmt.Fprintf(stdout, "logged at index %v of %v in %s\n", logged["log_index"], logged["tree_size"], ready.URL)
 		return nil
 	}
-	return logRelease, stop, nil
+	return ready.URL, logRelease, stop, nil
 }
 
 func logFile(path string) *os.File {

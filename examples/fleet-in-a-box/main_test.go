@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -49,8 +54,14 @@ func TestDemo(t *testing.T) {
 	root := setup(t)
 	tee := &testkit.Buffer{}
 	agentTee = tee
-	t.Cleanup(func() { agentTee = nil })
+	told := &testkit.Buffer{}
+	stdout = io.MultiWriter(os.Stdout, told)
+	t.Cleanup(func() { agentTee, stdout = nil, os.Stdout })
 	err := demo(func(ctx context.Context, r *running) error {
+		// The web UI is where the demo says, and answers over the plane's CA.
+		if err := webUIAnswers(told.String()); err != nil {
+			return err
+		}
 		var major, minor, patch int
 		if _, err := fmt.Sscanf(r.version, "%d.%d.%d", &major, &minor, &patch); err != nil {
 			return fmt.Errorf("the agent's version %q: %w", r.version, err)
@@ -93,6 +104,37 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !regexp.MustCompile(`\nweb UI: https://127\.0\.0\.1:\d+/ui/ \(sign in with the token in \S+; the browser warns of the plane's own CA, fingerprint \S+\)\n`).MatchString(told.String()) {
+		t.Errorf("the demo's last words do not name the web UI:\n%s", told)
+	}
+}
+
+// webUIAnswers finds the plane's CA and the web UI's address in what the demo printed, and asks
+// there: unsigned in, the UI sends to its sign-in page.
+func webUIAnswers(told string) error {
+	m := regexp.MustCompile(`\nplane https://\S+, CA (\S+) \(fingerprint \S+\)\nweb UI (https://\S+/ui/)\n`).FindStringSubmatch(told)
+	if m == nil {
+		return fmt.Errorf("the demo did not print the web UI's address:\n%s", told)
+	}
+	pem, err := os.ReadFile(m[1])
+	if err != nil {
+		return err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return fmt.Errorf("no certificate in %s", m[1])
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := c.Get(m[2])
+	if err != nil {
+		return fmt.Errorf("the web UI at %s: %w", m[2], err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/ui/signin" || !bytes.Contains(body, []byte("<form")) {
+		return fmt.Errorf("the web UI at %s: %s at %s\n%s", m[2], resp.Status, resp.Request.URL, body)
+	}
+	return nil
 }
 
 // TestDemoPortTaken: a plane address already in use is refused before anything starts, naming the
