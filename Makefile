@@ -152,7 +152,7 @@ release: modules agents
 	  kill $$TESTLOG_PID; wait $$TESTLOG_PID; exit $$st
 	$(BIN)/lexicon-release trust init --out $(BUILD)/trust --key $(BUILD)/keys/publisher.pub \
 	  --log-key $(RELEASE_LOG)/log.pub --tsa-chain $(RELEASE_LOG)/tsa.pem
-	$(BIN)/lexicon-release verify $(BUILD)/release --trust $(BUILD)/trust --dry-run
+	$(BIN)/lexicon-release verify $(BUILD)/release --trust $(BUILD)/trust
 
 demo: modules
 	$(GO) run ./examples/fleet-in-a-box

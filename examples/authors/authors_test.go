@@ -79,7 +79,7 @@ func TestAuthorPath(t *testing.T) {
 		"--release", "1.0.0", "--sequence", "1", "--out", f.path("release"))
 	f.run(nil, release, "trust", "init", "--out", f.path("trust"), "--key", f.path("keys/publisher.pub"))
 	var verified map[string]any
-	decode(t, f.run(nil, release, "verify", f.path("release"), "--trust", f.path("trust"), "--dry-run", "-o", "json"), &verified)
+	decode(t, f.run(nil, release, "verify", f.path("release"), "--trust", f.path("trust"), "-o", "json"), &verified)
 
 	state, config := f.path("node/state"), f.path("node/config")
 	f.run(nil, release, "trust", "init", "--out", filepath.Join(config, "trust"), "--key", f.path("keys/publisher.pub"))

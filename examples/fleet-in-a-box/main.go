@@ -1,20 +1,25 @@
-// Command fleet-in-a-box is `make demo`: it signs a throwaway release of the built-in words, logs it in
-// a test transparency log as a publisher logs into theirs (nodes and the plane then require a log
-// entry), starts a plane on SQLite and one agent on this machine, pairs them the way an admin would (comparing
-// fingerprints), runs host_report and disk_usage, and leaves the plane running. Run as root where
-// network namespaces can be made, it also provisions one more machine through the netns cloud
-// (plugins/cloud/netns) and runs host_report on it; elsewhere it says why not and goes on. DEMO_ONESHOT=1
-// runs the scenario and exits.
+// Command fleet-in-a-box is `make demo`: it signs a throwaway release of the built-in words and this
+// tree's agent, logs it in a test transparency log as a publisher logs into theirs (nodes and the
+// plane then require a log entry), starts a plane on SQLite and one agent on this machine, pairs them
+// the way an admin would (comparing fingerprints), runs host_report and disk_usage, and leaves the
+// plane running, with the address of its web UI. Run as root where network namespaces can be made, it
+// also provisions one more machine through the netns cloud (plugins/cloud/netns) and runs host_report
+// on it; elsewhere it says why not and goes on. DEMO_ONESHOT=1 runs the scenario and exits.
 //
-// It drives only the real binaries in build/bin, exactly as a person at a shell would.
+// The agent runs from its own copy of the binary under a supervisor that restarts it as its systemd
+// unit does on a machine (supervise.go), so it comes back after it updates itself from a release.
+//
+// It drives only the real binaries in build/bin, exactly as a person at a shell would. DEMO_LISTEN
+// (default 127.0.0.1:8443) is where the plane listens: a port already taken is refused before
+// anything starts.
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -43,22 +48,35 @@ func envOr(k, def string) string {
 }
 
 func main() {
-	if err := demo(); err != nil {
+	if err := demo(nil); err != nil {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func step(format string, args ...any) { fmt.Printf("\n==> "+format+"\n", args...) }
+// running is the demo's fleet once it is up, for what runs before the demo ends (then).
+type running struct {
+	admin   func(args ...string) (map[string]any, error)
+	nodeID  string
+	agent   *supervisor
+	keys    string // the throwaway publisher's key folder
+	release string // the release the demo published, sequence 1
+	// version and platform are those of the agent the release pins, which the demo's agent runs.
+	version, platform string
+	// log logs a release in the demo's test transparency log, which nodes require.
+	log func(release string) error
+}
 
-func demo() error {
+func step(format string, args ...any) { fmt.Fprintf(stdout, "\n==> "+format+"\n", args...) }
+
+// demo runs the scenario; then, when set, runs on the fleet before the demo stops it (DEMO_ONESHOT)
+// or waits for Ctrl-C.
+func demo(then func(ctx context.Context, r *running) error) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
 	keys, release := filepath.Join(dir, "keys"), filepath.Join(dir, "release")
 	planeData, agentState, agentConfig := filepath.Join(dir, "plane"), filepath.Join(dir, "agent", "state"), filepath.Join(dir, "agent", "config")
+	agentExe := filepath.Join(dir, "agent", "bin", "lexicon-agent")
 
 	// The netns cloud's machine reaches the plane on the range's gateway, which exists only once an
 	// instance does: the plane then listens on every address, and tells provisioned machines the
@@ -73,26 +91,46 @@ func demo() error {
 		planeListen = net.JoinHostPort("0.0.0.0", port)
 		planeArgs = []string{"--provision-url", "https://" + net.JoinHostPort(netnsGateway, port), "--tls-names", netnsGateway}
 	}
+	// Before the last demo's folder is removed: that demo may still be running on the address.
+	if err := portFree(planeListen); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+
+	// The agent runs from a copy it may replace when it updates itself, never from build/bin.
+	if err := install(filepath.Join(bin, "lexicon-agent"), agentExe); err != nil {
+		return err
+	}
+	ver, err := jsonOf("lexicon-agent", "version")
+	if err != nil {
+		return err
+	}
+	agentVersion, _ := ver["version"].(string)
+	agentPlatform := strings.Replace(fmt.Sprint(ver["platform"]), "-", "/", 1)
 
 	step("a throwaway publisher key, and a signed release of the built-in words")
 	if _, err := jsonOf("lexicon-release", "keygen", "--out", keys, "--name", "demo"); err != nil {
 		return err
 	}
-	buildArgs := []string{"build", "--key", filepath.Join(keys, "demo.key"), "--modules", modules,
-		"--release", "0.1.0", "--sequence", "1", "--out", release}
-	if netnsWhy == "" {
-		// Provisioning installs the agent the release pins: this tree's.
-		buildArgs = append(buildArgs, "--agent", "linux/amd64="+filepath.Join(bin, "lexicon-agent"))
-	}
-	rel, err := jsonOf("lexicon-release", buildArgs...)
+	// The release pins this tree's agent under its own version: provisioning installs it, and the
+	// demo's agent finds it is the one it runs.
+	rel, err := jsonOf("lexicon-release", "build", "--key", filepath.Join(keys, "demo.key"), "--modules", modules,
+		"--release", agentVersion, "--sequence", "1", "--out", release, "--agent", agentPlatform+"="+agentExe)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("release %v: %d modules, statement %v\n", rel["release"], len(rel["modules"].([]any)), rel["statement"])
+	fmt.Fprintf(stdout, "release %v: %d modules and the agent for %s, statement %v\n", rel["release"], len(rel["modules"].([]any)), agentPlatform, rel["statement"])
 
 	step("the release logged in a test transparency log, with a signed timestamp (in memory: the bundle keeps its proofs)")
 	logKey, tsaChain := filepath.Join(dir, "log.pub"), filepath.Join(dir, "tsa.pem")
-	if err := logRelease(release, logKey, tsaChain); err != nil {
+	logURL, logRelease, stopLog, err := startTestLog(logKey, tsaChain)
+	if err != nil {
+		return err
+	}
+	defer stopLog()
+	if err := logRelease(release); err != nil {
 		return err
 	}
 	for _, trust := range []string{filepath.Join(planeData, "trust"), filepath.Join(agentConfig, "trust")} {
@@ -102,8 +140,10 @@ func demo() error {
 		}
 	}
 
-	step("a plane on SQLite at %s", planeListen)
-	plane := exec.Command(filepath.Join(bin, "lexicon-plane"), append([]string{"serve", "--listen", planeListen, "--data", planeData, "-o", "json"}, planeArgs...)...)
+	step("a plane on SQLite at %s, reading the test log", planeListen)
+	// The plane reads the log, as a fleet's does: an agent holding the checkpoint of one release asks
+	// it for the proof that a later release's checkpoint extends it, and refuses the release without.
+	plane := exec.Command(filepath.Join(bin, "lexicon-plane"), append([]string{"serve", "--listen", planeListen, "--data", planeData, "-o", "json", "--log-url", logURL}, planeArgs...)...)
 	// Its own process group: Ctrl-C reaches the demo only, which decommissions what it provisioned
 	// through the plane before stopping it.
 	plane.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -113,24 +153,30 @@ func demo() error {
 		return err
 	}
 	defer stopProc(plane)
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("the plane did not start; see %s", filepath.Join(dir, "plane.log"))
-	}
+	// One JSON document: the ready line, or the refusal that stopped the plane.
 	var ready struct {
 		URL           string `json:"url"`
 		CA            string `json:"ca"`
 		CAFingerprint string `json:"ca_fingerprint"`
+		Code          string `json:"code"`
+		Message       string `json:"message"`
 	}
-	if err := json.Unmarshal([]byte(line), &ready); err != nil {
-		return err
+	if err := json.NewDecoder(out).Decode(&ready); err != nil || ready.URL == "" {
+		if ready.Code != "" {
+			hint := ""
+			if strings.Contains(ready.Message, "listen") {
+				hint = "; " + listenHint
+			}
+			return fmt.Errorf("the plane did not start: %s%s (log: %s)", ready.Message, hint, filepath.Join(dir, "plane.log"))
+		}
+		return fmt.Errorf("the plane did not start; see %s", filepath.Join(dir, "plane.log"))
 	}
 	if h, port, err := net.SplitHostPort(strings.TrimPrefix(ready.URL, "https://")); err == nil && net.ParseIP(h).IsUnspecified() {
 		ready.URL = "https://" + net.JoinHostPort("127.0.0.1", port) // on every address; the CLI asks on loopback
 	}
-	fmt.Printf("plane %s, CA %s (fingerprint %s)\n", ready.URL, ready.CA, ready.CAFingerprint)
+	fmt.Fprintf(stdout, "plane %s, CA %s (fingerprint %s)\nweb UI %s/ui/\n", ready.URL, ready.CA, ready.CAFingerprint, ready.URL)
 	if netnsWhy == "" {
-		fmt.Printf("it listens on every address: the netns cloud's machine reaches it at %s\n", planeArgs[1])
+		fmt.Fprintf(stdout, "it listens on every address: the netns cloud's machine reaches it at %s\n", planeArgs[1])
 	}
 	tok, err := jsonOf("lexicon-plane", "token", "create", "--role", "admin", "--name", "demo-admin", "--data", planeData)
 	if err != nil {
@@ -160,7 +206,7 @@ func demo() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("the agent shows fingerprint %v\n", join["fingerprint"])
+	fmt.Fprintf(stdout, "the agent shows fingerprint %v\n", join["fingerprint"])
 
 	step("the admin compares fingerprints and approves")
 	joins, err := admin("joins", "list")
@@ -173,7 +219,7 @@ func demo() error {
 			seen = j.(map[string]any)["fingerprint"].(string)
 		}
 	}
-	fmt.Printf("the plane shows  fingerprint %s\n", seen)
+	fmt.Fprintf(stdout, "the plane shows  fingerprint %s\n", seen)
 	if seen != join["fingerprint"] {
 		return errors.New("the fingerprints differ: not approving")
 	}
@@ -185,13 +231,13 @@ func demo() error {
 	if _, err := jsonOf("lexicon-agent", append([]string{"status"}, agentDirs...)...); err != nil {
 		return err
 	}
-	agent := exec.CommandContext(ctx, filepath.Join(bin, "lexicon-agent"), append([]string{"run"}, agentDirs...)...)
-	agent.Stderr = logFile(filepath.Join(dir, "agent.log"))
-	if err := agent.Start(); err != nil {
-		return err
+	var agentLog io.Writer = logFile(filepath.Join(dir, "agent.log"))
+	if agentTee != nil {
+		agentLog = io.MultiWriter(agentLog, agentTee)
 	}
-	defer stopProc(agent)
-	fmt.Printf("node %s approved; the agent runs (log: %s)\n", nodeID, filepath.Join(dir, "agent.log"))
+	agent := supervise(agentExe, agentDirs, agentLog)
+	defer agent.stop()
+	fmt.Fprintf(stdout, "node %s approved; the agent runs under a supervisor that restarts it as systemd would (log: %s)\n", nodeID, filepath.Join(dir, "agent.log"))
 	if err := waitVocabulary(ctx, admin, nodeID); err != nil {
 		return err
 	}
@@ -203,7 +249,7 @@ func demo() error {
 			return err
 		}
 		pretty, _ := json.MarshalIndent(map[string]any{"state": res["state"], "output": res["output"], "duration_ms": res["duration_ms"]}, "", "  ")
-		fmt.Println(string(pretty))
+		fmt.Fprintln(stdout, string(pretty))
 		if res["state"] != "completed" {
 			return fmt.Errorf("%s ended %v: %v %v", job[0], res["state"], res["outcome_code"], res["outcome_message"])
 		}
@@ -211,7 +257,7 @@ func demo() error {
 
 	step("one more machine, made through the netns cloud")
 	if netnsWhy != "" {
-		fmt.Printf("skipped: %s\n", netnsWhy)
+		fmt.Fprintf(stdout, "skipped: %s\n", netnsWhy)
 	} else {
 		undo, err := provisionNetns(ctx, admin)
 		if undo != nil {
@@ -222,13 +268,22 @@ func demo() error {
 		}
 	}
 
+	if then != nil {
+		if err := then(ctx, &running{admin: admin, nodeID: nodeID, agent: agent, keys: keys, release: release,
+			version: agentVersion, platform: agentPlatform, log: logRelease}); err != nil {
+			return err
+		}
+	}
+
 	step("done")
-	fmt.Printf("plane: %s\n  export LEXICON_PLANE=%s LEXICON_CA=%s LEXICON_TOKEN_FILE=%s\n  %s/lexicon nodes list\n",
+	fmt.Fprintf(stdout, "plane: %s\n  export LEXICON_PLANE=%s LEXICON_CA=%s LEXICON_TOKEN_FILE=%s\n  %s/lexicon nodes list\n",
 		ready.URL, ready.URL, ready.CA, tokenFile, bin)
+	fmt.Fprintf(stdout, "web UI: %s/ui/ (sign in with the token in %s; the browser warns of the plane's own CA, fingerprint %s)\n",
+		ready.URL, tokenFile, ready.CAFingerprint)
 	if os.Getenv("DEMO_ONESHOT") != "" {
 		return nil
 	}
-	fmt.Println("the plane and the agent keep running; Ctrl-C stops them")
+	fmt.Fprintln(stdout, "the plane and the agent keep running; Ctrl-C stops them")
 	<-ctx.Done()
 	return nil
 }
@@ -280,7 +335,7 @@ func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, 
 	if _, err := admin("accounts", "add", "--driver", "cloud-netns", "--name", "local", "--credential-file", cred, "--settings-file", settings); err != nil {
 		return nil, err
 	}
-	fmt.Printf("cloud-netns enabled (unconfined: it runs as root to make namespaces); account local, range %s, state %s\n", netnsRange, root)
+	fmt.Fprintf(stdout, "cloud-netns enabled (unconfined: it runs as root to make namespaces); account local, range %s, state %s\n", netnsRange, root)
 	start := time.Now()
 	p, err := admin("nodes", "provision", "--account", "local", "--region", "local", "--type", "ns-1", "--image", "host",
 		"--name", "demo-ns-1", "--labels", "demo=netns", "--wait")
@@ -290,14 +345,14 @@ func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, 
 				fmt.Fprintf(os.Stderr, "demo: decommission demo-ns-1: %v (delete its instance with lexicon cloud delete)\n", err)
 				return
 			}
-			fmt.Println("demo-ns-1 decommissioned: its instance (namespace and agent) deleted, the node disconnected")
+			fmt.Fprintln(stdout, "demo-ns-1 decommissioned: its instance (namespace and agent) deleted, the node disconnected")
 		}
 	}
 	if err != nil {
 		return undo, err
 	}
 	nodeID := p["node_id"].(string)
-	fmt.Printf("node %s joined from %v in %s: the plane approved it because the netns cloud reports that address for instance %v\n",
+	fmt.Fprintf(stdout, "node %s joined from %v in %s: the plane approved it because the netns cloud reports that address for instance %v\n",
 		nodeID, p["addresses"], time.Since(start).Round(time.Millisecond), p["instance_id"])
 	if err := waitVocabulary(ctx, admin, nodeID); err != nil {
 		return undo, err
@@ -307,32 +362,43 @@ func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, 
 		return undo, err
 	}
 	out, _ := res["output"].(map[string]any)
-	fmt.Printf("host_report on demo-ns-1: %v (hostname %v), %s after provision\n", res["state"], out["hostname"], time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "host_report on demo-ns-1: %v (hostname %v), %s after provision\n", res["state"], out["hostname"], time.Since(start).Round(time.Millisecond))
 	if res["state"] != "completed" {
 		return undo, fmt.Errorf("host_report on demo-ns-1 ended %v: %v %v", res["state"], res["outcome_code"], res["outcome_message"])
 	}
-	fmt.Println("it is decommissioned (instance and node) when the demo stops")
+	fmt.Fprintln(stdout, "it is decommissioned (instance and node) when the demo stops")
 	return undo, nil
 }
 
 func waitVocabulary(ctx context.Context, admin func(...string) (map[string]any, error), node string) error {
+	n, err := waitNode(ctx, admin, node, "the node did not report a vocabulary; see agent.log", func(n map[string]any) bool {
+		v, _ := n["vocabulary"].([]any)
+		return len(v) > 0
+	})
+	if err == nil {
+		fmt.Fprintf(stdout, "the node loaded %d words from the verified statement\n", len(n["vocabulary"].([]any)))
+	}
+	return err
+}
+
+// waitNode asks the plane for the node until done says it is as awaited, for two minutes at most.
+func waitNode(ctx context.Context, admin func(...string) (map[string]any, error), node, timeout string, done func(map[string]any) bool) (map[string]any, error) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		n, err := admin("nodes", "show", node)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if v, _ := n["vocabulary"].([]any); len(v) > 0 {
-			fmt.Printf("the node loaded %d words from the verified statement\n", len(v))
-			return nil
+		if done(n) {
+			return n, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return errors.New("the node did not report a vocabulary; see agent.log")
+	return nil, errors.New(timeout)
 }
 
 // jsonOf runs a binary with -o json and decodes its answer; a failure shows the coded error.
@@ -350,36 +416,71 @@ func jsonOf(name string, args ...string) (map[string]any, error) {
 	return m, nil
 }
 
-// logRelease starts `lexicon-release testlog` on a free port, logs the release in it with a timestamp
-// from its authority, and stops it. The log keeps nothing, but the bundle now carries the entry's
-// inclusion proof, signed checkpoint and timestamp, which verify offline against the log key and
-// authority chain it wrote to logKey and tsaChain.
-func logRelease(release, logKey, tsaChain string) error {
+// stdout is where the demo tells what it does (a test reads it too).
+var stdout io.Writer = os.Stdout
+
+// agentTee, when set, also gets every line the agent and its supervisor log (for tests).
+var agentTee io.Writer
+
+// listenHint says how to choose where the plane listens.
+const listenHint = "choose another address with DEMO_LISTEN, e.g. DEMO_LISTEN=127.0.0.1:9443 make demo"
+
+// portFree refuses an address something already listens on, saying how to choose another, before the
+// demo starts anything.
+func portFree(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s is taken (another make demo, or another plane?): %s", addr, listenHint)
+		}
+		return fmt.Errorf("cannot listen on %s: %w; %s", addr, err, listenHint)
+	}
+	return ln.Close()
+}
+
+// install copies the binary at src to dst, executable, making its folder.
+func install(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("build the binaries first (make build): %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o755)
+}
+
+// startTestLog starts `lexicon-release testlog` on a free port, which serves at logURL; logRelease logs a release in it with a
+// timestamp from its authority, and stop ends it. The log keeps nothing, but each bundle logged
+// carries the entry's inclusion proof, signed checkpoint and timestamp, which verify offline against
+// the log key and authority chain it wrote to logKey and tsaChain. It runs as long as the demo, so
+// a later release is logged in the same log, as a publisher's are.
+func startTestLog(logKey, tsaChain string) (logURL string, logRelease func(release string) error, stop func(), err error) {
 	testlog := exec.Command(filepath.Join(bin, "lexicon-release"), "testlog", "--listen", "127.0.0.1:0",
 		"--log-key-out", logKey, "--tsa-chain-out", tsaChain, "-o", "json")
 	testlog.Stderr = logFile(filepath.Join(dir, "testlog.log"))
 	out, _ := testlog.StdoutPipe()
 	if err := testlog.Start(); err != nil {
-		return err
+		return "", nil, nil, err
 	}
-	defer stopProc(testlog)
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("the test log did not start; see %s", filepath.Join(dir, "testlog.log"))
-	}
+	stop = func() { stopProc(testlog) }
 	var ready struct {
 		URL    string `json:"url"`
 		TSAURL string `json:"tsa_url"`
 	}
-	if err := json.Unmarshal([]byte(line), &ready); err != nil {
-		return err
+	if err := json.NewDecoder(out).Decode(&ready); err != nil || ready.URL == "" {
+		stop()
+		return "", nil, nil, fmt.Errorf("the test log did not start; see %s", filepath.Join(dir, "testlog.log"))
 	}
-	logged, err := jsonOf("lexicon-release", "log", "--rekor", ready.URL, "--tsa", ready.TSAURL, release)
-	if err != nil {
-		return err
+	logRelease = func(release string) error {
+		logged, err := jsonOf("lexicon-release", "log", "--rekor", ready.URL, "--tsa", ready.TSAURL, release)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "logged at index %v of %v in %s\n", logged["log_index"], logged["tree_size"], ready.URL)
+		return nil
 	}
-	fmt.Printf("logged at index %v of %v in %s\n", logged["log_index"], logged["tree_size"], ready.URL)
-	return nil
+	return ready.URL, logRelease, stop, nil
 }
 
 func logFile(path string) *os.File {

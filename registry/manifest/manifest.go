@@ -187,7 +187,7 @@ func Parse(data []byte) (*Manifest, error) {
 			return nil, errcode.New(errcode.StatementTooLarge, "manifest is over %d bytes (it has %d)", MaxSize, len(data)).
 				With(errcode.DetailLimit, MaxSize)
 		}
-		return nil, errcode.Wrap(err, errcode.ManifestMalformed, "manifest is not valid JSON")
+		return nil, errcode.Wrap(err, errcode.ManifestMalformed, "manifest is malformed")
 	}
 	if err := m.validate(); err != nil {
 		return nil, err

@@ -12,7 +12,8 @@
 // prints {"ok": false, "code": "...", "message": "..."} on stdout. In text mode errors go to stderr as
 // "error: <code>: <message>". The exit status is 0 on success, 2 for a usage error (usage.invalid:
 // an unknown command or flag, a wrong argument count), 1 for any other failure, or what a Statuser
-// result says.
+// result says, which must be 0, 1 or a status the command declares (Exits) with its meaning; help
+// lists them, so a script's author reads every status a command can end with.
 package cli
 
 import (
@@ -43,6 +44,9 @@ type Command struct {
 	Run func(ctx context.Context, env *Env, args []string) (any, error)
 	// MinArgs and MaxArgs bound the positional arguments (MaxArgs < 0: no bound).
 	MinArgs, MaxArgs int
+	// Exits are the statuses besides 0, 1 and 2 that a Statuser result of Run may end the command
+	// with. A status means one thing in a binary: two commands that declare it give it one meaning.
+	Exits []Exit
 }
 
 // Env is what a running command writes to.
@@ -92,6 +96,9 @@ func Run(ctx context.Context, binary, about string, cmds []*Command, args []stri
 	root := r.tree(binary, about, cmds)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil && r.refused != nil {
+		err = r.refused // help was asked of a command that does not exist
+	}
 	if err == nil {
 		return r.status
 	}
@@ -139,6 +146,13 @@ func (r *runner) leaf(c *Command) func(*cobra.Command, []string) error {
 		}
 		if s, ok := result.(Statuser); ok {
 			r.status = s.ExitStatus()
+			if !c.declares(r.status) {
+				// A bug of the command, not of its use: the result stands, the status is not one
+				// help explains, so the command fails plainly, on stderr whatever the mode.
+				e := errcode.New(errcode.InternalError, "%s ended with exit status %d, which it does not declare", c.Path, r.status)
+				fmt.Fprintf(r.stderr, "error: %s\n", e.Error())
+				r.status = StatusFailed
+			}
 		}
 		return nil
 	}

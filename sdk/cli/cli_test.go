@@ -40,6 +40,7 @@ func fixture() []*cli.Command {
 	var wait time.Duration
 	greet := &cli.Command{
 		Path: "people greet", Args: "NAME...", Summary: "greet people", MinArgs: 1, MaxArgs: 3,
+		Exits: []cli.Exit{{Status: 3, Meaning: "the greeting was not heard"}, {Status: 4, Meaning: "nobody answered"}},
 		Setup: func(fs *flag.FlagSet) {
 			fs.BoolVar(&loud, "loud", false, "shout")
 			fs.IntVar(&status, "status", 0, "exit with this status, the greeting printed")
@@ -136,7 +137,13 @@ func TestJSONEnvelope(t *testing.T) {
 		{[]string{"people", "greet", "a", "b", "c", "d", "-o", "json"}, 2, map[string]any{"ok": false, "code": errcode.UsageInvalid,
 			"message": `usage.invalid: people greet takes NAME...; unexpected ["d"]`}},
 		{[]string{"people", "greet", "ann", "--status", "x", "-o", "json"}, 2, map[string]any{"ok": false, "code": errcode.UsageInvalid,
-			"message": `usage.invalid: invalid argument "x" for "--status" flag: parse error`}},
+			"message": `usage.invalid: --status takes a whole number, not "x"`}},
+		{[]string{"people", "greet", "ann", "--status", "99999999999999999999", "-o", "json"}, 2, map[string]any{"ok": false, "code": errcode.UsageInvalid,
+			"message": `usage.invalid: --status takes a whole number, not "99999999999999999999": value out of range`}},
+		{[]string{"people", "greet", "ann", "--wait", "5", "-o", "json"}, 2, map[string]any{"ok": false, "code": errcode.UsageInvalid,
+			"message": `usage.invalid: --wait takes a duration such as 90s, 10m or 1h30m, not "5"`}},
+		{[]string{"people", "greet", "ann", "--loud=maybe", "-o", "json"}, 2, map[string]any{"ok": false, "code": errcode.UsageInvalid,
+			"message": `usage.invalid: --loud takes true or false, not "maybe"`}},
 		{[]string{"-o", "json", "peple"}, 2, map[string]any{"ok": false, "code": errcode.UsageInvalid,
 			"message": `usage.invalid: unknown command "peple" for "demo"; did you mean "people"?`}},
 	} {
@@ -291,5 +298,54 @@ func TestTree(t *testing.T) {
 	bare := cli.Tree("demo", []*cli.Command{{Path: "a b", Run: func(context.Context, *cli.Env, []string) (any, error) { return nil, nil }}})
 	if bare[1].Path != "a" || !bare[1].Group || bare[1].Summary != "" {
 		t.Errorf("undeclared group: %+v", bare[1])
+	}
+}
+
+// TestUnknownCommandWithHelp: a word that names no command is refused with exit status 2 whether or
+// not --help follows it, so that a script asking for a command's help learns it does not exist.
+func TestUnknownCommandWithHelp(t *testing.T) {
+	for args, want := range map[string]string{
+		"roles create --help":    `unknown command "roles" for "demo"`,
+		"roles --help":           `unknown command "roles" for "demo"`,
+		"--help roles":           `unknown command "roles" for "demo"`,
+		"people gret --help":     `unknown command "gret" for "demo people"; did you mean "greet"?`,
+		"people teams x -h":      `unknown command "x" for "demo people teams"`,
+		"completion zsh2 --help": `unknown command "zsh2" for "demo completion"`,
+	} {
+		code, out, errOut := run(t, strings.Fields(args)...)
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "error: usage.invalid: "+want) {
+			t.Errorf("%s: exit %d\nstdout %q\nstderr %q", args, code, out, errOut)
+		}
+	}
+	// A command that exists still answers --help, its arguments notwithstanding.
+	if code, out, _ := run(t, "people", "greet", "ann", "--help"); code != 0 || !strings.Contains(out, "greet people") {
+		t.Errorf("people greet ann --help: exit %d\n%s", code, out)
+	}
+}
+
+// TestExitStatusesDeclared: a command's help lists its statuses after the shared ones, the binary's
+// help lists every status with the commands that end with it, and a status the command did not
+// declare ends it with 1 and internal.error, the result still printed.
+func TestExitStatusesDeclared(t *testing.T) {
+	_, out, _ := run(t, "people", "greet", "--help")
+	if !strings.Contains(out, "\nExit status:\n  0  the command did what it was asked\n  1  it failed: the error's code says why\n"+
+		"  2  usage: an unknown command or flag, or wrong arguments; nothing was done\n  3  the greeting was not heard\n  4  nobody answered\n") {
+		t.Errorf("people greet --help:\n%s", out)
+	}
+	_, out, _ = run(t, "--help")
+	if !strings.Contains(out, "\n  3  the greeting was not heard (people greet)\n  4  nobody answered (people greet)\n") {
+		t.Errorf("--help:\n%s", out)
+	}
+	if _, out, _ = run(t, "people", "list", "--help"); strings.Contains(out, "Exit status") {
+		t.Errorf("a command with no statuses of its own lists the shared ones again:\n%s", out)
+	}
+	code, out, errOut := run(t, "people", "greet", "ann", "--status", "5")
+	if code != 1 || out != "hello ann\n" || !strings.Contains(errOut, "error: internal.error: people greet ended with exit status 5, which it does not declare") {
+		t.Errorf("an undeclared status: exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	code, out, _ = run(t, "people", "greet", "ann", "--status", "5", "-o", "json")
+	var got map[string]any
+	if code != 1 || json.Unmarshal([]byte(out), &got) != nil || got["ok"] != true {
+		t.Errorf("an undeclared status under -o json: exit %d\n%s", code, out)
 	}
 }

@@ -19,6 +19,13 @@ type runner struct {
 	args           []string
 	output         string
 	status         int
+	// refused is set when help was asked of a word that names no command: Run refuses it as it
+	// would the word alone, where cobra would print the group's help and succeed.
+	refused error
+	// commands are the Commands the tree's runnable nodes run, and table the binary's exit statuses,
+	// for help and Tree.
+	commands map[*cobra.Command]*Command
+	table    []TableRow
 }
 
 // tree builds the cobra commands for cmds under a root named binary. A path of several words makes a
@@ -34,8 +41,9 @@ func (r *runner) tree(binary, about string, cmds []*Command) *cobra.Command {
 	}
 	root.SetOut(r.stdout)
 	root.SetErr(r.stderr)
-	root.SetHelpFunc(help)
-	root.SetUsageFunc(usage)
+	root.SetHelpFunc(r.help)
+	root.SetUsageFunc(r.usage)
+	r.commands, r.table = map[*cobra.Command]*Command{}, Table(cmds)
 	root.SetFlagErrorFunc(r.flagError)
 	root.PersistentFlags().StringVarP(&r.output, "output", "o", "text", "output format: text or json")
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
@@ -59,6 +67,7 @@ func (r *runner) tree(binary, about string, cmds []*Command) *cobra.Command {
 		}
 		node.Args = cobra.ArbitraryArgs
 		node.RunE = r.leaf(c)
+		r.commands[node] = c
 		fs := flag.NewFlagSet(binary+" "+c.Path, flag.ContinueOnError)
 		if c.Setup != nil {
 			c.Setup(fs)
@@ -178,6 +187,11 @@ func nameType(f *pflag.Flag) {
 	if !goTypes[f.Value.Type()] {
 		f.Value = typed{f.Value}
 	}
+	// pflag knows "0s" for the zero of its own duration type only; for a bridged one it would print
+	// "(default 0s)" after a usage that says what zero means.
+	if f.Value.Type() == "duration" && f.DefValue == "0s" {
+		f.DefValue = "0"
+	}
 }
 
 type typed struct{ pflag.Value }
@@ -190,6 +204,11 @@ type Listing struct {
 	Summary string   // the line help shows for it
 	Group   bool     // it holds commands and runs none
 	Flags   []string // the long names of the flags its help lists under Flags
+	// MinArgs and MaxArgs bound its positional arguments (MaxArgs < 0: no bound); a group and the
+	// built-in commands take none that Tree knows of.
+	MinArgs, MaxArgs int
+	// Exits are the statuses it declares besides 0, 1 and 2.
+	Exits []Exit
 }
 
 // Tree lists every command Run answers for: the binary itself first, then its groups and commands
@@ -203,6 +222,11 @@ func Tree(binary string, cmds []*Command) []Listing {
 		c.InitDefaultHelpFlag()
 		l := Listing{Path: strings.Join(path, " "), Summary: c.Short}
 		_, l.Group = c.Annotations[groupAnnotation]
+		if cmd := r.commands[c]; cmd != nil {
+			l.MinArgs, l.MaxArgs, l.Exits = cmd.MinArgs, cmd.MaxArgs, cmd.Exits
+		} else {
+			l.MaxArgs = -1
+		}
 		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 			if !f.Hidden {
 				l.Flags = append(l.Flags, f.Name)

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -19,7 +21,29 @@ func (r *runner) flagError(c *cobra.Command, err error) error {
 	if errcode.Has(err, errcode.UsageInvalid) {
 		return err // a flag's own Set refused the value, in its words
 	}
+	var invalid *pflag.InvalidValueError
+	if errors.As(err, &invalid) {
+		if want := expects[invalid.GetFlag().Value.Type()]; want != "" {
+			// Go's flag package says only "parse error": say what the flag takes.
+			e := errcode.New(errcode.UsageInvalid, "--%s takes %s, not %q", invalid.GetFlag().Name, want, invalid.GetValue())
+			if cause := errors.Unwrap(err); cause != nil && cause.Error() != "parse error" {
+				e.Message += ": " + cause.Error()
+			}
+			return e
+		}
+	}
 	return errcode.Wrap(err, errcode.UsageInvalid, "%s", r.dashHint(c))
+}
+
+// expects says in words what a flag of each of Go's value types takes.
+var expects = map[string]string{
+	"bool":     "true or false",
+	"int":      "a whole number",
+	"int64":    "a whole number",
+	"uint":     "a whole number, 0 or more",
+	"uint64":   "a whole number, 0 or more",
+	"float64":  "a number",
+	"duration": "a duration such as 90s, 10m or 1h30m",
 }
 
 // dashHint names the first argument that is a long flag of c typed with a single dash, or is "".
@@ -50,24 +74,32 @@ func (r *runner) usageError(c *cobra.Command, format string, args ...any) error 
 	return err
 }
 
-// help prints a command's summary and usage on stdout.
-func help(c *cobra.Command, _ []string) {
+// help prints a command's summary and usage on stdout. Asked of a group with words left over
+// ("roles create --help", where no group roles exists), it prints nothing and has Run refuse the
+// first word, as the same words without --help are: help must not pass for a command that exists.
+func (r *runner) help(c *cobra.Command, _ []string) {
+	if _, group := c.Annotations[groupAnnotation]; group && c.Flags().Parsed() {
+		if rest := c.Flags().Args(); len(rest) > 0 {
+			r.refused = unknownCommand(c, rest[0])
+			return
+		}
+	}
 	w := c.OutOrStdout()
 	if c.Short != "" {
 		fmt.Fprintf(w, "%s\n\n", c.Short)
 	}
-	writeUsage(w, c)
+	r.writeUsage(w, c)
 }
 
 // usage is cobra's usage function; Run prints refusals itself, so cobra calls it only when asked.
-func usage(c *cobra.Command) error {
-	writeUsage(c.OutOrStderr(), c)
+func (r *runner) usage(c *cobra.Command) error {
+	r.writeUsage(c.OutOrStderr(), c)
 	return nil
 }
 
-// writeUsage prints the synopsis, a group's commands and the flags, in cobra's layout without its
-// template engine.
-func writeUsage(w io.Writer, c *cobra.Command) {
+// writeUsage prints the synopsis, a group's commands, the flags and the exit statuses, in cobra's
+// layout without its template engine.
+func (r *runner) writeUsage(w io.Writer, c *cobra.Command) {
 	_, group := c.Annotations[groupAnnotation]
 	fmt.Fprintf(w, "Usage:\n")
 	if group {
@@ -95,6 +127,7 @@ func writeUsage(w io.Writer, c *cobra.Command) {
 	if c.HasAvailableInheritedFlags() {
 		fmt.Fprintf(w, "\nGlobal Flags:\n%s", c.InheritedFlags().FlagUsages())
 	}
+	r.writeExits(w, c)
 	if group {
 		fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags.\n", c.CommandPath())
 	}

@@ -8,9 +8,14 @@ const (
 	ReleaseRollback = "release.rollback"
 	// ReleaseNotFound: no release is published yet, or none has that sequence.
 	ReleaseNotFound = "release.not_found"
+	// ReleaseAgentMismatch: an agent binary given to lexicon-release build reports another version
+	// than the release, or its version cannot be read; nodes would refuse it at rollout. Nothing was
+	// written.
+	ReleaseAgentMismatch = "release.agent_mismatch"
 )
 
 var areaRelease = Area{Name: "release", Reserved: true, Codes: []Spec{
 	{ReleaseRollback, statusConflict, Unchanged},
 	{ReleaseNotFound, statusNotFound, Unchanged},
+	{ReleaseAgentMismatch, statusUnprocessable, Unchanged},
 }}

@@ -6,8 +6,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -34,14 +36,20 @@ type client struct {
 	base  string
 	token string
 	http  *http.Client
+	// tokenFrom and caFrom say where the token and the CA came from, for the errors that blame them.
+	tokenFrom, caFrom string
 }
 
 func (c *conn) client() (*client, error) {
 	if c.plane == "" {
 		return nil, errcode.New(errcode.UsageInvalid, "name the plane with --plane URL or LEXICON_PLANE")
 	}
-	token := os.Getenv("LEXICON_TOKEN")
+	if err := checkPlaneURL(c.plane); err != nil {
+		return nil, err
+	}
+	token, tokenFrom := os.Getenv("LEXICON_TOKEN"), "in LEXICON_TOKEN"
 	if c.tokenFile != "" {
+		tokenFrom = "in " + c.tokenFile
 		data, err := os.ReadFile(c.tokenFile)
 		if err != nil {
 			return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read token file %s", c.tokenFile)
@@ -51,28 +59,72 @@ func (c *conn) client() (*client, error) {
 	if token == "" {
 		return nil, errcode.New(errcode.UsageInvalid, "give a token with --token-file F, LEXICON_TOKEN_FILE or LEXICON_TOKEN (make one with lexicon-plane token create)")
 	}
-	hc, err := c.httpClient()
+	hc, caFrom, err := c.httpClient()
 	if err != nil {
 		return nil, err
 	}
-	return &client{base: strings.TrimRight(c.plane, "/"), token: token, http: hc}, nil
+	return &client{base: strings.TrimRight(c.plane, "/"), token: token, http: hc, tokenFrom: tokenFrom, caFrom: caFrom}, nil
 }
 
-// httpClient reaches the plane, trusting --ca when it is given.
-func (c *conn) httpClient() (*http.Client, error) {
+// httpClient reaches the plane, trusting --ca when it is given; caFrom names the CAs it trusts, for
+// the errors that blame them.
+func (c *conn) httpClient() (hc *http.Client, caFrom string, err error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	caFrom = "the system's CAs (give the plane's with --ca or LEXICON_CA; lexicon-plane serve prints its path)"
 	if c.ca != "" {
+		caFrom = "the CA in " + c.ca
 		pem, err := os.ReadFile(c.ca)
 		if err != nil {
-			return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read CA %s", c.ca)
+			return nil, "", errcode.Wrap(err, errcode.IOFailed, "cannot read CA %s", c.ca)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, errcode.New(errcode.KeyMalformed, "%s holds no PEM certificate", c.ca)
+			return nil, "", errcode.New(errcode.KeyMalformed, "%s holds no PEM certificate", c.ca)
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &http.Client{Transport: tr, Timeout: 5 * time.Minute}, nil
+	return &http.Client{Transport: tr, Timeout: 5 * time.Minute}, caFrom, nil
+}
+
+// checkPlaneURL refuses a plane URL the CLI must not send a token to: the plane speaks HTTPS, and
+// plain HTTP only on a loopback address (lexicon-plane serve --insecure-http), where the token does
+// not cross a network.
+func checkPlaneURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Scheme != "https" && u.Scheme != "http" {
+		return errcode.New(errcode.UsageInvalid, "the plane URL %q is not https://HOST[:PORT]", raw)
+	}
+	if u.Scheme == "http" && !loopback(u.Hostname()) {
+		return errcode.New(errcode.UsageInvalid, "the plane speaks HTTPS: use https://%s (plain HTTP is served only on a loopback address, and a token is never sent in the clear)", u.Host)
+	}
+	return nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// reachError says why a request got no answer. A certificate that did not verify is told apart from
+// a plane that is down, naming the CA it was checked against: the fix is another --ca, or another
+// name for the plane, not a retry.
+func (c *client) reachError(err error) error {
+	var cv *tls.CertificateVerificationError
+	if !errors.As(err, &cv) {
+		return errcode.Wrap(err, errcode.PlaneUnreachable, "cannot reach the plane at %s", c.base)
+	}
+	var host x509.HostnameError
+	if errors.As(err, &host) {
+		return errcode.Wrap(err, errcode.PlaneUntrusted, "the plane's certificate is not for the host in %s: reach the plane by a name its certificate holds, or serve one for this name (lexicon-plane serve --tls-names)", c.base)
+	}
+	var authority x509.UnknownAuthorityError
+	if errors.As(err, &authority) {
+		return errcode.Wrap(err, errcode.PlaneUntrusted, "the certificate of the plane at %s did not verify against %s: another CA signed it", c.base, c.caFrom)
+	}
+	return errcode.Wrap(err, errcode.PlaneUntrusted, "the certificate of the plane at %s did not verify against %s", c.base, c.caFrom)
 }
 
 // do sends a request and decodes a JSON answer into out; an error envelope becomes a coded error.
@@ -87,7 +139,7 @@ func (c *client) do(ctx context.Context, method, path string, body io.Reader, co
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return errcode.Wrap(err, errcode.PlaneUnreachable, "cannot reach the plane at %s", c.base)
+		return c.reachError(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -95,8 +147,18 @@ func (c *client) do(ctx context.Context, method, path string, body io.Reader, co
 		return errcode.Wrap(err, errcode.PlaneUnreachable, "reading the plane's answer")
 	}
 	if resp.StatusCode >= 300 {
-		if e := errcode.Parse(data); e != nil {
+		e := errcode.Parse(data)
+		switch {
+		case e != nil && e.Code == errcode.AuthRequired:
+			// The CLI sends a token on every request, so the plane's "send a token" means it refused
+			// the one sent.
+			refused := errcode.New(errcode.AuthRequired, "the plane refused the token %s: it is unknown, revoked or not a Lexicon admin token; make one with lexicon-plane token create", c.tokenFrom)
+			refused.Details = e.Details
+			return refused
+		case e != nil:
 			return e
+		case resp.StatusCode == http.StatusBadRequest && strings.HasPrefix(c.base, "http:") && bytes.Contains(data, []byte("HTTP request to an HTTPS server")):
+			return errcode.New(errcode.UsageInvalid, "the plane at %s speaks HTTPS: use %s", c.base, "https:"+strings.TrimPrefix(c.base, "http:"))
 		}
 		return errcode.New(errcode.PlaneUnexpected, "the plane answered %s", resp.Status)
 	}
@@ -104,7 +166,8 @@ func (c *client) do(ctx context.Context, method, path string, body io.Reader, co
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return errcode.Wrap(err, errcode.PlaneUnexpected, "the plane's answer is not the JSON expected")
+		// Told in JSON's words: the Go types this CLI decodes into mean nothing to its user.
+		return errcode.New(errcode.PlaneUnexpected, "the plane's answer is not the JSON this CLI expects (is it another version?): %s", jsonProblem("the answer", data, err))
 	}
 	return nil
 }

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
-	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // ExitConflicts is the exit status of a reconcile that left conflicts: it ran, and the zone does not
@@ -117,8 +113,8 @@ func (r reconcileReport) ExitStatus() int {
 func dnsReconcileCmd() *cli.Command {
 	var account, zone, file string
 	var dry bool
-	return simple("dns reconcile", "--account A --zone Z --records-file F [--dry-run]",
-		"add the records a zone lacks; never change or delete one, and name each conflict (exit status 3 when any remain)", 0, 0,
+	return ending(simple("dns reconcile", "--account A --zone Z --records-file F [--dry-run]",
+		"add the records a zone lacks; never change or delete one, and name each conflict", 0, 0,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&account, "account", "", "the DNS account")
 			fs.StringVar(&zone, "zone", "", "the zone")
@@ -132,17 +128,11 @@ func dnsReconcileCmd() *cli.Command {
 			if zone == "" || file == "" {
 				return nil, cli.UsageError("dns reconcile needs --zone and --records-file")
 			}
-			data, err := os.ReadFile(file)
-			if err != nil {
-				return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read records file %s", file)
-			}
 			var rf api.RecordsFile
-			dec := json.NewDecoder(bytes.NewReader(data))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&rf); err != nil {
-				return nil, cli.UsageError("records file %s: %v", file, err)
+			if err := readJSONFile(file, &rf); err != nil {
+				return nil, err
 			}
 			var r reconcileReport
 			return r, c.call(ctx, api.DNSReconcile, []string{account, zone}, nil, api.Reconcile{Records: rf.Records, DryRun: dry}, &r)
-		})
+		}), cli.Exit{Status: ExitConflicts, Meaning: "conflicts remain; the report names each"})
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -24,8 +23,15 @@ const (
 	ExitJobCancelled = 7
 )
 
-// exitStatuses is how the exit statuses are told in the commands' help.
-const exitStatuses = "exit status 0 only if it completed; 4 failed, 5 refused, 6 lost, 7 cancelled"
+// jobExits are the statuses of jobs run --wait and jobs watch, as their help tells them. Params the
+// plane refuses (word.param_invalid) fail jobs run before anything is queued, with status 1; a
+// capability the node denies a running word fails the word, and so the job (4).
+var jobExits = []cli.Exit{
+	{Status: ExitJobFailed, Meaning: "the job failed: its word ran and failed (a capability denied included), or an operator failed it"},
+	{Status: ExitJobRefused, Meaning: "the node did not run the job's word: its policy, or its own check of the word or params, refused it"},
+	{Status: ExitJobLost, Meaning: "the job was lost: handed out and never reported"},
+	{Status: ExitJobCancelled, Meaning: "the job was cancelled before it ran"},
+}
 
 type jobOne struct{ api.Job }
 
@@ -58,12 +64,8 @@ func (j jobOne) Text(w io.Writer) {
 func params(pairs []string, file string) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
 	if file != "" {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, errcode.Wrap(err, errcode.IOFailed, "cannot read %s", file)
-		}
-		if err := json.Unmarshal(data, &obj); err != nil {
-			return nil, errcode.Wrap(err, errcode.UsageInvalid, "%s is not a JSON object", file)
+		if err := readJSONFile(file, &obj); err != nil {
+			return nil, err
 		}
 	}
 	for _, p := range pairs {
@@ -93,13 +95,13 @@ func jobsRunCmd() *cli.Command {
 	var pairs multi
 	var file string
 	var wait, exclusive bool
-	return simple("jobs run", "NODE WORD [--param k=v | --param k:=JSON]... [--params-file F] [--exclusive] [--wait]",
-		"queue a word on a node; params are checked here and again on the node", 2, 2,
+	return ending(simple("jobs run", "NODE WORD [--param k=v | --param k:=JSON]... [--params-file F] [--exclusive] [--wait]",
+		"queue a word on a node; the plane checks its params before queueing it, the node again before running it", 2, 2,
 		func(fs *flag.FlagSet) {
 			fs.Var(&pairs, "param", "a param: key=string, or key:=JSON for numbers, booleans and objects (repeatable)")
 			fs.StringVar(&file, "params-file", "", "a JSON object of params")
 			fs.BoolVar(&exclusive, "exclusive", false, "hold the node's change lease for the job: refused while a rollout or another exclusive job changes the node")
-			fs.BoolVar(&wait, "wait", false, "wait for the job to finish, showing its progress; "+exitStatuses)
+			fs.BoolVar(&wait, "wait", false, "wait for the job to finish, showing its progress; the exit status says how it ended")
 		},
 		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
 			p, err := params(pairs, file)
@@ -115,7 +117,7 @@ func jobsRunCmd() *cli.Command {
 				return j, nil
 			}
 			return watch(ctx, env, c, j.ID)
-		})
+		}), jobExits...)
 }
 
 // jobEnded is a job that reached a final state; the command's exit status says which, and with -o json
@@ -161,7 +163,7 @@ func watch(ctx context.Context, env *cli.Env, c *client, id string) (any, error)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, errcode.Wrap(ctx.Err(), errcode.UsageInvalid, "stopped watching job %s; it goes on", id)
+			return nil, errcode.Wrap(ctx.Err(), errcode.UsageInterrupted, "stopped watching job %s; it goes on", id)
 		case <-tick.C:
 		}
 	}
@@ -176,10 +178,10 @@ func jobsShowCmd() *cli.Command {
 }
 
 func jobsWatchCmd() *cli.Command {
-	return simple("jobs watch", "ID", "follow a job until it finishes; "+exitStatuses, 1, 1, nil,
+	return ending(simple("jobs watch", "ID", "follow a job until it finishes; the exit status says how it ended", 1, 1, nil,
 		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
 			return watch(ctx, env, c, args[0])
-		})
+		}), jobExits...)
 }
 
 type jobList struct{ api.JobList }

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/cli"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // TestJobsWatchExitStatus: jobs watch (and so jobs run --wait, which ends in the same watch) exits 0
@@ -48,7 +54,9 @@ func TestJobsWatchExitStatus(t *testing.T) {
 	}{
 		{api.JobCompleted, true, finish(store.JobCompleted, ""), 0},
 		{api.JobFailed, true, finish(store.JobFailed, "word.failed"), ExitJobFailed},
-		{api.JobRefused, true, finish(store.JobRefused, "capability.denied"), ExitJobRefused},
+		// A capability the node denies a running word fails the word: the node reports it failed.
+		{api.JobFailed, true, finish(store.JobFailed, "capability.denied"), ExitJobFailed},
+		{api.JobRefused, true, finish(store.JobRefused, "policy.refused"), ExitJobRefused},
 		{api.JobLost, true, func(store.Job) {
 			if lost, err := f.st.JobLoseRunning(ctx, store.JobLoseRunningParams{NodeID: f.node.ID}); err != nil || len(lost) != 1 {
 				t.Fatalf("lose: %v %v", lost, err)
@@ -87,13 +95,63 @@ func TestJobsWatchExitStatus(t *testing.T) {
 			t.Fatalf("jobs show of a %s job: exit %d", tc.state, code)
 		}
 	}
-	// The statuses are told in the help of both commands.
+	// Each status is told in the help of both commands, with what it means for the job's state.
 	for _, cmd := range []string{"watch", "run"} {
 		code, out, _ := f.lexicon("jobs", cmd, "--help")
-		if code != 0 || !strings.Contains(out, exitStatuses) {
-			t.Fatalf("jobs %s --help: %d\n%s", cmd, code, out)
+		for _, e := range jobExits {
+			if code != 0 || !strings.Contains(out, fmt.Sprintf("\n  %d  %s\n", e.Status, e.Meaning)) {
+				t.Fatalf("jobs %s --help lacks exit status %d: %d\n%s", cmd, e.Status, code, out)
+			}
 		}
 	}
+	for state, status := range map[api.JobState]int{api.JobFailed: ExitJobFailed, api.JobRefused: ExitJobRefused, api.JobLost: ExitJobLost, api.JobCancelled: ExitJobCancelled} {
+		if got := (jobEnded{jobOne: jobOne{api.Job{State: state}}}).ExitStatus(); got != status ||
+			!slices.ContainsFunc(jobExits, func(e cli.Exit) bool { return e.Status == got && strings.Contains(e.Meaning, string(state)) }) {
+			t.Errorf("a %s job ends with %d, which help does not tell as %s", state, got, state)
+		}
+	}
+}
+
+// TestJobsWatchInterrupted: Ctrl-C while following a job ends the command with 1 and
+// usage.interrupted, saying the job goes on; it is not a usage error.
+func TestJobsWatchInterrupted(t *testing.T) {
+	f := newFleet(t)
+	if _, err := f.st.NodeReport(t.Context(), store.NodeReportParams{ID: f.node.ID, Idle: true,
+		Vocabulary: []store.WordRef{{Name: "host_report", Version: "1.0.0", Digest: strings.Repeat("a", 64), Class: "look"}}}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := f.st.JobCreate(t.Context(), store.JobCreateParams{NodeID: f.node.ID, Word: "host_report", Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LEXICON_TOKEN", f.token)
+	ctx, interrupt := context.WithCancel(t.Context())
+	defer interrupt()
+	// The interrupt comes once the watch has shown the job queued, as a person's Ctrl-C would.
+	progress := &onWrite{match: "queued", then: interrupt}
+	var out bytes.Buffer
+	code := cli.Run(ctx, "lexicon", "", commands(), []string{"jobs", "watch", j.ID, "--plane", f.url, "-o", "json"}, &out, progress)
+	var env map[string]any
+	if code != 1 || json.Unmarshal(out.Bytes(), &env) != nil || env["code"] != errcode.UsageInterrupted ||
+		!strings.Contains(env["message"].(string), "it goes on") {
+		t.Fatalf("interrupted watch: exit %d\n%s", code, out.String())
+	}
+}
+
+// onWrite calls then once something written to it holds match.
+type onWrite struct {
+	match string
+	then  func()
+	seen  bytes.Buffer
+}
+
+func (w *onWrite) Write(p []byte) (int, error) {
+	w.seen.Write(p)
+	if w.then != nil && strings.Contains(w.seen.String(), w.match) {
+		w.then()
+		w.then = nil
+	}
+	return len(p), nil
 }
 
 // TestJobsListShowsNodeNames: a person reads the node's name in jobs list, not only its id.

@@ -3,21 +3,24 @@
 // plane's admin API (plane/api, whose types and route table it shares with the plane). It links
 // nothing of the plane's server or store.
 //
-// Exit statuses, the same for every command:
+// Exit statuses, as `lexicon --help` lists them (each command's help lists its own):
 //
 //	0  the command did what it was asked
-//	1  it failed: the error's code says why (the plane refused, could not be reached, ...)
-//	2  usage: wrong arguments or flags; nothing was sent
-//	3  dns reconcile ran and conflicts remain
-//	4  jobs run --wait, jobs watch: the job failed
-//	5  jobs run --wait, jobs watch: the node refused the job (policy, capability, params)
-//	6  jobs run --wait, jobs watch: the job was lost (handed out and never reported)
-//	7  jobs run --wait, jobs watch: the job was cancelled
-//	8  rollouts start --wait, rollouts show --wait: the rollout halted or was aborted
+//	1  it failed: the error's code says why
+//	2  usage: an unknown command or flag, or wrong arguments; nothing was done
+//	3  conflicts remain; the report names each (dns reconcile)
+//	4  the job failed: its word ran and failed (a capability denied included), or an operator failed it (jobs run, jobs watch)
+//	5  the node did not run the job's word: its policy, or its own check of the word or params, refused it (jobs run, jobs watch)
+//	6  the job was lost: handed out and never reported (jobs run, jobs watch)
+//	7  the job was cancelled before it ran (jobs run, jobs watch)
+//	8  the rollout halted, was aborted or was reverted (rollouts start, rollouts show)
+//	9  the provisioning failed: the machine did not join (nodes provision, provisionings show)
 //
-// So `lexicon jobs run --wait NODE WORD && next` runs next only after the job completed. A command that
-// ends with 3 to 7 prints its whole result first; with -o json, a job that did not complete has "ok":
-// false.
+// Statuses 4 to 9 come only with --wait (jobs watch always waits). So `lexicon jobs run --wait NODE
+// WORD && next` runs next only after the job completed. Params the plane refuses fail jobs run with 1
+// (word.param_invalid) before anything is queued. A command that ends with 3 to 9 prints its whole
+// result first; with -o json, "ok" is false. Ctrl-C while following work ends the command with 1
+// (usage.interrupted); the work goes on.
 package main
 
 import "github.com/lexicon-fleet/lexicon/sdk/cli"

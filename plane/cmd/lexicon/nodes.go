@@ -35,6 +35,12 @@ func simple(path, args, summary string, minArgs, maxArgs int, extra func(fs *fla
 	}
 }
 
+// ending declares the statuses besides 0, 1 and 2 that cmd may end with (cli.Command.Exits).
+func ending(cmd *cli.Command, exits ...cli.Exit) *cli.Command {
+	cmd.Exits = exits
+	return cmd
+}
+
 type whoami struct{ api.Token }
 
 func (t whoami) Text(w io.Writer) { fmt.Fprintf(w, "token %s (%s), role %s\n", t.Name, t.ID, t.Role) }

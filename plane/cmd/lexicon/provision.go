@@ -13,8 +13,11 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// ExitProvisionFailed is the exit status of nodes provision --wait for a provisioning that failed.
+// ExitProvisionFailed is the exit status of nodes provision --wait and provisionings show --wait for
+// a provisioning that failed.
 const ExitProvisionFailed = 9
+
+var provisionFailed = cli.Exit{Status: ExitProvisionFailed, Meaning: "the provisioning failed: the machine did not join"}
 
 type provisioningOne struct{ api.Provisioning }
 
@@ -68,12 +71,12 @@ func nodesProvisionCmd() *cli.Command {
 	var req api.ProvisionRequest
 	var labels stringList
 	var wait bool
-	return simple("nodes provision", "--account A --region R --type T --image I --name N [--label k=v]... [--dns-account D --zone Z] [--platform os-arch] [--wait]",
+	return ending(simple("nodes provision", "--account A --region R --type T --image I --name N [--label k=v]... [--dns-account D --zone Z] [--platform os-arch] [--wait]",
 		"make a machine through a cloud account, install its agent with cloud-init and join it (approved when the provider vouches for its address)", 0, 0,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&req.Account, "account", "", "the cloud account (lexicon accounts list)")
-			fs.StringVar(&req.Region, "region", "", "the region (lexicon cloud regions ACCOUNT)")
-			fs.StringVar(&req.Type, "type", "", "the instance type (lexicon cloud types ACCOUNT REGION)")
+			fs.StringVar(&req.Region, "region", "", "the region (lexicon cloud regions --account A)")
+			fs.StringVar(&req.Type, "type", "", "the instance type (lexicon cloud types --account A --region R)")
 			fs.StringVar(&req.Image, "image", "", "the provider's image id")
 			fs.StringVar(&req.Name, "name", "", "the node's name")
 			fs.StringVar(&req.Platform, "platform", "", "the agent's platform, os-arch (default linux-amd64)")
@@ -84,7 +87,7 @@ func nodesProvisionCmd() *cli.Command {
 			})
 			fs.StringVar(&req.DNSAccount, "dns-account", "", "a DNS account to add the node's A/AAAA records with")
 			fs.StringVar(&req.Zone, "zone", "", "the zone of those records")
-			fs.BoolVar(&wait, "wait", false, "follow it until it joined or failed; exit status 0 only if it joined, 9 if it failed")
+			fs.BoolVar(&wait, "wait", false, "follow it until it joined or failed; the exit status says which")
 		},
 		func(ctx context.Context, env *cli.Env, c *client, _ []string) (any, error) {
 			for name, v := range map[string]string{"--account": req.Account, "--region": req.Region, "--type": req.Type, "--image": req.Image, "--name": req.Name} {
@@ -111,7 +114,7 @@ func nodesProvisionCmd() *cli.Command {
 				return p, nil
 			}
 			return watchProvisioning(ctx, env, c, p.ID)
-		})
+		}), provisionFailed)
 }
 
 // watchProvisioning polls a provisioning until it stops moving, printing each new timeline entry.
@@ -133,7 +136,7 @@ func watchProvisioning(ctx context.Context, env *cli.Env, c *client, id string) 
 		}
 		select {
 		case <-ctx.Done():
-			return nil, errcode.Wrap(ctx.Err(), errcode.UsageInvalid, "stopped watching provisioning %s; it goes on", id)
+			return nil, errcode.Wrap(ctx.Err(), errcode.UsageInterrupted, "stopped watching provisioning %s; it goes on", id)
 		case <-tick.C:
 		}
 	}
@@ -155,9 +158,9 @@ func provisioningsListCmd() *cli.Command {
 
 func provisioningsShowCmd() *cli.Command {
 	var wait bool
-	return simple("provisionings show", "ID [--wait]", "show a provisioning and its timeline", 1, 1,
+	return ending(simple("provisionings show", "ID [--wait]", "show a provisioning and its timeline", 1, 1,
 		func(fs *flag.FlagSet) {
-			fs.BoolVar(&wait, "wait", false, "follow it until it joined or failed")
+			fs.BoolVar(&wait, "wait", false, "follow it until it joined or failed; the exit status says which")
 		},
 		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
 			if wait {
@@ -165,7 +168,7 @@ func provisioningsShowCmd() *cli.Command {
 			}
 			var p provisioningOne
 			return p, c.call(ctx, api.ProvisioningsShow, args, nil, nil, &p)
-		})
+		}), provisionFailed)
 }
 
 func nodesAdoptCmd() *cli.Command {

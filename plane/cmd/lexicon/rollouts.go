@@ -14,9 +14,11 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// ExitRolloutStopped is the exit status of rollouts start --wait and rollouts watch for a rollout that
-// stopped without completing: halted on a miss, or aborted.
+// ExitRolloutStopped is the exit status of rollouts start --wait and rollouts show --wait for a
+// rollout that stopped without completing.
 const ExitRolloutStopped = 8
+
+var rolloutStopped = cli.Exit{Status: ExitRolloutStopped, Meaning: "the rollout halted, was aborted or was reverted"}
 
 type rolloutOne struct{ api.Rollout }
 
@@ -82,7 +84,7 @@ func rolloutsStartCmd() *cli.Command {
 		timeout                        time.Duration
 		wait                           bool
 	)
-	return simple("rollouts start", "(--release SEQ | --word WORD [--param k=v]...) [--selector SEL] [--stage SEL]... | [--canary N --stages 10%,50%,100%] [--preflight WORD] [--verify WORD] [--max-parallel N] [--error-budget N] [--wait]",
+	return ending(simple("rollouts start", "(--release SEQ | --word WORD [--param k=v]...) [--selector SEL] [--stage SEL]... | [--canary N --stages 10%,50%,100%] [--preflight WORD] [--verify WORD] [--max-parallel N] [--error-budget N] [--wait]",
 		"start a staged rollout of a release (admin) or a word (the role its class needs) over a selection of nodes", 0, 0,
 		func(fs *flag.FlagSet) {
 			fs.Int64Var(&release, "release", 0, "move the selected nodes' target to this release sequence")
@@ -98,8 +100,8 @@ func rolloutsStartCmd() *cli.Command {
 			fs.StringVar(&pcts, "stages", "", "cumulative percentages of the selection, e.g. 10%,50%,100%")
 			fs.IntVar(&maxParallel, "max-parallel", 1, "at most this many nodes change at once within a stage")
 			fs.IntVar(&errBudget, "error-budget", 0, "misses allowed before the rollout halts")
-			fs.DurationVar(&timeout, "step-timeout", 0, "how long each phase of a node's step may take (default 10m)")
-			fs.BoolVar(&wait, "wait", false, "follow the rollout by stage and node until it stops; exit status 0 only if it completed, 8 if it halted or was aborted")
+			fs.DurationVar(&timeout, "step-timeout", 0, "how long each phase of a node's step may take; a release step's change lasts until the node runs the release, its agent's update and trial included; 0 leaves it to the plane, which allows 10m")
+			fs.BoolVar(&wait, "wait", false, "follow the rollout by stage and node until it stops; the exit status says whether it completed")
 		},
 		func(ctx context.Context, env *cli.Env, c *client, _ []string) (any, error) {
 			if (release == 0) == (word == "") {
@@ -135,7 +137,7 @@ func rolloutsStartCmd() *cli.Command {
 				return r, nil
 			}
 			return watchRollout(ctx, env, c, r.ID)
-		})
+		}), rolloutStopped)
 }
 
 // watchRollout polls a rollout until it stops, printing each step's change of verdict, by stage.
@@ -170,7 +172,7 @@ func watchRollout(ctx context.Context, env *cli.Env, c *client, id string) (any,
 		}
 		select {
 		case <-ctx.Done():
-			return nil, errcode.Wrap(ctx.Err(), errcode.UsageInvalid, "stopped watching rollout %s; it goes on", id)
+			return nil, errcode.Wrap(ctx.Err(), errcode.UsageInterrupted, "stopped watching rollout %s; it goes on", id)
 		case <-tick.C:
 		}
 	}
@@ -207,9 +209,9 @@ func rolloutsListCmd() *cli.Command {
 
 func rolloutsShowCmd() *cli.Command {
 	var wait bool
-	return simple("rollouts show", "ID [--wait]", "show a rollout: each node's verdict and timings by stage, and its audit", 1, 1,
+	return ending(simple("rollouts show", "ID [--wait]", "show a rollout: each node's verdict and timings by stage, and its audit", 1, 1,
 		func(fs *flag.FlagSet) {
-			fs.BoolVar(&wait, "wait", false, "follow it until it stops; exit status 0 only if it completed, 8 if it halted or was aborted")
+			fs.BoolVar(&wait, "wait", false, "follow it until it stops; the exit status says whether it completed")
 		},
 		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
 			if wait {
@@ -217,7 +219,7 @@ func rolloutsShowCmd() *cli.Command {
 			}
 			var r rolloutOne
 			return r, c.call(ctx, api.RolloutsShow, args, nil, nil, &r)
-		})
+		}), rolloutStopped)
 }
 
 func rolloutMoveCmd(verb string, rt api.Route, summary string) *cli.Command {

@@ -36,7 +36,10 @@ func apiSpecCmd() *cli.Command {
 			if cn.plane == "" {
 				return nil, errcode.New(errcode.UsageInvalid, "name the plane with --plane URL or LEXICON_PLANE, or print this CLI's own document with --builtin")
 			}
-			hc, err := cn.httpClient()
+			if err := checkPlaneURL(cn.plane); err != nil {
+				return nil, err
+			}
+			hc, _, err := cn.httpClient()
 			if err != nil {
 				return nil, err
 			}

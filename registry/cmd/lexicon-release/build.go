@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/internal/strictjson"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
@@ -80,6 +79,9 @@ func buildCmd() *cli.Command {
 				if !ok || !strings.Contains(platform, "/") {
 					return nil, cli.UsageError("--agent takes OS/ARCH=PATH, not %q", a)
 				}
+				if err := checkAgentVersion(ctx, platform, path, release); err != nil {
+					return nil, err
+				}
 				agentMap[platform] = path
 			}
 			res, err := registry.Build(registry.BuildOptions{
@@ -123,7 +125,7 @@ func readChain(path string) ([]statement.ChainEntry, error) {
 	var out []statement.ChainEntry
 	for i, line := range keys.Lines(data) {
 		var e statement.ChainEntry
-		if err := json.Unmarshal([]byte(line), &e, json.RejectUnknownMembers(true)); err != nil {
+		if err := strictjson.Decode([]byte(line), keys.MaxFileSize, &e); err != nil {
 			return nil, errcode.Wrap(err, errcode.KeyMalformed, "%s line %d is not a key-chain entry", path, i+1)
 		}
 		out = append(out, e)

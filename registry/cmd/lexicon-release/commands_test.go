@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -178,7 +180,7 @@ func TestTestlogAsTheREADME(t *testing.T) {
 		t.Fatalf("trust init: %v", res)
 	}
 	code, out, errOut := run(t, "verify", rel, "--trust", trust)
-	if code != 0 || !strings.Contains(out, "PASS  transparency_log") || !strings.Contains(out, "release 1.0.0 sequence 1 accepted") {
+	if code != 0 || !strings.Contains(out, "PASS  transparency_log") || !strings.Contains(out, "release 1.0.0 sequence 1 verified; the trust folder is unchanged") {
 		t.Fatalf("verify: %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -280,16 +282,17 @@ func TestBuildProgress(t *testing.T) {
 	addWord(t, mods, "big", wordManifest("big", "1.0.0", params, output), bytes.Repeat([]byte{0}, 3<<20))
 	addWord(t, mods, "mid", wordManifest("mid", "1.0.0", params, output), bytes.Repeat([]byte{0}, 1536))
 	addWord(t, mods, "tiny", wordManifest("tiny", "1.0.0", params, output), []byte("\x00asm"))
-	agent := filepath.Join(t.TempDir(), "lexicon-agent")
-	must(t, os.WriteFile(agent, bytes.Repeat([]byte{1}, 5<<20+1<<19), 0o755))
+	agent := buildAgent(t, "1.2.3", runtime.GOARCH, false)
+	fi, err := os.Stat(agent)
+	must(t, err)
 	for _, mode := range []string{"text", "json"} {
 		var stdout, stderr bytes.Buffer
 		code := cli.Run(context.Background(), "lexicon-release", "test", commands(), []string{"build", "--key", key, "--modules", mods,
-			"--release", "1.0.0", "--sequence", "1", "--out", filepath.Join(t.TempDir(), "r"), "--agent", "linux/amd64=" + agent, "-o", mode}, &stdout, &stderr)
+			"--release", "1.2.3", "--sequence", "1", "--out", filepath.Join(t.TempDir(), "r"), "--agent", "linux/" + runtime.GOARCH + "=" + agent, "-o", mode}, &stdout, &stderr)
 		if code != 0 {
 			t.Fatalf("%s: build: %d\n%s\n%s", mode, code, stdout.String(), stderr.String())
 		}
-		want := "[1/3] word big@1.0.0: 3.0 MiB\n[2/3] word mid@1.0.0: 1.5 KiB\n[3/3] word tiny@1.0.0: 4 B\nagent linux/amd64: 5.5 MiB\n"
+		want := "[1/3] word big@1.0.0: 3.0 MiB\n[2/3] word mid@1.0.0: 1.5 KiB\n[3/3] word tiny@1.0.0: 4 B\nagent linux/" + runtime.GOARCH + ": " + fmt.Sprintf("%.1f MiB", float64(fi.Size())/(1<<20)) + "\n"
 		if stderr.String() != want {
 			t.Errorf("%s: progress\n%s\nwant\n%s", mode, stderr.String(), want)
 		}
@@ -363,4 +366,37 @@ func find(args []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// TestRefusalsInWords: a chain file or a manifest of the wrong shape is refused saying what was
+// expected in JSON's words, never naming the Go type it was read into.
+func TestRefusalsInWords(t *testing.T) {
+	key, _ := publisher(t)
+	work := t.TempDir()
+	chain := filepath.Join(work, "chain.jsonl")
+	for _, tc := range []struct {
+		name, chain string
+		edit        func(string) string
+		code, says  string
+	}{
+		{"a chain line of an array", "[1, 2]\n", nil, errcode.KeyMalformed, "line 1 is not a key-chain entry: the document must be an object, not an array"},
+		{"a chain entry with a number for its key", `{"key": 5}` + "\n", nil, errcode.KeyMalformed, "/key must be a string, not a number"},
+		{"a manifest's name of a number", "", func(m string) string { return strings.Replace(m, `"name": "hello"`, `"name": 5`, 1) },
+			errcode.ManifestMalformed, "/name must be a string, not a number"},
+		{"a manifest that is an array", "", func(string) string { return "[1]" }, errcode.ManifestMalformed, "the document must be an object, not an array"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"build", "--key", key, "--modules", modules(t, "1.0.0", tc.edit), "--release", "1.0.0", "--sequence", "1",
+				"--out", filepath.Join(t.TempDir(), "r")}
+			if tc.chain != "" {
+				must(t, os.WriteFile(chain, []byte(tc.chain), 0o644))
+				args = append(args, "--chain", chain)
+			}
+			code, res := runJSON(t, args...)
+			msg, _ := res["message"].(string)
+			if code != 1 || res["code"] != tc.code || !strings.Contains(msg, tc.says) || strings.Contains(msg, "Go ") || strings.Contains(msg, "json:") {
+				t.Fatalf("exit %d %v, want %s saying %q", code, res, tc.code, tc.says)
+			}
+		})
+	}
 }

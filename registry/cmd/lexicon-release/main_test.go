@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,8 +88,8 @@ func TestRoundTrip(t *testing.T) {
 	if code, res := runJSON(t, "trust", "init", "--out", trust, "--key", filepath.Join(k, "publisher.pub"), "--log-key", logKey); code != 0 {
 		t.Fatalf("trust init: %v", res)
 	}
-	code, out, _ := run(t, "verify", r1, "--trust", trust)
-	if code != 0 || strings.Count(out, "PASS") != 8 || !strings.Contains(out, "accepted") {
+	code, out, _ := run(t, "verify", r1, "--trust", trust, "--accept")
+	if code != 0 || strings.Count(out, "PASS") != 8 || !strings.Contains(out, "accepted: the trust folder records its sequence") {
 		t.Fatalf("verify: %d\n%s", code, out)
 	}
 
@@ -220,4 +222,76 @@ func TestBuildHistory(t *testing.T) {
 		"--release", "2.0.0", "--sequence", "2", "--out", filepath.Join(work, "r3b")); code != 1 || res["code"] != "statement.rollback" {
 		t.Fatalf("build below the history: %d %v", code, res)
 	}
+}
+
+// TestVerifyLeavesTrustAlone: verify changes nothing in the trust folder, byte for byte, passing or
+// failing; --accept records the sequence, after which an older release is refused.
+func TestVerifyLeavesTrustAlone(t *testing.T) {
+	work := t.TempDir()
+	k := filepath.Join(work, "keys")
+	if code, res := runJSON(t, "keygen", "--out", k); code != 0 {
+		t.Fatalf("keygen: %v", res)
+	}
+	r1, r2 := filepath.Join(work, "r1"), filepath.Join(work, "r2")
+	for seq, out := range map[string]string{"1": r1, "2": r2} {
+		if code, res := runJSON(t, "build", "--key", filepath.Join(k, "publisher.key"), "--modules", modules(t, "1.0."+seq, nil),
+			"--release", "1.0."+seq, "--sequence", seq, "--out", out); code != 0 {
+			t.Fatalf("build %s: %v", seq, res)
+		}
+	}
+	trust := filepath.Join(work, "trust")
+	if code, res := runJSON(t, "trust", "init", "--out", trust, "--key", filepath.Join(k, "publisher.pub")); code != 0 {
+		t.Fatalf("trust init: %v", res)
+	}
+	before := snapshot(t, trust)
+	for _, rel := range []string{r2, r1, r2} {
+		if code, res := runJSON(t, "verify", rel, "--trust", trust); code != 0 || res["accepted"] != false {
+			t.Fatalf("verify %s: %d %v", rel, code, res)
+		}
+		if after := snapshot(t, trust); after != before {
+			t.Fatalf("verify %s changed the trust folder:\n%s\nwas\n%s", rel, after, before)
+		}
+	}
+	if code, res := runJSON(t, "verify", work, "--trust", trust); code != 1 || snapshot(t, trust) != before {
+		t.Fatalf("a failing verify: %d %v, or it changed the trust folder", code, res)
+	}
+	if code, res := runJSON(t, "verify", r2, "--trust", trust, "--accept"); code != 0 || res["accepted"] != true {
+		t.Fatalf("verify --accept: %d %v", code, res)
+	}
+	accepted := snapshot(t, trust)
+	if accepted == before {
+		t.Fatal("verify --accept recorded nothing")
+	}
+	if code, res := runJSON(t, "verify", r1, "--trust", trust); code != 1 || res["code"] != "statement.rollback" || snapshot(t, trust) != accepted {
+		t.Fatalf("verify of an older release after --accept: %d %v", code, res)
+	}
+}
+
+// snapshot is every file under dir with its mode and contents, in one string to compare.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v", strings.TrimPrefix(path, dir), info.Mode())
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
+		}
+		b.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

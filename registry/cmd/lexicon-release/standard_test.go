@@ -76,7 +76,7 @@ func makeStandardRelease(t *testing.T) standardRelease {
 		}
 	}
 	// Our own verifier takes it too.
-	if code, out, errOut := run(t, "verify", r.dir, "--trust", r.trust, "--dry-run"); code != 0 {
+	if code, out, errOut := run(t, "verify", r.dir, "--trust", r.trust); code != 0 {
 		t.Fatalf("lexicon-release verify: %d\n%s\n%s", code, out, errOut)
 	}
 	return r

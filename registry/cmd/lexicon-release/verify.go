@@ -27,9 +27,9 @@ type verifyResult struct {
 
 func (r verifyResult) Text(w io.Writer) {
 	printChecks(w, r.Checks)
-	verb := "accepted"
+	verb := "accepted: the trust folder records its sequence"
 	if !r.Accepted {
-		verb = "verified (dry run, state unchanged)"
+		verb = "verified; the trust folder is unchanged (--accept records the sequence, as a node does)"
 	}
 	for _, a := range r.Agents {
 		fmt.Fprintf(w, "agent %s sha256 %s (version %s)\n", a.Platform, a.SHA256, r.Release)
@@ -55,13 +55,13 @@ func printChecks(w io.Writer, checks []registry.CheckResult) {
 
 func verifyCmd() *cli.Command {
 	var trustDir string
-	var dryRun bool
+	var accept bool
 	return &cli.Command{
-		Path: "verify", Args: "RELEASE_DIR --trust TRUST_DIR [--dry-run]", MinArgs: 1, MaxArgs: 1,
-		Summary: "verify a release offline as a node does, one line per check; on success record its sequence",
+		Path: "verify", Args: "RELEASE_DIR --trust TRUST_DIR [--accept]", MinArgs: 1, MaxArgs: 1,
+		Summary: "verify a release offline as a node does, one line per check; the trust folder is left as it is unless --accept",
 		Setup: func(fs *flag.FlagSet) {
 			fs.StringVar(&trustDir, "trust", "", "trust folder: statement_keys/*.pub, optional log_keys/*.pub, state (required)")
-			fs.BoolVar(&dryRun, "dry-run", false, "verify without recording the sequence or learned keys")
+			fs.BoolVar(&accept, "accept", false, "on success, record the sequence and the keys the release's chain adds in the trust folder, as a node does: older releases are refused afterwards")
 		},
 		Run: func(ctx context.Context, env *cli.Env, args []string) (any, error) {
 			if trustDir == "" {
@@ -71,7 +71,7 @@ func verifyCmd() *cli.Command {
 			if err != nil {
 				return nil, err
 			}
-			rel, rep, err := t.VerifyDir(args[0], time.Now(), dryRun)
+			rel, rep, err := t.VerifyDir(args[0], time.Now(), !accept)
 			if err != nil {
 				if !env.JSON {
 					printChecks(env.Stdout, rep.Checks)
@@ -81,7 +81,7 @@ func verifyCmd() *cli.Command {
 			p := rel.Statement.Predicate
 			return verifyResult{
 				Release: p.Release, Sequence: p.Sequence, Statement: rel.Digest, Publisher: rel.Signer.Fingerprint(),
-				Logged: rel.Logged, Accepted: !dryRun, Floor: p.Floor, Agents: rel.Agents(), Checks: rep.Checks,
+				Logged: rel.Logged, Accepted: accept, Floor: p.Floor, Agents: rel.Agents(), Checks: rep.Checks,
 			}, nil
 		},
 	}
