@@ -28,6 +28,9 @@ type Capability struct {
 	// Patterns are base-name patterns in path.Match syntax (fs.remove): only a file whose name matches
 	// one may be removed.
 	Patterns []string `json:"patterns,omitempty"`
+	// Names are name patterns in path.Match syntax: user and group names (account.*), sysctl keys
+	// (sysctl.*).
+	Names []string `json:"names,omitempty"`
 	// MinAgeS is how old, by modification time, a file must be before fs.remove may remove it.
 	MinAgeS int64 `json:"min_age_s,omitempty"`
 	// MinBytes is the smallest size journal.vacuum may shrink the journal to.
@@ -107,6 +110,7 @@ const (
 	bPatterns
 	bMinAge
 	bMinBytes
+	bNames
 )
 
 // capSpec says which bounds a capability takes, which it needs, and the lowest word class it needs.
@@ -133,6 +137,22 @@ var capabilitiesV1 = map[string]capSpec{
 	"net.http":             {allowed: bHosts | bMaxBytes | bTimeout, required: bHosts},
 	"tls.peer":             {allowed: bHosts | bTimeout, required: bHosts},
 	"exec.pinned":          {allowed: bPrograms | bMaxBytes | bTimeout, required: bPrograms, minClass: ClassChange},
+	// The footprint capabilities (sdk/word/capv1/footprint.go). Those that change the machine are bounded
+	// by the node's policy as well as by these bounds.
+	"artifact.fetch":   {allowed: bMaxBytes, minClass: ClassChange},
+	"fs.digest":        {allowed: bPaths | bMaxBytes, required: bPaths},
+	"fs.diff":          {allowed: bPaths | bMaxBytes, required: bPaths},
+	"fs.install":       {allowed: bPaths | bMaxBytes, required: bPaths, minClass: ClassChange},
+	"account.read":     {allowed: bNames, required: bNames},
+	"account.ensure":   {allowed: bNames, required: bNames, minClass: ClassChange},
+	"nft.read":         {},
+	"nft.apply":        {minClass: ClassChange},
+	"sysctl.read":      {allowed: bNames, required: bNames},
+	"sysctl.apply":     {allowed: bNames, required: bNames, minClass: ClassChange},
+	"systemd.ensure":   {allowed: bUnits, required: bUnits, minClass: ClassChange},
+	"footprint.check":  {},
+	"footprint.read":   {},
+	"footprint.record": {minClass: ClassChange},
 }
 
 func (c Capability) has() bound {
@@ -164,6 +184,9 @@ func (c Capability) has() bound {
 	if c.MinBytes != 0 {
 		b |= bMinBytes
 	}
+	if len(c.Names) > 0 {
+		b |= bNames
+	}
 	return b
 }
 
@@ -171,7 +194,7 @@ var boundNames = []struct {
 	b    bound
 	name string
 }{{bPaths, "paths"}, {bUnits, "units"}, {bHosts, "hosts"}, {bPrograms, "programs"}, {bMaxBytes, "max_bytes"}, {bTimeout, "timeout_ms"},
-	{bPatterns, "patterns"}, {bMinAge, "min_age_s"}, {bMinBytes, "min_bytes"}}
+	{bPatterns, "patterns"}, {bMinAge, "min_age_s"}, {bMinBytes, "min_bytes"}, {bNames, "names"}}
 
 func (m *Manifest) validateCapabilities() error {
 	seen := map[string]bool{}
@@ -214,6 +237,11 @@ func (m *Manifest) validateCapabilities() error {
 		for j, u := range c.Units {
 			if _, err := path.Match(u, ""); err != nil || u == "" || strings.ContainsAny(u, "/ ") {
 				return invalid(fmt.Sprintf("%s.units[%d]", field, j), "unit pattern %q is not a valid pattern", u)
+			}
+		}
+		for j, n := range c.Names {
+			if _, err := path.Match(n, ""); err != nil || n == "" || strings.ContainsAny(n, "/ ") {
+				return invalid(fmt.Sprintf("%s.names[%d]", field, j), "name pattern %q is not a valid pattern", n)
 			}
 		}
 		for j, p := range c.Patterns {

@@ -392,5 +392,8 @@ func (s *switchable) Enable(ctx context.Context, name string) error {
 func (s *switchable) Vacuum(ctx context.Context, bytes int64) error {
 	return s.Load().Vacuum(ctx, bytes)
 }
+func (s *switchable) Act(ctx context.Context, action, name string) error {
+	return s.Load().Act(ctx, action, name)
+}
 
 var _ systemd.Manager = (*switchable)(nil)

@@ -317,9 +317,11 @@ type SysctlApply struct {
 	Values map[string]string `json:"values"`
 }
 
-// SysctlApplyResult lists the keys written to /proc/sys and whether the persisted file changed.
+// SysctlApplyResult lists the keys written to /proc/sys, the keys this kernel does not have (neither
+// written nor persisted), and whether the persisted file changed.
 type SysctlApplyResult struct {
 	Changed   []string `json:"changed"`
+	Missing   []string `json:"missing,omitempty"`
 	Persisted bool     `json:"persisted"`
 }
 

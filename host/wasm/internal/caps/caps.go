@@ -18,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/footprint"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
@@ -31,6 +32,18 @@ type Env struct {
 	RootCAs *x509.CertPool
 	// Renewal is the program exec.pinned's manifest.NodeRenewal entry runs; nil: none configured.
 	Renewal *manifest.NodeProgram
+	// Converge returns the node's bounds on the footprint capabilities, its policy's "converge"
+	// section, read once per invocation that needs them; nil lets them touch nothing.
+	Converge func() (*footprint.Bounds, error)
+	// Artifacts fetches artifacts from the plane by digest; nil: artifact.fetch answers
+	// capability.unknown.
+	Artifacts Fetcher
+	// ConvergeDir is where the footprint capabilities keep staged artifacts, the footprint converged to
+	// and the firewall's last apply; "": those that need it answer capability.unknown.
+	ConvergeDir string
+	// Reserved are folders no footprint capability writes beneath, whatever the bounds say: the agent's
+	// own configuration and state folders, which hold the policy that draws the bounds.
+	Reserved []string
 }
 
 // Call is one capability call as the invocation's record shows it.
@@ -88,11 +101,12 @@ func Prepare(m *manifest.Manifest, env *Env) (*Word, error) {
 }
 
 // Invocation returns the dispatcher of one run.
-func (w *Word) Invocation() *Dispatcher { return &Dispatcher{w: w} }
+func (w *Word) Invocation() *Dispatcher { return &Dispatcher{w: w, inv: &invocation{}} }
 
 // Dispatcher answers the calls of one invocation and keeps their record. It is safe for concurrent use.
 type Dispatcher struct {
 	w     *Word
+	inv   *invocation
 	mu    sync.Mutex
 	calls []Call
 	n     int
@@ -125,6 +139,20 @@ var handlers = map[string]handler{
 	capv1.CapNetHTTP:            netHTTP,
 	capv1.CapTLSPeer:            tlsPeer,
 	capv1.CapExecPinned:         execPinned,
+	capv1.CapArtifactFetch:      artifactFetch,
+	capv1.CapFSDigest:           fsDigest,
+	capv1.CapFSDiff:             fsDiff,
+	capv1.CapFSInstall:          fsInstall,
+	capv1.CapAccountRead:        accountRead,
+	capv1.CapAccountEnsure:      accountEnsure,
+	capv1.CapNFTRead:            nftRead,
+	capv1.CapNFTApply:           nftApply,
+	capv1.CapSysctlRead:         sysctlRead,
+	capv1.CapSysctlApply:        sysctlApply,
+	capv1.CapSystemdEnsure:      systemdEnsure,
+	capv1.CapFootprintCheck:     footprintCheck,
+	capv1.CapFootprintRead:      footprintRead,
+	capv1.CapFootprintRecord:    footprintRecord,
 }
 
 // Call answers one request (JSON) with one response (JSON), and records it.
@@ -153,9 +181,10 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 		d.record(h.Cap, req, false)
 		return ErrorResponse(denied(h.Cap, "the word does not declare %s", h.Cap))
 	}
-	result, err := fn(ctx, d.w, declared, req)
+	result, err := fn(context.WithValue(ctx, invocationKey{}, d.inv), d.w, declared, req)
 	allowed := err == nil || !errcode.Has(err, errcode.CapabilityDenied) && !errcode.Has(err, errcode.CapabilityInvalid) &&
-		!errcode.Has(err, errcode.CapabilityRootUnsafe)
+		!errcode.Has(err, errcode.CapabilityRootUnsafe) && !errcode.Has(err, errcode.FootprintRefused) &&
+		!errcode.Has(err, errcode.FootprintTooLarge)
 	d.record(h.Cap, req, allowed)
 	if err != nil {
 		if ctx.Err() != nil && errcode.Code(err) == errcode.CapabilityFailed {
