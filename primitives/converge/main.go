@@ -486,7 +486,9 @@ func (r *run) applySysctl() {
 // applyUnits brings each selected unit to its item, and pays the actions owed: a unit of a changed file
 // that is not selected (a repair of the file alone) is still restarted, as its item says.
 func (r *run) applyUnits() {
-	owes := func(unit, action string) bool { return slices.Contains(r.pending, capv1.Pending{Unit: unit, Action: action}) }
+	owes := func(unit, action string) bool {
+		return slices.Contains(r.pending, capv1.Pending{Unit: unit, Action: action})
+	}
 	reload := slices.Contains(r.pending, capv1.Pending{Action: "daemon-reload"})
 	units := slices.Clone(r.sel.Units)
 	for _, u := range r.fp.Units {
