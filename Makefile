@@ -45,7 +45,7 @@ WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.w
 RECIPES := $(patsubst primitives/recipes/%/main.go,%,$(wildcard primitives/recipes/*/main.go))
 RECIPETESTS := $(patsubst agent/internal/recipes/testdata/%/main.go,%,$(wildcard agent/internal/recipes/testdata/*/main.go))
 WASM_OUT += $(RECIPES:%=$(WASM_DIR)/recipes/%.wasm) $(RECIPETESTS:%=$(WASM_DIR)/recipetest/%.wasm)
-WORD_SDK := $(shell find sdk/word sdk/errcode sdk/credkey -name '*.go' -not -name '*_test.go')
+WORD_SDK := $(shell find sdk/word sdk/errcode sdk/credkey sdk/footprint -name '*.go' -not -name '*_test.go') sdk/footprint/footprint.schema.json
 WASM_DEPS := $(WORD_SDK) $(DATAMERGE) | $(WASMPOST_TOOL)
 WASM_BUILD = @mkdir -p $(dir $@) && GOOS=wasip1 GOARCH=wasm $(GO) build $(GO_REPRO) -o $@.raw ./$< && $(WASMPOST) --out $@ $@.raw && rm -f $@.raw
 

@@ -15,8 +15,8 @@ const (
 	TableName   = "lexicon"
 )
 
-// RenderTable renders the firewall item as the nftables table Lexicon owns: its input chain drops
-// inbound traffic except replies to the machine's own connections, loopback, ICMP and ICMPv6 (path MTU
+// RenderTable renders the firewall item as the nftables table Lexicon owns: its input chain refuses
+// inbound traffic (a TCP reset, an ICMP administratively-prohibited) except replies to the machine's own connections, loopback, ICMP and ICMPv6 (path MTU
 // discovery and IPv6 neighbour discovery need them), and what the rules open. A rule with sources is
 // one line per address family, its sources as one set; one without opens the port from anywhere.
 // Equal items render equal text.
@@ -72,6 +72,10 @@ func RenderTable(fw Firewall) string {
 			b.WriteString("\t\t" + fam.kw + " saddr " + set + " " + match)
 		}
 	}
+	// What no rule opens is refused out loud rather than dropped: a client, or a person testing the
+	// port, learns at once that the firewall closed it instead of waiting for a timeout.
+	b.WriteString("\t\tmeta l4proto tcp reject with tcp reset\n")
+	b.WriteString("\t\treject with icmpx admin-prohibited\n")
 	b.WriteString("\t}\n}\n")
 	return b.String()
 }

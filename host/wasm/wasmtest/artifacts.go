@@ -21,6 +21,7 @@ import (
 type Artifacts struct {
 	URL string
 
+	srv    *httptest.Server
 	mu     sync.Mutex
 	blobs  map[string][]byte
 	served []string
@@ -29,12 +30,22 @@ type Artifacts struct {
 // NewArtifacts starts the route; it stops when the test ends.
 func NewArtifacts(t testing.TB) *Artifacts {
 	t.Helper()
-	a := &Artifacts{blobs: map[string][]byte{}}
-	srv := httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(srv.Close)
-	a.URL = srv.URL
+	a := StartArtifacts()
+	t.Cleanup(a.Close)
 	return a
 }
+
+// StartArtifacts starts the route on loopback, for a test's child process that has no testing.TB;
+// Close stops it.
+func StartArtifacts() *Artifacts {
+	a := &Artifacts{blobs: map[string][]byte{}}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	a.URL = a.srv.URL
+	return a
+}
+
+// Close stops the route.
+func (a *Artifacts) Close() { a.srv.Close() }
 
 // Put holds data and returns its digest.
 func (a *Artifacts) Put(data []byte) string {

@@ -195,14 +195,10 @@ func fsInstall(ctx context.Context, w *Word, c manifest.Capability, raw []byte) 
 	if err := check(ctx, w, fp); err != nil {
 		return nil, err
 	}
-	// The walk starts from the deeper of the manifest's root and the policy's: a link beneath it is
-	// followed only while it stays beneath it.
+	// The walk starts from the manifest's root, which must exist, making the folders beneath it that do
+	// not; a link on the way is followed only while it stays beneath that root. Where the walk
+	// actually led is then held to the policy's roots and the agent's folders again.
 	root, _ := footprint.Root(c.Paths, req.Path)
-	if b, err := nodeBounds(ctx, w); err == nil {
-		if pr, ok := footprint.Root(b.Paths, req.Path); ok && len(pr) > len(root) {
-			root = pr
-		}
-	}
 	a, err := readAccounts()
 	if err != nil {
 		return nil, err
@@ -222,9 +218,13 @@ func fsInstall(ctx context.Context, w *Word, c manifest.Capability, raw []byte) 
 	defer unix.Close(dirfd)
 	name := filepath.Base(req.Path)
 	target := filepath.Join(dirPath, name)
-	if r := reservedRoot(w, target); r != "" {
-		return nil, refused(capv1.Refusal{Item: footprint.ID(footprint.KindFile, req.Path), Code: errcode.FootprintRefused,
-			Reason: req.Path + " leads into " + r + ", the agent's own folder, which converge never writes"})
+	if target != req.Path {
+		led := &footprint.Footprint{Schema: footprint.SchemaName, Files: []footprint.File{fp.Files[0]}}
+		led.Files[0].Path = target
+		if err := check(ctx, w, led); err != nil {
+			return nil, errcode.From(err, errcode.FootprintRefused).With(errcode.DetailPath, req.Path).
+				With(errcode.DetailReason, req.Path+" leads through a link to "+target+", which the bounds refuse")
+		}
 	}
 	out := capv1.FSInstallResult{Changed: []string{}}
 	var old unix.Stat_t
