@@ -204,6 +204,52 @@ func TestMachineConverge(t *testing.T) {
 	}
 }
 
+// TestMachineDrift: after a converge, the firewall changed by hand (a rule added to Lexicon's table)
+// and the user's shell changed behind converge's back are drift the recipe names, item by item.
+func TestMachineDrift(t *testing.T) {
+	m := newMachine(t)
+	mod, man := convergeModule(t)
+	fp, blobs := webRole([]byte("listen 80;\n"), []byte("<h1>web</h1>\n"))
+	r := m.run(job{Module: mod, Manifest: man, Params: applyParams(t, fp), Bounds: webBounds, Blobs: blobs,
+		Units: map[string]string{"web.service": unitStopped}})
+	if out := decodeOut(t, r); out.Result != "converged" {
+		t.Fatalf("%s", out.statuses())
+	}
+	check, _ := filepath.Abs("../../build/wasm/recipes/footprint_drift.wasm")
+	checkMan, _ := filepath.Abs("../../primitives/recipes/footprint_drift/manifest.json")
+	drift := job{Module: check, Manifest: checkMan, Params: []byte(`{}`), Units: map[string]string{"web.service": unitRunning}}
+	verdict := func() (v struct{ Verdict, Detail string }) {
+		t.Helper()
+		r := m.run(drift)
+		if r.res.Result == nil || r.res.Result.Outcome != wasm.Completed {
+			t.Fatalf("check: %+v\n%s", r.res.Result, r.output.String())
+		}
+		if err := json.Unmarshal(r.res.Result.Output, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := verdict(); v.Verdict != "pass" {
+		t.Fatalf("drift right after a converge: %+v", v)
+	}
+	m.inNS("nft", "add", "rule", "inet", "lexicon", "input", "tcp", "dport", "9999", "accept")
+	passwd, _ := m.file("/etc/passwd")
+	var lines []string
+	for line := range strings.SplitSeq(passwd, "\n") {
+		if strings.HasPrefix(line, "web:") {
+			line = strings.TrimSuffix(line, "/bin/bash") + "/bin/sh"
+		}
+		lines = append(lines, line)
+	}
+	if err := os.WriteFile(filepath.Join(m.upper, "etc/passwd"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := verdict()
+	if v.Verdict != "fail" || !strings.Contains(v.Detail, "user:web (shell /bin/sh, not /bin/bash)") || !strings.Contains(v.Detail, "firewall (changed outside Lexicon)") {
+		t.Fatalf("%+v", v)
+	}
+}
+
 func regexpMember(groupFile, group, user string) bool {
 	for line := range strings.SplitSeq(groupFile, "\n") {
 		if f := strings.Split(line, ":"); len(f) == 4 && f[0] == group {

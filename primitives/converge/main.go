@@ -20,6 +20,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
+	"github.com/lexicon-fleet/lexicon/sdk/footprint/drift"
 	"github.com/lexicon-fleet/lexicon/sdk/word"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
@@ -250,60 +251,14 @@ func (r *run) fail(id string, err error) {
 
 // observe compares every selected item with the machine. An item that cannot be looked at fails.
 func (r *run) observe() {
-	var keys []string
-	for _, s := range r.sel.Sysctl {
-		keys = append(keys, s.Key)
-	}
-	var sysctls word.Sysctls
-	var sysctlErr error
-	if len(keys) > 0 {
-		sysctls, sysctlErr = word.ReadSysctl(keys)
-	}
-	for _, it := range r.items {
-		var d []string
-		var err error
-		switch it.Kind {
-		case footprint.KindGroup:
-			var g word.GroupState
-			if g, err = word.Account().Group(it.Key); err == nil {
-				d = footprint.CompareGroup(r.sel.Groups[it.Index], g)
-			}
-		case footprint.KindUser:
-			var u word.UserState
-			if u, err = word.Account().User(it.Key); err == nil {
-				d = footprint.CompareUser(r.sel.Users[it.Index], u)
-			}
-		case footprint.KindPackage:
-			d, err = observePackage(r.sel.Packages[it.Index])
-		case footprint.KindFile:
-			var st word.FileState
-			if st, err = word.FS().Digest(it.Key); err == nil {
-				d = footprint.CompareFile(r.sel.Files[it.Index], st)
-			}
-		case footprint.KindSysctl:
-			err = sysctlErr
-			if err == nil {
-				v, ok := sysctls.Values[it.Key]
-				d = footprint.CompareSysctl(r.sel.Sysctl[it.Index], v, ok)
-			}
-		case footprint.KindFirewall:
-			var fw word.Firewall
-			if fw, err = word.ReadFirewall(); err == nil {
-				d = footprint.CompareFirewall(*r.sel.Firewall, fw)
-			}
-		case footprint.KindUnit:
-			var u word.Unit
-			if u, err = word.Systemd().Unit(it.Key); err == nil {
-				d = footprint.CompareUnit(r.sel.Units[it.Index], u)
-			}
-		}
-		if err != nil {
-			r.fail(it.ID, err)
+	for _, f := range drift.Observe(r.sel) {
+		if f.Err != nil {
+			r.fail(f.Item.ID, f.Err)
 			continue
 		}
-		r.diffs[it.ID] = d
-		if len(d) == 0 {
-			r.reports[it.ID].Status = statusUnchanged
+		r.diffs[f.Item.ID] = f.Diffs
+		if len(f.Diffs) == 0 {
+			r.reports[f.Item.ID].Status = statusUnchanged
 		}
 	}
 }

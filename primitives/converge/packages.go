@@ -8,14 +8,9 @@ import (
 
 // Package items go through the system package manager's capability (pkg.*), which this release of
 // the word does not link yet. Until it does, every package item fails with capability.unknown, saying
-// so, and the rest of the footprint converges: observePackage is where pkg.query's installed list is
-// compared (footprint.ComparePackage), applyPackage where the install or removal is asked for.
-
-func errNoPackages(p footprint.Package) error {
-	return word.Fail(errcode.CapabilityUnknown, "package %s: this converge word has no package capability yet, so package items are not converged", p.Name).
+// so, and the rest of the footprint converges. applyPackage is where the install or removal is asked
+// for (the comparison is drift's observePackage, through pkg.query).
+func applyPackage(p footprint.Package) ([]string, error) {
+	return nil, word.Fail(errcode.CapabilityUnknown, "package %s: this converge word has no package capability yet, so package items are not converged", p.Name).
 		With(errcode.DetailReason, "no package capability")
 }
-
-func observePackage(p footprint.Package) ([]string, error) { return nil, errNoPackages(p) }
-
-func applyPackage(p footprint.Package) ([]string, error) { return nil, errNoPackages(p) }
