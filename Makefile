@@ -148,6 +148,7 @@ bench: modules
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
 	$(GO) test -run '^$$' -bench BenchmarkInstance -benchtime 20x -count 3 ./plugins/cloud/netns/
+	$(GO) test -run '^$$' -bench BenchmarkConvergeUnchanged -benchtime 10x -count 3 ./primitives/converge/
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/metrics/

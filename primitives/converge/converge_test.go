@@ -365,3 +365,5 @@ func TestPackagesNotWired(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { wordtest.Main(m) }
+
+func artifactsFor(tb testing.TB) *wasmtest.Artifacts { return wasmtest.NewArtifacts(tb) }

@@ -197,7 +197,10 @@ func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) ==
 
 // escape makes key one JSON pointer token (RFC 6901).
 func escape(key string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+	if !strings.ContainsAny(key, "~/") {
+		return key
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 }
 
 func (d *decoder) footprint(data []byte, fp *Footprint) error {

@@ -50,6 +50,29 @@ type accounts struct {
 	byGID  map[int]string
 }
 
+// accountsFor reads /etc/passwd and /etc/group once per invocation: a converge of many files names the
+// same few owners, and only account.ensure changes them (it calls forgetAccounts).
+func accountsFor(ctx context.Context) (*accounts, error) {
+	inv := invocationOf(ctx)
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if inv.accounts != nil {
+		return inv.accounts, nil
+	}
+	a, err := readAccounts()
+	if err == nil {
+		inv.accounts = a
+	}
+	return a, err
+}
+
+func forgetAccounts(ctx context.Context) {
+	inv := invocationOf(ctx)
+	inv.mu.Lock()
+	inv.accounts = nil
+	inv.mu.Unlock()
+}
+
 func readAccounts() (*accounts, error) {
 	a := &accounts{users: map[string]passwdEntry{}, byUID: map[int]string{}, groups: map[string]groupEntry{}, byGID: map[int]string{}}
 	pw, err := os.ReadFile("/etc/passwd")
@@ -124,7 +147,7 @@ func (a *accounts) supplementary(user string) []string {
 	return out
 }
 
-func accountRead(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any, error) {
+func accountRead(ctx context.Context, _ *Word, c manifest.Capability, raw []byte) (any, error) {
 	var req capv1.AccountRead
 	if err := decode(raw, &req); err != nil {
 		return nil, err
@@ -139,7 +162,7 @@ func accountRead(_ context.Context, _ *Word, c manifest.Capability, raw []byte) 
 	if !matchAny(c.Names, name) {
 		return nil, denied(c.Cap, "%s matches no declared name", name).With(errcode.DetailName, name)
 	}
-	a, err := readAccounts()
+	a, err := accountsFor(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -304,6 +327,8 @@ func accountEnsure(ctx context.Context, w *Word, c manifest.Capability, raw []by
 	if err := check(ctx, w, fp); err != nil {
 		return nil, err
 	}
+	// Whatever happens here, the databases may have changed: later calls read them again.
+	defer forgetAccounts(ctx)
 	a, err := readAccounts()
 	if err != nil {
 		return nil, err

@@ -52,6 +52,9 @@ type invocation struct {
 	once   sync.Once
 	bounds *footprint.Bounds
 	err    error
+
+	mu       sync.Mutex
+	accounts *accounts // /etc/passwd and /etc/group as last read; account.ensure forgets them
 }
 
 type invocationKey struct{}

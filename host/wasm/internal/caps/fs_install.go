@@ -31,7 +31,7 @@ func digestLimit(c manifest.Capability) int64 {
 
 // fsDigest describes a path beneath a declared root without following a final link and hashes it
 // when it is a regular file. A path that does not exist is an answer (Exists false), not an error.
-func fsDigest(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (any, error) {
+func fsDigest(ctx context.Context, _ *Word, c manifest.Capability, raw []byte) (any, error) {
 	var req capv1.FSDigest
 	if err := decode(raw, &req); err != nil {
 		return nil, err
@@ -50,7 +50,7 @@ func fsDigest(_ context.Context, _ *Word, c manifest.Capability, raw []byte) (an
 	}
 	info := fileInfo(filepath.Base(req.Path), &st)
 	out := capv1.FileState{Exists: true, Type: info.Type, Size: st.Size, Mode: info.Mode, UID: st.Uid, GID: st.Gid}
-	if a, err := readAccounts(); err == nil {
+	if a, err := accountsFor(ctx); err == nil {
 		out.Owner, out.Group = a.byUID[int(st.Uid)], a.byGID[int(st.Gid)]
 	}
 	if info.Type != capv1.TypeFile {
@@ -199,7 +199,7 @@ func fsInstall(ctx context.Context, w *Word, c manifest.Capability, raw []byte) 
 	// not; a link on the way is followed only while it stays beneath that root. Where the walk
 	// actually led is then held to the policy's roots and the agent's folders again.
 	root, _ := footprint.Root(c.Paths, req.Path)
-	a, err := readAccounts()
+	a, err := accountsFor(ctx)
 	if err != nil {
 		return nil, err
 	}
