@@ -367,3 +367,33 @@ func TestPackagesNotWired(t *testing.T) {
 func TestMain(m *testing.M) { wordtest.Main(m) }
 
 func artifactsFor(tb testing.TB) *wasmtest.Artifacts { return wasmtest.NewArtifacts(tb) }
+
+// TestManifestCarriesTheSchema: the footprint schema in the word's params is the published one, so the
+// host refuses exactly what the format refuses.
+func TestManifestCarriesTheSchema(t *testing.T) {
+	raw, err := os.ReadFile("manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Params struct {
+			Defs map[string]json.RawMessage `json:"$defs"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	var published, carried map[string]any
+	if err := json.Unmarshal(footprint.Schema(), &published); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(m.Params.Defs["footprint"], &carried); err != nil {
+		t.Fatal(err)
+	}
+	delete(published, "$schema")
+	a, _ := json.Marshal(published)
+	b, _ := json.Marshal(carried)
+	if string(a) != string(b) {
+		t.Fatal("primitives/converge/manifest.json's $defs.footprint is not sdk/footprint/footprint.schema.json: copy it again")
+	}
+}
