@@ -174,7 +174,9 @@ func TestBoundsRefuseEverythingWithoutPolicy(t *testing.T) {
 	if e != nil {
 		t.Fatal(e)
 	}
-	var out struct{ Refused []struct{ Item, Code, Reason string } }
+	var out struct {
+		Refused []struct{ Item, Code, Reason string }
+	}
 	json.Unmarshal(res, &out)
 	if len(out.Refused) != 2 || out.Refused[0].Code != errcode.FootprintRefused || !strings.Contains(out.Refused[1].Reason, "nft.apply") {
 		t.Fatalf("%+v", out.Refused)
