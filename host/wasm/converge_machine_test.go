@@ -250,6 +250,48 @@ func TestMachineDrift(t *testing.T) {
 	}
 }
 
+// TestMachineUsersChange: a second footprint changes a user's shell, takes it out of a group and its
+// keys away (usermod, authorized_keys emptied), and removes a user and a group it no longer wants
+// (userdel, groupdel, which also ends the user's membership of that group).
+func TestMachineUsersChange(t *testing.T) {
+	m := newMachine(t)
+	mod, man := convergeModule(t)
+	bounds := footprint.Bounds{Users: []string{"web", "old"}, Groups: []string{"webops", "legacy", "extra"}}
+	first := &footprint.Footprint{Schema: footprint.SchemaName,
+		Groups: []footprint.Group{{Name: "webops", State: "present"}, {Name: "legacy", State: "present"}, {Name: "extra", State: "present"}},
+		Users: []footprint.User{{Name: "web", State: "present", Shell: "/bin/bash", Groups: []string{"webops", "legacy", "extra"}, SSHKeys: []string{sshKey}},
+			{Name: "old", State: "present"}}}
+	r := m.run(job{Module: mod, Manifest: man, Params: applyParams(t, first), Bounds: bounds})
+	if out := decodeOut(t, r); out.Result != "converged" {
+		t.Fatalf("%s %s: %s", r.res.Result.Code, r.res.Result.Message, out.statuses())
+	}
+	second := &footprint.Footprint{Schema: footprint.SchemaName,
+		Groups: []footprint.Group{{Name: "webops", State: "present"}, {Name: "legacy", State: "absent"}, {Name: "extra", State: "present"}},
+		Users: []footprint.User{{Name: "web", State: "present", Shell: "/bin/sh", Groups: []string{"webops"}, SSHKeys: []string{}},
+			{Name: "old", State: "absent"}}}
+	r = m.run(job{Module: mod, Manifest: man, Params: applyParams(t, second), Bounds: bounds})
+	out := decodeOut(t, r)
+	if out.Result != "converged" {
+		t.Fatalf("%s %s: %s", r.res.Result.Code, r.res.Result.Message, out.statuses())
+	}
+	for _, it := range out.Items {
+		if it.ID == "user:web" && strings.Join(it.Changes, ",") != "shell,groups,ssh_keys" {
+			t.Errorf("web changed %v", it.Changes)
+		}
+	}
+	passwd, _ := m.file("/etc/passwd")
+	group, _ := m.file("/etc/group")
+	if strings.Contains(passwd, "\nold:") || strings.Contains(group, "\nlegacy:") {
+		t.Fatal("old or legacy is still there")
+	}
+	if !strings.Contains(passwd, ":/bin/sh\n") || regexpMember(group, "extra", "web") || !regexpMember(group, "webops", "web") {
+		t.Fatalf("web not changed:\n%s\n%s", passwd, group)
+	}
+	if keys, ok := m.file("/home/web/.ssh/authorized_keys"); !ok || keys != "" {
+		t.Fatalf("keys left: %q", keys)
+	}
+}
+
 func regexpMember(groupFile, group, user string) bool {
 	for line := range strings.SplitSeq(groupFile, "\n") {
 		if f := strings.Split(line, ":"); len(f) == 4 && f[0] == group {
