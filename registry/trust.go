@@ -22,6 +22,12 @@ import (
 //	log_keys/*.pub        transparency-log keys; holding any turns on the log requirement for good
 //	state                 JSON: highest sequence accepted, its statement digest, and the log ratchet
 //
+// and, for standard Sigstore verifiers (cosign, sigstore-js, sigstore-go), which Lexicon's verifier
+// never reads:
+//
+//	trusted_root.json     the Sigstore trusted root naming the held logs and their timestamp authorities
+//	statement_keys/*.pem  each publisher key held at init, as a PKIX PEM public key
+//
 // Lines of a statement_keys file:
 //
 //	publisher-key:<b64>                    held for every sequence
@@ -238,16 +244,24 @@ func (t *Trust) Accept(r *Release) error {
 	return nil
 }
 
-// InitTrust creates a trust directory holding the given publisher keys and, optionally, log keys. It
-// refuses a directory that already holds statement keys.
-func InitTrust(dir string, publishers []keys.PublisherPublic, logs []keys.LogPublic) error {
+// InitTrust creates a trust directory holding the given publisher keys and, optionally, log keys, with
+// the standard trusted root (naming the logs and the timestamp authorities tsas) and PEM keys beside
+// them. It refuses a directory that already holds statement keys.
+func InitTrust(dir string, publishers []keys.PublisherPublic, logs []keys.LogPublic, tsas ...TimestampAuthority) error {
+	rootJSON, err := TrustedRootJSON(logs, tsas)
+	if err != nil {
+		return err
+	}
 	sk := filepath.Join(dir, statementKeysDir)
 	if err := os.MkdirAll(sk, 0o755); err != nil {
 		return errcode.Wrap(err, errcode.IOFailed, "cannot create %s", sk)
 	}
 	for _, p := range publishers {
-		name := strings.NewReplacer("SHA256:", "", "/", "_", "+", "-").Replace(p.Fingerprint())[:16] + ".pub"
-		if err := keys.WritePublic(filepath.Join(sk, name), p.String()); err != nil {
+		name := strings.NewReplacer("SHA256:", "", "/", "_", "+", "-").Replace(p.Fingerprint())[:16]
+		if err := keys.WritePublic(filepath.Join(sk, name+".pub"), p.String()); err != nil {
+			return err
+		}
+		if err := keys.CreateExclusive(filepath.Join(sk, name+".pem"), p.PEM(), 0o644); err != nil {
 			return err
 		}
 	}
@@ -262,5 +276,5 @@ func InitTrust(dir string, publishers []keys.PublisherPublic, logs []keys.LogPub
 			}
 		}
 	}
-	return nil
+	return keys.CreateExclusive(filepath.Join(dir, TrustedRootFile), rootJSON, 0o644)
 }

@@ -164,7 +164,7 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 		return keys.PublisherPublic{}, nil, errcode.New(errcode.StatementSignatureInvalid,
 			"statement is signed by %q, a key this trust directory does not hold", hint).With(errcode.DetailKeyID, hint)
 	}
-	verifier, err := signature.LoadED25519phVerifier(h.key.Ed25519())
+	verifier, err := signature.LoadECDSAVerifier(h.key.ECDSA(), crypto.SHA256)
 	if err != nil {
 		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "cannot load key %s", hint)
 	}
@@ -204,7 +204,7 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 //
 // An entry that changes nothing held is history this trust directory already has, and is passed over.
 // A new entry must be signed by a key held at that point in the walk and valid at the first sequence
-// the entry can affect here: its own from_sequence, but never below the next sequence this directory
+// the entry can affect here: its own fromSequence, but never below the next sequence this directory
 // can accept. Without that floor a retired key could sign an entry dated before its retirement and so
 // hand its authority to a key it made up after it.
 func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []string, error) {

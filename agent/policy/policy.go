@@ -9,7 +9,9 @@
 //	  "update": "off",
 //	  "converge": {"paths": ["/etc/nginx", "/srv/www"], "units": ["nginx.service"], "users": ["web"],
 //	               "groups": ["www-data"], "sysctl": ["net.ipv4.*"], "packages": ["nginx"], "firewall": true,
-//	               "max_file_bytes": 1048576}
+//	               "max_file_bytes": 1048576},
+//	  "packages": {"operations": ["query", "restarts", "refresh", "upgrade", "repair"],
+//	               "origins": ["origin=Debian,label=Debian-Security"], "names": ["*"]}
 //	}
 //
 // update "off" stops the agent from updating itself from the release (its owner updates it by other
@@ -24,6 +26,11 @@
 // touches nothing. Whatever it says, converge never writes beneath the agent's own config and state
 // folders. The word host reads it again for every converge, so narrowing it takes effect without a
 // restart.
+//
+// packages narrows what words may do with the package manager (the pkg.* capabilities): which
+// operations, which archives an upgrade may install from (origin patterns), which package names it
+// may touch. Each list given narrows what a word's signed manifest allows and never widens it; a list
+// left out leaves that bound to the manifest, and an empty one allows nothing.
 package policy
 
 import (
@@ -60,6 +67,8 @@ type Policy struct {
 	Update string `json:"update,omitempty"`
 	// Converge bounds the footprint capabilities; nil lets them touch nothing.
 	Converge *footprint.Bounds `json:"converge,omitempty"`
+	// Packages narrows the pkg.* capabilities; nil narrows nothing beyond each word's manifest.
+	Packages *manifest.NodePackages `json:"packages,omitempty"`
 
 	// problem is why the policy accepts nothing, when it could not be loaded.
 	problem error
@@ -82,6 +91,11 @@ func Load(path string) *Policy {
 	if p.Renewal != nil {
 		if err := p.Renewal.Validate(); err != nil {
 			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: renewal is not a pinned program, so this node accepts nothing", path)}
+		}
+	}
+	if p.Packages != nil {
+		if err := p.Packages.Validate(); err != nil {
+			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: packages is not valid, so this node accepts nothing", path)}
 		}
 	}
 	if p.Update != "" && p.Update != UpdateOn && p.Update != UpdateOff {

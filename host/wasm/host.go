@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
+	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
@@ -86,6 +87,11 @@ type Config struct {
 	Renewal *manifest.NodeProgram
 	// Systemd reaches the service manager; nil detects it (systemd.Detect).
 	Systemd systemd.Manager
+	// Packages reaches the package manager; nil detects it (pkgmgr.Detect).
+	Packages pkgmgr.Manager
+	// PackagePolicy is the node's own narrowing of the pkg.* capabilities (its policy's "packages");
+	// nil narrows nothing beyond each word's manifest.
+	PackagePolicy *manifest.NodePackages
 	// Converge returns the node's bounds on the footprint capabilities (the "converge" section of its
 	// policy); it is called once by each run that uses one, so a policy edited between two converges
 	// holds for the second. nil lets them touch nothing. Like Self it comes from the node, never a job.
@@ -125,7 +131,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if sd == nil {
 		sd = systemd.Detect()
 	}
+	pm := cfg.Packages
+	if pm == nil {
+		pm = pkgmgr.Detect()
+	}
 	h.env = &caps.Env{Self: append([]string(nil), cfg.Self...), Systemd: sd, RootCAs: cfg.RootCAs, Renewal: cfg.Renewal,
+		Packages: pm, PackagePolicy: cfg.PackagePolicy,
 		Converge: cfg.Converge, Artifacts: cfg.Artifacts, ConvergeDir: cfg.ConvergeDir, Reserved: append([]string(nil), cfg.Reserved...)}
 	var key []byte
 	if cfg.CacheDir != "" {

@@ -14,12 +14,16 @@ const (
 	StatementUnlogged = "statement.unlogged"
 	// StatementRollback: the sequence is below (or reuses) the highest one accepted.
 	StatementRollback = "statement.rollback"
-	// StatementExpired: expires_at is in the past.
+	// StatementExpired: the predicate's expiresAt is in the past.
 	StatementExpired = "statement.expired"
 	// StatementSubjectDuplicate: two subjects share a name.
 	StatementSubjectDuplicate = "statement.subject_duplicate"
 	// StatementInvalid: the predicate is well-formed JSON but breaks a rule (details.field).
 	StatementInvalid = "statement.invalid"
+	// StatementFormatRetired: the statement is in the release format before this one (predicate
+	// release/v1, signed Ed25519ph), which no verifier accepts any more; the release must be built and
+	// signed again.
+	StatementFormatRetired = "statement.format_retired"
 )
 
 var areaStatement = Area{Name: "statement", Reserved: true, Codes: []Spec{
@@ -31,4 +35,5 @@ var areaStatement = Area{Name: "statement", Reserved: true, Codes: []Spec{
 	{StatementExpired, statusUnprocessable, Unchanged},
 	{StatementSubjectDuplicate, statusUnprocessable, Unchanged},
 	{StatementInvalid, statusUnprocessable, Unchanged},
+	{StatementFormatRetired, statusUnprocessable, Unchanged},
 }}

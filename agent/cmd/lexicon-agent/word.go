@@ -16,6 +16,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/joblock"
 	"github.com/lexicon-fleet/lexicon/agent/internal/state"
+	"github.com/lexicon-fleet/lexicon/agent/policy"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -39,6 +40,7 @@ func wordRunCmd() *cli.Command {
 		dev                          bool
 		module, manifestPath         string
 		cacheDir, self, stateDir     string
+		configDir                    string
 	)
 	return &cli.Command{
 		Path:    "word run",
@@ -56,6 +58,7 @@ func wordRunCmd() *cli.Command {
 			fs.StringVar(&cacheDir, "cache-dir", defaultWordCache(), "compile cache (its key is kept beside it, in DIR.key)")
 			fs.StringVar(&self, "self", "", "the node's own names for @self, comma-separated (host or host:port)")
 			fs.StringVar(&stateDir, "state-dir", "", "the agent's state folder, whose job lock the word runs under (default "+state.DefaultDir+", when it exists)")
+			fs.StringVar(&configDir, "config-dir", "", "the agent's config folder, whose policy's package bounds the word runs under (default "+DefaultConfigDir+", when its policy exists)")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			var m *manifest.Manifest
@@ -83,7 +86,11 @@ func wordRunCmd() *cli.Command {
 			if err != nil {
 				return nil, err
 			}
-			cfg := wasm.Config{CacheDir: cacheDir}
+			packages, err := nodePackages(configDir)
+			if err != nil {
+				return nil, err
+			}
+			cfg := wasm.Config{CacheDir: cacheDir, PackagePolicy: packages}
 			if cacheDir != "" {
 				cfg.CacheKeyFile = filepath.Clean(cacheDir) + ".key"
 			}
@@ -129,6 +136,25 @@ func takeJobLock(dir string) (*joblock.Lock, error) {
 		return nil, errcode.Wrap(err, errcode.AgentBusy, "a job or a repair holds the job lock %s; run the word again when it ends", path)
 	}
 	return lock, err
+}
+
+// nodePackages is the package bounds of the node's policy, which a word run by hand obeys as a job
+// does. With no folder named, the installed agent's is used when its policy exists; a machine
+// without one has no bounds beyond the manifest's. A policy that exists but cannot be trusted is its
+// policy.untrusted: the node accepts nothing until it is fixed.
+func nodePackages(dir string) (*manifest.NodePackages, error) {
+	path := filepath.Join(dir, policy.FileName)
+	if dir == "" {
+		path = filepath.Join(DefaultConfigDir, policy.FileName)
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	pol := policy.Load(path)
+	if err := pol.Problem(); err != nil {
+		return nil, err
+	}
+	return pol.Packages, nil
 }
 
 // loadReleased verifies the release against the trust directory (accepting it, as the agent would) and

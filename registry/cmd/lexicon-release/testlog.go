@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -14,17 +16,28 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
+// testLogReady is the line testlog prints once it serves, so a script can wait for it and learn the
+// address (with --listen 127.0.0.1:0, a free port).
+type testLogReady struct {
+	URL          string `json:"url"`
+	Origin       string `json:"origin"`
+	LogKeyFile   string `json:"log_key_file"`
+	TSAURL       string `json:"tsa_url"`
+	TSAChainFile string `json:"tsa_chain_file,omitempty"`
+}
+
 // testLogCmd serves an in-memory log with Rekor v2's write API, so the publisher round trip can be
 // tried, and tested, without a public log. It keeps nothing: stop it and the log is gone.
 func testLogCmd() *cli.Command {
-	var listen, origin, keyOut string
+	var listen, origin, keyOut, tsaOut string
 	return &cli.Command{
-		Path: "testlog", Args: "[--listen ADDR] [--origin HOST] --log-key-out FILE", MaxArgs: 0,
-		Summary: "serve an in-memory test log with the Rekor v2 API (for trying and testing; it keeps nothing)",
+		Path: "testlog", Args: "[--listen ADDR] [--origin HOST] --log-key-out FILE [--tsa-chain-out FILE]", MaxArgs: 0,
+		Summary: "serve an in-memory test log with the Rekor v2 API and a timestamp authority (for trying and testing; it keeps nothing)",
 		Setup: func(fs *flag.FlagSet) {
-			fs.StringVar(&listen, "listen", "127.0.0.1:3003", "address to serve on")
+			fs.StringVar(&listen, "listen", "127.0.0.1:3003", "address to serve on (port 0 picks a free one)")
 			fs.StringVar(&origin, "origin", "log.lexicon.test", "log origin named in checkpoints")
 			fs.StringVar(&keyOut, "log-key-out", "", "file to write the log's log-key: line to (required)")
+			fs.StringVar(&tsaOut, "tsa-chain-out", "", "file to write the timestamp authority's certificate chain (PEM) to")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			if keyOut == "" {
@@ -39,8 +52,22 @@ func testLogCmd() *cli.Command {
 				ln.Close()
 				return nil, err
 			}
+			if tsaOut != "" {
+				if err := keys.CreateExclusive(tsaOut, lg.TimestampChainPEM(), 0o644); err != nil {
+					ln.Close()
+					return nil, err
+				}
+			}
+			url := "http://" + ln.Addr().String()
+			ready := testLogReady{URL: url, Origin: origin, LogKeyFile: keyOut, TSAURL: url + tlogtest.TimestampPath, TSAChainFile: tsaOut}
 			env.Progressf("WARNING: test log, in memory only; not a transparency log anyone else can audit")
-			env.Progressf("serving the Rekor v2 API on http://%s (origin %s); log key in %s", ln.Addr(), origin, keyOut)
+			// The listener is bound, so the log answers from the moment this line is read.
+			if env.JSON {
+				line, _ := json.Marshal(ready)
+				fmt.Fprintln(env.Stdout, string(line))
+			} else {
+				fmt.Fprintf(env.Stdout, "serving the Rekor v2 API on %s (origin %s); log key in %s; timestamp authority %s\n", ready.URL, origin, keyOut, ready.TSAURL)
+			}
 			srv := &http.Server{Handler: lg, ReadHeaderTimeout: 10 * time.Second}
 			go func() {
 				<-ctx.Done()

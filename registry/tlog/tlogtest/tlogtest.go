@@ -2,7 +2,8 @@
 //
 // It speaks POST /api/v2/log/entries like Rekor v2: it validates a hashedrekord request (including its
 // signature), appends the canonical entry to an RFC 6962 Merkle tree, and answers with the entry, an
-// inclusion proof and a C2SP signed-note checkpoint. It keeps everything in memory.
+// inclusion proof and a C2SP signed-note checkpoint. Beside it, as a Rekor v2 deployment has one, an
+// RFC 3161 timestamp authority answers POST /api/v1/timestamp. It keeps everything in memory.
 package tlogtest
 
 import (
@@ -40,6 +41,8 @@ type Log struct {
 	key    *ecdsa.PrivateKey
 	reg    *signature.AlgorithmRegistryConfig
 
+	tsa *tsa
+
 	mu      sync.Mutex
 	hashes  []tlog.Hash
 	size    int64
@@ -59,8 +62,12 @@ func New(origin string) *Log {
 	if err != nil {
 		panic(err)
 	}
-	return &Log{origin: origin, key: k, reg: reg, entries: map[[32]byte]int64{}}
+	return &Log{origin: origin, key: k, reg: reg, tsa: newTSA(origin), entries: map[[32]byte]int64{}}
 }
+
+// TimestampChainPEM is the certificate chain of the log's timestamp authority, leaf first: what a
+// verifier's trusted root names as a timestamp authority.
+func (l *Log) TimestampChainPEM() []byte { return l.tsa.chainPEM() }
 
 // PublicKey is the log key a verifier must hold.
 func (l *Log) PublicKey() keys.LogPublic {
@@ -83,8 +90,12 @@ func (l *Log) Server() *httptest.Server {
 	return httptest.NewServer(l)
 }
 
-// ServeHTTP answers POST /api/v2/log/entries.
+// ServeHTTP answers POST /api/v2/log/entries, and POST /api/v1/timestamp for the timestamp authority.
 func (l *Log) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == TimestampPath {
+		l.tsa.serveTimestamp(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/api/v2/log/entries" {
 		http.Error(w, "not found", http.StatusNotFound)
 		return

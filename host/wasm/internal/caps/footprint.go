@@ -89,10 +89,10 @@ func refused(r capv1.Refusal) *errcode.Error {
 	return e
 }
 
-// refusal checks one item of fp against everything that bounds a converge on this node: the word's
+// itemRefusal checks one item of fp against everything that bounds a converge on this node: the word's
 // signed manifest (the capability that would act on the item must be declared and its bound must hold
 // the item), the agent's own folders, and the node's policy. ok is true when the item may be touched.
-func refusal(ctx context.Context, w *Word, fp *footprint.Footprint, it footprint.Item) (capv1.Refusal, bool) {
+func itemRefusal(ctx context.Context, w *Word, fp *footprint.Footprint, it footprint.Item) (capv1.Refusal, bool) {
 	no := func(code, format string, args ...any) (capv1.Refusal, bool) {
 		return capv1.Refusal{Item: it.ID, Code: code, Reason: fmt.Sprintf(format, args...)}, false
 	}
@@ -152,7 +152,7 @@ func refusal(ctx context.Context, w *Word, fp *footprint.Footprint, it footprint
 // check refuses a change to the one item of fp unless everything that bounds a converge allows it.
 func check(ctx context.Context, w *Word, fp *footprint.Footprint) error {
 	for _, it := range footprint.Items(fp) {
-		if r, ok := refusal(ctx, w, fp, it); !ok {
+		if r, ok := itemRefusal(ctx, w, fp, it); !ok {
 			return refused(r)
 		}
 	}
@@ -215,7 +215,7 @@ func footprintCheck(ctx context.Context, w *Word, c manifest.Capability, raw []b
 	}
 	out := capv1.FootprintCheckResult{Refused: []capv1.Refusal{}}
 	for _, it := range footprint.Items(fp) {
-		if r, ok := refusal(ctx, w, fp, it); !ok {
+		if r, ok := itemRefusal(ctx, w, fp, it); !ok {
 			out.Refused = append(out.Refused, r)
 		}
 	}
