@@ -292,6 +292,39 @@ func TestMachineUsersChange(t *testing.T) {
 	}
 }
 
+// TestMachinePackages: package items are compared with the machine's real package database (pkg.query
+// through apt and dpkg): an installed package declared present and one not installed declared absent
+// are unchanged; one that would need installing fails, saying the package capability cannot install
+// yet, and the drift check names it.
+func TestMachinePackages(t *testing.T) {
+	m := newMachine(t)
+	mod, man := convergeModule(t)
+	fp := &footprint.Footprint{Schema: footprint.SchemaName, Packages: []footprint.Package{
+		{Name: "passwd", State: "present"}, {Name: "telnetd", State: "absent"}, {Name: "lexicon-not-packaged", State: "present"}}}
+	bounds := footprint.Bounds{Packages: []string{"passwd", "telnetd", "lexicon-*"}}
+	r := m.run(job{Module: mod, Manifest: man, Params: applyParams(t, fp), Bounds: bounds})
+	out := decodeOut(t, r)
+	if r.res.Result.Code != errcode.FootprintItemsFailed ||
+		out.statuses() != "package:passwd=unchanged package:telnetd=unchanged package:lexicon-not-packaged=failed" {
+		t.Fatalf("%s %s: %s", r.res.Result.Code, r.res.Result.Message, out.statuses())
+	}
+	for _, it := range out.Items {
+		if it.ID == "package:lexicon-not-packaged" && (it.Code != errcode.CapabilityUnknown || !strings.Contains(it.Message, "cannot install")) {
+			t.Fatalf("%+v", it)
+		}
+	}
+	check, _ := filepath.Abs("../../build/wasm/recipes/footprint_drift.wasm")
+	checkMan, _ := filepath.Abs("../../primitives/recipes/footprint_drift/manifest.json")
+	r = m.run(job{Module: check, Manifest: checkMan, Params: []byte(`{}`)})
+	var v struct{ Verdict, Detail string }
+	if err := json.Unmarshal(r.res.Result.Output, &v); err != nil {
+		t.Fatalf("%v: %+v", err, r.res.Result)
+	}
+	if v.Verdict != "fail" || v.Detail != "drift: package:lexicon-not-packaged (missing)" {
+		t.Fatalf("%+v", v)
+	}
+}
+
 func regexpMember(groupFile, group, user string) bool {
 	for line := range strings.SplitSeq(groupFile, "\n") {
 		if f := strings.Split(line, ":"); len(f) == 4 && f[0] == group {

@@ -6,11 +6,13 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/word"
 )
 
-// Package items go through the system package manager's capability (pkg.*), which this release of
-// the word does not link yet. Until it does, every package item fails with capability.unknown, saying
-// so, and the rest of the footprint converges. applyPackage is where the install or removal is asked
-// for (the comparison is drift's observePackage, through pkg.query).
+// Package items are compared with the package database through pkg.query (drift.Observe), so a
+// package already as declared is unchanged. Changing one is another matter: the package capability
+// upgrades installed packages (pkg.upgrade, to the candidate version) and neither installs, removes nor
+// pins one, so a package item that differs fails here, saying so, and the rest of the footprint
+// converges. applyPackage is where an install or removal is to be asked for once the capability has
+// one.
 func applyPackage(p footprint.Package) ([]string, error) {
-	return nil, word.Fail(errcode.CapabilityUnknown, "package %s: this converge word has no package capability yet, so package items are not converged", p.Name).
-		With(errcode.DetailReason, "no package capability")
+	return nil, word.Fail(errcode.CapabilityUnknown, "package %s: the package capability cannot install, remove or pin a package yet, so converge leaves it as it is", p.Name).
+		With(errcode.DetailReason, "no install or remove in the package capability")
 }

@@ -1,5 +1,5 @@
 // Package drift compares a footprint with the machine, item by item, through a word's look
-// capabilities (fs.digest, account.read, systemd.unit, sysctl.read, nft.read). The converge word
+// capabilities (fs.digest, account.read, systemd.unit, sysctl.read, nft.read, pkg.query). The converge word
 // decides what to change with it and the drift recipes what to report, so a drift is exactly what a
 // converge would change. It builds for wasip1 on sdk alone.
 //
@@ -36,6 +36,8 @@ func Observe(fp *footprint.Footprint) []Finding {
 	if len(keys) > 0 {
 		sysctls, sysctlErr = word.ReadSysctl(keys)
 	}
+	var pkgs *word.PkgState
+	var pkgErr error
 	var out []Finding
 	for _, it := range footprint.Items(fp) {
 		f := Finding{Item: it}
@@ -51,7 +53,13 @@ func Observe(fp *footprint.Footprint) []Finding {
 				f.Diffs = footprint.CompareUser(fp.Users[it.Index], u)
 			}
 		case footprint.KindPackage:
-			f.Diffs, f.Err = observePackage(fp.Packages[it.Index])
+			if pkgs == nil && pkgErr == nil {
+				var st word.PkgState
+				if st, pkgErr = word.Packages().Query(true); pkgErr == nil {
+					pkgs = &st
+				}
+			}
+			f.Diffs, f.Err = comparePackage(fp.Packages[it.Index], pkgs, pkgErr)
 		case footprint.KindFile:
 			var st word.FileState
 			if st, f.Err = word.FS().Digest(it.Key); f.Err == nil {
@@ -182,9 +190,31 @@ func Check(enforced bool) (word.Verdict, error) {
 	return word.Pass("%d items as converged (%d not comparable here)", checked, unknown), nil
 }
 
-// Package items are read through the system package manager's capability (pkg.query), which the
-// footprint words do not link yet: until they do, a package item cannot be looked at and says so.
-func observePackage(p footprint.Package) ([]string, error) {
-	return nil, errcode.New(errcode.CapabilityUnknown, "package %s: no package capability yet, so package items are not compared", p.Name).
-		With(errcode.DetailReason, "no package capability")
+// comparePackage compares a package item with the package database as pkg.query gave it. A database
+// this word may not read (the node's policy leaves query out) or could not read whole (the list was cut
+// at the byte cap) makes the item not comparable (capability.unknown), as a machine without a package
+// manager does.
+func comparePackage(p footprint.Package, st *word.PkgState, err error) ([]string, error) {
+	notComparable := func(why string) error {
+		return errcode.New(errcode.CapabilityUnknown, "package %s cannot be compared here: %s", p.Name, why).With(errcode.DetailReason, why)
+	}
+	if err != nil {
+		if code := errcode.Code(err); code == errcode.PkgOperationRefused || code == errcode.CapabilityDenied {
+			return nil, notComparable(code)
+		}
+		return nil, err
+	}
+	for _, pkg := range st.Installed {
+		if pkg.Name != p.Name {
+			continue
+		}
+		if pkg.Status != "" && pkg.Status != "installed" {
+			return []string{"left " + pkg.Status + " by an interrupted run"}, nil
+		}
+		return footprint.ComparePackage(p, true, pkg.Version), nil
+	}
+	if st.InstalledTruncated {
+		return nil, notComparable("the installed list was cut at the byte cap")
+	}
+	return footprint.ComparePackage(p, false, ""), nil
 }
