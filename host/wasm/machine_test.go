@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm"
+	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr/apttest"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
 	"github.com/lexicon-fleet/lexicon/host/wasm/wasmtest"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -26,9 +27,10 @@ import (
 )
 
 // A machine is a node for the footprint capabilities with real parts and nothing of this machine at
-// stake: a copy-on-write view (overlayfs) of a Debian 12 root (build/debian-12/root, when `make
-// debian-root` made it; else this machine's own root filesystem, which is Debian 12 here and in CI),
-// entered in a private mount namespace inside its own network namespace. Users and groups are made by
+// stake: a copy-on-write view (overlayfs) of a Debian 12 root (build/debian-12/root when it has
+// useradd and nft, which the firewall items need; else this machine's own root filesystem, which is
+// Debian 12 here and in CI; the package tests give the apt fixture's root), entered in a private mount
+// namespace inside its own network namespace. Users and groups are made by
 // the real useradd, files written to the real disk (the overlay's upper folder, where the test reads
 // them), sysctl set in the namespace's own /proc/sys/net, and the firewall applied by the real nft to
 // the namespace's own ruleset.
@@ -43,7 +45,8 @@ const machineEnv = "LEXICON_MACHINE_CHILD"
 type machine struct {
 	t                          *testing.T
 	ns                         string
-	lower, upper, work, merged string
+	lower, upper, work, merged string // lower: overlayfs's lowerdir, folders joined by ":"
+	binds                      map[string]string
 	hostIP, nodeIP             string
 }
 
@@ -58,6 +61,25 @@ func need(t *testing.T, format string, args ...any) {
 
 func newMachine(t *testing.T) *machine {
 	t.Helper()
+	return newMachineOn(t, "", nil)
+}
+
+// newPackageMachine is a machine on the apt fixture's root (apttest): the Debian root with the
+// fixture's packages installed and its repository's lists fresh, the repository shown read-only where
+// its sources name it.
+func newPackageMachine(t *testing.T) *machine {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		need(t, "namespaces, mounts and useradd need root")
+	}
+	lower, repo := apttest.Layers(t)
+	return newMachineOn(t, strings.Join(lower, ":"), map[string]string{apttest.RepoMount: repo})
+}
+
+// newMachineOn makes a machine on lower (as overlayfs's lowerdir takes it; "" picks the Debian root or
+// this machine's own), with binds (a path in the machine to a folder here) shown read-only in it.
+func newMachineOn(t *testing.T, lower string, binds map[string]string) *machine {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		need(t, "namespaces, mounts and useradd need root")
 	}
@@ -69,9 +91,13 @@ func newMachine(t *testing.T) *machine {
 	var rnd [3]byte
 	_, _ = rand.Read(rnd[:])
 	id := hex.EncodeToString(rnd[:])
-	m := &machine{t: t, ns: "lxm-" + id, lower: "/"}
-	if root, err := filepath.Abs("../../build/debian-12/root"); err == nil {
-		if _, err := os.Stat(filepath.Join(root, "usr/sbin/useradd")); err == nil {
+	m := &machine{t: t, ns: "lxm-" + id, lower: "/", binds: binds}
+	if lower != "" {
+		m.lower = lower
+	} else if root, err := filepath.Abs("../../build/debian-12/root"); err == nil {
+		_, errUseradd := os.Stat(filepath.Join(root, "usr/sbin/useradd"))
+		_, errNft := os.Stat(filepath.Join(root, "usr/sbin/nft"))
+		if errUseradd == nil && errNft == nil {
 			m.lower = root
 		}
 	}
@@ -117,7 +143,7 @@ func (m *machine) inNS(args ...string) string {
 // file reads a file of the machine as its disk holds it now (the overlay's upper folder over the
 // lower root).
 func (m *machine) file(p string) (string, bool) {
-	for _, dir := range []string{m.upper, m.lower} {
+	for _, dir := range append([]string{m.upper}, strings.Split(m.lower, ":")...) {
 		b, err := os.ReadFile(filepath.Join(dir, p))
 		if err == nil {
 			return string(b), true
@@ -132,6 +158,7 @@ func (m *machine) stat(p string) (os.FileInfo, error) { return os.Lstat(filepath
 // job is what a child does.
 type job struct {
 	Lower, Upper, Work, Merged string
+	Binds                      map[string]string // a path in the machine -> a folder here, shown read-only
 	Cache, CacheKey            string
 	Module, Manifest           string // absolute paths on this machine
 	Params                     json.RawMessage
@@ -162,7 +189,7 @@ type childRun struct {
 // ends it with stop.
 func (m *machine) start(j job) *childRun {
 	m.t.Helper()
-	j.Lower, j.Upper, j.Work, j.Merged = m.lower, m.upper, m.work, m.merged
+	j.Lower, j.Upper, j.Work, j.Merged, j.Binds = m.lower, m.upper, m.work, m.merged, m.binds
 	j.Cache, j.CacheKey = sharedCache.dir, sharedCache.key
 	raw, err := json.Marshal(j)
 	if err != nil {
@@ -277,6 +304,18 @@ func machineChild(jobFile string) int {
 	}
 	if err := syscall.Mount("/dev", filepath.Join(j.Merged, "dev"), "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
 		return fail("bind /dev: %v", err)
+	}
+	for dst, src := range j.Binds {
+		at := filepath.Join(j.Merged, dst)
+		if err := os.MkdirAll(at, 0o755); err != nil {
+			return fail("%v", err)
+		}
+		if err := syscall.Mount(src, at, "", syscall.MS_BIND, ""); err != nil {
+			return fail("bind %s: %v", dst, err)
+		}
+		if err := syscall.Mount("", at, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+			return fail("bind %s read-only: %v", dst, err)
+		}
 	}
 	plane := wasmtest.StartArtifacts()
 	defer plane.Close()

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm"
+	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr"
+	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr/apttest"
 	"github.com/lexicon-fleet/lexicon/host/wasm/wasmtest"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
@@ -350,9 +352,143 @@ func TestRepairItems(t *testing.T) {
 	}
 }
 
-// TestPackagesNotWired: until the package capability is linked, a package item fails saying so and
-// the rest converges.
-func TestPackagesNotWired(t *testing.T) {
+// aptNode is a node whose package manager is real apt and dpkg on its own Debian root with the fixture
+// repository (apttest): liblexfix1, lexfix-daemon, lexfix-tool 1.0 and lexfix-held 1.0 (held)
+// installed.
+func aptNode(t *testing.T) (*node, *apttest.Root) {
+	n := newNode(t)
+	n.bounds.Packages = []string{"liblexfix*", "lexfix-*"}
+	return n, apttest.NewRoot(t)
+}
+
+func (n *node) aptWord(r *apttest.Root, opts ...wordtest.Option) *wordtest.Word {
+	return n.word(append([]wordtest.Option{wordtest.WithPackages(&pkgmgr.Apt{Root: r.Dir})}, opts...)...)
+}
+
+func pkgs(ps ...footprint.Package) *footprint.Footprint {
+	return &footprint.Footprint{Schema: footprint.SchemaName, Packages: ps}
+}
+
+// TestPackages: package items go through pkg.ensure to real apt and dpkg. A package is installed, one
+// brought to a declared version, one removed, one already as declared left alone, all in one run with
+// the footprint's file; a second apply changes nothing; a plan changes nothing.
+func TestPackages(t *testing.T) {
+	n, r := aptNode(t)
+	conf := n.file("tool.conf", "tool\n", "0644")
+	fp := pkgs(footprint.Package{Name: apttest.Lib, State: "present"}, footprint.Package{Name: apttest.Tool, State: "present", Version: "1.1"},
+		footprint.Package{Name: apttest.Extra, State: "present"}, footprint.Package{Name: apttest.Daemon, State: "absent"})
+	fp.Files = []footprint.File{conf}
+
+	out, res := n.run(n.aptWord(r), map[string]any{"mode": "plan", "footprint": fp})
+	if res.Outcome != wasm.Completed || out.status() != "package:liblexfix1=unchanged package:lexfix-tool=would_change package:lexfix-extra=would_change package:lexfix-daemon=would_change file:"+conf.Path+"=would_change" {
+		t.Fatalf("plan: %s %s: %s", res.Code, res.Message, out.status())
+	}
+	if v := r.Version(t, apttest.Tool); v != "1.0 installed" {
+		t.Fatalf("the plan changed lexfix-tool: %q", v)
+	}
+
+	out = n.mustRun(n.aptWord(r), apply(fp))
+	if out.status() != "package:liblexfix1=unchanged package:lexfix-tool=changed package:lexfix-extra=changed package:lexfix-daemon=changed file:"+conf.Path+"=changed" {
+		t.Fatal(out.status())
+	}
+	if c := out.item("package:lexfix-tool").Changes; len(c) != 1 || c[0] != "version 1.0, not 1.1" {
+		t.Fatalf("%q", c)
+	}
+	for p, want := range map[string]string{apttest.Lib: "1.0 installed", apttest.Tool: "1.1 installed", apttest.Extra: "1.0 installed"} {
+		if v := r.Version(t, p); v != want {
+			t.Fatalf("%s is %q, want %q", p, v, want)
+		}
+	}
+	if v := r.Version(t, apttest.Daemon); strings.HasSuffix(v, " installed") {
+		t.Fatalf("lexfix-daemon is still %q", v)
+	}
+
+	out = n.mustRun(n.aptWord(r), apply(fp))
+	if out.Counts.Changed != 0 || out.Counts.Unchanged != 5 {
+		t.Fatal(out.status())
+	}
+
+	// A declared version older than the installed one is installed: the footprint says which.
+	out = n.mustRun(n.aptWord(r), apply(pkgs(footprint.Package{Name: apttest.Tool, State: "present", Version: "1.0"})))
+	if out.status() != "package:lexfix-tool=changed" || r.Version(t, apttest.Tool) != "1.0 installed" {
+		t.Fatalf("%s: %q", out.status(), r.Version(t, apttest.Tool))
+	}
+}
+
+// TestPackagesBounded: what the package manager would do beyond the footprint, or beyond the node's
+// bounds, fails the package items before anything runs, each with its code; a package outside the
+// bounds refuses the whole converge.
+func TestPackagesBounded(t *testing.T) {
+	n, r := aptNode(t)
+	unchanged := func(t *testing.T) {
+		t.Helper()
+		for p, want := range map[string]string{apttest.Lib: "1.0 installed", apttest.Daemon: "1.0 installed", apttest.Held: "1.0 installed"} {
+			if v := r.Version(t, p); v != want {
+				t.Fatalf("%s is %q, want %q", p, v, want)
+			}
+		}
+		if v := r.Version(t, apttest.Plugin); v != "" {
+			t.Fatalf("lexfix-plugin is %q", v)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		bounds []string
+		pkg    footprint.Package
+		code   string
+	}{
+		// Removing the library would remove the daemon too, which the footprint does not declare absent.
+		{"would remove", nil, footprint.Package{Name: apttest.Lib, State: "absent"}, errcode.PkgWouldRemove},
+		{"held", nil, footprint.Package{Name: apttest.Held, State: "present", Version: "1.1"}, errcode.PkgHeld},
+		// lexfix-plugin 1.1 needs lexfix-extra, which these bounds leave out.
+		{"dependency out of bounds", []string{"lexfix-plugin"}, footprint.Package{Name: apttest.Plugin, State: "present", Version: "1.1"}, errcode.FootprintRefused},
+		{"no such version", nil, footprint.Package{Name: apttest.Tool, State: "present", Version: "9.9"}, errcode.PkgUnresolvable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.bounds != nil {
+				n.bounds.Packages = c.bounds
+				defer func() { n.bounds.Packages = []string{"liblexfix*", "lexfix-*"} }()
+			}
+			out, res := n.run(n.aptWord(r), apply(pkgs(c.pkg)))
+			id := "package:" + c.pkg.Name
+			if res.Code != errcode.FootprintItemsFailed || out.item(id).Status != "failed" || out.item(id).Code != c.code {
+				t.Fatalf("%s %s: %+v", res.Code, res.Message, out.Items)
+			}
+			unchanged(t)
+		})
+	}
+
+	// A held package fails alone: the rest of the packages are asked for again and converge.
+	out, res := n.run(n.aptWord(r), apply(pkgs(footprint.Package{Name: apttest.Held, State: "present", Version: "1.1"}, footprint.Package{Name: apttest.Tool, State: "present", Version: "1.1"})))
+	if res.Code != errcode.FootprintItemsFailed || out.status() != "package:lexfix-held=failed package:lexfix-tool=changed" || out.item("package:lexfix-held").Code != errcode.PkgHeld {
+		t.Fatalf("%s: %s", res.Code, out.status())
+	}
+	if v := r.Version(t, apttest.Tool); v != "1.1 installed" {
+		t.Fatalf("lexfix-tool is %q", v)
+	}
+	r.Run(t, "/usr/bin/apt-get", "install", "-y", "-q", "--allow-downgrades", apttest.Tool+"=1.0")
+
+	// A package outside the bounds refuses the converge before anything is looked at.
+	n.bounds.Packages = []string{"lexfix-*"}
+	out, res = n.run(n.aptWord(r), apply(pkgs(footprint.Package{Name: apttest.Lib, State: "absent"}, footprint.Package{Name: apttest.Tool, State: "present", Version: "1.1"})))
+	if res.Code != errcode.FootprintRefused || out.status() != "package:liblexfix1=refused package:lexfix-tool=skipped" {
+		t.Fatalf("%s: %s", res.Code, out.status())
+	}
+	// So does a node whose package policy leaves the operation out.
+	out, res = n.run(n.aptWord(r, wordtest.WithPackagePolicy(manifest.NodePackages{Operations: []string{"query"}})),
+		apply(pkgs(footprint.Package{Name: apttest.Tool, State: "present", Version: "1.1"})))
+	if res.Code != errcode.FootprintRefused || out.status() != "package:lexfix-tool=refused" {
+		t.Fatalf("%s: %s", res.Code, out.status())
+	}
+	if v := r.Version(t, apttest.Tool); v != "1.0 installed" {
+		t.Fatalf("lexfix-tool is %q", v)
+	}
+	unchanged(t)
+}
+
+// TestPackagesUnknown: a node without a package manager fails its package items with
+// capability.unknown, and the rest converges.
+func TestPackagesUnknown(t *testing.T) {
 	n := newNode(t)
 	n.bounds.Packages = []string{"nginx"}
 	conf := n.file("a.conf", "a\n", "0644")

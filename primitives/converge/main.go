@@ -370,7 +370,7 @@ func (r *run) apply() {
 			}
 		}
 	}
-	sysctlDone := false
+	sysctlDone, packagesDone := false, false
 	for _, it := range r.items {
 		rep := r.reports[it.ID]
 		if it.Kind == footprint.KindUnit || rep.Status != "" {
@@ -388,7 +388,11 @@ func (r *run) apply() {
 			c, err = word.Account().EnsureUser(r.sel.Users[it.Index])
 			changed = c.Changed
 		case footprint.KindPackage:
-			changed, err = applyPackage(r.sel.Packages[it.Index])
+			if !packagesDone {
+				r.applyPackages()
+				packagesDone = true
+			}
+			continue
 		case footprint.KindFile:
 			f := r.sel.Files[it.Index]
 			mode, _ := footprint.ParseMode(f.Mode)

@@ -35,11 +35,11 @@ type Capability struct {
 	MinAgeS int64 `json:"min_age_s,omitempty"`
 	// MinBytes is the smallest size journal.vacuum may shrink the journal to.
 	MinBytes int64 `json:"min_bytes,omitempty"`
-	// Origins are the archives pkg.upgrade may install from, as origin patterns
+	// Origins are the archives pkg.upgrade and pkg.ensure may install from, as origin patterns
 	// ("origin=Debian,label=Debian-Security"; see ParseOriginPattern).
 	Origins []string `json:"origins,omitempty"`
-	// Packages are package-name patterns in path.Match syntax (pkg.upgrade): every package an upgrade
-	// installs or replaces must match one.
+	// Packages are package-name patterns in path.Match syntax (pkg.upgrade, pkg.ensure): every
+	// package an upgrade installs or replaces, or pkg.ensure installs, replaces or removes, must match one.
 	Packages []string `json:"packages,omitempty"`
 	// MaxBytes caps what one call may read, write or fetch.
 	MaxBytes int64 `json:"max_bytes,omitempty"`
@@ -150,6 +150,7 @@ var capabilitiesV1 = map[string]capSpec{
 	"pkg.refresh":          {allowed: bTimeout, minClass: ClassChange},
 	"pkg.upgrade":          {allowed: bOrigins | bPackages | bTimeout, required: bOrigins | bPackages, minClass: ClassChange},
 	"pkg.repair":           {allowed: bTimeout, minClass: ClassChange},
+	"pkg.ensure":           {allowed: bOrigins | bPackages | bTimeout, required: bOrigins | bPackages, minClass: ClassChange},
 	// The footprint capabilities (sdk/word/capv1/footprint.go). Those that change the machine are bounded
 	// by the node's policy as well as by these bounds.
 	"artifact.fetch":   {allowed: bMaxBytes, minClass: ClassChange},

@@ -152,6 +152,7 @@ var handlers = map[string]handler{
 	capv1.CapPkgRefresh:         pkgRefresh,
 	capv1.CapPkgUpgrade:         pkgUpgrade,
 	capv1.CapPkgRepair:          pkgRepair,
+	capv1.CapPkgEnsure:          pkgEnsure,
 	capv1.CapArtifactFetch:      artifactFetch,
 	capv1.CapFSDigest:           fsDigest,
 	capv1.CapFSDiff:             fsDiff,

@@ -140,7 +140,16 @@ func itemRefusal(ctx context.Context, w *Word, fp *footprint.Footprint, it footp
 			return no(errcode.FootprintRefused, "the converge word's manifest does not let it set %s", it.Key)
 		}
 	case footprint.KindPackage:
-		// The package capability bounds its own names; the node's bounds below still apply.
+		c, ok := word(capv1.CapPkgEnsure)
+		if !ok || !manifest.MatchAnyPackage(c.Packages, it.Key) {
+			return no(errcode.FootprintRefused, "the converge word's manifest does not let it manage package %s", it.Key)
+		}
+		if !w.env.PackagePolicy.AllowsOperation(capv1.CapPkgEnsure) {
+			return no(errcode.FootprintRefused, "the node's package policy does not allow the package operation \"ensure\"")
+		}
+		if !w.env.PackagePolicy.AllowsName(it.Key) {
+			return no(errcode.FootprintRefused, "the node's package policy does not allow package %s", it.Key)
+		}
 	}
 	b, err := nodeBounds(ctx, w)
 	if err != nil {
