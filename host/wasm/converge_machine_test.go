@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm"
+	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr/apttest"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
@@ -292,25 +293,55 @@ func TestMachineUsersChange(t *testing.T) {
 	}
 }
 
-// TestMachinePackages: package items are compared with the machine's real package database (pkg.query
-// through apt and dpkg): an installed package declared present and one not installed declared absent
-// are unchanged; one that would need installing fails, saying the package capability cannot install
-// yet, and the drift check names it.
+// dpkgState returns a package's version and state as the machine's dpkg database holds it ("" when
+// it holds none).
+func (m *machine) dpkgState(name string) string {
+	m.t.Helper()
+	status, ok := m.file("/var/lib/dpkg/status")
+	if !ok {
+		m.t.Fatal("the machine has no dpkg database")
+	}
+	for para := range strings.SplitSeq(status, "\n\n") {
+		var pkg, version, state string
+		for line := range strings.SplitSeq(para, "\n") {
+			switch k, v, _ := strings.Cut(line, ": "); k {
+			case "Package":
+				pkg = v
+			case "Version":
+				version = v
+			case "Status":
+				f := strings.Fields(v)
+				state = f[len(f)-1]
+			}
+		}
+		if pkg == name && state != "not-installed" {
+			return version + " " + state
+		}
+	}
+	return ""
+}
+
+var packageBounds = footprint.Bounds{Packages: []string{"liblexfix*", "lexfix-*"}, Paths: []string{"/etc/lexfix"}}
+
+// TestMachinePackages: package items go through pkg.ensure to the machine's real apt and dpkg, from the
+// fixture repository: one installed, one brought to a declared version, one removed, one already as
+// declared, one held by the machine's admin, which fails alone; the drift recipe then names the held
+// one; a second converge changes no package.
 func TestMachinePackages(t *testing.T) {
-	m := newMachine(t)
+	m := newPackageMachine(t)
 	mod, man := convergeModule(t)
 	fp := &footprint.Footprint{Schema: footprint.SchemaName, Packages: []footprint.Package{
-		{Name: "passwd", State: "present"}, {Name: "telnetd", State: "absent"}, {Name: "lexicon-not-packaged", State: "present"}}}
-	bounds := footprint.Bounds{Packages: []string{"passwd", "telnetd", "lexicon-*"}}
-	r := m.run(job{Module: mod, Manifest: man, Params: applyParams(t, fp), Bounds: bounds})
+		{Name: apttest.Lib, State: "present"}, {Name: apttest.Tool, State: "present", Version: "1.1"}, {Name: apttest.Extra, State: "present"},
+		{Name: apttest.Daemon, State: "absent"}, {Name: apttest.Held, State: "present", Version: "1.1"}}}
+	r := m.run(job{Module: mod, Manifest: man, Params: applyParams(t, fp), Bounds: packageBounds})
 	out := decodeOut(t, r)
 	if r.res.Result.Code != errcode.FootprintItemsFailed ||
-		out.statuses() != "package:passwd=unchanged package:telnetd=unchanged package:lexicon-not-packaged=failed" {
+		out.statuses() != "package:liblexfix1=unchanged package:lexfix-tool=changed package:lexfix-extra=changed package:lexfix-daemon=changed package:lexfix-held=failed" {
 		t.Fatalf("%s %s: %s", r.res.Result.Code, r.res.Result.Message, out.statuses())
 	}
-	for _, it := range out.Items {
-		if it.ID == "package:lexicon-not-packaged" && (it.Code != errcode.CapabilityUnknown || !strings.Contains(it.Message, "cannot install")) {
-			t.Fatalf("%+v", it)
+	for p, want := range map[string]string{apttest.Lib: "1.0 installed", apttest.Tool: "1.1 installed", apttest.Extra: "1.0 installed", apttest.Daemon: "", apttest.Held: "1.0 installed"} {
+		if got := m.dpkgState(p); got != want {
+			t.Fatalf("%s is %q, want %q", p, got, want)
 		}
 	}
 	check, _ := filepath.Abs("../../build/wasm/recipes/footprint_drift.wasm")
@@ -320,8 +351,49 @@ func TestMachinePackages(t *testing.T) {
 	if err := json.Unmarshal(r.res.Result.Output, &v); err != nil {
 		t.Fatalf("%v: %+v", err, r.res.Result)
 	}
-	if v.Verdict != "fail" || v.Detail != "drift: package:lexicon-not-packaged (missing)" {
+	if v.Verdict != "fail" || v.Detail != "drift: package:lexfix-held (version 1.0, not 1.1)" {
 		t.Fatalf("%+v", v)
+	}
+	fp.Packages = fp.Packages[:4]
+	out = decodeOut(t, m.run(job{Module: mod, Manifest: man, Params: applyParams(t, fp), Bounds: packageBounds}))
+	if out.Result != "converged" || strings.Contains(out.statuses(), "=changed") {
+		t.Fatal(out.statuses())
+	}
+}
+
+// TestMachinePackageKilled kills a converge right after its packages are installed, before the word
+// hears back: the package is installed whole (dpkg finished), and the next converge finds it as
+// declared, writes the file that came after it and records the footprint.
+func TestMachinePackageKilled(t *testing.T) {
+	m := newPackageMachine(t)
+	mod, man := convergeModule(t)
+	conf := []byte("tool = 1.1\n")
+	fp := &footprint.Footprint{Schema: footprint.SchemaName,
+		Packages: []footprint.Package{{Name: apttest.Tool, State: "present", Version: "1.1"}, {Name: apttest.Extra, State: "present"}},
+		Files:    []footprint.File{{Path: "/etc/lexfix/tool.conf", SHA256: cas.Sum(conf), Size: int64(len(conf)), Mode: "0644", Owner: "root", Group: "root"}}}
+	base := job{Module: mod, Manifest: man, Params: applyParams(t, fp), Bounds: packageBounds, Blobs: map[string][]byte{cas.Sum(conf): conf}}
+	killed := base
+	killed.Fault = "pkg.ensure.done"
+	if r := m.run(killed); r.died != killed.Fault {
+		t.Fatalf("the converge did not die at %s:\n%s", killed.Fault, r.output.String())
+	}
+	if tool, extra := m.dpkgState(apttest.Tool), m.dpkgState(apttest.Extra); tool != "1.1 installed" || extra != "1.0 installed" {
+		t.Fatalf("killed after the install: lexfix-tool %q, lexfix-extra %q", tool, extra)
+	}
+	if _, ok := m.file("/etc/lexfix/tool.conf"); ok {
+		t.Fatal("the file after the packages was written before the kill")
+	}
+	r := m.run(base)
+	out := decodeOut(t, r)
+	if r.res.Result.Outcome != wasm.Completed || out.statuses() != "package:lexfix-tool=unchanged package:lexfix-extra=unchanged file:/etc/lexfix/tool.conf=changed" {
+		t.Fatalf("the next converge: %s %s: %s", r.res.Result.Code, r.res.Result.Message, out.statuses())
+	}
+	if got, _ := m.file("/etc/lexfix/tool.conf"); got != string(conf) {
+		t.Fatalf("tool.conf is %q", got)
+	}
+	r = m.run(job{Module: mod, Manifest: man, Params: mustJSON(t, map[string]any{"items": []string{"package:lexfix-tool"}}), Bounds: packageBounds})
+	if out := decodeOut(t, r); out.statuses() != "package:lexfix-tool=unchanged" {
+		t.Fatalf("the footprint was not recorded: %s %s", r.res.Result.Code, out.statuses())
 	}
 }
 
