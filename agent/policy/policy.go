@@ -10,7 +10,7 @@
 //	  "converge": {"paths": ["/etc/nginx", "/srv/www"], "units": ["nginx.service"], "users": ["web"],
 //	               "groups": ["www-data"], "sysctl": ["net.ipv4.*"], "packages": ["nginx"], "firewall": true,
 //	               "max_file_bytes": 1048576},
-//	  "packages": {"operations": ["query", "restarts", "refresh", "upgrade", "repair"],
+//	  "packages": {"operations": ["query", "restarts", "refresh", "upgrade", "ensure", "repair"],
 //	               "origins": ["origin=Debian,label=Debian-Security"], "names": ["*"]}
 //	}
 //
@@ -28,8 +28,9 @@
 // restart.
 //
 // packages narrows what words may do with the package manager (the pkg.* capabilities): which
-// operations, which archives an upgrade may install from (origin patterns), which package names it
-// may touch. Each list given narrows what a word's signed manifest allows and never widens it; a list
+// operations (ensure is converge's install, version and removal, which converge's packages bound
+// further), which archives an upgrade or ensure may install from (origin patterns), which package names
+// they may touch. Each list given narrows what a word's signed manifest allows and never widens it; a list
 // left out leaves that bound to the manifest, and an empty one allows nothing.
 package policy
 
