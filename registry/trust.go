@@ -20,6 +20,7 @@ import (
 //
 //	statement_keys/*.pub  held publisher keys, one per line; chain.pub is appended to as keys are learned
 //	log_keys/*.pub        transparency-log keys; holding any turns on the log requirement for good
+//	witnesses             optional: at least k of these witnesses must cosign each log checkpoint
 //	state                 JSON: highest sequence accepted, its statement digest, and the log ratchet
 //
 // and, for standard Sigstore verifiers (cosign, sigstore-js, sigstore-go), which Lexicon's verifier
@@ -68,6 +69,7 @@ type Trust struct {
 	held  map[string]heldKey // by fingerprint
 	logs  []keys.LogPublic
 	state State
+	view  logView
 }
 
 // OpenTrust loads a trust directory. Every file and folder in it must pass keys.CheckTrusted.
@@ -116,6 +118,9 @@ func OpenTrust(dir string) (*Trust, error) {
 			}
 			t.logs = append(t.logs, lk)
 		}
+	}
+	if err := t.readWitnesses(); err != nil {
+		return nil, err
 	}
 	if err := t.readState(); err != nil {
 		return nil, err
@@ -220,14 +225,18 @@ func (t *Trust) LogKeys() []keys.LogPublic { return slices.Clone(t.logs) }
 // RequiresLog reports whether statements must carry a log entry: once log keys were ever held, always.
 func (t *Trust) RequiresLog() bool { return len(t.logs) > 0 || t.state.RequireLog }
 
-// Accept records a verified release: the keys and retirements its chain taught, then the new highest
-// sequence. Keys are appended first, so a crash between the two leaves the node stricter, never looser.
+// Accept records a verified release: the keys and retirements its chain taught, the log checkpoints it
+// was verified under (when HoldCheckpoints named a file), then the new highest sequence. Each step
+// only tightens, so a crash between two leaves the node stricter, never looser.
 func (t *Trust) Accept(r *Release) error {
 	if err := keys.AppendLines(filepath.Join(t.dir, statementKeysDir, chainFile), r.learned); err != nil {
 		return err
 	}
 	for _, line := range r.learned {
 		_ = t.addLine(line) // lines we wrote ourselves
+	}
+	if err := t.acceptCheckpoints(r); err != nil {
+		return err
 	}
 	next := State{Sequence: r.Statement.Predicate.Sequence, Statement: r.Digest, RequireLog: t.RequiresLog()}
 	if next.Sequence < t.state.Sequence {

@@ -59,7 +59,7 @@ func (r *Report) fail(check string, err error, rest ...string) error {
 	return err
 }
 
-var statementChecks = []string{CheckParse, CheckSignature, CheckLog, CheckSequence, CheckExpiry}
+var statementChecks = []string{CheckParse, CheckSignature, CheckLog, CheckCheckpoint, CheckSequence, CheckExpiry}
 
 func after(check string, all []string) []string {
 	for i, c := range all {
@@ -71,8 +71,9 @@ func after(check string, all []string) []string {
 }
 
 // Verify checks a statement bundle against the trust directory, offline, in the order of the checks
-// above: signature by a held, unretired key; the transparency-log entry when log keys are held;
-// sequence not rolled back; not expired. It changes nothing; call Accept to remember the release.
+// above: signature by a held, unretired key; the transparency-log entry when log keys are held, and its
+// checkpoint cosigned as the witness policy asks and consistent with the one held; sequence not rolled
+// back; not expired. It changes nothing; call Accept to remember the release.
 func (t *Trust) Verify(bundleJSON []byte, now time.Time) (*Release, error) {
 	var rep Report
 	return t.verify(bundleJSON, now, &rep, statementChecks)
@@ -109,8 +110,14 @@ func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []st
 		}
 		rel.Logged = true
 		rep.pass(CheckLog, "inclusion proven in a log whose key is held")
+		said, err := t.checkCheckpoints(sb, rel)
+		if err != nil {
+			return fail(CheckCheckpoint, err)
+		}
+		rep.pass(CheckCheckpoint, "%s", said)
 	} else {
 		rep.pass(CheckLog, "no log keys held: a log entry is not required")
+		rep.pass(CheckCheckpoint, "no log keys held: no checkpoint to compare")
 	}
 
 	seq := st.Predicate.Sequence

@@ -158,3 +158,35 @@ func FuzzParseLogPublic(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseWitnessPublic: any text is a witness key or a key.malformed refusal. A witness key that
+// parses prints back as it was written and verifies as the same key.
+func FuzzParseWitnessPublic(f *testing.F) {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	w, err := keys.NewWitnessPublic("witness.example", pub)
+	if err != nil {
+		f.Fatal(err)
+	}
+	vkey := w.VKey()
+	for _, s := range []string{
+		w.String(), " " + w.String() + "\n", "witness-key:", "witness-key:" + strings.Replace(vkey, "+", "+0", 1),
+		"witness-key:a+00000000+BA==", "witness-key:a b+00000000+" + strings.SplitN(vkey, "+", 3)[2], vkey,
+		"witness-key:" + strings.ToUpper(vkey), otherSpelling(w.String()),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := keys.ParseWitnessPublic(s)
+		if err != nil {
+			wantKeyMalformed(t, "witness key", err)
+			return
+		}
+		if k.String() != strings.TrimSpace(s) {
+			t.Fatalf("witness key %q parses but prints %q", s, k.String())
+		}
+		back := checkCanonical(t, "witness key", k, keys.ParseWitnessPublic)
+		if !back.Equal(k) || back.Verifier().KeyHash() != k.Verifier().KeyHash() || k.IsZero() {
+			t.Fatalf("witness key %q: round trip gives another key", s)
+		}
+	})
+}

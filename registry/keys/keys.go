@@ -1,12 +1,14 @@
 // Package keys defines Lexicon's key types and the files that hold them.
 //
-// Publisher keys sign release statements, node keys sign channel requests, and log keys sign
-// transparency-log checkpoints. Each is its own Go type with its own text prefix, so a node key can
-// never be passed where a publisher key is expected, in code or in a file:
+// Publisher keys sign release statements, node keys sign channel requests, log keys sign
+// transparency-log checkpoints, and witness keys cosign them. Each is its own Go type with its own
+// text prefix, so a node key can never be passed where a publisher key is expected, in code or in a
+// file:
 //
 //	publisher-key:<base64url compressed P-256 point>   publisher-private:<base64url PKCS #8 DER>
 //	node-key:<base64url Ed25519 key>                    node-private:<base64url Ed25519 seed>
 //	log-key:<origin>:<base64 PKIX DER>
+//	witness-key:<name>+<hash>+<base64>  (a C2SP signed-note vkey, type 0x04: Ed25519 cosignature/v1)
 //
 // Publisher keys are ECDSA P-256, the one algorithm that both a Rekor v2 log and every standard Sigstore
 // verifier take for a DSSE envelope; node keys are Ed25519, as RFC 9421's ed25519 algorithm needs. A
@@ -37,6 +39,7 @@ const (
 	nodePublicPrefix       = "node-key:"
 	nodePrivatePrefix      = "node-private:"
 	logPublicPrefix        = "log-key:"
+	witnessPublicPrefix    = "witness-key:"
 )
 
 var b64 = base64.RawURLEncoding

@@ -1,6 +1,7 @@
 package keys_test
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	rekornote "github.com/sigstore/rekor-tiles/v2/pkg/note"
+	fnote "github.com/transparency-dev/formats/note"
 
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -270,6 +272,47 @@ func TestPrivateKeyFile(t *testing.T) {
 	os.Chmod(path, 0o640)
 	if _, err := keys.ReadPublisherPrivateFile(path); errcode.Code(err) != errcode.KeyFileUntrusted {
 		t.Fatalf("group-readable private key: %v", err)
+	}
+}
+
+// TestWitnessVerifierMatchesFormats: the cosignature/v1 verifier accepts what transparency-dev's
+// signer makes, for this key and this text only.
+func TestWitnessVerifierMatchesFormats(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := keys.NewWitnessPublic("w.example", pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := strings.SplitN(w.VKey(), "+", 3)[1]
+	signer, err := fnote.NewSignerForCosignatureV1("PRIVATE+KEY+w.example+" + hash + "+" + base64.StdEncoding.EncodeToString(append([]byte{4}, priv.Seed()...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := []byte("log.example\n42\n" + base64.StdEncoding.EncodeToString(make([]byte, 32)) + "\n")
+	sig, err := signer.Sign(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := w.Verifier()
+	if v.Name() != signer.Name() || v.KeyHash() != signer.KeyHash() || !v.Verify(text, sig) {
+		t.Fatalf("formats' cosignature does not verify (hash %08x, signer's %08x)", v.KeyHash(), signer.KeyHash())
+	}
+	ref, err := fnote.NewVerifierForCosignatureV1(w.VKey())
+	if err != nil || !ref.Verify(text, sig) {
+		t.Fatalf("reference verifier: %v", err)
+	}
+	other := bytes.Replace(text, []byte("42"), []byte("43"), 1)
+	bad := bytes.Clone(sig)
+	bad[3] ^= 1 // another timestamp
+	for name, c := range map[string]struct{ msg, sig []byte }{
+		"other text": {other, sig}, "other time": {text, bad}, "short": {text, sig[:70]}, "not a checkpoint": {[]byte("x\n"), sig},
+	} {
+		if v.Verify(c.msg, c.sig) {
+			t.Errorf("%s verifies", name)
+		}
 	}
 }
 

@@ -1,5 +1,6 @@
-// Package tlog adds a release statement's envelope to a Rekor v2 transparency log, and a signed
-// timestamp from the RFC 3161 timestamp authority beside it.
+// Package tlog adds a release statement's envelope to a Rekor v2 transparency log, with a signed
+// timestamp from the RFC 3161 timestamp authority beside it, and reads the log's tiles to prove that two
+// of its checkpoints are one history.
 //
 // Rekor v2 logs a DSSE envelope as a hashedrekord v0.0.2 entry over the SHA-256 of its
 // pre-authentication encoding, signed ECDSA P-256, which is what sigstore-go's Rekor v2 client submits;

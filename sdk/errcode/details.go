@@ -13,6 +13,7 @@ const (
 	DetailClass             = "class"               // a word's class
 	DetailCommand           = "command"             // a process's command name
 	DetailComponent         = "component"           // a path component (a symlink met on the way)
+	DetailCount             = "count"               // how many were found
 	DetailCurrent           = "current"             // the value now held (a release sequence)
 	DetailDigest            = "digest"              // a module's sha256 digest
 	DetailDriver            = "driver"              // a driver's name
@@ -27,6 +28,7 @@ const (
 	DetailFile              = "file"                // a file's name
 	DetailFingerprint       = "fingerprint"         // a key's fingerprint
 	DetailFolder            = "folder"              // a folder on a path (one others can write)
+	DetailHeldSize          = "held_size"           // the tree size of the log checkpoint a verifier holds
 	DetailHost              = "host"                // a host name or address
 	DetailHTTPStatus        = "http_status"         // a provider's HTTP status
 	DetailID                = "id"                  // the id of the thing the code is about
@@ -48,7 +50,7 @@ const (
 	DetailNewest            = "newest"              // the newest value held
 	DetailNodeID            = "node_id"             // a node's id
 	DetailOperation         = "operation"           // an operation (of the package manager)
-	DetailOrigin            = "origin"              // where a package version comes from (its archive's origin, label, suite)
+	DetailOrigin            = "origin"              // where something comes from: a transparency log's origin, or a package version's archive (origin, label, suite)
 	DetailPackage           = "package"             // a system package's name
 	DetailPackages          = "packages"            // system packages' names
 	DetailPart              = "part"                // a part of a larger value
@@ -69,6 +71,7 @@ const (
 	DetailStatus            = "status"              // a status (a join's, an HTTP answer's)
 	DetailSubject           = "subject"             // a release statement subject
 	DetailTag               = "tag"                 // an instance's tag
+	DetailTreeSize          = "tree_size"           // a log checkpoint's tree size
 	DetailUnit              = "unit"                // a systemd unit
 	DetailVersion           = "version"             // a version
 	DetailWord              = "word"                // a word's name

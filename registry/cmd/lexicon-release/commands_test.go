@@ -328,6 +328,8 @@ func TestJSONFailures(t *testing.T) {
 		{[]string{"verify", rel, "--trust", filepath.Join(work, "no-trust")}, 1, errcode.IOFailed},
 		{[]string{"diff", rel, work}, 1, errcode.StatementMalformed},
 		{[]string{"trust", "init", "--out", filepath.Join(work, "trust"), "--key", nodeKey}, 1, errcode.KeyMalformed},
+		{[]string{"trust", "witnesses", "--trust", filepath.Join(work, "no-trust"), "--none"}, 1, errcode.IOFailed},
+		{[]string{"prove", "--rekor", "http://127.0.0.1:1", "--log-key", nodeKey, "--previous", rel, rel}, 1, errcode.KeyMalformed},
 		{[]string{"testlog", "--listen", "127.0.0.1:notaport", "--log-key-out", filepath.Join(work, "log.pub")}, 1, errcode.IOFailed},
 		{[]string{"wasmpost", "--out", filepath.Join(work, "out.wasm"), notAFolder}, 1, errcode.WordModuleInvalid},
 		{[]string{"new", "word", "greet", "--dir", filepath.Join(notAFolder, "greet")}, 1, errcode.IOFailed},
