@@ -45,7 +45,7 @@ WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.w
 RECIPES := $(patsubst primitives/recipes/%/main.go,%,$(wildcard primitives/recipes/*/main.go))
 RECIPETESTS := $(patsubst agent/internal/recipes/testdata/%/main.go,%,$(wildcard agent/internal/recipes/testdata/*/main.go))
 WASM_OUT += $(RECIPES:%=$(WASM_DIR)/recipes/%.wasm) $(RECIPETESTS:%=$(WASM_DIR)/recipetest/%.wasm)
-WORD_SDK := $(shell find sdk/word sdk/errcode sdk/credkey -name '*.go' -not -name '*_test.go')
+WORD_SDK := $(shell find sdk/word sdk/errcode sdk/credkey sdk/footprint -name '*.go' -not -name '*_test.go') sdk/footprint/footprint.schema.json
 WASM_DEPS := $(WORD_SDK) $(DATAMERGE) | $(WASMPOST_TOOL)
 WASM_BUILD = @mkdir -p $(dir $@) && GOOS=wasip1 GOARCH=wasm $(GO) build $(GO_REPRO) -o $@.raw ./$< && $(WASMPOST) --out $@ $@.raw && rm -f $@.raw
 
@@ -206,6 +206,7 @@ bench: modules debian-root
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
 	$(GO) test -run '^$$' -bench BenchmarkInstance -benchtime 20x -count 3 ./plugins/cloud/netns/
 	$(GO) test -run '^$$' -bench BenchmarkPackagesReport -benchtime 20x -count 1 ./primitives/packages_report/
+	$(GO) test -run '^$$' -bench BenchmarkConvergeUnchanged -benchtime 10x -count 3 ./primitives/converge/
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/metrics/

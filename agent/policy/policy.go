@@ -7,7 +7,10 @@
 //	  "names": ["www.example.com", "example.com:8443"],
 //	  "renewal": {"path": "/usr/bin/certbot", "sha256": "<64 hex digits>", "args": ["renew", "--quiet"]},
 //	  "update": "off",
-//	  "packages": {"operations": ["query", "restarts", "refresh", "upgrade", "repair"],
+//	  "converge": {"paths": ["/etc/nginx", "/srv/www"], "units": ["nginx.service"], "users": ["web"],
+//	               "groups": ["www-data"], "sysctl": ["net.ipv4.*"], "packages": ["nginx"], "firewall": true,
+//	               "max_file_bytes": 1048576},
+//	  "packages": {"operations": ["query", "restarts", "refresh", "upgrade", "ensure", "repair"],
 //	               "origins": ["origin=Debian,label=Debian-Security"], "names": ["*"]}
 //	}
 //
@@ -17,9 +20,17 @@
 // renewal is the certificate renewal program this node runs when cert_expiry fails, pinned by the
 // sha256 of its bytes; without it cert_expiry only checks.
 //
+// converge is what the converge word may touch here (sdk/footprint.Bounds): the folders it may write
+// files beneath, the units, users, groups, sysctl keys and packages it may manage (path.Match
+// patterns), whether the inbound firewall is Lexicon's, and the largest file. Without it converge
+// touches nothing. Whatever it says, converge never writes beneath the agent's own config and state
+// folders. The word host reads it again for every converge, so narrowing it takes effect without a
+// restart.
+//
 // packages narrows what words may do with the package manager (the pkg.* capabilities): which
-// operations, which archives an upgrade may install from (origin patterns), which package names it
-// may touch. Each list given narrows what a word's signed manifest allows and never widens it; a list
+// operations (ensure is converge's install, version and removal, which converge's packages bound
+// further), which archives an upgrade or ensure may install from (origin patterns), which package names
+// they may touch. Each list given narrows what a word's signed manifest allows and never widens it; a list
 // left out leaves that bound to the manifest, and an empty one allows nothing.
 package policy
 
@@ -33,6 +44,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/footprint"
 )
 
 // FileName is the policy's name in the config folder.
@@ -54,6 +66,8 @@ type Policy struct {
 	Renewal *manifest.NodeProgram `json:"renewal,omitempty"`
 	// Update is "off" when the agent must not update itself; "" and "on" let it.
 	Update string `json:"update,omitempty"`
+	// Converge bounds the footprint capabilities; nil lets them touch nothing.
+	Converge *footprint.Bounds `json:"converge,omitempty"`
 	// Packages narrows the pkg.* capabilities; nil narrows nothing beyond each word's manifest.
 	Packages *manifest.NodePackages `json:"packages,omitempty"`
 
@@ -88,6 +102,11 @@ func Load(path string) *Policy {
 	if p.Update != "" && p.Update != UpdateOn && p.Update != UpdateOff {
 		return &Policy{problem: errcode.New(errcode.PolicyUntrusted, "policy %s: update must be on or off, not %q", path, p.Update)}
 	}
+	if p.Converge != nil {
+		if err := p.Converge.Validate(); err != nil {
+			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: %s, so this node accepts nothing", path, errcode.From(err, "").Message)}
+		}
+	}
 	for class, d := range p.Classes {
 		if class.Rank() == 0 || (d != Accept && d != Refuse) {
 			return &Policy{problem: errcode.New(errcode.PolicyUntrusted, "policy %s: class %q must be look, change or destructive, and accept or refuse, not %q", path, class, d)}
@@ -120,6 +139,19 @@ func (p *Policy) Check(m *manifest.Manifest) error {
 			With(errcode.DetailClass, string(m.Class))
 	}
 	return nil
+}
+
+// ConvergeBounds is what the footprint capabilities may touch: the policy's converge section, bounds
+// that allow nothing when it has none, and the policy's problem when it cannot be trusted.
+func (p *Policy) ConvergeBounds() (*footprint.Bounds, error) {
+	if p.problem != nil {
+		return nil, p.problem
+	}
+	if p.Converge == nil {
+		return &footprint.Bounds{}, nil
+	}
+	b := *p.Converge
+	return &b, nil
 }
 
 // String describes the policy for status output.

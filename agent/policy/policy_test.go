@@ -91,6 +91,38 @@ func TestRenewal(t *testing.T) {
 	}
 }
 
+// TestConverge: the converge section is what the footprint capabilities may touch; without one they
+// may touch nothing, and a section that is not valid makes the whole policy untrusted.
+func TestConverge(t *testing.T) {
+	p := policy.Load(write(t, `{"classes": {"change": "accept"}, "converge": {"paths": ["/etc/nginx"], "units": ["nginx*.service"], "firewall": true, "max_file_bytes": 4096}}`, 0o644))
+	b, err := p.ConvergeBounds()
+	if err != nil || len(b.Paths) != 1 || !b.Firewall || b.MaxFileBytes != 4096 || b.Units[0] != "nginx*.service" {
+		t.Fatalf("%v %+v", err, b)
+	}
+	b, err = policy.Load(write(t, `{"classes": {"change": "accept"}}`, 0o644)).ConvergeBounds()
+	if err != nil || len(b.Paths)+len(b.Units)+len(b.Users)+len(b.Groups)+len(b.Sysctl)+len(b.Packages) != 0 || b.Firewall {
+		t.Fatalf("no section must allow nothing: %v %+v", err, b)
+	}
+	for name, section := range map[string]string{
+		"relative root":  `{"paths": ["etc"]}`,
+		"bad pattern":    `{"units": ["["]}`,
+		"unknown member": `{"paths": ["/etc"], "shell": true}`,
+		"negative size":  `{"max_file_bytes": -1}`,
+	} {
+		p := policy.Load(write(t, `{"classes": {"change": "accept"}, "converge": `+section+`}`, 0o644))
+		if _, err := p.ConvergeBounds(); errcode.Code(err) != errcode.PolicyUntrusted {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err := p.Check(word(manifest.ClassLook)); errcode.Code(err) != errcode.PolicyUntrusted {
+			t.Errorf("%s: the policy still accepts words: %v", name, err)
+		}
+	}
+	// A policy others can write bounds nothing: it cannot be trusted at all.
+	if _, err := policy.Load(write(t, `{"classes": {"change": "accept"}, "converge": {"paths": ["/"]}}`, 0o666)).ConvergeBounds(); errcode.Code(err) != errcode.PolicyUntrusted {
+		t.Fatal(err)
+	}
+}
+
 func TestPackages(t *testing.T) {
 	p := policy.Load(write(t, `{"classes": {"change": "accept"}, "packages": {"operations": ["query", "upgrade"], "origins": ["origin=Debian,label=Debian-Security"]}}`, 0o644))
 	if err := p.Problem(); err != nil {

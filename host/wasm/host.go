@@ -28,7 +28,12 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/footprint"
 )
+
+// Fetcher gets artifacts from the plane's artifact route (artifact?sha256=<hex>), reading at most
+// limit bytes; the agent's channel client is one.
+type Fetcher = caps.Fetcher
 
 // Isolation is where instances run.
 type Isolation int
@@ -87,6 +92,19 @@ type Config struct {
 	// PackagePolicy is the node's own narrowing of the pkg.* capabilities (its policy's "packages");
 	// nil narrows nothing beyond each word's manifest.
 	PackagePolicy *manifest.NodePackages
+	// Converge returns the node's bounds on the footprint capabilities (the "converge" section of its
+	// policy); it is called once by each run that uses one, so a policy edited between two converges
+	// holds for the second. nil lets them touch nothing. Like Self it comes from the node, never a job.
+	Converge func() (*footprint.Bounds, error)
+	// Artifacts fetches a footprint's files from the plane by digest (the channel's artifact route);
+	// nil: artifact.fetch answers capability.unknown.
+	Artifacts Fetcher
+	// ConvergeDir is the folder where the footprint capabilities keep staged artifacts, the footprint
+	// the node converged to and the firewall's last apply; "": they answer capability.unknown.
+	ConvergeDir string
+	// Reserved are folders no footprint capability writes beneath, whatever the bounds say: the agent's
+	// own configuration and state folders.
+	Reserved []string
 	// RootCAs verify net.http's TLS servers; nil uses the system's.
 	RootCAs *x509.CertPool
 	// Logger receives the host's own events (cache rejections, worker deaths); nil discards them.
@@ -118,7 +136,8 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		pm = pkgmgr.Detect()
 	}
 	h.env = &caps.Env{Self: append([]string(nil), cfg.Self...), Systemd: sd, RootCAs: cfg.RootCAs, Renewal: cfg.Renewal,
-		Packages: pm, PackagePolicy: cfg.PackagePolicy}
+		Packages: pm, PackagePolicy: cfg.PackagePolicy,
+		Converge: cfg.Converge, Artifacts: cfg.Artifacts, ConvergeDir: cfg.ConvergeDir, Reserved: append([]string(nil), cfg.Reserved...)}
 	var key []byte
 	if cfg.CacheDir != "" {
 		var err error
@@ -416,7 +435,9 @@ func (mod *Module) judge(res *Result, raw rawRun) *Result {
 		return res.fail(Failed, errcode.New(errcode.WordCrashed, "%s crashed: %s", name, msg))
 	case raw.exitCode != 0:
 		if e, ok := wordFailure(raw.stdout); ok {
-			return res.fail(Failed, e)
+			res = res.fail(Failed, e)
+			res.Output = failureOutput(mod.m, raw.stdout)
+			return res
 		}
 		msg := panicLine(res.Transcript)
 		if msg == "" {

@@ -20,6 +20,9 @@ var sharedCache struct{ dir, key string }
 
 func TestMain(m *testing.M) {
 	wasm.ServeWorkerIfChild()
+	if raw := os.Getenv(machineEnv); raw != "" {
+		os.Exit(machineChild(raw)) // a machine test's node (machine_test.go)
+	}
 	if iso := os.Getenv(firstCallEnv); iso != "" {
 		os.Exit(firstCall(iso)) // BenchmarkFirstCall's fresh process
 	}

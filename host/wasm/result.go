@@ -6,6 +6,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -106,6 +107,21 @@ func wordFailure(stdout []byte) (*errcode.Error, bool) {
 		e.Details = env.Error.Details
 	}
 	return e, true
+}
+
+// failureOutput is the output a failing word reported beside its error (sdk/word's FailWithOutput),
+// when it satisfies the manifest's output schema; nil otherwise.
+func failureOutput(m *manifest.Manifest, stdout []byte) json.RawMessage {
+	var env struct {
+		Output json.RawMessage `json:"output"`
+	}
+	if json.Unmarshal(stdout, &env) != nil || len(env.Output) == 0 || string(env.Output) == "null" {
+		return nil
+	}
+	if m.CheckOutput(env.Output) != nil {
+		return nil
+	}
+	return env.Output
 }
 
 func truncateRunes(s string, n int) string {

@@ -28,15 +28,18 @@ type Capability struct {
 	// Patterns are base-name patterns in path.Match syntax (fs.remove): only a file whose name matches
 	// one may be removed.
 	Patterns []string `json:"patterns,omitempty"`
+	// Names are name patterns in path.Match syntax: user and group names (account.*), sysctl keys
+	// (sysctl.*).
+	Names []string `json:"names,omitempty"`
 	// MinAgeS is how old, by modification time, a file must be before fs.remove may remove it.
 	MinAgeS int64 `json:"min_age_s,omitempty"`
 	// MinBytes is the smallest size journal.vacuum may shrink the journal to.
 	MinBytes int64 `json:"min_bytes,omitempty"`
-	// Origins are the archives pkg.upgrade may install from, as origin patterns
+	// Origins are the archives pkg.upgrade and pkg.ensure may install from, as origin patterns
 	// ("origin=Debian,label=Debian-Security"; see ParseOriginPattern).
 	Origins []string `json:"origins,omitempty"`
-	// Packages are package-name patterns in path.Match syntax (pkg.upgrade): every package an upgrade
-	// installs or replaces must match one.
+	// Packages are package-name patterns in path.Match syntax (pkg.upgrade, pkg.ensure): every
+	// package an upgrade installs or replaces, or pkg.ensure installs, replaces or removes, must match one.
 	Packages []string `json:"packages,omitempty"`
 	// MaxBytes caps what one call may read, write or fetch.
 	MaxBytes int64 `json:"max_bytes,omitempty"`
@@ -115,6 +118,7 @@ const (
 	bMinBytes
 	bOrigins
 	bPackages
+	bNames
 )
 
 // capSpec says which bounds a capability takes, which it needs, and the lowest word class it needs.
@@ -146,6 +150,23 @@ var capabilitiesV1 = map[string]capSpec{
 	"pkg.refresh":          {allowed: bTimeout, minClass: ClassChange},
 	"pkg.upgrade":          {allowed: bOrigins | bPackages | bTimeout, required: bOrigins | bPackages, minClass: ClassChange},
 	"pkg.repair":           {allowed: bTimeout, minClass: ClassChange},
+	"pkg.ensure":           {allowed: bOrigins | bPackages | bTimeout, required: bOrigins | bPackages, minClass: ClassChange},
+	// The footprint capabilities (sdk/word/capv1/footprint.go). Those that change the machine are bounded
+	// by the node's policy as well as by these bounds.
+	"artifact.fetch":   {allowed: bMaxBytes, minClass: ClassChange},
+	"fs.digest":        {allowed: bPaths | bMaxBytes, required: bPaths},
+	"fs.diff":          {allowed: bPaths | bMaxBytes, required: bPaths},
+	"fs.install":       {allowed: bPaths | bMaxBytes, required: bPaths, minClass: ClassChange},
+	"account.read":     {allowed: bNames, required: bNames},
+	"account.ensure":   {allowed: bNames, required: bNames, minClass: ClassChange},
+	"nft.read":         {},
+	"nft.apply":        {minClass: ClassChange},
+	"sysctl.read":      {allowed: bNames, required: bNames},
+	"sysctl.apply":     {allowed: bNames, required: bNames, minClass: ClassChange},
+	"systemd.ensure":   {allowed: bUnits, required: bUnits, minClass: ClassChange},
+	"footprint.check":  {},
+	"footprint.read":   {},
+	"footprint.record": {minClass: ClassChange},
 }
 
 func (c Capability) has() bound {
@@ -183,6 +204,9 @@ func (c Capability) has() bound {
 	if len(c.Packages) > 0 {
 		b |= bPackages
 	}
+	if len(c.Names) > 0 {
+		b |= bNames
+	}
 	return b
 }
 
@@ -190,7 +214,8 @@ var boundNames = []struct {
 	b    bound
 	name string
 }{{bPaths, "paths"}, {bUnits, "units"}, {bHosts, "hosts"}, {bPrograms, "programs"}, {bMaxBytes, "max_bytes"}, {bTimeout, "timeout_ms"},
-	{bPatterns, "patterns"}, {bMinAge, "min_age_s"}, {bMinBytes, "min_bytes"}, {bOrigins, "origins"}, {bPackages, "packages"}}
+	{bPatterns, "patterns"}, {bMinAge, "min_age_s"}, {bMinBytes, "min_bytes"}, {bNames, "names"},
+	{bOrigins, "origins"}, {bPackages, "packages"}}
 
 func (m *Manifest) validateCapabilities() error {
 	seen := map[string]bool{}
@@ -233,6 +258,11 @@ func (m *Manifest) validateCapabilities() error {
 		for j, u := range c.Units {
 			if _, err := path.Match(u, ""); err != nil || u == "" || strings.ContainsAny(u, "/ ") {
 				return invalid(fmt.Sprintf("%s.units[%d]", field, j), "unit pattern %q is not a valid pattern", u)
+			}
+		}
+		for j, n := range c.Names {
+			if _, err := path.Match(n, ""); err != nil || n == "" || strings.ContainsAny(n, "/ ") {
+				return invalid(fmt.Sprintf("%s.names[%d]", field, j), "name pattern %q is not a valid pattern", n)
 			}
 		}
 		for j, p := range c.Patterns {

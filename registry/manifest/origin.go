@@ -135,16 +135,17 @@ func MatchAnyPackage(patterns []string, name string) bool {
 // bound to the manifest; an empty list allows nothing.
 type NodePackages struct {
 	// Operations are the pkg.* capabilities the node allows, named without "pkg." (query, restarts,
-	// refresh, upgrade, repair).
+	// refresh, upgrade, ensure, repair).
 	Operations []string `json:"operations,omitempty"`
-	// Origins are the origin patterns an upgrade may install from.
+	// Origins are the origin patterns an upgrade (or pkg.ensure) may install from.
 	Origins []string `json:"origins,omitempty"`
-	// Names are the package-name patterns an upgrade may install or replace.
+	// Names are the package-name patterns an upgrade may install or replace (and pkg.ensure install,
+	// replace or remove).
 	Names []string `json:"names,omitempty"`
 }
 
 // PackageOperations are the names NodePackages.Operations takes.
-var PackageOperations = []string{"query", "restarts", "refresh", "upgrade", "repair"}
+var PackageOperations = []string{"query", "restarts", "refresh", "upgrade", "ensure", "repair"}
 
 // Validate checks every operation, origin pattern and name pattern.
 func (p NodePackages) Validate() error {

@@ -90,7 +90,8 @@ const pkgWord = `{
   "summary": "patch", "params": {"type": "object", "additionalProperties": false}, "output": {"type": "object"}, "module": {"file": "patch.wasm"},
   "capabilities": [
     {"cap": "pkg.query"}, {"cap": "pkg.restarts"}, {"cap": "pkg.refresh", "timeout_ms": 600000}, {"cap": "pkg.repair"},
-    {"cap": "pkg.upgrade", "origins": ["origin=Debian,label=Debian-Security"], "packages": ["*"]}
+    {"cap": "pkg.upgrade", "origins": ["origin=Debian,label=Debian-Security"], "packages": ["*"]},
+    {"cap": "pkg.ensure", "origins": ["origin=*"], "packages": ["nginx*"]}
   ]
 }`
 
@@ -103,6 +104,8 @@ func TestPackageCapabilities(t *testing.T) {
 		{"bad package", `"packages": ["*"]`, `"packages": ["Nginx"]`, "capabilities[4].packages[0]"},
 		{"origins on query", `{"cap": "pkg.query"}`, `{"cap": "pkg.query", "origins": ["suite=*"]}`, "capabilities[0].origins"},
 		{"upgrade in a look word", `"class": "change"`, `"class": "look"`, "capabilities[2].cap"},
+		{"ensure without origins", `"origins": ["origin=*"], `, ``, "capabilities[5].origins"},
+		{"ensure without packages", `, "packages": ["nginx*"]`, ``, "capabilities[5].packages"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,9 +1,10 @@
 package errcode
 
 // Codes a capability call of the lexicon_v1 host module answers with. Each call, allowed or not, is in
-// the invocation's capability list. Only fs.write, systemd.restart, systemd.reset_failed and exec.pinned
-// change anything, and only when they answer without an error; with any code below nothing changed,
-// except where capability.failed says otherwise.
+// the invocation's capability list. Only the capabilities of class change (fs.write, fs.remove,
+// systemd.*, journal.vacuum, exec.pinned, and the footprint capabilities fs.install, account.ensure,
+// nft.apply, sysctl.apply and footprint.record) change anything, and only when they answer without an
+// error; with any code below nothing changed, except where capability.failed says otherwise.
 const (
 	// CapabilityDenied: the word asked for something its manifest does not declare, or beyond a declared
 	// bound (details.cap and details.reason name what was asked). Nothing was touched.

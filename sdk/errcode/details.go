@@ -23,6 +23,7 @@ const (
 	DetailErrno             = "errno"               // the system error number
 	DetailExitCode          = "exit_code"           // a process's exit status
 	DetailExpiresAt         = "expires_at"          // when something expires or expired
+	DetailFailed            = "failed"              // how many failed
 	DetailFeature           = "feature"             // a driver feature
 	DetailField             = "field"               // the field (or JSON pointer) at fault
 	DetailFile              = "file"                // a file's name
@@ -34,6 +35,7 @@ const (
 	DetailID                = "id"                  // the id of the thing the code is about
 	DetailImport            = "import"              // a module's import
 	DetailIndex             = "index"               // a position in a list
+	DetailItem              = "item"                // a footprint item's id ("file:/etc/nginx/nginx.conf")
 	DetailKeyID             = "key_id"              // a key's id (a node key, a publisher key)
 	DetailKind              = "kind"                // a kind (of module, of driver)
 	DetailLabel             = "label"               // a node label key

@@ -76,7 +76,7 @@ const (
 // package's tests.
 var areas = []*Area{
 	&areaAccount, &areaAgent, &areaArtifact, &areaAuth, &areaCapability, &areaCase, &areaChannel, &areaCloud,
-	&areaContract, &areaDNS, &areaDriver, &areaIncident, &areaInternal, &areaIO, &areaJob, &areaJoin,
+	&areaContract, &areaDNS, &areaDriver, &areaFootprint, &areaIncident, &areaInternal, &areaIO, &areaJob, &areaJoin,
 	&areaKey, &areaLease, &areaLog, &areaManifest, &areaModule, &areaNode, &areaNotification, &areaPkg, &areaPlane, &areaPolicy, &areaProvision,
 	&areaRebuild, &areaRecipe, &areaRelease, &areaReplica, &areaRequest, &areaRollout, &areaRoute, &areaStatement, &areaStore, &areaToken,
 	&areaUsage, &areaWebhook, &areaWord,

@@ -19,9 +19,11 @@ type (
 	PackageChange  = capv1.PkgChange
 	Repaired       = capv1.RepairResult
 	PackageRelease = capv1.OSRelease
+	PackageWant    = capv1.PkgWant
+	Ensured        = capv1.EnsureResult
 )
 
-// PackageManager is pkg.query, pkg.restarts, pkg.refresh, pkg.upgrade and pkg.repair: the machine's
+// PackageManager is pkg.query, pkg.restarts, pkg.refresh, pkg.upgrade, pkg.ensure and pkg.repair: the machine's
 // package manager, run by the host within the manifest's bounds and the node's policy.
 type PackageManager struct{}
 
@@ -56,6 +58,15 @@ func (PackageManager) Refresh() (Refreshed, error) {
 func (PackageManager) Upgrade(names ...string) (Upgraded, error) {
 	var out Upgraded
 	err := Call(capv1.PkgUpgrade{Cap: capv1.CapPkgUpgrade, Packages: names}, &out)
+	return out, err
+}
+
+// Ensure brings the packages to their wanted state (installed, at a version, or removed) in one
+// planned run; nothing runs if any package it would touch is not allowed (pkg.name_refused,
+// pkg.origin_refused, footprint.refused, pkg.held, pkg.would_remove).
+func (PackageManager) Ensure(wants ...PackageWant) (Ensured, error) {
+	var out Ensured
+	err := Call(capv1.PkgEnsure{Cap: capv1.CapPkgEnsure, Packages: wants}, &out)
 	return out, err
 }
 

@@ -79,10 +79,34 @@ func decodeStrict(data []byte, v any) error {
 
 func fail(out io.Writer, err error) int {
 	e := errcode.From(err, errcode.WordFailed)
+	var withOut *failedWith
+	if errors.As(err, &withOut) {
+		if o, merr := json.Marshal(withOut.output); merr == nil {
+			b, _ := json.Marshal(struct {
+				Error  errcode.Body    `json:"error"`
+				Output json.RawMessage `json:"output"`
+			}{e.Envelope().Error, o})
+			out.Write(b)
+			return 1
+		}
+	}
 	b, _ := json.Marshal(e.Envelope())
 	out.Write(b)
 	return 1
 }
+
+// FailWithOutput makes Run fail with err (its code and message, as Fail's) and still report output:
+// what a word that changes several things did before it failed, item by item. The host keeps the
+// output when it satisfies the word's output schema, so the job ends failed and its report is not lost.
+func FailWithOutput(err error, output any) error { return &failedWith{err: err, output: output} }
+
+type failedWith struct {
+	err    error
+	output any
+}
+
+func (f *failedWith) Error() string { return f.err.Error() }
+func (f *failedWith) Unwrap() error { return f.err }
 
 // Fail returns an error that makes Run fail with code (the word's own, "area.reason") and a message.
 // Add details with its With method.

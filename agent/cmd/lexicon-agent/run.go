@@ -99,8 +99,8 @@ func runCmd() *cli.Command {
 			if err := pol.Problem(); err != nil {
 				log.Warn("this node accepts no jobs and runs no repairs until its policy is fixed", "err", err)
 			}
-			h, err := wasm.New(ctx, wasm.Config{CacheDir: sd.WasmCache(), CacheKeyFile: sd.WasmCacheKey(), Self: pol.Names, Renewal: pol.Renewal,
-				PackagePolicy: pol.Packages, Logger: log})
+			plane := &planeFetcher{}
+			h, err := wasm.New(ctx, d.hostConfig(sd, pol, plane, log))
 			if err != nil {
 				return nil, err
 			}
@@ -148,6 +148,7 @@ func runCmd() *cli.Command {
 			if err != nil {
 				return recipesOnly("the pairing cannot be used", "err", err)
 			}
+			plane.c.Store(c)
 			log.Info("agent running", "node", p.NodeID, "plane", p.Plane, "version", agent.Version, "policy", pol.String(),
 				"statement", v.Ref().Sequence, "pid", os.Getpid())
 			if agent.TestFault == "hang" {

@@ -158,6 +158,9 @@ type setup struct {
 	agents map[string]string
 	digest string // the running agent's digest, for scope release
 	dirs   *env   // reuse the folders and release of an earlier env (a restart)
+	// config adds to the host's configuration (the footprint capabilities' bounds, plane and folder):
+	// such a node gets a host of its own.
+	config func(e *env, cfg *wasm.Config)
 }
 
 const defaultPolicy = `{"classes": {"look": "accept", "change": "accept"}}`
@@ -199,7 +202,17 @@ func newEnv(t *testing.T, s setup) *env {
 	names := handed
 	v := e.rel.Open(t)
 	var rn *runner.Runner
-	if len(names.Names) == 0 && names.Renewal == nil {
+	if s.config != nil {
+		cfg := hostConfig(t, e.sd, names.Names, names.Renewal)
+		s.config(e, &cfg)
+		h, err := wasm.New(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.host = h
+		t.Cleanup(func() { e.host.Close() })
+		rn = &runner.Runner{Host: e.host, Vocab: v, PolicyFile: e.policy, LockFile: e.lock}
+	} else if len(names.Names) == 0 && names.Renewal == nil {
 		// Most tests share one host and runner, so each module is loaded once per test binary rather
 		// than once per test; the runner keys what it loaded by module and manifest digest.
 		sh := sharedHost(t)
@@ -332,6 +345,16 @@ type reportOf struct {
 // newHost is an in-process host over sd, with the compile cache wordtest uses.
 func newHost(t *testing.T, sd systemd.Manager, self []string, renewal *manifest.NodeProgram) *wasm.Host {
 	t.Helper()
+	h, err := wasm.New(context.Background(), hostConfig(t, sd, self, renewal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// hostConfig is an in-process host's configuration over sd, with the compile cache wordtest uses.
+func hostConfig(t *testing.T, sd systemd.Manager, self []string, renewal *manifest.NodeProgram) wasm.Config {
+	t.Helper()
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
@@ -340,12 +363,8 @@ func newHost(t *testing.T, sd systemd.Manager, self []string, renewal *manifest.
 	if err := os.MkdirAll(cache, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	h, err := wasm.New(context.Background(), wasm.Config{Isolation: wasm.InProcess, CacheDir: filepath.Join(cache, "cache"),
-		CacheKeyFile: filepath.Join(cache, "cache.key"), Systemd: sd, Self: self, Renewal: renewal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return wasm.Config{Isolation: wasm.InProcess, CacheDir: filepath.Join(cache, "cache"),
+		CacheKeyFile: filepath.Join(cache, "cache.key"), Systemd: sd, Self: self, Renewal: renewal}
 }
 
 // shared is the host and runner most tests use, with the machine of the test running now.
@@ -391,6 +410,9 @@ func (s *switchable) Enable(ctx context.Context, name string) error {
 }
 func (s *switchable) Vacuum(ctx context.Context, bytes int64) error {
 	return s.Load().Vacuum(ctx, bytes)
+}
+func (s *switchable) Act(ctx context.Context, action, name string) error {
+	return s.Load().Act(ctx, action, name)
 }
 
 var _ systemd.Manager = (*switchable)(nil)

@@ -33,6 +33,11 @@ type Manager interface {
 	// nothing when approve refuses one (its error is returned) or when the plan removes a package
 	// (pkg.would_remove).
 	Upgrade(ctx context.Context, targets []Target, approve func(Change) error) (capv1.UpgradeResult, error)
+	// Ensure installs each of install (at its Version when one is given, else the candidate) and
+	// removes each of remove, in one run. Like Upgrade it plans first and calls approve with every
+	// package the plan installs, replaces or removes (a removal has To ""); it runs nothing when approve
+	// refuses one or when the plan removes a package not in remove (pkg.would_remove).
+	Ensure(ctx context.Context, install []Target, remove []string, approve func(Change) error) (capv1.EnsureResult, error)
 	// Repair finishes a run left half done and returns the packages it configured.
 	Repair(ctx context.Context) (capv1.RepairResult, error)
 }
@@ -44,7 +49,8 @@ type Target struct {
 	Version string
 }
 
-// Change is one package a plan installs or replaces. From is "" for a package newly installed.
+// Change is one package a plan installs, replaces or removes. From is "" for a package newly
+// installed, To "" for one removed.
 type Change struct {
 	Name    string
 	Arch    string
@@ -72,6 +78,9 @@ func (u Unavailable) Refresh(context.Context) (capv1.RefreshResult, error) {
 }
 func (u Unavailable) Upgrade(context.Context, []Target, func(Change) error) (capv1.UpgradeResult, error) {
 	return capv1.UpgradeResult{}, u.err()
+}
+func (u Unavailable) Ensure(context.Context, []Target, []string, func(Change) error) (capv1.EnsureResult, error) {
+	return capv1.EnsureResult{}, u.err()
 }
 func (u Unavailable) Repair(context.Context) (capv1.RepairResult, error) {
 	return capv1.RepairResult{}, u.err()

@@ -118,6 +118,18 @@ func (s *Systemctl) Enable(ctx context.Context, name string) error {
 	return wrap(err, "systemctl enable")
 }
 
+func (s *Systemctl) Act(ctx context.Context, action, name string) error {
+	switch action {
+	case ActDaemonReload:
+		_, err := run(ctx, s.Systemctl, "daemon-reload", "--no-ask-password")
+		return wrap(err, "systemctl daemon-reload")
+	case ActStart, ActStop, ActReload, ActDisable:
+		_, err := run(ctx, s.Systemctl, action, "--no-ask-password", "--", name)
+		return wrap(err, "systemctl "+action)
+	}
+	return errcode.New(errcode.CapabilityInvalid, "no systemd action %q", action)
+}
+
 // Vacuum runs journalctl --vacuum-size, which removes only archived journal files, oldest first; the
 // active files stay, so the journal keeps what it is writing now.
 func (s *Systemctl) Vacuum(ctx context.Context, bytes int64) error {

@@ -31,7 +31,19 @@ type Manager interface {
 	Enable(ctx context.Context, name string) error
 	// Vacuum removes archived journal files until the journal takes at most bytes on disk.
 	Vacuum(ctx context.Context, bytes int64) error
+	// Act runs one of the actions a converge needs and waits for systemd's job to finish: ActStart,
+	// ActStop, ActReload or ActDisable of the unit name, or ActDaemonReload (name "").
+	Act(ctx context.Context, action, name string) error
 }
+
+// Actions of Manager.Act, as systemctl names them.
+const (
+	ActStart        = "start"
+	ActStop         = "stop"
+	ActReload       = "reload"
+	ActDisable      = "disable"
+	ActDaemonReload = "daemon-reload"
+)
 
 // Unavailable is the Manager of a machine without systemd: every call answers capability.unknown.
 type Unavailable struct{ Reason string }
@@ -46,6 +58,7 @@ func (u Unavailable) Restart(context.Context, string) error            { return 
 func (u Unavailable) ResetFailed(context.Context, string) error        { return u.err() }
 func (u Unavailable) Enable(context.Context, string) error             { return u.err() }
 func (u Unavailable) Vacuum(context.Context, int64) error              { return u.err() }
+func (u Unavailable) Act(context.Context, string, string) error        { return u.err() }
 func (u Unavailable) Journal(context.Context, string, int) ([]capv1.JournalEntry, error) {
 	return nil, u.err()
 }

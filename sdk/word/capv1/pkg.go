@@ -7,7 +7,9 @@ import "time"
 // bounded in time and output. The word never runs a program: it asks, and the host decides.
 //
 // pkg.query and pkg.restarts only look. pkg.refresh (the package lists), pkg.upgrade (named
-// packages) and pkg.repair (finish a run left half done) change the machine and need a change word.
+// packages), pkg.ensure (converge's packages: installed, at a version, or removed) and pkg.repair
+// (finish a run left half done) change the machine and need a change word. pkg.ensure is a footprint
+// capability as well: every package it touches must lie within the node's converge bounds.
 // pkg.upgrade declares which origins it may install from ("origins") and which package names it may
 // touch ("packages"); the node's policy may narrow the operations, origins and names further, never
 // widen them. Another apt or dpkg run holding the lock answers pkg.locked at once: the host never
@@ -23,6 +25,7 @@ const (
 	CapPkgRefresh  = "pkg.refresh"
 	CapPkgUpgrade  = "pkg.upgrade"
 	CapPkgRepair   = "pkg.repair"
+	CapPkgEnsure   = "pkg.ensure"
 )
 
 // PkgQuery asks for the package manager's state. Installed asks for the list of every installed
@@ -199,6 +202,34 @@ type PkgChange struct {
 	From    string   `json:"from,omitempty"`
 	To      string   `json:"to"`
 	Origins []Origin `json:"origins"`
+}
+
+// PkgEnsure brings named packages to a state: present (installed; at Version when one is given,
+// which may be older than the installed one) or absent (removed, its configuration files kept). The
+// whole change is planned first and runs as one package-manager run; nothing runs when any package it
+// would install, replace or remove (those named and those the package manager adds) has a name the
+// manifest's patterns, the node's package policy or the node's converge bounds do not allow, an
+// installed version from an origin not allowed, or is held, or when it would remove a package not
+// named absent. Packages already as asked are left alone and named in Unchanged.
+type PkgEnsure struct {
+	Cap       string    `json:"cap"`
+	Packages  []PkgWant `json:"packages"`
+	TimeoutMS int64     `json:"timeout_ms,omitempty"`
+}
+
+// PkgWant is one package's wanted state.
+type PkgWant struct {
+	Name    string `json:"name"`
+	State   string `json:"state"` // "present" or "absent"
+	Version string `json:"version,omitempty"`
+}
+
+// EnsureResult is what pkg.ensure changed: packages installed or replaced (From empty for a new
+// one), packages removed, and the named packages already as asked.
+type EnsureResult struct {
+	Changed   []PkgChange `json:"changed"`
+	Removed   []Package   `json:"removed"`
+	Unchanged []string    `json:"unchanged"`
 }
 
 // PkgRepair finishes a run left half done (dpkg --configure -a): it configures the packages left

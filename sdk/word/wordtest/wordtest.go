@@ -32,6 +32,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/footprint"
 )
 
 // Word is a word (or recipe) loaded into a host for one test.
@@ -78,6 +79,25 @@ func WithSelf(names ...string) Option { return func(c *config) { c.host.Self = n
 
 // WithRootCAs sets the roots net.http trusts, for a test's own TLS server.
 func WithRootCAs(pool *x509.CertPool) Option { return func(c *config) { c.host.RootCAs = pool } }
+
+// WithConverge sets the node's bounds on the footprint capabilities, what the "converge" section of
+// its policy says in production.
+func WithConverge(b footprint.Bounds) Option {
+	return func(c *config) { c.host.Converge = func() (*footprint.Bounds, error) { return &b, nil } }
+}
+
+// WithArtifacts gives the host a plane to fetch artifacts from by digest (wasmtest.NewArtifacts), and
+// the folder where the footprint capabilities keep what they stage and record (a fresh one per Load
+// unless WithConvergeDir names one).
+func WithArtifacts(f wasm.Fetcher) Option { return func(c *config) { c.host.Artifacts = f } }
+
+// WithConvergeDir names the folder the footprint capabilities keep their state in, so that several
+// loads (a converge and a drift check) share it.
+func WithConvergeDir(dir string) Option { return func(c *config) { c.host.ConvergeDir = dir } }
+
+// WithReserved names the folders no footprint capability writes beneath (the agent's own, in
+// production).
+func WithReserved(dirs ...string) Option { return func(c *config) { c.host.Reserved = dirs } }
 
 // WithIsolation runs the word in worker processes (wasm.Process), as a node does. The test binary must
 // then call wasm.ServeWorkerIfChild in TestMain; see Main. The default is wasm.InProcess.
@@ -147,6 +167,9 @@ func Load(t testing.TB, wasmPath, manifestPath string, opts ...Option) *Word {
 	}
 	if c.host.CacheDir == "" {
 		c.host.CacheDir, c.host.CacheKeyFile = cacheDir(t)
+	}
+	if c.host.ConvergeDir == "" {
+		c.host.ConvergeDir = filepath.Join(t.TempDir(), "converge")
 	}
 	if c.host.Packages == nil {
 		c.host.Packages = pkgmgr.Unavailable{Reason: "no package manager given to this test (wordtest.WithPackages)"}

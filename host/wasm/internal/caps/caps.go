@@ -19,6 +19,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/footprint"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
@@ -36,6 +37,18 @@ type Env struct {
 	Packages pkgmgr.Manager
 	// PackagePolicy is the node's own narrowing of the pkg.* capabilities; nil narrows nothing.
 	PackagePolicy *manifest.NodePackages
+	// Converge returns the node's bounds on the footprint capabilities, its policy's "converge"
+	// section, read once per invocation that needs them; nil lets them touch nothing.
+	Converge func() (*footprint.Bounds, error)
+	// Artifacts fetches artifacts from the plane by digest; nil: artifact.fetch answers
+	// capability.unknown.
+	Artifacts Fetcher
+	// ConvergeDir is where the footprint capabilities keep staged artifacts, the footprint converged to
+	// and the firewall's last apply; "": those that need it answer capability.unknown.
+	ConvergeDir string
+	// Reserved are folders no footprint capability writes beneath, whatever the bounds say: the agent's
+	// own configuration and state folders, which hold the policy that draws the bounds.
+	Reserved []string
 }
 
 // Call is one capability call as the invocation's record shows it.
@@ -96,11 +109,12 @@ func Prepare(m *manifest.Manifest, env *Env) (*Word, error) {
 }
 
 // Invocation returns the dispatcher of one run.
-func (w *Word) Invocation() *Dispatcher { return &Dispatcher{w: w} }
+func (w *Word) Invocation() *Dispatcher { return &Dispatcher{w: w, inv: &invocation{}} }
 
 // Dispatcher answers the calls of one invocation and keeps their record. It is safe for concurrent use.
 type Dispatcher struct {
 	w     *Word
+	inv   *invocation
 	mu    sync.Mutex
 	calls []Call
 	n     int
@@ -138,6 +152,21 @@ var handlers = map[string]handler{
 	capv1.CapPkgRefresh:         pkgRefresh,
 	capv1.CapPkgUpgrade:         pkgUpgrade,
 	capv1.CapPkgRepair:          pkgRepair,
+	capv1.CapPkgEnsure:          pkgEnsure,
+	capv1.CapArtifactFetch:      artifactFetch,
+	capv1.CapFSDigest:           fsDigest,
+	capv1.CapFSDiff:             fsDiff,
+	capv1.CapFSInstall:          fsInstall,
+	capv1.CapAccountRead:        accountRead,
+	capv1.CapAccountEnsure:      accountEnsure,
+	capv1.CapNFTRead:            nftRead,
+	capv1.CapNFTApply:           nftApply,
+	capv1.CapSysctlRead:         sysctlRead,
+	capv1.CapSysctlApply:        sysctlApply,
+	capv1.CapSystemdEnsure:      systemdEnsure,
+	capv1.CapFootprintCheck:     footprintCheck,
+	capv1.CapFootprintRead:      footprintRead,
+	capv1.CapFootprintRecord:    footprintRecord,
 }
 
 // Call answers one request (JSON) with one response (JSON), and records it.
@@ -166,7 +195,7 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 		d.record(h.Cap, req, false)
 		return ErrorResponse(denied(h.Cap, "the word does not declare %s", h.Cap))
 	}
-	result, err := fn(ctx, d.w, declared, req)
+	result, err := fn(context.WithValue(ctx, invocationKey{}, d.inv), d.w, declared, req)
 	allowed := err == nil || !refusal(err)
 	d.record(h.Cap, req, allowed)
 	if err != nil {
@@ -181,7 +210,7 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 // refusal reports whether err is the host refusing the call, rather than the call failing.
 func refusal(err error) bool {
 	for _, code := range []string{errcode.CapabilityDenied, errcode.CapabilityInvalid, errcode.CapabilityRootUnsafe,
-		errcode.PkgOperationRefused, errcode.PkgOriginRefused, errcode.PkgNameRefused} {
+		errcode.PkgOperationRefused, errcode.PkgOriginRefused, errcode.PkgNameRefused, errcode.FootprintRefused, errcode.FootprintTooLarge} {
 		if errcode.Has(err, code) {
 			return true
 		}

@@ -147,9 +147,9 @@ func safeAncestor(cap, root, folder string, fd int) error {
 }
 
 // resolve walks p beneath root. followLast says whether a symlink as last component is followed. The
-// root is opened by openRoot; for fs.write and fs.remove its ancestors are checked too.
+// root is opened by openRoot; for fs.write, fs.remove and fs.install its ancestors are checked too.
 func resolve(cap, root, p string, followLast bool) (*resolved, error) {
-	rootfd, err := openRoot(cap, root, cap == capv1.CapFSWrite || cap == capv1.CapFSRemove)
+	rootfd, err := openRoot(cap, root, cap == capv1.CapFSWrite || cap == capv1.CapFSRemove || cap == capv1.CapFSInstall)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/footprint"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
@@ -20,6 +21,7 @@ const (
 	pkgRefreshTimeout = 10 * time.Minute
 	pkgUpgradeTimeout = 15 * time.Minute
 	pkgRepairTimeout  = 15 * time.Minute
+	pkgEnsureTimeout  = 15 * time.Minute
 	maxPkgNames       = 1000
 )
 
@@ -280,5 +282,114 @@ func pkgUpgrade(ctx context.Context, w *Word, c manifest.Capability, raw []byte)
 	if err != nil {
 		return nil, err
 	}
+	return res, nil
+}
+
+// pkgEnsure brings the named packages to their wanted state for converge: installed (at a version when
+// one is given) or removed. Every package the change touches, those named and those the package
+// manager's plan adds or removes, is held to the manifest's patterns, the node's package policy and
+// the node's converge bounds, and an installed version to the allowed origins, before anything runs.
+func pkgEnsure(ctx context.Context, w *Word, c manifest.Capability, raw []byte) (any, error) {
+	var req capv1.PkgEnsure
+	if err := decode(raw, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(req.Packages) == 0:
+		return nil, invalid("packages", "pkg.ensure needs the packages to bring to a state")
+	case len(req.Packages) > maxPkgNames:
+		return nil, invalid("packages", "at most %d packages in one change", maxPkgNames)
+	case req.TimeoutMS < 0:
+		return nil, invalid("timeout_ms", "timeout_ms must not be negative")
+	}
+	items := make([]footprint.Package, 0, len(req.Packages))
+	for _, p := range req.Packages {
+		items = append(items, footprint.Package{Name: p.Name, State: p.State, Version: p.Version})
+	}
+	if err := footprint.Validate(&footprint.Footprint{Schema: footprint.SchemaName, Packages: items}); err != nil {
+		e := errcode.From(err, errcode.FootprintInvalid)
+		field, _ := e.Details[errcode.DetailField].(string)
+		return nil, invalid(strings.TrimPrefix(strings.ReplaceAll(field, "/", "."), "."), "%s", e.Message)
+	}
+	if err := pkgAllowed(w, c.Cap); err != nil {
+		return nil, err
+	}
+	bounds, err := nodeBounds(ctx, w)
+	if err != nil {
+		return nil, errcode.New(errcode.FootprintRefused, "the node's policy cannot be read, so converge may touch no package: %s", errcode.From(err, errcode.InternalError).Message)
+	}
+	outOfBounds := func(name, why string) error {
+		r := capv1.Refusal{Item: footprint.ID(footprint.KindPackage, name), Code: errcode.FootprintRefused,
+			Reason: fmt.Sprintf("the node's policy lets converge manage packages %s only%s", list(bounds.Packages), why)}
+		return refused(r).With(errcode.DetailPackage, name)
+	}
+	for _, p := range req.Packages {
+		if err := nameRefused(w, c, p.Name); err != nil {
+			return nil, err
+		}
+		if !footprint.Match(bounds.Packages, p.Name) {
+			return nil, outOfBounds(p.Name, "")
+		}
+	}
+	st, err := w.env.Packages.Query(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	installed, held := map[string]capv1.Package{}, map[string]bool{}
+	for _, p := range st.Installed {
+		installed[p.Name] = p
+	}
+	for _, p := range st.Held {
+		held[p.Name] = true
+	}
+	var install []pkgmgr.Target
+	var remove []string
+	unchanged := []string{}
+	for _, p := range req.Packages {
+		have, ok := installed[p.Name]
+		var change bool
+		if p.State == footprint.StateAbsent {
+			change = ok
+		} else {
+			change = !ok || have.Status != "" && have.Status != "installed" || p.Version != "" && have.Version != p.Version
+		}
+		switch {
+		case !change:
+			unchanged = append(unchanged, p.Name)
+			continue
+		case held[p.Name]:
+			return nil, errcode.New(errcode.PkgHeld, "%s: package %s is held by this machine's admin; the host never overrides a hold", c.Cap, p.Name).With(errcode.DetailPackage, p.Name)
+		case p.State == footprint.StateAbsent:
+			remove = append(remove, p.Name)
+		default:
+			install = append(install, pkgmgr.Target{Name: p.Name, Version: p.Version})
+		}
+	}
+	approve := func(ch pkgmgr.Change) error {
+		if err := nameRefused(w, c, ch.Name); err != nil {
+			return err
+		}
+		if !footprint.Match(bounds.Packages, ch.Name) {
+			return outOfBounds(ch.Name, ", and the change would install, replace or remove "+ch.Name+" as well")
+		}
+		if held[ch.Name] {
+			return errcode.New(errcode.PkgHeld, "%s: the change would touch package %s, which this machine's admin holds", c.Cap, ch.Name).With(errcode.DetailPackage, ch.Name)
+		}
+		if ch.To == "" {
+			return nil
+		}
+		if ok, by := allowedOrigin(w, c, ch.Origins); !ok {
+			return originRefused(c, ch.Name, ch.To, ch.Origins, by)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, pkgTimeout(c, req.TimeoutMS, pkgEnsureTimeout))
+	defer cancel()
+	res, err := w.env.Packages.Ensure(ctx, install, remove, approve)
+	if err != nil {
+		return nil, err
+	}
+	res.Unchanged = unchanged
+	step("pkg.ensure.done")
 	return res, nil
 }

@@ -3,12 +3,14 @@ package caps
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr"
 	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr/apttest"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/footprint"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
@@ -184,5 +186,84 @@ func TestPkgUnknown(t *testing.T) {
 		if e, _ := pkgCall(t, w, req, nil); e == nil || e.Code != errcode.CapabilityUnknown {
 			t.Errorf("%s: %+v", req, e)
 		}
+	}
+}
+
+// ensureWord is a change word declaring pkg.ensure from the origins given, for names matching
+// lexfix-* and liblexfix*, on a node whose converge bounds allow packages.
+func ensureWord(t *testing.T, env *Env, bounds []string, origins ...string) *Word {
+	t.Helper()
+	doc := map[string]any{
+		"schema": manifest.SchemaV1, "name": "converge", "kind": "word", "version": "1.0.0", "class": "change",
+		"summary": "converge", "params": json.RawMessage(`{"type":"object","additionalProperties":false}`),
+		"output": json.RawMessage(`{"type":"object"}`), "module": map[string]any{"file": "c.wasm"},
+		"capabilities": []map[string]any{{"cap": "pkg.ensure", "origins": origins, "packages": []string{"lexfix-*", "liblexfix*"}}},
+	}
+	b, _ := json.Marshal(doc)
+	m, err := manifest.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bounds != nil {
+		env.Converge = func() (*footprint.Bounds, error) { return &footprint.Bounds{Packages: bounds}, nil }
+	}
+	w, err := Prepare(m, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// pkg.ensure installs, replaces and removes in one run what differs, within the manifest's patterns and
+// origins, the node's package policy and its converge bounds; everything refused is refused before apt
+// runs, with its code.
+func TestPkgEnsure(t *testing.T) {
+	t.Parallel()
+	r := apttest.NewRoot(t)
+	apt := &pkgmgr.Apt{Root: r.Dir}
+	w := ensureWord(t, &Env{Packages: apt}, []string{"lexfix-*", "liblexfix*"}, "origin=Debian")
+
+	for _, c := range []struct{ req, code, field string }{
+		{`{"cap":"pkg.ensure","packages":[]}`, errcode.CapabilityInvalid, "packages"},
+		{`{"cap":"pkg.ensure","packages":[{"name":"lexfix-tool","state":"gone"}]}`, errcode.CapabilityInvalid, "packages.0.state"},
+		{`{"cap":"pkg.ensure","packages":[{"name":"lexfix-tool","state":"absent","version":"1.0"}]}`, errcode.CapabilityInvalid, "packages.0.version"},
+		{`{"cap":"pkg.ensure","packages":[{"name":"Bad Name","state":"present"}]}`, errcode.CapabilityInvalid, "packages.0.name"},
+	} {
+		e, _ := pkgCall(t, w, c.req, nil)
+		if e == nil || e.Code != c.code || e.Details[errcode.DetailField] != c.field {
+			t.Errorf("%s: %+v", c.req, e)
+		}
+	}
+	e, calls := pkgCall(t, w, `{"cap":"pkg.ensure","packages":[{"name":"coreutils","state":"absent"}]}`, nil)
+	wantRefusal(t, e, calls, errcode.PkgNameRefused, "manifest")
+	// Bounds that leave the library out, and a node with no converge bounds at all.
+	e, calls = pkgCall(t, ensureWord(t, &Env{Packages: apt}, []string{"lexfix-*"}, "origin=Debian"), `{"cap":"pkg.ensure","packages":[{"name":"liblexfix1","state":"present","version":"1.1"}]}`, nil)
+	wantRefusal(t, e, calls, errcode.FootprintRefused, "")
+	if e.Details[errcode.DetailItem] != "package:liblexfix1" {
+		t.Fatalf("%+v", e)
+	}
+	e, calls = pkgCall(t, ensureWord(t, &Env{Packages: apt}, nil, "origin=Debian"), `{"cap":"pkg.ensure","packages":[{"name":"lexfix-tool","state":"absent"}]}`, nil)
+	wantRefusal(t, e, calls, errcode.FootprintRefused, "")
+	// lexfix-extra comes from the ordinary updates archive only.
+	e, calls = pkgCall(t, ensureWord(t, &Env{Packages: apt}, []string{"lexfix-*"}, "origin=Debian,label=Debian-Security"), `{"cap":"pkg.ensure","packages":[{"name":"lexfix-extra","state":"present"}]}`, nil)
+	wantRefusal(t, e, calls, errcode.PkgOriginRefused, "manifest")
+	e, calls = pkgCall(t, ensureWord(t, &Env{Packages: apt, PackagePolicy: &manifest.NodePackages{Operations: []string{"query"}}}, []string{"lexfix-*"}, "origin=Debian"),
+		`{"cap":"pkg.ensure","packages":[{"name":"lexfix-extra","state":"present"}]}`, nil)
+	wantRefusal(t, e, calls, errcode.PkgOperationRefused, "")
+	if v := r.Version(t, apttest.Extra); v != "" {
+		t.Fatalf("lexfix-extra is %q after refusals", v)
+	}
+
+	var res capv1.EnsureResult
+	e, _ = pkgCall(t, w, `{"cap":"pkg.ensure","packages":[{"name":"lexfix-extra","state":"present"},{"name":"lexfix-tool","state":"absent"},{"name":"liblexfix1","state":"present","version":"1.0"}]}`, &res)
+	if e != nil {
+		t.Fatal(e)
+	}
+	if len(res.Changed) != 1 || res.Changed[0].Name != apttest.Extra || res.Changed[0].From != "" || res.Changed[0].To != "1.0" ||
+		len(res.Removed) != 1 || res.Removed[0].Name != apttest.Tool || len(res.Unchanged) != 1 || res.Unchanged[0] != apttest.Lib {
+		t.Fatalf("%+v", res)
+	}
+	if v, x := r.Version(t, apttest.Tool), r.Version(t, apttest.Extra); strings.HasSuffix(v, " installed") || x != "1.0 installed" {
+		t.Fatalf("tool %q, extra %q", v, x)
 	}
 }

@@ -236,6 +236,15 @@ func NewBareRoot(t testing.TB) *Root {
 	return overlay(t, b.repo, DebianRoot(t))
 }
 
+// Layers returns what NewRoot's overlay lies on, for a test that mounts a machine root of its own:
+// the lower folders, uppermost first (the installed fixture, then the Debian root), and the repository,
+// which the machine must show at RepoMount.
+func Layers(t testing.TB) (lower []string, repo string) {
+	t.Helper()
+	b := fixture(t)
+	return []string{b.layer + "/upper", DebianRoot(t)}, b.repo
+}
+
 func overlay(t testing.TB, repo, lower string) *Root {
 	t.Helper()
 	base := t.TempDir()

@@ -65,7 +65,7 @@ func (f *Fake) SetJournal(unit string, entries []capv1.JournalEntry) {
 	f.journals[unit] = entries
 }
 
-// FailNextRestart makes the unit's next restart fail the way a service whose start command exits 1
+// FailNextRestart makes the unit's next restart (or start) fail the way a service whose start command exits 1
 // does: systemctl restart reports failure and the unit is left failed.
 func (f *Fake) FailNextRestart(unit string) {
 	f.mu.Lock()
@@ -95,6 +95,10 @@ func (f *Fake) Unit(_ context.Context, name string) (capv1.Unit, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p, ok := f.units[name]
+	if !ok && f.hasFile(name) {
+		// systemd loads a unit file it has not loaded yet when asked about it.
+		p, ok = newUnit(name), true
+	}
 	if !ok {
 		// What systemctl show prints for a unit it cannot find.
 		p = map[string]string{"Id": name, "LoadState": "not-found", "ActiveState": "inactive", "SubState": "dead",
@@ -186,6 +190,71 @@ func (f *Fake) Enable(_ context.Context, name string) error {
 	}
 	p["UnitFileState"] = "enabled"
 	f.units[name] = p
+	return nil
+}
+
+func (f *Fake) hasFile(name string) bool {
+	if f.UnitDir == "" {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(f.UnitDir, name))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func newUnit(name string) map[string]string {
+	return map[string]string{"Id": name, "LoadState": "loaded", "ActiveState": "inactive", "SubState": "dead", "Result": "success",
+		"ExecMainStatus": "0", "ExecMainCode": "0", "MainPID": "0", "NRestarts": "0", "UnitFileState": "disabled", "Restart": "no"}
+}
+
+// Act does to the fake what systemctl start, stop, reload, disable and daemon-reload do: daemon-reload
+// loads the unit files in UnitDir that it does not hold yet; start honours FailNextRestart; reload of a
+// unit that is not running fails, as systemd's does.
+func (f *Fake) Act(_ context.Context, action, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.units == nil {
+		f.units = map[string]map[string]string{}
+	}
+	if action == systemd.ActDaemonReload {
+		f.actions = append(f.actions, action)
+		if entries, err := os.ReadDir(f.UnitDir); err == nil && f.UnitDir != "" {
+			for _, e := range entries {
+				if _, ok := f.units[e.Name()]; !ok && e.Type().IsRegular() {
+					f.units[e.Name()] = newUnit(e.Name())
+				}
+			}
+		}
+		return nil
+	}
+	p, ok := f.units[name]
+	if !ok && f.hasFile(name) {
+		p, ok = newUnit(name), true
+		f.units[name] = p
+	}
+	if !ok {
+		return errcode.Wrap(systemd.ErrNotFound, errcode.CapabilityNotFound, "systemctl %s: unit %s not found", action, name)
+	}
+	f.actions = append(f.actions, action+" "+name)
+	switch action {
+	case systemd.ActStart:
+		if f.failNext[name] {
+			delete(f.failNext, name)
+			p["ActiveState"], p["SubState"], p["Result"] = "failed", "failed", "exit-code"
+			return errcode.New(errcode.CapabilityFailed, "systemctl start failed: Job for %s failed because the control process exited with error code.", name)
+		}
+		f.nextPID += 100
+		p["ActiveState"], p["SubState"], p["Result"], p["MainPID"] = "active", "running", "success", strconv.Itoa(1000+f.nextPID)
+	case systemd.ActStop:
+		p["ActiveState"], p["SubState"], p["MainPID"] = "inactive", "dead", "0"
+	case systemd.ActReload:
+		if p["ActiveState"] != "active" {
+			return errcode.New(errcode.CapabilityFailed, "systemctl reload failed: %s is not active, cannot reload.", name)
+		}
+	case systemd.ActDisable:
+		p["UnitFileState"] = "disabled"
+	default:
+		return errcode.New(errcode.CapabilityInvalid, "no systemd action %q", action)
+	}
 	return nil
 }
 
