@@ -16,7 +16,7 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules agents packages test bench demo release lint clean proto ui-shots
+.PHONY: all build wasm modules agents packages test bench demo release lint clean proto ui-shots versitygw
 
 all: build
 
@@ -122,9 +122,17 @@ release: modules agents
 demo: modules
 	$(GO) run ./examples/fleet-in-a-box
 
+# versitygw is the S3-compatible server the backup tests and benchmark start on loopback (POSIX backend):
+# built once from the Go module proxy, from its own module under tools/ so its graph stays out of go.mod.
+VERSITYGW := $(BUILD)/tools/versitygw
+versitygw: $(VERSITYGW)
+$(VERSITYGW): tools/versitygw/go.mod tools/versitygw/go.sum
+	@mkdir -p $(dir $@)
+	cd tools/versitygw && $(GO) build -trimpath -o $(abspath $@) github.com/versity/versitygw/cmd/versitygw
+
 # examples/authors builds an author's module offline (GOPROXY=off) from the module cache; resolving
 # its graph needs the go.mod of every module in ours, which a build alone does not fetch.
-test: modules
+test: modules $(VERSITYGW)
 	$(GO) list -m all > /dev/null
 	$(GO) test -timeout 30m ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
@@ -137,7 +145,7 @@ test: modules
 # bench/ is its own Go module (it links the Extism Go SDK, which the project must not depend on):
 # wordbench runs the word host beside Extism on the same word and prints the ratios; idlebench runs
 # fleet in a box and measures the idle agent with its workers.
-bench: modules
+bench: modules $(VERSITYGW)
 	cd bench && $(GO) run ./cmd/wordbench -module ../$(WASM_DIR)/testdata/ref.wasm
 	$(GO) build -o $(BUILD)/tools/fleet-in-a-box ./examples/fleet-in-a-box
 	cd bench && $(GO) run ./cmd/idlebench -demo ../$(BUILD)/tools/fleet-in-a-box -bin ../$(BIN) -modules ../$(BUILD)/modules
