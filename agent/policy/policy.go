@@ -6,7 +6,9 @@
 //	  "classes": {"look": "accept", "change": "accept", "destructive": "refuse"},
 //	  "names": ["www.example.com", "example.com:8443"],
 //	  "renewal": {"path": "/usr/bin/certbot", "sha256": "<64 hex digits>", "args": ["renew", "--quiet"]},
-//	  "update": "off"
+//	  "update": "off",
+//	  "backup": {"paths": ["/srv/app"], "restore_paths": ["/srv/restore"], "databases": ["app"],
+//	             "postgres": {"bin": "/usr/lib/postgresql/15/bin", "host": "127.0.0.1", "user": "postgres"}}
 //	}
 //
 // update "off" stops the agent from updating itself from the release (its owner updates it by other
@@ -14,6 +16,10 @@
 //
 // renewal is the certificate renewal program this node runs when cert_expiry fails, pinned by the
 // sha256 of its bytes; without it cert_expiry only checks.
+//
+// backup is what may leave this machine in a backup and where a restore may write (backup.Policy):
+// the plane's backup policy chooses among these paths and databases and can never widen them; without
+// it the node backs up nothing (backup.not_configured).
 package policy
 
 import (
@@ -23,6 +29,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -47,6 +54,8 @@ type Policy struct {
 	Renewal *manifest.NodeProgram `json:"renewal,omitempty"`
 	// Update is "off" when the agent must not update itself; "" and "on" let it.
 	Update string `json:"update,omitempty"`
+	// Backup is what backups may read and restores may write on this node; nil: no backups.
+	Backup *backup.Policy `json:"backup,omitempty"`
 
 	// problem is why the policy accepts nothing, when it could not be loaded.
 	problem error
@@ -69,6 +78,11 @@ func Load(path string) *Policy {
 	if p.Renewal != nil {
 		if err := p.Renewal.Validate(); err != nil {
 			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: renewal is not a pinned program, so this node accepts nothing", path)}
+		}
+	}
+	if p.Backup != nil {
+		if err := p.Backup.Validate(); err != nil {
+			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: %s, so this node accepts nothing", path, errcode.From(err, "").Message)}
 		}
 	}
 	if p.Update != "" && p.Update != UpdateOn && p.Update != UpdateOff {

@@ -230,6 +230,15 @@ func (w *Writer) fail(err error) {
 	w.cancel()
 }
 
+// Fail marks the run failed with err, as a failed upload does: it can no longer commit. The host calls
+// it when a step of the run failed outside the writer (pg_dump exited non-zero after its output was
+// stored, a path was refused), so that a run missing something it was asked for is never a restore
+// point.
+func (w *Writer) Fail(err error) { w.fail(err) }
+
+// Err is the run's first error, nil while it can still commit.
+func (w *Writer) Err() error { return w.failed() }
+
 func (w *Writer) failed() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()

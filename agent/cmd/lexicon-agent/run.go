@@ -99,7 +99,8 @@ func runCmd() *cli.Command {
 			if err := pol.Problem(); err != nil {
 				log.Warn("this node accepts no jobs and runs no repairs until its policy is fixed", "err", err)
 			}
-			h, err := wasm.New(ctx, wasm.Config{CacheDir: sd.WasmCache(), CacheKeyFile: sd.WasmCacheKey(), Self: pol.Names, Renewal: pol.Renewal, Logger: log})
+			h, err := wasm.New(ctx, wasm.Config{CacheDir: sd.WasmCache(), CacheKeyFile: sd.WasmCacheKey(), Self: pol.Names, Renewal: pol.Renewal, Logger: log,
+				Backup: backupConfig(pol, sd)})
 			if err != nil {
 				return nil, err
 			}
@@ -217,4 +218,13 @@ func watchTrial(ctx context.Context, up *update.Updater, log *slog.Logger) {
 			os.Exit(3)
 		}
 	}
+}
+
+// backupConfig is the node's side of backups for the word host: its policy's backup section and the
+// state folder where the host keeps the node's backup key. Without a section, backups are off.
+func backupConfig(pol *policy.Policy, sd state.Dir) *wasm.BackupConfig {
+	if pol.Problem() != nil || pol.Backup == nil {
+		return nil
+	}
+	return &wasm.BackupConfig{Policy: pol.Backup, Dir: sd.BackupDir()}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
@@ -31,6 +32,8 @@ type Env struct {
 	RootCAs *x509.CertPool
 	// Renewal is the program exec.pinned's manifest.NodeRenewal entry runs; nil: none configured.
 	Renewal *manifest.NodeProgram
+	// Backup is what the backup capabilities need from the node; nil answers backup.not_configured.
+	Backup *BackupEnv
 }
 
 // Call is one capability call as the invocation's record shows it.
@@ -90,12 +93,23 @@ func Prepare(m *manifest.Manifest, env *Env) (*Word, error) {
 // Invocation returns the dispatcher of one run.
 func (w *Word) Invocation() *Dispatcher { return &Dispatcher{w: w} }
 
+// InvocationWith returns the dispatcher of one run of a job that carries a backup grant. The grant
+// stays here, in the host: no call answers with any part of it.
+func (w *Word) InvocationWith(grant *channel.BackupGrant) *Dispatcher {
+	return &Dispatcher{w: w, grant: grant}
+}
+
 // Dispatcher answers the calls of one invocation and keeps their record. It is safe for concurrent use.
+// End releases what its calls hold once the run is over.
 type Dispatcher struct {
 	w     *Word
 	mu    sync.Mutex
 	calls []Call
 	n     int
+
+	grant    *channel.BackupGrant
+	backupMu sync.Mutex
+	backup   *backupRun
 }
 
 // Calls returns the record so far.
@@ -148,6 +162,9 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 			With(errcode.DetailLimit, MaxCalls))
 	}
 	fn, known := handlers[h.Cap]
+	if bh, ok := backupHandlers[h.Cap]; ok {
+		fn, known = d.bind(bh), true
+	}
 	declared, ok := d.w.m.Capability(h.Cap)
 	if !known || !ok {
 		d.record(h.Cap, req, false)
