@@ -19,14 +19,14 @@ import (
 	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/backup/archive"
 	"github.com/lexicon-fleet/lexicon/backup/presign"
-	"github.com/lexicon-fleet/lexicon/backup/s3test"
+	"github.com/lexicon-fleet/lexicon/backup/backuptest"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // fixture is a target on a real versitygw, a recovery key and a node key.
 type fixture struct {
-	srv      *s3test.Server
+	srv      *backuptest.Server
 	target   presign.Target
 	signer   *presign.Signer
 	recovery *age.X25519Identity
@@ -36,7 +36,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	srv := s3test.Start(t)
+	srv := backuptest.Start(t)
 	target := srv.Target(srv.Bucket(t, "backups"), "fleet")
 	signer, err := presign.New(target)
 	if err != nil {

@@ -1,12 +1,13 @@
-// Package s3test runs a real S3-compatible server for tests: versitygw with its POSIX backend on
-// loopback, one process per Start, serving a fresh folder. The binary is build/tools/versitygw, built
-// by `make versitygw` from the Go module proxy (tools/versitygw pins the version); a test run without
-// it builds it once, under a lock, the same way.
+// Package backuptest gives backup tests their real parts: an S3-compatible server (versitygw with its
+// POSIX backend on loopback, one process per Start, serving a fresh folder), fresh PostgreSQL
+// databases on the server the tests use, and folders a restore may write into. versitygw is
+// build/tools/versitygw, built by `make versitygw` from the Go module proxy (tools/versitygw pins the
+// version); a test run without it builds it once, under a lock, the same way.
 //
-//	srv := s3test.Start(t)
+//	srv := backuptest.Start(t)
 //	target := srv.Target(srv.Bucket(t, "backups"), "fleet")
 //	signer, _ := presign.New(target)
-package s3test
+package backuptest
 
 import (
 	"bytes"
