@@ -50,10 +50,35 @@ var fences = []fence{
 			return "the agent never links chi"
 		case strings.HasPrefix(dep, "github.com/hashicorp/go-plugin"), inModule(dep, "host/goplugin"):
 			return "the agent never links go-plugin"
+		case strings.HasPrefix(dep, "github.com/aws/"), inModule(dep, "backup/presign"), inModule(dep, "backup/backuptest"):
+			return "the agent never links an S3 client: it sends the requests the plane presigned, with net/http"
 		}
 		return ""
-	}, breaks: []string{module + "/plane/store", "github.com/jackc/pgx/v5", "github.com/go-chi/chi/v5", "github.com/hashicorp/go-plugin", module + "/host/goplugin"},
-		keeps: []string{module + "/registry", module + "/host/wasm", "net/http"}},
+	}, breaks: []string{module + "/plane/store", "github.com/jackc/pgx/v5", "github.com/go-chi/chi/v5", "github.com/hashicorp/go-plugin", module + "/host/goplugin",
+		"github.com/aws/aws-sdk-go-v2/service/s3", module + "/backup/presign"},
+		keeps: []string{module + "/registry", module + "/host/wasm", "net/http", module + "/backup/archive", "filippo.io/age"}},
+	// The node's side of backups (the format, the archive) is linked into the agent and the word host: it
+	// imports neither of them, nor the plane, nor an S3 client; the presigner and the test server are the
+	// plane's and the tests'.
+	{pattern: "backup", forbidden: func(dep string) string {
+		switch {
+		case inModule(dep, "agent"), inModule(dep, "plane"), inModule(dep, "host"):
+			return "backup is imported by the agent, the word host and the plane, and imports none of them"
+		case strings.HasPrefix(dep, "github.com/aws/"):
+			return "only backup/presign and backup/backuptest link the S3 client"
+		}
+		return ""
+	}, except: func(pkg, dep string) bool {
+		return (inModule(pkg, "backup/presign") || inModule(pkg, "backup/backuptest")) && strings.HasPrefix(dep, "github.com/aws/")
+	}, breaks: []string{module + "/agent/policy", module + "/host/wasm", module + "/plane/store", "github.com/aws/aws-sdk-go-v2/service/s3"},
+		keeps: []string{module + "/registry/channel", "filippo.io/age", "golang.org/x/sys/unix"}},
+	// The agent's host side of backups links the format and the archive, never the presigner.
+	{pattern: "host", forbidden: func(dep string) string {
+		if strings.HasPrefix(dep, "github.com/aws/") || inModule(dep, "backup/presign") {
+			return "the word host sends presigned requests with net/http; it links no S3 client"
+		}
+		return ""
+	}, breaks: []string{"github.com/aws/aws-sdk-go-v2/service/s3", module + "/backup/presign"}, keeps: []string{module + "/backup/archive", "net/http"}},
 	{pattern: "registry", forbidden: func(dep string) string {
 		if inModule(dep, "agent") || inModule(dep, "plane") {
 			return "registry imports neither agent nor plane; both import it"
@@ -84,7 +109,9 @@ var fences = []fence{
 		// wordtest and recipetest run an author's built word or recipe through the real host in `go
 		// test`; they are never built into a word (they do not build for wasip1, which the sdk/word
 		// fence checks), and they still may not reach the agent or the plane.
-		return (inModule(pkg, "sdk/word/wordtest") || inModule(pkg, "sdk/word/recipetest")) && (inModule(dep, "host") || inModule(dep, "registry"))
+		// The host brings the node's side of backups with it.
+		return (inModule(pkg, "sdk/word/wordtest") || inModule(pkg, "sdk/word/recipetest")) &&
+			(inModule(dep, "host") || inModule(dep, "registry") || inModule(dep, "backup"))
 	}, breaks: []string{module + "/host/wasm", module + "/registry", module + "/plane/api"}, keeps: []string{module + "/sdk/errcode", "github.com/hashicorp/go-plugin"}},
 	{pattern: "sdk/word", env: []string{"GOOS=wasip1", "GOARCH=wasm"}, forbidden: func(dep string) string {
 		if !stdlib(dep) && !inModule(dep, "sdk") {
