@@ -144,7 +144,8 @@ test: modules $(VERSITYGW)
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 # bench/ is its own Go module (it links the Extism Go SDK, which the project must not depend on):
 # wordbench runs the word host beside Extism on the same word and prints the ratios; idlebench runs
-# fleet in a box and measures the idle agent with its workers.
+# fleet in a box and measures the idle agent with its workers. BenchmarkBackup1GiB backs up a 1 GiB
+# tree with the agent's backup word and with restic, to the same versitygw, rounds interleaved.
 bench: modules $(VERSITYGW)
 	cd bench && $(GO) run ./cmd/wordbench -module ../$(WASM_DIR)/testdata/ref.wasm
 	$(GO) build -o $(BUILD)/tools/fleet-in-a-box ./examples/fleet-in-a-box
@@ -162,6 +163,7 @@ bench: modules $(VERSITYGW)
 	$(GO) test -run '^$$' -bench BenchmarkJobRollout1000 -benchtime 1x -timeout 30m ./plane/internal/rollouts/
 	$(GO) test -run '^$$' -bench BenchmarkAgentUpdate -benchtime 1x -timeout 30m ./plane/internal/e2e/
 	$(GO) test -run '^$$' -bench BenchmarkRender -benchtime 50x -count 1 ./plane/internal/ui/
+	$(GO) test -run '^$$' -bench BenchmarkBackup1GiB -benchtime 1x -timeout 60m ./backup/backupe2e/
 
 # ui-shots runs the web UI's browser test (headless Chromium, a real plane and agent) and keeps a
 # screenshot of every page it visits in build/ui-shots/.

@@ -137,7 +137,7 @@ func newNode(t *testing.T) *node {
 }
 
 // signedRelease signs a release of the three backup words with a fresh publisher key.
-func signedRelease(t *testing.T) (release, trust string) {
+func signedRelease(t testing.TB) (release, trust string) {
 	t.Helper()
 	mods := t.TempDir()
 	for _, w := range []string{"backup", "backup_verify", "backup_restore"} {
@@ -160,7 +160,7 @@ func signedRelease(t *testing.T) (release, trust string) {
 }
 
 // grantFile writes a grant as the agent reads it: a file only its owner may read.
-func grantFile(t *testing.T, g *channel.BackupGrant) string {
+func grantFile(t testing.TB, g *channel.BackupGrant) string {
 	t.Helper()
 	b, err := json.Marshal(g)
 	must(t, err)
@@ -462,7 +462,7 @@ func must(t testing.TB, err error) {
 	}
 }
 
-func writeFile(t *testing.T, p string, b []byte, mode os.FileMode) {
+func writeFile(t testing.TB, p string, b []byte, mode os.FileMode) {
 	t.Helper()
 	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	must(t, os.WriteFile(p, b, mode))
