@@ -32,6 +32,7 @@ func NewClient(roots *x509.CertPool) *Client {
 		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 2 * time.Minute,
+		ExpectContinueTimeout: time.Second,
 		MaxIdleConnsPerHost:   8,
 		IdleConnTimeout:       30 * time.Second,
 		// Buffers sized for segments of megabytes rather than API calls.
@@ -65,6 +66,10 @@ func request(ctx context.Context, p channel.Presigned, body io.Reader, size int6
 	}
 	if body != nil {
 		req.ContentLength = size
+		// A bucket that refuses the PUT (an existing key, a refused write, a bad signature) can say
+		// so before the segment is sent; one that reads a body it will refuse may instead drop the
+		// connection, and the node then sees only a reset (backup.target_unreachable).
+		req.Header.Set("Expect", "100-continue")
 	}
 	return req, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"hash"
 	"io"
 	"io/fs"
@@ -195,7 +194,7 @@ func (r *Reader) RestoreFiles(ctx context.Context, opts RestoreOptions) (Restore
 	if err := emptyFolder(opts.Into); err != nil {
 		return res, err
 	}
-	staging := ".lexicon-restore-" + res.Run
+	staging := stagingPrefix + res.Run
 	if err := opts.Into.Mkdir(staging, 0o700); err != nil {
 		return res, errcode.Wrap(err, errcode.CapabilityFailed, "cannot make the staging folder in %s", opts.Into.Name())
 	}
@@ -337,16 +336,31 @@ func setgidOf(mode uint32) fs.FileMode {
 	return 0
 }
 
-// emptyFolder refuses a folder that holds anything: a restore never mixes with what is there.
+// stagingPrefix names a restore's staging folder inside the folder restored into.
+const stagingPrefix = ".lexicon-restore-"
+
+// emptyFolder refuses a folder that holds anything: a restore never mixes with what is there. The
+// staging folder of a restore that was killed is all a folder may hold; it is removed first, as the
+// restore that made it would have on an error.
 func emptyFolder(root *os.Root) error {
 	f, err := root.Open(".")
 	if err != nil {
 		return errcode.Wrap(err, errcode.CapabilityFailed, "cannot read %s", root.Name())
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(1)
-	if err != nil && !errors.Is(err, io.EOF) {
+	all, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
 		return errcode.Wrap(err, errcode.CapabilityFailed, "cannot read %s", root.Name())
+	}
+	var names []string
+	for _, n := range all {
+		if strings.HasPrefix(n, stagingPrefix) {
+			if err := root.RemoveAll(n); err != nil {
+				return errcode.Wrap(err, errcode.CapabilityFailed, "cannot remove %s, left by a restore that was stopped", n)
+			}
+			continue
+		}
+		names = append(names, n)
 	}
 	if len(names) > 0 {
 		return errcode.New(errcode.BackupRestoreTargetNotEmpty, "%s is not empty: a restore goes only into an empty or new folder", root.Name()).

@@ -2,6 +2,8 @@ package caps
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -151,36 +153,100 @@ func pgDump(ctx context.Context, pg *backup.Postgres, database string, consume f
 	return cerr
 }
 
-// pgRun runs a PostgreSQL program to its end, with stdin (may be nil).
-func pgRun(ctx context.Context, pg *backup.Postgres, database string, stdin io.Reader, name string, args ...string) error {
+// pgRun runs a PostgreSQL program to its end, with stdin (may be nil), and returns what it printed
+// (at most 64 KiB).
+func pgRun(ctx context.Context, pg *backup.Postgres, database string, stdin io.Reader, name string, args ...string) ([]byte, error) {
 	cmd, prog, stderr, err := pgCmd(ctx, pg, name, args...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer prog.Close()
 	cmd.Stdin = stdin
-	cmd.Stdout = io.Discard
+	stdout := &capped{n: 64 << 10}
+	cmd.Stdout = stdout
 	if err := cmd.Run(); err != nil {
-		return pgFailed(ctx, name, err, stderr, database)
+		return nil, pgFailed(ctx, name, err, stderr, database)
+	}
+	return stdout.b.Bytes(), nil
+}
+
+// pgScript runs SQL through psql in the maintenance database, with the database names it is given as
+// psql variables (:"name" quotes one as an identifier), stopping at the first error.
+func pgScript(ctx context.Context, pg *backup.Postgres, sql string, vars ...string) ([]byte, error) {
+	args := []string{"-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "--dbname=postgres"}
+	for _, v := range vars {
+		args = append(args, "-v", v)
+	}
+	return pgRun(ctx, pg, "", strings.NewReader(sql), "psql", append(args, "-f", "-")...)
+}
+
+// pgScratch is the name of the database a restore or a verify of database works in: one name per
+// database and purpose, so that one left behind by a killed restore is found and dropped by the next.
+func pgScratch(purpose, database string) string {
+	sum := sha256.Sum256([]byte(database))
+	return "lexicon_" + purpose + "_" + hex.EncodeToString(sum[:8])
+}
+
+// pgDrop drops database if it exists, on a context of its own: the caller's may be what ended.
+func pgDrop(ctx context.Context, pg *backup.Postgres, database string) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	_, err := pgRun(dctx, pg, "", nil, "dropdb", "--if-exists", "--", database)
+	return err
+}
+
+// pgRestoreInto restores dump into scratch, made afresh (one left by a killed run is dropped first),
+// in one transaction; a failed restore drops it again.
+func pgRestoreInto(ctx context.Context, pg *backup.Postgres, scratch string, dump io.Reader) error {
+	if err := pgDrop(ctx, pg, scratch); err != nil {
+		return err
+	}
+	if _, err := pgRun(ctx, pg, scratch, nil, "createdb", "--", scratch); err != nil {
+		return err
+	}
+	_, err := pgRun(ctx, pg, "", dump, "pg_restore", "--exit-on-error", "--single-transaction", "--dbname="+scratch)
+	if err != nil {
+		if derr := pgDrop(ctx, pg, scratch); derr != nil {
+			return errcode.Wrap(err, errcode.Code(err), "%s; and the half-restored database %s could not be dropped: %s",
+				errcode.From(err, "").Message, scratch, errcode.From(derr, "").Message)
+		}
+	}
+	return err
+}
+
+// pgRestoreNew restores dump into database, which must not exist. The dump is restored into a scratch
+// database and renamed to database only once all of it is in: a restore that fails, or is killed,
+// never leaves a database of that name behind.
+func pgRestoreNew(ctx context.Context, pg *backup.Postgres, database string, dump io.Reader) error {
+	out, err := pgScript(ctx, pg, "SELECT count(*) FROM pg_database WHERE datname = :'target';", "target="+database)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(string(out)) != "0" {
+		return errcode.New(errcode.BackupRestoreTargetNotEmpty, "the database %s exists: a restore goes only into a database that does not exist yet", database).
+			With(errcode.DetailName, database)
+	}
+	scratch := pgScratch("restore", database)
+	if err := pgRestoreInto(ctx, pg, scratch, dump); err != nil {
+		return err
+	}
+	if _, err := pgScript(ctx, pg, `ALTER DATABASE :"scratch" RENAME TO :"target";`, "scratch="+scratch, "target="+database); err != nil {
+		_ = pgDrop(ctx, pg, scratch)
+		e := errcode.From(err, errcode.BackupDumpFailed)
+		if strings.Contains(e.Message, "already exists") {
+			return errcode.New(errcode.BackupRestoreTargetNotEmpty, "the database %s appeared while it was restored; nothing was changed", database).
+				With(errcode.DetailName, database)
+		}
+		return err
 	}
 	return nil
 }
 
-// pgRestoreNew restores dump into database, which must not exist: it is created, restored in one
-// transaction, and dropped again if the restore fails, so a failed restore leaves no database behind.
-func pgRestoreNew(ctx context.Context, pg *backup.Postgres, database string, dump io.Reader) error {
-	if err := pgRun(ctx, pg, database, nil, "createdb", "--", database); err != nil {
+// pgVerify restores dump into a scratch database and drops it again.
+func pgVerify(ctx context.Context, pg *backup.Postgres, database string, dump io.Reader) error {
+	scratch := pgScratch("verify", database)
+	if err := pgRestoreInto(ctx, pg, scratch, dump); err != nil {
 		return err
 	}
-	err := pgRun(ctx, pg, "", dump, "pg_restore", "--exit-on-error", "--single-transaction", "--dbname="+database)
-	if err != nil {
-		// Dropped on a context of its own: the restore's may be what ended.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if derr := pgRun(dctx, pg, "", nil, "dropdb", "--if-exists", "--", database); derr != nil {
-			return errcode.Wrap(err, errcode.Code(err), "%s; and the half-restored database %s could not be dropped: %s",
-				errcode.From(err, "").Message, database, errcode.From(derr, "").Message)
-		}
-	}
-	return err
+	return pgDrop(ctx, pg, scratch)
 }

@@ -2,8 +2,6 @@ package caps
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -51,25 +49,13 @@ func backupVerify(ctx context.Context, d *Dispatcher, c manifest.Capability, raw
 		if err := allowDatabase(env, c.Cap, database); err != nil {
 			return err
 		}
-		scratch := scratchName()
-		err := pgRestoreNew(ctx, env.Policy.Postgres, scratch, dump)
-		if err == nil {
-			err = pgRun(context.WithoutCancel(ctx), env.Policy.Postgres, "", nil, "dropdb", "--if-exists", "--", scratch)
-		}
-		return err
+		return pgVerify(ctx, env.Policy.Postgres, database, dump)
 	}
 	res, err := r.Verify(ctx, check)
 	if err != nil {
 		return nil, err
 	}
 	return capv1.BackupVerifyResult(res), nil
-}
-
-// scratchName is a database name nobody else uses.
-func scratchName() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "lexicon_verify_" + hex.EncodeToString(b[:])
 }
 
 func backupRestore(ctx context.Context, d *Dispatcher, c manifest.Capability, raw []byte) (any, error) {
