@@ -1,6 +1,8 @@
 package backup
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
@@ -255,6 +257,14 @@ func ValidDatabaseName(s string) bool {
 		}
 	}
 	return true
+}
+
+// ScratchDatabase is the name of the database a restore ("restore") or a verify ("verify") of database
+// works in: one name per database and purpose, so that one left behind by a killed run is found, and
+// dropped, by the next.
+func ScratchDatabase(purpose, database string) string {
+	sum := sha256.Sum256([]byte(database))
+	return "lexicon_" + purpose + "_" + hex.EncodeToString(sum[:8])
 }
 
 func validSHA256(s string) bool {

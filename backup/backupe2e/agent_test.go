@@ -254,20 +254,14 @@ func TestAgentBackups(t *testing.T) {
 	}
 
 	// The third run's upload is held at its second object, and the agent killed there.
-	proxy := newHoldingProxy(t, n.srv.Endpoint, 2)
+	proxy := newHoldingProxy(t, n.srv.Endpoint, nthPut(2))
 	viaProxy := n.target
 	viaProxy.Endpoint = proxy.URL
 	proxied, err := presign.New(viaProxy)
 	must(t, err)
 	writeFile(t, filepath.Join(n.data, "uploads", "photo.jpg"), random(t, 20<<20), 0o644) // a new 20 MiB to upload
 	g3 := n.writeGrant(t, proxied, g2.Run)
-	cmd := exec.Command(filepath.Join(binaries(t), "lexicon-agent"),
-		n.wordArgs("backup", fmt.Sprintf(`{"paths": [%q], "databases": [%q]}`, n.data, n.db), grantFile(t, g3))...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	must(t, cmd.Start())
-	testkit.Wait(t, proxy.held, "the third run's second upload to arrive")
-	must(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)) // the agent and its word worker
-	_ = cmd.Wait()
+	n.killWhenHeld(t, proxy, "the third run's second upload", "backup", fmt.Sprintf(`{"paths": [%q], "databases": [%q]}`, n.data, n.db), g3)
 	keys := n.srv.Keys(t, n.target.Bucket, backup.RunPrefix(n.target.Prefix, n.id, g3.Run))
 	if len(keys) == 0 {
 		t.Fatal("the killed run uploaded nothing: it was not killed mid-upload")
@@ -304,12 +298,66 @@ func TestAgentBackups(t *testing.T) {
 	}
 
 	t.Run("by hand", func(t *testing.T) { n.restoreByHand(t, wantDump) })
+	t.Run("killed mid-restore", func(t *testing.T) { n.killedRestores(t, chain.Manifests, wantDump) })
 
 	// One byte changed in the bucket, behind the node's and the plane's backs: verify fails.
 	n.srv.Corrupt(t, n.target.Bucket, chain.Manifests[len(chain.Manifests)-1].Stream(backup.RoleFiles, "")[0].Key)
 	v := n.word(t, "backup_verify", `{}`, chain.Grant, false)
 	if v.Code != "backup.verify_failed" {
 		t.Fatalf("verify after corruption: %s %s", v.Code, v.Message)
+	}
+}
+
+// killWhenHeld runs word with the real agent and kills it (and its word worker) once proxy holds the
+// request it waits for.
+func (n *node) killWhenHeld(t *testing.T, proxy *holdingProxy, what, word, params string, g *channel.BackupGrant) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binaries(t), "lexicon-agent"), n.wordArgs(word, params, grantFile(t, g))...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	must(t, cmd.Start())
+	testkit.Wait(t, proxy.held, what+" to arrive")
+	must(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL))
+	_ = cmd.Wait()
+}
+
+// killedRestores kills the agent in the middle of a restore of files, and of a database: neither leaves
+// anything restored behind, and the same restore run again succeeds.
+func (n *node) killedRestores(t *testing.T, chain []*backup.Manifest, wantDump []byte) {
+	last := chain[len(chain)-1]
+	via := func(hold func(*http.Request) bool) (*holdingProxy, *channel.BackupGrant) {
+		proxy := newHoldingProxy(t, n.srv.Endpoint, hold)
+		target := n.target
+		target.Endpoint = proxy.URL
+		return proxy, n.srv.ReadGrant(t, target, n.id, last.Run).Grant
+	}
+	direct := n.srv.ReadGrant(t, n.target, n.id, last.Run).Grant
+
+	into := filepath.Join(n.restore, "killed")
+	proxy, g := via(getOf(last.Stream(backup.RoleFiles, "")[0].Key))
+	n.killWhenHeld(t, proxy, "the restore's download of the files", "backup_restore", fmt.Sprintf(`{"into": %q, "path": %q}`, into, n.data), g)
+	entries, _ := os.ReadDir(into)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".lexicon-restore-") {
+			t.Fatalf("a killed restore left %s in place", e.Name())
+		}
+	}
+	n.word(t, "backup_restore", fmt.Sprintf(`{"into": %q, "path": %q}`, into, n.data), direct, true)
+	sameTree(t, n.data, into)
+
+	target := n.db + "_restored"
+	backuptest.DropDatabase(t, n.pg, target)
+	proxy, g = via(getOf(last.Stream(backup.RoleDatabase, n.db)[0].Key))
+	n.killWhenHeld(t, proxy, "the restore's download of the dump", "backup_restore", fmt.Sprintf(`{"database": %q, "into_database": %q}`, n.db, target), g)
+	if out, _ := backuptest.Psql(n.pg, "postgres", "SELECT count(*) FROM pg_database WHERE datname = '"+target+"'"); strings.TrimSpace(string(out)) != "0" {
+		t.Fatalf("a killed restore left the database %s", target)
+	}
+	n.word(t, "backup_restore", fmt.Sprintf(`{"database": %q, "into_database": %q}`, n.db, target), direct, true)
+	if got := backuptest.Dump(t, n.pg, target); !bytes.Equal(got, wantDump) {
+		t.Fatal("the database restored after a killed restore is not the database backed up")
+	}
+	scratch := backup.ScratchDatabase("restore", target)
+	if out, _ := backuptest.Psql(n.pg, "postgres", "SELECT count(*) FROM pg_database WHERE datname = '"+scratch+"'"); strings.TrimSpace(string(out)) != "0" {
+		t.Fatalf("the scratch database %s was left behind", scratch)
 	}
 }
 
@@ -353,22 +401,39 @@ func docScript(t *testing.T) string {
 	return script
 }
 
-// holdingProxy forwards requests to versitygw, except the hold-th PUT, which it holds open after
-// reading part of its body until the client goes away.
+// holdingProxy forwards requests to versitygw, except the first one hold picks, which it holds open
+// (after reading part of its body) until the client goes away.
 type holdingProxy struct {
 	*httptest.Server
 	held chan struct{}
 }
 
-func newHoldingProxy(t *testing.T, target string, hold int32) *holdingProxy {
+// nthPut picks the n-th PUT.
+func nthPut(n int32) func(*http.Request) bool {
+	var puts atomic.Int32
+	return func(r *http.Request) bool { return r.Method == http.MethodPut && puts.Add(1) == n }
+}
+
+// getOf picks the GET of key.
+func getOf(key string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/"+key)
+	}
+}
+
+func newHoldingProxy(t *testing.T, target string, hold func(*http.Request) bool) *holdingProxy {
 	t.Helper()
 	u, err := url.Parse(target)
 	must(t, err)
 	rp := httputil.NewSingleHostReverseProxy(u)
 	p := &holdingProxy{held: make(chan struct{})}
-	var puts atomic.Int32
+	var once sync.Once
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut && puts.Add(1) == hold {
+		picked := false
+		if hold(r) {
+			once.Do(func() { picked = true })
+		}
+		if picked {
 			_, _ = io.CopyN(io.Discard, r.Body, 64<<10)
 			close(p.held)
 			// The server notices a client gone only once the body is read: read the rest (it fails

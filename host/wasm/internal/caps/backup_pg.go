@@ -2,8 +2,6 @@ package caps
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -180,13 +178,6 @@ func pgScript(ctx context.Context, pg *backup.Postgres, sql string, vars ...stri
 	return pgRun(ctx, pg, "", strings.NewReader(sql), "psql", append(args, "-f", "-")...)
 }
 
-// pgScratch is the name of the database a restore or a verify of database works in: one name per
-// database and purpose, so that one left behind by a killed restore is found and dropped by the next.
-func pgScratch(purpose, database string) string {
-	sum := sha256.Sum256([]byte(database))
-	return "lexicon_" + purpose + "_" + hex.EncodeToString(sum[:8])
-}
-
 // pgDrop drops database if it exists, on a context of its own: the caller's may be what ended.
 func pgDrop(ctx context.Context, pg *backup.Postgres, database string) error {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -226,7 +217,7 @@ func pgRestoreNew(ctx context.Context, pg *backup.Postgres, database string, dum
 		return errcode.New(errcode.BackupRestoreTargetNotEmpty, "the database %s exists: a restore goes only into a database that does not exist yet", database).
 			With(errcode.DetailName, database)
 	}
-	scratch := pgScratch("restore", database)
+	scratch := backup.ScratchDatabase("restore", database)
 	if err := pgRestoreInto(ctx, pg, scratch, dump); err != nil {
 		return err
 	}
@@ -244,7 +235,7 @@ func pgRestoreNew(ctx context.Context, pg *backup.Postgres, database string, dum
 
 // pgVerify restores dump into a scratch database and drops it again.
 func pgVerify(ctx context.Context, pg *backup.Postgres, database string, dump io.Reader) error {
-	scratch := pgScratch("verify", database)
+	scratch := backup.ScratchDatabase("verify", database)
 	if err := pgRestoreInto(ctx, pg, scratch, dump); err != nil {
 		return err
 	}
