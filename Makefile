@@ -140,6 +140,7 @@ test: modules $(VERSITYGW)
 	$(GO) test -race ./plane/internal/webhook/ ./plane/internal/server/
 	$(GO) test -race -run 'TestRun$$' ./agent/internal/recipes/
 	$(GO) test -race -run 'TestConcurrentCreates' ./plugins/cloud/netns/
+	$(GO) test -race ./backup/archive/
 
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 # bench/ is its own Go module (it links the Extism Go SDK, which the project must not depend on):
