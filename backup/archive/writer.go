@@ -21,6 +21,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"filippo.io/age"
@@ -80,6 +81,8 @@ type Writer struct {
 	wg      sync.WaitGroup
 	err     error // the first upload error
 	jobs    chan *segment
+
+	firstTaken atomic.Bool // the run's first object is taken
 
 	index     backup.Index
 	files     *backup.Files
@@ -334,6 +337,12 @@ func (w *Writer) wait() error {
 	return w.failed()
 }
 
+// firstSegment is the size of a run's first object. A bucket that refuses a PUT (a bad signature, a
+// read-only target) may answer only after reading the body, and versitygw, for one, drops the
+// connection rather than read more than 256 KiB of a body it refuses: the node would see a reset, not
+// the reason. A small first object makes a run's first PUT say why it is refused.
+const firstSegment = 64 << 10
+
 // stream is an io.Writer cutting one stream into segments.
 type stream struct {
 	ctx      context.Context
@@ -341,7 +350,22 @@ type stream struct {
 	role, db string
 	seq      int
 	buf      []byte
+	limit    int // the bytes the segment held in buf takes
 	bytes    int64
+}
+
+// take gets a buffer for the next segment, sized for the run's first object if it is that.
+func (s *stream) take() error {
+	select {
+	case s.buf = <-s.w.free:
+	case <-s.ctx.Done():
+		return errcode.Wrap(s.ctx.Err(), errcode.CapabilityTimeout, "the run was stopped")
+	}
+	s.limit = cap(s.buf)
+	if s.w.firstTaken.CompareAndSwap(false, true) {
+		s.limit = min(s.limit, firstSegment)
+	}
+	return nil
 }
 
 func (w *Writer) newStream(ctx context.Context, role, db string) *stream {
@@ -352,16 +376,14 @@ func (s *stream) Write(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 {
 		if s.buf == nil {
-			select {
-			case s.buf = <-s.w.free:
-			case <-s.ctx.Done():
-				return n, errcode.Wrap(s.ctx.Err(), errcode.CapabilityTimeout, "the run was stopped")
+			if err := s.take(); err != nil {
+				return n, err
 			}
 		}
-		k := min(len(p), cap(s.buf)-len(s.buf))
+		k := min(len(p), s.limit-len(s.buf))
 		s.buf = append(s.buf, p[:k]...)
 		p, n, s.bytes = p[k:], n+k, s.bytes+int64(k)
-		if len(s.buf) == cap(s.buf) {
+		if len(s.buf) == s.limit {
 			if err := s.flush(); err != nil {
 				return n, err
 			}
@@ -375,16 +397,14 @@ func (s *stream) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
 	for {
 		if s.buf == nil {
-			select {
-			case s.buf = <-s.w.free:
-			case <-s.ctx.Done():
-				return total, errcode.Wrap(s.ctx.Err(), errcode.CapabilityTimeout, "the run was stopped")
+			if err := s.take(); err != nil {
+				return total, err
 			}
 		}
-		k, err := r.Read(s.buf[len(s.buf):cap(s.buf)])
+		k, err := r.Read(s.buf[len(s.buf):s.limit])
 		s.buf = s.buf[:len(s.buf)+k]
 		total, s.bytes = total+int64(k), s.bytes+int64(k)
-		if len(s.buf) == cap(s.buf) {
+		if len(s.buf) == s.limit {
 			if ferr := s.flush(); ferr != nil {
 				return total, ferr
 			}
@@ -412,10 +432,8 @@ func (s *stream) flush() error {
 // close submits what is left, at least one segment per stream, and waits for the run's uploads.
 func (s *stream) close() error {
 	if s.buf == nil && s.seq == 0 {
-		select {
-		case s.buf = <-s.w.free:
-		case <-s.ctx.Done():
-			return errcode.Wrap(s.ctx.Err(), errcode.CapabilityTimeout, "the run was stopped")
+		if err := s.take(); err != nil {
+			return err
 		}
 	}
 	if err := s.flush(); err != nil {

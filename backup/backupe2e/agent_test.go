@@ -299,12 +299,50 @@ func TestAgentBackups(t *testing.T) {
 
 	t.Run("by hand", func(t *testing.T) { n.restoreByHand(t, wantDump) })
 	t.Run("killed mid-restore", func(t *testing.T) { n.killedRestores(t, chain.Manifests, wantDump) })
+	t.Run("refusals", n.refusals)
 
 	// One byte changed in the bucket, behind the node's and the plane's backs: verify fails.
 	n.srv.Corrupt(t, n.target.Bucket, chain.Manifests[len(chain.Manifests)-1].Stream(backup.RoleFiles, "")[0].Key)
 	v := n.word(t, "backup_verify", `{}`, chain.Grant, false)
 	if v.Code != "backup.verify_failed" {
 		t.Fatalf("verify after corruption: %s %s", v.Code, v.Message)
+	}
+}
+
+// refusals: a folder outside the node's policy, a database that does not exist, wrong credentials and
+// a target that refuses writes each fail the backup word with their own code, and none of those runs
+// becomes a restore point.
+func (n *node) refusals(t *testing.T) {
+	before := len(n.srv.Manifests(t, n.target, n.id))
+	other := filepath.Join(filepath.Dir(n.data), "other")
+	writeFile(t, filepath.Join(other, "x"), []byte("x"), 0o644)
+	wrong := n.target
+	wrong.SecretAccessKey = "not-the-secret"
+	wrongSigner, err := presign.New(wrong)
+	must(t, err)
+	ro := backuptest.Start(t, backuptest.Over(n.srv.Dir), backuptest.ReadOnly())
+	roSigner, err := presign.New(ro.Target(n.target.Bucket, n.target.Prefix))
+	must(t, err)
+	files := fmt.Sprintf(`{"paths": [%q]}`, n.data)
+	for _, tc := range []struct {
+		name, params string
+		signer       *presign.Signer
+		code         string
+	}{
+		{"a folder outside the policy", fmt.Sprintf(`{"paths": [%q]}`, other), n.signer, "backup.path_refused"},
+		{"a database that does not exist", `{"databases": ["nosuchdb"]}`, n.signer, "backup.database_missing"},
+		{"wrong credentials", files, wrongSigner, "backup.credentials_invalid"},
+		{"a target that refuses writes", files, roSigner, "backup.target_refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := n.word(t, "backup", tc.params, n.writeGrant(t, tc.signer, ""), false)
+			if r.Code != tc.code {
+				t.Fatalf("%s: %s", r.Code, r.Message)
+			}
+		})
+	}
+	if after := len(n.srv.Manifests(t, n.target, n.id)); after != before {
+		t.Fatalf("refused runs made %d restore points", after-before)
 	}
 }
 
