@@ -31,7 +31,7 @@ type Policy struct {
 }
 
 // Postgres is how the node reaches its PostgreSQL: the folder of its client programs (pg_dump,
-// pg_restore, createdb, dropdb; owned by root and writable by no one else) and the connection, whose
+// pg_restore, createdb, dropdb, psql; owned by root and writable by no one else) and the connection, whose
 // password, if any, comes from the agent user's ~/.pgpass as libpq finds it.
 type Postgres struct {
 	Bin  string `json:"bin"`
