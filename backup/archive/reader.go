@@ -264,3 +264,5 @@ func (r *Reader) Database(ctx context.Context, name string) (io.ReadCloser, erro
 	}
 	return nil, errcode.New(errcode.BackupObjectMissing, "run %s holds no dump of %s", last.Run, name).With(errcode.DetailName, name)
 }
+
+var _ io.ReadCloser = (*streamReader)(nil)

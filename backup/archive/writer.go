@@ -539,3 +539,8 @@ func (w *Writer) Close() {
 	w.wg.Wait()
 	close(w.jobs)
 }
+
+var (
+	_ io.Writer     = (*stream)(nil)
+	_ io.ReaderFrom = (*stream)(nil)
+)

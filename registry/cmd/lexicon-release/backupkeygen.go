@@ -68,3 +68,5 @@ func backupKeygenCmd() *cli.Command {
 		},
 	}
 }
+
+var _ cli.Texter = backupKeygenResult{}
