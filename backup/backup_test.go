@@ -87,6 +87,7 @@ func TestManifestRules(t *testing.T) {
 		{"a database segment without its database", func(m *backup.Manifest) { m.Objects[2].Database = "" }, "objects/2/database"},
 		{"a database name pg_dump would read as settings", func(m *backup.Manifest) { m.Objects[2].Database = "host=evil" }, "objects/2/database"},
 		{"a negative size", func(m *backup.Manifest) { m.Objects[0].Size = -1 }, "objects/0/size"},
+		{"an object a reader could not hold", func(m *backup.Manifest) { m.Objects[0].Size = 4 << 30 }, "objects/0/size"},
 		{"a digest in capitals", func(m *backup.Manifest) { m.Objects[0].SHA256 = strings.ToUpper(sum) }, "objects/0/sha256"},
 		{"a segment missing", func(m *backup.Manifest) { m.Objects[1].Seq = 3 }, "objects/1/seq"},
 		{"no index", func(m *backup.Manifest) { m.Objects = m.Objects[:3] }, "objects"},

@@ -22,6 +22,11 @@ const (
 	MaxObjects      = 100_000
 	MaxChain        = 1_000
 	MaxRecipients   = 16
+	// MaxSegment is the most stream bytes one object may hold: a reader holds an object in memory
+	// while it checks its digest, so a manifest may not make it hold more. MaxObjectSize allows for
+	// age's header and tags on top.
+	MaxSegment    = 256 << 20
+	MaxObjectSize = MaxSegment + 1<<20
 )
 
 // Manifest describes one run: what it is, the chain it restores with, and every object it wrote. It is
@@ -170,8 +175,8 @@ func (m *Manifest) Validate() error {
 			return manifestInvalid(f+"/database", "a database segment names its database, and only it")
 		case o.Database != "" && !ValidDatabaseName(o.Database):
 			return manifestInvalid(f+"/database", "%q is not a database name", o.Database)
-		case o.Size < 0 || o.Plain < 0:
-			return manifestInvalid(f+"/size", "sizes must not be negative")
+		case o.Size < 0 || o.Plain < 0 || o.Size > MaxObjectSize || o.Plain > MaxSegment:
+			return manifestInvalid(f+"/size", "sizes must lie between 0 and %d bytes", MaxObjectSize)
 		case !validSHA256(o.SHA256):
 			return manifestInvalid(f+"/sha256", "sha256 must be 64 lowercase hex digits")
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"filippo.io/age"
@@ -26,6 +27,9 @@ type Reader struct {
 	grant  *channel.BackupGrant
 	runs   []*runRead
 	index  *backup.Index
+
+	// fetched and fetchedBytes count the objects read back and checked.
+	fetched, fetchedBytes atomic.Int64
 }
 
 type runRead struct {
@@ -237,7 +241,7 @@ func (r *Reader) fetch(ctx context.Context, p channel.Presigned, o backup.Object
 	}
 	defer body.Close()
 	var buf bytes.Buffer
-	buf.Grow(int(min(o.Size, 1<<30)) + 1)
+	buf.Grow(int(o.Size) + 1) // at most backup.MaxObjectSize: the manifest was checked
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(&buf, h), io.LimitReader(body, o.Size+1))
 	if err != nil {
@@ -251,6 +255,8 @@ func (r *Reader) fetch(ctx context.Context, p channel.Presigned, o backup.Object
 		return nil, errcode.New(errcode.BackupVerifyFailed, "%s has sha256 %s in the bucket, the manifest says %s", o.Key, sum, o.SHA256).
 			With(errcode.DetailName, o.Key).With(errcode.DetailReason, "sha256")
 	}
+	r.fetched.Add(1)
+	r.fetchedBytes.Add(n)
 	return buf.Bytes(), nil
 }
 

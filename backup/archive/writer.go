@@ -109,6 +109,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	if cfg.Segment <= 0 {
 		cfg.Segment = DefaultSegment
 	}
+	cfg.Segment = min(cfg.Segment, backup.MaxSegment)
 	if cfg.Parallel <= 0 {
 		cfg.Parallel = DefaultParallel
 	}
