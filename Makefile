@@ -16,7 +16,7 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules agents packages test bench demo release lint clean proto ui-shots versitygw
+.PHONY: all build wasm modules agents packages debian-root test bench demo release lint clean proto ui-shots depaware standard-verifiers versitygw
 
 all: build
 
@@ -35,7 +35,7 @@ WASM_DIR := $(BUILD)/wasm
 # order-only, so editing another lexicon-release command does not rebuild every module.
 WASMPOST_TOOL := $(BUILD)/tools/lexicon-release
 WASMPOST := $(WASMPOST_TOOL) wasmpost
-DATAMERGE := $(wildcard host/wasm/datamerge/*.go)
+DATAMERGE := $(wildcard registry/cmd/lexicon-release/internal/datamerge/*.go)
 WORDS := $(patsubst primitives/%/main.go,%,$(wildcard primitives/*/main.go))
 TESTWORDS := $(patsubst host/wasm/testdata/%/main.go,%,$(wildcard host/wasm/testdata/*/main.go))
 WASM_OUT := $(WORDS:%=$(WASM_DIR)/%.wasm) $(TESTWORDS:%=$(WASM_DIR)/testdata/%.wasm) $(WASM_DIR)/examples/hello.wasm \
@@ -107,20 +107,77 @@ packages: agents
 	  $(PACKAGE_TOOL) deb --version $(VERSION) --arch $$a --out $(BUILD)/packages $(if $(PACKAGE_DATE),--date $(PACKAGE_DATE)) \
 	    --agent $(BUILD)/agents/$$o-$$a/lexicon-agent --plane $$d/lexicon-plane --cli $$d/lexicon || exit 1; done
 
+# debian-root makes build/debian-12/root, the Debian 12 machine the package tests run real apt and dpkg
+# in and the netns cloud's debian-12 image overlays: Debian's own packages from deb.debian.org
+# (mmdebstrap, minbase, with curl and ca-certificates for provisioning), its apt sources removed (each
+# test names its own repository). It is made once into a temporary folder and renamed, so a run cut
+# short never leaves half a root, and kept until `make clean`; a run against a slow mirror takes
+# about four minutes. Tests read it, never write it: each mounts its own overlay on it.
+DEBIAN_ROOT := $(BUILD)/debian-12/root
+DEBIAN_MIRROR ?= http://deb.debian.org
+debian-root: $(DEBIAN_ROOT)/usr/bin/apt-get
+
+$(DEBIAN_ROOT)/usr/bin/apt-get:
+	@rm -rf $(DEBIAN_ROOT).tmp && mkdir -p $(dir $(DEBIAN_ROOT))
+	mmdebstrap --variant=minbase --include=ca-certificates,curl --customize-hook='rm -f "$$1/etc/apt/sources.list"' \
+	  bookworm $(DEBIAN_ROOT).tmp "deb $(DEBIAN_MIRROR)/debian bookworm main" "deb $(DEBIAN_MIRROR)/debian-security bookworm-security main"
+	mv $(DEBIAN_ROOT).tmp $(DEBIAN_ROOT)
+
 # release signs every built module and both agents with the development key (made once, in build/keys)
-# into build/release, with a matching trust folder in build/trust. The sequence is the time, so each
-# release is newer than the last; the agents are pinned as agent/<os>-<arch>.
+# into build/release, logs the statement in a transparency log with a signed timestamp, as a publisher
+# would, and makes a matching trust folder in build/trust that holds the key, the log's key and the
+# standard trusted_root.json (naming the log and its timestamp authority). The log is `lexicon-release
+# testlog`, started for the purpose on a free port and stopped after: it keeps nothing, but the bundle
+# carries the entry's inclusion proof, signed checkpoint and timestamp, which verify offline. The
+# sequence is the time, so each release is newer than the last; the agents are pinned as
+# agent/<os>-<arch>. A development key from before publisher keys were P-256 (an Ed25519 seed, 43
+# characters) is set aside and a new one made.
+RELEASE_LOG := $(BUILD)/release-log
 release: modules agents
 	@mkdir -p $(BUILD)/keys
+	@if grep -qx 'publisher-private:[A-Za-z0-9_-]\{43\}' $(BUILD)/keys/publisher.key 2>/dev/null; then \
+	  echo "build/keys/publisher.key is a retired Ed25519 key: moved to publisher.key.retired"; \
+	  mv $(BUILD)/keys/publisher.key $(BUILD)/keys/publisher.key.retired; rm -f $(BUILD)/keys/publisher.pub $(BUILD)/keys/publisher.pem; fi
 	@test -f $(BUILD)/keys/publisher.key || $(BIN)/lexicon-release keygen --out $(BUILD)/keys
-	@rm -rf $(BUILD)/release $(BUILD)/trust
+	@rm -rf $(BUILD)/release $(BUILD)/trust $(RELEASE_LOG) && mkdir -p $(RELEASE_LOG)
 	$(BIN)/lexicon-release build --key $(BUILD)/keys/publisher.key --modules $(BUILD)/modules \
 	  --release $(VERSION) --sequence $$(date +%s) --out $(BUILD)/release \
 	  $(foreach p,$(AGENT_PLATFORMS),--agent $(p)=$(BUILD)/agents/$(subst /,-,$(p))/lexicon-agent)
-	$(BIN)/lexicon-release trust init --out $(BUILD)/trust --key $(BUILD)/keys/publisher.pub
+	@coproc TESTLOG { exec $(BIN)/lexicon-release testlog --listen 127.0.0.1:0 -o json \
+	    --log-key-out $(RELEASE_LOG)/log.pub --tsa-chain-out $(RELEASE_LOG)/tsa.pem; }; \
+	  read -r ready <&$${TESTLOG[0]} || { echo "the test log did not start"; exit 1; }; \
+	  url=$$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' <<<"$$ready"); \
+	  echo "$(BIN)/lexicon-release log --rekor $$url --tsa $$url/api/v1/timestamp $(BUILD)/release"; \
+	  $(BIN)/lexicon-release log --rekor $$url --tsa $$url/api/v1/timestamp $(BUILD)/release; st=$$?; \
+	  kill $$TESTLOG_PID; wait $$TESTLOG_PID; exit $$st
+	$(BIN)/lexicon-release trust init --out $(BUILD)/trust --key $(BUILD)/keys/publisher.pub \
+	  --log-key $(RELEASE_LOG)/log.pub --tsa-chain $(RELEASE_LOG)/tsa.pem
+	$(BIN)/lexicon-release verify $(BUILD)/release --trust $(BUILD)/trust --dry-run
 
 demo: modules
 	$(GO) run ./examples/fleet-in-a-box
+
+# standard-verifiers builds the Sigstore verifiers the standard-verifier test runs a release through:
+# cosign from the Go module proxy, in its own module (tools/cosign) so its graph stays out of go.mod,
+# and sigstore-js's verify API from npm (tools/sigstore-js, installed with its lock file, no install
+# scripts), run with the machine's node. Both are rebuilt only when their pins change; cosign is linked
+# without symbols, which halves its link time.
+COSIGN := $(BUILD)/tools/cosign
+SIGSTORE_JS := $(BUILD)/sigstore-js
+standard-verifiers: $(COSIGN) $(SIGSTORE_JS)/node_modules/.package-lock.json $(SIGSTORE_JS)/verify.mjs
+
+$(COSIGN): tools/cosign/go.mod tools/cosign/go.sum
+	@mkdir -p $(dir $@)
+	cd tools/cosign && $(GO) build -trimpath -ldflags='-s -w' -o $(abspath $@) github.com/sigstore/cosign/v3/cmd/cosign
+
+$(SIGSTORE_JS)/node_modules/.package-lock.json: tools/sigstore-js/package.json tools/sigstore-js/package-lock.json
+	@mkdir -p $(SIGSTORE_JS)
+	cp tools/sigstore-js/package.json tools/sigstore-js/package-lock.json $(SIGSTORE_JS)/
+	cd $(SIGSTORE_JS) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+
+$(SIGSTORE_JS)/verify.mjs: tools/sigstore-js/verify.mjs
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 # versitygw is the S3-compatible server the backup tests and benchmark start on loopback (POSIX backend):
 # built once from the Go module proxy, from its own module under tools/ so its graph stays out of go.mod.
@@ -132,7 +189,7 @@ $(VERSITYGW): tools/versitygw/go.mod tools/versitygw/go.sum
 
 # examples/authors builds an author's module offline (GOPROXY=off) from the module cache; resolving
 # its graph needs the go.mod of every module in ours, which a build alone does not fetch.
-test: modules $(VERSITYGW)
+test: modules debian-root standard-verifiers $(VERSITYGW)
 	$(GO) list -m all > /dev/null
 	$(GO) test -timeout 30m ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
@@ -147,7 +204,7 @@ test: modules $(VERSITYGW)
 # wordbench runs the word host beside Extism on the same word and prints the ratios; idlebench runs
 # fleet in a box and measures the idle agent with its workers. BenchmarkBackup1GiB backs up a 1 GiB
 # tree with the agent's backup word and with restic, to the same versitygw, rounds interleaved.
-bench: modules $(VERSITYGW)
+bench: modules debian-root $(VERSITYGW)
 	cd bench && $(GO) run ./cmd/wordbench -module ../$(WASM_DIR)/testdata/ref.wasm
 	$(GO) build -o $(BUILD)/tools/fleet-in-a-box ./examples/fleet-in-a-box
 	cd bench && $(GO) run ./cmd/idlebench -demo ../$(BUILD)/tools/fleet-in-a-box -bin ../$(BIN) -modules ../$(BUILD)/modules
@@ -158,6 +215,7 @@ bench: modules $(VERSITYGW)
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
 	$(GO) test -run '^$$' -bench BenchmarkInstance -benchtime 20x -count 3 ./plugins/cloud/netns/
+	$(GO) test -run '^$$' -bench BenchmarkPackagesReport -benchtime 20x -count 1 ./primitives/packages_report/
 	$(GO) test -run '^$$' -bench BenchmarkFleet -benchtime 1x -timeout 30m ./plane/internal/loadtest/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/store/...
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/metrics/
@@ -171,6 +229,12 @@ bench: modules $(VERSITYGW)
 ui-shots: wasm
 	@mkdir -p $(BUILD)/ui-shots
 	LEXICON_UI_SHOTS=$(abspath $(BUILD))/ui-shots $(GO) test -count 1 -timeout 20m -run 'TestWebUI$$' ./plane/internal/e2e/
+
+# depaware rewrites the golden lists of what the agent binary and the word SDK link
+# (agent/cmd/lexicon-agent/depaware.txt, sdk/word/depaware.txt), which `make test` checks. A change to
+# them is a reviewed change: commit it with the dependency that caused it.
+depaware:
+	$(GO) test -count 1 -run 'TestGoldenDeps$$' . -update
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

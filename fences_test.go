@@ -1,8 +1,9 @@
 package lexicon_test
 
-// The dependency fences of ARCHITECTURE.md, enforced the way tailscale's deptest does: list what each
-// package really links and refuse what its fence forbids. A fence that only lives in a document erodes
-// with the first convenient import.
+// The dependency fences of ARCHITECTURE.md, "What each part may import", enforced the way tailscale's
+// deptest does: list what each package really links and refuse what its fence forbids. A fence that
+// only lives in a document erodes with the first convenient import, and a document that drifts from
+// the fences misleads; TestFencesDocumented holds the two to the same lines.
 
 import (
 	"bytes"
@@ -22,6 +23,7 @@ const module = "github.com/lexicon-fleet/lexicon"
 
 type fence struct {
 	pattern string   // packages fenced, relative to the module root
+	rule    string   // the fence as ARCHITECTURE.md states it, one bullet, word for word
 	env     []string // extra environment for go list (GOOS for wasip1 code)
 	// forbidden reports why dep may not be imported, or "" if it may.
 	forbidden func(dep string) string
@@ -30,6 +32,9 @@ type fence struct {
 	// breaks are imports this fence must refuse, and keeps imports it must let through: the self-test
 	// shows the fence failing on a package that breaks it, so that a fence cannot silently hold nothing.
 	breaks, keeps []string
+	// exceptBreaks and exceptKeeps are {package, import} pairs that show an exception is as narrow as
+	// its rule says: the excepted package's own import goes through, a neighbour's does not.
+	exceptBreaks, exceptKeeps [][2]string
 }
 
 func stdlib(dep string) bool { return !strings.Contains(strings.Split(dep, "/")[0], ".") }
@@ -40,7 +45,7 @@ func inModule(dep, dir string) bool {
 }
 
 var fences = []fence{
-	{pattern: "agent", forbidden: func(dep string) string {
+	{pattern: "agent", rule: "`agent` never imports `plane`, and never links pgx, chi, go-plugin (nor `host/goplugin`) or an S3 client (nor `backup/presign` or `backup/backuptest`): the agent binary stays small, and sends the requests the plane presigned with net/http.", forbidden: func(dep string) string {
 		switch {
 		case inModule(dep, "plane"):
 			return "the agent never imports the plane"
@@ -60,7 +65,7 @@ var fences = []fence{
 	// The node's side of backups (the format, the archive) is linked into the agent and the word host: it
 	// imports neither of them, nor the plane, nor an S3 client; the presigner and the test server are the
 	// plane's and the tests'.
-	{pattern: "backup", forbidden: func(dep string) string {
+	{pattern: "backup", rule: "`backup` imports `registry` and `sdk`, never `host`, `agent` or `plane`, which import it; of it only `backup/presign` (the plane's) and `backup/backuptest` (the tests') link an S3 client.", forbidden: func(dep string) string {
 		switch {
 		case inModule(dep, "agent"), inModule(dep, "plane"), inModule(dep, "host"):
 			return "backup is imported by the agent, the word host and the plane, and imports none of them"
@@ -71,36 +76,42 @@ var fences = []fence{
 	}, except: func(pkg, dep string) bool {
 		return (inModule(pkg, "backup/presign") || inModule(pkg, "backup/backuptest")) && strings.HasPrefix(dep, "github.com/aws/")
 	}, breaks: []string{module + "/agent/policy", module + "/host/wasm", module + "/plane/store", "github.com/aws/aws-sdk-go-v2/service/s3"},
-		keeps: []string{module + "/registry/channel", "filippo.io/age", "golang.org/x/sys/unix"}},
-	// The agent's host side of backups links the format and the archive, never the presigner.
-	{pattern: "host", forbidden: func(dep string) string {
-		if strings.HasPrefix(dep, "github.com/aws/") || inModule(dep, "backup/presign") {
-			return "the word host sends presigned requests with net/http; it links no S3 client"
-		}
-		return ""
-	}, breaks: []string{"github.com/aws/aws-sdk-go-v2/service/s3", module + "/backup/presign"}, keeps: []string{module + "/backup/archive", "net/http"}},
-	{pattern: "registry", forbidden: func(dep string) string {
-		if inModule(dep, "agent") || inModule(dep, "plane") {
+		keeps:        []string{module + "/registry/channel", "filippo.io/age", "golang.org/x/sys/unix"},
+		exceptKeeps:  [][2]string{{module + "/backup/presign", "github.com/aws/aws-sdk-go-v2/service/s3"}, {module + "/backup/backuptest", "github.com/aws/aws-sdk-go-v2/service/s3"}},
+		exceptBreaks: [][2]string{{module + "/backup/archive", "github.com/aws/aws-sdk-go-v2/service/s3"}, {module + "/backup/presign", module + "/plane/store"}}},
+	{pattern: "registry", rule: "`registry` imports only `sdk` of Lexicon: never `host`, `agent` or `plane`, which all import it.", forbidden: func(dep string) string {
+		switch {
+		case inModule(dep, "agent") || inModule(dep, "plane"):
 			return "registry imports neither agent nor plane; both import it"
+		case inModule(dep, "host"):
+			return "registry imports no host: the host imports the registry's manifests, CAS and keys, and build-time tools live with lexicon-release"
+		case inModule(dep, "backup"):
+			return "registry imports no backup: backup builds on the registry's wire format"
 		}
 		return ""
-	}, breaks: []string{module + "/agent/policy", module + "/plane/store"}, keeps: []string{module + "/sdk/errcode", "github.com/sigstore/sigstore-go/pkg/verify"}},
+	}, breaks: []string{module + "/agent/policy", module + "/plane/store", module + "/host/wasm", module + "/backup"}, keeps: []string{module + "/sdk/errcode", "github.com/sigstore/sigstore-go/pkg/verify"}},
 	// The packaging library (and the git, OpenPGP and templating code it brings) stays in the one tool
 	// that makes packages: the publisher's tool holds the signing key and links only what signing needs.
-	{pattern: "registry", forbidden: func(dep string) string {
+	{pattern: "registry", rule: "Only `registry/cmd/lexicon-package` links the packaging library (goreleaser's nfpm).", forbidden: func(dep string) string {
 		if strings.HasPrefix(dep, "github.com/goreleaser/") {
 			return "only registry/cmd/lexicon-package links the packaging library"
 		}
 		return ""
 	}, except: func(pkg, dep string) bool { return inModule(pkg, "registry/cmd/lexicon-package") },
-		breaks: []string{"github.com/goreleaser/nfpm/v2", "github.com/goreleaser/nfpm/v2/deb"}, keeps: []string{module + "/sdk/cli", module + "/registry/statement"}},
-	{pattern: "host", forbidden: func(dep string) string {
-		if inModule(dep, "agent") || inModule(dep, "plane") {
+		breaks: []string{"github.com/goreleaser/nfpm/v2", "github.com/goreleaser/nfpm/v2/deb"}, keeps: []string{module + "/sdk/cli", module + "/registry/statement"},
+		exceptKeeps:  [][2]string{{module + "/registry/cmd/lexicon-package", "github.com/goreleaser/nfpm/v2/deb"}},
+		exceptBreaks: [][2]string{{module + "/registry/cmd/lexicon-release", "github.com/goreleaser/nfpm/v2"}}},
+	{pattern: "host", rule: "`host` imports `registry`, `backup` and `sdk`, never `agent` or `plane`: it runs modules for both; it links no S3 client (nor `backup/presign`), and sends the requests the plane presigned with net/http.", forbidden: func(dep string) string {
+		switch {
+		case inModule(dep, "agent") || inModule(dep, "plane"):
 			return "host runs modules for agent and plane and imports neither"
+		case strings.HasPrefix(dep, "github.com/aws/") || inModule(dep, "backup/presign") || inModule(dep, "backup/backuptest"):
+			return "the word host sends presigned requests with net/http; it links no S3 client"
 		}
 		return ""
-	}, breaks: []string{module + "/agent", module + "/plane/internal/drivers"}, keeps: []string{module + "/registry/manifest", "github.com/tetratelabs/wazero"}},
-	{pattern: "sdk", forbidden: func(dep string) string {
+	}, breaks: []string{module + "/agent", module + "/plane/internal/drivers", "github.com/aws/aws-sdk-go-v2/service/s3", module + "/backup/presign"},
+		keeps: []string{module + "/registry/manifest", "github.com/tetratelabs/wazero", module + "/backup/archive", "net/http"}},
+	{pattern: "sdk", rule: "`sdk` imports nothing of Lexicon outside `sdk`, with one exception: the test kits `sdk/word/wordtest` and `sdk/word/recipetest`, which never build for wasip1, may import `host` and `registry` (and `backup`, which `host` links), never `agent` or `plane`.", forbidden: func(dep string) string {
 		if strings.HasPrefix(dep, module+"/") && !inModule(dep, "sdk") {
 			return "sdk is what outside authors import; it imports nothing else of Lexicon"
 		}
@@ -108,24 +119,34 @@ var fences = []fence{
 	}, except: func(pkg, dep string) bool {
 		// wordtest and recipetest run an author's built word or recipe through the real host in `go
 		// test`; they are never built into a word (they do not build for wasip1, which the sdk/word
-		// fence checks), and they still may not reach the agent or the plane.
-		// The host brings the node's side of backups with it.
+		// fence checks), and they still may not reach the agent or the plane (sdk/RATIONALE.md, "What
+		// sdk may import"). The host brings the node's side of backups with it.
 		return (inModule(pkg, "sdk/word/wordtest") || inModule(pkg, "sdk/word/recipetest")) &&
 			(inModule(dep, "host") || inModule(dep, "registry") || inModule(dep, "backup"))
-	}, breaks: []string{module + "/host/wasm", module + "/registry", module + "/plane/api"}, keeps: []string{module + "/sdk/errcode", "github.com/hashicorp/go-plugin"}},
-	{pattern: "sdk/word", env: []string{"GOOS=wasip1", "GOARCH=wasm"}, forbidden: func(dep string) string {
+	}, breaks: []string{module + "/host/wasm", module + "/registry", module + "/plane/api"}, keeps: []string{module + "/sdk/errcode", "github.com/hashicorp/go-plugin"},
+		exceptKeeps: [][2]string{{module + "/sdk/word/wordtest", module + "/host/wasm"}, {module + "/sdk/word/recipetest", module + "/registry/manifest"},
+			{module + "/sdk/word/wordtest", module + "/backup/archive"}},
+		exceptBreaks: [][2]string{{module + "/sdk/word/wordtest", module + "/agent/policy"}, {module + "/sdk/word/recipetest", module + "/plane/api"},
+			{module + "/sdk/word", module + "/host/wasm"}, {module + "/sdk/driver/drivertest", module + "/host/goplugin"}, {module + "/sdk/word", module + "/backup"}}},
+	{pattern: "sdk/word", rule: "`sdk/word` builds for wasip1 on the standard library and `sdk` alone.", env: []string{"GOOS=wasip1", "GOARCH=wasm"}, forbidden: func(dep string) string {
 		if !stdlib(dep) && !inModule(dep, "sdk") {
 			return "sdk/word builds for wasip1 on the standard library and sdk alone"
 		}
 		return ""
 	}, breaks: []string{"github.com/tetratelabs/wazero", module + "/registry/manifest"}, keeps: []string{module + "/sdk/errcode", "encoding/json"}},
-	{pattern: "primitives", env: []string{"GOOS=wasip1", "GOARCH=wasm"}, forbidden: outsideAuthor,
+	{pattern: "primitives", rule: "`primitives` (built for wasip1) import only `sdk` of Lexicon, as an outside author's words would.", env: []string{"GOOS=wasip1", "GOARCH=wasm"}, forbidden: outsideAuthor,
 		breaks: outsideAuthorBreaks, keeps: outsideAuthorKeeps},
-	{pattern: "plugins", forbidden: outsideAuthor, breaks: outsideAuthorBreaks, keeps: outsideAuthorKeeps},
-	{pattern: "examples", forbidden: outsideAuthor, breaks: outsideAuthorBreaks, keeps: outsideAuthorKeeps},
-	{pattern: "plane/cmd/lexicon", forbidden: adminClient,
+	{pattern: "plugins", rule: "`plugins` import only `sdk` of Lexicon (and their provider's SDK), as an outside author's drivers would.", forbidden: outsideAuthor, breaks: outsideAuthorBreaks, keeps: outsideAuthorKeeps},
+	{pattern: "examples", rule: "`examples` import only `sdk` of Lexicon, as an outside author would.", forbidden: outsideAuthor, breaks: outsideAuthorBreaks, keeps: outsideAuthorKeeps},
+	{pattern: "plane", rule: "`plane` never imports `agent`: the two meet only on the wire, whose format is `registry/channel`.", forbidden: func(dep string) string {
+		if inModule(dep, "agent") {
+			return "the plane and the agent meet only on the wire (registry/channel)"
+		}
+		return ""
+	}, breaks: []string{module + "/agent", module + "/agent/policy"}, keeps: []string{module + "/registry/channel", module + "/host/goplugin", "github.com/jackc/pgx/v5"}},
+	{pattern: "plane/cmd/lexicon", rule: "`plane/cmd/lexicon`, the admin CLI, speaks `plane/api`: it never links pgx, SQLite, chi, go-plugin, `plane/store` or `plane/internal`.", forbidden: adminClient,
 		breaks: adminClientBreaks, keeps: []string{module + "/plane/api", module + "/registry/cas", module + "/sdk/cli", "net/http"}},
-	{pattern: "plane/api", forbidden: func(dep string) string {
+	{pattern: "plane/api", rule: "`plane/api`, which every client links, imports only the standard library, `sdk/errcode` and `registry/channel`.", forbidden: func(dep string) string {
 		if why := adminClient(dep); why != "" {
 			return why
 		}
@@ -287,6 +308,19 @@ func TestFenceCatchesViolation(t *testing.T) {
 			}
 			if v := f.violations(map[string][]string{pkg: f.keeps}); len(v) != 0 {
 				t.Errorf("a package under %s importing only %q is refused: %q", f.pattern, f.keeps, v)
+			}
+			if (f.except != nil) != (len(f.exceptKeeps) > 0 && len(f.exceptBreaks) > 0) {
+				t.Fatal("a fence with an exception names a pair it lets through and one it still refuses; one without names neither")
+			}
+			for _, p := range f.exceptKeeps {
+				if v := f.violations(map[string][]string{p[0]: {p[1]}}); len(v) != 0 {
+					t.Errorf("the exception refuses %s importing %s: %q", p[0], p[1], v)
+				}
+			}
+			for _, p := range f.exceptBreaks {
+				if v := f.violations(map[string][]string{p[0]: {p[1]}}); len(v) != 1 {
+					t.Errorf("the exception lets %s import %s: %d violations, want 1", p[0], p[1], len(v))
+				}
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/checkpoint"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
@@ -27,7 +28,8 @@ type Release struct {
 	Signer    keys.PublisherPublic
 	Logged    bool
 
-	learned []string // trust lines the key chain taught
+	learned     []string        // trust lines the key chain taught
+	checkpoints checkpoint.Held // log checkpoints to hold once accepted
 
 	// The subject indexes are built on first use: verification itself never needs them.
 	indexed  sync.Once

@@ -57,6 +57,27 @@ func TestVerifyLoggedRelease(t *testing.T) {
 	}
 }
 
+// TestVerifyInTotoExtensions: a statement another tool annotated, as in-toto allows (an extension
+// field, subject annotations and a second digest), verifies; the sha256 still pins each artifact.
+func TestVerifyInTotoExtensions(t *testing.T) {
+	f := newFixture(t)
+	dir := f.build(t, 1, nil)
+	payload := readBundle(t, dir).GetDsseEnvelope().Payload
+	payload = bytes.Replace(payload, []byte(`"subject":`), []byte(`"x-builder":{"id":"ci-42"},"subject":`), 1)
+	payload = bytes.ReplaceAll(payload, []byte(`"digest":{"sha256":`),
+		[]byte(`"annotations":{"reviewed":true},"digest":{"sha512":"`+strings.Repeat("0", 128)+`","sha256":`))
+	signPayload(t, dir, f.key, payload)
+	if _, _, err := verifyDir(t, f.trustDir, dir); err != nil {
+		t.Fatalf("annotated statement refused: %v", err)
+	}
+	// The annotations do not loosen pinning: altered module bytes still fail.
+	blob := blobOf(t, dir, "word/word_000")
+	must(t, os.Chmod(blob, 0o644))
+	must(t, os.WriteFile(blob, []byte("\x00asm altered"), 0o644))
+	_, _, err := verifyDir(t, f.trustDir, dir)
+	testkit.WantCode(t, err, errcode.ModuleDigestMismatch)
+}
+
 // TestTampering is the trust core's promise: each tampering fails closed, with its own code.
 func TestTampering(t *testing.T) {
 	cases := []struct {
@@ -352,6 +373,22 @@ func TestTampering(t *testing.T) {
 			dir := f.build(t, 1, nil)
 			payload := readBundle(t, dir).GetDsseEnvelope().Payload
 			signPayload(t, dir, f.key, bytes.Replace(payload, []byte(`"sequence":1,`), []byte(`"sequence":1,"sequence":99,`), 1))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"statement in the retired release/v1 format", errcode.StatementFormatRetired, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			payload := string(readBundle(t, dir).GetDsseEnvelope().Payload)
+			for _, r := range [][2]string{{"release/v2", "release/v1"}, {`"issuedAt"`, `"issued_at"`}, {`"expiresAt"`, `"expires_at"`},
+				{`"sourceCommit"`, `"source_commit"`}, {`"keyChain"`, `"key_chain"`}} {
+				payload = strings.Replace(payload, r[0], r[1], 1)
+			}
+			signPayload(t, dir, f.key, []byte(payload))
+			return verify(t, f.trustDir, dir)
+		}},
+		{"subject with no sha256 digest", errcode.StatementInvalid, func(t *testing.T, f *fixture) error {
+			dir := f.build(t, 1, nil)
+			payload := readBundle(t, dir).GetDsseEnvelope().Payload
+			signPayload(t, dir, f.key, bytes.Replace(payload, []byte(`{"sha256":`), []byte(`{"sha512":`), 1))
 			return verify(t, f.trustDir, dir)
 		}},
 		{"wrong predicate type", errcode.StatementInvalid, func(t *testing.T, f *fixture) error {

@@ -20,7 +20,14 @@ import (
 //
 //	statement_keys/*.pub  held publisher keys, one per line; chain.pub is appended to as keys are learned
 //	log_keys/*.pub        transparency-log keys; holding any turns on the log requirement for good
+//	witnesses             optional: at least k of these witnesses must cosign each log checkpoint
 //	state                 JSON: highest sequence accepted, its statement digest, and the log ratchet
+//
+// and, for standard Sigstore verifiers (cosign, sigstore-js, sigstore-go), which Lexicon's verifier
+// never reads:
+//
+//	trusted_root.json     the Sigstore trusted root naming the held logs and their timestamp authorities
+//	statement_keys/*.pem  each publisher key held at init, as a PKIX PEM public key
 //
 // Lines of a statement_keys file:
 //
@@ -62,6 +69,7 @@ type Trust struct {
 	held  map[string]heldKey // by fingerprint
 	logs  []keys.LogPublic
 	state State
+	view  logView
 }
 
 // OpenTrust loads a trust directory. Every file and folder in it must pass keys.CheckTrusted.
@@ -110,6 +118,9 @@ func OpenTrust(dir string) (*Trust, error) {
 			}
 			t.logs = append(t.logs, lk)
 		}
+	}
+	if err := t.readWitnesses(); err != nil {
+		return nil, err
 	}
 	if err := t.readState(); err != nil {
 		return nil, err
@@ -214,14 +225,18 @@ func (t *Trust) LogKeys() []keys.LogPublic { return slices.Clone(t.logs) }
 // RequiresLog reports whether statements must carry a log entry: once log keys were ever held, always.
 func (t *Trust) RequiresLog() bool { return len(t.logs) > 0 || t.state.RequireLog }
 
-// Accept records a verified release: the keys and retirements its chain taught, then the new highest
-// sequence. Keys are appended first, so a crash between the two leaves the node stricter, never looser.
+// Accept records a verified release: the keys and retirements its chain taught, the log checkpoints it
+// was verified under (when HoldCheckpoints named a file), then the new highest sequence. Each step
+// only tightens, so a crash between two leaves the node stricter, never looser.
 func (t *Trust) Accept(r *Release) error {
 	if err := keys.AppendLines(filepath.Join(t.dir, statementKeysDir, chainFile), r.learned); err != nil {
 		return err
 	}
 	for _, line := range r.learned {
 		_ = t.addLine(line) // lines we wrote ourselves
+	}
+	if err := t.acceptCheckpoints(r); err != nil {
+		return err
 	}
 	next := State{Sequence: r.Statement.Predicate.Sequence, Statement: r.Digest, RequireLog: t.RequiresLog()}
 	if next.Sequence < t.state.Sequence {
@@ -238,16 +253,24 @@ func (t *Trust) Accept(r *Release) error {
 	return nil
 }
 
-// InitTrust creates a trust directory holding the given publisher keys and, optionally, log keys. It
-// refuses a directory that already holds statement keys.
-func InitTrust(dir string, publishers []keys.PublisherPublic, logs []keys.LogPublic) error {
+// InitTrust creates a trust directory holding the given publisher keys and, optionally, log keys, with
+// the standard trusted root (naming the logs and the timestamp authorities tsas) and PEM keys beside
+// them. It refuses a directory that already holds statement keys.
+func InitTrust(dir string, publishers []keys.PublisherPublic, logs []keys.LogPublic, tsas ...TimestampAuthority) error {
+	rootJSON, err := TrustedRootJSON(logs, tsas)
+	if err != nil {
+		return err
+	}
 	sk := filepath.Join(dir, statementKeysDir)
 	if err := os.MkdirAll(sk, 0o755); err != nil {
 		return errcode.Wrap(err, errcode.IOFailed, "cannot create %s", sk)
 	}
 	for _, p := range publishers {
-		name := strings.NewReplacer("SHA256:", "", "/", "_", "+", "-").Replace(p.Fingerprint())[:16] + ".pub"
-		if err := keys.WritePublic(filepath.Join(sk, name), p.String()); err != nil {
+		name := strings.NewReplacer("SHA256:", "", "/", "_", "+", "-").Replace(p.Fingerprint())[:16]
+		if err := keys.WritePublic(filepath.Join(sk, name+".pub"), p.String()); err != nil {
+			return err
+		}
+		if err := keys.CreateExclusive(filepath.Join(sk, name+".pem"), p.PEM(), 0o644); err != nil {
 			return err
 		}
 	}
@@ -262,5 +285,5 @@ func InitTrust(dir string, publishers []keys.PublisherPublic, logs []keys.LogPub
 			}
 		}
 	}
-	return nil
+	return keys.CreateExclusive(filepath.Join(dir, TrustedRootFile), rootJSON, 0o644)
 }

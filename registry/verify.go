@@ -20,7 +20,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// Check names, in the order verification runs them (ARCHITECTURE.md, "Release statement").
+// Check names, in the order verification runs them (ARCHITECTURE.md, "The path of a release").
 const (
 	CheckParse     = "parse"
 	CheckSignature = "signature"
@@ -59,7 +59,7 @@ func (r *Report) fail(check string, err error, rest ...string) error {
 	return err
 }
 
-var statementChecks = []string{CheckParse, CheckSignature, CheckLog, CheckSequence, CheckExpiry}
+var statementChecks = []string{CheckParse, CheckSignature, CheckLog, CheckCheckpoint, CheckSequence, CheckExpiry}
 
 func after(check string, all []string) []string {
 	for i, c := range all {
@@ -70,9 +70,10 @@ func after(check string, all []string) []string {
 	return nil
 }
 
-// Verify checks a statement bundle against the trust directory, offline, in the architecture's order:
-// signature by a held, unretired key; the transparency-log entry when log keys are held; sequence not
-// rolled back; not expired. It changes nothing; call Accept to remember the release.
+// Verify checks a statement bundle against the trust directory, offline, in the order of the checks
+// above: signature by a held, unretired key; the transparency-log entry when log keys are held, and its
+// checkpoint cosigned as the witness policy asks and consistent with the one held; sequence not rolled
+// back; not expired. It changes nothing; call Accept to remember the release.
 func (t *Trust) Verify(bundleJSON []byte, now time.Time) (*Release, error) {
 	var rep Report
 	return t.verify(bundleJSON, now, &rep, statementChecks)
@@ -109,8 +110,14 @@ func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []st
 		}
 		rel.Logged = true
 		rep.pass(CheckLog, "inclusion proven in a log whose key is held")
+		said, err := t.checkCheckpoints(sb, rel)
+		if err != nil {
+			return fail(CheckCheckpoint, err)
+		}
+		rep.pass(CheckCheckpoint, "%s", said)
 	} else {
 		rep.pass(CheckLog, "no log keys held: a log entry is not required")
+		rep.pass(CheckCheckpoint, "no log keys held: no checkpoint to compare")
 	}
 
 	seq := st.Predicate.Sequence
@@ -164,7 +171,7 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 		return keys.PublisherPublic{}, nil, errcode.New(errcode.StatementSignatureInvalid,
 			"statement is signed by %q, a key this trust directory does not hold", hint).With(errcode.DetailKeyID, hint)
 	}
-	verifier, err := signature.LoadED25519phVerifier(h.key.Ed25519())
+	verifier, err := signature.LoadECDSAVerifier(h.key.ECDSA(), crypto.SHA256)
 	if err != nil {
 		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "cannot load key %s", hint)
 	}
@@ -204,7 +211,7 @@ func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Relea
 //
 // An entry that changes nothing held is history this trust directory already has, and is passed over.
 // A new entry must be signed by a key held at that point in the walk and valid at the first sequence
-// the entry can affect here: its own from_sequence, but never below the next sequence this directory
+// the entry can affect here: its own fromSequence, but never below the next sequence this directory
 // can accept. Without that floor a retired key could sign an entry dated before its retirement and so
 // hand its authority to a key it made up after it.
 func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []string, error) {

@@ -7,6 +7,8 @@
 //	  "names": ["www.example.com", "example.com:8443"],
 //	  "renewal": {"path": "/usr/bin/certbot", "sha256": "<64 hex digits>", "args": ["renew", "--quiet"]},
 //	  "update": "off",
+//	  "packages": {"operations": ["query", "restarts", "refresh", "upgrade", "repair"],
+//	               "origins": ["origin=Debian,label=Debian-Security"], "names": ["*"]},
 //	  "backup": {"paths": ["/srv/app"], "restore_paths": ["/srv/restore"], "databases": ["app"],
 //	             "postgres": {"bin": "/usr/lib/postgresql/15/bin", "host": "127.0.0.1", "user": "postgres"}}
 //	}
@@ -16,6 +18,11 @@
 //
 // renewal is the certificate renewal program this node runs when cert_expiry fails, pinned by the
 // sha256 of its bytes; without it cert_expiry only checks.
+//
+// packages narrows what words may do with the package manager (the pkg.* capabilities): which
+// operations, which archives an upgrade may install from (origin patterns), which package names it
+// may touch. Each list given narrows what a word's signed manifest allows and never widens it; a list
+// left out leaves that bound to the manifest, and an empty one allows nothing.
 //
 // backup is what may leave this machine in a backup and where a restore may write (backup.Policy):
 // the plane's backup policy chooses among these paths and databases and can never widen them; without
@@ -54,6 +61,8 @@ type Policy struct {
 	Renewal *manifest.NodeProgram `json:"renewal,omitempty"`
 	// Update is "off" when the agent must not update itself; "" and "on" let it.
 	Update string `json:"update,omitempty"`
+	// Packages narrows the pkg.* capabilities; nil narrows nothing beyond each word's manifest.
+	Packages *manifest.NodePackages `json:"packages,omitempty"`
 	// Backup is what backups may read and restores may write on this node; nil: no backups.
 	Backup *backup.Policy `json:"backup,omitempty"`
 
@@ -78,6 +87,11 @@ func Load(path string) *Policy {
 	if p.Renewal != nil {
 		if err := p.Renewal.Validate(); err != nil {
 			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: renewal is not a pinned program, so this node accepts nothing", path)}
+		}
+	}
+	if p.Packages != nil {
+		if err := p.Packages.Validate(); err != nil {
+			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: packages is not valid, so this node accepts nothing", path)}
 		}
 	}
 	if p.Backup != nil {

@@ -110,3 +110,22 @@ func TestBackupSection(t *testing.T) {
 		}
 	}
 }
+
+func TestPackages(t *testing.T) {
+	p := policy.Load(write(t, `{"classes": {"change": "accept"}, "packages": {"operations": ["query", "upgrade"], "origins": ["origin=Debian,label=Debian-Security"]}}`, 0o644))
+	if err := p.Problem(); err != nil {
+		t.Fatal(err)
+	}
+	if p.Packages == nil || !p.Packages.AllowsOperation("pkg.upgrade") || p.Packages.AllowsOperation("pkg.repair") || p.Packages.Names != nil {
+		t.Fatalf("%+v", p.Packages)
+	}
+	if p := policy.Load(write(t, `{"classes": {"change": "accept"}}`, 0o644)); p.Packages != nil {
+		t.Fatalf("no packages key narrows: %+v", p.Packages)
+	}
+	for _, bad := range []string{`{"packages": {"operations": ["purge"]}}`, `{"packages": {"origins": ["Debian"]}}`, `{"packages": {"names": ["Bad"]}}`, `{"packages": {"hold": []}}`} {
+		p := policy.Load(write(t, bad, 0o644))
+		if errcode.Code(p.Problem()) != errcode.PolicyUntrusted || p.Check(word(manifest.ClassLook)) == nil {
+			t.Errorf("%s: %v", bad, p.Problem())
+		}
+	}
+}

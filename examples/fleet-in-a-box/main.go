@@ -1,5 +1,6 @@
-// Command fleet-in-a-box is `make demo`: it signs a throwaway release of the built-in words, starts a
-// plane on SQLite and one agent on this machine, pairs them the way an admin would (comparing
+// Command fleet-in-a-box is `make demo`: it signs a throwaway release of the built-in words, logs it in
+// a test transparency log as a publisher logs into theirs (nodes and the plane then require a log
+// entry), starts a plane on SQLite and one agent on this machine, pairs them the way an admin would (comparing
 // fingerprints), runs host_report and disk_usage, and leaves the plane running. Run as root where
 // network namespaces can be made, it also provisions one more machine through the netns cloud
 // (plugins/cloud/netns) and runs host_report on it; elsewhere it says why not and goes on. DEMO_ONESHOT=1
@@ -88,8 +89,15 @@ func demo() error {
 		return err
 	}
 	fmt.Printf("release %v: %d modules, statement %v\n", rel["release"], len(rel["modules"].([]any)), rel["statement"])
+
+	step("the release logged in a test transparency log, with a signed timestamp (in memory: the bundle keeps its proofs)")
+	logKey, tsaChain := filepath.Join(dir, "log.pub"), filepath.Join(dir, "tsa.pem")
+	if err := logRelease(release, logKey, tsaChain); err != nil {
+		return err
+	}
 	for _, trust := range []string{filepath.Join(planeData, "trust"), filepath.Join(agentConfig, "trust")} {
-		if _, err := jsonOf("lexicon-release", "trust", "init", "--out", trust, "--key", filepath.Join(keys, "demo.pub")); err != nil {
+		if _, err := jsonOf("lexicon-release", "trust", "init", "--out", trust, "--key", filepath.Join(keys, "demo.pub"),
+			"--log-key", logKey, "--tsa-chain", tsaChain); err != nil {
 			return err
 		}
 	}
@@ -340,6 +348,38 @@ func jsonOf(name string, args ...string) (map[string]any, error) {
 		return m, fmt.Errorf("%s %s: %v: %v", name, args[0], m["code"], m["message"])
 	}
 	return m, nil
+}
+
+// logRelease starts `lexicon-release testlog` on a free port, logs the release in it with a timestamp
+// from its authority, and stops it. The log keeps nothing, but the bundle now carries the entry's
+// inclusion proof, signed checkpoint and timestamp, which verify offline against the log key and
+// authority chain it wrote to logKey and tsaChain.
+func logRelease(release, logKey, tsaChain string) error {
+	testlog := exec.Command(filepath.Join(bin, "lexicon-release"), "testlog", "--listen", "127.0.0.1:0",
+		"--log-key-out", logKey, "--tsa-chain-out", tsaChain, "-o", "json")
+	testlog.Stderr = logFile(filepath.Join(dir, "testlog.log"))
+	out, _ := testlog.StdoutPipe()
+	if err := testlog.Start(); err != nil {
+		return err
+	}
+	defer stopProc(testlog)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("the test log did not start; see %s", filepath.Join(dir, "testlog.log"))
+	}
+	var ready struct {
+		URL    string `json:"url"`
+		TSAURL string `json:"tsa_url"`
+	}
+	if err := json.Unmarshal([]byte(line), &ready); err != nil {
+		return err
+	}
+	logged, err := jsonOf("lexicon-release", "log", "--rekor", ready.URL, "--tsa", ready.TSAURL, release)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("logged at index %v of %v in %s\n", logged["log_index"], logged["tree_size"], ready.URL)
+	return nil
 }
 
 func logFile(path string) *os.File {

@@ -297,7 +297,7 @@ func (d *Driver) restart() {
 			d.mu.Lock()
 			d.lastErr = d.scrub.Scrub(err.Error())
 			d.mu.Unlock()
-			d.log.Error("driver restart failed", "error", d.scrub.Scrub(err.Error()))
+			d.log.Error("driver restart failed", "err", d.scrub.Scrub(err.Error()))
 			continue
 		}
 		d.mu.Lock()

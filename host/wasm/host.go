@@ -24,6 +24,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
+	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -83,6 +84,11 @@ type Config struct {
 	Renewal *manifest.NodeProgram
 	// Systemd reaches the service manager; nil detects it (systemd.Detect).
 	Systemd systemd.Manager
+	// Packages reaches the package manager; nil detects it (pkgmgr.Detect).
+	Packages pkgmgr.Manager
+	// PackagePolicy is the node's own narrowing of the pkg.* capabilities (its policy's "packages");
+	// nil narrows nothing beyond each word's manifest.
+	PackagePolicy *manifest.NodePackages
 	// RootCAs verify net.http's TLS servers; nil uses the system's.
 	RootCAs *x509.CertPool
 	// Logger receives the host's own events (cache rejections, worker deaths); nil discards them.
@@ -126,7 +132,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if sd == nil {
 		sd = systemd.Detect()
 	}
-	h.env = &caps.Env{Self: append([]string(nil), cfg.Self...), Systemd: sd, RootCAs: cfg.RootCAs, Renewal: cfg.Renewal}
+	pm := cfg.Packages
+	if pm == nil {
+		pm = pkgmgr.Detect()
+	}
+	h.env = &caps.Env{Self: append([]string(nil), cfg.Self...), Systemd: sd, RootCAs: cfg.RootCAs, Renewal: cfg.Renewal,
+		Packages: pm, PackagePolicy: cfg.PackagePolicy}
 	if b := cfg.Backup; b != nil {
 		h.env.Backup = &caps.BackupEnv{Policy: b.Policy, Dir: b.Dir, Segment: b.Segment, Parallel: b.Parallel}
 	}

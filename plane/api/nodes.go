@@ -132,6 +132,18 @@ type Node struct {
 	// keeps its old vocabulary until it has updated itself, and jobs for words it does not hold yet are
 	// refused with job.needs_newer_agent.
 	BelowFloor bool `json:"below_floor"`
+	// Checkpoints are the transparency-log checkpoints the node holds, as it reported them: its view
+	// of each log (GET /nodes/{id} only).
+	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+}
+
+// Checkpoint is a log checkpoint a node holds: the log's origin, the tree size and its root hash
+// (standard base64).
+type Checkpoint struct {
+	Origin     string    `json:"origin"`
+	Size       int64     `json:"size"`
+	RootHash   string    `json:"root_hash"`
+	ReportedAt time.Time `json:"reported_at"`
 }
 
 // NodeUpdate is a node's report of its own update: state is one of none, current, pending, trial,

@@ -10,8 +10,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// A database that recorded a migration number under another name (a placeholder another build
-// applied) is refused, rather than left without this binary's tables.
+// A database that recorded a migration number under another name (applied by another build that
+// took the same number) is refused, rather than left without this binary's tables.
 func TestSQLiteRefusesAMigrationRecordedUnderAnotherName(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "plane.db")
 	s := storetest.Open(t, path)

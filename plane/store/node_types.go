@@ -145,6 +145,9 @@ type NodeReportParams struct {
 	// Update is where the node's self-update stands; the zero value records an agent that reports
 	// none. Each report replaces the last, like Untrusted.
 	Update NodeUpdate
+	// Checkpoints are the log checkpoints the node holds (NodeID, NodeName and ReportedAt are not
+	// read); each report replaces the node's set, nil clearing it.
+	Checkpoints []NodeCheckpoint
 }
 
 type NodeSeenParams struct {

@@ -90,6 +90,15 @@ type Store interface {
 	// NodeSeen records only when an active node was seen and whether it is idle: a claim whose report
 	// the plane already holds (Node.ReportDigest). Refused: node.not_active.
 	NodeSeen(ctx context.Context, p NodeSeenParams) error
+	// NodeCheckpointList returns the log checkpoints nodes hold, as their reports said (NodeReport),
+	// by node and origin: every active node's, or one node's.
+	NodeCheckpointList(ctx context.Context, p NodeCheckpointListParams) ([]NodeCheckpoint, error)
+	// LogConsistencyRecord records the plane's verdict on two checkpoints of one log, replacing any it
+	// had on the same pair, and forgets verdicts on pairs no active node holds a side of any more.
+	// The plane:log_split_view detector reads them. Refused: store.param_invalid.
+	LogConsistencyRecord(ctx context.Context, p LogConsistencyRecordParams) error
+	// LogConsistencyList returns the verdicts recorded, by origin and sizes.
+	LogConsistencyList(ctx context.Context, p LogConsistencyListParams) ([]LogConsistency, error)
 	// NodeDisconnect ends the pairing from the plane's side: the node becomes disconnected, its key is
 	// retired, its queued jobs are cancelled and a running job is lost. Refused: node.not_active.
 	NodeDisconnect(ctx context.Context, p NodeEndParams) (NodeEndResult, error)

@@ -13,6 +13,15 @@
 //	POST job_status   JobStatusRequest   -> JobStatusResponse
 //	POST leave        LeaveRequest       -> LeaveResponse
 //	GET  artifact?statement=current | ?sha256=<hex> | ?agent=<os>-<arch>   -> bytes
+//	GET  artifact?log_proof=<origin>&old=<size>&new=<size>                 -> consistency proof (JSON)
+//
+// artifact?log_proof= is the RFC 6962 consistency proof between two sizes of a log the plane reads,
+// fetched by the plane from the log (registry/checkpoint's JSON form). A node asks for it when the
+// statement it is offered is logged under another checkpoint than the one it holds; it verifies the
+// proof against both signed checkpoints, so the plane is not trusted with it. A plane that cannot get
+// one answers log.unavailable, and the node refuses the statement (statement.log_inconsistent). Every
+// claim reports the checkpoints the node holds (ClaimRequest.Checkpoints), so the plane can compare
+// nodes' views of each log.
 //
 // artifact?agent= serves the current release's agent binary for a platform only as a pinned
 // artifact (artifact.not_pinned otherwise); the node checks its sha256 against the statement it
@@ -156,6 +165,9 @@ type ClaimRequest struct {
 	ClaimSize  int            `json:"claim_size,omitempty"`
 	// Update is where the agent's own update stands; absent from agents older than self-update.
 	Update *UpdateReport `json:"update,omitempty"`
+	// Checkpoints are the transparency-log checkpoints the node holds, one a log: the views of the
+	// logs its statements were verified under.
+	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
 
 	ReportDigest  string `json:"report_digest,omitempty"`  // Digest of this claim's report
 	ReportOmitted bool   `json:"report_omitted,omitempty"` // the report fields are left out; see Brief
@@ -170,6 +182,17 @@ func (c ClaimRequest) Digest() string {
 	data, _ := json.Marshal(c)
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// MaxCheckpoints caps the checkpoints a claim reports: one per log the node's trust folder holds.
+const MaxCheckpoints = 16
+
+// Checkpoint is a log checkpoint a node holds, without its signatures: the log's origin, the tree size
+// and the RFC 6962 root hash (standard base64, as a checkpoint writes it).
+type Checkpoint struct {
+	Origin   string `json:"origin"`
+	Size     uint64 `json:"size"`
+	RootHash string `json:"root_hash"`
 }
 
 // Brief is the claim without its report: Idle, Cases and the digest of the report it leaves out.

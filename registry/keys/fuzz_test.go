@@ -21,6 +21,15 @@ func wantKeyMalformed(t *testing.T, what string, err error) {
 	}
 }
 
+// wantPublisherRefusal fails on a refusal of a publisher key text that carries neither key.malformed
+// nor key.algorithm_retired (an Ed25519 body, the publisher key type before P-256).
+func wantPublisherRefusal(t *testing.T, what string, err error) {
+	t.Helper()
+	if c := errcode.Code(err); c != errcode.KeyMalformed && c != errcode.KeyAlgorithmRetired {
+		t.Fatalf("%s refused without key.malformed or key.algorithm_retired: %v", what, err)
+	}
+}
+
 // checkCanonical fails unless the canonical text a parsed key prints is itself a stable form: it parses
 // back and prints the same.
 func checkCanonical[K interface{ String() string }](t *testing.T, what string, k K, parse func(string) (K, error)) K {
@@ -35,14 +44,14 @@ func checkCanonical[K interface{ String() string }](t *testing.T, what string, k
 	return back
 }
 
-// FuzzParseEdKeys holds the publisher and node key parsers to their promise on any text: no panic, a
+// FuzzParseKeys holds the publisher and node key parsers to their promise on any text: no panic, a
 // coded refusal, and a key that parses prints a text that parses back to the same key, of its own type.
-func FuzzParseEdKeys(f *testing.F) {
+func FuzzParseKeys(f *testing.F) {
 	pub, node := keys.NewPublisher(), keys.NewNode()
 	for _, s := range []string{
 		pub.Public().String(), pub.String(), node.Public().String(), node.String(),
 		"  " + pub.Public().String() + "\n", "publisher-key:", "publisher-key:AAAA", "node-key:" + strings.Repeat("A", 44),
-		"publisher-private:" + strings.Repeat("_", 43), "log-key:a:b", "",
+		"publisher-private:" + strings.Repeat("_", 43), "publisher-key:" + strings.Repeat("A", 43), "log-key:a:b", "",
 		otherSpelling(pub.Public().String()), pub.Public().String()[:30] + "\n" + pub.Public().String()[30:],
 	} {
 		f.Add(s)
@@ -55,7 +64,7 @@ func FuzzParseEdKeys(f *testing.F) {
 			}
 		}
 		if p, err := keys.ParsePublisherPublic(s); err != nil {
-			wantKeyMalformed(t, "publisher key", err)
+			wantPublisherRefusal(t, "publisher key", err)
 		} else {
 			canonical("publisher key", p.String())
 			back := checkCanonical(t, "publisher key", p, keys.ParsePublisherPublic)
@@ -67,15 +76,15 @@ func FuzzParseEdKeys(f *testing.F) {
 			}
 		}
 		if k, err := keys.ParsePublisherPrivate(s); err != nil {
-			wantKeyMalformed(t, "publisher private key", err)
+			wantPublisherRefusal(t, "publisher private key", err)
 		} else {
 			canonical("publisher private key", k.String())
 			back := checkCanonical(t, "publisher private key", k, keys.ParsePublisherPrivate)
 			if !back.Public().Equal(k.Public()) {
 				t.Fatalf("publisher private key %q: round trip gives another key", s)
 			}
-			sig, _ := k.SignPH([]byte("fuzz"))
-			if !k.Public().VerifyPH([]byte("fuzz"), sig) {
+			sig, _ := k.Sign([]byte("fuzz"))
+			if !k.Public().Verify([]byte("fuzz"), sig) || k.Public().ECDSA() == nil {
 				t.Fatalf("publisher private key %q signs what its public key refuses", s)
 			}
 		}
@@ -146,6 +155,38 @@ func FuzzParseLogPublic(f *testing.F) {
 		back := checkCanonical(t, "log key", l, keys.ParseLogPublic)
 		if back.Origin() != l.Origin() || !bytes.Equal(back.ID(), l.ID()) || len(l.ID()) != 32 || l.IsZero() {
 			t.Fatalf("log key %q: round trip gives another key", s)
+		}
+	})
+}
+
+// FuzzParseWitnessPublic: any text is a witness key or a key.malformed refusal. A witness key that
+// parses prints back as it was written and verifies as the same key.
+func FuzzParseWitnessPublic(f *testing.F) {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	w, err := keys.NewWitnessPublic("witness.example", pub)
+	if err != nil {
+		f.Fatal(err)
+	}
+	vkey := w.VKey()
+	for _, s := range []string{
+		w.String(), " " + w.String() + "\n", "witness-key:", "witness-key:" + strings.Replace(vkey, "+", "+0", 1),
+		"witness-key:a+00000000+BA==", "witness-key:a b+00000000+" + strings.SplitN(vkey, "+", 3)[2], vkey,
+		"witness-key:" + strings.ToUpper(vkey), otherSpelling(w.String()),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := keys.ParseWitnessPublic(s)
+		if err != nil {
+			wantKeyMalformed(t, "witness key", err)
+			return
+		}
+		if k.String() != strings.TrimSpace(s) {
+			t.Fatalf("witness key %q parses but prints %q", s, k.String())
+		}
+		back := checkCanonical(t, "witness key", k, keys.ParseWitnessPublic)
+		if !back.Equal(k) || back.Verifier().KeyHash() != k.Verifier().KeyHash() || k.IsZero() {
+			t.Fatalf("witness key %q: round trip gives another key", s)
 		}
 	})
 }

@@ -1,12 +1,18 @@
 // Package keys defines Lexicon's key types and the files that hold them.
 //
-// Publisher keys sign release statements, node keys sign channel requests, and log keys sign
-// transparency-log checkpoints. Each is its own Go type with its own text prefix, so a node key can
-// never be passed where a publisher key is expected, in code or in a file:
+// Publisher keys sign release statements, node keys sign channel requests, log keys sign
+// transparency-log checkpoints, and witness keys cosign them. Each is its own Go type with its own
+// text prefix, so a node key can never be passed where a publisher key is expected, in code or in a
+// file:
 //
-//	publisher-key:<base64>      publisher-private:<base64>
-//	node-key:<base64>           node-private:<base64>
+//	publisher-key:<base64url compressed P-256 point>   publisher-private:<base64url PKCS #8 DER>
+//	node-key:<base64url Ed25519 key>                    node-private:<base64url Ed25519 seed>
 //	log-key:<origin>:<base64 PKIX DER>
+//	witness-key:<name>+<hash>+<base64>  (a C2SP signed-note vkey, type 0x04: Ed25519 cosignature/v1)
+//
+// Publisher keys are ECDSA P-256, the one algorithm that both a Rekor v2 log and every standard Sigstore
+// verifier take for a DSSE envelope; node keys are Ed25519, as RFC 9421's ed25519 algorithm needs. A
+// publisher key from before, Ed25519, is refused with key.algorithm_retired.
 //
 // Each body must be the one canonical encoding of its bytes (no stray bits after the last byte, no line
 // breaks inside): a key has exactly one text, and any other spelling is key.malformed.
@@ -33,11 +39,12 @@ const (
 	nodePublicPrefix       = "node-key:"
 	nodePrivatePrefix      = "node-private:"
 	logPublicPrefix        = "log-key:"
+	witnessPublicPrefix    = "witness-key:"
 )
 
 var b64 = base64.RawURLEncoding
 
-// edPublic is the shared body of the Ed25519 public key types. The zero-length func array makes the
+// edPublic is the body of the Ed25519 public key types. The zero-length func array makes the
 // types incomparable, so == cannot be used by mistake where Equal is meant.
 type edPublic struct {
 	_ [0]func()

@@ -1,14 +1,22 @@
 package keys_test
 
 import (
+	"bytes"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	rekornote "github.com/sigstore/rekor-tiles/v2/pkg/note"
+	fnote "github.com/transparency-dev/formats/note"
 
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -39,6 +47,9 @@ func TestTextFormsRoundTripAndStayDistinct(t *testing.T) {
 	if _, err := keys.ParsePublisherPublic("publisher-key:AAAA"); errcode.Code(err) != errcode.KeyMalformed {
 		t.Fatalf("short key: %v", err)
 	}
+	if pem := string(pub.Public().PEM()); !strings.HasPrefix(pem, "-----BEGIN PUBLIC KEY-----\n") {
+		t.Fatalf("publisher key PEM: %q", pem)
+	}
 	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	lk, err := keys.NewLogPublic("log.example.test", &ec.PublicKey)
 	if err != nil {
@@ -50,6 +61,26 @@ func TestTextFormsRoundTripAndStayDistinct(t *testing.T) {
 	}
 	if _, err := keys.ParseLogPublic(pub.Public().String()); errcode.Code(err) != errcode.KeyMalformed {
 		t.Fatalf("publisher key parsed as log key: %v", err)
+	}
+}
+
+// TestRetiredPublisherKeysRefused: the publisher keys of before, Ed25519, are refused with their own
+// code, so an operator is told to make a new key rather than that a file is damaged.
+func TestRetiredPublisherKeysRefused(t *testing.T) {
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	pubText := "publisher-key:" + base64.RawURLEncoding.EncodeToString(ed.Public().(ed25519.PublicKey))
+	privText := "publisher-private:" + base64.RawURLEncoding.EncodeToString(ed.Seed())
+	if _, err := keys.ParsePublisherPublic(pubText); errcode.Code(err) != errcode.KeyAlgorithmRetired {
+		t.Fatalf("Ed25519 publisher key: %v, want %s", err, errcode.KeyAlgorithmRetired)
+	}
+	if _, err := keys.ParsePublisherPrivate(privText); errcode.Code(err) != errcode.KeyAlgorithmRetired {
+		t.Fatalf("Ed25519 publisher private key: %v, want %s", err, errcode.KeyAlgorithmRetired)
+	}
+	// A P-384 key is no publisher key either, though it is ECDSA.
+	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(p384)
+	if _, err := keys.ParsePublisherPrivate("publisher-private:" + base64.RawURLEncoding.EncodeToString(der)); errcode.Code(err) != errcode.KeyMalformed {
+		t.Fatalf("P-384 private key: %v", err)
 	}
 }
 
@@ -88,10 +119,13 @@ func TestNonCanonicalTextRefused(t *testing.T) {
 			t.Fatalf("%s: its own text is refused: %v", name, err)
 		}
 		mid := len(text) - 10
-		for what, bad := range map[string]string{
-			"stray bits after the last byte": otherSpelling(text),
-			"a line break inside":            text[:mid] + "\r\n" + text[mid:],
-		} {
+		bad := map[string]string{"a line break inside": text[:mid] + "\r\n" + text[mid:]}
+		// A publisher key's bodies (a 33-byte point, 138 bytes of PKCS #8) fill their last character
+		// exactly: there are no spare bits to spell the same bytes another way.
+		if !strings.HasPrefix(name, "publisher-") {
+			bad["stray bits after the last byte"] = otherSpelling(text)
+		}
+		for what, bad := range bad {
 			if err := parse(bad); errcode.Code(err) != errcode.KeyMalformed {
 				t.Errorf("%s with %s (%q): %v, want %s", name, what, bad, err, errcode.KeyMalformed)
 			}
@@ -101,9 +135,13 @@ func TestNonCanonicalTextRefused(t *testing.T) {
 
 func TestSignatures(t *testing.T) {
 	pub := keys.NewPublisher()
-	sig, _ := pub.SignPH([]byte("statement"))
-	if !pub.Public().VerifyPH([]byte("statement"), sig) || pub.Public().VerifyPH([]byte("statemenT"), sig) {
-		t.Fatal("ed25519ph sign/verify wrong")
+	sig, digest := pub.Sign([]byte("statement"))
+	if !pub.Public().Verify([]byte("statement"), sig) || pub.Public().Verify([]byte("statemenT"), sig) ||
+		keys.NewPublisher().Public().Verify([]byte("statement"), sig) {
+		t.Fatal("publisher sign/verify wrong")
+	}
+	if want := sha256.Sum256([]byte("statement")); string(digest) != string(want[:]) {
+		t.Fatal("Sign does not return the SHA-256 it signed")
 	}
 	node := keys.NewNode()
 	s := node.Sign([]byte("request"))
@@ -131,6 +169,25 @@ func TestFingerprintMatchesSSHKeygen(t *testing.T) {
 	fields := strings.Fields(string(out))
 	if len(fields) < 2 || fields[1] != node.Public().Fingerprint() {
 		t.Fatalf("ssh-keygen says %q, we say %s", out, node.Public().Fingerprint())
+	}
+	// A publisher key's PEM, converted by ssh-keygen itself, has the fingerprint we print.
+	pub := keys.NewPublisher().Public()
+	pemPath := filepath.Join(t.TempDir(), "publisher.pem")
+	if err := os.WriteFile(pemPath, pub.PEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sshForm, err := exec.Command("ssh-keygen", "-i", "-m", "PKCS8", "-f", pemPath).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, sshForm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = exec.Command("ssh-keygen", "-lf", path).Output(); err != nil {
+		t.Fatal(err)
+	}
+	if fields = strings.Fields(string(out)); len(fields) < 2 || fields[1] != pub.Fingerprint() {
+		t.Fatalf("ssh-keygen says %q of the publisher key, we say %s", out, pub.Fingerprint())
 	}
 }
 
@@ -215,5 +272,65 @@ func TestPrivateKeyFile(t *testing.T) {
 	os.Chmod(path, 0o640)
 	if _, err := keys.ReadPublisherPrivateFile(path); errcode.Code(err) != errcode.KeyFileUntrusted {
 		t.Fatalf("group-readable private key: %v", err)
+	}
+}
+
+// TestWitnessVerifierMatchesFormats: the cosignature/v1 verifier accepts what transparency-dev's
+// signer makes, for this key and this text only.
+func TestWitnessVerifierMatchesFormats(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := keys.NewWitnessPublic("w.example", pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := strings.SplitN(w.VKey(), "+", 3)[1]
+	signer, err := fnote.NewSignerForCosignatureV1("PRIVATE+KEY+w.example+" + hash + "+" + base64.StdEncoding.EncodeToString(append([]byte{4}, priv.Seed()...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := []byte("log.example\n42\n" + base64.StdEncoding.EncodeToString(make([]byte, 32)) + "\n")
+	sig, err := signer.Sign(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := w.Verifier()
+	if v.Name() != signer.Name() || v.KeyHash() != signer.KeyHash() || !v.Verify(text, sig) {
+		t.Fatalf("formats' cosignature does not verify (hash %08x, signer's %08x)", v.KeyHash(), signer.KeyHash())
+	}
+	ref, err := fnote.NewVerifierForCosignatureV1(w.VKey())
+	if err != nil || !ref.Verify(text, sig) {
+		t.Fatalf("reference verifier: %v", err)
+	}
+	other := bytes.Replace(text, []byte("42"), []byte("43"), 1)
+	bad := bytes.Clone(sig)
+	bad[3] ^= 1 // another timestamp
+	for name, c := range map[string]struct{ msg, sig []byte }{
+		"other text": {other, sig}, "other time": {text, bad}, "short": {text, sig[:70]}, "not a checkpoint": {[]byte("x\n"), sig},
+	} {
+		if v.Verify(c.msg, c.sig) {
+			t.Errorf("%s verifies", name)
+		}
+	}
+}
+
+// TestLogIDIsRekors: a log key's id is the one a Rekor v2 log of that key writes into its entries.
+func TestLogIDIsRekors(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	edPub, _, _ := ed25519.GenerateKey(rand.Reader)
+	for _, pub := range []any{&ec.PublicKey, edPub} {
+		lk, err := keys.NewLogPublic("log.example.test", pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, want, err := rekornote.KeyHash("log.example.test", pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(lk.ID()) != string(want) {
+			t.Fatalf("%T log id %x, Rekor's %x", pub, lk.ID(), want)
+		}
 	}
 }

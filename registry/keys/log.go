@@ -84,8 +84,16 @@ func (l LogPublic) Origin() string { return l.origin }
 // Key returns the checkpoint verification key.
 func (l LogPublic) Key() crypto.PublicKey { return l.key }
 
-// ID is the log id Rekor puts in entries: the SHA-256 of the key's PKIX DER.
+// ID is the log id a Rekor v2 log puts in its entries, the untruncated key id of its checkpoint key:
+// for ECDSA the SHA-256 of the key's PKIX DER, for Ed25519 the C2SP signed-note key hash
+// SHA-256(origin || "\n" || 0x01 || key).
 func (l LogPublic) ID() []byte {
+	if k, ok := l.key.(ed25519.PublicKey); ok {
+		h := sha256.New()
+		h.Write([]byte(l.origin + "\n\x01"))
+		h.Write(k)
+		return h.Sum(nil)
+	}
 	d := sha256.Sum256(l.der)
 	return d[:]
 }

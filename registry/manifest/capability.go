@@ -32,6 +32,12 @@ type Capability struct {
 	MinAgeS int64 `json:"min_age_s,omitempty"`
 	// MinBytes is the smallest size journal.vacuum may shrink the journal to.
 	MinBytes int64 `json:"min_bytes,omitempty"`
+	// Origins are the archives pkg.upgrade may install from, as origin patterns
+	// ("origin=Debian,label=Debian-Security"; see ParseOriginPattern).
+	Origins []string `json:"origins,omitempty"`
+	// Packages are package-name patterns in path.Match syntax (pkg.upgrade): every package an upgrade
+	// installs or replaces must match one.
+	Packages []string `json:"packages,omitempty"`
 	// MaxBytes caps what one call may read, write or fetch.
 	MaxBytes int64 `json:"max_bytes,omitempty"`
 	// TimeoutMS caps one call's time (net.http, tls.peer, exec.pinned).
@@ -107,6 +113,8 @@ const (
 	bPatterns
 	bMinAge
 	bMinBytes
+	bOrigins
+	bPackages
 )
 
 // capSpec says which bounds a capability takes, which it needs, and the lowest word class it needs.
@@ -133,6 +141,11 @@ var capabilitiesV1 = map[string]capSpec{
 	"net.http":             {allowed: bHosts | bMaxBytes | bTimeout, required: bHosts},
 	"tls.peer":             {allowed: bHosts | bTimeout, required: bHosts},
 	"exec.pinned":          {allowed: bPrograms | bMaxBytes | bTimeout, required: bPrograms, minClass: ClassChange},
+	"pkg.query":            {allowed: bMaxBytes},
+	"pkg.restarts":         {},
+	"pkg.refresh":          {allowed: bTimeout, minClass: ClassChange},
+	"pkg.upgrade":          {allowed: bOrigins | bPackages | bTimeout, required: bOrigins | bPackages, minClass: ClassChange},
+	"pkg.repair":           {allowed: bTimeout, minClass: ClassChange},
 	// Backups: what they may read, dump and write is the node policy's to say as well; a run sends
 	// data off the machine, so even reading is a change word's, and a restore is a destructive one's.
 	"backup.begin":    {minClass: ClassChange},
@@ -172,6 +185,12 @@ func (c Capability) has() bound {
 	if c.MinBytes != 0 {
 		b |= bMinBytes
 	}
+	if len(c.Origins) > 0 {
+		b |= bOrigins
+	}
+	if len(c.Packages) > 0 {
+		b |= bPackages
+	}
 	return b
 }
 
@@ -179,7 +198,7 @@ var boundNames = []struct {
 	b    bound
 	name string
 }{{bPaths, "paths"}, {bUnits, "units"}, {bHosts, "hosts"}, {bPrograms, "programs"}, {bMaxBytes, "max_bytes"}, {bTimeout, "timeout_ms"},
-	{bPatterns, "patterns"}, {bMinAge, "min_age_s"}, {bMinBytes, "min_bytes"}}
+	{bPatterns, "patterns"}, {bMinAge, "min_age_s"}, {bMinBytes, "min_bytes"}, {bOrigins, "origins"}, {bPackages, "packages"}}
 
 func (m *Manifest) validateCapabilities() error {
 	seen := map[string]bool{}
@@ -233,6 +252,16 @@ func (m *Manifest) validateCapabilities() error {
 		}
 		if c.MinBytes != 0 && c.MinBytes < MinJournalBytes {
 			return invalid(field+".min_bytes", "min_bytes must be at least %d: the journal is never vacuumed to less", MinJournalBytes)
+		}
+		for j, o := range c.Origins {
+			if _, err := ParseOriginPattern(o); err != nil {
+				return invalid(fmt.Sprintf("%s.origins[%d]", field, j), "%v", err)
+			}
+		}
+		for j, p := range c.Packages {
+			if !ValidPackagePattern(p) {
+				return invalid(fmt.Sprintf("%s.packages[%d]", field, j), "package pattern %q is not a valid pattern of package names", p)
+			}
 		}
 		for j, h := range c.Hosts {
 			if !validHost(h) {

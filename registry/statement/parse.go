@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"golang.org/x/mod/semver"
 
@@ -55,18 +56,32 @@ func DecodeBundle(data []byte) (*Statement, error) {
 
 // Decode parses and checks a statement payload. It needs no key: it runs before trust is decided,
 // and only checks that the statement is well formed.
+//
+// The statement layer is in-toto's: members it does not define are ignored, as in-toto requires of a
+// consumer, so a statement with subject annotations, a second digest or an extension field still
+// decodes. The predicate is Lexicon's own and is decoded strictly.
 func Decode(payload []byte) (*Statement, error) {
 	if len(payload) > MaxPayloadSize {
 		return nil, errcode.New(errcode.StatementTooLarge, "statement is %d bytes, over the %d-byte cap", len(payload), MaxPayloadSize).
 			With(errcode.DetailLayer, "statement")
 	}
-	var s Statement
-	if err := strictjson.Decode(payload, MaxPayloadSize, &s); err != nil {
+	var w wireStatement
+	if err := strictjson.DecodeOpen(payload, MaxPayloadSize, &w); err != nil {
+		return nil, malformed(err, "statement", "statement is not valid in-toto Statement JSON")
+	}
+	s := Statement{Type: w.Type, Subject: w.Subject, PredicateType: w.PredicateType}
+	if err := s.checkHeader(); err != nil {
+		return nil, err
+	}
+	if len(w.Predicate) == 0 {
+		return nil, invalid("predicate", "the statement has no predicate")
+	}
+	if err := strictjson.Decode(w.Predicate, MaxPayloadSize, &s.Predicate); err != nil {
 		var unknown *strictjson.UnknownFieldError
 		if errors.As(err, &unknown) {
-			return nil, malformed(err, "statement", "statement has unknown field %q", unknown.Field)
+			return nil, malformed(err, "predicate", "predicate has unknown field %q", unknown.Field)
 		}
-		return nil, malformed(err, "statement", "statement is not valid JSON of the release schema")
+		return nil, malformed(err, "predicate", "predicate is not valid JSON of the release schema")
 	}
 	if err := s.check(); err != nil {
 		return nil, err
@@ -74,17 +89,36 @@ func Decode(payload []byte) (*Statement, error) {
 	return &s, nil
 }
 
+// wireStatement is the statement layer as it is read: the predicate is kept as its bytes and decoded
+// strictly on its own once the predicate type is known.
+type wireStatement struct {
+	Type          string         `json:"_type"`
+	Subject       []Subject      `json:"subject"`
+	PredicateType string         `json:"predicateType"`
+	Predicate     jsontext.Value `json:"predicate"`
+}
+
 func invalid(field, format string, args ...any) error {
 	return errcode.New(errcode.StatementInvalid, format, args...).With(errcode.DetailField, field)
 }
 
-func (s *Statement) check() error {
+// checkHeader checks what says how to read the rest: the statement and predicate types.
+func (s *Statement) checkHeader() error {
 	if s.Type != StatementType {
 		return invalid("_type", "statement type is %q, not %q", s.Type, StatementType)
+	}
+	if s.PredicateType == RetiredPredicateType {
+		return errcode.New(errcode.StatementFormatRetired,
+			"the statement is in the retired release/v1 format (Ed25519ph-signed); build and sign the release again with this lexicon-release").
+			With(errcode.DetailField, "predicateType")
 	}
 	if s.PredicateType != PredicateType {
 		return invalid("predicateType", "predicate type is %q, not %q", s.PredicateType, PredicateType)
 	}
+	return nil
+}
+
+func (s *Statement) check() error {
 	if len(s.Subject) == 0 || len(s.Subject) > MaxSubjects {
 		return invalid("subject", "a statement has 1 to %d subjects, this one %d", MaxSubjects, len(s.Subject))
 	}
@@ -97,7 +131,7 @@ func (s *Statement) check() error {
 			return errcode.New(errcode.StatementSubjectDuplicate, "subject %q appears twice", sub.Name).With(errcode.DetailSubject, sub.Name)
 		}
 		if !cas.ValidDigest(sub.SHA256()) {
-			return invalid("subject", "subject %q needs exactly one sha256 digest", sub.Name)
+			return invalid("subject", "subject %q needs a sha256 digest in lowercase hex", sub.Name)
 		}
 		pinned[sub.Name] = sub.SHA256()
 	}
@@ -112,7 +146,7 @@ func (s *Statement) check() error {
 		return invalid("predicate.sequence", "sequence starts at 1")
 	}
 	if p.IssuedAt.IsZero() || p.ExpiresAt.IsZero() || !p.ExpiresAt.After(p.IssuedAt) {
-		return invalid("predicate.expires_at", "issued_at and expires_at are required and expires_at comes after issued_at")
+		return invalid("predicate.expiresAt", "issuedAt and expiresAt are required and expiresAt comes after issuedAt")
 	}
 	seen := map[string]bool{}
 	for _, m := range p.Modules {
@@ -133,12 +167,12 @@ func (s *Statement) check() error {
 	}
 	for i, e := range p.KeyChain {
 		if (e.Op != OpAdd && e.Op != OpRetire) || e.Key.IsZero() || e.SignedBy == "" || e.Signature == "" {
-			return invalid("predicate.key_chain", "key-chain entry %d is incomplete or has op %q", i, e.Op)
+			return invalid("predicate.keyChain", "key-chain entry %d is incomplete or has op %q", i, e.Op)
 		}
 		// Sequences start at 1. An entry "from 0" has no meaning of its own, and reading it as "from 1"
 		// would sign one text and apply another.
 		if e.FromSequence == 0 {
-			return invalid("predicate.key_chain", "key-chain entry %d applies from sequence 0; sequences start at 1", i)
+			return invalid("predicate.keyChain", "key-chain entry %d applies from sequence 0; sequences start at 1", i)
 		}
 	}
 	return nil

@@ -8,7 +8,6 @@ import (
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/sign"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/lexicon-fleet/lexicon/registry/keys"
@@ -42,31 +41,32 @@ func MarshalBundle(b *protobundle.Bundle) ([]byte, error) {
 	return out, nil
 }
 
-// Keypair adapts a publisher key to sigstore-go's signing interface, in Ed25519ph mode.
+// Keypair adapts a publisher key to sigstore-go's signing interface: ECDSA P-256 with SHA-256, which
+// sigstore-go's Rekor v2 client logs as a hashedrekord over the SHA-256 of the envelope's
+// pre-authentication encoding.
 func Keypair(k keys.PublisherPrivate) sign.Keypair { return keypair{k} }
 
 type keypair struct{ k keys.PublisherPrivate }
 
 func (p keypair) GetHashAlgorithm() protocommon.HashAlgorithm {
-	return protocommon.HashAlgorithm_SHA2_512
+	return protocommon.HashAlgorithm_SHA2_256
 }
 
 func (p keypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
-	return protocommon.PublicKeyDetails_PKIX_ED25519_PH
+	return protocommon.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256
 }
 
 // GetHint names the key in the bundle; verifiers look the key up by it among the keys they hold.
 func (p keypair) GetHint() []byte                { return []byte(p.k.Public().Fingerprint()) }
-func (p keypair) GetKeyAlgorithm() string        { return "ED25519" }
-func (p keypair) GetPublicKey() crypto.PublicKey { return p.k.Public().Ed25519() }
+func (p keypair) GetKeyAlgorithm() string        { return "ECDSA" }
+func (p keypair) GetPublicKey() crypto.PublicKey { return p.k.Public().ECDSA() }
 
 func (p keypair) GetPublicKeyPem() (string, error) {
-	b, err := cryptoutils.MarshalPublicKeyToPEM(p.k.Public().Ed25519())
-	return string(b), err
+	return string(p.k.Public().PEM()), nil
 }
 
 func (p keypair) SignData(_ context.Context, data []byte) ([]byte, []byte, error) {
-	sig, digest := p.k.SignPH(data)
+	sig, digest := p.k.Sign(data)
 	return sig, digest, nil
 }
 

@@ -12,6 +12,9 @@ const (
 	KeyFileUntrusted = "key.file_untrusted"
 	// KeyMalformed: a key's text form or file cannot be parsed.
 	KeyMalformed = "key.malformed"
+	// KeyAlgorithmRetired: a publisher key is Ed25519, which publisher keys were before they became
+	// ECDSA P-256; a new key must be made and handed to the nodes.
+	KeyAlgorithmRetired = "key.algorithm_retired"
 )
 
 var areaKey = Area{Name: "key", Reserved: true, Codes: []Spec{
@@ -19,4 +22,5 @@ var areaKey = Area{Name: "key", Reserved: true, Codes: []Spec{
 	{KeyChainInvalid, statusUnprocessable, Unchanged},
 	{KeyFileUntrusted, statusUnprocessable, Unchanged},
 	{KeyMalformed, statusUnprocessable, Unchanged},
+	{KeyAlgorithmRetired, statusUnprocessable, Unchanged},
 }}

@@ -2,8 +2,8 @@ package errcode
 
 // Codes of the transparency log.
 const (
-	// LogUnavailable: the transparency log refused or could not be reached. The bundle on disk is
-	// unchanged.
+	// LogUnavailable: the transparency log, or the timestamp authority beside it, refused or could not
+	// be reached. The bundle on disk is unchanged.
 	LogUnavailable = "log.unavailable"
 )
 

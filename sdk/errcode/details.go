@@ -11,7 +11,9 @@ const (
 	DetailCase              = "case"                // a case's id on its node
 	DetailChecks            = "checks"              // how many checks ran
 	DetailClass             = "class"               // a word's class
+	DetailCommand           = "command"             // a process's command name
 	DetailComponent         = "component"           // a path component (a symlink met on the way)
+	DetailCount             = "count"               // how many were found
 	DetailCurrent           = "current"             // the value now held (a release sequence)
 	DetailDigest            = "digest"              // a module's sha256 digest
 	DetailDriver            = "driver"              // a driver's name
@@ -23,8 +25,9 @@ const (
 	DetailFeature           = "feature"             // a driver feature
 	DetailField             = "field"               // the field (or JSON pointer) at fault
 	DetailFile              = "file"                // a file's name
-	DetailFolder            = "folder"              // a folder on a path (one others can write)
 	DetailFingerprint       = "fingerprint"         // a key's fingerprint
+	DetailFolder            = "folder"              // a folder on a path (one others can write)
+	DetailHeldSize          = "held_size"           // the tree size of the log checkpoint a verifier holds
 	DetailHost              = "host"                // a host name or address
 	DetailHTTPStatus        = "http_status"         // a provider's HTTP status
 	DetailID                = "id"                  // the id of the thing the code is about
@@ -44,8 +47,13 @@ const (
 	DetailNeed              = "need"                // the role a request needs
 	DetailNewest            = "newest"              // the newest value held
 	DetailNodeID            = "node_id"             // a node's id
+	DetailOperation         = "operation"           // an operation (of the package manager)
+	DetailOrigin            = "origin"              // where something comes from: a transparency log's origin, or a package version's archive (origin, label, suite)
+	DetailPackage           = "package"             // a system package's name
+	DetailPackages          = "packages"            // system packages' names
 	DetailPart              = "part"                // a part of a larger value
 	DetailPath              = "path"                // a file path
+	DetailPID               = "pid"                 // a process id
 	DetailPlaneKeyID        = "plane_key_id"        // the id of the plane's master key
 	DetailProviderCode      = "provider_code"       // a provider's own error code
 	DetailReason            = "reason"              // why, in a word (or a reserved code a word reported)
@@ -61,6 +69,7 @@ const (
 	DetailStatus            = "status"              // a status (a join's, an HTTP answer's)
 	DetailSubject           = "subject"             // a release statement subject
 	DetailTag               = "tag"                 // an instance's tag
+	DetailTreeSize          = "tree_size"           // a log checkpoint's tree size
 	DetailUnit              = "unit"                // a systemd unit
 	DetailVersion           = "version"             // a version
 	DetailWord              = "word"                // a word's name

@@ -76,7 +76,7 @@ const (
 var areas = []*Area{
 	&areaAccount, &areaAgent, &areaArtifact, &areaAuth, &areaBackup, &areaCapability, &areaCase, &areaChannel, &areaCloud,
 	&areaContract, &areaDNS, &areaDriver, &areaIncident, &areaInternal, &areaIO, &areaJob, &areaJoin,
-	&areaKey, &areaLease, &areaLog, &areaManifest, &areaModule, &areaNode, &areaNotification, &areaPlane, &areaPolicy, &areaProvision,
+	&areaKey, &areaLease, &areaLog, &areaManifest, &areaModule, &areaNode, &areaNotification, &areaPkg, &areaPlane, &areaPolicy, &areaProvision,
 	&areaRebuild, &areaRecipe, &areaRelease, &areaReplica, &areaRequest, &areaRollout, &areaRoute, &areaStatement, &areaStore, &areaToken,
 	&areaUsage, &areaWebhook, &areaWord,
 }

@@ -99,8 +99,8 @@ func runCmd() *cli.Command {
 			if err := pol.Problem(); err != nil {
 				log.Warn("this node accepts no jobs and runs no repairs until its policy is fixed", "err", err)
 			}
-			h, err := wasm.New(ctx, wasm.Config{CacheDir: sd.WasmCache(), CacheKeyFile: sd.WasmCacheKey(), Self: pol.Names, Renewal: pol.Renewal, Logger: log,
-				Backup: backupConfig(pol, sd)})
+			h, err := wasm.New(ctx, wasm.Config{CacheDir: sd.WasmCache(), CacheKeyFile: sd.WasmCacheKey(), Self: pol.Names, Renewal: pol.Renewal,
+				PackagePolicy: pol.Packages, Logger: log, Backup: backupConfig(pol, sd)})
 			if err != nil {
 				return nil, err
 			}

@@ -22,6 +22,8 @@ type statusResult struct {
 	Statement   uint64         `json:"statement_sequence"`
 	Untrusted   string         `json:"untrusted,omitempty"`
 	Vocabulary  []channel.Word `json:"vocabulary"`
+	// Checkpoints are the log checkpoints the node holds: its view of each log.
+	Checkpoints []channel.Checkpoint `json:"checkpoints"`
 }
 
 func (r statusResult) Text(w io.Writer) {
@@ -36,6 +38,9 @@ func (r statusResult) Text(w io.Writer) {
 	}
 	for _, word := range r.Vocabulary {
 		fmt.Fprintf(w, "  %-20s %-8s %s\n", word.Name, word.Version, word.Class)
+	}
+	for _, cp := range r.Checkpoints {
+		fmt.Fprintf(w, "log %s: checkpoint at size %d, root %s\n", cp.Origin, cp.Size, cp.RootHash)
 	}
 }
 
@@ -55,9 +60,11 @@ func statusCmd() *cli.Command {
 				}
 			}
 			res := statusResult{Plane: p.Plane, JoinID: p.JoinID, Status: p.Status, NodeID: p.NodeID, Fingerprint: p.Fingerprint,
-				PubFile: sd.PubFile(), Policy: policy.Load(d.policyFile()).String(), Vocabulary: []channel.Word{}}
+				PubFile: sd.PubFile(), Policy: policy.Load(d.policyFile()).String(), Vocabulary: []channel.Word{},
+				Checkpoints: []channel.Checkpoint{}}
 			if v, err := vocab.Open(d.trustDir(), sd.ModulesDir(), nil); err == nil {
 				res.Statement, res.Untrusted, res.Vocabulary = v.Ref().Sequence, v.Untrusted(), v.Report()
+				res.Checkpoints = append(res.Checkpoints, v.Checkpoints()...)
 			}
 			return res, nil
 		},

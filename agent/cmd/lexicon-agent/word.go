@@ -60,7 +60,7 @@ func wordRunCmd() *cli.Command {
 			fs.StringVar(&cacheDir, "cache-dir", defaultWordCache(), "compile cache (its key is kept beside it, in DIR.key)")
 			fs.StringVar(&self, "self", "", "the node's own names for @self, comma-separated (host or host:port)")
 			fs.StringVar(&stateDir, "state-dir", "", "the agent's state folder, whose job lock the word runs under (default "+state.DefaultDir+", when it exists)")
-			fs.StringVar(&configDir, "config-dir", DefaultConfigDir, "config folder whose policy.json's backup section the backup words run under")
+			fs.StringVar(&configDir, "config-dir", "", "the agent's config folder, whose policy's package bounds and backup section the word runs under (default "+DefaultConfigDir+", when its policy exists)")
 			fs.StringVar(&grantFile, "grant", "", "a backup grant (JSON, mode 0600) for the run: the host holds it, the word never sees it")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
@@ -89,7 +89,11 @@ func wordRunCmd() *cli.Command {
 			if err != nil {
 				return nil, err
 			}
-			cfg := wasm.Config{CacheDir: cacheDir}
+			packages, err := nodePackages(configDir)
+			if err != nil {
+				return nil, err
+			}
+			cfg := wasm.Config{CacheDir: cacheDir, PackagePolicy: packages}
 			if cacheDir != "" {
 				cfg.CacheKeyFile = filepath.Clean(cacheDir) + ".key"
 			}
@@ -144,6 +148,9 @@ func readGrant(path string) (*channel.BackupGrant, error) {
 // wordBackupConfig is the backup side of a word run by hand: the backup section of the node's policy
 // and the state folder's backup key, as the daemon gives them. A run with a grant needs both.
 func wordBackupConfig(configDir, stateDir string, needed bool) (*wasm.BackupConfig, error) {
+	if configDir == "" {
+		configDir = DefaultConfigDir
+	}
 	polFile := filepath.Join(configDir, policy.FileName)
 	if _, err := os.Stat(polFile); err != nil && !needed {
 		return nil, nil
@@ -184,6 +191,25 @@ func takeJobLock(dir string) (*joblock.Lock, error) {
 		return nil, errcode.Wrap(err, errcode.AgentBusy, "a job or a repair holds the job lock %s; run the word again when it ends", path)
 	}
 	return lock, err
+}
+
+// nodePackages is the package bounds of the node's policy, which a word run by hand obeys as a job
+// does. With no folder named, the installed agent's is used when its policy exists; a machine
+// without one has no bounds beyond the manifest's. A policy that exists but cannot be trusted is its
+// policy.untrusted: the node accepts nothing until it is fixed.
+func nodePackages(dir string) (*manifest.NodePackages, error) {
+	path := filepath.Join(dir, policy.FileName)
+	if dir == "" {
+		path = filepath.Join(DefaultConfigDir, policy.FileName)
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	pol := policy.Load(path)
+	if err := pol.Problem(); err != nil {
+		return nil, err
+	}
+	return pol.Packages, nil
 }
 
 // loadReleased verifies the release against the trust directory (accepting it, as the agent would) and

@@ -175,7 +175,7 @@ func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
 func (d *Daemon) claim() (full, send channel.ClaimRequest) {
 	req := channel.ClaimRequest{
 		Idle: true, Version: d.Version, Statement: d.Vocab.Ref(), Vocabulary: d.Vocab.Report(),
-		Untrusted: d.Vocab.Untrusted(), Recipes: []channel.RecipeReport{},
+		Untrusted: d.Vocab.Untrusted(), Recipes: []channel.RecipeReport{}, Checkpoints: d.Vocab.Checkpoints(),
 	}
 	if d.Update != nil {
 		req.Update = d.Update.Report(d.Vocab.BelowFloor())

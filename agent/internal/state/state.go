@@ -4,7 +4,9 @@
 //	<state>/node.key       the node's private key, 0600
 //	<state>/node.pub       its public key in authorized_keys form (ssh-keygen -lf node.pub)
 //	<state>/pairing.json   the plane, its CA, the join and, once approved, the node id
-//	<state>/modules/       statements and modules by sha256, re-hashed on every load
+//	<state>/modules/       statements and modules by sha256, re-hashed on every load; beside them the
+//	                       log checkpoints the node holds (checkpoints, 0600, replaced whole) and the
+//	                       consistency proofs its current statement was verified with (log_proofs)
 //	<state>/wasm-cache/    compiled words, sealed by <state>/wasm-cache.key
 //	<state>/job.lock       held while a job, a repair or a `word run` runs
 //	<state>/recipes/       the recipe loop: ledger/<recipe>.jsonl, cases/<recipe>.json, case_seq

@@ -4,13 +4,16 @@ package vocab
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +23,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/checkpoint"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
@@ -57,6 +61,8 @@ type Vocabulary struct {
 	words     map[string]Word
 	recipes   map[string]Recipe
 	untrusted string // why the newest statement or some of its modules were refused
+	// checkpoints are the log checkpoints the node holds, as claims report them.
+	checkpoints []channel.Checkpoint
 
 	// agentVersion is the running agent's; a statement whose floor is above it is verified and held
 	// as the offer (the agent updates itself from it) but its vocabulary is not taken.
@@ -74,10 +80,14 @@ func (v *Vocabulary) SetAgentVersion(version string) {
 }
 
 // Files beside the store: the current statement's digest, and why modules were refused when it was
-// installed (kept so an offline restart can still say why).
+// installed (kept so an offline restart can still say why); the log checkpoints the node holds
+// (registry/checkpoint's held file, root-only, replaced whole), and the consistency proofs the newest
+// statement was verified with (kept so an offline restart verifies it again).
 const (
-	currentFile = "current"
-	refusedFile = "refused"
+	currentFile     = "current"
+	refusedFile     = "refused"
+	checkpointsFile = "checkpoints"
+	proofsFile      = "log_proofs"
 )
 
 // Open loads the vocabulary the node last accepted, re-verifying it offline. A node whose cached
@@ -142,8 +152,17 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 	if err != nil {
 		return v.refuse(err)
 	}
+	if err := trust.HoldCheckpoints(filepath.Join(v.store.Root(), checkpointsFile)); err != nil {
+		return v.refuse(err)
+	}
+	v.heldCheckpoints(trust)
+	proofs, fetchErr := v.proofs(ctx, f, trust.ProofsNeeded(bundle))
+	trust.UseProofs(proofs)
 	rel, err := trust.Verify(bundle, v.now())
 	if err != nil {
+		if fetchErr != nil && errcode.Has(err, errcode.StatementLogInconsistent) {
+			err = fmt.Errorf("%w; asking the plane for the proof: %v", err, fetchErr)
+		}
 		return v.refuse(err)
 	}
 	// The floor is judged only on a statement arriving from the plane: one this node took before (a
@@ -190,6 +209,12 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 	if err != nil {
 		return errcode.Wrap(err, errcode.IOFailed, "cannot record the current statement")
 	}
+	if len(proofs) > 0 {
+		data, _ := json.Marshal(proofs)
+		if err := keys.ReplaceFile(filepath.Join(v.store.Root(), proofsFile), data, 0o600); err != nil {
+			return v.refuse(err)
+		}
+	}
 	ptr := filepath.Join(v.store.Root(), currentFile)
 	was, readErr := os.ReadFile(ptr)
 	if err := keys.ReplaceFile(ptr, []byte(d+"\n"), 0o600); err != nil {
@@ -207,6 +232,7 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 		}
 		return v.refuse(err)
 	}
+	v.heldCheckpoints(trust)
 	why := ""
 	if len(problems) > 0 {
 		why = "modules refused: " + strings.Join(problems, ", ")
@@ -224,6 +250,65 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 	v.offer, v.belowFloor, v.expired = rel, "", false
 	v.mu.Unlock()
 	return nil
+}
+
+// proofs gathers the consistency proofs needs names: from the plane when there is one, and those kept
+// beside the current statement. None is trusted: verification checks each against two signed
+// checkpoints. The error says why the plane served none, for the refusal that follows.
+func (v *Vocabulary) proofs(ctx context.Context, f Fetcher, needs []checkpoint.Need) ([]checkpoint.Proof, error) {
+	if len(needs) == 0 {
+		return nil, nil
+	}
+	var out []checkpoint.Proof
+	if data, err := os.ReadFile(filepath.Join(v.store.Root(), proofsFile)); err == nil {
+		if kept, err := checkpoint.ParseProofs(data); err == nil {
+			for _, p := range kept {
+				for _, n := range needs {
+					if p.Matches(n) {
+						out = append(out, p)
+					}
+				}
+			}
+		}
+	}
+	if f == nil {
+		return out, nil
+	}
+	var errs []error
+	for _, n := range needs {
+		q := url.Values{"log_proof": {n.Origin}, "old": {strconv.FormatUint(n.OldSize, 10)}, "new": {strconv.FormatUint(n.NewSize, 10)}}
+		data, err := f.Artifact(ctx, q, checkpoint.MaxProofBytes)
+		if err == nil {
+			var p checkpoint.Proof
+			if p, err = checkpoint.ParseProof(data); err == nil && p.Matches(n) {
+				out = append(out, p)
+				continue
+			}
+		}
+		if err == nil {
+			err = errcode.New(errcode.StatementMalformed, "the plane served a proof for other sizes than %s", n)
+		}
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
+}
+
+// heldCheckpoints records the checkpoints trust holds, for the claims.
+func (v *Vocabulary) heldCheckpoints(trust *registry.Trust) {
+	var cps []channel.Checkpoint
+	for _, s := range trust.Checkpoints().Summaries() {
+		cps = append(cps, channel.Checkpoint{Origin: s.Origin, Size: s.Size, RootHash: s.RootHash()})
+	}
+	v.mu.Lock()
+	v.checkpoints = cps
+	v.mu.Unlock()
+}
+
+// Checkpoints lists the log checkpoints the node holds, as a claim reports them.
+func (v *Vocabulary) Checkpoints() []channel.Checkpoint {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.checkpoints)
 }
 
 // Offer is the newest statement the node verified: the current one, or a newer one held back because

@@ -25,6 +25,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
+	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
@@ -36,6 +37,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/open"
+	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -86,6 +89,7 @@ func serveCmd() *cli.Command {
 		provisionEvery                time.Duration
 		provisionPolicy, provisionURL string
 		provisionTimeouts             provision.Timeouts
+		logURLs                       []string
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -115,6 +119,14 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&replicaID, "replica-id", "", "this replica's name in the store, stable across its restarts (default HOSTNAME:PORT)")
 			fs.Float64Var(&memoryAlert, "memory-alert", 0.8, "raise plane:memory when this replica's memory passes this share of its cgroup's or machine's limit (0: never)")
 			fs.DurationVar(&heartbeatEvery, "heartbeat-every", 0, "how often this replica heartbeats into the store; silent for 6 times that, it is missing (default 10s)")
+			fs.Func("log-url", "read URL of a transparency log whose key the trust folder holds (repeatable): nodes get consistency proofs from it, and the plane compares their views of it",
+				func(v string) error {
+					if u, err := url.Parse(v); err != nil || u.Host == "" {
+						return fmt.Errorf("%q is not an absolute URL", v)
+					}
+					logURLs = append(logURLs, v)
+					return nil
+				})
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
@@ -190,7 +202,18 @@ func serveCmd() *cli.Command {
 			provisioner, provisionSvc, provisionsChanged := provisionEngine(st, mgr, log, provisionEvery, leaseTTL)
 			provisioner.Timeouts = provisionTimeouts
 			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud, Holder: provisioner.Holder, Log: log}).Service(time.Hour))
-			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait,
+			var views *logviews.Views
+			if len(logURLs) > 0 {
+				views = logviews.New(logviews.Config{Store: st, URLs: logURLs, Log: log, LogKeys: func() ([]keys.LogPublic, error) {
+					t, err := registry.OpenTrust(trust)
+					if err != nil {
+						return nil, err
+					}
+					return t.LogKeys(), nil
+				}})
+				bg = append(bg, views)
+			}
+			srv := server.New(server.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
 				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged,
 				Provision: provisioner, ProvisionsChanged: provisionsChanged})
@@ -407,6 +430,10 @@ func provisionBootstrap(planeURL, caFile, trustDir, policyFile string) (provisio
 			}
 			b.Trust[sub+"/"+filepath.Base(f)] = string(data)
 		}
+	}
+	// The witness policy is the fleet's too: a provisioned node requires the same cosignatures.
+	if data, err := os.ReadFile(filepath.Join(trustDir, "witnesses")); err == nil {
+		b.Trust["witnesses"] = string(data)
 	}
 	if policyFile != "" {
 		data, err := os.ReadFile(policyFile)

@@ -187,6 +187,9 @@ func (n nodeOne) Text(w io.Writer) {
 	if n.Untrusted != "" {
 		fmt.Fprintf(w, "cannot verify the plane's statement: %s\n", esc(n.Untrusted))
 	}
+	for _, c := range n.Checkpoints {
+		fmt.Fprintf(w, "log %s: checkpoint at size %d, root %s (reported %s)\n", esc(c.Origin), c.Size, esc(c.RootHash), short(c.ReportedAt))
+	}
 	fmt.Fprintf(w, "%s", updateLine(n.Node))
 	if n.Update.Offered != "" {
 		fmt.Fprintf(w, " offered %s", esc(n.Update.Offered))

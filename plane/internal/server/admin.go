@@ -314,9 +314,16 @@ func (s *Server) nodeShow(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	cps, err := s.store.NodeCheckpointList(r.Context(), store.NodeCheckpointListParams{NodeID: n.ID})
+	if err != nil {
+		return nil, err
+	}
 	out := nodeToAPI(n)
 	out.Leases = leasesToAPI(leases)
 	out.ReleasesBehind = behind(agents, n.AgentVersion)
+	out.Checkpoints = each(cps, func(c store.NodeCheckpoint) api.Checkpoint {
+		return api.Checkpoint{Origin: c.Origin, Size: c.Size, RootHash: c.RootHash, ReportedAt: c.ReportedAt}
+	})
 	return out, nil
 }
 

@@ -333,13 +333,14 @@ func (s *Server) recordReport(ctx context.Context, node store.Node, req *channel
 		recipes, _ = json.Marshal(list)
 	}
 	untrusted, _ := capText(req.Untrusted, channel.MaxCaseText)
+	cps := s.checkpointsFromClaim(node, req.Checkpoints)
 	digest, _ := capText(req.ReportDigest, store.MaxRefLen)
 	claimCap := int64(min(max(req.ClaimSize, channel.DefaultBodyCap), channel.MaxClaimCap))
 	upd := updateFromClaim(req.Update)
 	if _, err := s.store.NodeReport(ctx, store.NodeReportParams{
 		ID: node.ID, Now: s.now(), AgentVersion: req.Version, StatementSequence: int64(req.Statement.Sequence),
 		StatementDigest: req.Statement.Digest, Vocabulary: vocab, Recipes: recipes, Idle: req.Idle, ClaimSizeCap: claimCap,
-		Untrusted: untrusted, ReportDigest: digest, Update: upd,
+		Untrusted: untrusted, ReportDigest: digest, Update: upd, Checkpoints: cps,
 	}); err != nil {
 		return err
 	}
@@ -481,6 +482,9 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request, node store.Nod
 	ctx := r.Context()
 	var data []byte
 	switch {
+	case q.Has("log_proof"):
+		s.logProof(w, r, q)
+		return
 	case len(q) != 1:
 		s.writeError(w, r, errcode.New(errcode.RequestMalformed, "ask for exactly one of statement=current, sha256=<hex> or agent=<os>-<arch>"))
 		return

@@ -162,6 +162,8 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.StatementSubjectDuplicate: http.StatusUnprocessableEntity,
 		errcode.StatementTooLarge:         http.StatusUnprocessableEntity,
 		errcode.StatementUnlogged:         http.StatusUnprocessableEntity,
+		errcode.StatementLogInconsistent:  http.StatusUnprocessableEntity,
+		errcode.StatementUnwitnessed:      http.StatusUnprocessableEntity,
 		errcode.StoreBusy:                 http.StatusServiceUnavailable,
 		errcode.StoreClosed:               http.StatusServiceUnavailable,
 		errcode.StoreMigrationFailed:      http.StatusBadRequest,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
+	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
@@ -74,6 +75,9 @@ type Config struct {
 	MasterKeyID string
 	// RouteCounts, when not nil, counts every answer by route for plane:route_failing.
 	RouteCounts *health.RouteCounts
+	// LogViews fetches the consistency proofs nodes ask for from the logs the plane reads; nil
+	// answers every such request with log.unavailable.
+	LogViews *logviews.Views
 }
 
 // Server serves the agent channel and the admin API.

@@ -35,11 +35,11 @@ const (
 	TestMarker = "lexicon-test"
 )
 
-// The catalog: one region (this machine), one type, one image (the host's own filesystem).
+// The catalog: one region (this machine), one type, and the images: "host" (the host's own
+// filesystem) and those the settings name (machine roots each instance overlays; see image.go).
 var (
 	regions = []cloud.Region{{ID: "local", Label: "This machine"}}
 	types   = []cloud.InstanceType{{ID: "ns-1", Label: "Network namespace (shares the host's CPU, memory and disk)", VCPUs: 1, MemoryMiB: 512}}
-	images  = []string{"host"}
 )
 
 // Settings are an account's settings. The credential is not used: the account is this machine.
@@ -55,6 +55,9 @@ type Settings struct {
 	Test bool `json:"test,omitempty"`
 	// TransferAllowanceBytes is each instance's monthly allowance MonthlyTransfer reports (0: none).
 	TransferAllowanceBytes int64 `json:"transfer_allowance_bytes,omitempty"`
+	// Images names machine roots (made with mmdebstrap, say) that instances of that image overlay as
+	// their own root: {"debian-12": "/srv/lexicon/debian-12"}. The image "host" is always there.
+	Images map[string]string `json:"images,omitempty"`
 }
 
 const schema = `{
@@ -66,7 +69,9 @@ const schema = `{
     "range": {"type": "string", "maxLength": 18, "description": "private IPv4 range the driver owns (default 10.213.0.0/24); its first address is the gateway, the host"},
     "account_name": {"type": "string", "maxLength": 64, "description": "the account's name (default netns)"},
     "test": {"type": "boolean", "description": "mark the account a test account (company lexicon-test)"},
-    "transfer_allowance_bytes": {"type": "integer", "minimum": 0, "description": "each instance's monthly transfer allowance (0: none)"}
+    "transfer_allowance_bytes": {"type": "integer", "minimum": 0, "description": "each instance's monthly transfer allowance (0: none)"},
+    "images": {"type": "object", "maxProperties": 16, "additionalProperties": {"type": "string", "maxLength": 200, "pattern": "^/"},
+               "description": "image name -> a machine root (owned by root, written by no one else) each instance of the image overlays as its own /"}
   }
 }`
 
@@ -139,10 +144,13 @@ func (d *Driver) SetConfig(_ context.Context, cfg driver.Config) error {
 	if s.TransferAllowanceBytes < 0 {
 		return bad("transfer_allowance_bytes", "must not be negative")
 	}
+	if err := checkImages(s.Images); err != nil {
+		return errcode.New(errcode.DriverConfigInvalid, "images: %v", err).With(errcode.DetailField, "/images")
+	}
 	c := &config{s: s, prefix: prefix, gw: prefix.Addr().Next()}
 	c.missing = d.prepare(c)
 	if c.missing != nil {
-		d.logger().Warn("netns cloud unavailable", "error", c.missing)
+		d.logger().Warn("netns cloud unavailable", "err", c.missing)
 	}
 	// The config replaced is left open, not closed: a call may still be using it, and SetConfig is
 	// rare enough that its descriptor does not matter.
@@ -169,6 +177,11 @@ func (d *Driver) prepare(c *config) error {
 		return cannot("%v", err)
 	}
 	c.tools = t
+	for name, root := range c.s.Images {
+		if err := checkImageRoot(root); err != nil {
+			return cannot("image %s: %v", name, err)
+		}
+	}
 	st, err := openState(c.s.Root)
 	if err != nil {
 		return cannot("state folder: %v", err)
@@ -235,6 +248,15 @@ func (d *Driver) InstanceTypes(_ context.Context, region string) ([]cloud.Instan
 	return slices.Clone(types), nil
 }
 
+// images is the catalog's images: host, then those the settings name.
+func (c *config) images() []string {
+	out := []string{HostImage}
+	for _, n := range slices.Sorted(maps.Keys(c.s.Images)) {
+		out = append(out, n)
+	}
+	return out
+}
+
 func invalid(field, format string, a ...any) error {
 	return errcode.New(errcode.CloudInvalid, field+": "+format, a...).With(errcode.DetailField, field)
 }
@@ -243,17 +265,21 @@ func (d *Driver) CreateInstance(ctx context.Context, req cloud.CreateRequest) (c
 	if err := req.Validate(); err != nil {
 		return cloud.Instance{}, err
 	}
+	images := []string{HostImage}
+	if c, err := d.configured(); err == nil {
+		images = c.images()
+	}
 	switch {
 	case !slices.ContainsFunc(regions, func(r cloud.Region) bool { return r.ID == req.Region }):
 		return cloud.Instance{}, invalid("region", "no region %q (this cloud has local)", req.Region)
 	case !slices.ContainsFunc(types, func(t cloud.InstanceType) bool { return t.ID == req.Type }):
 		return cloud.Instance{}, invalid("type", "no type %q (this cloud has ns-1)", req.Type)
 	case !slices.Contains(images, req.Image):
-		return cloud.Instance{}, invalid("image", "no image %q (this cloud has host)", req.Image)
+		return cloud.Instance{}, invalid("image", "no image %q (this cloud has %s)", req.Image, strings.Join(images, ", "))
 	case req.DiskEncryption != cloud.DiskEncryptionDefault:
 		return cloud.Instance{}, errcode.New(errcode.CloudUnsupported, "disk_encryption: an instance of the netns cloud has no disk of its own").With(errcode.DetailField, "disk_encryption")
 	}
-	if _, err := parseUserData(req.UserData); err != nil {
+	if _, err := parseUserData(req.UserData, req.Image != HostImage); err != nil {
 		return cloud.Instance{}, invalid("user_data", "%v", err)
 	}
 	c, err := d.ready()
@@ -289,13 +315,14 @@ func (d *Driver) CreateInstance(ctx context.Context, req cloud.CreateRequest) (c
 	rec := &record{
 		ID: c.state.newID(), Label: req.Label, Region: req.Region, Type: req.Type, Image: req.Image,
 		Tags: slices.Clone(req.Tags), SSHKeys: slices.Clone(req.SSHKeys), IPv4: addr,
-		Created: time.Now().UTC().Truncate(time.Second),
+		Created: time.Now().UTC().Truncate(time.Second), ImageRoot: c.s.Images[req.Image],
 	}
 	undo := func() {
 		_ = c.tools.removeNet(context.WithoutCancel(ctx), rec.ID)
+		_ = c.state.removeRootfs(rec.ID)
 		_ = c.state.removeInstanceDir(rec.ID)
 	}
-	if err := c.state.makeInstanceDir(rec.ID, req.UserData); err != nil {
+	if err := c.state.makeInstanceDir(rec.ID, req.UserData, req.Image); err != nil {
 		undo()
 		return cloud.Instance{}, unavailable(err, "make instance %s's folder", rec.ID)
 	}
@@ -306,6 +333,16 @@ func (d *Driver) CreateInstance(ctx context.Context, req cloud.CreateRequest) (c
 	if err := c.tools.makeNet(ctx, rec, c.gw); err != nil {
 		undo()
 		return cloud.Instance{}, unavailable(err, "make instance %s's network", rec.ID)
+	}
+	if rec.ImageRoot != "" {
+		err := c.state.mountRootfs(rec)
+		if err == nil {
+			err = c.state.prepareRootfs(rec)
+		}
+		if err != nil {
+			undo()
+			return cloud.Instance{}, unavailable(err, "make instance %s's root", rec.ID)
+		}
 	}
 	if err := d.startBoot(c, rec); err != nil {
 		undo()
@@ -336,7 +373,7 @@ func (d *Driver) startBoot(c *config, rec *record) error {
 		// A failure is in boot.json and the instance's log; an error here may also be a power-off or
 		// delete that killed the run.
 		if err := cmd.Wait(); err != nil {
-			d.logger().Info("netns instance: its user data run ended", "id", rec.ID, "error", err)
+			d.logger().Info("netns instance: its user data run ended", "id", rec.ID, "err", err)
 		}
 		logf.Close()
 	}()
@@ -480,6 +517,9 @@ func (d *Driver) DeleteInstance(ctx context.Context, id string) error {
 		if err := c.tools.removeNet(ctx, id); err != nil {
 			return unavailable(err, "delete instance %s's network", id)
 		}
+		if err := c.state.removeRootfs(id); err != nil {
+			return unavailable(err, "delete instance %s's root", id)
+		}
 		if err := c.state.removeInstanceDir(id); err != nil {
 			return unavailable(err, "delete instance %s's folder", id)
 		}
@@ -503,12 +543,15 @@ func (d *Driver) PowerOff(ctx context.Context, id string) error {
 
 func (d *Driver) powerOff(ctx context.Context, c *config, rec *record) error {
 	if c.tools.netnsExists(rec.ID) {
+		if err := c.state.mountRootfs(rec); err != nil {
+			d.logger().Warn("netns instance: its root is gone; killing what runs in it", "id", rec.ID, "error", err)
+		}
 		if c.state.boot(rec.ID) == nil && bootRunning(rec) {
 			_ = writeJSON(filepath.Join(c.state.dir(rec.ID), "boot.json"), bootResult{Error: "powered off before its user data finished", Finished: time.Now().UTC()})
 		}
 		halt := c.tools.inInstance(c.state.path, rec, "systemctl", "halt-all")
 		if out, err := halt.CombinedOutput(); err != nil {
-			d.logger().Warn("netns instance: stopping its services failed; killing them", "id", rec.ID, "error", err, "output", string(out))
+			d.logger().Warn("netns instance: stopping its services failed; killing them", "id", rec.ID, "err", err, "output", string(out))
 		}
 		if err := c.tools.killAll(ctx, rec.ID); err != nil {
 			return unavailable(err, "power off instance %s", rec.ID)
@@ -539,6 +582,9 @@ func (d *Driver) powerOn(ctx context.Context, c *config, rec *record) error {
 			return unavailable(err, "make instance %s's network", rec.ID)
 		}
 	}
+	if err := c.state.mountRootfs(rec); err != nil {
+		return unavailable(err, "mount instance %s's root", rec.ID)
+	}
 	rec.PoweredOff = false
 	if err := c.state.save(rec); err != nil {
 		return unavailable(err, "save instance %s", rec.ID)
@@ -549,7 +595,7 @@ func (d *Driver) powerOn(ctx context.Context, c *config, rec *record) error {
 	start := c.tools.inInstance(c.state.path, rec, "systemctl", "start-enabled")
 	if out, err := start.CombinedOutput(); err != nil {
 		// The machine is on; a service that does not start is the guest's affair, as on any cloud.
-		d.logger().Warn("netns instance: a service did not start", "id", rec.ID, "error", err, "output", string(out))
+		d.logger().Warn("netns instance: a service did not start", "id", rec.ID, "err", err, "output", string(out))
 	}
 	return nil
 }

@@ -21,11 +21,12 @@ import (
 )
 
 // The driver's executable doubles as the helper that runs inside an instance: started with envHelper
-// set, it runs the user data (boot), stands in for systemctl (systemctl), or supervises one service
-// (supervise), and never serves the driver. The driver copies itself into the state root so that
+// set, it runs the user data (boot), stands in for systemctl (systemctl), supervises one service
+// (supervise), or runs one command in the instance as a shell on it would (exec), and never serves
+// the driver. The driver copies itself into the state root so that
 // services keep a helper when the driver process is gone or upgraded.
 const (
-	envHelper   = "LEXICON_NETNS_HELPER"   // boot, systemctl, supervise
+	envHelper   = "LEXICON_NETNS_HELPER"   // boot, systemctl, supervise, exec
 	envInstance = "LEXICON_NETNS_INSTANCE" // the instance's folder, absolute
 	envEnter    = "LEXICON_NETNS_ENTER"    // "1": set up the instance's mounts first
 	envHostname = "LEXICON_NETNS_HOSTNAME" // the instance's label, its hostname
@@ -74,6 +75,8 @@ func helperMain(mode string, args []string) int {
 		return systemctl(dir, args)
 	case "supervise":
 		return supervise(dir, os.Getenv(envUnit))
+	case "exec":
+		return execIn(args)
 	}
 	fmt.Fprintf(os.Stderr, "netns helper: unknown mode %q\n", mode)
 	return 2
@@ -83,17 +86,23 @@ func helperMain(mode string, args []string) int {
 // fresh private mount and UTS namespace (ip netns exec + unshare); it binds the instance's folders
 // over the shared paths, names the host and puts the shim first in PATH.
 func enter(dir string) error {
-	for _, m := range mounts {
-		// A missing mount point is made (empty, on the host) with the mode the agent's would have.
-		mode := os.FileMode(0o755)
-		if m.target == "/var/lib/lexicon-agent" {
-			mode = 0o700
-		}
-		if err := os.MkdirAll(m.target, mode); err != nil {
+	if imageOf(dir) != HostImage {
+		if err := enterRootfs(dir, filepath.Join(rootOf(dir), "rootfs", filepath.Base(dir), "merged")); err != nil {
 			return err
 		}
-		if err := unix.Mount(filepath.Join(dir, "fs", m.dir), m.target, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("bind %s: %w", m.target, err)
+	} else {
+		for _, m := range mounts {
+			// A missing mount point is made (empty, on the host) with the mode the agent's would have.
+			mode := os.FileMode(0o755)
+			if m.target == "/var/lib/lexicon-agent" {
+				mode = 0o700
+			}
+			if err := os.MkdirAll(m.target, mode); err != nil {
+				return err
+			}
+			if err := unix.Mount(filepath.Join(dir, "fs", m.dir), m.target, "", unix.MS_BIND, ""); err != nil {
+				return fmt.Errorf("bind %s: %w", m.target, err)
+			}
 		}
 	}
 	if h := os.Getenv(envHostname); h != "" {
@@ -106,6 +115,28 @@ func enter(dir string) error {
 	_ = os.Setenv("PATH", filepath.Join(dir, "shim")+":"+basePath)
 	_ = os.Setenv("HOME", "/root")
 	return nil
+}
+
+// execIn replaces the helper with argv, run in the instance with the environment a root shell on it
+// would have.
+func execIn(argv []string) int {
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "netns helper: exec needs a command")
+		return 2
+	}
+	path := argv[0]
+	if !filepath.IsAbs(path) {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "netns helper: %v\n", err)
+			return 127
+		}
+		path = p
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=/root", "LANG=C.UTF-8"}
+	err := syscall.Exec(path, argv, env)
+	fmt.Fprintf(os.Stderr, "netns helper: exec %s: %v\n", path, err)
+	return 126
 }
 
 // bootResult is what boot leaves in boot.json.
@@ -144,7 +175,7 @@ func runUserData(dir string, logf *os.File) error {
 	if err != nil {
 		return err
 	}
-	ud, err := parseUserData(string(raw))
+	ud, err := parseUserData(string(raw), imageOf(dir) != HostImage)
 	if err != nil {
 		return err
 	}
@@ -271,9 +302,11 @@ func systemctl(dir string, args []string) int {
 		code = 1
 	}
 	switch verb {
-	case "daemon-reload", "daemon-reexec":
+	case "daemon-reload", "daemon-reexec", "reset-failed":
 		return 0
-	case "enable", "disable", "start", "stop", "restart", "try-restart", "reload-or-restart", "is-active", "is-enabled", "status", "reload":
+	case "list-units": // no unit is ever left failed by the shim: it restarts or stops them
+		return 0
+	case "enable", "disable", "start", "stop", "restart", "try-restart", "reload-or-restart", "is-active", "is-enabled", "status", "reload", "show":
 	case "halt-all": // the driver's power-off: stop every service running
 		entries, _ := os.ReadDir(filepath.Join(dir, "run"))
 		for _, e := range entries {
@@ -297,14 +330,15 @@ func systemctl(dir string, args []string) int {
 	for _, u := range units {
 		switch verb {
 		case "enable":
-			if _, err := os.Stat(filepath.Join(unitDir, u)); err != nil {
+			file, err := unitFile(dir, u)
+			if err != nil {
 				fail("unit %s is not installed: %v", u, err)
 				continue
 			}
 			_ = os.MkdirAll(wants, 0o755)
 			link := filepath.Join(wants, u)
 			if _, err := os.Lstat(link); err != nil {
-				if err := os.Symlink("/etc/systemd/system/"+u, link); err != nil {
+				if err := os.Symlink(file.installed, link); err != nil {
 					fail("enable %s: %v", u, err)
 					continue
 				}
@@ -340,6 +374,8 @@ func systemctl(dir string, args []string) int {
 				fmt.Println("inactive")
 				code = 3
 			}
+		case "show":
+			show(dir, u, wants)
 		case "is-enabled":
 			if _, err := os.Lstat(filepath.Join(wants, u)); err == nil {
 				fmt.Println("enabled")
@@ -352,7 +388,65 @@ func systemctl(dir string, args []string) int {
 	return code
 }
 
-func pidFile(dir, u string) string { return filepath.Join(dir, "run", u+".pid") }
+func pidFile(dir, u string) string     { return filepath.Join(dir, "run", u+".pid") }
+func mainPidFile(dir, u string) string { return filepath.Join(dir, "run", u+".main") }
+
+// installedUnit is a unit file the shim found: its text and where systemd would have it.
+type installedUnit struct {
+	text      string
+	installed string // the path a wants/ link names
+}
+
+// unitFile finds u's unit file: the instance's /etc/systemd/system, and, in an instance with a root
+// of its own, where packages install units (/usr/lib/systemd/system, /lib/systemd/system). On the
+// host image those are the host's own units, which an instance never starts.
+func unitFile(dir, u string) (installedUnit, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "fs", "etc-systemd-system", u))
+	if err == nil {
+		return installedUnit{text: string(raw), installed: "/etc/systemd/system/" + u}, nil
+	}
+	if imageOf(dir) != HostImage {
+		for _, d := range []string{"/usr/lib/systemd/system/", "/lib/systemd/system/"} {
+			if raw, err := os.ReadFile(d + u); err == nil {
+				return installedUnit{text: string(raw), installed: d + u}, nil
+			}
+		}
+	}
+	return installedUnit{}, err
+}
+
+// show prints u's properties as systemctl show does, those the word host reads (systemd.ShowProperties).
+func show(dir, u, wants string) {
+	props := [][2]string{{"Id", u}, {"LoadState", "not-found"}, {"ActiveState", "inactive"}, {"SubState", "dead"}, {"Result", "success"},
+		{"MainPID", "0"}, {"ExecMainStatus", "0"}, {"ExecMainCode", "0"}, {"NRestarts", "0"}, {"UnitFileState", ""}, {"Restart", "no"}}
+	set := func(k, v string) {
+		for i := range props {
+			if props[i][0] == k {
+				props[i][1] = v
+			}
+		}
+	}
+	if file, err := unitFile(dir, u); err == nil {
+		set("LoadState", "loaded")
+		if parsed, err := parseUnit(file.text); err == nil {
+			set("Restart", parsed.Restart)
+		}
+		set("UnitFileState", "disabled")
+		if _, err := os.Lstat(filepath.Join(wants, u)); err == nil {
+			set("UnitFileState", "enabled")
+		}
+	}
+	if unitRunning(dir, u) {
+		set("ActiveState", "active")
+		set("SubState", "running")
+		if pid, ok := readPidFile(mainPidFile(dir, u)); ok {
+			set("MainPID", strconv.Itoa(pid))
+		}
+	}
+	for _, p := range props {
+		fmt.Printf("%s=%s\n", p[0], p[1])
+	}
+}
 
 // unitRunning reports whether u's supervisor is alive.
 func unitRunning(dir, u string) bool {
@@ -366,11 +460,11 @@ func startUnit(dir, u string) error {
 	if unitRunning(dir, u) {
 		return nil
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "fs", "etc-systemd-system", u))
+	file, err := unitFile(dir, u)
 	if err != nil {
 		return err
 	}
-	if _, err := parseUnit(string(raw)); err != nil {
+	if _, err := parseUnit(file.text); err != nil {
 		return err
 	}
 	self := helperPath(rootOf(dir))
@@ -439,12 +533,12 @@ func supervise(dir, name string) int {
 	defer tell("the supervisor ended")
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, unix.SIGTERM, unix.SIGINT)
-	raw, err := os.ReadFile(filepath.Join(dir, "fs", "etc-systemd-system", name))
+	file, err := unitFile(dir, name)
 	if err != nil {
 		tell(err.Error())
 		return 1
 	}
-	u, err := parseUnit(string(raw))
+	u, err := parseUnit(file.text)
 	if err != nil {
 		tell(err.Error())
 		return 1
@@ -471,6 +565,8 @@ func supervise(dir, name string) int {
 				return 1
 			}
 		} else {
+			// The service's own pid, what systemctl show calls MainPID.
+			_ = writePidFile(mainPidFile(dir, name), cmd.Process.Pid)
 			tell("started")
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
@@ -487,6 +583,7 @@ func supervise(dir, name string) int {
 			case err = <-done:
 				logLine(fmt.Sprintf("%s: exited: %v", name, errOr(err)))
 			}
+			_ = os.Remove(mainPidFile(dir, name))
 		}
 		if !(u.Restart == "always" || (u.Restart == "on-failure" && err != nil) || (u.Restart == "on-abnormal" && err != nil)) {
 			return 0

@@ -32,6 +32,8 @@ import (
 //	<root>/instances/<id>/shim/systemctl  the systemctl shim, first in its PATH
 //	<root>/instances/<id>/run/            pid files and service logs
 //	<root>/instances/<id>/log/            cloud-init-output.log
+//	<root>/instances/<id>/image           the image's name, for an image other than host
+//	<root>/rootfs/<id>/                   such an instance's root: overlay layers (image.go)
 //
 // Everything is root's, 0700 (files 0600). Instance folders are reached through an os.Root on the
 // state root, with ids checked against idRE first, so no name from outside walks out of it.
@@ -54,6 +56,9 @@ type record struct {
 	Created    time.Time         `json:"created"`
 	ReverseDNS map[string]string `json:"reverse_dns,omitempty"` // address -> hostname
 	BootPID    string            `json:"boot_pid,omitempty"`    // "pid starttime" of the boot helper
+	// ImageRoot is the machine root an instance of an image other than host overlays (its lower
+	// layer), as the settings named it at create.
+	ImageRoot string `json:"image_root,omitempty"`
 }
 
 type stateRoot struct {
@@ -84,7 +89,7 @@ func openState(path string) (*stateRoot, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"bin", "instances"} {
+	for _, d := range []string{"bin", "instances", "rootfs"} {
 		if err := r.MkdirAll(d, 0o700); err != nil {
 			r.Close()
 			return nil, err
@@ -254,7 +259,7 @@ func (s *stateRoot) boot(id string) *bootResult {
 }
 
 // makeInstanceDir lays out a new instance's folder.
-func (s *stateRoot) makeInstanceDir(id, userData string) error {
+func (s *stateRoot) makeInstanceDir(id, userData, image string) error {
 	rel := s.rel(id)
 	if err := s.root.Mkdir(rel, 0o700); err != nil {
 		return err
@@ -282,6 +287,11 @@ func (s *stateRoot) makeInstanceDir(id, userData string) error {
 	_ = s.root.Chmod(filepath.Join(rel, "fs"), 0o755)
 	if err := s.root.WriteFile(filepath.Join(rel, "user-data"), []byte(userData), 0o600); err != nil {
 		return err
+	}
+	if image != HostImage && image != "" {
+		if err := s.root.WriteFile(filepath.Join(rel, "image"), []byte(image+"\n"), 0o600); err != nil {
+			return err
+		}
 	}
 	shim := fmt.Sprintf("#!/bin/sh\n# systemctl for an instance of the netns cloud: its services run under a supervisor, not systemd.\n%s=systemctl %s=%s exec %s \"$@\"\n",
 		envHelper, envInstance, shellQuote(s.dir(id)), shellQuote(helperPath(s.path)))

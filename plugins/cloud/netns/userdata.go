@@ -48,15 +48,17 @@ func (c command) String() string {
 	return c.Shell
 }
 
-// writablePrefixes are the instance's own folders (bind-mounted over these paths inside it):
-// write_files may write there and nowhere else, so user data cannot overwrite the host's files by
-// accident. runcmd is not so bounded; see RATIONALE.md.
+// writablePrefixes are the instance's own folders (bind-mounted over these paths inside it): on the
+// host image write_files may write there and nowhere else, so user data cannot overwrite the host's
+// files by accident. An instance with a root of its own may write anywhere in it. runcmd is not so
+// bounded; see RATIONALE.md.
 var writablePrefixes = []string{"/etc/lexicon-agent", "/var/lib/lexicon-agent", "/usr/local/bin", "/etc/systemd/system"}
 
 var ownerRE = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}(:[a-z_][a-z0-9_-]{0,31})?$`)
 
-// parseUserData reads user data; an error says what is wrong in words for cloud.invalid.
-func parseUserData(text string) (userData, error) {
+// parseUserData reads user data; an error says what is wrong in words for cloud.invalid. ownRoot
+// says the instance has a root of its own (an image other than host).
+func parseUserData(text string, ownRoot bool) (userData, error) {
 	var ud userData
 	switch {
 	case strings.TrimSpace(text) == "":
@@ -87,7 +89,7 @@ func parseUserData(text string) (userData, error) {
 				return ud, fmt.Errorf("write_files: %v", err)
 			}
 			for i, f := range files {
-				wf, err := checkFile(f.Path, f.Content, f.Permissions, f.Owner, f.Encoding)
+				wf, err := checkFile(f.Path, f.Content, f.Permissions, f.Owner, f.Encoding, ownRoot)
 				if err != nil {
 					return ud, fmt.Errorf("write_files[%d]: %v", i, err)
 				}
@@ -112,12 +114,12 @@ func parseUserData(text string) (userData, error) {
 	return ud, nil
 }
 
-func checkFile(p, content, perms, owner, encoding string) (writeFile, error) {
+func checkFile(p, content, perms, owner, encoding string, ownRoot bool) (writeFile, error) {
 	wf := writeFile{Path: p, Mode: 0o644, User: "root", Group: "root"}
 	if !path.IsAbs(p) || path.Clean(p) != p {
 		return wf, fmt.Errorf("path %q must be absolute and clean", p)
 	}
-	inside := false
+	inside := ownRoot
 	for _, pre := range writablePrefixes {
 		if strings.HasPrefix(p, pre+"/") {
 			inside = true

@@ -22,7 +22,7 @@ write_files:
 runcmd:
   - echo one
   - [ls, -l, /]
-`)
+`, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +49,11 @@ runcmd:
 		"not yaml":       "#cloud-config\n: : :\n  - [\n",
 		"not cloud-init": "write_files: []\n",
 	} {
-		if _, err := parseUserData(bad); err == nil {
+		if _, err := parseUserData(bad, false); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if ud, err := parseUserData("#!/bin/sh\necho hi\n"); err != nil || ud.Script == nil {
+	if ud, err := parseUserData("#!/bin/sh\necho hi\n", false); err != nil || ud.Script == nil {
 		t.Errorf("a script: %+v, %v", ud, err)
 	}
 }
@@ -101,7 +101,7 @@ func FuzzParseUserData(f *testing.F) {
 	f.Add("#!/bin/sh\n")
 	f.Add("#cloud-config\n{}\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		ud, err := parseUserData(s)
+		ud, err := parseUserData(s, false)
 		if err != nil {
 			return
 		}

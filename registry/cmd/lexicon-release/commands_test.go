@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -139,26 +140,23 @@ func TestTestlogAsTheREADME(t *testing.T) {
 	logKey := filepath.Join(work, "log.pub")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	stderrR, stderrW := io.Pipe()
-	var stdout bytes.Buffer
+	stdoutR, stdoutW := io.Pipe()
 	exited := make(chan int, 1)
 	go func() {
 		exited <- cli.Run(ctx, "lexicon-release", "test", commands(),
-			[]string{"testlog", "--listen", "127.0.0.1:0", "--log-key-out", logKey, "-o", "json"}, &stdout, stderrW)
-		stderrW.Close()
+			[]string{"testlog", "--listen", "127.0.0.1:0", "--log-key-out", logKey, "-o", "json"}, stdoutW, io.Discard)
+		stdoutW.Close()
 	}()
-	// The log is serving once it says where; that line is the signal to go on.
-	lines := bufio.NewScanner(stderrR)
-	var url string
-	for url == "" && lines.Scan() {
-		if _, rest, ok := strings.Cut(lines.Text(), "serving the Rekor v2 API on "); ok {
-			url, _, _ = strings.Cut(rest, " ")
-		}
+	// The log is serving once its ready line says where; that line is the signal to go on.
+	stdout := bufio.NewReader(stdoutR)
+	line, err := stdout.ReadString('\n')
+	var ready testLogReady
+	if err != nil || json.Unmarshal([]byte(line), &ready) != nil || !strings.HasPrefix(ready.URL, "http://127.0.0.1:") || ready.LogKeyFile != logKey {
+		t.Fatalf("testlog's ready line: %q %v", line, err)
 	}
-	if url == "" {
-		t.Fatalf("testlog never said where it serves (exit %d): %s", <-exited, stdout.String())
-	}
-	go io.Copy(io.Discard, stderrR)
+	url := ready.URL
+	summary := make(chan string, 1)
+	go func() { rest, _ := io.ReadAll(stdout); summary <- string(rest) }()
 
 	data, err := os.ReadFile(logKey)
 	must(t, err)
@@ -186,10 +184,10 @@ func TestTestlogAsTheREADME(t *testing.T) {
 
 	stop()
 	if code := <-exited; code != 0 {
-		t.Fatalf("testlog exited %d: %s", code, stdout.String())
+		t.Fatalf("testlog exited %d", code)
 	}
-	if !strings.Contains(stdout.String(), `"entries": 1`) {
-		t.Fatalf("testlog's summary: %s", stdout.String())
+	if out := <-summary; !strings.Contains(out, `"entries": 1`) {
+		t.Fatalf("testlog's summary: %s", out)
 	}
 }
 
@@ -326,9 +324,13 @@ func TestJSONFailures(t *testing.T) {
 		{[]string{"chain", "add", "--key", key, "--target", nodeKey, "--from", "2", "--out", filepath.Join(work, "chain")}, 1, errcode.KeyMalformed},
 		{[]string{"chain", "retire", "--key", pub, "--target", pub, "--from", "2", "--out", filepath.Join(work, "chain")}, 1, errcode.KeyFileUntrusted},
 		{[]string{"log", "--rekor", "http://127.0.0.1:1", "--timeout", "5s", rel}, 1, errcode.LogUnavailable},
+		{[]string{"log", "--rekor", "http://127.0.0.1:1", "--tsa", "http://127.0.0.1:1/api/v1/timestamp", "--timeout", "5s", rel}, 1, errcode.LogUnavailable},
+		{[]string{"trust", "init", "--out", filepath.Join(work, "trust-tsa"), "--key", pub, "--tsa-chain", notAFolder}, 1, errcode.KeyMalformed},
 		{[]string{"verify", rel, "--trust", filepath.Join(work, "no-trust")}, 1, errcode.IOFailed},
 		{[]string{"diff", rel, work}, 1, errcode.StatementMalformed},
 		{[]string{"trust", "init", "--out", filepath.Join(work, "trust"), "--key", nodeKey}, 1, errcode.KeyMalformed},
+		{[]string{"trust", "witnesses", "--trust", filepath.Join(work, "no-trust"), "--none"}, 1, errcode.IOFailed},
+		{[]string{"prove", "--rekor", "http://127.0.0.1:1", "--log-key", nodeKey, "--previous", rel, rel}, 1, errcode.KeyMalformed},
 		{[]string{"testlog", "--listen", "127.0.0.1:notaport", "--log-key-out", filepath.Join(work, "log.pub")}, 1, errcode.IOFailed},
 		{[]string{"wasmpost", "--out", filepath.Join(work, "out.wasm"), notAFolder}, 1, errcode.WordModuleInvalid},
 		{[]string{"new", "word", "greet", "--dir", filepath.Join(notAFolder, "greet")}, 1, errcode.IOFailed},

@@ -17,19 +17,20 @@ type keygenResult struct {
 	Name        string `json:"name"`
 	KeyFile     string `json:"key_file"`
 	PubFile     string `json:"pub_file"`
+	PEMFile     string `json:"pem_file"`
 	PublicKey   string `json:"public_key"`
 	Fingerprint string `json:"fingerprint"`
 }
 
 func (r keygenResult) Text(w io.Writer) {
-	fmt.Fprintf(w, "wrote %s (private, mode 0600) and %s\n%s\n", r.KeyFile, r.PubFile, r.Fingerprint)
+	fmt.Fprintf(w, "wrote %s (private, mode 0600), %s and %s (PEM, for standard Sigstore tools)\n%s\n", r.KeyFile, r.PubFile, r.PEMFile, r.Fingerprint)
 }
 
 func keygenCmd() *cli.Command {
 	var out, name string
 	return &cli.Command{
 		Path: "keygen", Args: "--out DIR [--name NAME]", MaxArgs: 0,
-		Summary: "make a publisher key: NAME.key (mode 0600) and NAME.pub",
+		Summary: "make a publisher key (ECDSA P-256): NAME.key (mode 0600), NAME.pub and NAME.pem",
 		Setup: func(fs *flag.FlagSet) {
 			fs.StringVar(&out, "out", "", "folder to write the key files into (required)")
 			fs.StringVar(&name, "name", "publisher", "file name of the key, without extension")
@@ -46,13 +47,16 @@ func keygenCmd() *cli.Command {
 			}
 			k := keys.NewPublisher()
 			r := keygenResult{
-				Name: name, KeyFile: filepath.Join(out, name+".key"), PubFile: filepath.Join(out, name+".pub"),
+				Name: name, KeyFile: filepath.Join(out, name+".key"), PubFile: filepath.Join(out, name+".pub"), PEMFile: filepath.Join(out, name+".pem"),
 				PublicKey: k.Public().String(), Fingerprint: k.Public().Fingerprint(),
 			}
 			if err := keys.WritePrivate(r.KeyFile, k.String()); err != nil {
 				return nil, err
 			}
 			if err := keys.WritePublic(r.PubFile, r.PublicKey); err != nil {
+				return nil, err
+			}
+			if err := keys.CreateExclusive(r.PEMFile, k.Public().PEM(), 0o644); err != nil {
 				return nil, err
 			}
 			return r, nil

@@ -18,6 +18,7 @@ import (
 
 type logResult struct {
 	Rekor    string `json:"rekor"`
+	TSA      string `json:"tsa,omitempty"`
 	LogIndex int64  `json:"log_index"`
 	TreeSize int64  `json:"tree_size"`
 	Bundle   string `json:"bundle"`
@@ -28,13 +29,14 @@ func (r logResult) Text(w io.Writer) {
 }
 
 func logCmd() *cli.Command {
-	var rekor string
+	var rekor, tsa string
 	var timeout time.Duration
 	return &cli.Command{
-		Path: "log", Args: "--rekor URL RELEASE_DIR", MinArgs: 1, MaxArgs: 1,
-		Summary: "add the statement's transparency-log entry to its bundle (Rekor v2 API)",
+		Path: "log", Args: "--rekor URL [--tsa URL] RELEASE_DIR", MinArgs: 1, MaxArgs: 1,
+		Summary: "add the statement's transparency-log entry (Rekor v2 API), and a signed timestamp, to its bundle",
 		Setup: func(fs *flag.FlagSet) {
 			fs.StringVar(&rekor, "rekor", "", "base URL of a Rekor v2 log (required)")
+			fs.StringVar(&tsa, "tsa", "", "URL of an RFC 3161 timestamp authority to timestamp the signature (Sigstore's .../api/v1/timestamp)")
 			fs.DurationVar(&timeout, "timeout", 30*time.Second, "time allowed for the log to answer")
 		},
 		Run: func(ctx context.Context, env *cli.Env, args []string) (any, error) {
@@ -56,6 +58,12 @@ func logCmd() *cli.Command {
 			}
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
+			if tsa != "" {
+				env.Progressf("timestamping the signature at %s", tsa)
+				if err := tlog.Timestamp(ctx, tsa, b.Bundle); err != nil {
+					return nil, err
+				}
+			}
 			env.Progressf("submitting sequence %d to %s", st.Predicate.Sequence, rekor)
 			if err := tlog.Add(ctx, rekor, b.Bundle, st.Predicate.Publisher); err != nil {
 				return nil, err
@@ -72,7 +80,7 @@ func logCmd() *cli.Command {
 			}
 			entries := b.VerificationMaterial.TlogEntries
 			e := entries[len(entries)-1]
-			return logResult{Rekor: rekor, LogIndex: e.LogIndex, TreeSize: e.GetInclusionProof().GetTreeSize(), Bundle: path}, nil
+			return logResult{Rekor: rekor, TSA: tsa, LogIndex: e.LogIndex, TreeSize: e.GetInclusionProof().GetTreeSize(), Bundle: path}, nil
 		},
 	}
 }

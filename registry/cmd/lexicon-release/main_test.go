@@ -87,7 +87,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("trust init: %v", res)
 	}
 	code, out, _ := run(t, "verify", r1, "--trust", trust)
-	if code != 0 || strings.Count(out, "PASS") != 7 || !strings.Contains(out, "accepted") {
+	if code != 0 || strings.Count(out, "PASS") != 8 || !strings.Contains(out, "accepted") {
 		t.Fatalf("verify: %d\n%s", code, out)
 	}
 

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/datamerge"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/cmd/lexicon-release/internal/datamerge"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"

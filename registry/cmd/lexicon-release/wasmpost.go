@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/datamerge"
+	"github.com/lexicon-fleet/lexicon/registry/cmd/lexicon-release/internal/datamerge"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )

@@ -1,4 +1,5 @@
-// Package strictjson decodes outside JSON the strict way: capped, one value, no unknown or repeated keys.
+// Package strictjson decodes outside JSON the strict way: capped, one value, no repeated keys, and (unless
+// the format says otherwise) no unknown keys.
 //
 // It rests on github.com/go-json-experiment/json (the encoding/json/v2 prototype), which refuses
 // repeated object keys and unknown members natively and decodes several times faster than
@@ -42,6 +43,21 @@ func Decode(data []byte, limit int, v any) error {
 	if errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName) {
 		return &UnknownFieldError{Field: lastToken(se.JSONPointer)}
 	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName) {
+		return &DuplicateKeyError{Key: lastToken(syn.JSONPointer)}
+	}
+	return err
+}
+
+// DecodeOpen is Decode for formats whose spec tells consumers to ignore members they do not know (the
+// in-toto statement layer): unknown members are skipped, while the cap, the one value and the refusal of
+// repeated keys still hold.
+func DecodeOpen(data []byte, limit int, v any) error {
+	if len(data) > limit {
+		return ErrTooLarge
+	}
+	err := json.Unmarshal(data, v, json.RejectUnknownMembers(false))
 	var syn *jsontext.SyntacticError
 	if errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName) {
 		return &DuplicateKeyError{Key: lastToken(syn.JSONPointer)}

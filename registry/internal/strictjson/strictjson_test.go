@@ -37,3 +37,20 @@ func TestDecode(t *testing.T) {
 		t.Fatalf("cap: %v", err)
 	}
 }
+
+func TestDecodeOpen(t *testing.T) {
+	var v target
+	if err := strictjson.DecodeOpen([]byte(`{"name":"a","extra":[1,{"x":2}],"inner":{"n":1,"more":true}}`), 100, &v); err != nil || v.Name != "a" || v.Inner.N != 1 {
+		t.Fatalf("unknown members not skipped: %v %+v", err, v)
+	}
+	var dup *strictjson.DuplicateKeyError
+	if err := strictjson.DecodeOpen([]byte(`{"name":"a","extra":1,"extra":2}`), 100, &v); !errors.As(err, &dup) || dup.Key != "extra" {
+		t.Fatalf("repeated unknown key: %v", err)
+	}
+	if err := strictjson.DecodeOpen([]byte(`{"name":"a"} {}`), 100, &v); err == nil {
+		t.Fatal("trailing value accepted")
+	}
+	if err := strictjson.DecodeOpen([]byte(`{"name":"a"}`), 5, &v); !errors.Is(err, strictjson.ErrTooLarge) {
+		t.Fatalf("cap: %v", err)
+	}
+}

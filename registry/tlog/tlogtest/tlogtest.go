@@ -2,7 +2,12 @@
 //
 // It speaks POST /api/v2/log/entries like Rekor v2: it validates a hashedrekord request (including its
 // signature), appends the canonical entry to an RFC 6962 Merkle tree, and answers with the entry, an
-// inclusion proof and a C2SP signed-note checkpoint. It keeps everything in memory.
+// inclusion proof and a C2SP signed-note checkpoint. It serves its read side as Rekor v2 does, C2SP
+// tlog-tiles (GET /checkpoint and GET /tile/<L>/<N>[.p/<W>]), from which readers build consistency
+// proofs. Beside it, as a Rekor v2 deployment has one, an RFC 3161 timestamp authority answers POST
+// /api/v1/timestamp. Test witnesses (NewWitness) may cosign every checkpoint it signs, and Fork makes a
+// second log with the same key and history so far, to show two readers two histories. It keeps
+// everything in memory.
 package tlogtest
 
 import (
@@ -40,10 +45,13 @@ type Log struct {
 	key    *ecdsa.PrivateKey
 	reg    *signature.AlgorithmRegistryConfig
 
-	mu      sync.Mutex
-	hashes  []tlog.Hash
-	size    int64
-	entries map[[32]byte]int64 // request digest -> index, to answer duplicates with 409 as Rekor does
+	tsa *tsa
+
+	mu        sync.Mutex
+	hashes    []tlog.Hash
+	size      int64
+	entries   map[[32]byte]int64 // request digest -> index, to answer duplicates with 409 as Rekor does
+	witnesses []*Witness
 }
 
 // New makes an empty log whose checkpoints name origin.
@@ -59,8 +67,12 @@ func New(origin string) *Log {
 	if err != nil {
 		panic(err)
 	}
-	return &Log{origin: origin, key: k, reg: reg, entries: map[[32]byte]int64{}}
+	return &Log{origin: origin, key: k, reg: reg, tsa: newTSA(origin), entries: map[[32]byte]int64{}}
 }
+
+// TimestampChainPEM is the certificate chain of the log's timestamp authority, leaf first: what a
+// verifier's trusted root names as a timestamp authority.
+func (l *Log) TimestampChainPEM() []byte { return l.tsa.chainPEM() }
 
 // PublicKey is the log key a verifier must hold.
 func (l *Log) PublicKey() keys.LogPublic {
@@ -83,8 +95,17 @@ func (l *Log) Server() *httptest.Server {
 	return httptest.NewServer(l)
 }
 
-// ServeHTTP answers POST /api/v2/log/entries.
+// ServeHTTP answers POST /api/v2/log/entries, GET of the checkpoint and tiles, and POST
+// /api/v1/timestamp for the timestamp authority.
 func (l *Log) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == TimestampPath {
+		l.tsa.serveTimestamp(w, r)
+		return
+	}
+	if r.Method == http.MethodGet {
+		l.serveRead(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/api/v2/log/entries" {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
@@ -129,6 +150,25 @@ func (l *Log) hashReader() tlog.HashReader {
 	})
 }
 
+// sign makes the checkpoint of the current tree, signed by the log and cosigned by its witnesses. The
+// caller holds mu.
+func (l *Log) sign(ctx context.Context, rootHash tlog.Hash) ([]byte, error) {
+	cp := flog.Checkpoint{Origin: l.origin, Size: uint64(l.size), Hash: rootHash[:]}.Marshal()
+	sv, err := signature.LoadECDSASignerVerifier(l.key, crypto.SHA256)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := rekornote.NewNoteSigner(ctx, l.origin, sv)
+	if err != nil {
+		return nil, err
+	}
+	signers := []note.Signer{ns}
+	for _, w := range l.witnesses {
+		signers = append(signers, w.signer)
+	}
+	return note.Sign(&note.Note{Text: string(cp)}, signers...)
+}
+
 // Add validates and appends an entry, returning it with its proof and the HTTP status Rekor would
 // answer.
 func (l *Log) Add(ctx context.Context, req *rekorpb.HashedRekordRequestV002) (*protorekor.TransparencyLogEntry, int, error) {
@@ -166,16 +206,7 @@ func (l *Log) Add(ctx context.Context, req *rekorpb.HashedRekordRequestV002) (*p
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
-	cp := flog.Checkpoint{Origin: l.origin, Size: uint64(l.size), Hash: rootHash[:]}.Marshal()
-	sv, err := signature.LoadECDSASignerVerifier(l.key, crypto.SHA256)
-	if err != nil {
-		return nil, http.StatusInternalServerError, err
-	}
-	ns, err := rekornote.NewNoteSigner(ctx, l.origin, sv)
-	if err != nil {
-		return nil, http.StatusInternalServerError, err
-	}
-	signed, err := note.Sign(&note.Note{Text: string(cp)}, ns)
+	signed, err := l.sign(ctx, rootHash)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}

@@ -208,6 +208,10 @@ type OSRelease struct {
 	ID         string `json:"id"`
 	VersionID  string `json:"version_id"`
 	PrettyName string `json:"pretty_name"`
+	// VersionCodename and SupportEnd (os-release's SUPPORT_END, YYYY-MM-DD, which few releases set)
+	// are filled by pkg.query.
+	VersionCodename string `json:"version_codename,omitempty"`
+	SupportEnd      string `json:"support_end,omitempty"`
 }
 
 // Memory is in bytes, as /proc/meminfo gives it.

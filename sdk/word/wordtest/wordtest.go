@@ -12,7 +12,8 @@
 //
 // Capabilities reach the real machine, so a test points the manifest's roots at its own temporary
 // directories (Paths; WritableDir for an fs.write root) and gives a fake service manager (WithSystemd
-// with systemdtest.Fake) where this machine has no systemd. The module is pinned by its own sha256, as
+// with systemdtest.Fake) where this machine has no systemd. A word reaches a package manager only when
+// the test gives one (WithPackages, typically pkgmgr.Apt on an apttest root). The module is pinned by its own sha256, as
 // a release would pin it. sdk/word/recipetest runs a recipe's check and repair word under the recipe
 // loop's rules.
 package wordtest
@@ -27,6 +28,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
+	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
@@ -56,6 +58,16 @@ func WithSystemd(m systemd.Manager) Option { return func(c *config) { c.host.Sys
 // systemd.* and journal.read call answers capability.unknown.
 func WithoutSystemd() Option {
 	return func(c *config) { c.host.Systemd = systemd.Unavailable{Reason: "no systemd on this machine (wordtest)"} }
+}
+
+// WithPackages gives the host a package manager, typically a pkgmgr.Apt on an apttest root. Without
+// it every pkg.* call answers capability.unknown: a word test never reaches this machine's own
+// packages unless it asks to.
+func WithPackages(m pkgmgr.Manager) Option { return func(c *config) { c.host.Packages = m } }
+
+// WithPackagePolicy sets the node's narrowing of the pkg.* capabilities (its policy's "packages").
+func WithPackagePolicy(p manifest.NodePackages) Option {
+	return func(c *config) { c.host.PackagePolicy = &p }
 }
 
 // WithRenewal sets the node's renewal program, what exec.pinned's "@renewal" runs (the node's policy
@@ -143,6 +155,9 @@ func Load(t testing.TB, wasmPath, manifestPath string, opts ...Option) *Word {
 	}
 	if c.host.CacheDir == "" {
 		c.host.CacheDir, c.host.CacheKeyFile = cacheDir(t)
+	}
+	if c.host.Packages == nil {
+		c.host.Packages = pkgmgr.Unavailable{Reason: "no package manager given to this test (wordtest.WithPackages)"}
 	}
 	h, err := wasm.New(context.Background(), c.host)
 	if err != nil {

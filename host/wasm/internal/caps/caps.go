@@ -15,6 +15,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
@@ -32,6 +33,10 @@ type Env struct {
 	RootCAs *x509.CertPool
 	// Renewal is the program exec.pinned's manifest.NodeRenewal entry runs; nil: none configured.
 	Renewal *manifest.NodeProgram
+	// Packages reaches the package manager; pkgmgr.Unavailable answers capability.unknown.
+	Packages pkgmgr.Manager
+	// PackagePolicy is the node's own narrowing of the pkg.* capabilities; nil narrows nothing.
+	PackagePolicy *manifest.NodePackages
 	// Backup is what the backup capabilities need from the node; nil answers backup.not_configured.
 	Backup *BackupEnv
 }
@@ -69,6 +74,9 @@ type program struct {
 func Prepare(m *manifest.Manifest, env *Env) (*Word, error) {
 	if env.Systemd == nil {
 		env.Systemd = systemd.Unavailable{Reason: "no service manager configured"}
+	}
+	if env.Packages == nil {
+		env.Packages = pkgmgr.Unavailable{Reason: "no package manager configured"}
 	}
 	w := &Word{m: m, env: env, programs: map[string]*program{}}
 	if c, ok := m.Capability(capv1.CapExecPinned); ok {
@@ -139,6 +147,11 @@ var handlers = map[string]handler{
 	capv1.CapNetHTTP:            netHTTP,
 	capv1.CapTLSPeer:            tlsPeer,
 	capv1.CapExecPinned:         execPinned,
+	capv1.CapPkgQuery:           pkgQuery,
+	capv1.CapPkgRestarts:        pkgRestarts,
+	capv1.CapPkgRefresh:         pkgRefresh,
+	capv1.CapPkgUpgrade:         pkgUpgrade,
+	capv1.CapPkgRepair:          pkgRepair,
 }
 
 // Call answers one request (JSON) with one response (JSON), and records it.
@@ -171,8 +184,7 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 		return ErrorResponse(denied(h.Cap, "the word does not declare %s", h.Cap))
 	}
 	result, err := fn(ctx, d.w, declared, req)
-	allowed := err == nil || !errcode.Has(err, errcode.CapabilityDenied) && !errcode.Has(err, errcode.CapabilityInvalid) &&
-		!errcode.Has(err, errcode.CapabilityRootUnsafe)
+	allowed := err == nil || !refusal(err)
 	d.record(h.Cap, req, allowed)
 	if err != nil {
 		if ctx.Err() != nil && errcode.Code(err) == errcode.CapabilityFailed {
@@ -181,6 +193,17 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 		return ErrorResponse(err)
 	}
 	return ResultResponse(result)
+}
+
+// refusal reports whether err is the host refusing the call, rather than the call failing.
+func refusal(err error) bool {
+	for _, code := range []string{errcode.CapabilityDenied, errcode.CapabilityInvalid, errcode.CapabilityRootUnsafe,
+		errcode.PkgOperationRefused, errcode.PkgOriginRefused, errcode.PkgNameRefused} {
+		if errcode.Has(err, code) {
+			return true
+		}
+	}
+	return false
 }
 
 // record keeps one call, its args being the request without "cap".

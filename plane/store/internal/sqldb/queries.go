@@ -24,6 +24,7 @@ type Queries struct {
 	RolloutQueries   // queries_rollouts.sql
 	ProvisionQueries // queries_provision.sql
 	UIQueries        // queries_ui.sql
+	LogViewQueries   // queries_logviews.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -100,6 +101,14 @@ type ProvisionQueries struct {
 type UIQueries struct {
 	NodeCount, NodeCountVersions, NodeListFiltered                 string
 	UISessionInsert, UISessionSweep, UISessionGet, UISessionDelete string
+}
+
+// LogViewQueries are the statements of queries_logviews.sql: the log checkpoints nodes hold and the
+// plane's verdicts on pairs of them.
+type LogViewQueries struct {
+	NodeCheckpointsClear, NodeCheckpointsInsert, NodeCheckpointList string
+	LogConsistencyUpsert, LogConsistencyPrune, LogConsistencyList   string
+	DetectLogSplit                                                  string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

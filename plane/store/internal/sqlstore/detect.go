@@ -113,6 +113,7 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 		s.routeDetector(p.Health, t),
 		s.replicaDetector(p.Up, t),
 		s.rolloutDetector(),
+		s.logSplitDetector(),
 		{
 			source: DetectorAgentUpdateRefused, severity: SeverityWarning,
 			cleared: "the node runs the agent its statement pins",

@@ -40,8 +40,8 @@ func (s *sqlStore) migrate(ctx context.Context, ms []sqldb.Migration) error {
 					"the database has migration %04d_%s, newer than this binary's %04d; run the newer plane",
 					a.Version, a.Name, latest).With(errcode.DetailVersion, a.Version)
 			}
-			// A number recorded under another name was applied by a build that gave it other SQL (a
-			// placeholder reserved while two branches were apart): skipping it would leave this binary's
+			// A number recorded under another name was applied by a build that gave it other SQL (two
+			// branches that took the same number while apart): skipping it would leave this binary's
 			// tables missing.
 			if names[a.Version] != a.Name {
 				return errcode.New(errcode.StoreMigrationFailed,

@@ -133,6 +133,9 @@ func checkNodeReport(p *NodeReportParams) error {
 	if err := checkNodeUpdate(&p.Update); err != nil {
 		return err
 	}
+	if err := checkNodeCheckpoints(p.Checkpoints); err != nil {
+		return err
+	}
 	if p.StatementSequence < 0 || p.ClaimSizeCap < 0 {
 		return invalid("statement_sequence", "statement sequence and claim size cap cannot be negative")
 	}
@@ -184,9 +187,9 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 	var matched bool
 	// A report lost to a crash of the database's machine is sent again on the next claim: it may
 	// commit without waiting for the disk, and goes in one round trip.
-	err := s.pipeline(ctx, "record node report",
-		sqldb.Step{Query: s.q.RelaxCommit},
-		sqldb.Step{Query: s.q.NodeReport, Args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
+	steps := []sqldb.Step{
+		{Query: s.q.RelaxCommit},
+		{Query: s.q.NodeReport, Args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
 			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted, p.ReportDigest,
 			p.Update.State, p.Update.Offered, string(updateJSON)}, Scan: func(r sqldb.Row) error {
 			var err error
@@ -196,7 +199,9 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 			}
 			matched = err == nil
 			return err
-		}})
+		}},
+	}
+	err := s.pipeline(ctx, "record node report", append(steps, s.checkpointSteps(p)...)...)
 	if err != nil {
 		return Node{}, err
 	}

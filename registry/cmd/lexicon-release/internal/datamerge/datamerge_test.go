@@ -11,7 +11,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/datamerge"
+	"github.com/lexicon-fleet/lexicon/registry/cmd/lexicon-release/internal/datamerge"
 )
 
 // module builds a minimal module: one memory of pages pages and the given data section body.
@@ -82,11 +82,11 @@ func TestMergeLeavesUnsafeModulesAlone(t *testing.T) {
 	}
 }
 
-// TestMergeRealWord builds a real Go word, merges it, and compares the two modules' whole memory once
-// their data is applied.
+// TestMergeRealWord builds a real Go word (the host's reference word), merges it, and compares the two
+// modules' whole memory once their data is applied.
 func TestMergeRealWord(t *testing.T) {
 	raw := filepath.Join(t.TempDir(), "ref.wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", raw, "../testdata/ref")
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", raw, "github.com/lexicon-fleet/lexicon/host/wasm/testdata/ref")
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
