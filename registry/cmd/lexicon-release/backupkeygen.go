@@ -11,7 +11,6 @@ import (
 
 	"filippo.io/age"
 
-	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -58,7 +57,7 @@ func backupKeygenCmd() *cli.Command {
 			}
 			r := backupKeygenResult{Name: name, KeyFile: filepath.Join(out, name+".key"), PubFile: filepath.Join(out, name+".pub"),
 				Recipient: id.Recipient().String()}
-			if err := keys.WritePrivate(r.KeyFile, backup.KeyFile(id, time.Now())); err != nil {
+			if err := keys.WritePrivate(r.KeyFile, ageKeyFile(id, time.Now())); err != nil {
 				return nil, err
 			}
 			if err := keys.WritePublic(r.PubFile, r.Recipient); err != nil {
@@ -67,6 +66,14 @@ func backupKeygenCmd() *cli.Command {
 			return r, nil
 		},
 	}
+}
+
+// ageKeyFile is the identity file as age-keygen writes it (comments naming when it was made and its
+// public key, then the secret key), so Debian's age reads it. It is age's format, not Lexicon's: the
+// registry imports no backup (ARCHITECTURE.md, "What each part may import"), and the node reads the
+// same form with backup.ParseIdentity.
+func ageKeyFile(id *age.X25519Identity, now time.Time) string {
+	return fmt.Sprintf("# created: %s\n# public key: %s\n%s\n", now.UTC().Format(time.RFC3339), id.Recipient(), id)
 }
 
 var _ cli.Texter = backupKeygenResult{}
