@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"filippo.io/age"
 
@@ -204,6 +207,13 @@ func TestBackupRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A target whose endpoint answers nothing: a port of this machine's nobody listens on.
+	unreachable := b.target
+	unreachable.Endpoint = closedEndpoint(t)
+	nowhere, err := presign.New(unreachable)
+	if err != nil {
+		t.Fatal(err)
+	}
 	grantOf := func(s *presign.Signer) *channel.BackupGrant {
 		g, err := s.WriteGrant(context.Background(), presign.WriteRequest{Node: "node-1", Recipients: []string{b.recovery.Recipient().String()}, Objects: 16})
 		if err != nil {
@@ -230,6 +240,18 @@ func TestBackupRefusals(t *testing.T) {
 			[]map[string]any{req("backup.begin"), req("backup.paths", "paths", []string{b.data})}, errcode.BackupCredentialsInvalid},
 		{"a target that refuses writes", grantOf(roSigner),
 			[]map[string]any{req("backup.begin"), req("backup.paths", "paths", []string{b.data})}, errcode.BackupTargetRefused},
+		{"a target that cannot be reached", grantOf(nowhere),
+			[]map[string]any{req("backup.begin"), req("backup.paths", "paths", []string{b.data})}, errcode.BackupTargetUnreachable},
+		{"an expired grant", func() *channel.BackupGrant {
+			g := b.writeGrant(t, "")
+			g.Expires = time.Now().Add(-time.Minute)
+			return g
+		}(), []map[string]any{req("backup.begin")}, errcode.BackupGrantInvalid},
+		{"a grant whose key lies outside its run", func() *channel.BackupGrant {
+			g := b.writeGrant(t, "")
+			g.Objects[0].Key = backup.ObjectKey(b.target.Prefix, "node-2", g.Run, 1)
+			return g
+		}(), []map[string]any{req("backup.begin")}, errcode.BackupGrantInvalid},
 		{"verify without a read grant", b.writeGrant(t, ""), []map[string]any{req("backup.verify")}, errcode.BackupGrantMissing},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -256,6 +278,18 @@ func TestBackupRefusals(t *testing.T) {
 		}
 	}
 
+	// PostgreSQL not answering where the node's policy says: pg_dump fails, and says why.
+	down := *b.policy
+	downPG := *b.pg
+	downPG.Host, downPG.Port = "127.0.0.1", closedPort(t)
+	down.Postgres = &downPG
+	dh := newHost(t, cached(wasm.Config{Backup: &wasm.BackupConfig{Policy: &down, Dir: b.keyDir, Segment: 128 << 10}}))
+	answers, _ := backupProber(t, dh, "change", []string{"/"}).runWith(wasm.RunOptions{Grant: b.writeGrant(t, "")},
+		req("backup.begin"), req("backup.database", "database", b.db), req("backup.commit"))
+	if answers[1].Error == nil || answers[1].Error.Code != errcode.BackupDumpFailed || answers[2].Error == nil {
+		t.Fatalf("a dump with PostgreSQL down: %+v", answers)
+	}
+
 	// A node without a backup section answers backup.not_configured to everything.
 	bare := backupProber(t, newHost(t, cached(wasm.Config{})), "change", []string{"/"})
 	if code := bare.one(req("backup.begin"), nil); code != errcode.BackupNotConfigured {
@@ -264,7 +298,7 @@ func TestBackupRefusals(t *testing.T) {
 
 	// A restore writes only into an empty or new folder beneath the policy's restore folders.
 	g := b.writeGrant(t, "")
-	answers, _ := p.runWith(wasm.RunOptions{Grant: g}, req("backup.begin"), req("backup.paths", "paths", []string{b.data}), req("backup.commit"))
+	answers, _ = p.runWith(wasm.RunOptions{Grant: g}, req("backup.begin"), req("backup.paths", "paths", []string{b.data}), req("backup.commit"))
 	if answers[2].Error != nil {
 		t.Fatalf("commit: %+v", answers[2].Error)
 	}
@@ -291,4 +325,31 @@ func TestBackupRefusals(t *testing.T) {
 	if names, _ := os.ReadDir(full); len(names) != 1 {
 		t.Fatalf("a refused restore changed %s: %v", full, names)
 	}
+
+	// A read grant naming another node's object is refused before anything is read.
+	foreign := *chain.Grant
+	foreign.Runs = append([]channel.GrantRun(nil), chain.Grant.Runs...)
+	last := &foreign.Runs[len(foreign.Runs)-1]
+	last.Objects = append([]channel.Presigned(nil), last.Objects...)
+	last.Objects[0].Key = backup.ObjectKey(b.target.Prefix, "node-2", last.Run, 1)
+	answers, _ = p.runWith(wasm.RunOptions{Grant: &foreign}, req("backup.verify"))
+	if answers[0].Error == nil || answers[0].Error.Code != errcode.BackupGrantInvalid {
+		t.Fatalf("a read grant outside the node's folder: %+v", answers[0])
+	}
+}
+
+// closedPort is a loopback port nothing listens on: one the kernel handed out and that was closed.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+func closedEndpoint(t *testing.T) string {
+	return "http://127.0.0.1:" + strconv.Itoa(closedPort(t))
 }
