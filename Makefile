@@ -16,7 +16,7 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules agents packages debian-root test bench demo release lint clean proto ui-shots depaware standard-verifiers openapi
+.PHONY: all build wasm modules agents packages debian-root test bench demo release lint clean proto ui-shots depaware standard-verifiers openapi versitygw
 
 all: build
 
@@ -179,9 +179,17 @@ $(SIGSTORE_JS)/verify.mjs: tools/sigstore-js/verify.mjs
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+# versitygw is the S3-compatible server the backup tests and benchmark start on loopback (POSIX backend):
+# built once from the Go module proxy, from its own module under tools/ so its graph stays out of go.mod.
+VERSITYGW := $(BUILD)/tools/versitygw
+versitygw: $(VERSITYGW)
+$(VERSITYGW): tools/versitygw/go.mod tools/versitygw/go.sum
+	@mkdir -p $(dir $@)
+	cd tools/versitygw && $(GO) build -trimpath -o $(abspath $@) github.com/versity/versitygw/cmd/versitygw
+
 # examples/authors builds an author's module offline (GOPROXY=off) from the module cache; resolving
 # its graph needs the go.mod of every module in ours, which a build alone does not fetch.
-test: modules debian-root standard-verifiers
+test: modules debian-root standard-verifiers $(VERSITYGW)
 	$(GO) list -m all > /dev/null
 	$(GO) test -timeout 30m ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
@@ -189,12 +197,14 @@ test: modules debian-root standard-verifiers
 	$(GO) test -race ./plane/internal/webhook/ ./plane/internal/server/
 	$(GO) test -race -run 'TestRun$$' ./agent/internal/recipes/
 	$(GO) test -race -run 'TestConcurrentCreates' ./plugins/cloud/netns/
+	$(GO) test -race ./backup/archive/
 
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 # bench/ is its own Go module (it links the Extism Go SDK, which the project must not depend on):
 # wordbench runs the word host beside Extism on the same word and prints the ratios; idlebench runs
-# fleet in a box and measures the idle agent with its workers.
-bench: modules debian-root
+# fleet in a box and measures the idle agent with its workers. BenchmarkBackup1GiB backs up a 1 GiB
+# tree with the agent's backup word and with restic, to the same versitygw, rounds interleaved.
+bench: modules debian-root $(VERSITYGW)
 	cd bench && $(GO) run ./cmd/wordbench -module ../$(WASM_DIR)/testdata/ref.wasm
 	$(GO) build -o $(BUILD)/tools/fleet-in-a-box ./examples/fleet-in-a-box
 	cd bench && $(GO) run ./cmd/idlebench -demo ../$(BUILD)/tools/fleet-in-a-box -bin ../$(BIN) -modules ../$(BUILD)/modules
@@ -213,6 +223,7 @@ bench: modules debian-root
 	$(GO) test -run '^$$' -bench BenchmarkJobRollout1000 -benchtime 1x -timeout 30m ./plane/internal/rollouts/
 	$(GO) test -run '^$$' -bench BenchmarkAgentUpdate -benchtime 1x -timeout 30m ./plane/internal/e2e/
 	$(GO) test -run '^$$' -bench BenchmarkRender -benchtime 50x -count 1 ./plane/internal/ui/
+	$(GO) test -run '^$$' -bench BenchmarkBackup1GiB -benchtime 1x -timeout 60m ./backup/backupe2e/
 
 # ui-shots runs the web UI's browser test (headless Chromium, a real plane and agent) and keeps a
 # screenshot of every page it visits in build/ui-shots/.

@@ -48,7 +48,7 @@ func inModule(dep, dir string) bool {
 }
 
 var fences = []fence{
-	{pattern: "agent", rule: "`agent` never imports `plane`, and never links pgx, chi or go-plugin (nor `host/goplugin`): the agent binary stays small.", forbidden: func(dep string) string {
+	{pattern: "agent", rule: "`agent` never imports `plane`, and never links pgx, chi, go-plugin (nor `host/goplugin`) or an S3 client (nor `backup/presign` or `backup/backuptest`): the agent binary stays small, and sends the requests the plane presigned with net/http.", forbidden: func(dep string) string {
 		switch {
 		case inModule(dep, "plane"):
 			return "the agent never imports the plane"
@@ -58,19 +58,41 @@ var fences = []fence{
 			return "the agent never links chi"
 		case strings.HasPrefix(dep, "github.com/hashicorp/go-plugin"), inModule(dep, "host/goplugin"):
 			return "the agent never links go-plugin"
+		case strings.HasPrefix(dep, "github.com/aws/"), inModule(dep, "backup/presign"), inModule(dep, "backup/backuptest"):
+			return "the agent never links an S3 client: it sends the requests the plane presigned, with net/http"
 		}
 		return ""
-	}, breaks: []string{module + "/plane/store", "github.com/jackc/pgx/v5", "github.com/go-chi/chi/v5", "github.com/hashicorp/go-plugin", module + "/host/goplugin"},
-		keeps: []string{module + "/registry", module + "/host/wasm", "net/http"}},
+	}, breaks: []string{module + "/plane/store", "github.com/jackc/pgx/v5", "github.com/go-chi/chi/v5", "github.com/hashicorp/go-plugin", module + "/host/goplugin",
+		"github.com/aws/aws-sdk-go-v2/service/s3", module + "/backup/presign"},
+		keeps: []string{module + "/registry", module + "/host/wasm", "net/http", module + "/backup/archive", "filippo.io/age"}},
+	// The node's side of backups (the format, the archive) is linked into the agent and the word host: it
+	// imports neither of them, nor the plane, nor an S3 client; the presigner and the test server are the
+	// plane's and the tests'.
+	{pattern: "backup", rule: "`backup` imports `registry` and `sdk`, never `host`, `agent` or `plane`, which import it; of it only `backup/presign` (the plane's) and `backup/backuptest` (the tests') link an S3 client.", forbidden: func(dep string) string {
+		switch {
+		case inModule(dep, "agent"), inModule(dep, "plane"), inModule(dep, "host"):
+			return "backup is imported by the agent, the word host and the plane, and imports none of them"
+		case strings.HasPrefix(dep, "github.com/aws/"):
+			return "only backup/presign and backup/backuptest link the S3 client"
+		}
+		return ""
+	}, except: func(pkg, dep string) bool {
+		return (inModule(pkg, "backup/presign") || inModule(pkg, "backup/backuptest")) && strings.HasPrefix(dep, "github.com/aws/")
+	}, breaks: []string{module + "/agent/policy", module + "/host/wasm", module + "/plane/store", "github.com/aws/aws-sdk-go-v2/service/s3"},
+		keeps:        []string{module + "/registry/channel", "filippo.io/age", "golang.org/x/sys/unix"},
+		exceptKeeps:  [][2]string{{module + "/backup/presign", "github.com/aws/aws-sdk-go-v2/service/s3"}, {module + "/backup/backuptest", "github.com/aws/aws-sdk-go-v2/service/s3"}},
+		exceptBreaks: [][2]string{{module + "/backup/archive", "github.com/aws/aws-sdk-go-v2/service/s3"}, {module + "/backup/presign", module + "/plane/store"}}},
 	{pattern: "registry", rule: "`registry` imports only `sdk` of Lexicon: never `host`, `agent` or `plane`, which all import it.", forbidden: func(dep string) string {
 		switch {
 		case inModule(dep, "agent") || inModule(dep, "plane"):
 			return "registry imports neither agent nor plane; both import it"
 		case inModule(dep, "host"):
 			return "registry imports no host: the host imports the registry's manifests, CAS and keys, and build-time tools live with lexicon-release"
+		case inModule(dep, "backup"):
+			return "registry imports no backup: backup builds on the registry's wire format"
 		}
 		return ""
-	}, breaks: []string{module + "/agent/policy", module + "/plane/store", module + "/host/wasm"}, keeps: []string{module + "/sdk/errcode", "github.com/sigstore/sigstore-go/pkg/verify"}},
+	}, breaks: []string{module + "/agent/policy", module + "/plane/store", module + "/host/wasm", module + "/backup"}, keeps: []string{module + "/sdk/errcode", "github.com/sigstore/sigstore-go/pkg/verify"}},
 	// The packaging library (and the git, OpenPGP and templating code it brings) stays in the one tool
 	// that makes packages: the publisher's tool holds the signing key and links only what signing needs.
 	{pattern: "registry", rule: "Only `registry/cmd/lexicon-package` links the packaging library (goreleaser's nfpm).", forbidden: func(dep string) string {
@@ -82,13 +104,17 @@ var fences = []fence{
 		breaks: []string{"github.com/goreleaser/nfpm/v2", "github.com/goreleaser/nfpm/v2/deb"}, keeps: []string{module + "/sdk/cli", module + "/registry/statement"},
 		exceptKeeps:  [][2]string{{module + "/registry/cmd/lexicon-package", "github.com/goreleaser/nfpm/v2/deb"}},
 		exceptBreaks: [][2]string{{module + "/registry/cmd/lexicon-release", "github.com/goreleaser/nfpm/v2"}}},
-	{pattern: "host", rule: "`host` imports `registry` and `sdk`, never `agent` or `plane`: it runs modules for both.", forbidden: func(dep string) string {
-		if inModule(dep, "agent") || inModule(dep, "plane") {
+	{pattern: "host", rule: "`host` imports `registry`, `backup` and `sdk`, never `agent` or `plane`: it runs modules for both; it links no S3 client (nor `backup/presign`), and sends the requests the plane presigned with net/http.", forbidden: func(dep string) string {
+		switch {
+		case inModule(dep, "agent") || inModule(dep, "plane"):
 			return "host runs modules for agent and plane and imports neither"
+		case strings.HasPrefix(dep, "github.com/aws/") || inModule(dep, "backup/presign") || inModule(dep, "backup/backuptest"):
+			return "the word host sends presigned requests with net/http; it links no S3 client"
 		}
 		return ""
-	}, breaks: []string{module + "/agent", module + "/plane/internal/drivers"}, keeps: []string{module + "/registry/manifest", "github.com/tetratelabs/wazero"}},
-	{pattern: "sdk", rule: "`sdk` imports nothing of Lexicon outside `sdk`, with one exception: the test kits `sdk/word/wordtest` and `sdk/word/recipetest`, which never build for wasip1, may import `host` and `registry`, never `agent` or `plane`.", forbidden: func(dep string) string {
+	}, breaks: []string{module + "/agent", module + "/plane/internal/drivers", "github.com/aws/aws-sdk-go-v2/service/s3", module + "/backup/presign"},
+		keeps: []string{module + "/registry/manifest", "github.com/tetratelabs/wazero", module + "/backup/archive", "net/http"}},
+	{pattern: "sdk", rule: "`sdk` imports nothing of Lexicon outside `sdk`, with one exception: the test kits `sdk/word/wordtest` and `sdk/word/recipetest`, which never build for wasip1, may import `host` and `registry` (and `backup`, which `host` links), never `agent` or `plane`.", forbidden: func(dep string) string {
 		if strings.HasPrefix(dep, module+"/") && !inModule(dep, "sdk") {
 			return "sdk is what outside authors import; it imports nothing else of Lexicon"
 		}
@@ -97,12 +123,14 @@ var fences = []fence{
 		// wordtest and recipetest run an author's built word or recipe through the real host in `go
 		// test`; they are never built into a word (they do not build for wasip1, which the sdk/word
 		// fence checks), and they still may not reach the agent or the plane (sdk/RATIONALE.md, "What
-		// sdk may import").
-		return (inModule(pkg, "sdk/word/wordtest") || inModule(pkg, "sdk/word/recipetest")) && (inModule(dep, "host") || inModule(dep, "registry"))
+		// sdk may import"). The host brings the node's side of backups with it.
+		return (inModule(pkg, "sdk/word/wordtest") || inModule(pkg, "sdk/word/recipetest")) &&
+			(inModule(dep, "host") || inModule(dep, "registry") || inModule(dep, "backup"))
 	}, breaks: []string{module + "/host/wasm", module + "/registry", module + "/plane/api"}, keeps: []string{module + "/sdk/errcode", "github.com/hashicorp/go-plugin"},
-		exceptKeeps: [][2]string{{module + "/sdk/word/wordtest", module + "/host/wasm"}, {module + "/sdk/word/recipetest", module + "/registry/manifest"}},
+		exceptKeeps: [][2]string{{module + "/sdk/word/wordtest", module + "/host/wasm"}, {module + "/sdk/word/recipetest", module + "/registry/manifest"},
+			{module + "/sdk/word/wordtest", module + "/backup/archive"}},
 		exceptBreaks: [][2]string{{module + "/sdk/word/wordtest", module + "/agent/policy"}, {module + "/sdk/word/recipetest", module + "/plane/api"},
-			{module + "/sdk/word", module + "/host/wasm"}, {module + "/sdk/driver/drivertest", module + "/host/goplugin"}}},
+			{module + "/sdk/word", module + "/host/wasm"}, {module + "/sdk/driver/drivertest", module + "/host/goplugin"}, {module + "/sdk/word", module + "/backup"}}},
 	{pattern: "sdk/word", rule: "`sdk/word` builds for wasip1 on the standard library and `sdk` alone.", env: []string{"GOOS=wasip1", "GOARCH=wasm"}, forbidden: func(dep string) string {
 		if !stdlib(dep) && !inModule(dep, "sdk") {
 			return "sdk/word builds for wasip1 on the standard library and sdk alone"

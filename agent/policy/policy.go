@@ -11,7 +11,9 @@
 //	               "groups": ["www-data"], "sysctl": ["net.ipv4.*"], "packages": ["nginx"], "firewall": true,
 //	               "max_file_bytes": 1048576},
 //	  "packages": {"operations": ["query", "restarts", "refresh", "upgrade", "ensure", "repair"],
-//	               "origins": ["origin=Debian,label=Debian-Security"], "names": ["*"]}
+//	               "origins": ["origin=Debian,label=Debian-Security"], "names": ["*"]},
+//	  "backup": {"paths": ["/srv/app"], "restore_paths": ["/srv/restore"], "databases": ["app"],
+//	             "postgres": {"bin": "/usr/lib/postgresql/15/bin", "host": "127.0.0.1", "user": "postgres"}}
 //	}
 //
 // update "off" stops the agent from updating itself from the release (its owner updates it by other
@@ -32,6 +34,10 @@
 // further), which archives an upgrade or ensure may install from (origin patterns), which package names
 // they may touch. Each list given narrows what a word's signed manifest allows and never widens it; a list
 // left out leaves that bound to the manifest, and an empty one allows nothing.
+//
+// backup is what may leave this machine in a backup and where a restore may write (backup.Policy):
+// the plane's backup policy chooses among these paths and databases and can never widen them; without
+// it the node backs up nothing (backup.not_configured).
 package policy
 
 import (
@@ -41,6 +47,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -70,6 +77,8 @@ type Policy struct {
 	Converge *footprint.Bounds `json:"converge,omitempty"`
 	// Packages narrows the pkg.* capabilities; nil narrows nothing beyond each word's manifest.
 	Packages *manifest.NodePackages `json:"packages,omitempty"`
+	// Backup is what backups may read and restores may write on this node; nil: no backups.
+	Backup *backup.Policy `json:"backup,omitempty"`
 
 	// problem is why the policy accepts nothing, when it could not be loaded.
 	problem error
@@ -97,6 +106,11 @@ func Load(path string) *Policy {
 	if p.Packages != nil {
 		if err := p.Packages.Validate(); err != nil {
 			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: packages is not valid, so this node accepts nothing", path)}
+		}
+	}
+	if p.Backup != nil {
+		if err := p.Backup.Validate(); err != nil {
+			return &Policy{problem: errcode.Wrap(err, errcode.PolicyUntrusted, "policy %s: %s, so this node accepts nothing", path, errcode.From(err, "").Message)}
 		}
 	}
 	if p.Update != "" && p.Update != UpdateOn && p.Update != UpdateOff {

@@ -123,6 +123,26 @@ func TestConverge(t *testing.T) {
 	}
 }
 
+// TestBackupSection: the backup section is read with the policy, and one that names a relative folder
+// or a database name pg_dump would read as settings makes the node accept nothing.
+func TestBackupSection(t *testing.T) {
+	p := policy.Load(write(t, `{"classes": {"change": "accept"}, "backup": {"paths": ["/srv/app"], "databases": ["app"],
+		"postgres": {"bin": "/usr/lib/postgresql/15/bin", "host": "127.0.0.1", "user": "postgres"}}}`, 0o644))
+	if p.Problem() != nil || p.Backup == nil || !p.Backup.AllowsPath("/srv/app/x") || !p.Backup.AllowsDatabase("app") {
+		t.Fatalf("%v %+v", p.Problem(), p.Backup)
+	}
+	for name, body := range map[string]string{
+		"a relative folder":           `{"classes": {"change": "accept"}, "backup": {"paths": ["srv/app"]}}`,
+		"a database read as settings": `{"classes": {"change": "accept"}, "backup": {"databases": ["host=evil"], "postgres": {"bin": "/usr/bin"}}}`,
+		"an unknown backup field":     `{"classes": {"change": "accept"}, "backup": {"buckets": ["x"]}}`,
+	} {
+		p := policy.Load(write(t, body, 0o644))
+		if err := p.Check(word(manifest.ClassChange)); errcode.Code(err) != errcode.PolicyUntrusted {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
 func TestPackages(t *testing.T) {
 	p := policy.Load(write(t, `{"classes": {"change": "accept"}, "packages": {"operations": ["query", "upgrade"], "origins": ["origin=Debian,label=Debian-Security"]}}`, 0o644))
 	if err := p.Problem(); err != nil {

@@ -22,10 +22,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
 	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
@@ -109,6 +111,23 @@ type Config struct {
 	RootCAs *x509.CertPool
 	// Logger receives the host's own events (cache rejections, worker deaths); nil discards them.
 	Logger *slog.Logger
+	// Backup is what the backup capabilities need from the node; nil answers backup.not_configured.
+	Backup *BackupConfig
+}
+
+// BackupConfig is the node's side of backups: its owner's policy, and the folder (private to the
+// agent) where the host keeps the node's backup key and the index of its last run to each target.
+type BackupConfig struct {
+	Policy *backup.Policy
+	Dir    string
+	// Segment and Parallel size uploads; zero takes backup/archive's defaults.
+	Segment, Parallel int
+}
+
+// RunOptions are what the host holds for one run and never shows the word.
+type RunOptions struct {
+	// Grant is the job's backup grant (channel.Job.Grant): the requests the plane presigned for it.
+	Grant *channel.BackupGrant
 }
 
 // Host loads and runs modules. It is safe for concurrent use.
@@ -138,6 +157,9 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	h.env = &caps.Env{Self: append([]string(nil), cfg.Self...), Systemd: sd, RootCAs: cfg.RootCAs, Renewal: cfg.Renewal,
 		Packages: pm, PackagePolicy: cfg.PackagePolicy,
 		Converge: cfg.Converge, Artifacts: cfg.Artifacts, ConvergeDir: cfg.ConvergeDir, Reserved: append([]string(nil), cfg.Reserved...)}
+	if b := cfg.Backup; b != nil {
+		h.env.Backup = &caps.BackupEnv{Policy: b.Policy, Dir: b.Dir, Segment: b.Segment, Parallel: b.Parallel}
+	}
 	var key []byte
 	if cfg.CacheDir != "" {
 		var err error
@@ -351,6 +373,11 @@ type rawRun struct {
 // Run runs the module once with input as its params and returns the result envelope. Run never
 // returns nil, and nothing a module does makes it panic.
 func (mod *Module) Run(ctx context.Context, input []byte) *Result {
+	return mod.RunWith(ctx, input, RunOptions{})
+}
+
+// RunWith is Run with what the host holds for this run alone (a job's backup grant).
+func (mod *Module) RunWith(ctx context.Context, input []byte, opts RunOptions) *Result {
 	res := &Result{Capabilities: []Call{}}
 	if len(input) == 0 {
 		input = []byte("{}")
@@ -358,7 +385,8 @@ func (mod *Module) Run(ctx context.Context, input []byte) *Result {
 	if err := mod.m.CheckParams(input); err != nil {
 		return res.fail(Refused, err)
 	}
-	d := mod.word.Invocation()
+	d := mod.word.InvocationWith(opts.Grant)
+	defer d.End()
 	var raw rawRun
 	if mod.inproc != nil {
 		raw = mod.runInProcess(ctx, input, d)

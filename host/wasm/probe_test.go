@@ -39,7 +39,13 @@ func newProber(t *testing.T, h *wasm.Host, class string, caps []map[string]any) 
 // run sends the requests and returns the answers and the whole result.
 func (p *prober) run(reqs ...map[string]any) ([]answer, *wasm.Result) {
 	p.t.Helper()
-	res := p.mod.Run(context.Background(), mustJSON(p.t, map[string]any{"requests": reqs}))
+	return p.runWith(wasm.RunOptions{}, reqs...)
+}
+
+// runWith is run with what the host holds for the invocation (a backup grant).
+func (p *prober) runWith(opts wasm.RunOptions, reqs ...map[string]any) ([]answer, *wasm.Result) {
+	p.t.Helper()
+	res := p.mod.RunWith(context.Background(), mustJSON(p.t, map[string]any{"requests": reqs}), opts)
 	if res.Outcome != wasm.Completed {
 		p.t.Fatalf("probe: %s %s: %s\n%s", res.Outcome, res.Code, res.Message, res.Transcript)
 	}

@@ -333,6 +333,64 @@ type Job struct {
 	Class    string          `json:"class"`
 	Params   json.RawMessage `json:"params"`
 	Deadline time.Time       `json:"deadline"`
+	// Grant is what a backup, verify or restore job needs from its bucket. The agent hands it to the
+	// word host, never to the word: the word sees neither the bucket's address nor the signatures.
+	Grant *BackupGrant `json:"grant,omitempty"`
+}
+
+// BackupGrant gives one job access to a backup target without its credentials: requests the plane
+// presigned with its own, each for one method on one key, valid until Expires. The plane keeps the
+// credentials; the node holds only these requests, for the job's duration.
+//
+// A write grant (Run set) holds PUTs for fresh keys under Prefix, the run's own, each signed with
+// "If-None-Match: *" so that the bucket refuses to replace a key that exists: the node can add a run,
+// never overwrite or delete anything. Objects are used in order for the run's segments and its index;
+// Manifest is written last, and a run without its manifest is not a restore point.
+//
+// A read grant (Runs set) holds GETs for the manifests and objects of one chain of runs, the full run
+// first and the run to verify or restore last, all under Prefix, the node's own.
+type BackupGrant struct {
+	// Target names the target, for messages.
+	Target string `json:"target"`
+	// Node is the node's id, the folder of its runs under the target's prefix.
+	Node string `json:"node"`
+	// Prefix is the key prefix every request of the grant lies under.
+	Prefix string `json:"prefix"`
+	// Expires is when the requests stop working.
+	Expires time.Time `json:"expires"`
+
+	// Run is the run a write grant adds.
+	Run string `json:"run,omitempty"`
+	// Parent is the newest run of this node the plane has seen land in the bucket: an incremental run
+	// may build on it, and on nothing else. Empty: the run is a full one.
+	Parent string `json:"parent,omitempty"`
+	// Recipients are the age recipients (age1...) every object is encrypted to besides the node's own
+	// key: the fleet's recovery key, whose private half no plane or node holds.
+	Recipients []string `json:"recipients,omitempty"`
+	// Objects are PUTs of the run's fresh keys, used in order.
+	Objects []Presigned `json:"objects,omitempty"`
+	// Manifest is the PUT of the run's manifest, written last.
+	Manifest *Presigned `json:"manifest,omitempty"`
+
+	// Runs are GETs of a chain of runs, the full run first (a read grant).
+	Runs []GrantRun `json:"runs,omitempty"`
+}
+
+// GrantRun is the GETs of one run: its manifest and every object the manifest names.
+type GrantRun struct {
+	Run      string      `json:"run"`
+	Manifest Presigned   `json:"manifest"`
+	Objects  []Presigned `json:"objects"`
+}
+
+// Presigned is one request the plane signed: the method, URL and headers to send as they are. The URL
+// carries the signature, so it is a secret for as long as it is valid: it is never logged, and errors
+// name the key instead.
+type Presigned struct {
+	Key    string            `json:"key"`
+	Method string            `json:"method"`
+	URL    string            `json:"url"`
+	Header map[string]string `json:"header,omitempty"`
 }
 
 // ClaimResponse carries a job, or none when the wait ran out, and the statement the plane serves so

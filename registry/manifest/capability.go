@@ -167,6 +167,14 @@ var capabilitiesV1 = map[string]capSpec{
 	"footprint.check":  {},
 	"footprint.read":   {},
 	"footprint.record": {minClass: ClassChange},
+	// Backups: what they may read, dump and write is the node policy's to say as well; a run sends
+	// data off the machine, so even reading is a change word's, and a restore is a destructive one's.
+	"backup.begin":    {minClass: ClassChange},
+	"backup.paths":    {allowed: bPaths, required: bPaths, minClass: ClassChange},
+	"backup.database": {minClass: ClassChange},
+	"backup.commit":   {minClass: ClassChange},
+	"backup.verify":   {minClass: ClassChange},
+	"backup.restore":  {allowed: bPaths, required: bPaths, minClass: ClassDestructive},
 }
 
 func (c Capability) has() bound {

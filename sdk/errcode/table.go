@@ -75,7 +75,7 @@ const (
 // areas lists every area file's table. A code declared as a constant and missing here fails the
 // package's tests.
 var areas = []*Area{
-	&areaAccount, &areaAgent, &areaArtifact, &areaAuth, &areaCapability, &areaCase, &areaChannel, &areaCloud,
+	&areaAccount, &areaAgent, &areaArtifact, &areaAuth, &areaBackup, &areaCapability, &areaCase, &areaChannel, &areaCloud,
 	&areaContract, &areaDNS, &areaDriver, &areaFootprint, &areaIncident, &areaInternal, &areaIO, &areaJob, &areaJoin,
 	&areaKey, &areaLease, &areaLog, &areaManifest, &areaModule, &areaNode, &areaNotification, &areaPkg, &areaPlane, &areaPolicy, &areaProvision,
 	&areaRebuild, &areaRecipe, &areaRelease, &areaReplica, &areaRequest, &areaRollout, &areaRoute, &areaStatement, &areaStore, &areaToken,

@@ -24,10 +24,12 @@ func (d *dirs) hostConfig(sd state.Dir, pol *policy.Policy, plane wasm.Fetcher, 
 	policyFile := d.policyFile()
 	return wasm.Config{
 		CacheDir: sd.WasmCache(), CacheKeyFile: sd.WasmCacheKey(), Self: pol.Names, Renewal: pol.Renewal, Logger: log,
-		Converge:    func() (*footprint.Bounds, error) { return policy.Load(policyFile).ConvergeBounds() },
-		Artifacts:   plane,
-		ConvergeDir: sd.ConvergeDir(),
-		Reserved:    []string{absolute(d.config), absolute(string(sd))},
+		PackagePolicy: pol.Packages,
+		Backup:        backupConfig(pol, sd),
+		Converge:      func() (*footprint.Bounds, error) { return policy.Load(policyFile).ConvergeBounds() },
+		Artifacts:     plane,
+		ConvergeDir:   sd.ConvergeDir(),
+		Reserved:      []string{absolute(d.config), absolute(string(sd))},
 	}
 }
 

@@ -220,3 +220,12 @@ func watchTrial(ctx context.Context, up *update.Updater, log *slog.Logger) {
 		}
 	}
 }
+
+// backupConfig is the node's side of backups for the word host: its policy's backup section and the
+// state folder where the host keeps the node's backup key. Without a section, backups are off.
+func backupConfig(pol *policy.Policy, sd state.Dir) *wasm.BackupConfig {
+	if pol.Problem() != nil || pol.Backup == nil {
+		return nil
+	}
+	return &wasm.BackupConfig{Policy: pol.Backup, Dir: sd.BackupDir()}
+}

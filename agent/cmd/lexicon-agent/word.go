@@ -20,6 +20,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
+	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/cli"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -40,7 +42,7 @@ func wordRunCmd() *cli.Command {
 		dev                          bool
 		module, manifestPath         string
 		cacheDir, self, stateDir     string
-		configDir                    string
+		configDir, grantFile         string
 	)
 	return &cli.Command{
 		Path:    "word run",
@@ -58,7 +60,8 @@ func wordRunCmd() *cli.Command {
 			fs.StringVar(&cacheDir, "cache-dir", defaultWordCache(), "compile cache (its key is kept beside it, in DIR.key)")
 			fs.StringVar(&self, "self", "", "the node's own names for @self, comma-separated (host or host:port)")
 			fs.StringVar(&stateDir, "state-dir", "", "the agent's state folder, whose job lock the word runs under (default "+state.DefaultDir+", when it exists)")
-			fs.StringVar(&configDir, "config-dir", "", "the agent's config folder, whose policy's package bounds the word runs under (default "+DefaultConfigDir+", when its policy exists)")
+			fs.StringVar(&configDir, "config-dir", "", "the agent's config folder, whose policy's package bounds and backup section the word runs under (default "+DefaultConfigDir+", when its policy exists)")
+			fs.StringVar(&grantFile, "grant", "", "a backup grant (JSON, mode 0600) for the run: the host holds it, the word never sees it")
 		},
 		Run: func(ctx context.Context, env *cli.Env, _ []string) (any, error) {
 			var m *manifest.Manifest
@@ -94,6 +97,15 @@ func wordRunCmd() *cli.Command {
 			if cacheDir != "" {
 				cfg.CacheKeyFile = filepath.Clean(cacheDir) + ".key"
 			}
+			var opts wasm.RunOptions
+			if grantFile != "" {
+				if opts.Grant, err = readGrant(grantFile); err != nil {
+					return nil, err
+				}
+			}
+			if cfg.Backup, err = wordBackupConfig(configDir, stateDir, grantFile != ""); err != nil {
+				return nil, err
+			}
 			for n := range strings.SplitSeq(self, ",") {
 				if n = strings.TrimSpace(n); n != "" {
 					cfg.Self = append(cfg.Self, n)
@@ -114,9 +126,52 @@ func wordRunCmd() *cli.Command {
 				return nil, err
 			}
 			defer lock.Release()
-			return &wordResult{Result: mod.Run(ctx, []byte(params)), Word: m.Name, Dev: dev}, nil
+			return &wordResult{Result: mod.RunWith(ctx, []byte(params), opts), Word: m.Name, Dev: dev}, nil
 		},
 	}
+}
+
+// readGrant reads a backup grant from a file only its owner may read: its requests are signed and
+// work, for anyone holding them, until they expire.
+func readGrant(path string) (*channel.BackupGrant, error) {
+	data, err := keys.ReadPrivate(path)
+	if err != nil {
+		return nil, err
+	}
+	var g channel.BackupGrant
+	if err := json.Unmarshal(data, &g); err != nil {
+		return nil, errcode.Wrap(err, errcode.BackupGrantInvalid, "%s is not a backup grant", path).With(errcode.DetailPath, path)
+	}
+	return &g, nil
+}
+
+// wordBackupConfig is the backup side of a word run by hand: the backup section of the node's policy
+// and the state folder's backup key, as the daemon gives them. A run with a grant needs both.
+func wordBackupConfig(configDir, stateDir string, needed bool) (*wasm.BackupConfig, error) {
+	if configDir == "" {
+		configDir = DefaultConfigDir
+	}
+	polFile := filepath.Join(configDir, policy.FileName)
+	if _, err := os.Stat(polFile); err != nil && !needed {
+		return nil, nil
+	}
+	pol := policy.Load(polFile)
+	if err := pol.Problem(); err != nil {
+		if needed {
+			return nil, err
+		}
+		return nil, nil
+	}
+	if stateDir == "" {
+		stateDir = state.DefaultDir
+	}
+	if _, err := os.Stat(stateDir); err != nil || pol.Backup == nil {
+		if needed && pol.Backup != nil {
+			return nil, errcode.Wrap(err, errcode.IOFailed, "a backup word keeps the node's backup key in the state folder %s, which cannot be used", stateDir)
+		}
+		return nil, nil
+	}
+	return &wasm.BackupConfig{Policy: pol.Backup, Dir: state.Dir(stateDir).BackupDir()}, nil
 }
 
 // takeJobLock takes the node's job lock without waiting, as a repair does: a word run by hand never

@@ -80,7 +80,7 @@ func (r *Runner) run(ctx context.Context, job channel.Job) channel.ResultRequest
 		return refused(err)
 	}
 	defer lock.Release()
-	return p.Run(ctx, job.Params)
+	return p.RunWith(ctx, job.Params, wasm.RunOptions{Grant: job.Grant})
 }
 
 // agree refuses a job unless its word, the manifest the node holds for that word and the module it
@@ -141,10 +141,15 @@ func (r *Runner) prepare(ctx context.Context, w vocab.Word) (*Prepared, error) {
 // Run runs the prepared word with params; the caller holds the job lock. The result is redacted and
 // never nil.
 func (p *Prepared) Run(ctx context.Context, params json.RawMessage) channel.ResultRequest {
+	return p.RunWith(ctx, params, wasm.RunOptions{})
+}
+
+// RunWith is Run with what the host holds for the run and the word never sees: a job's backup grant.
+func (p *Prepared) RunWith(ctx context.Context, params json.RawMessage, opts wasm.RunOptions) channel.ResultRequest {
 	if len(params) == 0 {
 		params = json.RawMessage(`{}`)
 	}
-	res := p.r.report(p.mod.Run(ctx, params))
+	res := p.r.report(p.mod.RunWith(ctx, params, opts))
 	p.r.Metrics.WordRun(p.Word.Manifest.Name, string(res.Outcome), time.Duration(res.DurationMS)*time.Millisecond)
 	for _, c := range res.Capabilities {
 		p.r.Metrics.CapabilityCall(c.Cap, c.Allowed)

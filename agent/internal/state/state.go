@@ -50,6 +50,7 @@ func (d Dir) LockFile() string     { return d.path("job.lock") }
 func (d Dir) RecipesDir() string   { return d.path("recipes") }
 func (d Dir) UpdateDir() string    { return d.path("update") }
 func (d Dir) ConvergeDir() string  { return d.path("converge") }
+func (d Dir) BackupDir() string    { return d.path("backup") }
 func (d Dir) pairingFile() string  { return d.path("pairing.json") }
 
 // Key returns the node key, making one (0600) if there is none.

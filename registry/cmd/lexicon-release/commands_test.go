@@ -321,6 +321,7 @@ func TestJSONFailures(t *testing.T) {
 		code string
 	}{
 		{[]string{"keygen", "--out", filepath.Join(notAFolder, "keys")}, 1, errcode.IOFailed},
+		{[]string{"backup-keygen", "--out", filepath.Join(notAFolder, "keys")}, 1, errcode.IOFailed},
 		{[]string{"build", "--key", key, "--release", "1.0.0", "--sequence", "2", "--out", filepath.Join(work, "r2"),
 			"--modules", modules(t, "1.0.0", func(m string) string { return m[:len(m)/2] })}, 1, errcode.ManifestMalformed},
 		{[]string{"chain", "add", "--key", key, "--target", nodeKey, "--from", "2", "--out", filepath.Join(work, "chain")}, 1, errcode.KeyMalformed},

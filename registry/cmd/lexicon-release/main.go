@@ -10,7 +10,7 @@ func main() {
 
 func commands() []*cli.Command {
 	return []*cli.Command{
-		keygenCmd(), buildCmd(), chainCmd("add"), chainCmd("retire"), logCmd(), verifyCmd(), diffCmd(), trustInitCmd(), trustWitnessesCmd(), proveCmd(), testLogCmd(), wasmpostCmd(), newCmd(), rebuildCheckCmd(), renewCmd(),
+		keygenCmd(), backupKeygenCmd(), buildCmd(), chainCmd("add"), chainCmd("retire"), logCmd(), verifyCmd(), diffCmd(), trustInitCmd(), trustWitnessesCmd(), proveCmd(), testLogCmd(), wasmpostCmd(), newCmd(), rebuildCheckCmd(), renewCmd(),
 		{Path: "chain", Summary: "sign key-chain entries that add or retire publisher keys"},
 		{Path: "trust", Summary: "make the trust folder that nodes and the plane verify releases with"},
 	}

@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
@@ -98,6 +99,13 @@ func WithConvergeDir(dir string) Option { return func(c *config) { c.host.Conver
 // WithReserved names the folders no footprint capability writes beneath (the agent's own, in
 // production).
 func WithReserved(dirs ...string) Option { return func(c *config) { c.host.Reserved = dirs } }
+
+// WithBackup gives the host the node's backup side: the policy's backup section and the folder where
+// the node's backup key is kept (a fresh test folder, typically). Run a backup word with RunWith and a
+// grant the test presigned (backup/presign, against backup/backuptest's server).
+func WithBackup(policy *backup.Policy, dir string) Option {
+	return func(c *config) { c.host.Backup = &wasm.BackupConfig{Policy: policy, Dir: dir} }
+}
 
 // WithIsolation runs the word in worker processes (wasm.Process), as a node does. The test binary must
 // then call wasm.ServeWorkerIfChild in TestMain; see Main. The default is wasm.InProcess.
@@ -203,6 +211,12 @@ func cacheDir(t testing.TB) (string, string) {
 // Run runs the word with params: a value to encode as JSON, or json.RawMessage/[]byte/string as is.
 func (w *Word) Run(params any) *wasm.Result {
 	w.t.Helper()
+	return w.RunWith(params, wasm.RunOptions{})
+}
+
+// RunWith is Run with what the host holds for the run and the word never sees (a backup grant).
+func (w *Word) RunWith(params any, opts wasm.RunOptions) *wasm.Result {
+	w.t.Helper()
 	var input []byte
 	switch p := params.(type) {
 	case nil:
@@ -220,7 +234,7 @@ func (w *Word) Run(params any) *wasm.Result {
 		}
 		input = b
 	}
-	return w.mod.Run(context.Background(), input)
+	return w.mod.RunWith(context.Background(), input, opts)
 }
 
 // Must runs the word, fails the test unless it completed, and decodes its output into out (if not nil).

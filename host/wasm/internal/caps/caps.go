@@ -17,6 +17,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
@@ -49,6 +50,8 @@ type Env struct {
 	// Reserved are folders no footprint capability writes beneath, whatever the bounds say: the agent's
 	// own configuration and state folders, which hold the policy that draws the bounds.
 	Reserved []string
+	// Backup is what the backup capabilities need from the node; nil answers backup.not_configured.
+	Backup *BackupEnv
 }
 
 // Call is one capability call as the invocation's record shows it.
@@ -111,13 +114,24 @@ func Prepare(m *manifest.Manifest, env *Env) (*Word, error) {
 // Invocation returns the dispatcher of one run.
 func (w *Word) Invocation() *Dispatcher { return &Dispatcher{w: w, inv: &invocation{}} }
 
+// InvocationWith returns the dispatcher of one run of a job that carries a backup grant. The grant
+// stays here, in the host: no call answers with any part of it.
+func (w *Word) InvocationWith(grant *channel.BackupGrant) *Dispatcher {
+	return &Dispatcher{w: w, inv: &invocation{}, grant: grant}
+}
+
 // Dispatcher answers the calls of one invocation and keeps their record. It is safe for concurrent use.
+// End releases what its calls hold once the run is over.
 type Dispatcher struct {
 	w     *Word
 	inv   *invocation
 	mu    sync.Mutex
 	calls []Call
 	n     int
+
+	grant    *channel.BackupGrant
+	backupMu sync.Mutex
+	backup   *backupRun
 }
 
 // Calls returns the record so far.
@@ -190,6 +204,9 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 			With(errcode.DetailLimit, MaxCalls))
 	}
 	fn, known := handlers[h.Cap]
+	if bh, ok := backupHandlers[h.Cap]; ok {
+		fn, known = d.bind(bh), true
+	}
 	declared, ok := d.w.m.Capability(h.Cap)
 	if !known || !ok {
 		d.record(h.Cap, req, false)
