@@ -45,7 +45,7 @@ func inModule(dep, dir string) bool {
 }
 
 var fences = []fence{
-	{pattern: "agent", rule: "`agent` never imports `plane`, and never links pgx, chi or go-plugin (nor `host/goplugin`): the agent binary stays small.", forbidden: func(dep string) string {
+	{pattern: "agent", rule: "`agent` never imports `plane`, and never links pgx, chi or go-plugin (nor `host/goplugin`), nor gRPC, OpenTelemetry or go-openapi (the Sigstore clients' stacks): the agent binary stays small.", forbidden: func(dep string) string {
 		switch {
 		case inModule(dep, "plane"):
 			return "the agent never imports the plane"
@@ -55,10 +55,15 @@ var fences = []fence{
 			return "the agent never links chi"
 		case strings.HasPrefix(dep, "github.com/hashicorp/go-plugin"), inModule(dep, "host/goplugin"):
 			return "the agent never links go-plugin"
+		case dep == "google.golang.org/grpc" || strings.HasPrefix(dep, "google.golang.org/grpc/"),
+			strings.HasPrefix(dep, "go.opentelemetry.io/"), strings.HasPrefix(dep, "github.com/go-openapi/"):
+			return "the agent verifies statements offline and links no gRPC, OpenTelemetry or go-openapi client stack (registry/RATIONALE.md, \"What the agent links of Sigstore\")"
 		}
 		return ""
-	}, breaks: []string{module + "/plane/store", "github.com/jackc/pgx/v5", "github.com/go-chi/chi/v5", "github.com/hashicorp/go-plugin", module + "/host/goplugin"},
-		keeps: []string{module + "/registry", module + "/host/wasm", "net/http"}},
+	}, breaks: []string{module + "/plane/store", "github.com/jackc/pgx/v5", "github.com/go-chi/chi/v5", "github.com/hashicorp/go-plugin", module + "/host/goplugin",
+		"google.golang.org/grpc", "google.golang.org/grpc/codes", "go.opentelemetry.io/otel", "github.com/go-openapi/runtime"},
+		keeps: []string{module + "/registry", module + "/host/wasm", "net/http", "google.golang.org/protobuf/proto",
+			"github.com/sigstore/rekor-tiles/v2/pkg/verify", "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"}},
 	{pattern: "registry", rule: "`registry` imports only `sdk` of Lexicon: never `host`, `agent` or `plane`, which all import it.", forbidden: func(dep string) string {
 		switch {
 		case inModule(dep, "agent") || inModule(dep, "plane"):
