@@ -16,7 +16,7 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules agents packages debian-root test bench demo release lint clean proto ui-shots depaware standard-verifiers openapi versitygw
+.PHONY: all build wasm modules agents agent-size packages debian-root test bench demo release lint clean proto ui-shots depaware standard-verifiers openapi versitygw
 
 all: build
 
@@ -84,11 +84,30 @@ modules: build wasm
 	@echo "staged $$(ls $(BUILD)/modules | wc -l) modules in $(BUILD)/modules"
 
 # agents builds lexicon-agent for every platform a release pins, reproducibly and stamped with VERSION:
-# build/agents/<os>-<arch>/lexicon-agent. CGO is off so a cross build is the same as a native one.
+# build/agents/<os>-<arch>/lexicon-agent. CGO is off so a cross build is the same as a native one. The
+# shipped agent leaves out the symbol table and DWARF (-s -w): panics and profiles name functions from
+# the runtime's own tables, which stay; `make build` keeps both for debuggers (registry/RATIONALE.md,
+# "What the agent links of Sigstore").
+AGENT_SHIP_LDFLAGS := -s -w $(AGENT_LDFLAGS)
 agents:
 	@for p in $(AGENT_PLATFORMS); do o=$${p%/*}; a=$${p#*/}; mkdir -p $(BUILD)/agents/$$o-$$a; \
-	  echo "GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $(BUILD)/agents/$$o-$$a/lexicon-agent ./agent/cmd/lexicon-agent"; \
-	  CGO_ENABLED=0 GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $(BUILD)/agents/$$o-$$a/lexicon-agent ./agent/cmd/lexicon-agent || exit 1; done
+	  echo "GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_SHIP_LDFLAGS)' -o $(BUILD)/agents/$$o-$$a/lexicon-agent ./agent/cmd/lexicon-agent"; \
+	  CGO_ENABLED=0 GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_SHIP_LDFLAGS)' -o $(BUILD)/agents/$$o-$$a/lexicon-agent ./agent/cmd/lexicon-agent || exit 1; done
+
+# agent-size prints the linux/amd64 agent's size, as `agents` builds it, and how many packages it links
+# (counted as agent/cmd/lexicon-agent/depaware.txt counts them: the standard library's internal and
+# vendored packages left out), each against its goal (issue 29; registry/RATIONALE.md, "What the agent
+# links of Sigstore"). `make bench` prints it; it needs no quiet machine.
+AGENT_SIZE_GOAL_MIB := 20
+AGENT_PACKAGES_GOAL := 350
+agent-size: agents
+	@bytes=$$(stat -c %s $(BUILD)/agents/linux-amd64/lexicon-agent) && \
+	pkgs=$$(CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) list -deps ./agent/cmd/lexicon-agent | \
+	  awk -F/ '{ std = ($$1 !~ /\./); hidden = (std && $$1 == "vendor"); for (i = 1; i <= NF; i++) if (std && $$i == "internal") hidden = 1; if (!hidden) n++ } END { print n }') && \
+	awk -v b=$$bytes -v p=$$pkgs -v gs=$(AGENT_SIZE_GOAL_MIB) -v gp=$(AGENT_PACKAGES_GOAL) 'BEGIN { \
+	  mib = b / 1048576; \
+	  printf "agent binary (linux/amd64): %.1f MiB, goal <= %d MiB: %s\n", mib, gs, (mib <= gs ? "met" : "NOT MET"); \
+	  printf "agent linked packages: %d, goal <= %d: %s\n", p, gp, (p <= gp ? "met" : "NOT MET") }'
 
 # packages makes the Debian packages with `lexicon-package deb` (registry/cmd/lexicon-package, which says
 # what each holds): build/packages/{lexicon-agent,lexicon-plane,lexicon-cli}_<VERSION>_<arch>.deb for
@@ -205,6 +224,7 @@ test: modules debian-root standard-verifiers $(VERSITYGW)
 # fleet in a box and measures the idle agent with its workers. BenchmarkBackup1GiB backs up a 1 GiB
 # tree with the agent's backup word and with restic, to the same versitygw, rounds interleaved.
 bench: modules debian-root $(VERSITYGW)
+	$(MAKE) --no-print-directory agent-size
 	cd bench && $(GO) run ./cmd/wordbench -module ../$(WASM_DIR)/testdata/ref.wasm
 	$(GO) build -o $(BUILD)/tools/fleet-in-a-box ./examples/fleet-in-a-box
 	cd bench && $(GO) run ./cmd/idlebench -demo ../$(BUILD)/tools/fleet-in-a-box -bin ../$(BIN) -modules ../$(BUILD)/modules

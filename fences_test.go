@@ -48,7 +48,7 @@ func inModule(dep, dir string) bool {
 }
 
 var fences = []fence{
-	{pattern: "agent", rule: "`agent` never imports `plane`, and never links pgx, chi, go-plugin (nor `host/goplugin`) or an S3 client (nor `backup/presign` or `backup/backuptest`): the agent binary stays small, and sends the requests the plane presigned with net/http.", forbidden: func(dep string) string {
+	{pattern: "agent", rule: "`agent` never imports `plane`, and never links pgx, chi, go-plugin (nor `host/goplugin`), gRPC, OpenTelemetry or go-openapi (the Sigstore clients' stacks), or an S3 client (nor `backup/presign` or `backup/backuptest`): the agent binary stays small, and sends the requests the plane presigned with net/http.", forbidden: func(dep string) string {
 		switch {
 		case inModule(dep, "plane"):
 			return "the agent never imports the plane"
@@ -60,11 +60,16 @@ var fences = []fence{
 			return "the agent never links go-plugin"
 		case strings.HasPrefix(dep, "github.com/aws/"), inModule(dep, "backup/presign"), inModule(dep, "backup/backuptest"):
 			return "the agent never links an S3 client: it sends the requests the plane presigned, with net/http"
+		case dep == "google.golang.org/grpc" || strings.HasPrefix(dep, "google.golang.org/grpc/"),
+			strings.HasPrefix(dep, "go.opentelemetry.io/"), strings.HasPrefix(dep, "github.com/go-openapi/"):
+			return "the agent verifies statements offline and links no gRPC, OpenTelemetry or go-openapi client stack (registry/RATIONALE.md, \"What the agent links of Sigstore\")"
 		}
 		return ""
 	}, breaks: []string{module + "/plane/store", "github.com/jackc/pgx/v5", "github.com/go-chi/chi/v5", "github.com/hashicorp/go-plugin", module + "/host/goplugin",
-		"github.com/aws/aws-sdk-go-v2/service/s3", module + "/backup/presign"},
-		keeps: []string{module + "/registry", module + "/host/wasm", "net/http", module + "/backup/archive", "filippo.io/age"}},
+		"github.com/aws/aws-sdk-go-v2/service/s3", module + "/backup/presign",
+		"google.golang.org/grpc", "google.golang.org/grpc/codes", "go.opentelemetry.io/otel", "github.com/go-openapi/runtime"},
+		keeps: []string{module + "/registry", module + "/host/wasm", "net/http", module + "/backup/archive", "filippo.io/age",
+			"google.golang.org/protobuf/proto", "github.com/sigstore/rekor-tiles/v2/pkg/verify", "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"}},
 	// The node's side of backups (the format, the archive) is linked into the agent and the word host: it
 	// imports neither of them, nor the plane, nor an S3 client; the presigner and the test server are the
 	// plane's and the tests'.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
+
 	"github.com/lexicon-fleet/lexicon/registry/checkpoint"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
@@ -130,10 +132,10 @@ func (t *Trust) logByID(id []byte) (keys.LogPublic, bool) {
 	return keys.LogPublic{}, false
 }
 
-// checkCheckpoints judges the checkpoint of every entry in a held log, once sigstore-go has proven the
+// checkCheckpoints judges the checkpoint of every entry in a held log, once checkLog has proven the
 // statement included under it: cosigned by the witness policy's quorum, and consistent with the
 // checkpoint held of that log. It records on rel what Accept will hold, and says what it found.
-func (t *Trust) checkCheckpoints(b *signedBundle, rel *Release) (string, error) {
+func (t *Trust) checkCheckpoints(b *protobundle.Bundle, rel *Release) (string, error) {
 	var said []string
 	for _, e := range b.GetVerificationMaterial().GetTlogEntries() {
 		log, ok := t.logByID(e.GetLogId().GetKeyId())

@@ -2,6 +2,9 @@ package registry_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +17,8 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/lexicon-fleet/lexicon/registry"
+	"github.com/lexicon-fleet/lexicon/registry/keys"
+	"github.com/lexicon-fleet/lexicon/registry/tlog/tlogtest"
 )
 
 // TestSigstoreGoVerifiesRelease: a logged release verifies with sigstore-go as any Sigstore user would
@@ -58,5 +63,38 @@ func TestSigstoreGoVerifiesRelease(t *testing.T) {
 	// And it is not simply accepting: another artifact is refused.
 	if _, err := v.Verify(b, sgverify.NewPolicy(sgverify.WithArtifact(bytes.NewReader([]byte("not pinned"))), sgverify.WithKey())); err == nil {
 		t.Fatal("sigstore-go accepted an artifact the statement does not pin")
+	}
+}
+
+// TestTrustedRootReadBySigstoreGo: the trusted root written for every kind of log key a trust folder
+// holds (ECDSA P-256 and Ed25519), with and without a timestamp authority, is one sigstore-go's loader
+// reads, naming each log by its id. TrustedRootJSON's inputs are typed keys and parsed certificates,
+// so this holds for any input; the check runs here rather than in every program that writes a trust
+// folder, which would link sigstore-go's loader (and its TUF client) into the agent.
+func TestTrustedRootReadBySigstoreGo(t *testing.T) {
+	ecLog := tlogtest.New("ec.lexicon.test").PublicKey()
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	must(t, err)
+	edLog, err := keys.NewLogPublic("ed.lexicon.test", edKey.Public())
+	must(t, err)
+	tsa, err := registry.ParseTimestampAuthority(tlogtest.New("tsa.lexicon.test").TimestampChainPEM())
+	must(t, err)
+	for name, tsas := range map[string][]registry.TimestampAuthority{"without a timestamp authority": nil, "with one": {tsa}} {
+		t.Run(name, func(t *testing.T) {
+			out, err := registry.TrustedRootJSON([]keys.LogPublic{ecLog, edLog}, tsas)
+			must(t, err)
+			tr, err := root.NewTrustedRootFromJSON(out)
+			if err != nil {
+				t.Fatalf("sigstore-go refuses the trusted root: %v\n%s", err, out)
+			}
+			for _, l := range []keys.LogPublic{ecLog, edLog} {
+				if _, ok := tr.RekorLogs()[hex.EncodeToString(l.ID())]; !ok {
+					t.Errorf("log %s is not in the trusted root as sigstore-go reads it", l.Origin())
+				}
+			}
+			if got := len(tr.TimestampingAuthorities()); got != len(tsas) {
+				t.Errorf("%d timestamp authorities read, %d written", got, len(tsas))
+			}
+		})
 	}
 }

@@ -2,19 +2,16 @@ package registry
 
 import (
 	"bytes"
-	"crypto"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"time"
 
-	rekornote "github.com/sigstore/rekor-tiles/v2/pkg/note"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	rekorverify "github.com/sigstore/rekor-tiles/v2/pkg/verify"
-	"github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
-	"github.com/sigstore/sigstore/pkg/signature"
 
+	"github.com/lexicon-fleet/lexicon/registry/checkpoint"
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/registry/statement"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -96,8 +93,7 @@ func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []st
 	rel := &Release{Statement: st, Payload: payload, Digest: hex.EncodeToString(digest[:])}
 	rep.pass(CheckParse, "release %s, sequence %d, %d subjects", st.Predicate.Release, st.Predicate.Sequence, len(st.Subject))
 
-	sb := &signedBundle{Bundle: b}
-	signer, material, err := t.checkSigner(sb, st, rel)
+	signer, err := t.checkSigner(b, st, rel)
 	if err != nil {
 		return fail(CheckSignature, err)
 	}
@@ -105,12 +101,12 @@ func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []st
 	rep.pass(CheckSignature, "signed by held key %s", signer.Fingerprint())
 
 	if t.RequiresLog() {
-		if err := t.checkLog(sb, material); err != nil {
+		if err := t.checkLog(b, signer); err != nil {
 			return fail(CheckLog, err)
 		}
 		rel.Logged = true
 		rep.pass(CheckLog, "inclusion proven in a log whose key is held")
-		said, err := t.checkCheckpoints(sb, rel)
+		said, err := t.checkCheckpoints(b, rel)
 		if err != nil {
 			return fail(CheckCheckpoint, err)
 		}
@@ -139,71 +135,41 @@ func (t *Trust) verify(bundleJSON []byte, now time.Time, rep *Report, order []st
 	return rel, nil
 }
 
-// signedBundle remembers the bundle's signature content: sigstore-go's Bundle rebuilds it, base64 of
-// the whole payload included, on every call, and verification asks for it twice.
-type signedBundle struct {
-	*bundle.Bundle
-	content sgverify.SignatureContent
-}
-
-func (b *signedBundle) SignatureContent() (sgverify.SignatureContent, error) {
-	if b.content == nil {
-		c, err := b.Bundle.SignatureContent()
-		if err != nil {
-			return nil, err
-		}
-		b.content = c
-	}
-	return b.content, nil
-}
-
 // checkSigner walks the key chain, finds the key the bundle names among those held, and verifies the
-// envelope signature with sigstore-go. sigstore-go knows nothing of retirement, so that is checked here.
-func (t *Trust) checkSigner(b *signedBundle, st *statement.Statement, rel *Release) (keys.PublisherPublic, root.TrustedMaterial, error) {
+// envelope's one signature with it: ECDSA P-256 over the SHA-256 of the DSSE pre-authentication
+// encoding, as sigstore-go verifies a DSSE envelope with a public key. Retirement and the key chain,
+// which no Sigstore verifier knows of, are checked here too.
+func (t *Trust) checkSigner(b *protobundle.Bundle, st *statement.Statement, rel *Release) (keys.PublisherPublic, error) {
 	held, learned, err := t.walkChain(st.Predicate.KeyChain)
 	if err != nil {
-		return keys.PublisherPublic{}, nil, err
+		return keys.PublisherPublic{}, err
 	}
 	rel.learned = learned
 	hint := b.GetVerificationMaterial().GetPublicKey().GetHint()
 	h, ok := held[hint]
 	if !ok {
-		return keys.PublisherPublic{}, nil, errcode.New(errcode.StatementSignatureInvalid,
+		return keys.PublisherPublic{}, errcode.New(errcode.StatementSignatureInvalid,
 			"statement is signed by %q, a key this trust directory does not hold", hint).With(errcode.DetailKeyID, hint)
 	}
-	verifier, err := signature.LoadECDSAVerifier(h.key.ECDSA(), crypto.SHA256)
-	if err != nil {
-		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "cannot load key %s", hint)
-	}
-	material := root.NewTrustedPublicKeyMaterialFromMapping(map[string]*root.ExpiringKey{
-		hint: root.NewExpiringKey(verifier, time.Time{}, time.Time{}),
-	})
-	sig, err := b.SignatureContent()
-	if err != nil {
-		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "bundle signature unreadable")
-	}
-	vc, err := b.VerificationContent()
-	if err != nil {
-		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "bundle verification material unreadable")
-	}
-	if err := sgverify.VerifySignature(sig, vc, material); err != nil {
-		return keys.PublisherPublic{}, nil, errcode.Wrap(err, errcode.StatementSignatureInvalid, "envelope signature does not verify with key %s", hint).
+	env := b.GetDsseEnvelope()
+	if len(env.GetSignatures()) != 1 || !h.key.Verify(statement.PAE(env.GetPayloadType(), env.GetPayload()), env.GetSignatures()[0].GetSig()) {
+		return keys.PublisherPublic{}, errcode.New(errcode.StatementSignatureInvalid, "envelope signature does not verify with key %s", hint).
 			With(errcode.DetailKeyID, hint)
 	}
 	if !st.Predicate.Publisher.Equal(h.key) {
-		return keys.PublisherPublic{}, nil, errcode.New(errcode.StatementSignatureInvalid, "statement names publisher %s but is signed by %s",
+		return keys.PublisherPublic{}, errcode.New(errcode.StatementSignatureInvalid, "statement names publisher %s but is signed by %s",
 			st.Predicate.Publisher.Fingerprint(), hint)
 	}
 	seq := st.Predicate.Sequence
 	if h.retired != 0 && seq >= h.retired {
-		return keys.PublisherPublic{}, nil, errcode.New(errcode.KeyRetired, "key %s was retired from sequence %d; this statement is sequence %d", hint, h.retired, seq).
+		return keys.PublisherPublic{}, errcode.New(errcode.KeyRetired, "key %s was retired from sequence %d; this statement is sequence %d", hint, h.retired, seq).
 			With(errcode.DetailKeyID, hint).With(errcode.DetailRetiredFrom, h.retired)
 	}
 	if seq < h.from {
-		return keys.PublisherPublic{}, nil, errcode.New(errcode.KeyChainInvalid, "key %s may sign only from sequence %d; this statement is sequence %d", hint, h.from, seq).
+		return keys.PublisherPublic{}, errcode.New(errcode.KeyChainInvalid, "key %s may sign only from sequence %d; this statement is sequence %d", hint, h.from, seq).
 			With(errcode.DetailKeyID, hint)
 	}
-	return h.key, material, nil
+	return h.key, nil
 }
 
 // walkChain applies a statement's key chain to a copy of the held keys. It returns the resulting keys
@@ -265,41 +231,6 @@ func (t *Trust) walkChain(chain []statement.ChainEntry) (map[string]heldKey, []s
 	return held, learned, nil
 }
 
-// checkLog requires one Rekor v2 entry, bound to this envelope, proven included under a checkpoint
-// signed by a held log key. sigstore-go rebuilds the entry from the bundle, so an entry spliced in from
-// another statement does not verify.
-func (t *Trust) checkLog(b *signedBundle, publisher root.TrustedMaterial) error {
-	if len(t.logs) == 0 {
-		return errcode.New(errcode.StatementUnlogged, "this trust directory once held log keys and holds none now; refusing rather than loosening")
-	}
-	if len(b.GetVerificationMaterial().GetTlogEntries()) == 0 {
-		return errcode.New(errcode.StatementUnlogged, "log keys are held and the statement carries no transparency-log entry")
-	}
-	logs := make(map[string]*root.TransparencyLog, len(t.logs))
-	for _, l := range t.logs {
-		logs[hex.EncodeToString(l.ID())] = &root.TransparencyLog{
-			BaseURL:           "https://" + l.Origin(),
-			ID:                l.ID(),
-			HashFunc:          crypto.SHA256,
-			PublicKey:         l.Key(),
-			SignatureHashFunc: crypto.SHA256,
-		}
-	}
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, nil, nil, nil, logs)
-	if err != nil {
-		return errcode.Wrap(err, errcode.StatementUnlogged, "cannot build the log trust root")
-	}
-	// The publisher key is in the material too: Rekor v2 entries are rebuilt from the bundle's
-	// signature and key, which is what binds the entry to this envelope.
-	material := root.TrustedMaterialCollection{tr, publisher}
-	if _, err := sgverify.VerifyTlogEntry(b, material, 1, false); err != nil {
-		why, msg := t.whyUnlogged(b)
-		return errcode.Wrap(err, errcode.StatementUnlogged, "no valid transparency-log entry for this statement: %s", msg).
-			With("log_check", why)
-	}
-	return nil
-}
-
 // Reasons a log entry fails, in details.log_check of a statement.unlogged refusal.
 const (
 	LogCheckKey        = "log_key"    // no entry names a held log key
@@ -307,27 +238,72 @@ const (
 	LogCheckEntry      = "entry"      // the entry is not bound to this envelope or not proven included
 )
 
-// whyUnlogged names which part of the log evidence failed once sigstore-go has refused it: its errors
-// are text, and "unlogged" alone does not tell a forged checkpoint from a spliced entry.
-func (t *Trust) whyUnlogged(b *signedBundle) (string, string) {
-	for _, e := range b.GetVerificationMaterial().GetTlogEntries() {
-		for _, l := range t.logs {
-			if !bytes.Equal(e.GetLogId().GetKeyId(), l.ID()) {
-				continue
+// checkLog requires a Rekor v2 entry bound to this envelope, proven included under a checkpoint signed
+// by a held log key. These are the checks sigstore-go's VerifyTlogEntry makes of a Rekor v2 entry with
+// a threshold of one, made with the same rekor-tiles functions, and narrowed to the one entry kind
+// Lexicon's releases are logged as:
+//
+//   - at most statement.MaxLogEntries entries (ParseBundle), no two with the same log and index;
+//   - entries of logs whose key is not held are passed over; any other entry must verify;
+//   - the entry is rebuilt from the envelope and the publisher key (rekorV2Entry), so an entry spliced
+//     in from another statement does not verify; the body the bundle carries must be that entry byte
+//     for byte (sigstore-go ignores the carried body; an inclusion proof of the rebuilt entry implies
+//     the same bytes, so this refuses nothing the proof would pass and names the fault sooner);
+//   - the checkpoint verifies with the held log key under the log's origin, and the RFC 6962 inclusion
+//     proof joins the entry to the checkpoint's root at the entry's index;
+//   - an entry with an inclusion promise (a Rekor v1 signed entry timestamp) or of another kind is
+//     refused rather than passed over: no Rekor v2 log writes one.
+func (t *Trust) checkLog(b *protobundle.Bundle, publisher keys.PublisherPublic) error {
+	unlogged := func(why, format string, args ...any) error {
+		return errcode.New(errcode.StatementUnlogged, "no valid transparency-log entry for this statement: "+format, args...).With("log_check", why)
+	}
+	if len(t.logs) == 0 {
+		return errcode.New(errcode.StatementUnlogged, "this trust directory once held log keys and holds none now; refusing rather than loosening")
+	}
+	entries := b.GetVerificationMaterial().GetTlogEntries()
+	if len(entries) == 0 {
+		return errcode.New(errcode.StatementUnlogged, "log keys are held and the statement carries no transparency-log entry")
+	}
+	for i, e := range entries {
+		for _, o := range entries[i+1:] {
+			if bytes.Equal(e.GetLogId().GetKeyId(), o.GetLogId().GetKeyId()) && e.GetLogIndex() == o.GetLogIndex() {
+				return unlogged(LogCheckEntry, "the bundle carries the same log entry twice")
 			}
-			v, err := signature.LoadVerifier(l.Key(), crypto.SHA256)
-			if err != nil {
-				return LogCheckCheckpoint, fmt.Sprintf("log key %s cannot verify checkpoints: %v", l.Origin(), err)
-			}
-			nv, err := rekornote.NewNoteVerifier(l.Origin(), v)
-			if err != nil {
-				return LogCheckCheckpoint, fmt.Sprintf("log key %s cannot verify checkpoints: %v", l.Origin(), err)
-			}
-			if _, err := rekorverify.VerifyCheckpoint(e.GetInclusionProof().GetCheckpoint().GetEnvelope(), nv); err != nil {
-				return LogCheckCheckpoint, fmt.Sprintf("the checkpoint is not signed by the held key of log %s", l.Origin())
-			}
-			return LogCheckEntry, fmt.Sprintf("the entry in log %s is not bound to this statement or not proven included", l.Origin())
 		}
 	}
-	return LogCheckKey, "no entry names a held log key"
+	der, err := x509.MarshalPKIXPublicKey(publisher.ECDSA())
+	if err != nil {
+		return errcode.Wrap(err, errcode.StatementUnlogged, "the publisher key cannot be encoded for its log entry")
+	}
+	env := b.GetDsseEnvelope()
+	body := rekorV2Entry(sha256.Sum256(statement.PAE(env.GetPayloadType(), env.GetPayload())), env.GetSignatures()[0].GetSig(), der)
+	verified := false
+	for _, e := range entries {
+		l, ok := t.logByID(e.GetLogId().GetKeyId())
+		if !ok {
+			continue // an entry the held log keys cannot judge, as sigstore-go passes it over
+		}
+		if e.GetInclusionPromise() != nil || e.GetKindVersion().GetKind() != "hashedrekord" || e.GetKindVersion().GetVersion() != "0.0.2" {
+			return unlogged(LogCheckEntry, "the entry in log %s is not a Rekor v2 hashedrekord v0.0.2 entry", l.Origin())
+		}
+		nv, err := checkpoint.NoteVerifier(l)
+		if err != nil {
+			return unlogged(LogCheckCheckpoint, "log key %s cannot verify checkpoints: %v", l.Origin(), err)
+		}
+		cp, err := rekorverify.VerifyCheckpoint(e.GetInclusionProof().GetCheckpoint().GetEnvelope(), nv)
+		if err != nil {
+			return unlogged(LogCheckCheckpoint, "the checkpoint is not signed by the held key of log %s", l.Origin())
+		}
+		if !bytes.Equal(e.GetCanonicalizedBody(), body) {
+			return unlogged(LogCheckEntry, "the entry in log %s is not bound to this statement", l.Origin())
+		}
+		if err := rekorverify.VerifyInclusionProof(e, cp); err != nil {
+			return unlogged(LogCheckEntry, "the entry in log %s is not proven included: %v", l.Origin(), err)
+		}
+		verified = true
+	}
+	if !verified {
+		return unlogged(LogCheckKey, "no entry names a held log key")
+	}
+	return nil
 }

@@ -5,8 +5,9 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/sigstore/sigstore-go/pkg/bundle"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	"golang.org/x/mod/semver"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/internal/strictjson"
@@ -18,15 +19,27 @@ func malformed(err error, layer, format string, args ...any) error {
 	return errcode.Wrap(err, errcode.StatementMalformed, format, args...).With(errcode.DetailLayer, layer)
 }
 
+// MaxLogEntries caps a bundle's transparency-log entries, as sigstore-go caps them.
+const MaxLogEntries = 32
+
 // ParseBundle reads statement.bundle.json. It checks shape only; trust is the verifier's business.
-func ParseBundle(data []byte) (*bundle.Bundle, error) {
+//
+// The shape is what sigstore-go's bundle loader checks of a v0.3 bundle, narrowed to what a statement
+// is: protobuf JSON with no unknown fields, a DSSE envelope of the in-toto payload type with exactly
+// one signature, a public key as verification material, and at most MaxLogEntries log entries, each
+// with a body, a log id, a kind and version, and an inclusion proof carrying its checkpoint. Other
+// bundle versions and certificate material are refused: nothing here writes them.
+func ParseBundle(data []byte) (*protobundle.Bundle, error) {
 	if len(data) > MaxBundleSize {
 		return nil, errcode.New(errcode.StatementTooLarge, "bundle is %d bytes, over the %d-byte cap", len(data), MaxBundleSize).
 			With(errcode.DetailLayer, "bundle")
 	}
-	var b bundle.Bundle
-	if err := b.UnmarshalJSON(data); err != nil {
+	var b protobundle.Bundle
+	if err := protojson.Unmarshal(data, &b); err != nil {
 		return nil, malformed(err, "bundle", "bundle is not a valid Sigstore bundle")
+	}
+	if b.MediaType != BundleMediaType {
+		return nil, malformed(nil, "bundle", "bundle media type is %q, not %q", b.MediaType, BundleMediaType)
 	}
 	env := b.GetDsseEnvelope()
 	if env == nil {
@@ -40,6 +53,18 @@ func ParseBundle(data []byte) (*bundle.Bundle, error) {
 	}
 	if b.GetVerificationMaterial().GetPublicKey() == nil {
 		return nil, malformed(nil, "bundle", "bundle names no publisher key")
+	}
+	entries := b.GetVerificationMaterial().GetTlogEntries()
+	if len(entries) > MaxLogEntries {
+		return nil, malformed(nil, "bundle", "bundle has %d log entries, over the cap of %d", len(entries), MaxLogEntries)
+	}
+	for i, e := range entries {
+		switch {
+		case e == nil, len(e.CanonicalizedBody) == 0, e.LogIndex < 0, len(e.GetLogId().GetKeyId()) == 0, e.KindVersion == nil:
+			return nil, malformed(nil, "bundle", "log entry %d lacks its body, index, log id or kind", i)
+		case e.GetInclusionProof().GetCheckpoint().GetEnvelope() == "":
+			return nil, malformed(nil, "bundle", "log entry %d has no inclusion proof with a checkpoint", i)
+		}
 	}
 	return &b, nil
 }

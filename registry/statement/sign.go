@@ -1,18 +1,21 @@
 package statement
 
 import (
-	"context"
-	"crypto"
 	"encoding/json"
+	"strconv"
 
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
-	"github.com/sigstore/sigstore-go/pkg/sign"
+	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
+
+// BundleMediaType is the one Sigstore bundle version a statement travels in, the one sigstore-go's
+// signer writes.
+const BundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 
 // Encode returns the statement's payload bytes.
 func Encode(s *Statement) ([]byte, error) {
@@ -23,13 +26,43 @@ func Encode(s *Statement) ([]byte, error) {
 	return b, nil
 }
 
-// Sign wraps payload in a DSSE envelope signed by key, in a Sigstore bundle v0.3 with no log entry.
+// PAE is DSSE's pre-authentication encoding of a payload: what the envelope's signature covers, and
+// what a Rekor v2 hashedrekord entry records the SHA-256 of.
+func PAE(payloadType string, payload []byte) []byte {
+	out := make([]byte, 0, len(payloadType)+len(payload)+32)
+	out = append(out, "DSSEv1 "...)
+	out = strconv.AppendInt(out, int64(len(payloadType)), 10)
+	out = append(out, ' ')
+	out = append(out, payloadType...)
+	out = append(out, ' ')
+	out = strconv.AppendInt(out, int64(len(payload)), 10)
+	out = append(out, ' ')
+	return append(out, payload...)
+}
+
+// Sign wraps payload in a DSSE envelope signed by key, in a Sigstore bundle v0.3 with no log entry:
+// ECDSA P-256 with SHA-256 over the envelope's pre-authentication encoding, the publisher key's
+// fingerprint as the bundle's key hint. The bundle is the one sigstore-go's sign.Bundle makes for a
+// key pair (a test holds the two to the same bytes); it is built here so that the package nodes link
+// to read bundles does not link sigstore-go's signer and its Fulcio, OIDC and Rekor clients.
 func Sign(payload []byte, key keys.PublisherPrivate) (*protobundle.Bundle, error) {
-	b, err := sign.Bundle(&sign.DSSEData{Data: payload, PayloadType: PayloadType}, Keypair(key), sign.BundleOptions{})
-	if err != nil {
-		return nil, errcode.Wrap(err, errcode.StatementInvalid, "cannot sign the statement")
+	sig, _ := key.Sign(PAE(PayloadType, payload))
+	return envelopeBundle(payload, sig, key.Public().Fingerprint()), nil
+}
+
+// envelopeBundle is the bundle of one signed envelope, in the shape sigstore-go's sign.Bundle gives it.
+func envelopeBundle(payload, sig []byte, hint string) *protobundle.Bundle {
+	return &protobundle.Bundle{
+		MediaType: BundleMediaType,
+		VerificationMaterial: &protobundle.VerificationMaterial{
+			Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{Hint: hint}},
+		},
+		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
+			Payload:     payload,
+			PayloadType: PayloadType,
+			Signatures:  []*protodsse.Signature{{Sig: sig}},
+		}},
 	}
-	return b, nil
 }
 
 // MarshalBundle encodes a bundle as the JSON that lives in statement.bundle.json.
@@ -40,34 +73,3 @@ func MarshalBundle(b *protobundle.Bundle) ([]byte, error) {
 	}
 	return out, nil
 }
-
-// Keypair adapts a publisher key to sigstore-go's signing interface: ECDSA P-256 with SHA-256, which
-// sigstore-go's Rekor v2 client logs as a hashedrekord over the SHA-256 of the envelope's
-// pre-authentication encoding.
-func Keypair(k keys.PublisherPrivate) sign.Keypair { return keypair{k} }
-
-type keypair struct{ k keys.PublisherPrivate }
-
-func (p keypair) GetHashAlgorithm() protocommon.HashAlgorithm {
-	return protocommon.HashAlgorithm_SHA2_256
-}
-
-func (p keypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
-	return protocommon.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256
-}
-
-// GetHint names the key in the bundle; verifiers look the key up by it among the keys they hold.
-func (p keypair) GetHint() []byte                { return []byte(p.k.Public().Fingerprint()) }
-func (p keypair) GetKeyAlgorithm() string        { return "ECDSA" }
-func (p keypair) GetPublicKey() crypto.PublicKey { return p.k.Public().ECDSA() }
-
-func (p keypair) GetPublicKeyPem() (string, error) {
-	return string(p.k.Public().PEM()), nil
-}
-
-func (p keypair) SignData(_ context.Context, data []byte) ([]byte, []byte, error) {
-	sig, digest := p.k.Sign(data)
-	return sig, digest, nil
-}
-
-var _ sign.Keypair = keypair{}

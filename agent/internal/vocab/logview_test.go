@@ -54,8 +54,8 @@ func logIn(t *testing.T, rel vocabtest.Release, l served) {
 	must(t, err)
 	st, err := statement.Decode(b.GetDsseEnvelope().Payload)
 	must(t, err)
-	must(t, tlog.Add(context.Background(), l.url, b.Bundle, st.Predicate.Publisher))
-	out, err := statement.MarshalBundle(b.Bundle)
+	must(t, tlog.Add(context.Background(), l.url, b, st.Predicate.Publisher))
+	out, err := statement.MarshalBundle(b)
 	must(t, err)
 	must(t, os.WriteFile(path, out, 0o644))
 }

@@ -126,7 +126,7 @@ func TestUnverifiedStatementKeepsVocabulary(t *testing.T) {
 		t.Fatal("the payload names no release 1.0.2")
 	}
 	env.Payload = edited
-	tampered, err := statement.MarshalBundle(b.Bundle)
+	tampered, err := statement.MarshalBundle(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,11 @@ func binaries(t *testing.T, arch string) map[string]string {
 			pkg = "registry/cmd/lexicon-package/testdata/standin"
 		}
 		bins[name] = filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", bins[name], "./"+pkg)
+		args := []string{"build", "-trimpath", "-buildvcs=false"}
+		if name == "lexicon-agent" {
+			args = append(args, "-ldflags=-s -w") // as `make agents` links the agent a release pins
+		}
+		cmd := exec.Command("go", append(args, "-o", bins[name], "./"+pkg)...)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 		if out, err := cmd.CombinedOutput(); err != nil {

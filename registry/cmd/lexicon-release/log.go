@@ -60,15 +60,15 @@ func logCmd() *cli.Command {
 			defer cancel()
 			if tsa != "" {
 				env.Progressf("timestamping the signature at %s", tsa)
-				if err := tlog.Timestamp(ctx, tsa, b.Bundle); err != nil {
+				if err := tlog.Timestamp(ctx, tsa, b); err != nil {
 					return nil, err
 				}
 			}
 			env.Progressf("submitting sequence %d to %s", st.Predicate.Sequence, rekor)
-			if err := tlog.Add(ctx, rekor, b.Bundle, st.Predicate.Publisher); err != nil {
+			if err := tlog.Add(ctx, rekor, b, st.Predicate.Publisher); err != nil {
 				return nil, err
 			}
-			out, err := statement.MarshalBundle(b.Bundle)
+			out, err := statement.MarshalBundle(b)
 			if err != nil {
 				return nil, err
 			}
