@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -101,6 +102,11 @@ func classify(s string) string {
 	}
 	if store.KnownOperation(s) {
 		return "an audit operation: use its constant in " + operationsTable
+	}
+	// A capability's name (account.read) may share an operation's area (account.create) without being
+	// either.
+	if manifest.KnownCapability(s) {
+		return ""
 	}
 	area, reason, _ := strings.Cut(s, ".")
 	if operationAreas[area] {

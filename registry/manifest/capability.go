@@ -177,6 +177,12 @@ var capabilitiesV1 = map[string]capSpec{
 	"backup.restore":  {allowed: bPaths, required: bPaths, minClass: ClassDestructive},
 }
 
+// KnownCapability reports whether name is a capability of lexicon_v1 a manifest may declare.
+func KnownCapability(name string) bool {
+	_, ok := capabilitiesV1[name]
+	return ok
+}
+
 func (c Capability) has() bound {
 	var b bound
 	if len(c.Paths) > 0 {
