@@ -83,7 +83,7 @@ func (a *Apt) Ensure(ctx context.Context, install []Target, remove []string, app
 	if err != nil {
 		return res, errcode.Wrap(err, errcode.CapabilityFailed, "cannot read dpkg's database")
 	}
-	o, runErr := a.run(ctx, ensureTimeout, env, append(append([]string{aptGet, "-y"}, args...), append([]string{"install"}, pkgs...)...)...)
+	o, runErr := a.change(ctx, ensureTimeout, env, append(append([]string{aptGet, "-y"}, args...), append([]string{"install"}, pkgs...)...)...)
 	after, err := readDatabase(a.root())
 	if err != nil {
 		return res, errcode.Wrap(err, errcode.CapabilityFailed, "cannot read dpkg's database after the change")
