@@ -312,6 +312,22 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// recheck reads the request's session again from the store: a long-lived response (the job stream)
+// holds what authenticate read at its start, and must stop serving once the session or its token ends.
+// Any failure ends it: a store that cannot say the session is alive does not keep it alive.
+func (u *UI) recheck(r *http.Request) error {
+	_, err := u.cfg.Store.UISessionGet(r.Context(), store.UISessionGetParams{IDHash: sessionHash(from(r).sess.id), Now: u.cfg.Now()})
+	switch {
+	case err == nil, errcode.Has(err, errcode.AuthSessionEnded):
+		return err
+	case errcode.Has(err, errcode.TokenRevoked):
+		return errcode.New(errcode.AuthSessionEnded, "sign in again: the session's token was revoked")
+	default:
+		u.cfg.Log.Error("ui session recheck failed", "err", err)
+		return errcode.New(errcode.InternalError, "the session could not be checked; the plane's log has the cause")
+	}
+}
+
 // sameOrigin refuses a request a browser says came from another site; browsers that send neither
 // header are left to the CSRF token.
 func sameOrigin(r *http.Request) bool {
