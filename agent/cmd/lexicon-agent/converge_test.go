@@ -22,6 +22,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
+	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 
 // TestConvergeAsTheAgentRunsIt runs the converge word in the host run configures: its files come from
@@ -134,5 +135,35 @@ func TestConvergeAsTheAgentRunsIt(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "index2.html")); !os.IsNotExist(err) {
 		t.Fatal("written beyond the narrowed policy")
+	}
+}
+
+// TestHostConfigCarriesThePolicy: the word host `run` builds carries every narrowing the node's policy
+// holds (packages, backup, converge), so no capability reaches further under `run` than under `word run`.
+func TestHostConfigCarriesThePolicy(t *testing.T) {
+	d := dirs{state: filepath.Join(t.TempDir(), "state"), config: t.TempDir()}
+	sd, err := state.Open(d.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"classes": {"change": "accept"}, "packages": {"operations": ["query"]}, "backup": {"paths": ["/srv/app"]},
+		"converge": {"paths": ["/etc/nginx"]}}`
+	if err := os.WriteFile(d.policyFile(), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol := policy.Load(d.policyFile())
+	if err := pol.Problem(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := d.hostConfig(sd, pol, &planeFetcher{}, slog.New(slog.DiscardHandler))
+	if cfg.PackagePolicy == nil || cfg.PackagePolicy.AllowsOperation(capv1.CapPkgUpgrade) || !cfg.PackagePolicy.AllowsOperation(capv1.CapPkgQuery) {
+		t.Errorf("the package policy does not reach the host: %+v", cfg.PackagePolicy)
+	}
+	if cfg.Backup == nil || !cfg.Backup.Policy.AllowsPath("/srv/app/x") || cfg.Backup.Policy.AllowsPath("/etc/x") {
+		t.Errorf("the backup section does not reach the host: %+v", cfg.Backup)
+	}
+	b, err := cfg.Converge()
+	if err != nil || len(b.Paths) != 1 || b.Paths[0] != "/etc/nginx" {
+		t.Errorf("converge bounds %+v, %v", b, err)
 	}
 }
