@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -90,6 +91,7 @@ func serveCmd() *cli.Command {
 		provisionPolicy, provisionURL string
 		provisionTimeouts             provision.Timeouts
 		logURLs                       []string
+		trustedProxies                []netip.Prefix
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -119,6 +121,15 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&replicaID, "replica-id", "", "this replica's name in the store, stable across its restarts (default HOSTNAME:PORT)")
 			fs.Float64Var(&memoryAlert, "memory-alert", 0.8, "raise plane:memory when this replica's memory passes this share of its cgroup's or machine's limit (0: never)")
 			fs.DurationVar(&heartbeatEvery, "heartbeat-every", 0, "how often this replica heartbeats into the store; silent for 6 times that, it is missing (default 10s)")
+			fs.Func("trusted-proxy", "address or CIDR of a reverse proxy in front of the plane (repeatable): the web UI's sign-in counts failures per client by the X-Forwarded-For of requests from these, not per proxy",
+				func(v string) error {
+					p, err := parseProxy(v)
+					if err != nil {
+						return err
+					}
+					trustedProxies = append(trustedProxies, p)
+					return nil
+				})
 			fs.Func("log-url", "read URL of a transparency log whose key the trust folder holds (repeatable): nodes get consistency proofs from it, and the plane compares their views of it",
 				func(v string) error {
 					if u, err := url.Parse(v); err != nil || u.Host == "" {
@@ -217,8 +228,11 @@ func serveCmd() *cli.Command {
 			srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
 				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged,
-				Provision: provisioner, ProvisionsChanged: provisionsChanged})
+				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies})
 			log.Info("replica", "id", replicaID, "address", address, "memory_alert", memoryAlert)
+			if len(trustedProxies) > 0 {
+				log.Info("sign-ins through these proxies are counted per client", "trusted_proxies", trustedProxies)
+			}
 			if len(hooks) > 0 {
 				log.Info("incidents notify webhooks", "webhooks", webhook.Names(hooks))
 			}
@@ -319,6 +333,23 @@ func serveCmd() *cli.Command {
 			return nil, nil
 		},
 	}
+}
+
+// parseProxy reads a --trusted-proxy value: a CIDR, or one address (a prefix of its full length).
+func parseProxy(v string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(v); err == nil {
+		if p.Addr().Is4In6() {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		if p.IsValid() {
+			return p.Masked(), nil
+		}
+	}
+	if a, err := netip.ParseAddr(v); err == nil && a.Zone() == "" {
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	return netip.Prefix{}, fmt.Errorf("%q is not an address or a CIDR", v)
 }
 
 // logStatements logs the store's statement counts each time the process gets SIGUSR1: the load

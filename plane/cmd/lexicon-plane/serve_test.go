@@ -154,9 +154,12 @@ func TestServeRefusals(t *testing.T) {
 	refused(t, t.Context(), 1, errcode.IOFailed, "--listen", "127.0.0.1:0", "--data", data, "--tls-cert", keyFile, "--tls-key", keyFile)
 	refused(t, ended, 2, errcode.UsageInvalid, "--listen", "127.0.0.1:0", "--data", data, "--insecure-http", "--memory-alert", "1.5")
 	refused(t, ended, 2, errcode.UsageInvalid, "--listen", "127.0.0.1:0", "--data", data, "--insecure-http", "--heartbeat-every", "-1s")
+	for _, bad := range []string{"proxy.example", "10.0.0.0/33", "fe80::1%eth0", "::ffff:10.0.0.0/8"} {
+		refused(t, ended, 2, errcode.UsageInvalid, "--listen", "127.0.0.1:0", "--data", data, "--insecure-http", "--trusted-proxy", bad)
+	}
 
 	// On loopback, plain HTTP is served.
-	ready := serve(t, "--listen", "127.0.0.1:0", "--data", data, "--insecure-http")
+	ready := serve(t, "--listen", "127.0.0.1:0", "--data", data, "--insecure-http", "--trusted-proxy", "127.0.0.1", "--trusted-proxy", "10.0.0.0/8")
 	if ready.URL != "http://"+ready.Listen || ready.CA != "" {
 		t.Fatalf("ready line: %+v", ready)
 	}
@@ -176,5 +179,16 @@ func TestServeRefusals(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("readyz of a serving plane: %d", resp.StatusCode)
+	}
+}
+
+// TestParseProxy: a --trusted-proxy value is a CIDR (its host bits cleared) or one address; a v4-mapped
+// CIDR is its IPv4 one, as connections' addresses are compared unmapped.
+func TestParseProxy(t *testing.T) {
+	for in, want := range map[string]string{"10.1.2.3/8": "10.0.0.0/8", "192.0.2.7": "192.0.2.7/32", "2001:db8::/32": "2001:db8::/32",
+		"::1": "::1/128", "::ffff:192.0.2.0/120": "192.0.2.0/24", "::ffff:192.0.2.7": "192.0.2.7/32"} {
+		if p, err := parseProxy(in); err != nil || p.String() != want {
+			t.Errorf("%s: %v %v, want %s", in, p, err, want)
+		}
 	}
 }

@@ -3,11 +3,17 @@ package ui
 import (
 	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 )
 
-// Failed sign-ins allowed per address: SignInBurst at once, then one every SignInRefill. A token is
+// SignInMaxBody caps a sign-in's body: the form is a token and a CSRF token, far below it. The cap is
+// the sign-in's own, read before anything else of the request, since no session bounds it yet.
+const SignInMaxBody = 4 << 10
+
+// Failed sign-ins allowed per client address: SignInBurst at once, then one every SignInRefill. A token is
 // 256 random bits, so the limit is not what keeps it from being guessed; it keeps one address from
 // making the plane hash and look up tokens as fast as it can send them, and says so with its own code.
 const (
@@ -77,8 +83,60 @@ func (l *signinLimiter) refund(addr string, now time.Time) {
 	b.tokens = min(SignInBurst, b.tokens+1)
 }
 
-// remoteHost is the address the connection came from, without its port. Forwarding headers are not
-// read: a client could write any address into them.
+// clientAddr is the address a sign-in is counted under: the connection's, unless the connection comes
+// from a trusted proxy (Config.TrustedProxies); then X-Forwarded-For is read from the right, past every
+// trusted address, and the first untrusted one is the client. Entries to its left were written by the
+// client itself and are never read. If every entry is a trusted proxy, the left-most is taken; an entry
+// that is not an address stops the walk at the last trusted one, so a garbled header cannot make a
+// client new.
+func clientAddr(r *http.Request, trusted []netip.Prefix) string {
+	peer := remoteHost(r)
+	addr, err := netip.ParseAddr(peer)
+	if err != nil || !isTrusted(addr, trusted) {
+		return peer
+	}
+	var hops []string
+	for _, h := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(h, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, err := parseHop(hops[i])
+		if err != nil {
+			break
+		}
+		addr = hop
+		if !isTrusted(hop, trusted) {
+			break
+		}
+	}
+	return addr.String()
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	a = a.Unmap()
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseHop reads one X-Forwarded-For entry: an address, or (as some proxies write it) an address
+// and port.
+func parseHop(s string) (netip.Addr, error) {
+	s = strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap().WithZone(""), nil
+	}
+	ap, err := netip.ParseAddrPort(s)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	return ap.Addr().Unmap().WithZone(""), nil
+}
+
+// remoteHost is the address the connection came from, without its port.
 func remoteHost(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -296,7 +296,9 @@ func (u *UI) job(w http.ResponseWriter, r *http.Request) {
 
 // jobEvents streams a job's state and transcript as Server-Sent Events while it runs, reading it
 // through the API once a second, and ends when the job is final. The page's script applies them; a
-// browser without script has the refresh link.
+// browser without script has the refresh link. The session is read again from the store on every tick,
+// as a new request would read it, so the stream ends (with an "ended" event) within a tick of a
+// sign-out on any replica, the token's revocation, or the session's expiry.
 func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -332,6 +334,11 @@ func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
+		}
+		if err := u.recheck(r); err != nil {
+			fmt.Fprintf(w, "event: ended\ndata: %s\n\n", strings.ReplaceAll(errMessage(err), "\n", " "))
+			fl.Flush()
+			return
 		}
 	}
 }

@@ -2,7 +2,9 @@ package ui_test
 
 import (
 	"bytes"
+	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -123,5 +125,100 @@ func TestSignInRateLimitConcurrent(t *testing.T) {
 	}
 	if count[http.StatusUnauthorized] != ui.SignInBurst || count[http.StatusTooManyRequests] != tries-ui.SignInBurst {
 		t.Fatalf("concurrent failures: %v", count)
+	}
+}
+
+// trySignIn posts the sign-in form with token, from behind a proxy that wrote xff into
+// X-Forwarded-For ("" sends none), and returns the answer's status and body.
+func (b *browser) trySignIn(token, xff string) (int, string) {
+	b.p.t.Helper()
+	b.get("/ui/signin", http.StatusOK)
+	req, err := http.NewRequest(http.MethodPost, b.p.ts.URL+"/ui/signin", strings.NewReader(url.Values{"token": {token}, "csrf": {b.csrf}}.Encode()))
+	if err != nil {
+		b.p.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.p.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
+}
+
+// failUntilLimited spends the allowance of the client behind xff: SignInBurst failures answered as
+// unknown, then auth.signin_limited.
+func (b *browser) failUntilLimited(xff string) {
+	b.p.t.Helper()
+	for i := range ui.SignInBurst {
+		if status, body := b.trySignIn("lxt_wrong", xff); status != http.StatusUnauthorized {
+			b.p.t.Fatalf("failure %d from %q: %d\n%s", i, xff, status, body)
+		}
+	}
+	if status, body := b.trySignIn("lxt_wrong", xff); status != http.StatusTooManyRequests || !strings.Contains(body, errcode.AuthSignInLimited) {
+		b.p.t.Fatalf("failure over the limit from %q: %d\n%s", xff, status, body)
+	}
+}
+
+// TestSignInLimitPerClientBehindTrustedProxy: through a trusted proxy (the test's connections come from
+// loopback), each client the proxy names is counted on its own, so one client's failures do not lock
+// out another; the right-most untrusted address is the client, whatever the client wrote to its left,
+// and trusted hops to its right are passed over.
+func TestSignInLimitPerClientBehindTrustedProxy(t *testing.T) {
+	p := newPlaneWith(t, wire.Config{Now: func() time.Time { return time.Unix(1_900_000_000, 0) },
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
+	admin, _ := p.token(store.RoleAdmin)
+	b := p.browser()
+	b.failUntilLimited("198.51.100.1")
+	for _, xff := range []string{
+		"203.0.113.7, 198.51.100.1",   // a forged left part is not a new client
+		"198.51.100.1, 127.0.0.9",     // a second trusted proxy in the chain
+		"10.9.9.9,198.51.100.1:50123", // a port after the address
+	} {
+		if status, body := b.trySignIn(admin, xff); status != http.StatusTooManyRequests {
+			t.Fatalf("the limited client as %q: %d\n%s", xff, status, body)
+		}
+	}
+	if status, body := b.trySignIn("lxt_wrong", "198.51.100.2"); status != http.StatusUnauthorized {
+		t.Fatalf("another client behind the same proxy: %d, want 401 (its own count)\n%s", status, body)
+	}
+	if status, body := b.trySignIn(admin, "198.51.100.3"); status != http.StatusSeeOther {
+		t.Fatalf("a third client signing in: %d\n%s", status, body)
+	}
+}
+
+// TestSignInIgnoresUntrustedForwardedFor: from a peer that is not a trusted proxy, X-Forwarded-For is
+// ignored: changing it does not make a limited address a new client.
+func TestSignInIgnoresUntrustedForwardedFor(t *testing.T) {
+	for name, trusted := range map[string][]netip.Prefix{"none": nil, "elsewhere": {netip.MustParsePrefix("192.0.2.0/24")}} {
+		t.Run(name, func(t *testing.T) {
+			p := newPlaneWith(t, wire.Config{Now: func() time.Time { return time.Unix(1_900_000_000, 0) }, TrustedProxies: trusted})
+			admin, _ := p.token(store.RoleAdmin)
+			b := p.browser()
+			b.failUntilLimited("198.51.100.1")
+			for _, xff := range []string{"", "198.51.100.2", "192.0.2.1", "198.51.100.2, 192.0.2.1"} {
+				if status, body := b.trySignIn(admin, xff); status != http.StatusTooManyRequests {
+					t.Fatalf("X-Forwarded-For %q from an untrusted peer: %d\n%s", xff, status, body)
+				}
+			}
+		})
+	}
+}
+
+// TestSignInBodyLimit: a sign-in over SignInMaxBody is refused with request.too_large (413) before its
+// token is looked at or counted; one just under is read.
+func TestSignInBodyLimit(t *testing.T) {
+	p := newPlane(t)
+	b := p.browser()
+	status, body := b.trySignIn("lxt_"+strings.Repeat("a", ui.SignInMaxBody), "")
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(body, errcode.RequestTooLarge) {
+		t.Fatalf("an oversized sign-in: %d\n%s", status, body)
+	}
+	if status, body := b.trySignIn("lxt_"+strings.Repeat("a", ui.SignInMaxBody-200), ""); status != http.StatusUnauthorized {
+		t.Fatalf("a sign-in under the cap: %d\n%s", status, body)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -92,6 +93,10 @@ type Config struct {
 	Health    *health.Room
 	Log       *slog.Logger
 	Now       func() time.Time
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is believed: a sign-in through one
+	// is counted under the client the header names (clientAddr), not under the proxy. Empty: the
+	// connection's address is the client's, and the header is ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // UI serves the pages.
@@ -312,6 +317,22 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// recheck reads the request's session again from the store: a long-lived response (the job stream)
+// holds what authenticate read at its start, and must stop serving once the session or its token ends.
+// Any failure ends it: a store that cannot say the session is alive does not keep it alive.
+func (u *UI) recheck(r *http.Request) error {
+	_, err := u.cfg.Store.UISessionGet(r.Context(), store.UISessionGetParams{IDHash: sessionHash(from(r).sess.id), Now: u.cfg.Now()})
+	switch {
+	case err == nil, errcode.Has(err, errcode.AuthSessionEnded):
+		return err
+	case errcode.Has(err, errcode.TokenRevoked):
+		return errcode.New(errcode.AuthSessionEnded, "sign in again: the session's token was revoked")
+	default:
+		u.cfg.Log.Error("ui session recheck failed", "err", err)
+		return errcode.New(errcode.InternalError, "the session could not be checked; the plane's log has the cause")
+	}
+}
+
 // sameOrigin refuses a request a browser says came from another site; browsers that send neither
 // header are left to the CSRF token.
 func sameOrigin(r *http.Request) bool {
@@ -355,10 +376,17 @@ func (u *UI) signinForm(w http.ResponseWriter, r *http.Request, status int, msg 
 }
 
 // signin exchanges an admin token for a session. The token is hashed at once and the text dropped.
-// An address that failed too often is refused before its token is looked at, with
+// A client address (clientAddr) that failed too often is refused before its token is looked at, with
 // auth.signin_limited, until its allowance refills.
 func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
+	r.Body = http.MaxBytesReader(w, r.Body, SignInMaxBody)
+	err := r.ParseForm()
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		u.fail(w, r, nil, errcode.New(errcode.RequestTooLarge, "the sign-in form is over %d bytes", SignInMaxBody).With(errcode.DetailCap, SignInMaxBody))
+		return
+	}
+	if err != nil {
 		u.signinForm(w, r, http.StatusBadRequest, "The form could not be read.")
 		return
 	}
@@ -367,20 +395,20 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, errcode.New(errcode.AuthCSRF, "the sign-in form's CSRF token is missing or wrong; reload the page and try again"))
 		return
 	}
-	addr := remoteHost(r)
+	addr := clientAddr(r, u.cfg.TrustedProxies)
 	now := u.cfg.Now()
 	if wait := u.limits.take(addr, now); wait > 0 {
 		e := errcode.New(errcode.AuthSignInLimited, "too many failed sign-ins from %s; try again in %s", addr, wait.Round(time.Second)).
 			With(errcode.DetailRetryAfterMS, wait.Milliseconds())
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
-		u.cfg.Log.Warn("ui sign-in refused: too many failures", "address", addr)
+		u.cfg.Log.Warn("ui sign-in refused: too many failures", "address", addr, "peer", remoteHost(r))
 		u.signinForm(w, r, errcode.Status(e.Code), e.Code+": "+e.Message)
 		return
 	}
 	raw := strings.TrimSpace(r.PostFormValue("token"))
 	tok, err := u.cfg.Tokens.Authenticate(r.Context(), raw)
 	if errcode.Has(err, errcode.AuthRequired) {
-		u.cfg.Log.Info("ui sign-in failed", "address", addr)
+		u.cfg.Log.Info("ui sign-in failed", "address", addr, "peer", remoteHost(r))
 		u.signinForm(w, r, http.StatusUnauthorized, "That token is unknown or revoked.")
 		return
 	}

@@ -6,6 +6,7 @@ package wire
 
 import (
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -82,6 +83,9 @@ type Config struct {
 	// LogViews fetches the consistency proofs nodes ask for from the logs the plane reads; nil
 	// answers every such request with log.unavailable.
 	LogViews *logviews.Views
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For the web UI's sign-in believes, to
+	// count failures per client (lexicon-plane serve --trusted-proxy).
+	TrustedProxies []netip.Prefix
 }
 
 // New makes the plane's server over cfg.Store.
@@ -123,7 +127,7 @@ func New(cfg Config) *server.Server {
 	}
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
 		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Incidents: rooms.Incidents, Provision: rooms.Provision,
-		Drivers: rooms.Drivers, Health: rooms.Health, Log: log, Now: now}).Handler()
+		Drivers: rooms.Drivers, Health: rooms.Health, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies}).Handler()
 	rooms.Log, rooms.Base, rooms.Now, rooms.ClaimWait = log, cfg.Base, now, cfg.ClaimWait
 	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
 	rooms.Metrics, rooms.RouteCounts, rooms.LogViews = cfg.Metrics, cfg.RouteCounts, cfg.LogViews

@@ -17,6 +17,11 @@
         window.location.reload();
       }
     });
+    // The session was signed out, revoked or expired: the page loaded again goes to sign-in.
+    src.addEventListener("ended", function () {
+      src.close();
+      window.location.reload();
+    });
     // A stream that broke (a replica restarted, a proxy cut it) is not retried here: the page is
     // loaded again a little later, which either shows the finished job or starts a new stream.
     src.addEventListener("error", function () {
