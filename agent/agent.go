@@ -21,6 +21,7 @@ func Platform() string { return runtime.GOOS + "-" + runtime.GOARCH }
 // misbehaves the way a broken release would, so the update tests run real broken agents. "crash":
 // `run` exits at once; "nostart": `guard` and `run` both exit at once, while `version` still answers
 // (a release whose flags or state the unit no longer matches); "hang": `run` never claims;
+// "nojoin": `join` does nothing and succeeds (a machine whose agent installs but never joins);
 // "pause:<step>": the update stops for good after logging <step>, once per state folder, for a test to
 // kill it there.
 var TestFault = ""

@@ -248,8 +248,8 @@ func TestProvisionOnNetns(t *testing.T) {
 	}
 }
 
-// TestProvisionNeverJoins provisions a machine whose agent never joins (the release pins, for it, a
-// program that installs but joins nothing): the installing state times out, the instance is deleted
+// TestProvisionNeverJoins provisions a machine whose agent never joins (the release pins, for it, an
+// agent built to succeed at join without joining): the installing state times out, the instance is deleted
 // and the record says why.
 func TestProvisionNeverJoins(t *testing.T) {
 	needNamespaces(t)
@@ -259,9 +259,7 @@ func TestProvisionNeverJoins(t *testing.T) {
 		"--provision-url", fmt.Sprintf("https://%s:%d", gateway, port), "--tls-names", gateway,
 		"--provision-every", "250ms", "--provision-timeouts", "installing=3s"}})
 	f.stageDrivers("cloud-netns")
-	mute := filepath.Join(f.dir, "mute-agent")
-	must(t, os.WriteFile(mute, []byte("#!/bin/sh\n# an agent that never joins\nexit 0\n"), 0o755))
-	f.pinAgent("1.3.0", mute)
+	f.pinAgent("1.3.0", buildAgent(t, "1.3.0", "nojoin", "amd64"))
 	tr := &testkit.Buffer{}
 	defer func() {
 		if t.Failed() {

@@ -358,8 +358,10 @@ func TestAgentUnderItsUnit(t *testing.T) {
 	a := f.newAgent("unit-1", policy)
 	must(t, os.MkdirAll(a.state, 0o700))
 	must(t, os.WriteFile(filepath.Join(a.state, "plane-ca.crt"), planeCA, 0o644))
-	// The release pins the agent about to run, so the recipes scoped to the release apply to it.
-	f.publishAgentRelease("1.0.1", 2, filepath.Join(bin, "lexicon-agent"))
+	// The release pins the agent about to run, so the recipes scoped to the release apply to it; it
+	// reports the release's version, as lexicon-release build requires.
+	agentBin := buildAgent(t, "1.0.1", "", "amd64")
+	f.publishAgentRelease("1.0.1", 2, agentBin)
 
 	unit, err := os.ReadFile(filepath.Join(root, "agent", "cmd", "lexicon-agent", "lexicon-agent.service"))
 	must(t, err)
@@ -381,7 +383,7 @@ func TestAgentUnderItsUnit(t *testing.T) {
 		units[name] = string(data)
 	}
 	h := bootUnitHost(t, unitHostSpec{
-		units: units, agent: filepath.Join(bin, "lexicon-agent"), state: a.state, config: a.config,
+		units: units, agent: agentBin, state: a.state, config: a.config,
 		upper: map[string]string{
 			"/etc/ssl/certs/ca-certificates.crt":              string(roots),
 			"/etc/letsencrypt/live/README":                    "certbot's folder\n",

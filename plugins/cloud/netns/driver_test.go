@@ -263,8 +263,10 @@ func TestInstanceLifecycle(t *testing.T) {
 		t.Errorf("policy.json: %v, %v; want mode 0600", fi, err)
 	}
 	calls, _ := os.ReadFile(filepath.Join(dir, "fs", "var-lib-lexicon-agent", "calls"))
-	if !strings.HasPrefix(string(calls), "join --plane "+p.url+" --token one-time\nguard\n") {
-		t.Errorf("the agent was called %q, want join then guard", calls)
+	// The unit's guard is the known-good copy in the state folder, which a first start has not made
+	// yet: the shim skips its "-" line as systemd does, and the agent is joined and run.
+	if string(calls) != "join --plane "+p.url+" --token one-time\n" {
+		t.Errorf("the agent was called %q, want join alone", calls)
 	}
 	p.mu.Lock()
 	peers := slices.Clone(p.peers)

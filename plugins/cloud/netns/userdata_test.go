@@ -68,7 +68,7 @@ func TestParseAgentUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(u.Pre) != 1 || u.Pre[0].Argv[0] != "/usr/local/bin/lexicon-agent" || u.Pre[0].Argv[1] != "guard" {
+	if len(u.Pre) != 1 || u.Pre[0].Argv[0] != "/var/lib/lexicon-agent/update/known-good" || u.Pre[0].Argv[1] != "guard" || !u.Pre[0].IgnoreFail {
 		t.Errorf("ExecStartPre = %+v", u.Pre)
 	}
 	if strings.Join(u.Start.Argv, " ") != "/usr/local/bin/lexicon-agent run --state-dir /var/lib/lexicon-agent --config-dir /etc/lexicon-agent" {
