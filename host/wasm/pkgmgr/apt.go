@@ -498,8 +498,6 @@ func (a *Apt) lockedNow() error {
 }
 
 // Upgrade plans with apt-get -s, has every step approved, and only then installs the same versions.
-// The package lists are locked from the plan to the end of the run (apt-get install does not take
-// that lock; apt-get update does), so no refresh can change what apt resolves in between.
 func (a *Apt) Upgrade(ctx context.Context, targets []Target, approve func(Change) error) (capv1.UpgradeResult, error) {
 	res := capv1.UpgradeResult{Changed: []capv1.PkgChange{}, Unchanged: []string{}}
 	if err := a.unknown(); err != nil {
@@ -508,30 +506,67 @@ func (a *Apt) Upgrade(ctx context.Context, targets []Target, approve func(Change
 	if len(targets) == 0 {
 		return res, nil
 	}
-	if err := a.free(); err != nil {
+	pins := make([]string, 0, len(targets))
+	for _, t := range targets {
+		pins = append(pins, t.spec()+"="+t.Version)
+	}
+	run := installRun{
+		what:    "upgrade",
+		args:    []string{"--only-upgrade", "--no-install-recommends"},
+		pkgs:    pins,
+		timeout: upgradeTimeout,
+		refuseRemoval: func(removed []string) error {
+			return errcode.New(errcode.PkgWouldRemove, "the upgrade would remove %s", strings.Join(removed, ", ")).With(errcode.DetailPackages, removed)
+		},
+	}
+	done, err := a.install(ctx, run, approve)
+	if done == nil {
 		return res, err
+	}
+	res.Changed = diff(done.before, done.after, done.plan)
+	return res, done.outcome(a, err, len(res.Changed) == 0)
+}
+
+// installRun is one apt-get install that Upgrade or Ensure asks for.
+type installRun struct {
+	what    string   // the change as messages name it
+	args    []string // apt-get's options before dpkgOptions
+	pkgs    []string // the package words after "install"
+	timeout time.Duration
+	// refuseRemoval answers a plan that removes packages: nil lets the removals through.
+	refuseRemoval func(removed []string) error
+}
+
+// installed is what one install run did: the plan approved and dpkg's database before and after.
+type installed struct {
+	plan          []Change
+	before, after map[string]Record
+	out           output
+}
+
+// install is the one path every package change takes. It holds the package lists locked from the plan
+// to the end of the run (apt-get install does not take that lock; apt-get update does), so no refresh
+// can change what apt resolves in between; plans with apt-get -s; has every planned step approved;
+// and only then runs the same command, as a change (its own transient unit), reading dpkg's database
+// before and after. A nil result means nothing ran: the error says why, or there was nothing to do.
+func (a *Apt) install(ctx context.Context, r installRun, approve func(Change) error) (*installed, error) {
+	if err := a.free(); err != nil {
+		return nil, err
 	}
 	unlock, err := a.lockLists()
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	defer unlock()
-	pins := make([]string, 0, len(targets))
-	for _, t := range targets {
-		n := t.Name
-		if t.Arch != "" {
-			n += ":" + t.Arch
-		}
-		pins = append(pins, n+"="+t.Version)
-	}
-	args := append([]string{"-q", "--only-upgrade", "--no-install-recommends"}, dpkgOptions...)
-	sim, err := a.run(ctx, queryTimeout, env, append(append([]string{aptGet, "-s", "-o", "Debug::NoLocking=true"}, args...), append([]string{"install"}, pins...)...)...)
+	args := append(append(append([]string{"-q"}, r.args...), dpkgOptions...), "install")
+	args = append(args, r.pkgs...)
+	sim, err := a.run(ctx, queryTimeout, env, append([]string{aptGet, "-s", "-o", "Debug::NoLocking=true"}, args...)...)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	if sim.exit != 0 {
 		reason := firstError(sim)
-		return res, errcode.New(errcode.PkgUnresolvable, "apt cannot plan the upgrade: %s", reason).With(errcode.DetailReason, reason)
+		return nil, errcode.New(errcode.PkgUnresolvable, "apt cannot plan the %s: %s", r.what, reason).With(errcode.DetailReason, reason)
 	}
 	steps := ParseSimulation(sim.stdout)
 	var removed []string
@@ -541,40 +576,47 @@ func (a *Apt) Upgrade(ctx context.Context, targets []Target, approve func(Change
 		}
 	}
 	if len(removed) > 0 {
-		return res, errcode.New(errcode.PkgWouldRemove, "the upgrade would remove %s", strings.Join(removed, ", ")).With(errcode.DetailPackages, removed)
+		if err := r.refuseRemoval(removed); err != nil {
+			return nil, err
+		}
 	}
 	if len(steps) == 0 {
-		return res, nil
+		return nil, nil
 	}
-	changes, err := a.changes(ctx, steps)
+	plan, err := a.changes(ctx, steps)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	for _, c := range changes {
+	for _, c := range plan {
 		if err := approve(c); err != nil {
-			return res, err
+			return nil, err
 		}
 	}
 	before, err := readDatabase(a.root())
 	if err != nil {
-		return res, errcode.Wrap(err, errcode.CapabilityFailed, "cannot read dpkg's database")
+		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "cannot read dpkg's database")
 	}
-	o, runErr := a.change(ctx, upgradeTimeout, env, append(append([]string{aptGet, "-y"}, args...), append([]string{"install"}, pins...)...)...)
+	o, runErr := a.change(ctx, r.timeout, env, append([]string{aptGet, "-y"}, args...)...)
 	after, err := readDatabase(a.root())
 	if err != nil {
-		return res, errcode.Wrap(err, errcode.CapabilityFailed, "cannot read dpkg's database after the upgrade")
+		return nil, errcode.Wrap(err, errcode.CapabilityFailed, "cannot read dpkg's database after the %s", r.what)
 	}
-	res.Changed = diff(before, after, changes)
+	return &installed{plan: plan, before: before, after: after, out: o}, runErr
+}
+
+// outcome is the run's error: the runner's own, the lock when another run held it and nothing changed,
+// or pkg.failed naming what the run left half done.
+func (d *installed) outcome(a *Apt, runErr error, nothingChanged bool) error {
 	if runErr != nil {
-		return res, runErr
+		return runErr
 	}
-	if o.exit != 0 {
-		if lockMessage(o) && len(res.Changed) == 0 {
-			return res, a.lockedNow()
-		}
-		return res, failed(o, after)
+	if d.out.exit == 0 {
+		return nil
 	}
-	return res, nil
+	if lockMessage(d.out) && nothingChanged {
+		return a.lockedNow()
+	}
+	return failed(d.out, d.after)
 }
 
 // changes gives each planned step the origins apt-cache offers its version from.

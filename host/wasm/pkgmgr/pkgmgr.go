@@ -49,6 +49,14 @@ type Target struct {
 	Version string
 }
 
+// spec is the package as apt-get names it, without a version: name or name:arch.
+func (t Target) spec() string {
+	if t.Arch == "" {
+		return t.Name
+	}
+	return t.Name + ":" + t.Arch
+}
+
 // Change is one package a plan installs, replaces or removes. From is "" for a package newly
 // installed, To "" for one removed.
 type Change struct {
