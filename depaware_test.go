@@ -7,13 +7,9 @@ package lexicon_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,50 +62,17 @@ func TestGoldenDeps(t *testing.T) {
 	}
 }
 
-// linkedPackage is the part of go list -deps -json this test reads.
-type linkedPackage struct {
-	ImportPath string
-	Imports    []string
-	Standard   bool
-	Error      *struct{ Err string }
-	DepsErrors []struct{ Err string }
-}
-
 // linkedPackages lists the program's package and every package it links, for the program's platform.
 // A package that fails to load is an error: the list would silently miss what it imports.
-func linkedPackages(g golden) ([]linkedPackage, error) {
-	cmd := exec.Command("go", "list", "-deps", "-e", "-json=ImportPath,Imports,Standard,Error,DepsErrors", "./"+g.pkg)
-	cmd.Env = append(os.Environ(), g.env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+func linkedPackages(g golden) ([]listedPackage, error) {
+	pkgs, err := goList(g.env, "-deps", "./"+g.pkg)
 	if err != nil {
-		return nil, fmt.Errorf("go list %s: %v\n%s", g.pkg, err, stderr.String())
-	}
-	var pkgs []linkedPackage
-	var errs []error
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var p linkedPackage
-		err := dec.Decode(&p)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading go list's answer: %w", err)
-		}
-		if p.Error != nil {
-			errs = append(errs, fmt.Errorf("%s: %s", p.ImportPath, p.Error.Err))
-		}
-		for _, e := range p.DepsErrors {
-			errs = append(errs, fmt.Errorf("%s: dependency: %s", p.ImportPath, e.Err))
-		}
-		pkgs = append(pkgs, p)
+		return nil, err
 	}
 	if len(pkgs) == 0 {
-		errs = append(errs, fmt.Errorf("go list found nothing for %s", g.pkg))
+		return nil, fmt.Errorf("go list found nothing for %s", g.pkg)
 	}
-	return pkgs, errors.Join(errs...)
+	return pkgs, nil
 }
 
 // depawareList renders the golden list: one line per linked package, sorted, with the first package
@@ -117,7 +80,7 @@ func linkedPackages(g golden) ([]linkedPackage, error) {
 // brought it in. The standard library's internal and vendored packages are left out: they follow the
 // Go release, not a choice made here, and would churn the list at every toolchain update. They are
 // named as importers only of what nothing listed imports.
-func depawareList(g golden, pkgs []linkedPackage) []byte {
+func depawareList(g golden, pkgs []listedPackage) []byte {
 	importers, hidden := map[string][]string{}, map[string][]string{}
 	for _, p := range pkgs {
 		for _, imp := range p.Imports {
@@ -197,7 +160,7 @@ func listDiff(want, got []byte) string {
 // importer changed are each reported, and the same lines in another order are not.
 func TestGoldenDepsCatchesChange(t *testing.T) {
 	g := golden{pkg: "x/cmd", what: "x"}
-	pkgs := []linkedPackage{
+	pkgs := []listedPackage{
 		{ImportPath: "x/cmd", Imports: []string{"fmt", "x/a"}},
 		{ImportPath: "x/a", Imports: []string{"fmt", "example.com/dep", "internal/abi"}},
 		{ImportPath: "fmt", Standard: true, Imports: []string{"internal/abi"}},
@@ -211,14 +174,14 @@ func TestGoldenDepsCatchesChange(t *testing.T) {
 	if !strings.Contains(string(base), "\nfmt from x/a+\n") || !strings.Contains(string(base), "\nexample.com/dep from x/a\n") {
 		t.Errorf("a line does not name its importer:\n%s", base)
 	}
-	added := append(slices.Clone(pkgs), linkedPackage{ImportPath: "example.com/new"})
+	added := append(slices.Clone(pkgs), listedPackage{ImportPath: "example.com/new"})
 	added[0].Imports = append(slices.Clone(added[0].Imports), "example.com/new")
 	removed := slices.Clone(pkgs[:4])
 	removed[1].Imports = []string{"fmt"}
 	moved := slices.Clone(pkgs)
 	moved[0].Imports = []string{"fmt", "x/a", "example.com/dep"}
 	for name, c := range map[string]struct {
-		pkgs []linkedPackage
+		pkgs []listedPackage
 		want string
 	}{
 		"added":   {added, "+ example.com/new from x/cmd"},

@@ -6,13 +6,9 @@ package lexicon_test
 // the fences misleads; TestFencesDocumented holds the two to the same lines.
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -239,61 +235,37 @@ func fenceDeps(f fence) (map[string][]string, error) {
 	if fi, err := os.Stat(filepath.FromSlash(f.pattern)); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("fenced folder %s is missing: move the fence with the code (%v)", f.pattern, err)
 	}
-	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Deps,Error,DepsErrors", "./"+f.pattern+"/...")
-	cmd.Env = append(os.Environ(), f.env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	pkgs, err := goList(f.env, "./"+f.pattern+"/...")
 	if err != nil {
-		return nil, fmt.Errorf("go list %s: %v\n%s", f.pattern, err, stderr.String())
+		return nil, err
 	}
-	deps, err := parseGoList(bytes.NewReader(out), f.direct)
-	if err != nil {
-		return nil, fmt.Errorf("go list %s: %w", f.pattern, err)
-	}
+	deps := importsOf(pkgs, f.direct)
 	if len(deps) == 0 {
 		return nil, fmt.Errorf("go list found no packages under %s", f.pattern)
 	}
 	return deps, nil
 }
 
-// listed is the part of go list -json this test reads.
-type listed struct {
-	ImportPath string
-	Imports    []string
-	Deps       []string
-	Error      *struct{ Err string }
-	DepsErrors []struct{ Err string }
+// parseGoList maps each package of go list -json's stream to its transitive imports, or with direct to
+// the imports in its own files, refusing a stream in which any package failed to load.
+func parseGoList(r io.Reader, direct bool) (map[string][]string, error) {
+	pkgs, err := readGoList(r)
+	if err != nil {
+		return nil, err
+	}
+	return importsOf(pkgs, direct), nil
 }
 
-// parseGoList maps each package of go list -json's stream to its transitive imports, or with direct to
-// the imports in its own files, refusing a stream in which any package, or any of its dependencies,
-// failed to load: its imports would be unknown, so no fence could be checked against them.
-func parseGoList(r io.Reader, direct bool) (map[string][]string, error) {
+// importsOf maps each package to its transitive imports, or with direct to the imports in its own files.
+func importsOf(pkgs []listedPackage, direct bool) map[string][]string {
 	deps := map[string][]string{}
-	var errs []error
-	dec := json.NewDecoder(r)
-	for {
-		var p listed
-		err := dec.Decode(&p)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading go list's answer: %w", err)
-		}
-		if p.Error != nil {
-			errs = append(errs, fmt.Errorf("%s: %s", p.ImportPath, p.Error.Err))
-		}
-		for _, e := range p.DepsErrors {
-			errs = append(errs, fmt.Errorf("%s: dependency: %s", p.ImportPath, e.Err))
-		}
+	for _, p := range pkgs {
 		deps[p.ImportPath] = p.Deps
 		if direct {
 			deps[p.ImportPath] = p.Imports
 		}
 	}
-	return deps, errors.Join(errs...)
+	return deps
 }
 
 // violations names every import of deps the fence refuses.
