@@ -124,7 +124,7 @@ func newNode(t *testing.T) *node {
 	writeFile(t, filepath.Join(n.data, "uploads", "photo.jpg"), random(t, 20<<20), 0o644)
 	writeFile(t, filepath.Join(n.data, "uploads", "old.txt"), []byte("to be deleted"), 0o644)
 	must(t, os.Symlink("uploads/photo.jpg", filepath.Join(n.data, "latest")))
-	n.restore = backuptest.SafeDir(t)
+	n.restore = testkit.SafeDir(t)
 	pol := map[string]any{
 		"classes": map[string]string{"look": "accept", "change": "accept", "destructive": "accept"},
 		"backup": backup.Policy{Paths: []string{n.data}, RestorePaths: []string{n.restore},
@@ -403,7 +403,7 @@ func (n *node) killedRestores(t *testing.T, chain []*backup.Manifest, wantDump [
 // and the recovery key, and nothing of Lexicon's.
 func (n *node) restoreByHand(t *testing.T, wantDump []byte) {
 	script := docScript(t)
-	out := backuptest.SafeDir(t)
+	out := testkit.SafeDir(t)
 	u, _ := url.Parse(n.srv.Endpoint)
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Env = append(os.Environ(), "S3_HOST="+u.Host, "ACCESS_KEY="+n.target.AccessKeyID, "SECRET_KEY="+n.target.SecretAccessKey,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"net"
 	"os"
 	"path/filepath"
@@ -54,7 +55,7 @@ func newBackupBed(t *testing.T) *backupBed {
 	b.data = filepath.Join(t.TempDir(), "data")
 	writeFile(t, filepath.Join(b.data, "a.txt"), []byte("alpha\n"), 0o644)
 	writeFile(t, filepath.Join(b.data, "sub", "b.bin"), bytes.Repeat([]byte{7}, 300<<10), 0o600)
-	b.restore = backuptest.SafeDir(t)
+	b.restore = testkit.SafeDir(t)
 	b.policy = &backup.Policy{Paths: []string{b.data}, RestorePaths: []string{b.restore}, Databases: []string{b.db, b.db + "_restored", "nosuchdb"}, Postgres: b.pg}
 	return b
 }

@@ -2,13 +2,13 @@ package wasm_test
 
 import (
 	"bytes"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm"
-	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps/capstest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
@@ -25,7 +25,7 @@ func writeFile(t *testing.T, p string, data []byte, perm os.FileMode) {
 
 func TestFilesystem(t *testing.T) {
 	// The root is one fs.write accepts: no folder above it can be written by anyone but root.
-	root, outside := capstest.SafeDir(t), t.TempDir()
+	root, outside := testkit.SafeDir(t), t.TempDir()
 	big := bytes.Repeat([]byte("0123456789abcdef"), 6400) // 100 KiB: over the SDK's first response buffer
 	writeFile(t, filepath.Join(root, "a.txt"), []byte("hello\nworld\n"), 0o644)
 	writeFile(t, filepath.Join(root, "sub", "b.txt"), []byte("bee"), 0o600)

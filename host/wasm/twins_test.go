@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/host/wasm"
-	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps/capstest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
@@ -58,7 +57,7 @@ func ranAs(t *testing.T, res *wasm.Result) string {
 // reads the file and leaves it whole.
 func TestTwinsRunAsThemselves(t *testing.T) {
 	isolations(t, func(t *testing.T, iso wasm.Isolation) {
-		root := capstest.SafeDir(t)
+		root := testkit.SafeDir(t)
 		file := filepath.Join(root, "precious")
 		h := newHost(t, cached(wasm.Config{Isolation: iso, MaxWorkers: 1}))
 		wipe, look := twins(t, h, root)
@@ -100,7 +99,7 @@ func TestTwinsRunAsThemselves(t *testing.T) {
 func TestTwinsDoNotShareRuns(t *testing.T) {
 	s := newHoldServer(t)
 	u, _ := url.Parse(s.URL)
-	root := capstest.SafeDir(t)
+	root := testkit.SafeDir(t)
 	h := newHost(t, cached(wasm.Config{MaxWorkers: 2}))
 	wipe, look := twins(t, h, root, map[string]any{"cap": "net.http", "hosts": []string{u.Host}, "timeout_ms": 600000})
 	writeFile(t, filepath.Join(root, "f"), []byte("kept"), 0o644)

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,7 +27,7 @@ func TestRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := age.GenerateX25519Identity()
-	data, restore := t.TempDir(), backuptest.SafeDir(t)
+	data, restore := t.TempDir(), testkit.SafeDir(t)
 	if err := os.WriteFile(filepath.Join(data, "f"), []byte("content"), 0o640); err != nil {
 		t.Fatal(err)
 	}

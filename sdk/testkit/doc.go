@@ -1,6 +1,6 @@
 // Package testkit is the scaffolding Lexicon's tests share, and that authors of words, recipes and
-// drivers may use in theirs: an assertion on error codes, a concurrency-safe buffer, a manual clock, and
-// waits that end on a signal rather than after a sleep.
+// drivers may use in theirs: an assertion on error codes, a concurrency-safe buffer, a manual clock, a
+// folder no other user can swap (SafeDir), and waits that end on a signal rather than after a sleep.
 //
 //	func TestRefused(t *testing.T) {
 //		_, err := d.GetRecords(ctx, "no-such-zone.example")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/agent/internal/state"
 	"github.com/lexicon-fleet/lexicon/agent/policy"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
-	"github.com/lexicon-fleet/lexicon/host/wasm/wasmtest"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/httpsig"
@@ -59,7 +59,7 @@ func TestConvergeAsTheAgentRunsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := wasmtest.SafeDir(t)
+	root := testkit.SafeDir(t)
 	writePolicy := func(paths ...string) {
 		b, _ := json.Marshal(map[string]any{"classes": map[string]string{"change": "accept"}, "converge": footprint.Bounds{Paths: paths}})
 		if err := os.WriteFile(d.policyFile(), b, 0o644); err != nil {

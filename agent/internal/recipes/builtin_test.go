@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"math/big"
 	"net"
 	"os"
@@ -20,7 +21,6 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab/vocabtest"
-	"github.com/lexicon-fleet/lexicon/host/wasm/wasmtest"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 )
 
@@ -89,7 +89,7 @@ func diskNode(base string, logRoots ...string) setup {
 // TestDiskHeadroomRepair: two failing ticks, then free_disk removes the old rotated logs and packages
 // and vacuums the journal, and leaves the live logs, the young rotation and everything outside.
 func TestDiskHeadroomRepair(t *testing.T) {
-	base := wasmtest.SafeDir(t)
+	base := testkit.SafeDir(t)
 	for p, age := range map[string]time.Duration{
 		"var/log/syslog.1": 3 * day, "var/log/nginx/access.log.2.gz": 3 * day,
 		"var/cache/apt/archives/nginx_1.24.0_amd64.deb": 3 * day,
@@ -125,7 +125,7 @@ func TestDiskHeadroomRepair(t *testing.T) {
 // home) reaches nothing there; with no journald and nothing of its own to remove, the attempt fails
 // with free_disk.nothing_freed and every file stays.
 func TestDiskHeadroomContainment(t *testing.T) {
-	base := wasmtest.SafeDir(t)
+	base := testkit.SafeDir(t)
 	home := filepath.Join(base, "home", "alice")
 	aged(t, filepath.Join(home, "thesis.gz"), 30*day)
 	aged(t, filepath.Join(home, "notes.1"), 30*day)
@@ -180,7 +180,7 @@ func supervisionNode(t *testing.T, declDir, unitDir, show string) *env {
 // TestAgentSupervisionRepair: the agent's unit edited to stop restarts and disabled is put back from
 // the release's copy and enabled, after two failing ticks; the next tick passes.
 func TestAgentSupervisionRepair(t *testing.T) {
-	unitDir := filepath.Join(wasmtest.SafeDir(t), "etc", "systemd", "system")
+	unitDir := filepath.Join(testkit.SafeDir(t), "etc", "systemd", "system")
 	path := filepath.Join(unitDir, "lexicon-agent.service")
 	if err := os.MkdirAll(unitDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestAgentSupervisionRepair(t *testing.T) {
 
 // TestAgentSupervisionRemoved: a removed unit is written back.
 func TestAgentSupervisionRemoved(t *testing.T) {
-	unitDir := filepath.Join(wasmtest.SafeDir(t), "etc", "systemd", "system")
+	unitDir := filepath.Join(testkit.SafeDir(t), "etc", "systemd", "system")
 	if err := os.MkdirAll(unitDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestAgentSupervisionRemoved(t *testing.T) {
 // TestAgentSupervisionContainment: a declaration naming a unit folder the repair word was not given (a
 // user's own systemd folder) gets nothing written there: the attempt fails with capability.denied.
 func TestAgentSupervisionContainment(t *testing.T) {
-	base := wasmtest.SafeDir(t)
+	base := testkit.SafeDir(t)
 	unitDir := filepath.Join(base, "etc", "systemd", "system")
 	other := filepath.Join(base, "home", "alice", ".config", "systemd", "user")
 	for _, d := range []string{unitDir, other} {

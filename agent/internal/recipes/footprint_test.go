@@ -3,6 +3,7 @@ package recipes
 import (
 	"context"
 	"encoding/json"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,7 +55,7 @@ func footprintNode(t *testing.T, base string, plane *wasmtest.Artifacts) *env {
 // again from the recorded footprint (nothing fetched, its unit restarted). The drift of the other
 // file is never repaired: it becomes a case naming the item.
 func TestFootprintDriftAndEnforce(t *testing.T) {
-	base := wasmtest.SafeDir(t)
+	base := testkit.SafeDir(t)
 	plane := wasmtest.NewArtifacts(t)
 	e := footprintNode(t, base, plane)
 	conf, page := []byte("listen 80;\n"), []byte("<h1>hi</h1>\n")

@@ -1,3 +1,5 @@
+// Package wasmtest gives tests outside host/wasm (the words' and recipes' own tests) a plane's
+// artifact route to fetch from.
 package wasmtest
 
 import (

@@ -3,12 +3,12 @@ package caps
 import (
 	"context"
 	"encoding/json"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps/capstest"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
@@ -57,7 +57,7 @@ func TestMatchHost(t *testing.T) {
 
 // fuzzWord declares every capability that needs no network, over a temporary root.
 func fuzzWord(f *testing.F) *Word {
-	root := capstest.SafeDir(f) // so fs.write reaches the write, not the root's refusal
+	root := testkit.SafeDir(f) // so fs.write reaches the write, not the root's refusal
 	os.WriteFile(filepath.Join(root, "a"), []byte("data"), 0o644)
 	os.Symlink("/etc", filepath.Join(root, "out"))
 	doc := map[string]any{

@@ -3,13 +3,13 @@ package caps
 import (
 	"context"
 	"encoding/json"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps/capstest"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -87,7 +87,7 @@ func read(t *testing.T, p string) string {
 // a target that is a link, the agent's own folder, bytes altered after staging and setuid modes are all
 // refused with nothing written; a temporary file left by a killed run is replaced.
 func TestInstall(t *testing.T) {
-	root, state := capstest.SafeDir(t), t.TempDir()
+	root, state := testkit.SafeDir(t), t.TempDir()
 	app, secret := filepath.Join(root, "app"), filepath.Join(root, "secret")
 	mkfile(t, filepath.Join(secret, "keep"), "secret")
 	d := convergeWord(t, root, state, &footprint.Bounds{Paths: []string{app}}, nil, filepath.Join(app, "agent"))
@@ -162,7 +162,7 @@ func TestInstall(t *testing.T) {
 // TestBoundsRefuseEverythingWithoutPolicy: with no converge bounds (no policy section), every item is
 // refused, and a policy that cannot be read refuses saying so.
 func TestBoundsRefuseEverythingWithoutPolicy(t *testing.T) {
-	root, state := capstest.SafeDir(t), t.TempDir()
+	root, state := testkit.SafeDir(t), t.TempDir()
 	d := convergeWord(t, root, state, nil, nil)
 	v1 := stage(t, state, []byte("v1\n"))
 	_, e := call(t, d, install(filepath.Join(root, "a"), v1))
@@ -207,7 +207,7 @@ func TestArtifactFetch(t *testing.T) {
 	good := []byte("the bytes\n")
 	plane := &fakePlane{digest: cas.Sum(good), data: []byte("other bytes\n")}
 	state := t.TempDir()
-	d := convergeWord(t, capstest.SafeDir(t), state, &footprint.Bounds{}, plane)
+	d := convergeWord(t, testkit.SafeDir(t), state, &footprint.Bounds{}, plane)
 	_, e := call(t, d, map[string]any{"cap": "artifact.fetch", "sha256": plane.digest})
 	wantCode(t, e, errcode.FootprintDigestMismatch)
 	if _, err := os.Stat(filepath.Join(state, stagedDir, "sha256", plane.digest)); !os.IsNotExist(err) {
@@ -235,7 +235,7 @@ func TestArtifactFetch(t *testing.T) {
 // TestAuthorizedKeysNeverFollowLinks: a user who links ~/.ssh/authorized_keys (or ~/.ssh) at another
 // file gets neither that file's lines read nor that file written.
 func TestAuthorizedKeysNeverFollowLinks(t *testing.T) {
-	home := capstest.SafeDir(t)
+	home := testkit.SafeDir(t)
 	secret := filepath.Join(t.TempDir(), "shadow")
 	mkfile(t, secret, "root:$6$secret:19000::::::\n")
 	u := passwdEntry{name: "web", uid: os.Getuid(), gid: os.Getgid(), home: home}
@@ -277,7 +277,7 @@ func TestAuthorizedKeysNeverFollowLinks(t *testing.T) {
 
 // TestSysctlKeysStayInProcSys: a key is dotted words, so no key reaches a file outside /proc/sys.
 func TestSysctlKeysStayInProcSys(t *testing.T) {
-	d := convergeWord(t, capstest.SafeDir(t), t.TempDir(), &footprint.Bounds{}, nil)
+	d := convergeWord(t, testkit.SafeDir(t), t.TempDir(), &footprint.Bounds{}, nil)
 	for _, k := range []string{"net.ipv4/../../../etc/shadow", "net..x", "net", "net.ipv4.*"} {
 		_, e := call(t, d, map[string]any{"cap": "sysctl.read", "keys": []string{k}})
 		wantCode(t, e, errcode.CapabilityInvalid)

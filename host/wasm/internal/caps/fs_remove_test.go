@@ -3,13 +3,13 @@ package caps
 import (
 	"context"
 	"encoding/json"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps/capstest"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd"
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
@@ -53,7 +53,7 @@ func aged(t *testing.T, p, data string, age time.Duration) {
 }
 
 func TestRemove(t *testing.T) {
-	root := filepath.Join(capstest.SafeDir(t), "log")
+	root := filepath.Join(testkit.SafeDir(t), "log")
 	old := filepath.Join(root, "nginx", "access.log.2.gz")
 	aged(t, old, "rotated", 48*time.Hour)
 	d := repairWord(t, nil, root)
@@ -77,7 +77,7 @@ func TestRemove(t *testing.T) {
 // TestRemoveContainment: every way of asking fs.remove for something it was not given is refused with
 // its code, and nothing is removed, inside the root or out of it.
 func TestRemoveContainment(t *testing.T) {
-	base := capstest.SafeDir(t)
+	base := testkit.SafeDir(t)
 	root := filepath.Join(base, "log")
 	outside := filepath.Join(base, "home", "alice", "thesis.gz")
 	aged(t, outside, "user data", 48*time.Hour)

@@ -3,12 +3,12 @@ package caps
 import (
 	"context"
 	"encoding/json"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps/capstest"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
@@ -80,7 +80,7 @@ func TestSwappedRoot(t *testing.T) {
 		{"the root", "a/b/root"}, {"its parent", "a/b"}, {"an ancestor in the middle", "a"},
 	} {
 		t.Run(swap.name, func(t *testing.T) {
-			base := capstest.SafeDir(t)
+			base := testkit.SafeDir(t)
 			root := filepath.Join(base, "a", "b", "root")
 			outside := filepath.Join(base, "outside")
 			mkfile(t, filepath.Join(root, "file"), "inside")
@@ -149,7 +149,7 @@ func TestWriteRootAncestors(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			base := capstest.SafeDir(t)
+			base := testkit.SafeDir(t)
 			root := filepath.Join(base, "a", "b", "root")
 			mkfile(t, filepath.Join(root, "file"), "inside")
 			unsafe := filepath.Join(base, "a")
@@ -171,7 +171,7 @@ func TestWriteRootAncestors(t *testing.T) {
 		})
 	}
 	// The folder that is the root itself may belong to anyone: swapping it needs its parent.
-	base := capstest.SafeDir(t)
+	base := testkit.SafeDir(t)
 	root := filepath.Join(base, "root")
 	mkfile(t, filepath.Join(root, "file"), "inside")
 	chmod(t, root, 0o777)
@@ -183,7 +183,7 @@ func TestWriteRootAncestors(t *testing.T) {
 // TestWriteModeBits: fs.write refuses setuid, setgid and sticky bits and leaves no file behind; a file
 // replaced keeps its permissions but not its setuid or setgid bit.
 func TestWriteModeBits(t *testing.T) {
-	root := capstest.SafeDir(t)
+	root := testkit.SafeDir(t)
 	d := fsWord(t, root)
 	for _, mode := range []uint32{0o4755, 0o2755, 0o1644, 0o6777} {
 		_, e := call(t, d, map[string]any{"cap": "fs.write", "path": filepath.Join(root, "prog"), "data": []byte("#!/bin/sh\n"), "mode": mode})
