@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,13 +13,13 @@ import (
 	"time"
 
 	"filippo.io/age"
-
 	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/backup/backuptest"
 	"github.com/lexicon-fleet/lexicon/backup/presign"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 

@@ -2,7 +2,6 @@ package wasm_test
 
 import (
 	"bytes"
-	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 

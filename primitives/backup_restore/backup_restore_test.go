@@ -2,18 +2,17 @@ package main_test
 
 import (
 	"context"
-	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"filippo.io/age"
-
 	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/backup/backuptest"
 	"github.com/lexicon-fleet/lexicon/backup/presign"
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"github.com/lexicon-fleet/lexicon/sdk/word/wordtest"
 )
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +21,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 

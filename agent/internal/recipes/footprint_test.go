@@ -3,7 +3,6 @@ package recipes
 import (
 	"context"
 	"encoding/json"
-	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // footprintNode is a node whose converge word, drift and enforce recipes may act beneath base, with a

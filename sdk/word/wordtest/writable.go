@@ -5,7 +5,7 @@ package wordtest
 import (
 	"testing"
 
-	"github.com/lexicon-fleet/lexicon/host/wasm/wasmtest"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // WritableDir returns a new empty folder, removed when the test ends, that fs.write and fs.remove accept
@@ -14,5 +14,5 @@ import (
 // The test fails, rather than skips, when no safe folder can be made.
 func WritableDir(t testing.TB) string {
 	t.Helper()
-	return wasmtest.SafeDir(t)
+	return testkit.SafeDir(t)
 }

@@ -3,7 +3,6 @@ package caps
 import (
 	"context"
 	"encoding/json"
-	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
 

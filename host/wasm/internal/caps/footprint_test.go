@@ -3,7 +3,6 @@ package caps
 import (
 	"context"
 	"encoding/json"
-	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // convergeWord declares the footprint capabilities over root, under the node's bounds b, with the

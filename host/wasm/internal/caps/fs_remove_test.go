@@ -3,7 +3,6 @@ package caps
 import (
 	"context"
 	"encoding/json"
-	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // repairWord declares fs.remove over roots (rotated logs and package files, a day old), journal.vacuum
