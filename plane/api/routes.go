@@ -170,6 +170,10 @@ var (
 	RolloutsStart = Route{Method: http.MethodPost, Pattern: "/rollouts", Role: RoleOperator, Status: http.StatusCreated,
 		Summary: "Start a rollout of a release or a word over a selection of nodes", Body: RolloutRequest{}, Answer: Rollout{},
 		Errors: []string{"rollout.*", errcode.ReleaseNotFound, errcode.WordParamInvalid, "lease.*", errcode.StoreParamInvalid}}
+	// FleetPatch starts a patch rollout (RolloutsStart's rules, the word's class: change, operator).
+	FleetPatch = Route{Method: http.MethodPost, Pattern: "/fleet/patch", Role: RoleOperator, Status: http.StatusCreated,
+		Summary: "Patch the fleet: a staged rollout of install_security_updates, each node verified by packages_report",
+		Body:    FleetPatchRequest{}, Answer: Rollout{}, Errors: []string{"rollout.*", errcode.StoreParamInvalid}}
 	RolloutsList = Route{Method: http.MethodGet, Pattern: "/rollouts", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "List rollouts", Query: RolloutsListQuery{}, Answer: RolloutList{}, Errors: []string{errcode.StoreParamInvalid}}
 	RolloutsShow = Route{Method: http.MethodGet, Pattern: "/rollouts/{id}", Role: RoleViewer, Status: http.StatusOK,
@@ -304,7 +308,7 @@ func Routes() []Route {
 		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
 		ReleasesList, ReleasesShow, ReleasesDiff, ReleasesPublish,
-		RolloutsStart, RolloutsList, RolloutsShow, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
+		RolloutsStart, RolloutsList, RolloutsShow, FleetPatch, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
 		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable, DriversSchema,
 		AccountsList, AccountsAdd, AccountsRemove, AccountsSetTest,
 		DNSZones, DNSRecords, DNSReconcile,

@@ -167,6 +167,7 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/releases/{seq}", u.release)
 		r.Get("/rollouts", u.rollouts)
 		r.Post("/rollouts", u.rolloutStart)
+		r.Post("/fleet/patch", u.fleetPatch)
 		r.Get("/rollouts/{id}", u.rollout)
 		r.Post("/rollouts/{id}/pause", u.rolloutMove(api.RolloutsPause, u.cfg.Rollouts.Pause))
 		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume, u.cfg.Rollouts.Resume))
