@@ -46,6 +46,7 @@ func commands() []*cli.Command {
 		nodesProvisionCmd(), nodesAdoptCmd(), nodesDecommissionCmd(), provisioningsListCmd(), provisioningsShowCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
+		machinesListCmd(), machinesAddCmd(), machinesEditCmd(), machinesConfirmCmd(), machinesRemoveCmd(),
 		apiSpecCmd(),
 	), rolloutsCmds()...)
 }
@@ -67,6 +68,7 @@ func groups() []*cli.Command {
 		{Path: "incidents", Summary: "list incidents, read their timelines, triage them and add notes"},
 		{Path: "plane", Summary: "see the plane's own replicas and their health; forget a replica that stopped"},
 		{Path: "rollouts", Summary: "take a release or a word to the fleet in stages, halting on the first miss"},
+		{Path: "machines", Summary: "the machine inventory: every machine we pay for, red first; write machines down, confirm, remove"},
 		{Path: "fleet", Summary: "patch the fleet: its security fixes installed in stages, each node verified"},
 	}
 }
