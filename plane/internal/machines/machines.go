@@ -103,10 +103,12 @@ func (r *Room) List(ctx context.Context, who api.Token) (api.MachineList, error)
 			known[a] = true
 		}
 		m := api.Machine{Source: api.MachineFromNode, ID: n.ID, Name: n.Name, Addresses: n.Addresses}
+		unknown := "no packages_report or host_report has come back from it yet"
 		if rep, ok := newest[n.ID]; ok {
 			m.OSRelease, m.ReportedAt = osFromReport(rep), rep.FinishedAt
+			unknown = "its newest " + rep.Word + " does not say its OS release"
 		}
-		judgeOS(&m, now, "no packages_report or host_report has come back from it yet")
+		judgeOS(&m, now, unknown)
 		out.Machines = append(out.Machines, m)
 	}
 	written, err := r.c.Store.MachineList(ctx)
