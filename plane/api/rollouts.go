@@ -68,6 +68,26 @@ type Rollout struct {
 	Steps         []RolloutStep   `json:"steps,omitempty"`
 	Events        []RolloutEvent  `json:"events,omitempty"`
 	Moved         []string        `json:"moved,omitempty"` // revert: the nodes moved back
+	// Purpose is "patch" for a fleet patch, whose steps are judged by what the package words report.
+	Purpose string `json:"purpose,omitempty"`
+	// LeftOut are the selected nodes a fleet patch left out, and why (POST /fleet/patch only; the
+	// start event's detail keeps them).
+	LeftOut []LeftOut `json:"left_out,omitempty"`
+}
+
+// LeftOut is a node a fleet patch did not include, and why.
+type LeftOut struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
+}
+
+// FleetPatchRequest is the body of POST /fleet/patch: a staged rollout of install_security_updates
+// over the selected nodes that have it, a canary node first, each node verified by a fresh
+// packages_report showing no security fix waiting. Two nodes on one machine are never patched at once.
+type FleetPatchRequest struct {
+	Selector      string `json:"selector,omitempty"`        // "" or "all", names, or labels, as a rollout's
+	MaxParallel   int    `json:"max_parallel,omitempty"`    // machines patched at once; 0: 1
+	StepTimeoutMS int64  `json:"step_timeout_ms,omitempty"` // per phase; 0: 20 minutes (the word may take 15)
 }
 
 // RolloutStep is one node's verdict in a rollout, with its timings.
@@ -83,6 +103,9 @@ type RolloutStep struct {
 	StartedAt      time.Time `json:"started_at,omitzero"`
 	FinishedAt     time.Time `json:"finished_at,omitzero"`
 	DurationMS     int64     `json:"duration_ms,omitempty"`
+	// Machine is the machine the node runs on, when the rollout knows it: two steps of one machine
+	// never run at once.
+	Machine string `json:"machine,omitempty"`
 }
 
 // RolloutEvent is one entry of a rollout's audit.

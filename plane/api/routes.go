@@ -170,6 +170,21 @@ var (
 	RolloutsStart = Route{Method: http.MethodPost, Pattern: "/rollouts", Role: RoleOperator, Status: http.StatusCreated,
 		Summary: "Start a rollout of a release or a word over a selection of nodes", Body: RolloutRequest{}, Answer: Rollout{},
 		Errors: []string{"rollout.*", errcode.ReleaseNotFound, errcode.WordParamInvalid, "lease.*", errcode.StoreParamInvalid}}
+	// FleetPatch starts a patch rollout (RolloutsStart's rules, the word's class: change, operator).
+	FleetPatch = Route{Method: http.MethodPost, Pattern: "/fleet/patch", Role: RoleOperator, Status: http.StatusCreated,
+		Summary: "Patch the fleet: a staged rollout of install_security_updates, each node verified by packages_report",
+		Body:    FleetPatchRequest{}, Answer: Rollout{}, Errors: []string{"rollout.*", errcode.StoreParamInvalid}}
+	MachinesList = Route{Method: http.MethodGet, Pattern: "/machines", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "The machine inventory: managed nodes, cloud servers no node runs on, machines written down; red first",
+		Answer:  MachineList{}, Errors: []string{errcode.StoreParamInvalid}}
+	MachinesAdd = Route{Method: http.MethodPost, Pattern: "/machines", Role: RoleOperator, Status: http.StatusCreated,
+		Summary: "Write a machine down (saving confirms it)", Body: MachineRequest{}, Answer: Machine{}, Errors: []string{"machine.*", errcode.StoreParamInvalid}}
+	MachinesEdit = Route{Method: http.MethodPost, Pattern: "/machines/{id}/edit", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Rewrite a machine written down (saving confirms it)", Body: MachineRequest{}, Answer: Machine{}, Errors: []string{"machine.*", errcode.StoreParamInvalid}}
+	MachinesConfirm = Route{Method: http.MethodPost, Pattern: "/machines/{id}/confirm", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Confirm a machine written down is still as written", Answer: Machine{}, Errors: []string{errcode.MachineNotFound}}
+	MachinesRemove = Route{Method: http.MethodPost, Pattern: "/machines/{id}/remove", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Remove a machine written down", Answer: Machine{}, Errors: []string{errcode.MachineNotFound}}
 	RolloutsList = Route{Method: http.MethodGet, Pattern: "/rollouts", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "List rollouts", Query: RolloutsListQuery{}, Answer: RolloutList{}, Errors: []string{errcode.StoreParamInvalid}}
 	RolloutsShow = Route{Method: http.MethodGet, Pattern: "/rollouts/{id}", Role: RoleViewer, Status: http.StatusOK,
@@ -304,7 +319,8 @@ func Routes() []Route {
 		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
 		ReleasesList, ReleasesShow, ReleasesDiff, ReleasesPublish,
-		RolloutsStart, RolloutsList, RolloutsShow, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
+		RolloutsStart, RolloutsList, RolloutsShow, FleetPatch,
+		MachinesList, MachinesAdd, MachinesEdit, MachinesConfirm, MachinesRemove, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
 		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable, DriversSchema,
 		AccountsList, AccountsAdd, AccountsRemove, AccountsSetTest,
 		DNSZones, DNSRecords, DNSReconcile,

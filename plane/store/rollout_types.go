@@ -13,6 +13,15 @@ const (
 	RolloutJob     RolloutKind = "job"     // a word runs on the node
 )
 
+// RolloutPurpose says how a job rollout's steps are judged beyond their jobs' outcomes: "" by the
+// outcome alone; patch by what the package words report (plane/internal/rollouts, patch.go).
+type RolloutPurpose string
+
+const (
+	PurposeNone  RolloutPurpose = ""
+	PurposePatch RolloutPurpose = "patch"
+)
+
 // RolloutState is where a rollout stands. running and paused are live; halted can be resumed; the
 // others are final (a completed, halted or aborted rollout can still be reverted).
 type RolloutState string
@@ -71,6 +80,8 @@ type Rollout struct {
 	CreatedAt   time.Time     `json:"created_at"`
 	UpdatedAt   time.Time     `json:"updated_at"`
 	FinishedAt  time.Time     `json:"finished_at,omitzero"`
+	// Purpose is how its steps are judged (RolloutPurpose).
+	Purpose RolloutPurpose `json:"purpose,omitempty"`
 
 	Steps  []RolloutStep  `json:"steps,omitempty"`  // RolloutGet only
 	Events []RolloutEvent `json:"events,omitempty"` // RolloutGet only
@@ -90,6 +101,9 @@ type RolloutStep struct {
 	StartedAt      time.Time `json:"started_at,omitzero"`
 	PhaseAt        time.Time `json:"phase_at,omitzero"`
 	FinishedAt     time.Time `json:"finished_at,omitzero"`
+	// Machine names the machine the node runs on ("" when not known): the engine never runs two
+	// steps of one machine at once.
+	Machine string `json:"machine,omitempty"`
 }
 
 // RolloutEvent is one entry of a rollout's audit: who did what, when.
@@ -104,6 +118,7 @@ type RolloutEvent struct {
 type RolloutStepNew struct {
 	NodeID, NodeName string
 	Stage            int
+	Machine          string // "": the node is its own machine
 }
 
 type RolloutCreateParams struct {
@@ -122,8 +137,12 @@ type RolloutCreateParams struct {
 	ErrorBudget     int           // misses allowed before the rollout halts
 	StepTimeout     time.Duration // 0: 10 minutes
 	Steps           []RolloutStepNew
-	By              string
-	Now             time.Time
+	Purpose         RolloutPurpose
+	// Detail is the start event's detail: what the start chose that the steps do not show (the nodes
+	// a patch left out, and why).
+	Detail string
+	By     string
+	Now    time.Time
 }
 
 type RolloutGetParams struct{ ID string }

@@ -217,6 +217,25 @@ type Store interface {
 	// TokenRevoke revokes a token for good. Refused: token.not_found, token.revoked.
 	TokenRevoke(ctx context.Context, p TokenRevokeParams) (Token, error)
 
+	// JobNewestOutputs returns, for every node, its newest completed job of each of the words (at most
+	// two), with the job's output: the reports the inventory reads a node's OS from.
+	JobNewestOutputs(ctx context.Context, p JobNewestOutputsParams) ([]JobOutput, error)
+
+	// Machines written down by hand (the inventory's third source).
+
+	// MachinePut adds a machine (no ID) or replaces one's fields, confirming it either way. Refused:
+	// machine.not_found, machine.name_taken, store.param_invalid.
+	MachinePut(ctx context.Context, p MachinePutParams) (Machine, error)
+	// MachineGet returns a machine. Refused: machine.not_found.
+	MachineGet(ctx context.Context, p MachineGetParams) (Machine, error)
+	// MachineList returns every machine written down, by name.
+	MachineList(ctx context.Context) ([]Machine, error)
+	// MachineConfirm records that somebody checked the machine is still as written. Refused:
+	// machine.not_found.
+	MachineConfirm(ctx context.Context, p MachineConfirmParams) (Machine, error)
+	// MachineRemove deletes a machine. Refused: machine.not_found.
+	MachineRemove(ctx context.Context, p MachineRemoveParams) error
+
 	// UISessionCreate stores a web UI session for a live token, and drops the sessions that expired.
 	// Refused: token.not_found, token.revoked, store.param_invalid.
 	UISessionCreate(ctx context.Context, p UISessionCreateParams) (UISession, error)

@@ -77,7 +77,7 @@ const (
 var areas = []*Area{
 	&areaAccount, &areaAgent, &areaArtifact, &areaAuth, &areaBackup, &areaCapability, &areaCase, &areaChannel, &areaCloud,
 	&areaContract, &areaDNS, &areaDriver, &areaFootprint, &areaIncident, &areaInternal, &areaIO, &areaJob, &areaJoin,
-	&areaKey, &areaLease, &areaLog, &areaManifest, &areaModule, &areaNode, &areaNotification, &areaPkg, &areaPlane, &areaPolicy, &areaProvision,
+	&areaKey, &areaLease, &areaLog, &areaMachine, &areaManifest, &areaModule, &areaNode, &areaNotification, &areaPkg, &areaPlane, &areaPolicy, &areaProvision,
 	&areaRebuild, &areaRecipe, &areaRelease, &areaReplica, &areaRequest, &areaRollout, &areaRoute, &areaStatement, &areaStore, &areaToken,
 	&areaUsage, &areaWebhook, &areaWord,
 }

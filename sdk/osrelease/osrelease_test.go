@@ -73,3 +73,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The RHEL family's support is its major version's: RHEL 9.4 and Rocky 8.10 are found, RHEL 7 ended.
+func TestSupportRHELFamily(t *testing.T) {
+	for _, c := range []struct {
+		id, version string
+		end         time.Time
+	}{
+		{"rhel", "9.4", utc(2032, 5, 31)}, {"rocky", "8.10", utc(2029, 5, 31)}, {"almalinux", "9", utc(2032, 5, 31)}, {"rhel", "7.9", utc(2024, 6, 30)},
+	} {
+		s, ok := osrelease.SupportEnd(osrelease.Release{ID: c.id, VersionID: c.version})
+		if !ok || !s.Standard.Equal(c.end) || s.Source == "" {
+			t.Fatalf("%s %s: %+v %v", c.id, c.version, s, ok)
+		}
+	}
+	if _, ok := osrelease.SupportEnd(osrelease.Release{ID: "ubuntu", VersionID: "22.04.3"}); ok {
+		t.Fatal("a point release of Ubuntu is not in the table")
+	}
+}
+
+func utc(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }

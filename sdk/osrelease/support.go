@@ -1,6 +1,9 @@
 package osrelease
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Support is when a release's support ends: Standard is the end of its publisher's regular security
 // support, Extended the end of the long-term support that follows it (Debian LTS, Ubuntu Pro), and
@@ -12,13 +15,23 @@ type Support struct {
 }
 
 // The dates as their publishers gave them on 2026-12-03. Debian publishes days; Ubuntu publishes
-// months, taken here as their last day. Debian moves a release's end by a few weeks to line up with a
+// months, taken here as their last day. For the RHEL family, standard support is the end of Red Hat's
+// Maintenance Support (Rocky's and AlmaLinux's security support follow it), and the extended end is
+// Red Hat's Extended Life-cycle Support; their VERSION_ID carries a minor version ("9.4"), and the
+// support is the major version's. Debian moves a release's end by a few weeks to line up with a
 // point release now and then: the dates are the announced ones, and a release nearing its end is
 // checked against the source again.
 const (
 	debianSource = "https://wiki.debian.org/DebianReleases and https://wiki.debian.org/LTS (Debian 12: https://www.debian.org/News/2024/20240814)"
 	ubuntuSource = "https://ubuntu.com/about/release-cycle"
+	rhelSource   = "https://access.redhat.com/support/policy/updates/errata"
+	rockySource  = "https://wiki.rockylinux.org/rocky/version/"
+	almaSource   = "https://wiki.almalinux.org/release-notes/"
+	centosSource = "https://www.centos.org/centos-linux-eol/ and https://www.centos.org/centos-stream/"
 )
+
+// majorOnly are the releases whose support is their major version's.
+var majorOnly = map[string]bool{"rhel": true, "rocky": true, "almalinux": true, "centos": true}
 
 type key struct{ id, version string }
 
@@ -34,6 +47,16 @@ var table = map[key]Support{
 	{"ubuntu", "24.04"}: {day(2029, 4, 30), day(2034, 4, 30), ubuntuSource},
 	{"ubuntu", "24.10"}: {day(2025, 7, 31), time.Time{}, ubuntuSource},
 	{"ubuntu", "25.04"}: {day(2026, 1, 31), time.Time{}, ubuntuSource},
+	{"rhel", "7"}:       {day(2024, 6, 30), day(2028, 6, 30), rhelSource},
+	{"rhel", "8"}:       {day(2029, 5, 31), day(2032, 5, 31), rhelSource},
+	{"rhel", "9"}:       {day(2032, 5, 31), day(2035, 5, 31), rhelSource},
+	{"rocky", "8"}:      {day(2029, 5, 31), time.Time{}, rockySource},
+	{"rocky", "9"}:      {day(2032, 5, 31), time.Time{}, rockySource},
+	{"almalinux", "8"}:  {day(2029, 3, 1), time.Time{}, almaSource},
+	{"almalinux", "9"}:  {day(2032, 5, 31), time.Time{}, almaSource},
+	{"centos", "7"}:     {day(2024, 6, 30), time.Time{}, centosSource},
+	{"centos", "8"}:     {day(2021, 12, 31), time.Time{}, centosSource},
+	{"centos", "9"}:     {day(2027, 5, 31), time.Time{}, centosSource},
 }
 
 func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
@@ -44,6 +67,11 @@ func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0,
 func SupportEnd(r Release) (Support, bool) {
 	if s, ok := table[key{r.ID, r.VersionID}]; ok {
 		return s, true
+	}
+	if major, _, _ := strings.Cut(r.VersionID, "."); majorOnly[r.ID] {
+		if s, ok := table[key{r.ID, major}]; ok {
+			return s, true
+		}
 	}
 	if !r.SupportEnd.IsZero() {
 		return Support{Standard: r.SupportEnd, Source: "the release's os-release (SUPPORT_END)"}, true

@@ -13,7 +13,7 @@
 //	5  the node did not run the job's word: its policy, or its own check of the word or params, refused it (jobs run, jobs watch)
 //	6  the job was lost: handed out and never reported (jobs run, jobs watch)
 //	7  the job was cancelled before it ran (jobs run, jobs watch)
-//	8  the rollout halted, was aborted or was reverted (rollouts start, rollouts show)
+//	8  the rollout halted, was aborted or was reverted (rollouts start, rollouts show, fleet patch)
 //	9  the provisioning failed: the machine did not join (nodes provision, provisionings show)
 //
 // Statuses 4 to 9 come only with --wait (jobs watch always waits). So `lexicon jobs run --wait NODE
@@ -46,6 +46,7 @@ func commands() []*cli.Command {
 		nodesProvisionCmd(), nodesAdoptCmd(), nodesDecommissionCmd(), provisioningsListCmd(), provisioningsShowCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
+		machinesListCmd(), machinesAddCmd(), machinesEditCmd(), machinesConfirmCmd(), machinesRemoveCmd(),
 		apiSpecCmd(),
 	), rolloutsCmds()...)
 }
@@ -67,5 +68,7 @@ func groups() []*cli.Command {
 		{Path: "incidents", Summary: "list incidents, read their timelines, triage them and add notes"},
 		{Path: "plane", Summary: "see the plane's own replicas and their health; forget a replica that stopped"},
 		{Path: "rollouts", Summary: "take a release or a word to the fleet in stages, halting on the first miss"},
+		{Path: "machines", Summary: "the machine inventory: every machine we pay for, red first; write machines down, confirm, remove"},
+		{Path: "fleet", Summary: "patch the fleet: its security fixes installed in stages, each node verified"},
 	}
 }

@@ -27,6 +27,9 @@ func (r rolloutOne) Text(w io.Writer) {
 	if r.Kind == "job" {
 		what = "word " + r.Word
 	}
+	if r.Purpose != "" {
+		what += " (" + r.Purpose + ")"
+	}
 	fmt.Fprintf(w, "rollout %s: %s on %q, %s (stages %s, max parallel %d, error budget %d), by %s\n",
 		r.ID, what, r.Selector, r.State, strings.Join(r.Stages, ", "), r.MaxParallel, r.ErrorBudget, r.CreatedBy)
 	if r.HaltNode != "" {
@@ -140,6 +143,39 @@ func rolloutsStartCmd() *cli.Command {
 		}), rolloutStopped)
 }
 
+func fleetPatchCmd() *cli.Command {
+	var (
+		selector    string
+		maxParallel int
+		timeout     time.Duration
+		wait        bool
+	)
+	return ending(simple("fleet patch", "[--selector SEL] [--max-parallel N] [--step-timeout D] [--wait]",
+		"install the security fixes waiting on the selected nodes: a staged rollout of install_security_updates, a canary node first, "+
+			"each node verified by a fresh packages_report, halting on the first failure; nodes without the words are left out by name", 0, 0,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&selector, "selector", "all", "nodes: all, names (web-1,web-2) or labels (role=web,zone=a)")
+			fs.IntVar(&maxParallel, "max-parallel", 1, "at most this many machines are patched at once (never two nodes of one machine)")
+			fs.DurationVar(&timeout, "step-timeout", 0, "how long each phase of a node's step may take; 0 leaves it to the plane, which allows 20m")
+			fs.BoolVar(&wait, "wait", false, "follow the patch by stage and node until it stops; the exit status says whether it completed")
+		},
+		func(ctx context.Context, env *cli.Env, c *client, _ []string) (any, error) {
+			var r rolloutOne
+			req := api.FleetPatchRequest{Selector: selector, MaxParallel: maxParallel, StepTimeoutMS: timeout.Milliseconds()}
+			if err := c.call(ctx, api.FleetPatch, nil, nil, req, &r); err != nil {
+				return nil, err
+			}
+			env.Progressf("patch %s started over %d nodes in %d stages", r.ID, len(r.Steps), len(r.Stages))
+			for _, l := range r.LeftOut {
+				env.Progressf("left out %s: %s", l.Node, esc(l.Reason))
+			}
+			if !wait {
+				return r, nil
+			}
+			return watchRollout(ctx, env, c, r.ID)
+		}), rolloutStopped)
+}
+
 // watchRollout polls a rollout until it stops, printing each step's change of verdict, by stage.
 func watchRollout(ctx context.Context, env *cli.Env, c *client, id string) (any, error) {
 	seen := map[string]string{}
@@ -232,7 +268,7 @@ func rolloutMoveCmd(verb string, rt api.Route, summary string) *cli.Command {
 
 func rolloutsCmds() []*cli.Command {
 	return []*cli.Command{
-		rolloutsStartCmd(), rolloutsListCmd(), rolloutsShowCmd(),
+		rolloutsStartCmd(), rolloutsListCmd(), rolloutsShowCmd(), fleetPatchCmd(),
 		rolloutMoveCmd("pause", api.RolloutsPause, "pause a running rollout: no node starts; steps under way run on and are judged as their jobs end"),
 		rolloutMoveCmd("resume", api.RolloutsResume, "resume a paused or halted rollout (the role its start took); a halted one tries its failed nodes again"),
 		rolloutMoveCmd("abort", api.RolloutsAbort, "abort a rollout: nodes it did not reach are left untouched; steps under way are judged as their jobs end"),

@@ -127,13 +127,14 @@ func Rollout(r store.Rollout) api.Rollout {
 		Preflight: r.PreflightWord, Verify: r.VerifyWord, Selector: r.Selector, Stages: r.Stages, MaxParallel: r.MaxParallel,
 		ErrorBudget: r.ErrorBudget, StepTimeoutMS: r.StepTimeout.Milliseconds(), State: string(r.State), Misses: r.Misses,
 		HaltNode: r.HaltNode, HaltReason: r.HaltReason, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		FinishedAt: r.FinishedAt}
+		FinishedAt: r.FinishedAt, Purpose: string(r.Purpose)}
 	if out.Stages == nil {
 		out.Stages = []string{}
 	}
 	for _, st := range r.Steps {
 		a := api.RolloutStep{NodeID: st.NodeID, NodeName: st.NodeName, Stage: st.Stage, State: string(st.State), Phase: st.Phase,
-			JobID: st.JobID, PreviousTarget: st.PreviousTarget, Reason: st.Reason, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt}
+			JobID: st.JobID, PreviousTarget: st.PreviousTarget, Reason: st.Reason, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt,
+			Machine: st.Machine}
 		if !st.StartedAt.IsZero() && !st.FinishedAt.IsZero() {
 			a.DurationMS = st.FinishedAt.Sub(st.StartedAt).Milliseconds()
 		}

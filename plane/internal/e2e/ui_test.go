@@ -339,6 +339,21 @@ func TestWebUI(t *testing.T) {
 	// Provisionings: the list and, for an admin, the provision form (this plane has no cloud account).
 	browse(t, ctx, chromedp.Navigate(ui+"/provisionings"), chromedp.WaitVisible(chromedp.CSS("#provision-form")))
 	sh.take(ctx, "provisionings")
+
+	// The machine inventory: the node beside a machine written down from the form, red (its OS is past
+	// its standard support and its retire-by day has passed), red rows first.
+	browse(t, ctx, chromedp.Navigate(ui+"/machines"), chromedp.WaitVisible(chromedp.CSS("#machine-form")),
+		chromedp.SendKeys(chromedp.CSS(`#machine-form [name="name"]`), "backup-nas"),
+		chromedp.SendKeys(chromedp.CSS(`#machine-form [name="purpose"]`), "nightly backups"),
+		chromedp.SendKeys(chromedp.CSS(`#machine-form [name="owner"]`), "ops"),
+		chromedp.SendKeys(chromedp.CSS(`#machine-form [name="os_release"]`), "debian 11"),
+		chromedp.SendKeys(chromedp.CSS(`#machine-form [name="retire_by"]`), "2026-01-31"),
+		chromedp.Click(chromedp.CSS("#machine-add")),
+		chromedp.WaitVisible(chromedp.CSS(`#machines tr.machine-red[data-source="written"]`)))
+	if first := textOf(t, ctx, "#machines tbody tr:first-child"); !strings.Contains(first, "backup-nas") || !strings.Contains(first, "retire-by day 2026-01-31 has passed") {
+		t.Fatalf("the machines page's first row: %q", first)
+	}
+	sh.take(ctx, "machines")
 	for _, page := range []string{ui + "/releases", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/plane", ui + "/provisionings", ui + "/"} {
 		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
 		if html := value(t, ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`)); strings.Contains(html, secret) {
@@ -358,7 +373,7 @@ func TestWebUI(t *testing.T) {
 	browse(t, ctx, chromedp.Navigate(ui+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 	jobLink := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#jobs a[href^="/ui/jobs/"]`), "href")).Value
 	for _, page := range []string{ui + "/", ui + "/joins", ui + "/nodes", ui + "/nodes/" + a.nodeID, f.url + jobLink, incidentURL, ui + "/run",
-		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/plane"} {
+		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/plane", ui + "/machines"} {
 		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
 		forms := value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('form[method="post"]')).map(f => f.getAttribute("action")).filter(a => a !== "/ui/signout")`))
 		if len(forms) != 0 {

@@ -150,16 +150,18 @@ func (e *Engine) advance(ctx context.Context, id string) error {
 		return e.complete(ctx, ro)
 	}
 	running = 0
+	busy := map[string]bool{} // machines with a step under way: one step of a machine at a time
 	for _, st := range ro.Steps {
 		if st.State == store.StepRunning {
 			running++
+			busy[st.Machine] = st.Machine != ""
 		}
 	}
 	for _, st := range ro.Steps {
 		if running >= ro.MaxParallel {
 			break
 		}
-		if st.Stage != stage || st.State != store.StepPending {
+		if st.Stage != stage || st.State != store.StepPending || busy[st.Machine] {
 			continue
 		}
 		started, err := e.start(ctx, ro, st)
@@ -168,6 +170,7 @@ func (e *Engine) advance(ctx context.Context, id string) error {
 		}
 		if started {
 			running++
+			busy[st.Machine] = st.Machine != ""
 		}
 	}
 	return nil
@@ -285,7 +288,7 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 		return "", nil // no job under way: nothing to judge until the rollout resumes
 	}
 	var passed bool
-	var miss string
+	var miss, note string
 	var err error
 	switch {
 	case st.Phase == store.PhaseChange && ro.Kind == store.RolloutRelease:
@@ -298,7 +301,16 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 		case store.PhaseVerify:
 			word, params = ro.VerifyWord, ro.VerifyParams
 		}
-		passed, miss, err = e.jobStep(ctx, ro, st, word, params, fresh)
+		var job *store.Job
+		job, passed, miss, err = e.jobStep(ctx, ro, st, word, params, fresh)
+		if err == nil && job != nil && ro.Purpose == store.PurposePatch {
+			switch v := judgePatch(st.NodeName, st.Phase, *job); {
+			case v.miss != "":
+				passed, miss = false, v.miss
+			case v.done != "":
+				passed, miss, note = true, "", v.done
+			}
+		}
 	}
 	if err != nil || miss != "" {
 		return miss, err
@@ -312,6 +324,9 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 		return "", nil
 	}
 	next, state := nextPhase(ro, st.Phase)
+	if note != "" {
+		next, state = st.Phase, store.StepPassed // the step ends here, passed with its note
+	}
 	if !live && state != store.StepPassed {
 		if ro.State != store.RolloutAborted {
 			return "", nil // the next phase starts on resume; its job, found completed, moves it on
@@ -324,7 +339,7 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 		return "", err
 	}
 	res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
-		FromState: store.StepRunning, FromPhase: st.Phase, State: state, Phase: next, Now: e.Time()})
+		FromState: store.StepRunning, FromPhase: st.Phase, State: state, Phase: next, Reason: note, Now: e.Time()})
 	if err != nil || !res.Moved {
 		return "", err
 	}
@@ -383,66 +398,66 @@ func jobTag(ro store.Rollout, st store.RolloutStep) string {
 	return fmt.Sprintf("%s via rollout %s (%s, attempt %d)", ro.CreatedBy, ro.ID, st.Phase, st.StartedAt.UnixMicro())
 }
 
-// jobStep runs word on the node and judges its job.
-func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.RolloutStep, word string, params json.RawMessage, fresh bool) (bool, string, error) {
+// jobStep runs word on the node and judges its job, which it returns once there is one.
+func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.RolloutStep, word string, params json.RawMessage, fresh bool) (*store.Job, bool, string, error) {
 	tag := jobTag(ro, st)
 	var job *store.Job
 	if !fresh {
 		var err error
 		if job, err = e.phaseJob(ctx, st, tag); err != nil {
-			return false, "", err
+			return nil, false, "", err
 		}
 	}
 	if job == nil && ro.State != store.RolloutRunning {
-		return false, "", nil // a stopped rollout queues nothing
+		return nil, false, "", nil // a stopped rollout queues nothing
 	}
 	if job == nil {
 		node, err := e.Store.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
 		if err != nil {
-			return false, "", err
+			return nil, false, "", err
 		}
 		if node.State != store.NodeActive {
-			return false, fmt.Sprintf("node is %s", node.State), nil
+			return nil, false, fmt.Sprintf("node is %s", node.State), nil
 		}
 		ref, ok := node.Word(word)
 		if !ok {
-			return false, fmt.Sprintf("%s: the node does not report the word %s", st.Phase, word), nil
+			return nil, false, fmt.Sprintf("%s: the node does not report the word %s", st.Phase, word), nil
 		}
 		words, _, err := e.catalogFor().Words(ctx, node.TargetSequence)
 		if err != nil {
-			return false, "", err
+			return nil, false, "", err
 		}
 		w, ok := words[word]
 		if !ok || w.Module != ref.Digest {
-			return false, fmt.Sprintf("%s: the node's %s is not the one its target release %d pins", st.Phase, word, node.TargetSequence), nil
+			return nil, false, fmt.Sprintf("%s: the node's %s is not the one its target release %d pins", st.Phase, word, node.TargetSequence), nil
 		}
 		j, err := e.Store.JobCreate(ctx, store.JobCreateParams{NodeID: st.NodeID, Word: word, WordDigest: ref.Digest,
 			Class: string(w.Manifest.Class), Params: params, Budget: jobs.Budget(w.Manifest), CreatedBy: tag, Now: e.Time()})
 		if errcode.Has(err, errcode.NodeNotActive) || errcode.Has(err, errcode.JobWordUnavailable) {
-			return false, fmt.Sprintf("%s: %s", st.Phase, errcode.From(err, errcode.InternalError).Message), nil
+			return nil, false, fmt.Sprintf("%s: %s", st.Phase, errcode.From(err, errcode.InternalError).Message), nil
 		}
 		if err != nil {
-			return false, "", err
+			return nil, false, "", err
 		}
 		job = &j
 		res, err := e.Store.RolloutStepUpdate(ctx, store.RolloutStepUpdateParams{RolloutID: ro.ID, NodeID: st.NodeID,
 			FromState: store.StepRunning, FromPhase: st.Phase, State: store.StepRunning, Phase: st.Phase, JobID: j.ID, Now: st.PhaseAt})
 		if err != nil {
-			return false, "", err
+			return nil, false, "", err
 		}
 		if !res.Moved {
 			// The step moved while the job was queued (the rollout was aborted): the node must not
 			// get a job nobody will judge.
 			_, _ = e.Store.JobCancel(ctx, store.JobCancelParams{ID: j.ID, By: "rollout " + ro.ID, Now: e.Time()})
-			return false, "", nil
+			return nil, false, "", nil
 		}
 		e.Logger().Info("rollout job queued", "rollout", ro.ID, "node", st.NodeName, "phase", st.Phase, "job", j.ID, "word", word)
 	}
 	switch job.State {
 	case store.JobCompleted:
-		return true, "", nil
+		return job, true, "", nil
 	case store.JobQueued, store.JobRunning:
-		return false, "", nil
+		return nil, false, "", nil
 	}
 	why := fmt.Sprintf("%s %s %s", st.Phase, word, job.State)
 	if job.OutcomeCode != "" {
@@ -451,7 +466,7 @@ func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.Rollout
 	if job.OutcomeMessage != "" {
 		why += ": " + job.OutcomeMessage
 	}
-	return false, why, nil
+	return job, false, why, nil
 }
 
 // phaseJob finds the step's job for its phase: by the id the step holds, or by its tag among the
@@ -472,7 +487,9 @@ func (e *Engine) phaseJob(ctx context.Context, st store.RolloutStep, tag string)
 	}
 	for _, j := range list.Jobs {
 		if j.CreatedBy == tag {
-			return &j, nil
+			// The list holds summaries; a patch judges the job's output and audit.
+			full, err := e.Store.JobGet(ctx, store.JobGetParams{ID: j.ID})
+			return &full, err
 		}
 	}
 	return nil, nil

@@ -113,6 +113,13 @@ func (r *Room) start(ctx context.Context, who api.Token, req api.RolloutRequest,
 	if err != nil {
 		return store.Rollout{}, err
 	}
+	return r.create(ctx, who, req, nodes, steps, stages, fleetWide, store.PurposeNone, "")
+}
+
+// create checks the role and the words of a planned rollout and makes it.
+func (r *Room) create(ctx context.Context, who api.Token, req api.RolloutRequest, nodes []store.Node, steps []store.RolloutStepNew,
+	stages []string, fleetWide bool, purpose store.RolloutPurpose, detail string) (store.Rollout, error) {
+	var err error
 	sel, _ := ParseSelector("selector", req.Selector)
 	kind := store.RolloutJob
 	if req.Release != 0 {
@@ -178,7 +185,8 @@ func (r *Room) start(ctx context.Context, who api.Token, req api.RolloutRequest,
 		Kind: kind, ReleaseSequence: req.Release, Word: req.Word, Params: req.Params,
 		PreflightWord: req.Preflight, PreflightParams: req.PreflightParams, VerifyWord: req.Verify, VerifyParams: req.VerifyParams,
 		Selector: req.Selector, Stages: stages, FleetWide: fleetWide || sel.All, MaxParallel: req.MaxParallel, ErrorBudget: req.ErrorBudget,
-		StepTimeout: time.Duration(req.StepTimeoutMS) * time.Millisecond, Steps: steps, By: who.Name, Now: r.c.Now(),
+		StepTimeout: time.Duration(req.StepTimeoutMS) * time.Millisecond, Steps: steps, Purpose: purpose, Detail: detail,
+		By: who.Name, Now: r.c.Now(),
 	})
 	if err != nil {
 		return store.Rollout{}, err

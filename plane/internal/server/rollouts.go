@@ -17,6 +17,13 @@ func (s *Server) rolloutRoutes(r chi.Router) {
 		}
 		return s.cfg.Rollouts.Start(r.Context(), tokenFrom(r.Context()), req)
 	})
+	s.handle(r, api.FleetPatch, func(r *http.Request) (any, error) {
+		var req api.FleetPatchRequest
+		if err := readJSON(r, 4<<10, &req); err != nil {
+			return nil, err
+		}
+		return s.cfg.Rollouts.Patch(r.Context(), tokenFrom(r.Context()), req)
+	})
 	s.handle(r, api.RolloutsList, func(r *http.Request) (any, error) {
 		q, err := api.ParseRolloutsListQuery(r.URL.Query())
 		if err != nil {

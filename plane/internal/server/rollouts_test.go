@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
@@ -212,5 +213,27 @@ func TestDeployAllWithNoActiveNode(t *testing.T) {
 	}
 	if seq, err := p.st.FleetTarget(t.Context()); err != nil || seq != published.Sequence {
 		t.Fatalf("fleet target %d (%v), want %d", seq, err, published.Sequence)
+	}
+}
+
+// TestFleetPatchRoute: a fleet patch over a node without the package words is refused naming it;
+// once the release pins them and the node reports them, an operator starts it, a viewer may not, and
+// the answer is a patch rollout of install_security_updates verified by packages_report, its canary
+// the node, its machine known.
+func TestFleetPatchRoute(t *testing.T) {
+	p := newTrustedPlane(t, wire.Config{})
+	rel := p.publish([]testWord{{name: "peek", class: manifest.ClassLook}, {name: "install_security_updates", class: manifest.ClassChange},
+		{name: "packages_report", class: manifest.ClassLook}}, nil)
+	post := http.MethodPost
+	all, _ := json.Marshal(api.FleetPatchRequest{})
+	p.want(http.StatusUnprocessableEntity, errcode.RolloutEmptySelection, store.RoleOperator, post, "/fleet/patch", all, nil)
+	p.want(http.StatusBadRequest, errcode.RequestMalformed, store.RoleOperator, post, "/fleet/patch", []byte(`{"max_parallel":-1}`), nil)
+	p.report(p.key, rel.words["peek"], rel.words["install_security_updates"], rel.words["packages_report"])
+	p.want(http.StatusForbidden, errcode.AuthForbidden, store.RoleViewer, post, "/fleet/patch", all, nil)
+	var ro api.Rollout
+	p.want(http.StatusCreated, "", store.RoleOperator, post, "/fleet/patch", all, &ro)
+	if ro.Purpose != "patch" || ro.Word != "install_security_updates" || ro.Verify != "packages_report" || len(ro.Steps) != 1 ||
+		ro.Steps[0].Machine == "" || len(ro.LeftOut) != 0 || ro.StepTimeoutMS != (20*time.Minute).Milliseconds() {
+		t.Fatalf("patch %+v", ro)
 	}
 }

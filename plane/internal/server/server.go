@@ -22,6 +22,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
 	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
+	"github.com/lexicon-fleet/lexicon/plane/internal/machines"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
@@ -42,6 +43,7 @@ type Config struct {
 	Jobs      *jobs.Room
 	Releases  *releases.Room
 	Rollouts  *rollouts.Room
+	Machines  *machines.Room
 	Incidents *incidents.Room
 	Provision *provision.Room
 	Drivers   *drivers.Room

@@ -24,6 +24,7 @@ import (
 const pageSize = 50
 
 var funcs = template.FuncMap{
+	"reasons": reasons,
 	"pretty": func(raw json.RawMessage) string {
 		if len(raw) == 0 {
 			return ""

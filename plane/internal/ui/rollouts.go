@@ -22,6 +22,8 @@ type rolloutsData struct {
 	// Form is what a refused start form held, shown again with Error.
 	Form  url.Values
 	Error string
+	// PatchError is why the fleet patch form was refused.
+	PatchError string
 }
 
 func (u *UI) rollouts(w http.ResponseWriter, r *http.Request) {
@@ -101,6 +103,35 @@ func (u *UI) rolloutStart(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		u.rolloutsPage(w, r, errcode.Status(errcode.Code(err)), rolloutsData{Form: f, Error: errMessage(err)})
+		return
+	}
+	http.Redirect(w, r, Prefix+"/rollouts/"+url.PathEscape(ro.ID), http.StatusSeeOther)
+}
+
+// fleetPatch starts a fleet patch once the operator typed "patch" to confirm it: it installs packages
+// on every selected node, so a stray click must not start it.
+func (u *UI) fleetPatch(w http.ResponseWriter, r *http.Request) {
+	f := r.PostForm
+	if strings.TrimSpace(f.Get("confirm")) != "patch" {
+		u.rolloutsPage(w, r, http.StatusBadRequest, rolloutsData{Form: f, PatchError: "Type patch to confirm: it installs the security fixes on every selected node."})
+		return
+	}
+	req := api.FleetPatchRequest{Selector: strings.TrimSpace(f.Get("patch_selector"))}
+	if s := strings.TrimSpace(f.Get("patch_max_parallel")); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			u.rolloutsPage(w, r, http.StatusBadRequest, rolloutsData{Form: f, PatchError: "Machines at once is a whole number."})
+			return
+		}
+		req.MaxParallel = n
+	}
+	ro, err := run(u, r, api.FleetPatch, u.cfg.Rollouts.Patch, req)
+	if err != nil {
+		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
+			u.fail(w, r, nil, err)
+			return
+		}
+		u.rolloutsPage(w, r, errcode.Status(errcode.Code(err)), rolloutsData{Form: f, PatchError: errMessage(err)})
 		return
 	}
 	http.Redirect(w, r, Prefix+"/rollouts/"+url.PathEscape(ro.ID), http.StatusSeeOther)

@@ -103,3 +103,35 @@ func TestRollouts(t *testing.T) {
 		t.Errorf("a viewer's start: %s", body)
 	}
 }
+
+// TestFleetPatchForm: the rollouts page offers an operator the fleet patch; it is refused until
+// "patch" is typed to confirm it, and then the plane's refusal (no selected node has the package
+// words) is shown on the page with what was typed; a viewer is not offered it.
+func TestFleetPatchForm(t *testing.T) {
+	p := newTrusted(t)
+	operator, _ := p.token(store.RoleOperator)
+	viewer, _ := p.token(store.RoleViewer)
+	storetest.Node(t, p.store, "web-1", "0.1.0", time.Now())
+	o := p.browser()
+	o.signIn(operator)
+	if page := o.get("/ui/rollouts", http.StatusOK); !strings.Contains(page, `id="patch-form"`) || !strings.Contains(page, `id="patch-confirm"`) {
+		t.Fatalf("the rollouts page of an operator has no patch form:\n%s", page)
+	}
+	unconfirmed := o.post("/ui/fleet/patch", url.Values{"patch_selector": {"web-1"}}, http.StatusBadRequest)
+	if !strings.Contains(unconfirmed, `id="patch-error"`) || !strings.Contains(unconfirmed, `value="web-1"`) {
+		t.Fatalf("an unconfirmed patch:\n%s", unconfirmed)
+	}
+	refused := o.post("/ui/fleet/patch", url.Values{"patch_selector": {"web-1"}, "confirm": {"patch"}}, http.StatusUnprocessableEntity)
+	if !strings.Contains(refused, "no selected node can be patched") || !strings.Contains(refused, "web-1 (the node does not report the word install_security_updates)") {
+		t.Fatalf("a patch of a node without the words:\n%s", refused)
+	}
+	if list, err := p.store.RolloutList(t.Context(), store.RolloutListParams{}); err != nil || len(list) != 0 {
+		t.Fatalf("refused patches made rollouts: %+v %v", list, err)
+	}
+	v := p.browser()
+	v.signIn(viewer)
+	if page := v.get("/ui/rollouts", http.StatusOK); strings.Contains(page, `id="patch-form"`) {
+		t.Fatal("a viewer is offered the fleet patch")
+	}
+	v.post("/ui/fleet/patch", url.Values{"confirm": {"patch"}}, http.StatusForbidden)
+}

@@ -45,6 +45,8 @@ func TestNoSecretOnAnyPage(t *testing.T) {
 
 	// A provisioning that minted its one-time token.
 	pr := c.provisioning("web-8")
+	mach, err := c.store.MachinePut(ctx, store.MachinePutParams{Name: "backup-nas", Purpose: "backups", Owner: "ops", OSRelease: "debian 12", By: "ui-admin"})
+	must(t, err)
 	token := provision.TokenPrefix + base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	if _, err := c.store.ProvisioningUpdate(ctx, store.ProvisioningUpdateParams{ID: pr.ID, From: pr.State, To: pr.State, TokenHash: provision.TokenHash(token),
 		TokenExpiresAt: time.Now().Add(time.Hour), By: store.AuthorPlane, Now: time.Now(), Detail: "minted a one-time join token"}); err != nil {
@@ -136,6 +138,8 @@ func TestNoSecretOnAnyPage(t *testing.T) {
 				return inc
 			case p == "{id}" && prefix == "/provisionings/":
 				return pr.ID
+			case p == "{id}" && prefix == "/machines/":
+				return mach.ID
 			case p == "{id}" && prefix == "/tokens/":
 				return spare.ID
 			case p == "{id}" && prefix == "/plane/replicas/":

@@ -36,6 +36,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
+	"github.com/lexicon-fleet/lexicon/plane/internal/machines"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
@@ -91,6 +92,7 @@ type Config struct {
 	Provision *provision.Room
 	Drivers   *drivers.Room
 	Health    *health.Room
+	Machines  *machines.Room
 	Log       *slog.Logger
 	Now       func() time.Time
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is believed: a sign-in through one
@@ -167,11 +169,16 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/releases/{seq}", u.release)
 		r.Get("/rollouts", u.rollouts)
 		r.Post("/rollouts", u.rolloutStart)
+		r.Post("/fleet/patch", u.fleetPatch)
 		r.Get("/rollouts/{id}", u.rollout)
 		r.Post("/rollouts/{id}/pause", u.rolloutMove(api.RolloutsPause, u.cfg.Rollouts.Pause))
 		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume, u.cfg.Rollouts.Resume))
 		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort, u.cfg.Rollouts.Abort))
 		r.Post("/rollouts/{id}/revert", u.rolloutMove(api.RolloutsRevert, u.cfg.Rollouts.Revert))
+		r.Get("/machines", u.machines)
+		r.Post("/machines", u.machineAdd)
+		r.Post("/machines/{id}/confirm", u.machineMove(api.MachinesConfirm, u.machineConfirm))
+		r.Post("/machines/{id}/remove", u.machineMove(api.MachinesRemove, u.machineRemove))
 		r.Get("/provisionings", u.provisionings)
 		r.Post("/provisionings", u.provisionStart)
 		r.Get("/provisionings/{id}", u.provisioning)

@@ -18,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
 	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
+	"github.com/lexicon-fleet/lexicon/plane/internal/machines"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
@@ -125,9 +126,10 @@ func New(cfg Config) *server.Server {
 		Drivers: drivers.NewRoom(cfg.Drivers, log),
 		Health:  health.NewRoom(health.RoomConfig{Store: st, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, Log: log, Now: now}),
 	}
+	rooms.Machines = machines.New(machines.Config{Store: st, Clouds: rooms.Drivers, Log: log, Now: now})
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
 		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Incidents: rooms.Incidents, Provision: rooms.Provision,
-		Drivers: rooms.Drivers, Health: rooms.Health, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies}).Handler()
+		Drivers: rooms.Drivers, Health: rooms.Health, Machines: rooms.Machines, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies}).Handler()
 	rooms.Log, rooms.Base, rooms.Now, rooms.ClaimWait = log, cfg.Base, now, cfg.ClaimWait
 	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
 	rooms.Metrics, rooms.RouteCounts, rooms.LogViews = cfg.Metrics, cfg.RouteCounts, cfg.LogViews
@@ -146,6 +148,7 @@ var (
 	_ cases.Store              = store.Store(nil)
 	_ releases.Store           = store.Store(nil)
 	_ rollouts.Store           = store.Store(nil)
+	_ machines.Store           = store.Store(nil)
 	_ rollouts.EngineStore     = store.Store(nil)
 	_ incidents.Store          = store.Store(nil)
 	_ incidents.ReconcileStore = store.Store(nil)

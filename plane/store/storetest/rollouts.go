@@ -223,6 +223,29 @@ var rolloutTests = []test{
 		_, err = f.s.RolloutGet(f.ctx, store.RolloutGetParams{ID: "ro_missing"})
 		testkit.WantCode(f, err, errcode.RolloutNotFound)
 	}},
+	{"Rollout/PatchPurposeMachinesAndStartDetail", func(f *fx) {
+		a, b := f.node("patch-a"), f.node("patch-b")
+		ro, err := f.s.RolloutCreate(f.ctx, store.RolloutCreateParams{Kind: store.RolloutJob, Word: "install_security_updates",
+			VerifyWord: "packages_report", Selector: "all", Stages: []string{"canary 1", "100%"}, Purpose: store.PurposePatch,
+			Detail: "left out: old-1 (no install_security_updates)", By: "operator", Now: f.at(0),
+			Steps: []store.RolloutStepNew{{NodeID: a.ID, NodeName: a.Name, Machine: "addr:192.0.2.10"}, {NodeID: b.ID, NodeName: b.Name, Stage: 1}}})
+		noErr(f, err, "RolloutCreate")
+		got, err := f.s.RolloutGet(f.ctx, store.RolloutGetParams{ID: ro.ID})
+		noErr(f, err, "RolloutGet")
+		same(f, "purpose", got.Purpose, store.PurposePatch)
+		same(f, "machines", []string{got.Steps[0].Machine, got.Steps[1].Machine}, []string{"addr:192.0.2.10", ""})
+		same(f, "start detail", got.Events[0].Detail, "left out: old-1 (no install_security_updates)")
+		list, err := f.s.RolloutList(f.ctx, store.RolloutListParams{})
+		noErr(f, err, "RolloutList")
+		same(f, "listed purpose", list[0].Purpose, store.PurposePatch)
+		for _, bad := range []store.RolloutCreateParams{
+			{Kind: store.RolloutJob, Word: "w", Purpose: "reboot", Steps: []store.RolloutStepNew{{NodeID: a.ID, NodeName: a.Name}}, By: "operator"},
+			{Kind: store.RolloutRelease, ReleaseSequence: 1, Purpose: store.PurposePatch, Steps: []store.RolloutStepNew{{NodeID: a.ID, NodeName: a.Name}}, By: "operator"},
+		} {
+			_, err := f.s.RolloutCreate(f.ctx, bad)
+			testkit.WantCode(f, err, errcode.StoreParamInvalid)
+		}
+	}},
 	{"Rollout/MissWhileStoppedAndJudgingList", func(f *fx) {
 		a, b := f.node("a"), f.node("b")
 		ro, err := f.s.RolloutCreate(f.ctx, store.RolloutCreateParams{Kind: store.RolloutJob, Word: "disk_usage", Params: json.RawMessage(`{}`),

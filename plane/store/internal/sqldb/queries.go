@@ -25,6 +25,7 @@ type Queries struct {
 	ProvisionQueries // queries_provision.sql
 	UIQueries        // queries_ui.sql
 	LogViewQueries   // queries_logviews.sql
+	MachineQueries   // queries_machines.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -109,6 +110,13 @@ type LogViewQueries struct {
 	NodeCheckpointsClear, NodeCheckpointsInsert, NodeCheckpointList string
 	LogConsistencyUpsert, LogConsistencyPrune, LogConsistencyList   string
 	DetectLogSplit                                                  string
+}
+
+// MachineQueries are the statements of queries_machines.sql: the machines written down by hand, and
+// the nodes' newest reports the inventory reads.
+type MachineQueries struct {
+	MachineInsert, MachineUpdate, MachineConfirm, MachineGet, MachineList, MachineDelete string
+	JobNewestOutputs                                                                     string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

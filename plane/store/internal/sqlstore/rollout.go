@@ -209,6 +209,8 @@ func scanLease(r sqldb.Row) (Lease, error) {
 const (
 	defaultStepTimeout = 10 * time.Minute
 	maxRolloutNodes    = 100_000
+	// maxEventDetail bounds a start event's detail: a patch names every node it left out.
+	maxEventDetail = 64 << 10
 )
 
 func checkRolloutCreate(p *RolloutCreateParams) error {
@@ -250,10 +252,19 @@ func checkRolloutCreate(p *RolloutCreateParams) error {
 	if len(p.Selector) > 4096 {
 		return invalid("selector", "selector is over 4096 bytes")
 	}
+	if p.Purpose != PurposeNone && (p.Purpose != PurposePatch || p.Kind != RolloutJob) {
+		return invalid("purpose", "purpose is patch, for a job rollout, or none; not %q", p.Purpose)
+	}
+	if len(p.Detail) > maxEventDetail {
+		return invalid("detail", "the start's detail is over %d bytes", maxEventDetail)
+	}
 	seen := map[string]bool{}
 	for _, st := range p.Steps {
 		if err := checkID("steps", st.NodeID); err != nil {
 			return err
+		}
+		if len(st.Machine) > MaxRefLen {
+			return invalid("steps", "node %s's machine is over %d bytes", st.NodeID, MaxRefLen)
 		}
 		if seen[st.NodeID] {
 			return invalid("steps", "node %s is in the rollout twice", st.NodeID)
@@ -273,17 +284,17 @@ func (s *sqlStore) RolloutCreate(ctx context.Context, p RolloutCreateParams) (Ro
 	err := s.tx(ctx, "create rollout", func(ex sqldb.Execer) error {
 		if _, err := ex.Exec(ctx, s.q.RolloutInsert, id, string(p.Kind), p.ReleaseSequence, p.Word, jsonText(p.Params),
 			p.PreflightWord, jsonText(p.PreflightParams), p.VerifyWord, jsonText(p.VerifyParams), p.Selector, string(stages),
-			p.FleetWide, int64(p.MaxParallel), int64(p.ErrorBudget), p.StepTimeout.Milliseconds(), p.By, t); err != nil {
+			p.FleetWide, int64(p.MaxParallel), int64(p.ErrorBudget), p.StepTimeout.Milliseconds(), p.By, t, string(p.Purpose)); err != nil {
 			return err
 		}
 		pos := map[int]int{}
 		for _, st := range p.Steps {
-			if _, err := ex.Exec(ctx, s.q.RolloutStepInsert, id, st.NodeID, st.NodeName, int64(st.Stage), int64(pos[st.Stage])); err != nil {
+			if _, err := ex.Exec(ctx, s.q.RolloutStepInsert, id, st.NodeID, st.NodeName, int64(st.Stage), int64(pos[st.Stage]), st.Machine); err != nil {
 				return err
 			}
 			pos[st.Stage]++
 		}
-		_, err := ex.Exec(ctx, s.q.RolloutEventInsert, id, t, p.By, "start", "")
+		_, err := ex.Exec(ctx, s.q.RolloutEventInsert, id, t, p.By, "start", p.Detail)
 		return err
 	})
 	if err != nil {
@@ -480,15 +491,15 @@ func (s *sqlStore) RolloutMiss(ctx context.Context, p RolloutMissParams) (Rollou
 
 func scanRollout(r sqldb.Row) (Rollout, error) {
 	var ro Rollout
-	var kind, state string
+	var kind, state, purpose string
 	var params, pre, ver, stages []byte
 	var maxPar, budget, misses, timeoutMS int64
 	if err := r.Scan(&ro.ID, &kind, &ro.ReleaseSequence, &ro.Word, &params, &ro.PreflightWord, &pre, &ro.VerifyWord, &ver,
 		&ro.Selector, &stages, &ro.FleetWide, &maxPar, &budget, &timeoutMS, &state, &misses, &ro.HaltNode, &ro.HaltReason,
-		&ro.CreatedBy, stamp{&ro.CreatedAt}, stamp{&ro.UpdatedAt}, stamp{&ro.FinishedAt}); err != nil {
+		&ro.CreatedBy, stamp{&ro.CreatedAt}, stamp{&ro.UpdatedAt}, stamp{&ro.FinishedAt}, &purpose); err != nil {
 		return Rollout{}, err
 	}
-	ro.Kind, ro.State = RolloutKind(kind), RolloutState(state)
+	ro.Kind, ro.State, ro.Purpose = RolloutKind(kind), RolloutState(state), RolloutPurpose(purpose)
 	ro.MaxParallel, ro.ErrorBudget, ro.Misses = int(maxPar), int(budget), int(misses)
 	ro.StepTimeout = time.Duration(timeoutMS) * time.Millisecond
 	ro.Params, ro.PreflightParams, ro.VerifyParams = rawOrNil(params), rawOrNil(pre), rawOrNil(ver)
@@ -510,7 +521,7 @@ func scanStep(r sqldb.Row) (RolloutStep, error) {
 	var state string
 	var stage, pos int64
 	if err := r.Scan(&st.NodeID, &st.NodeName, &stage, &pos, &state, &st.Phase, &st.JobID, &st.PreviousTarget, &st.Reason,
-		stamp{&st.StartedAt}, stamp{&st.PhaseAt}, stamp{&st.FinishedAt}); err != nil {
+		stamp{&st.StartedAt}, stamp{&st.PhaseAt}, stamp{&st.FinishedAt}, &st.Machine); err != nil {
 		return RolloutStep{}, err
 	}
 	st.State, st.Stage, st.Position = StepState(state), int(stage), int(pos)

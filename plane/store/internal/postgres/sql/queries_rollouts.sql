@@ -4,11 +4,11 @@
 -- fragment: rollout_columns
 id, kind, release_sequence, word, params, preflight_word, preflight_params, verify_word, verify_params,
 selector, stages, fleet_wide, max_parallel, error_budget, step_timeout_ms, state, misses, halt_node,
-halt_reason, created_by, created_at, updated_at, finished_at
+halt_reason, created_by, created_at, updated_at, finished_at, purpose
 
 -- fragment: step_columns
 node_id, node_name, stage, position, state, phase, job_id, previous_target, reason, started_at, phase_at,
-finished_at
+finished_at, machine
 
 -- fragment: lease_columns
 subject, name, holder, purpose, acquired_at, expires_at
@@ -67,11 +67,12 @@ ORDER BY subject, name
 -- name: RolloutInsert
 INSERT INTO rollouts (id, kind, release_sequence, word, params, preflight_word, preflight_params, verify_word,
     verify_params, selector, stages, fleet_wide, max_parallel, error_budget, step_timeout_ms, state, created_by,
-    created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'running', $16, $17, $17)
+    created_at, updated_at, purpose)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'running', $16, $17, $17, $18)
 
 -- name: RolloutStepInsert
-INSERT INTO rollout_steps (rollout_id, node_id, node_name, stage, position, state) VALUES ($1, $2, $3, $4, $5, 'pending')
+INSERT INTO rollout_steps (rollout_id, node_id, node_name, stage, position, state, machine)
+VALUES ($1, $2, $3, $4, $5, 'pending', $6)
 
 -- name: RolloutEventInsert
 INSERT INTO rollout_events (rollout_id, at, actor, action, detail) VALUES ($1, $2, $3, $4, $5)
