@@ -244,6 +244,16 @@ type Store interface {
 	UISessionGet(ctx context.Context, p UISessionGetParams) (UISession, error)
 	// UISessionDelete ends a session (sign-out); ending one that is not there does nothing.
 	UISessionDelete(ctx context.Context, p UISessionDeleteParams) error
+	// SSOSessionCreate stores a web UI session of a person signed in through single sign-on, and drops
+	// the ones that expired. Refused: store.param_invalid.
+	SSOSessionCreate(ctx context.Context, p SSOSessionCreateParams) (SSOSession, error)
+	// SSOSessionGet returns a session that has not expired. Refused: auth.session_ended.
+	SSOSessionGet(ctx context.Context, p SSOSessionGetParams) (SSOSession, error)
+	// SSOSessionRefresh keeps what the provider answered at a refresh: name, role, the (sealed) refresh
+	// token and when to ask again. Refused: auth.session_ended, store.param_invalid.
+	SSOSessionRefresh(ctx context.Context, p SSOSessionRefreshParams) error
+	// SSOSessionDelete ends a session (sign-out, or a refresh the provider refused).
+	SSOSessionDelete(ctx context.Context, p SSOSessionDeleteParams) error
 
 	// Releases. The store keeps published releases and their artifacts. Artifact bytes live in the database, so
 	// that every replica can serve every artifact.

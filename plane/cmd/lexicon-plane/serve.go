@@ -32,6 +32,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
+	"github.com/lexicon-fleet/lexicon/plane/internal/sso"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tlsboot"
 	"github.com/lexicon-fleet/lexicon/plane/internal/webhook"
@@ -79,7 +80,7 @@ func serveCmd() *cli.Command {
 		names, masterKey              string
 		insecure                      bool
 		claimWait                     time.Duration
-		webhooks                      string
+		webhooks, ssoFile             string
 		reconcileEvery                time.Duration
 		driverMaxTimeouts             int
 		metricsListen                 string
@@ -107,6 +108,7 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&ext, "external-url", "", "the URL agents use, when the plane sits behind a proxy")
 			fs.DurationVar(&claimWait, "claim-wait", 0, "how long a claim is held without a job (default 25s)")
 			fs.StringVar(&masterKey, "master-key", "", "file of the master key that seals driver credentials, made on first start (default DATA/master.key); every replica needs the same one")
+			fs.StringVar(&ssoFile, "sso", "", "JSON file of the OpenID Connect provider people sign in with, and which of its groups get which role (mode 600: it holds the client secret); see docs/sso.md")
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
 			fs.DurationVar(&rolloutEvery, "rollout-every", 2*time.Second, "how often the rollout engine looks at running rollouts")
@@ -149,6 +151,14 @@ func serveCmd() *cli.Command {
 			}
 			if heartbeatEvery < 0 {
 				return nil, cli.UsageError("--heartbeat-every cannot be negative")
+			}
+			var ssoCfg *sso.Config
+			if ssoFile != "" {
+				c, err := sso.Load(ssoFile)
+				if err != nil {
+					return nil, err
+				}
+				ssoCfg = &c
 			}
 			var hooks []webhook.Endpoint
 			if webhooks != "" {
@@ -197,7 +207,7 @@ func serveCmd() *cli.Command {
 					return nil, cli.UsageError("--external-url %q is not an absolute URL", ext)
 				}
 			}
-			mgr, keyID, err := driverManager(sf.data, masterKey, st, log, goplugin.Options{MaxTimeouts: driverMaxTimeouts}, m)
+			mgr, master, err := driverManager(sf.data, masterKey, st, log, goplugin.Options{MaxTimeouts: driverMaxTimeouts}, m)
 			if err != nil {
 				return nil, err
 			}
@@ -225,10 +235,17 @@ func serveCmd() *cli.Command {
 				}})
 				bg = append(bg, views)
 			}
+			var signOn *sso.SSO
+			if ssoCfg != nil {
+				if signOn, err = sso.New(ctx, *ssoCfg, nil); err != nil {
+					return nil, err
+				}
+				log.Info("single sign-on", "issuer", ssoCfg.Issuer, "groups", len(ssoCfg.Roles))
+			}
 			srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
-				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged,
-				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies})
+				Metrics: m, ReplicaID: replicaID, MasterKeyID: master.ID(), RouteCounts: routes, RolloutsChanged: rolloutsChanged,
+				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies, SSO: signOn, Key: master})
 			log.Info("replica", "id", replicaID, "address", address, "memory_alert", memoryAlert)
 			if len(trustedProxies) > 0 {
 				log.Info("sign-ins through these proxies are counted per client", "trusted_proxies", trustedProxies)
@@ -458,14 +475,14 @@ func provisionBootstrap(planeURL, caFile, trustDir, policyFile string) (provisio
 
 // driverManager loads (or, on first start, makes) the master key and sets up the drivers, whose
 // processes run with plugin. It returns the key's id too (/readyz reports it loaded).
-func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options, pm *metrics.Plane) (*drivers.Manager, string, error) {
+func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options, pm *metrics.Plane) (*drivers.Manager, *seal.Key, error) {
 	if keyFile == "" {
 		keyFile = filepath.Join(data, "master.key")
 	}
 	_, statErr := os.Lstat(keyFile)
 	key, err := seal.LoadOrCreate(keyFile)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if errors.Is(statErr, fs.ErrNotExist) {
 		log.Warn("made a master key for driver credentials; back it up, and give every replica the same file",
@@ -474,7 +491,7 @@ func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugi
 		log.Info("master key loaded", "file", keyFile, "key_id", key.ID())
 	}
 	m, err := drivers.New(drivers.Config{Store: st, Dir: filepath.Join(data, "drivers"), Key: key, Log: log, Plugin: plugin, Metrics: pm})
-	return m, key.ID(), err
+	return m, key, err
 }
 
 // replicaAddress is where this replica listens, with the machine's name in place of an unspecified

@@ -53,6 +53,8 @@ type Config struct {
 	LogViews *logviews.Views
 	// UI is the web UI, mounted at ui.Prefix; nil serves none.
 	UI http.Handler
+	// SSO is the single sign-on provider the CLI signs in with (GET api.SSOPath); nil when none.
+	SSO interface{ Public() api.SSOInfo }
 
 	Log *slog.Logger
 	// Base is the plane's external URL, when it sits behind a proxy; nil derives it per request.
@@ -136,6 +138,13 @@ func (s *Server) Handler() http.Handler {
 	r.Get(api.SpecPath, func(w http.ResponseWriter, _ *http.Request) { // no token: it says what the API is, not what the plane holds
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(spec)
+	})
+	r.Get(api.SSOPath, func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.SSO == nil {
+			s.writeError(w, r, errcode.New(errcode.SSOUnavailable, "this plane has no single sign-on; sign in with a token"))
+			return
+		}
+		writeJSON(w, http.StatusOK, s.cfg.SSO.Public())
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound(r))

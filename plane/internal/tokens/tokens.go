@@ -38,7 +38,10 @@ func Hash(token string) string {
 }
 
 // LooksLikeToken reports whether s has an admin token's prefix (it may still name no token).
-func LooksLikeToken(s string) bool { return strings.HasPrefix(s, Prefix) }
+func LooksLikeToken(s string) bool { return strings.HasPrefix(s, Prefix) || IsIDToken(s) }
+
+// IsIDToken tells an OpenID Connect ID token (a JWT of three base64url parts) from a Lexicon token.
+func IsIDToken(s string) bool { return !strings.HasPrefix(s, Prefix) && strings.Count(s, ".") == 2 }
 
 // Need refuses a token below role with auth.forbidden naming the role needed.
 func Need(who api.Token, role api.Role) error {
@@ -62,6 +65,14 @@ type Config struct {
 	Log   *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// SSO verifies a single sign-on provider's ID token presented as the bearer; nil when the plane
+	// has no single sign-on.
+	SSO IDTokenVerifier
+}
+
+// IDTokenVerifier turns a provider's ID token into the person it names, acting with their mapped role.
+type IDTokenVerifier interface {
+	Bearer(ctx context.Context, raw string) (api.Token, error)
 }
 
 // Room is the tokens' Go API, which the HTTP server and the web UI both call.
@@ -69,6 +80,7 @@ type Room struct {
 	store Store
 	log   *slog.Logger
 	now   func() time.Time
+	sso   IDTokenVerifier
 }
 
 // New makes the room.
@@ -76,12 +88,20 @@ func New(c Config) *Room {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Room{store: c.Store, log: services.Logger(c.Log), now: c.Now}
+	return &Room{store: c.Store, log: services.Logger(c.Log), now: c.Now, sso: c.SSO}
 }
 
 // Authenticate resolves a bearer token to the token it names. An unknown or revoked token is
-// auth.required: the caller learns no more than that it is not signed in.
+// auth.required: the caller learns no more than that it is not signed in. With single sign-on, an ID
+// token (a JWT: three dotted parts, which a Lexicon token never has) is verified by the provider's
+// keys instead, and acts as the person it names.
 func (r *Room) Authenticate(ctx context.Context, raw string) (api.Token, error) {
+	if IsIDToken(raw) {
+		if r.sso == nil {
+			return api.Token{}, errcode.New(errcode.AuthRequired, "the bearer is an ID token, and this plane has no single sign-on")
+		}
+		return r.sso.Bearer(ctx, raw)
+	}
 	t, err := r.store.TokenGetByHash(ctx, store.TokenGetByHashParams{Hash: Hash(raw)})
 	if errcode.Has(err, errcode.TokenNotFound) || errcode.Has(err, errcode.TokenRevoked) || raw == "" {
 		return api.Token{}, errcode.New(errcode.AuthRequired, "the token is unknown or revoked")

@@ -99,6 +99,11 @@ type Config struct {
 	// is counted under the client the header names (clientAddr), not under the proxy. Empty: the
 	// connection's address is the client's, and the header is ignored.
 	TrustedProxies []netip.Prefix
+	// SSO signs people in through an OpenID Connect provider beside tokens; its zero value offers none.
+	SSO SSO
+	// Base is the plane's external URL, when it sits behind a proxy (the provider redirects back to
+	// it); nil derives it per request.
+	Base *url.URL
 }
 
 // UI serves the pages.
@@ -147,6 +152,8 @@ func (u *UI) Handler() http.Handler {
 	r.Handle("/static/*", http.StripPrefix(Prefix+"/static/", cacheStatic(http.FileServer(http.FS(static)))))
 	r.Get("/signin", u.signinPage)
 	r.Post("/signin", u.signin)
+	r.Get("/sso/start", u.ssoStart)
+	r.Get("/sso/callback", u.ssoCallback)
 	r.Group(func(r chi.Router) {
 		r.Use(u.authenticate, noStore)
 		r.Post("/signout", u.signout)
@@ -284,7 +291,7 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 			u.toSignin(w, r)
 			return
 		}
-		st, err := u.cfg.Store.UISessionGet(r.Context(), store.UISessionGetParams{IDHash: sessionHash(c.Value), Now: u.cfg.Now()})
+		v, err := u.viewerOf(r.Context(), c.Value)
 		if errcode.Has(err, errcode.AuthSessionEnded) || errcode.Has(err, errcode.TokenRevoked) {
 			u.toSignin(w, r)
 			return
@@ -293,7 +300,6 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 			u.fail(w, r, nil, err)
 			return
 		}
-		v := viewer{sess: &session{id: c.Value, csrf: st.CSRF, expires: st.ExpiresAt}, tok: apiconv.Token(st.Token)}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, v))
 		if r.Method == http.MethodPost {
 			// A form is small; only a release upload is big, and never bigger than the API takes.
@@ -324,11 +330,34 @@ func (u *UI) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// viewerOf reads the session a cookie opens: a token's, or a person's signed in through single sign-on.
+func (u *UI) viewerOf(ctx context.Context, cookie string) (viewer, error) {
+	if strings.HasPrefix(cookie, ssoSessionPrefix) {
+		return u.ssoViewer(ctx, cookie)
+	}
+	st, err := u.cfg.Store.UISessionGet(ctx, store.UISessionGetParams{IDHash: sessionHash(cookie), Now: u.cfg.Now()})
+	if err != nil {
+		return viewer{}, err
+	}
+	return viewer{sess: &session{id: cookie, csrf: st.CSRF, expires: st.ExpiresAt}, tok: apiconv.Token(st.Token)}, nil
+}
+
+// endSession deletes the session a cookie opens, from the table that holds it.
+func (u *UI) endSession(ctx context.Context, cookie string) error {
+	if strings.HasPrefix(cookie, ssoSessionPrefix) {
+		if !u.ssoOn() {
+			return nil
+		}
+		return u.cfg.SSO.Store.SSOSessionDelete(ctx, store.SSOSessionDeleteParams{IDHash: sessionHash(cookie)})
+	}
+	return u.cfg.Store.UISessionDelete(ctx, store.UISessionDeleteParams{IDHash: sessionHash(cookie)})
+}
+
 // recheck reads the request's session again from the store: a long-lived response (the job stream)
 // holds what authenticate read at its start, and must stop serving once the session or its token ends.
 // Any failure ends it: a store that cannot say the session is alive does not keep it alive.
 func (u *UI) recheck(r *http.Request) error {
-	_, err := u.cfg.Store.UISessionGet(r.Context(), store.UISessionGetParams{IDHash: sessionHash(from(r).sess.id), Now: u.cfg.Now()})
+	_, err := u.viewerOf(r.Context(), from(r).sess.id)
 	switch {
 	case err == nil, errcode.Has(err, errcode.AuthSessionEnded):
 		return err
@@ -379,7 +408,7 @@ func (u *UI) signinForm(w http.ResponseWriter, r *http.Request, status int, msg 
 	w.Header().Set("Cache-Control", "no-store")
 	pre := randomID()
 	http.SetCookie(w, &http.Cookie{Name: preCookie, Value: pre, Path: Prefix + "/signin", HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode, MaxAge: 600})
-	u.render(w, r, status, "signin", nil, map[string]any{"CSRF": pre, "Error": msg})
+	u.render(w, r, status, "signin", nil, map[string]any{"CSRF": pre, "Error": msg, "SSO": u.ssoOn()})
 }
 
 // signin exchanges an admin token for a session. The token is hashed at once and the text dropped.
@@ -438,7 +467,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 
 func (u *UI) signout(w http.ResponseWriter, r *http.Request) {
 	v := from(r)
-	if err := u.cfg.Store.UISessionDelete(r.Context(), store.UISessionDeleteParams{IDHash: sessionHash(v.sess.id)}); err != nil {
+	if err := u.endSession(r.Context(), v.sess.id); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}

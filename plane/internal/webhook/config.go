@@ -17,11 +17,9 @@ package webhook
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/url"
-	"os"
-	"syscall"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/secretfile"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -56,31 +54,9 @@ const maxFile = 64 << 10
 // Load reads the webhooks file at path. It refuses a file anyone else may write, or everyone may read,
 // since it holds secrets.
 func Load(path string) ([]Endpoint, error) {
-	// The file that is checked is the file that is read: one open, checked through its descriptor.
-	// Non-blocking, so that a FIFO put in its place is refused rather than waited on.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	data, err := secretfile.Read(path, maxFile)
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.WebhookConfigInvalid, "cannot read the webhooks file %s", path)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, errcode.Wrap(err, errcode.WebhookConfigInvalid, "cannot read the webhooks file %s", path)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errcode.New(errcode.WebhookConfigInvalid, "webhooks file %s is not a regular file", path)
-	}
-	if perm := fi.Mode().Perm(); perm&0o026 != 0 {
-		return nil, errcode.New(errcode.WebhookConfigInvalid,
-			"webhooks file %s has mode %04o: it holds secrets, so it must not be writable by group or others, nor readable by everyone (chmod 600)",
-			path, perm).With(errcode.DetailField, "mode")
-	}
-	if fi.Size() > maxFile {
-		return nil, errcode.New(errcode.WebhookConfigInvalid, "webhooks file %s is over %d bytes", path, maxFile)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFile))
-	if err != nil {
-		return nil, errcode.Wrap(err, errcode.WebhookConfigInvalid, "cannot read the webhooks file %s", path)
+		return nil, errcode.New(errcode.WebhookConfigInvalid, "webhooks file: %v", err)
 	}
 	return Parse(data)
 }

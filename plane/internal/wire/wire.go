@@ -24,7 +24,9 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
+	"github.com/lexicon-fleet/lexicon/plane/internal/sso"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
@@ -87,6 +89,10 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For the web UI's sign-in believes, to
 	// count failures per client (lexicon-plane serve --trusted-proxy).
 	TrustedProxies []netip.Prefix
+	// SSO signs people in through an OpenID Connect provider (lexicon-plane serve --sso); nil: tokens
+	// only. Key seals the provider's refresh tokens that web UI sessions keep.
+	SSO *sso.SSO
+	Key *seal.Key
 }
 
 // New makes the plane's server over cfg.Store.
@@ -113,7 +119,7 @@ func New(cfg Config) *server.Server {
 	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Metrics: cfg.Metrics})
 	js := jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics})
 	rooms := server.Config{
-		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now}),
+		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now, SSO: idTokens(cfg.SSO)}),
 		Releases: rels,
 		Rollouts: rolls,
 		Joins: joins.New(joins.Config{Store: st, Log: log, Now: now, MaxPending: cfg.MaxPendingJoins, MaxPendingPerSource: cfg.MaxPendingJoinsPerSource,
@@ -129,11 +135,23 @@ func New(cfg Config) *server.Server {
 	rooms.Machines = machines.New(machines.Config{Store: st, Clouds: rooms.Drivers, Log: log, Now: now})
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
 		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Incidents: rooms.Incidents, Provision: rooms.Provision,
-		Drivers: rooms.Drivers, Health: rooms.Health, Machines: rooms.Machines, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies}).Handler()
+		Drivers: rooms.Drivers, Health: rooms.Health, Machines: rooms.Machines, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies, Base: cfg.Base,
+		SSO: ui.SSO{Provider: cfg.SSO, Store: st, Key: cfg.Key}}).Handler()
+	if cfg.SSO != nil {
+		rooms.SSO = cfg.SSO
+	}
 	rooms.Log, rooms.Base, rooms.Now, rooms.ClaimWait = log, cfg.Base, now, cfg.ClaimWait
 	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
 	rooms.Metrics, rooms.RouteCounts, rooms.LogViews = cfg.Metrics, cfg.RouteCounts, cfg.LogViews
 	return server.New(rooms)
+}
+
+// idTokens is the provider as the tokens room takes it: a nil *sso.SSO must be a nil interface.
+func idTokens(s *sso.SSO) tokens.IDTokenVerifier {
+	if s == nil {
+		return nil
+	}
+	return s
 }
 
 // store.Store is the union of what every room and service of the plane declares it uses; these say so
@@ -159,6 +177,7 @@ var (
 	_ health.RoomStore         = store.Store(nil)
 	_ health.HeartbeatStore    = store.Store(nil)
 	_ ui.Store                 = store.Store(nil)
+	_ ui.SSOStore              = store.Store(nil)
 	_ sweep.Store              = store.Store(nil)
 	_ webhook.Store            = store.Store(nil)
 	_ metrics.IncidentCounter  = store.Store(nil)

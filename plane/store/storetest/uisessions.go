@@ -81,3 +81,54 @@ var uiSessionTests = []test{
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 }
+
+func init() { tokenTests = append(tokenTests, ssoSessionTests...) }
+
+var ssoSessionTests = []test{
+	// SSOSession/Lifecycle: a session of a person signed in through single sign-on is found until it
+	// expires or is deleted; a refresh keeps the new role and refresh token; a refresh of an ended
+	// session is auth.session_ended; bad fields are store.param_invalid and store nothing.
+	{"SSOSession/Lifecycle", func(f *fx) {
+		id, csrf := digest([]byte("sso-cookie")), strings.Repeat("c", 43)
+		p := store.SSOSessionCreateParams{IDHash: id, Subject: "sub-1", Name: "ada@example.com", Role: store.RoleAdmin, CSRF: csrf,
+			RefreshSealed: []byte("sealed-1"), RefreshAt: f.at(5 * time.Minute), ExpiresAt: f.at(time.Hour), Now: f.at(0)}
+		for _, bad := range []func(p *store.SSOSessionCreateParams){
+			func(p *store.SSOSessionCreateParams) { p.Role = "root" },
+			func(p *store.SSOSessionCreateParams) { p.Subject = "" },
+			func(p *store.SSOSessionCreateParams) { p.RefreshSealed = nil },
+			func(p *store.SSOSessionCreateParams) { p.ExpiresAt = f.at(0) },
+		} {
+			q := p
+			bad(&q)
+			_, err := f.s.SSOSessionCreate(f.ctx, q)
+			testkit.WantCode(f, err, errcode.StoreParamInvalid)
+		}
+		_, err := f.s.SSOSessionGet(f.ctx, store.SSOSessionGetParams{IDHash: id, Now: f.at(0)})
+		testkit.WantCode(f, err, errcode.AuthSessionEnded)
+
+		_, err = f.s.SSOSessionCreate(f.ctx, p)
+		noErr(f, err, "SSOSessionCreate")
+		got, err := f.s.SSOSessionGet(f.ctx, store.SSOSessionGetParams{IDHash: id, Now: f.at(time.Minute)})
+		noErr(f, err, "SSOSessionGet")
+		if got.Subject != "sub-1" || got.Name != "ada@example.com" || got.Role != store.RoleAdmin || got.CSRF != csrf ||
+			string(got.RefreshSealed) != "sealed-1" || !got.RefreshAt.Equal(f.at(5*time.Minute)) || !got.ExpiresAt.Equal(f.at(time.Hour)) {
+			f.Fatalf("got %+v", got)
+		}
+		noErr(f, f.s.SSOSessionRefresh(f.ctx, store.SSOSessionRefreshParams{IDHash: id, Name: "ada@example.com", Role: store.RoleViewer,
+			RefreshSealed: []byte("sealed-2"), RefreshAt: f.at(10 * time.Minute), Now: f.at(5 * time.Minute)}), "SSOSessionRefresh")
+		got, err = f.s.SSOSessionGet(f.ctx, store.SSOSessionGetParams{IDHash: id, Now: f.at(6 * time.Minute)})
+		noErr(f, err, "SSOSessionGet")
+		if got.Role != store.RoleViewer || string(got.RefreshSealed) != "sealed-2" || !got.RefreshAt.Equal(f.at(10*time.Minute)) {
+			f.Fatalf("after refresh %+v", got)
+		}
+		_, err = f.s.SSOSessionGet(f.ctx, store.SSOSessionGetParams{IDHash: id, Now: f.at(time.Hour)})
+		testkit.WantCode(f, err, errcode.AuthSessionEnded)
+		err = f.s.SSOSessionRefresh(f.ctx, store.SSOSessionRefreshParams{IDHash: id, Name: "ada@example.com", Role: store.RoleViewer,
+			RefreshSealed: []byte("sealed-3"), RefreshAt: f.at(2 * time.Hour), Now: f.at(time.Hour)})
+		testkit.WantCode(f, err, errcode.AuthSessionEnded)
+
+		noErr(f, f.s.SSOSessionDelete(f.ctx, store.SSOSessionDeleteParams{IDHash: id}), "SSOSessionDelete")
+		_, err = f.s.SSOSessionGet(f.ctx, store.SSOSessionGetParams{IDHash: id, Now: f.at(time.Minute)})
+		testkit.WantCode(f, err, errcode.AuthSessionEnded)
+	}},
+}

@@ -100,8 +100,10 @@ type ProvisionQueries struct {
 
 // UIQueries are the statements of queries_ui.sql: what the web UI's overview and node filters read.
 type UIQueries struct {
-	NodeCount, NodeCountVersions, NodeListFiltered                 string
-	UISessionInsert, UISessionSweep, UISessionGet, UISessionDelete string
+	NodeCount, NodeCountVersions, NodeListFiltered                      string
+	UISessionInsert, UISessionSweep, UISessionGet, UISessionDelete      string
+	SSOSessionInsert, SSOSessionSweep, SSOSessionGet, SSOSessionRefresh string
+	SSOSessionDelete                                                    string
 }
 
 // LogViewQueries are the statements of queries_logviews.sql: the log checkpoints nodes hold and the

@@ -36,3 +36,20 @@ WHERE s.id_hash = $1 AND s.expires_at > $2
 
 -- name: UISessionDelete
 DELETE FROM ui_sessions WHERE id_hash = $1
+
+-- name: SSOSessionInsert
+INSERT INTO sso_sessions (id_hash, subject, name, role, csrf, refresh_sealed, refresh_at, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+
+-- name: SSOSessionSweep
+DELETE FROM sso_sessions WHERE expires_at <= $1
+
+-- name: SSOSessionGet
+SELECT subject, name, role, csrf, refresh_sealed, refresh_at, created_at, expires_at
+FROM sso_sessions WHERE id_hash = $1 AND expires_at > $2
+
+-- name: SSOSessionRefresh
+UPDATE sso_sessions SET name = $2, role = $3, refresh_sealed = $4, refresh_at = $5 WHERE id_hash = $1 AND expires_at > $6
+
+-- name: SSOSessionDelete
+DELETE FROM sso_sessions WHERE id_hash = $1
