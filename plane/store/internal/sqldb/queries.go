@@ -25,6 +25,7 @@ type Queries struct {
 	ProvisionQueries // queries_provision.sql
 	UIQueries        // queries_ui.sql
 	LogViewQueries   // queries_logviews.sql
+	ScheduleQueries  // queries_schedules.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -101,6 +102,12 @@ type ProvisionQueries struct {
 type UIQueries struct {
 	NodeCount, NodeCountVersions, NodeListFiltered                 string
 	UISessionInsert, UISessionSweep, UISessionGet, UISessionDelete string
+}
+
+// ScheduleQueries are the statements of queries_schedules.sql: schedules and their firings.
+type ScheduleQueries struct {
+	ScheduleInsert, ScheduleGet, ScheduleGetByName, ScheduleList, ScheduleListDue string
+	ScheduleUpdate, ScheduleFire, ScheduleRunRecord, ScheduleDelete              string
 }
 
 // LogViewQueries are the statements of queries_logviews.sql: the log checkpoints nodes hold and the
