@@ -107,7 +107,7 @@ type UIQueries struct {
 // ScheduleQueries are the statements of queries_schedules.sql: schedules and their firings.
 type ScheduleQueries struct {
 	ScheduleInsert, ScheduleGet, ScheduleGetByName, ScheduleList, ScheduleListDue string
-	ScheduleUpdate, ScheduleFire, ScheduleRunRecord, ScheduleDelete              string
+	ScheduleUpdate, ScheduleFire, ScheduleRunRecord, ScheduleDelete               string
 }
 
 // LogViewQueries are the statements of queries_logviews.sql: the log checkpoints nodes hold and the
