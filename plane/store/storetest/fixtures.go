@@ -13,6 +13,12 @@ import (
 // in a real store.
 func Node(tb testing.TB, s store.Store, name, agentVersion string, now time.Time) store.Node {
 	tb.Helper()
+	return NodeWords(tb, s, name, agentVersion, now, words("w"))
+}
+
+// NodeWords is Node reporting the vocabulary vocab.
+func NodeWords(tb testing.TB, s store.Store, name, agentVersion string, now time.Time, vocab []store.WordRef) store.Node {
+	tb.Helper()
 	ctx := tb.Context()
 	k, fp := nodeKey()
 	j, err := s.JoinCreate(ctx, store.JoinCreateParams{Name: name, Key: k, Fingerprint: fp, SourceAddress: name,
@@ -24,7 +30,7 @@ func Node(tb testing.TB, s store.Store, name, agentVersion string, now time.Time
 	if err != nil {
 		tb.Fatal(err)
 	}
-	n, err := s.NodeReport(ctx, store.NodeReportParams{ID: res.Node.ID, Now: now, AgentVersion: agentVersion, Vocabulary: words("w"), Idle: true})
+	n, err := s.NodeReport(ctx, store.NodeReportParams{ID: res.Node.ID, Now: now, AgentVersion: agentVersion, Vocabulary: vocab, Idle: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
