@@ -40,6 +40,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -87,6 +88,7 @@ type Config struct {
 	Jobs      *jobs.Room
 	Releases  *releases.Room
 	Rollouts  *rollouts.Room
+	Schedules *schedules.Room
 	Incidents *incidents.Room
 	Provision *provision.Room
 	Drivers   *drivers.Room
@@ -172,6 +174,13 @@ func (u *UI) Handler() http.Handler {
 		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume, u.cfg.Rollouts.Resume))
 		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort, u.cfg.Rollouts.Abort))
 		r.Post("/rollouts/{id}/revert", u.rolloutMove(api.RolloutsRevert, u.cfg.Rollouts.Revert))
+		r.Get("/schedules", u.schedules)
+		r.Post("/schedules", u.scheduleCreate)
+		r.Get("/schedules/{id}", u.schedule)
+		r.Post("/schedules/{id}/edit", u.scheduleEdit)
+		r.Post("/schedules/{id}/pause", u.scheduleMove(api.SchedulesPause, u.cfg.Schedules.Pause))
+		r.Post("/schedules/{id}/resume", u.scheduleMove(api.SchedulesResume, u.cfg.Schedules.Resume))
+		r.Post("/schedules/{id}/delete", u.scheduleMove(api.SchedulesDelete, u.cfg.Schedules.Delete))
 		r.Get("/provisionings", u.provisionings)
 		r.Post("/provisionings", u.provisionStart)
 		r.Get("/provisionings/{id}", u.provisioning)

@@ -23,6 +23,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
@@ -62,6 +63,9 @@ type Config struct {
 	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
 	// it wakes this process's rollout engine.
 	RolloutsChanged func()
+	// Schedules fires the schedules; New gives it the jobs room to queue through. nil: the schedules
+	// are served but nothing fires them in this process.
+	Schedules *schedules.Engine
 	// Provision runs provisionings; nil refuses the provisioning routes (a plane without drivers).
 	// Joins carrying a provisioning token are served either way.
 	Provision *provision.Engine
@@ -111,6 +115,10 @@ func New(cfg Config) *server.Server {
 	cs := cases.New(cases.Config{Store: st, Log: log, Now: now, MaxOpen: cfg.MaxOpenCases, Webhooks: cfg.WebhookNames, Queued: cfg.NotificationsQueued})
 	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Metrics: cfg.Metrics})
 	js := jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics})
+	wake := func() {}
+	if cfg.Schedules != nil {
+		cfg.Schedules.Jobs, wake = js, cfg.Schedules.Wake
+	}
 	rooms := server.Config{
 		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now}),
 		Releases: rels,
@@ -119,6 +127,7 @@ func New(cfg Config) *server.Server {
 			Provisioned: cfg.ProvisionsChanged}),
 		Nodes:     ns,
 		Jobs:      js,
+		Schedules: schedules.New(schedules.Config{Store: st, Words: catalog, Log: log, Now: now, Wake: wake}),
 		Incidents: incidents.NewRoom(incidents.RoomConfig{Store: st, Nodes: ns, Log: log, Now: now}),
 		Provision: provision.NewRoom(provision.RoomConfig{Store: st, Engine: cfg.Provision, Nodes: ns, Releases: rels, Log: log, Now: now,
 			Changed: cfg.ProvisionsChanged}),
@@ -126,7 +135,7 @@ func New(cfg Config) *server.Server {
 		Health:  health.NewRoom(health.RoomConfig{Store: st, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, Log: log, Now: now}),
 	}
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
-		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Incidents: rooms.Incidents, Provision: rooms.Provision,
+		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Schedules: rooms.Schedules, Incidents: rooms.Incidents, Provision: rooms.Provision,
 		Drivers: rooms.Drivers, Health: rooms.Health, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies}).Handler()
 	rooms.Log, rooms.Base, rooms.Now, rooms.ClaimWait = log, cfg.Base, now, cfg.ClaimWait
 	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
@@ -147,6 +156,8 @@ var (
 	_ releases.Store           = store.Store(nil)
 	_ rollouts.Store           = store.Store(nil)
 	_ rollouts.EngineStore     = store.Store(nil)
+	_ schedules.Store          = store.Store(nil)
+	_ schedules.EngineStore    = store.Store(nil)
 	_ incidents.Store          = store.Store(nil)
 	_ incidents.ReconcileStore = store.Store(nil)
 	_ provision.RoomStore      = store.Store(nil)
