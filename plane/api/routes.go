@@ -185,6 +185,10 @@ var (
 		Summary: "Move the nodes a release rollout changed back to their previous release", Answer: Rollout{},
 		Errors: []string{"rollout.*", "lease.*"}}
 
+	FleetSecurity = Route{Method: http.MethodGet, Pattern: "/fleet/security", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Every node's package security, red, amber, grey or green with its reasons, red rows first", Answer: SecurityView{},
+		Errors: []string{errcode.StoreParamInvalid}}
+
 	// Schedules: SchedulesCreate and SchedulesEdit need operator, and the plane then checks the role the
 	// word's class needs (as JobsCreate does): the schedule's jobs are queued with that token's role.
 	SchedulesCreate = Route{Method: http.MethodPost, Pattern: "/schedules", Role: RoleOperator, Status: http.StatusCreated,
@@ -324,6 +328,7 @@ func Routes() []Route {
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
 		ReleasesList, ReleasesShow, ReleasesDiff, ReleasesPublish,
 		RolloutsStart, RolloutsList, RolloutsShow, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
+		FleetSecurity,
 		SchedulesCreate, SchedulesList, SchedulesShow, SchedulesEdit, SchedulesPause, SchedulesResume, SchedulesDelete,
 		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable, DriversSchema,
 		AccountsList, AccountsAdd, AccountsRemove, AccountsSetTest,

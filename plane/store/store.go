@@ -402,6 +402,10 @@ type Store interface {
 	// ScheduleDelete removes a schedule (the jobs it queued stay). Refused: schedule.not_found.
 	ScheduleDelete(ctx context.Context, p ScheduleDeleteParams) error
 
+	// PackageReportList returns every active node, by name, with its newest completed report of
+	// p.Word and what two older reports said (the fleet security view), in one query.
+	PackageReportList(ctx context.Context, p PackageReportListParams) ([]PackageReport, error)
+
 	// Replicas. Every plane process heartbeats into the store: what it is, where it listens, what it runs,
 	// its memory (the peak kept per replica id across restarts) and what its routes served. The plane's
 	// own detectors (IncidentReconcile) read them, so every replica judges from the same rows.

@@ -47,7 +47,7 @@ func commands() []*cli.Command {
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
 		apiSpecCmd(),
-	), append(rolloutsCmds(), schedulesCmds()...)...)
+	), append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd())...)
 }
 
 // groups gives each group of commands the summary its help shows.
@@ -67,6 +67,7 @@ func groups() []*cli.Command {
 		{Path: "incidents", Summary: "list incidents, read their timelines, triage them and add notes"},
 		{Path: "plane", Summary: "see the plane's own replicas and their health; forget a replica that stopped"},
 		{Path: "rollouts", Summary: "take a release or a word to the fleet in stages, halting on the first miss"},
+		{Path: "fleet", Summary: "the fleet's package security at a glance"},
 		{Path: "schedules", Summary: "run words on a selection of nodes on an interval or a cron expression"},
 	}
 }

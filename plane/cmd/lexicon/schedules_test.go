@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -58,5 +61,26 @@ func TestSchedulesCommands(t *testing.T) {
 	}
 	if code, out, _ = f.lexicon("schedules", "list"); code != 0 || !strings.Contains(out, "no schedules") {
 		t.Fatalf("after delete: %d %s", code, out)
+	}
+}
+
+// TestFleetSecurity: a node whose newest packages_report has a critical fix waiting is red, with its
+// reason, in text and -o json.
+func TestFleetSecurity(t *testing.T) {
+	f := newFleet(t)
+	code, out, _ := f.lexicon("fleet", "security", "-o", "json")
+	var v api.SecurityView
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || len(v.Rows) != 1 || v.Rows[0].Level != api.SecurityGrey || v.Rows[0].Reasons[0].Kind != "no_word" {
+		t.Fatalf("fleet security before any report: %d %s", code, out)
+	}
+	if _, err := f.st.NodeReport(t.Context(), store.NodeReportParams{ID: f.node.ID, Now: time.Now(), AgentVersion: "0.3.0", Idle: true,
+		Vocabulary: []store.WordRef{{Name: "packages_report", Version: "1.0.0", Digest: strings.Repeat("b", 64), Class: "look"}}}); err != nil {
+		t.Fatal(err)
+	}
+	storetest.Completed(t, f.st, f.node.ID, "packages_report", json.RawMessage(`{"known": true, "os": {"pretty_name": "Debian GNU/Linux 12 (bookworm)"},
+		"security_upgrades": [{"name": "openssl", "installed": "3.0.1", "candidate": "3.0.2", "origin": "Debian-Security:bookworm-security"}]}`), time.Now())
+	code, out, _ = f.lexicon("fleet", "security")
+	if code != 0 || !strings.Contains(out, "1 red") || !strings.Contains(out, "critical fix waiting: openssl 3.0.1 → 3.0.2") || !strings.Contains(out, "bookworm") {
+		t.Fatalf("fleet security: %d %s", code, out)
 	}
 }

@@ -99,6 +99,7 @@ func (s *Server) adminTable(r chi.Router) {
 	}))
 	s.rolloutRoutes(r)
 	s.scheduleRoutes(r)
+	s.securityRoutes(r)
 	s.provisionRoutes(r)
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
+	"github.com/lexicon-fleet/lexicon/plane/internal/security"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -44,6 +45,7 @@ type Config struct {
 	Releases  *releases.Room
 	Rollouts  *rollouts.Room
 	Schedules *schedules.Room
+	Security  *security.Room
 	Incidents *incidents.Room
 	Provision *provision.Room
 	Drivers   *drivers.Room

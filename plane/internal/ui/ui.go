@@ -41,6 +41,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
+	"github.com/lexicon-fleet/lexicon/plane/internal/security"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -89,6 +90,7 @@ type Config struct {
 	Releases  *releases.Room
 	Rollouts  *rollouts.Room
 	Schedules *schedules.Room
+	Security  *security.Room
 	Incidents *incidents.Room
 	Provision *provision.Room
 	Drivers   *drivers.Room
@@ -174,6 +176,7 @@ func (u *UI) Handler() http.Handler {
 		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume, u.cfg.Rollouts.Resume))
 		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort, u.cfg.Rollouts.Abort))
 		r.Post("/rollouts/{id}/revert", u.rolloutMove(api.RolloutsRevert, u.cfg.Rollouts.Revert))
+		r.Get("/security", u.security)
 		r.Get("/schedules", u.schedules)
 		r.Post("/schedules", u.scheduleCreate)
 		r.Get("/schedules/{id}", u.schedule)

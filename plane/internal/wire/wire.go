@@ -24,6 +24,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
+	"github.com/lexicon-fleet/lexicon/plane/internal/security"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
@@ -63,6 +64,9 @@ type Config struct {
 	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
 	// it wakes this process's rollout engine.
 	RolloutsChanged func()
+	// Security is what the fleet security view counts as critical and how long things may wait; zero
+	// fields take security.DefaultConfig's.
+	Security security.Config
 	// Schedules fires the schedules; New gives it the jobs room to queue through. nil: the schedules
 	// are served but nothing fires them in this process.
 	Schedules *schedules.Engine
@@ -127,6 +131,7 @@ func New(cfg Config) *server.Server {
 			Provisioned: cfg.ProvisionsChanged}),
 		Nodes:     ns,
 		Jobs:      js,
+		Security:  security.NewRoom(security.RoomConfig{Store: st, Config: cfg.Security, Now: now}),
 		Schedules: schedules.New(schedules.Config{Store: st, Words: catalog, Log: log, Now: now, Wake: wake}),
 		Incidents: incidents.NewRoom(incidents.RoomConfig{Store: st, Nodes: ns, Log: log, Now: now}),
 		Provision: provision.NewRoom(provision.RoomConfig{Store: st, Engine: cfg.Provision, Nodes: ns, Releases: rels, Log: log, Now: now,
@@ -135,7 +140,7 @@ func New(cfg Config) *server.Server {
 		Health:  health.NewRoom(health.RoomConfig{Store: st, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, Log: log, Now: now}),
 	}
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
-		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Schedules: rooms.Schedules, Incidents: rooms.Incidents, Provision: rooms.Provision,
+		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Schedules: rooms.Schedules, Security: rooms.Security, Incidents: rooms.Incidents, Provision: rooms.Provision,
 		Drivers: rooms.Drivers, Health: rooms.Health, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies}).Handler()
 	rooms.Log, rooms.Base, rooms.Now, rooms.ClaimWait = log, cfg.Base, now, cfg.ClaimWait
 	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
@@ -158,6 +163,7 @@ var (
 	_ rollouts.EngineStore     = store.Store(nil)
 	_ schedules.Store          = store.Store(nil)
 	_ schedules.EngineStore    = store.Store(nil)
+	_ security.Store           = store.Store(nil)
 	_ incidents.Store          = store.Store(nil)
 	_ incidents.ReconcileStore = store.Store(nil)
 	_ provision.RoomStore      = store.Store(nil)

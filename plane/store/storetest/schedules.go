@@ -140,3 +140,43 @@ var scheduleTests = []test{
 		testkit.WantCode(f, err, errcode.ScheduleNotFound)
 	}},
 }
+
+func init() {
+	rolloutTests = append(rolloutTests, test{"PackageReport/List", func(f *fx) {
+		// PackageReport/List: every active node by name, whether it has the word, its newest completed
+		// report, and what the newest reports at or before the two cutoffs said.
+		vocab := []store.WordRef{{Name: "packages_report", Version: "1.0.0", Digest: digest([]byte("pr")), Class: "look"}}
+		a := NodeWords(f, f.s, "a-node", "1.0.0", f.at(0), vocab)
+		b := NodeWords(f, f.s, "b-node", "1.0.0", f.at(0), vocab)
+		NodeWords(f, f.s, "c-node", "1.0.0", f.at(0), words("w"))
+		Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":true},"security_upgrades":[{"name":"openssl"}]}`), f.at(time.Hour))
+		Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":true},"security_upgrades":[]}`), f.at(30*time.Hour))
+		last := Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":false},"n":3}`), f.at(40*time.Hour))
+		list, err := f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "packages_report", RebootCutoff: f.at(31 * time.Hour), FixCutoff: f.at(2 * time.Hour)})
+		noErr(f, err, "PackageReportList")
+		if len(list) != 3 || list[0].NodeID != a.ID || list[1].NodeID != b.ID || list[2].NodeName != "c-node" {
+			f.Fatalf("list %+v", list)
+		}
+		ra := list[0]
+		if !ra.HasWord || ra.JobID != last.ID || !ra.FinishedAt.Equal(f.at(40*time.Hour)) || !ra.OwedBefore || string(ra.FixesBefore) == "" {
+			f.Fatalf("a-node %+v", ra)
+		}
+		var out struct{ N int }
+		var fixes []struct{ Name string }
+		if json.Unmarshal(ra.Output, &out) != nil || out.N != 3 || json.Unmarshal(ra.FixesBefore, &fixes) != nil || len(fixes) != 1 || fixes[0].Name != "openssl" {
+			f.Fatalf("a-node output %s, fixes %s", ra.Output, ra.FixesBefore)
+		}
+		if rb := list[1]; !rb.HasWord || rb.JobID != "" || rb.Output != nil || rb.OwedBefore || rb.FixesBefore != nil {
+			f.Fatalf("b-node %+v", rb)
+		}
+		if list[2].HasWord {
+			f.Fatalf("c-node %+v", list[2])
+		}
+		// Without cutoffs the older reports are not looked up.
+		list, err = f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "packages_report"})
+		noErr(f, err, "PackageReportList")
+		if list[0].OwedBefore || list[0].FixesBefore != nil {
+			f.Fatalf("without cutoffs %+v", list[0])
+		}
+	}})
+}

@@ -192,3 +192,28 @@ func scanSchedule(r sqldb.Row) (Schedule, error) {
 	sc.LastQueued, sc.LastSkipped, sc.LastFailed = int(queued), int(skipped), int(failed)
 	return sc, err
 }
+
+func (s *sqlStore) PackageReportList(ctx context.Context, p PackageReportListParams) ([]PackageReport, error) {
+	if p.Word == "" || len(p.Word) > MaxRefLen {
+		return nil, invalid("word", "word must be 1 to %d bytes", MaxRefLen)
+	}
+	out := []PackageReport{}
+	err := s.read(ctx, "list package reports", func(ex sqldb.Execer) error {
+		rows, err := ex.Query(ctx, s.q.PackageReportList, p.Word, at(p.RebootCutoff), at(p.FixCutoff))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r PackageReport
+			var output, fixes []byte
+			if err := rows.Scan(&r.NodeID, &r.NodeName, &r.HasWord, &r.JobID, stamp{&r.FinishedAt}, &output, &r.OwedBefore, &fixes); err != nil {
+				return err
+			}
+			r.Output, r.FixesBefore = rawOrNil(output), rawOrNil(fixes)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
+}

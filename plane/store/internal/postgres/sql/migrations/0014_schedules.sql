@@ -29,3 +29,6 @@ CREATE INDEX schedules_due ON schedules (next_run_at) WHERE NOT paused;
 -- counted). Made once, here, so an admin who edits, pauses or deletes it is not overruled at start.
 INSERT INTO schedules (id, name, word, params, selector, every_ms, role, created_by, updated_by, created_at, updated_at)
 VALUES ('sched_default_packages_report', 'packages-report', 'packages_report', '{}', 'all', 3600000, 'operator', 'plane', 'plane', now(), now());
+
+-- The fleet security view finds each node's newest completed report of a word with one probe.
+CREATE INDEX jobs_word_completed ON jobs (node_id, word, id) WHERE state = 'completed';

@@ -30,3 +30,6 @@ CREATE INDEX schedules_due ON schedules (next_run_at) WHERE NOT paused;
 INSERT INTO schedules (id, name, word, params, selector, every_ms, role, created_by, updated_by, created_at, updated_at)
 VALUES ('sched_default_packages_report', 'packages-report', 'packages_report', '{}', 'all', 3600000, 'operator', 'plane', 'plane',
         CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER), CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER));
+
+-- The fleet security view finds each node's newest completed report of a word with one probe.
+CREATE INDEX jobs_word_completed ON jobs (node_id, word, id) WHERE state = 'completed';
