@@ -31,3 +31,21 @@ type PackageReport struct {
 	// FixesBefore is that report's security_upgrades at or before FixCutoff (JSON), nil when none.
 	FixesBefore json.RawMessage
 }
+
+// The fleet security view's incidents, on a node.
+const (
+	// DetectorOldCodeServing: the node's newest packages_report names services running code an
+	// upgrade replaced; cleared when a report names none.
+	DetectorOldCodeServing = "plane:old_code_serving"
+	// DetectorCriticalFixWaiting: a critical package's security fix was already waiting in the node's
+	// newest report at least FixAge old, and still waits in its newest.
+	DetectorCriticalFixWaiting = "plane:critical_fix_waiting"
+)
+
+// PackageThresholds is how the package detectors judge: the critical package name patterns
+// (path.Match) and how long a critical fix may wait. No patterns: plane:critical_fix_waiting is not
+// judged. FixAge 0: a day.
+type PackageThresholds struct {
+	Critical []string
+	FixAge   time.Duration
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
+	"github.com/lexicon-fleet/lexicon/plane/internal/security"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
@@ -400,11 +401,18 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 		queued = deliver.Wake
 	}
 	bg = append(bg, incidents.NewReconciler(incidents.Config{Store: st, Log: log, Every: reconcileEvery,
-		Webhooks: webhook.Names(hooks), Queued: queued}))
+		Webhooks: webhook.Names(hooks), Queued: queued, Packages: packageThresholds()}))
 	if deliver != nil {
 		bg = append(bg, deliver)
 	}
 	return bg, queued, beat
+}
+
+// packageThresholds is what the package detectors judge by: the fleet security view's critical list
+// and fix age, so the page and the incidents agree.
+func packageThresholds() store.PackageThresholds {
+	c := security.DefaultConfig()
+	return store.PackageThresholds{Critical: c.Critical, FixAge: c.FixAge}
 }
 
 // rolloutEngine is the service that advances rollouts, under a holder name of its own, and the

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -177,6 +178,49 @@ func init() {
 		noErr(f, err, "PackageReportList")
 		if list[0].OwedBefore || list[0].FixesBefore != nil {
 			f.Fatalf("without cutoffs %+v", list[0])
+		}
+	}})
+}
+
+func init() {
+	incidentTests = append(incidentTests, test{"Incident/PackageDetectors", func(f *fx) {
+		// Incident/PackageDetectors: a node whose newest packages_report names a service on replaced
+		// code opens plane:old_code_serving; a critical fix waiting in a report a day old and in the
+		// newest opens plane:critical_fix_waiting (a fix seen only now does not); a clean report clears
+		// both.
+		vocab := []store.WordRef{{Name: "packages_report", Version: "1.0.0", Digest: digest([]byte("pr")), Class: "look"}}
+		a := NodeWords(f, f.s, "a-node", "1.0.0", f.at(0), vocab)
+		b := NodeWords(f, f.s, "b-node", "1.0.0", f.at(0), vocab)
+		dirty := json.RawMessage(`{"security_upgrades":[{"name":"openssl"},{"name":"curl"}],"stale_services":[{"unit":"lexd.service"}]}`)
+		Completed(f, f.s, a.ID, "packages_report", dirty, f.at(time.Hour))
+		Completed(f, f.s, a.ID, "packages_report", dirty, f.at(30*time.Hour))
+		Completed(f, f.s, b.ID, "packages_report", json.RawMessage(`{"security_upgrades":[{"name":"openssl"}],"stale_services":[]}`), f.at(30*time.Hour))
+		p := store.IncidentReconcileParams{Now: f.at(31 * time.Hour), Up: f.at(0), Packages: store.PackageThresholds{Critical: []string{"openssl", "linux-image-*"}, FixAge: 24 * time.Hour}}
+		res, err := f.s.IncidentReconcile(f.ctx, p)
+		noErr(f, err, "IncidentReconcile")
+		opened := map[string]string{}
+		for _, c := range res.Changes {
+			if c.Incident.Source == store.DetectorOldCodeServing || c.Incident.Source == store.DetectorCriticalFixWaiting {
+				opened[c.Incident.Source] = c.Incident.NodeID + " " + c.Incident.Summary
+			}
+		}
+		if len(opened) != 2 || !strings.HasPrefix(opened[store.DetectorOldCodeServing], a.ID+" ") || !strings.Contains(opened[store.DetectorOldCodeServing], "lexd.service") ||
+			!strings.HasPrefix(opened[store.DetectorCriticalFixWaiting], a.ID+" ") || !strings.Contains(opened[store.DetectorCriticalFixWaiting], "openssl") ||
+			strings.Contains(opened[store.DetectorCriticalFixWaiting], "curl") {
+			f.Fatalf("opened %v", opened)
+		}
+		Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"security_upgrades":[],"stale_services":[]}`), f.at(32*time.Hour))
+		p.Now = f.at(33 * time.Hour)
+		res, err = f.s.IncidentReconcile(f.ctx, p)
+		noErr(f, err, "IncidentReconcile")
+		cleared := 0
+		for _, c := range res.Changes {
+			if (c.Incident.Source == store.DetectorOldCodeServing || c.Incident.Source == store.DetectorCriticalFixWaiting) && c.Event.Kind == store.EventCleared {
+				cleared++
+			}
+		}
+		if cleared != 2 {
+			f.Fatalf("cleared %d: %+v", cleared, res.Changes)
 		}
 	}})
 }

@@ -205,15 +205,21 @@ func (s *sqlStore) PackageReportList(ctx context.Context, p PackageReportListPar
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var r PackageReport
-			var output, fixes []byte
-			if err := rows.Scan(&r.NodeID, &r.NodeName, &r.HasWord, &r.JobID, stamp{&r.FinishedAt}, &output, &r.OwedBefore, &fixes); err != nil {
+			r, err := scanPackageReport(rows)
+			if err != nil {
 				return err
 			}
-			r.Output, r.FixesBefore = rawOrNil(output), rawOrNil(fixes)
 			out = append(out, r)
 		}
 		return rows.Err()
 	})
 	return out, err
+}
+
+func scanPackageReport(row sqldb.Row) (PackageReport, error) {
+	var r PackageReport
+	var output, fixes []byte
+	err := row.Scan(&r.NodeID, &r.NodeName, &r.HasWord, &r.JobID, stamp{&r.FinishedAt}, &output, &r.OwedBefore, &fixes)
+	r.Output, r.FixesBefore = rawOrNil(output), rawOrNil(fixes)
+	return r, err
 }
