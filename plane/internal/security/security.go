@@ -4,10 +4,11 @@ package security
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -78,7 +79,9 @@ func (r *Room) Judge(ctx context.Context) ([]Judged, time.Time, error) {
 			if json.Unmarshal(p.Output, &rep) == nil {
 				in.Report = &rep
 			}
-			_ = json.Unmarshal(p.FixesBefore, &in.FixesBefore) // absent: nothing aged
+			if len(p.FixesBefore) > 0 {
+				_ = json.Unmarshal(p.FixesBefore, &in.FixesBefore) // not a list: nothing aged
+			}
 		}
 		v := Classify(r.c.Config, in)
 		row := api.SecurityRow{NodeID: p.NodeID, Node: p.NodeName, Level: v.Level, JobID: p.JobID, ReportedAt: p.FinishedAt,
