@@ -112,7 +112,7 @@ func BenchmarkSecurityView10000(b *testing.B) {
 			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/view")
 			// The plane's own CPU (the query's decoding, the classifier), which a loaded machine's wall
 			// time hides; PostgreSQL's own work is in its process, not here.
-			cpu := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano())
+			cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/view")
 		})
 	}
