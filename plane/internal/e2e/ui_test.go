@@ -358,6 +358,18 @@ func TestWebUI(t *testing.T) {
 	browse(t, ctx, chromedp.Navigate(ui+"/schedules"), chromedp.WaitVisible(chromedp.CSS(`#schedules a[href^="/ui/schedules/"]`)))
 	sh.take(ctx, "schedules")
 
+	// Fleet security: the node's row, at a level with its reasons (grey until the default schedule's
+	// packages_report has reported; what the host's packages say after), linked to its page.
+	browse(t, ctx, chromedp.Navigate(ui+"/security"), chromedp.WaitVisible(chromedp.CSS("#security")))
+	if row := textOf(t, ctx, "#security-web-1"); !(strings.Contains(row, "grey") || strings.Contains(row, "red") ||
+		strings.Contains(row, "amber") || strings.Contains(row, "green")) {
+		t.Fatalf("the security row of web-1: %q", row)
+	}
+	if href := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#security-web-1 a`), "href")).Value; href != "/ui/nodes/"+a.nodeID {
+		t.Fatalf("the security row links to %q", href)
+	}
+	sh.take(ctx, "security")
+
 	// The plane's own health: the replica that answers, with its heartbeat and memory.
 	browse(t, ctx, chromedp.Navigate(ui+"/plane"), chromedp.WaitVisible(chromedp.CSS("#replicas")))
 	if reps := textOf(t, ctx, "#replicas"); !strings.Contains(reps, "(answered)") {
@@ -387,7 +399,7 @@ func TestWebUI(t *testing.T) {
 	browse(t, ctx, chromedp.Navigate(ui+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 	jobLink := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#jobs a[href^="/ui/jobs/"]`), "href")).Value
 	for _, page := range []string{ui + "/", ui + "/joins", ui + "/nodes", ui + "/nodes/" + a.nodeID, f.url + jobLink, incidentURL, ui + "/run",
-		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/schedules", ui + "/plane"} {
+		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/schedules", ui + "/security", ui + "/plane"} {
 		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
 		forms := value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('form[method="post"]')).map(f => f.getAttribute("action")).filter(a => a !== "/ui/signout")`))
 		if len(forms) != 0 {
