@@ -57,6 +57,12 @@ func NewRoom(c RoomConfig) *Room {
 	return &Room{c: c}
 }
 
+// Thresholds is what the store's package detectors judge by: the same critical list and fix age as
+// the view, so the page and the incidents agree.
+func (c Config) Thresholds() store.PackageThresholds {
+	return store.PackageThresholds{Critical: c.Critical, FixAge: c.FixAge}
+}
+
 // Judged is a node's row with its verdict, for the view and the incident detectors.
 type Judged struct {
 	Row     api.SecurityRow
