@@ -311,3 +311,27 @@ func TestBadInputStoresNothing(t *testing.T) {
 	_, err = f.room.Create(ctx, admin, api.ScheduleRequest{Name: "x", Word: "check", Every: "1h"})
 	testkit.WantCode(t, err, errcode.ScheduleNameTaken)
 }
+
+// TestLeaseHeldSkips: while one replica holds a schedule's fire lease, another replica's pass leaves
+// it alone; once the lease expires the other fires it.
+func TestLeaseHeldSkips(t *testing.T) {
+	f := newFixture(t, "sqlite", 1)
+	sc, err := f.room.Create(t.Context(), operator, api.ScheduleRequest{Name: "web-check", Word: "check", Selector: "role=web", Every: "1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.LeaseAcquire(t.Context(), store.LeaseAcquireParams{Subject: sc.ID, Name: schedules.LeaseFire, Holder: "replica-a",
+		Purpose: "test", TTL: time.Minute, Now: f.clock.now()}); err != nil {
+		t.Fatal(err)
+	}
+	b := f.engine(f.st, "replica-b")
+	f.pass(b)
+	if f.q.count() != 0 {
+		t.Fatal("a replica fired a schedule another holds")
+	}
+	f.clock.add(2 * time.Minute)
+	f.pass(b)
+	if f.q.count() != 1 {
+		t.Fatalf("%d jobs after the lease expired", f.q.count())
+	}
+}
