@@ -200,6 +200,29 @@ var (
 		Summary: "Move the nodes a release rollout changed back to their previous release", Answer: Rollout{},
 		Errors: []string{"rollout.*", "lease.*"}}
 
+	FleetSecurity = Route{Method: http.MethodGet, Pattern: "/fleet/security", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Every node's package security, red, amber, grey or green with its reasons, red rows first", Answer: SecurityView{},
+		Errors: []string{errcode.StoreParamInvalid}}
+
+	// Schedules: SchedulesCreate and SchedulesEdit need operator, and the plane then checks the role the
+	// word's class needs (as JobsCreate does): the schedule's jobs are queued with that token's role.
+	SchedulesCreate = Route{Method: http.MethodPost, Pattern: "/schedules", Role: RoleOperator, Status: http.StatusCreated,
+		Summary: "Create a schedule: a word run on a selection of nodes on an interval or a cron expression", Body: ScheduleRequest{},
+		Answer: Schedule{}, Errors: []string{"schedule.*", errcode.WordParamInvalid, errcode.AuthForbidden, errcode.StoreParamInvalid}}
+	SchedulesList = Route{Method: http.MethodGet, Pattern: "/schedules", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List schedules with their last and next run", Answer: ScheduleList{}, Errors: []string{errcode.StoreParamInvalid}}
+	SchedulesShow = Route{Method: http.MethodGet, Pattern: "/schedules/{id}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show a schedule (by id or name)", Answer: Schedule{}, Errors: []string{errcode.ScheduleNotFound}}
+	SchedulesEdit = Route{Method: http.MethodPost, Pattern: "/schedules/{id}/edit", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Change a schedule's word, params, selector, interval or cron expression", Body: ScheduleEdit{}, Answer: Schedule{},
+		Errors: []string{"schedule.*", errcode.WordParamInvalid, errcode.AuthForbidden, errcode.StoreParamInvalid}}
+	SchedulesPause = Route{Method: http.MethodPost, Pattern: "/schedules/{id}/pause", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Pause a schedule: it fires no more until resumed", Answer: Schedule{}, Errors: []string{errcode.ScheduleNotFound}}
+	SchedulesResume = Route{Method: http.MethodPost, Pattern: "/schedules/{id}/resume", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Resume a paused schedule from its next tick", Answer: Schedule{}, Errors: []string{errcode.ScheduleNotFound, errcode.ScheduleCronInvalid}}
+	SchedulesDelete = Route{Method: http.MethodPost, Pattern: "/schedules/{id}/delete", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Delete a schedule (the jobs it queued stay)", Answer: Schedule{}, Errors: []string{errcode.ScheduleNotFound}}
+
 	DriversList = Route{Method: http.MethodGet, Pattern: "/drivers", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "List the drivers the current release pins", Answer: DriverList{}, Errors: []string{errcode.DriverUnavailable}}
 	DriversStatus = Route{Method: http.MethodGet, Pattern: "/drivers/status", Role: RoleViewer, Status: http.StatusOK,
@@ -321,6 +344,8 @@ func Routes() []Route {
 		ReleasesList, ReleasesShow, ReleasesDiff, ReleasesPublish,
 		RolloutsStart, RolloutsList, RolloutsShow, FleetPatch,
 		MachinesList, MachinesAdd, MachinesEdit, MachinesConfirm, MachinesRemove, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
+		FleetSecurity,
+		SchedulesCreate, SchedulesList, SchedulesShow, SchedulesEdit, SchedulesPause, SchedulesResume, SchedulesDelete,
 		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable, DriversSchema,
 		AccountsList, AccountsAdd, AccountsRemove, AccountsSetTest,
 		DNSZones, DNSRecords, DNSReconcile,

@@ -134,6 +134,9 @@ type IncidentReconcileParams struct {
 	Health HealthThresholds
 	// Notify names the webhooks that each opened or reopened incident notifies.
 	Notify []string
+	// Packages is how the package detectors judge (plane:old_code_serving,
+	// plane:critical_fix_waiting).
+	Packages PackageThresholds
 }
 
 type IncidentReconcileResult struct {

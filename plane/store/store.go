@@ -409,6 +409,32 @@ type Store interface {
 	// NotificationList returns an incident's notifications, oldest first, with their attempts.
 	NotificationList(ctx context.Context, p NotificationListParams) ([]Notification, error)
 
+	// Schedules. A schedule runs a word on the nodes a selector picks, on an interval or a cron
+	// expression; the store keeps it and its next run, and claims each firing once (ScheduleFire).
+
+	// ScheduleCreate stores a schedule. Refused: schedule.name_taken, store.param_invalid.
+	ScheduleCreate(ctx context.Context, p ScheduleCreateParams) (Schedule, error)
+	// ScheduleGet returns a schedule by id or name. Refused: schedule.not_found.
+	ScheduleGet(ctx context.Context, p ScheduleGetParams) (Schedule, error)
+	// ScheduleList returns schedules by name; with Due, those not paused whose next run has come,
+	// soonest first.
+	ScheduleList(ctx context.Context, p ScheduleListParams) ([]Schedule, error)
+	// ScheduleUpdate sets a schedule's editable fields and its next run. Refused: schedule.not_found.
+	ScheduleUpdate(ctx context.Context, p ScheduleUpdateParams) (Schedule, error)
+	// ScheduleFire claims one firing: it moves the next run from From to Next only if it still is From
+	// and the schedule is not paused (Fired false otherwise, nothing changed). Refused:
+	// schedule.not_found.
+	ScheduleFire(ctx context.Context, p ScheduleFireParams) (ScheduleFireResult, error)
+	// ScheduleRunRecord records what the last firing queued, skipped and failed. Refused:
+	// schedule.not_found.
+	ScheduleRunRecord(ctx context.Context, p ScheduleRunRecordParams) (Schedule, error)
+	// ScheduleDelete removes a schedule (the jobs it queued stay). Refused: schedule.not_found.
+	ScheduleDelete(ctx context.Context, p ScheduleDeleteParams) error
+
+	// PackageReportList returns every active node, by name, with its newest completed report of
+	// p.Word and what two older reports said (the fleet security view), in one query.
+	PackageReportList(ctx context.Context, p PackageReportListParams) ([]PackageReport, error)
+
 	// Replicas. Every plane process heartbeats into the store: what it is, where it listens, what it runs,
 	// its memory (the peak kept per replica id across restarts) and what its routes served. The plane's
 	// own detectors (IncidentReconcile) read them, so every replica judges from the same rows.

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -29,7 +30,9 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
+	"github.com/lexicon-fleet/lexicon/plane/internal/security"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sso"
@@ -93,6 +96,8 @@ func serveCmd() *cli.Command {
 		provisionTimeouts             provision.Timeouts
 		logURLs                       []string
 		trustedProxies                []netip.Prefix
+		criticalPackages              string
+		criticalFixAge                time.Duration
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -118,6 +123,9 @@ func serveCmd() *cli.Command {
 			fs.Func("provision-timeouts", "how long a provisioning may stay in a state, STATE=DURATION[,...] (creating, booting, installing, joining; defaults 15m, 10m, 20m, 1h)",
 				func(v string) error { return provisionTimeouts.Set(v) })
 			fs.DurationVar(&leaseTTL, "lease-ttl", 30*time.Second, "how long a lease this replica holds outlives it if it dies")
+			fs.StringVar(&criticalPackages, "critical-packages", strings.Join(security.DefaultConfig().Critical, ","),
+				"package name patterns (openssl, linux-image-*) whose waiting security fix makes a node red on the fleet security view")
+			fs.DurationVar(&criticalFixAge, "critical-fix-age", security.DefaultConfig().FixAge, "how long a critical fix may wait before plane:critical_fix_waiting opens")
 			fs.IntVar(&driverMaxTimeouts, "driver-max-timeouts", 3, "calls in a row that may time out before a driver process is restarted (negative: never)")
 			fs.StringVar(&metricsListen, "metrics-listen", "", "also serve /metrics (Prometheus, no token) on this address, plain HTTP; keep it loopback or private")
 			fs.StringVar(&replicaID, "replica-id", "", "this replica's name in the store, stable across its restarts (default HOSTNAME:PORT)")
@@ -216,10 +224,15 @@ func serveCmd() *cli.Command {
 				replicaID = address
 			}
 			routes := health.NewRouteCounts(nil)
-			bg, queued, beat := background(st, log, hooks, reconcileEvery, m, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
+			pkgs, err := packageConfig(criticalPackages, criticalFixAge)
+			if err != nil {
+				return nil, err
+			}
+			bg, queued, beat := background(st, log, hooks, reconcileEvery, m, pkgs, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
 				Address: address, Every: heartbeatEvery, MemoryAlert: memoryAlert, Routes: routes, Log: log})
 			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
-			bg = append(bg, engine)
+			scheduler := &schedules.Engine{Store: st, EngineBase: services.EngineBase{Holder: services.NewHolder(), Log: log, LeaseTTL: leaseTTL}}
+			bg = append(bg, engine, scheduler.Service(schedules.DefaultEvery))
 			provisioner, provisionSvc, provisionsChanged := provisionEngine(st, mgr, log, provisionEvery, leaseTTL)
 			provisioner.Timeouts = provisionTimeouts
 			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud,
@@ -244,7 +257,7 @@ func serveCmd() *cli.Command {
 			}
 			srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
-				Metrics: m, ReplicaID: replicaID, MasterKeyID: master.ID(), RouteCounts: routes, RolloutsChanged: rolloutsChanged,
+				Metrics: m, ReplicaID: replicaID, MasterKeyID: master.ID(), RouteCounts: routes, RolloutsChanged: rolloutsChanged, Schedules: scheduler, Security: pkgs,
 				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies, SSO: signOn, Key: master})
 			log.Info("replica", "id", replicaID, "address", address, "memory_alert", memoryAlert)
 			if len(trustedProxies) > 0 {
@@ -398,7 +411,7 @@ func logStatements(st store.Store, log *slog.Logger) (stop func()) {
 // delivery. Every replica runs all of it; each step is idempotent. queued wakes the delivery service
 // (nil without webhooks). The heartbeat, also returned as beat, announces the names of the services
 // this replica runs.
-func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration, m *metrics.Plane, hb health.Config) (bg services.Group, queued func(), beat *health.Heartbeat) {
+func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration, m *metrics.Plane, pkgs security.Config, hb health.Config) (bg services.Group, queued func(), beat *health.Heartbeat) {
 	bg = services.Group{
 		jobs.NewExpirer(jobs.Config{Store: st, Log: log, Metrics: m}),
 		sweep.New(sweep.Config{Store: st, Log: log}),
@@ -415,11 +428,32 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 		queued = deliver.Wake
 	}
 	bg = append(bg, incidents.NewReconciler(incidents.Config{Store: st, Log: log, Every: reconcileEvery,
-		Webhooks: webhook.Names(hooks), Queued: queued}))
+		Webhooks: webhook.Names(hooks), Queued: queued, Packages: pkgs.Thresholds()}))
 	if deliver != nil {
 		bg = append(bg, deliver)
 	}
 	return bg, queued, beat
+}
+
+// packageConfig is the fleet security view's settings from serve's flags; the package detectors judge
+// by the same list and age, so the page and the incidents agree.
+func packageConfig(critical string, fixAge time.Duration) (security.Config, error) {
+	c := security.DefaultConfig()
+	c.Critical = nil
+	for _, p := range strings.Split(critical, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, err := path.Match(p, ""); err != nil {
+			return c, cli.UsageError("--critical-packages: %q is not a pattern", p)
+		}
+		c.Critical = append(c.Critical, p)
+	}
+	if fixAge <= 0 {
+		return c, cli.UsageError("--critical-fix-age must be positive")
+	}
+	c.FixAge = fixAge
+	return c, nil
 }
 
 // rolloutEngine is the service that advances rollouts, under a holder name of its own, and the

@@ -48,7 +48,7 @@ func commands() []*cli.Command {
 		planeStatusCmd(), planeForgetReplicaCmd(),
 		machinesListCmd(), machinesAddCmd(), machinesEditCmd(), machinesConfirmCmd(), machinesRemoveCmd(),
 		apiSpecCmd(),
-	), rolloutsCmds()...)
+	), append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd())...)
 }
 
 // groups gives each group of commands the summary its help shows.
@@ -69,6 +69,7 @@ func groups() []*cli.Command {
 		{Path: "plane", Summary: "see the plane's own replicas and their health; forget a replica that stopped"},
 		{Path: "rollouts", Summary: "take a release or a word to the fleet in stages, halting on the first miss"},
 		{Path: "machines", Summary: "the machine inventory: every machine we pay for, red first; write machines down, confirm, remove"},
-		{Path: "fleet", Summary: "patch the fleet: its security fixes installed in stages, each node verified"},
+		{Path: "fleet", Summary: "the fleet's package security at a glance, and patching it: security fixes installed in stages, each node verified"},
+		{Path: "schedules", Summary: "run words on a selection of nodes on an interval or a cron expression"},
 	}
 }

@@ -329,6 +329,47 @@ func TestWebUI(t *testing.T) {
 	browse(t, ctx, chromedp.Navigate(ui+"/rollouts"), chromedp.WaitVisible(chromedp.CSS(`#rollouts a[href^="/ui/rollouts/"]`)))
 	sh.take(ctx, "rollouts")
 
+	// Schedules: the default packages_report schedule is listed; a bad cron expression is refused on
+	// the page with its code; a good one is stored with its next run, then paused.
+	browse(t, ctx, chromedp.Navigate(ui+"/schedules"), chromedp.WaitVisible(chromedp.CSS("#schedule-form")))
+	if list := textOf(t, ctx, "#schedules"); !strings.Contains(list, "packages-report") || !strings.Contains(list, "every 1h") {
+		t.Fatalf("the schedules: %q", list)
+	}
+	browse(t, ctx,
+		chromedp.SendKeys(chromedp.CSS("#schedule-name"), "nightly-disk"),
+		chromedp.SendKeys(chromedp.CSS("#schedule-word"), "disk_usage"),
+		chromedp.SendKeys(chromedp.CSS(`#schedule-form [name="params"]`), `{"root": "/var"}`),
+		chromedp.SendKeys(chromedp.CSS("#schedule-cron"), "0 25 * * *"),
+		chromedp.Click(chromedp.CSS("#schedule-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#schedule-error")))
+	if msg := textOf(t, ctx, "#schedule-error"); !strings.Contains(msg, "schedule.cron_invalid") {
+		t.Fatalf("a bad cron expression: %q", msg)
+	}
+	browse(t, ctx, setValue("#schedule-cron", "0 3 * * *"), chromedp.Click(chromedp.CSS("#schedule-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#schedule-facts")))
+	if next := textOf(t, ctx, "#schedule-next"); !strings.Contains(next, "03:00") {
+		t.Fatalf("the schedule's next run: %q", next)
+	}
+	sh.take(ctx, "schedule")
+	browse(t, ctx, chromedp.Click(chromedp.CSS("#schedule-pause")), chromedp.WaitVisible(chromedp.CSS("#schedule-resume")))
+	if state := textOf(t, ctx, "#schedule-state"); state != "paused" {
+		t.Fatalf("the paused schedule's state: %q", state)
+	}
+	browse(t, ctx, chromedp.Navigate(ui+"/schedules"), chromedp.WaitVisible(chromedp.CSS(`#schedules a[href^="/ui/schedules/"]`)))
+	sh.take(ctx, "schedules")
+
+	// Fleet security: the node's row, at a level with its reasons (grey until the default schedule's
+	// packages_report has reported; what the host's packages say after), linked to its page.
+	browse(t, ctx, chromedp.Navigate(ui+"/security"), chromedp.WaitVisible(chromedp.CSS("#security")))
+	if row := textOf(t, ctx, "#security-web-1"); !(strings.Contains(row, "grey") || strings.Contains(row, "red") ||
+		strings.Contains(row, "amber") || strings.Contains(row, "green")) {
+		t.Fatalf("the security row of web-1: %q", row)
+	}
+	if href := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#security-web-1 a`), "href")).Value; href != "/ui/nodes/"+a.nodeID {
+		t.Fatalf("the security row links to %q", href)
+	}
+	sh.take(ctx, "security")
+
 	// The plane's own health: the replica that answers, with its heartbeat and memory.
 	browse(t, ctx, chromedp.Navigate(ui+"/plane"), chromedp.WaitVisible(chromedp.CSS("#replicas")))
 	if reps := textOf(t, ctx, "#replicas"); !strings.Contains(reps, "(answered)") {
@@ -373,7 +414,7 @@ func TestWebUI(t *testing.T) {
 	browse(t, ctx, chromedp.Navigate(ui+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 	jobLink := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#jobs a[href^="/ui/jobs/"]`), "href")).Value
 	for _, page := range []string{ui + "/", ui + "/joins", ui + "/nodes", ui + "/nodes/" + a.nodeID, f.url + jobLink, incidentURL, ui + "/run",
-		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/plane", ui + "/machines"} {
+		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/schedules", ui + "/security", ui + "/plane", ui + "/machines"} {
 		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
 		forms := value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('form[method="post"]')).map(f => f.getAttribute("action")).filter(a => a !== "/ui/signout")`))
 		if len(forms) != 0 {

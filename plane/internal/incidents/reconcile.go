@@ -41,6 +41,10 @@ type Config struct {
 	RefusalThreshold int
 	// Health tunes the plane's own detectors; zero fields mean the store's defaults.
 	Health store.HealthThresholds
+	// Packages is what the package detectors count as critical and how long a critical fix may wait
+	// (lexicon-plane serve gives the fleet security view's); no patterns: plane:critical_fix_waiting
+	// is not judged.
+	Packages store.PackageThresholds
 	// Queued, when not nil, is called after a run that queued notifications (it wakes this process's
 	// deliverer).
 	Queued func()
@@ -74,7 +78,7 @@ func NewReconciler(c Config) *Reconciler {
 func (r *Reconciler) Reconcile(ctx context.Context) {
 	res, err := r.c.Store.IncidentReconcile(ctx, store.IncidentReconcileParams{
 		Now: r.c.Now(), Up: r.c.Up, Notify: r.c.Webhooks, SilentAfter: r.c.SilentAfter, RefusalThreshold: r.c.RefusalThreshold,
-		Health: r.c.Health,
+		Health: r.c.Health, Packages: r.c.Packages,
 	})
 	if err != nil {
 		if ctx.Err() == nil {

@@ -74,6 +74,17 @@ func (c *Catalog) Agent(ctx context.Context, seq int64) (string, error) {
 // of that name pinning that module, in the newest of the last 20 stored releases that has one. Another
 // word on the same module has its own class and schema, and never lends them.
 func (c *Catalog) Word(ctx context.Context, name, module string) (*manifest.Manifest, bool, error) {
+	return c.newest(ctx, name, func(w Word) bool { return w.Module == module })
+}
+
+// Named returns the manifest of the word name as the newest of the last 20 stored releases that pins
+// it: what a schedule, which is not tied to one node's module, is checked against.
+func (c *Catalog) Named(ctx context.Context, name string) (*manifest.Manifest, bool, error) {
+	return c.newest(ctx, name, func(Word) bool { return true })
+}
+
+// newest finds the word name that match accepts in the newest of the last 20 stored releases.
+func (c *Catalog) newest(ctx context.Context, name string, match func(Word) bool) (*manifest.Manifest, bool, error) {
 	list, err := c.store.ReleaseList(ctx, store.ReleaseListParams{Limit: 20})
 	if err != nil {
 		return nil, false, err
@@ -83,7 +94,7 @@ func (c *Catalog) Word(ctx context.Context, name, module string) (*manifest.Mani
 		if err != nil {
 			return nil, false, err
 		}
-		if w, ok := words[name]; ok && w.Module == module {
+		if w, ok := words[name]; ok && match(w) {
 			return w.Manifest, true, nil
 		}
 	}

@@ -99,6 +99,8 @@ func (s *Server) adminTable(r chi.Router) {
 	}))
 	s.rolloutRoutes(r)
 	s.machineRoutes(r)
+	s.scheduleRoutes(r)
+	s.securityRoutes(r)
 	s.provisionRoutes(r)
 }
 

@@ -28,6 +28,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
+	"github.com/lexicon-fleet/lexicon/plane/internal/security"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/ui"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -44,6 +46,8 @@ type Config struct {
 	Releases  *releases.Room
 	Rollouts  *rollouts.Room
 	Machines  *machines.Room
+	Schedules *schedules.Room
+	Security  *security.Room
 	Incidents *incidents.Room
 	Provision *provision.Room
 	Drivers   *drivers.Room

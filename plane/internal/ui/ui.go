@@ -41,6 +41,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
+	"github.com/lexicon-fleet/lexicon/plane/internal/security"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -88,6 +90,8 @@ type Config struct {
 	Jobs      *jobs.Room
 	Releases  *releases.Room
 	Rollouts  *rollouts.Room
+	Schedules *schedules.Room
+	Security  *security.Room
 	Incidents *incidents.Room
 	Provision *provision.Room
 	Drivers   *drivers.Room
@@ -186,6 +190,14 @@ func (u *UI) Handler() http.Handler {
 		r.Post("/machines", u.machineAdd)
 		r.Post("/machines/{id}/confirm", u.machineMove(api.MachinesConfirm, u.machineConfirm))
 		r.Post("/machines/{id}/remove", u.machineMove(api.MachinesRemove, u.machineRemove))
+		r.Get("/security", u.security)
+		r.Get("/schedules", u.schedules)
+		r.Post("/schedules", u.scheduleCreate)
+		r.Get("/schedules/{id}", u.schedule)
+		r.Post("/schedules/{id}/edit", u.scheduleEdit)
+		r.Post("/schedules/{id}/pause", u.scheduleMove(api.SchedulesPause, u.cfg.Schedules.Pause))
+		r.Post("/schedules/{id}/resume", u.scheduleMove(api.SchedulesResume, u.cfg.Schedules.Resume))
+		r.Post("/schedules/{id}/delete", u.scheduleMove(api.SchedulesDelete, u.cfg.Schedules.Delete))
 		r.Get("/provisionings", u.provisionings)
 		r.Post("/provisionings", u.provisionStart)
 		r.Get("/provisionings/{id}", u.provisioning)

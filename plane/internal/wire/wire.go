@@ -24,7 +24,9 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
+	"github.com/lexicon-fleet/lexicon/plane/internal/security"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sso"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
@@ -65,6 +67,12 @@ type Config struct {
 	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
 	// it wakes this process's rollout engine.
 	RolloutsChanged func()
+	// Security is what the fleet security view counts as critical and how long things may wait; zero
+	// fields take security.DefaultConfig's.
+	Security security.Config
+	// Schedules fires the schedules; New gives it the jobs room to queue through. nil: the schedules
+	// are served but nothing fires them in this process.
+	Schedules *schedules.Engine
 	// Provision runs provisionings; nil refuses the provisioning routes (a plane without drivers).
 	// Joins carrying a provisioning token are served either way.
 	Provision *provision.Engine
@@ -118,6 +126,10 @@ func New(cfg Config) *server.Server {
 	cs := cases.New(cases.Config{Store: st, Log: log, Now: now, MaxOpen: cfg.MaxOpenCases, Webhooks: cfg.WebhookNames, Queued: cfg.NotificationsQueued})
 	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Metrics: cfg.Metrics})
 	js := jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics})
+	wake := func() {}
+	if cfg.Schedules != nil {
+		cfg.Schedules.Jobs, wake = js, cfg.Schedules.Wake
+	}
 	rooms := server.Config{
 		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now, SSO: idTokens(cfg.SSO)}),
 		Releases: rels,
@@ -126,6 +138,8 @@ func New(cfg Config) *server.Server {
 			Provisioned: cfg.ProvisionsChanged}),
 		Nodes:     ns,
 		Jobs:      js,
+		Security:  security.NewRoom(security.RoomConfig{Store: st, Config: cfg.Security, Now: now}),
+		Schedules: schedules.New(schedules.Config{Store: st, Words: catalog, Log: log, Now: now, Wake: wake}),
 		Incidents: incidents.NewRoom(incidents.RoomConfig{Store: st, Nodes: ns, Log: log, Now: now}),
 		Provision: provision.NewRoom(provision.RoomConfig{Store: st, Engine: cfg.Provision, Nodes: ns, Releases: rels, Log: log, Now: now,
 			Changed: cfg.ProvisionsChanged}),
@@ -134,7 +148,7 @@ func New(cfg Config) *server.Server {
 	}
 	rooms.Machines = machines.New(machines.Config{Store: st, Clouds: rooms.Drivers, Log: log, Now: now})
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
-		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Incidents: rooms.Incidents, Provision: rooms.Provision,
+		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Schedules: rooms.Schedules, Security: rooms.Security, Incidents: rooms.Incidents, Provision: rooms.Provision,
 		Drivers: rooms.Drivers, Health: rooms.Health, Machines: rooms.Machines, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies, Base: cfg.Base,
 		SSO: ui.SSO{Provider: cfg.SSO, Store: st, Key: cfg.Key}}).Handler()
 	if cfg.SSO != nil {
@@ -168,6 +182,9 @@ var (
 	_ rollouts.Store           = store.Store(nil)
 	_ machines.Store           = store.Store(nil)
 	_ rollouts.EngineStore     = store.Store(nil)
+	_ schedules.Store          = store.Store(nil)
+	_ schedules.EngineStore    = store.Store(nil)
+	_ security.Store           = store.Store(nil)
 	_ incidents.Store          = store.Store(nil)
 	_ incidents.ReconcileStore = store.Store(nil)
 	_ provision.RoomStore      = store.Store(nil)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -13,6 +14,12 @@ import (
 // in a real store.
 func Node(tb testing.TB, s store.Store, name, agentVersion string, now time.Time) store.Node {
 	tb.Helper()
+	return NodeWords(tb, s, name, agentVersion, now, words("w"))
+}
+
+// NodeWords is Node reporting the vocabulary vocab.
+func NodeWords(tb testing.TB, s store.Store, name, agentVersion string, now time.Time, vocab []store.WordRef) store.Node {
+	tb.Helper()
 	ctx := tb.Context()
 	k, fp := nodeKey()
 	j, err := s.JoinCreate(ctx, store.JoinCreateParams{Name: name, Key: k, Fingerprint: fp, SourceAddress: name,
@@ -24,7 +31,7 @@ func Node(tb testing.TB, s store.Store, name, agentVersion string, now time.Time
 	if err != nil {
 		tb.Fatal(err)
 	}
-	n, err := s.NodeReport(ctx, store.NodeReportParams{ID: res.Node.ID, Now: now, AgentVersion: agentVersion, Vocabulary: words("w"), Idle: true})
+	n, err := s.NodeReport(ctx, store.NodeReportParams{ID: res.Node.ID, Now: now, AgentVersion: agentVersion, Vocabulary: vocab, Idle: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -39,4 +46,23 @@ func Fleet(tb testing.TB, s store.Store, prefix string, count int, now time.Time
 		out = append(out, Node(tb, s, fmt.Sprintf("%s-%d", prefix, i), fmt.Sprintf("0.%d.0", i%3+1), now))
 	}
 	return out
+}
+
+// Completed queues word on the node, claims it and finishes it completed with output at at: a report
+// as the node would have sent it, for tests and benchmarks of what the plane reads from reports.
+func Completed(tb testing.TB, s store.Store, nodeID, word string, output json.RawMessage, at time.Time) store.Job {
+	tb.Helper()
+	ctx := tb.Context()
+	j, err := s.JobCreate(ctx, store.JobCreateParams{NodeID: nodeID, Word: word, Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "test", Now: at})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := s.JobClaim(ctx, store.JobClaimParams{NodeID: nodeID, Now: at}); err != nil {
+		tb.Fatal(err)
+	}
+	done, err := s.JobFinish(ctx, store.JobFinishParams{ID: j.ID, NodeID: nodeID, Outcome: store.JobCompleted, Output: output, Now: at})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return done
 }

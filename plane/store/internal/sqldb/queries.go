@@ -26,6 +26,7 @@ type Queries struct {
 	UIQueries        // queries_ui.sql
 	LogViewQueries   // queries_logviews.sql
 	MachineQueries   // queries_machines.sql
+	ScheduleQueries  // queries_schedules.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -104,6 +105,14 @@ type UIQueries struct {
 	UISessionInsert, UISessionSweep, UISessionGet, UISessionDelete      string
 	SSOSessionInsert, SSOSessionSweep, SSOSessionGet, SSOSessionRefresh string
 	SSOSessionDelete                                                    string
+}
+
+// ScheduleQueries are the statements of queries_schedules.sql: schedules and their firings, and the
+// fleet security view's reports (what the default schedule gathers).
+type ScheduleQueries struct {
+	ScheduleInsert, ScheduleGet, ScheduleGetByName, ScheduleList, ScheduleListDue string
+	ScheduleUpdate, ScheduleFire, ScheduleRunRecord, ScheduleDelete               string
+	PackageReportList                                                             string
 }
 
 // LogViewQueries are the statements of queries_logviews.sql: the log checkpoints nodes hold and the

@@ -113,6 +113,8 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 		s.routeDetector(p.Health, t),
 		s.replicaDetector(p.Up, t),
 		s.rolloutDetector(),
+		s.oldCodeDetector(),
+		s.criticalFixDetector(p.Packages, t),
 		s.logSplitDetector(),
 		{
 			source: DetectorAgentUpdateRefused, severity: SeverityWarning,

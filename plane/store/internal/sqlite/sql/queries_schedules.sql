@@ -1,0 +1,59 @@
+-- fragment: schedule_columns
+id, name, word, params, selector, every_ms, cron, paused, role, created_by, updated_by, created_at, updated_at,
+next_run_at, last_run_at, last_queued, last_skipped, last_failed, last_message
+
+-- name: ScheduleInsert
+INSERT INTO schedules (id, name, word, params, selector, every_ms, cron, paused, role, created_by, updated_by, created_at, updated_at, next_run_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?11, ?12)
+RETURNING {{schedule_columns}}
+
+-- name: ScheduleGet
+SELECT {{schedule_columns}} FROM schedules WHERE id = ?1
+
+-- name: ScheduleGetByName
+SELECT {{schedule_columns}} FROM schedules WHERE name = ?1
+
+-- name: ScheduleList
+SELECT {{schedule_columns}} FROM schedules ORDER BY name LIMIT ?1
+
+-- name: ScheduleListDue
+-- ?1: now. A NULL next run is due at once.
+SELECT {{schedule_columns}} FROM schedules
+WHERE NOT paused AND (next_run_at IS NULL OR next_run_at <= ?1)
+ORDER BY next_run_at IS NOT NULL, next_run_at, id LIMIT ?2
+
+-- name: ScheduleUpdate
+UPDATE schedules SET word = ?2, params = ?3, selector = ?4, every_ms = ?5, cron = ?6, paused = ?7, role = ?8,
+    next_run_at = ?9, updated_by = ?10, updated_at = ?11
+WHERE id = ?1
+RETURNING {{schedule_columns}}
+
+-- name: ScheduleFire
+-- ?2: the next run the caller saw (NULL: at once); nothing moves if another caller moved it first.
+UPDATE schedules SET next_run_at = ?3, last_run_at = ?4
+WHERE id = ?1 AND NOT paused AND next_run_at IS ?2
+RETURNING {{schedule_columns}}
+
+-- name: ScheduleRunRecord
+UPDATE schedules SET last_queued = ?2, last_skipped = ?3, last_failed = ?4, last_message = ?5
+WHERE id = ?1
+RETURNING {{schedule_columns}}
+
+-- name: ScheduleDelete
+DELETE FROM schedules WHERE id = ?1
+
+-- name: PackageReportList
+-- ?1: the word; ?2, ?3: the reboot and fix cutoffs (NULL: not looked up). Each report is found by
+-- jobs_word_completed, newest first, one index probe per node and report.
+SELECT n.id, n.name, EXISTS (SELECT 1 FROM json_each(n.vocabulary) WHERE json_extract(value, '$.name') = ?1),
+    COALESCE(j.id, ''), j.finished_at, j.output,
+    COALESCE(json_extract(r.output, '$.reboot.owed') = 1, 0),
+    json_extract(f.output, '$.security_upgrades')
+FROM nodes n
+LEFT JOIN jobs j ON j.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed' ORDER BY id DESC LIMIT 1)
+LEFT JOIN jobs r ON ?2 IS NOT NULL AND r.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed'
+    AND finished_at <= ?2 ORDER BY id DESC LIMIT 1)
+LEFT JOIN jobs f ON ?3 IS NOT NULL AND f.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed'
+    AND finished_at <= ?3 ORDER BY id DESC LIMIT 1)
+WHERE n.state = 'active'
+ORDER BY n.name
