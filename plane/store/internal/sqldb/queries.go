@@ -25,6 +25,7 @@ type Queries struct {
 	ProvisionQueries // queries_provision.sql
 	UIQueries        // queries_ui.sql
 	LogViewQueries   // queries_logviews.sql
+	BatchQueries     // queries_batches.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -109,6 +110,13 @@ type LogViewQueries struct {
 	NodeCheckpointsClear, NodeCheckpointsInsert, NodeCheckpointList string
 	LogConsistencyUpsert, LogConsistencyPrune, LogConsistencyList   string
 	DetectLogSplit                                                  string
+}
+
+// BatchQueries are the statements of queries_batches.sql: batches of jobs.
+type BatchQueries struct {
+	BatchInsert, BatchNodes, BatchJobsInsert, BatchSkipsInsert, BatchGet, BatchLock, BatchList string
+	BatchCounts, BatchFailures, BatchActive, BatchRelease, BatchStop, BatchCancelQueued        string
+	BatchJobList, BatchGroups, BatchSkipList                                                   string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

@@ -465,7 +465,7 @@ func scanJob(r sqldb.Row) (Job, error) {
 	if err := r.Scan(&j.ID, &j.NodeID, &j.Word, &j.WordVersion, &j.WordDigest, &j.Class, &params, &state,
 		&budgetMS, &j.CreatedBy, stamp{&j.CreatedAt}, stamp{&j.ClaimedAt}, stamp{&j.DeadlineAt},
 		stamp{&j.FinishedAt}, &j.OutcomeCode, &j.OutcomeMessage, &output, &j.Transcript, &audit,
-		&j.DurationMS, &j.FinishedBy); err != nil {
+		&j.DurationMS, &j.FinishedBy, &j.BatchID); err != nil {
 		return Job{}, err
 	}
 	j.State = JobState(state)
