@@ -97,7 +97,7 @@ type JobFinishParams struct {
 }
 
 type JobClaimIdleResult struct {
-	Lost []Job // the job that was running, now lost: only its ID, NodeID, Word and State are set
+	Lost []Job // the job that was running, now lost: only its ID, NodeID, Word, State and BatchID are set
 	Job  *Job  // the job handed out, nil for none
 }
 

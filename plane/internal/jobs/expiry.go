@@ -19,6 +19,7 @@ const DefaultExpireEvery = 5 * time.Second
 // ExpiryStore is what the expirer writes through.
 type ExpiryStore interface {
 	JobExpire(ctx context.Context, p store.JobExpireParams) ([]store.Job, error)
+	BatchAdvancer
 }
 
 // Config sets up an Expirer.
@@ -70,6 +71,7 @@ func (e *Expirer) Expire(ctx context.Context) {
 		e.log.Warn("job lost: past its claim budget", "job", j.ID, "node", j.NodeID, "word", j.Word)
 		e.m.JobEnded(j.Word, string(j.State))
 	}
+	advanceBatches(ctx, e.store, e.log, e.m, e.now(), lost...)
 }
 
 var _ services.Service = (*Expirer)(nil)

@@ -59,7 +59,7 @@ func (f *fx) finishAs(n store.Node, d time.Duration, outcome store.JobState, out
 		p.Output = json.RawMessage(output)
 	}
 	if outcome != store.JobCompleted {
-		p.Code = "word.failed"
+		p.Code = errcode.WordFailed
 	}
 	done, err := f.s.JobFinish(f.ctx, p)
 	noErr(f, err, "JobFinish")

@@ -208,7 +208,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10)
 WITH lost AS (
     UPDATE jobs SET state = 'lost', finished_at = $2, outcome_code = $4, outcome_message = $5
     WHERE $3 AND node_id = $1 AND state = 'running'
-    RETURNING id, word
+    RETURNING id, word, COALESCE(batch_id, '') AS batch_id
 ), locked AS (
     SELECT id FROM nodes
     WHERE id = $1
@@ -216,7 +216,7 @@ WITH lost AS (
       AND EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'queued')
     FOR NO KEY UPDATE
 )
-SELECT n.state, lost.id, lost.word, EXISTS (SELECT 1 FROM locked)
+SELECT n.state, lost.id, lost.word, EXISTS (SELECT 1 FROM locked), lost.batch_id
 FROM nodes n LEFT JOIN lost ON true
 WHERE n.id = $1
 

@@ -191,11 +191,11 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10)
 -- When the node claims while idle (?3), its running job is lost.
 UPDATE jobs SET state = 'lost', finished_at = ?2, outcome_code = ?4, outcome_message = ?5
 WHERE ?3 AND node_id = ?1 AND state = 'running'
-RETURNING id, word
+RETURNING id, word, COALESCE(batch_id, '')
 
 -- name: JobClaimLock
 -- A read: the node's state, in the shape of PostgreSQL's (JobClaimLose returned the lost job).
-SELECT state, NULL, NULL, 0 FROM nodes WHERE id = ?1
+SELECT state, NULL, NULL, 0, NULL FROM nodes WHERE id = ?1
 
 -- name: JobClaim
 -- One job at a time per node is held by the write lock; jobs_one_running backs it up. After a result
