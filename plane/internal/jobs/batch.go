@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
@@ -303,27 +304,41 @@ func (r *Room) BatchSkips(ctx context.Context, who api.Token, id string, q api.B
 	return api.BatchSkipList{Skips: apiconv.Each(res.Skips, skipAnswer), NextCursor: res.NextCursor}, nil
 }
 
-// advanceBatches moves on the batches of jobs that just ended: releases held jobs into the room the
+// batchMover moves on the batches of jobs that just ended: releases held jobs into the room the
 // bound left, or stops a batch whose failures passed its budget. A failure here leaves the batch
 // waiting for the next of its jobs to end (or the expirer), never half moved: each advance is one
-// transaction.
-func advanceBatches(ctx context.Context, st BatchAdvancer, log *slog.Logger, m *metrics.Plane, now time.Time, ended ...store.Job) {
+// transaction. A batch with neither bound nor budget, or stopped, never needs moving again (neither
+// changes): it is remembered, so its results cost no advance at all.
+type batchMover struct {
+	st    BatchAdvancer
+	log   *slog.Logger
+	m     *metrics.Plane
+	inert sync.Map // batch id -> struct{}
+}
+
+func (b *batchMover) advance(ctx context.Context, now time.Time, ended ...store.Job) {
 	var done []string
 	for _, j := range ended {
 		if j.BatchID == "" || slices.Contains(done, j.BatchID) {
 			continue
 		}
 		done = append(done, j.BatchID)
-		res, err := st.BatchAdvance(ctx, store.BatchAdvanceParams{ID: j.BatchID, Now: now})
-		if err != nil {
-			log.Warn("batch advance failed", "batch", j.BatchID, "err", err)
+		if _, ok := b.inert.Load(j.BatchID); ok {
 			continue
 		}
+		res, err := b.st.BatchAdvance(ctx, store.BatchAdvanceParams{ID: j.BatchID, Now: now})
+		if err != nil {
+			b.log.Warn("batch advance failed", "batch", j.BatchID, "err", err)
+			continue
+		}
+		if res.Batch.StopReason != "" || (res.Batch.MaxParallel == 0 && res.Batch.ErrorBudget == store.NoErrorBudget) {
+			b.inert.Store(j.BatchID, struct{}{})
+		}
 		if res.Stopped {
-			log.Warn("batch stopped", "batch", j.BatchID, "reason", res.Batch.StopReason, "cancelled", len(res.Cancelled))
+			b.log.Warn("batch stopped", "batch", j.BatchID, "reason", res.Batch.StopReason, "cancelled", len(res.Cancelled))
 		}
 		for _, c := range res.Cancelled {
-			m.JobEnded(c.Word, string(c.State))
+			b.m.JobEnded(c.Word, string(c.State))
 		}
 	}
 }

@@ -42,6 +42,8 @@ type Expirer struct {
 	now   func() time.Time
 	log   *slog.Logger
 	m     *metrics.Plane
+	// batches moves on the batches of the jobs it makes lost.
+	batches *batchMover
 }
 
 // NewExpirer makes the expirer; Start runs it.
@@ -53,7 +55,7 @@ func NewExpirer(c Config) *Expirer {
 	if c.Every == 0 {
 		c.Every = DefaultExpireEvery
 	}
-	e := &Expirer{store: c.Store, now: c.Now, log: c.Log, m: c.Metrics}
+	e := &Expirer{store: c.Store, now: c.Now, log: c.Log, m: c.Metrics, batches: &batchMover{st: c.Store, log: c.Log, m: c.Metrics}}
 	e.Periodic = &services.Periodic{Name: "job expiry", Every: c.Every, Step: e.Expire}
 	return e
 }
@@ -71,7 +73,7 @@ func (e *Expirer) Expire(ctx context.Context) {
 		e.log.Warn("job lost: past its claim budget", "job", j.ID, "node", j.NodeID, "word", j.Word)
 		e.m.JobEnded(j.Word, string(j.State))
 	}
-	advanceBatches(ctx, e.store, e.log, e.m, e.now(), lost...)
+	e.batches.advance(ctx, e.now(), lost...)
 }
 
 var _ services.Service = (*Expirer)(nil)

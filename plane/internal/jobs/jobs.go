@@ -68,8 +68,9 @@ type RoomConfig struct {
 
 // Room is the jobs' Go API, which the HTTP server and the web UI both call.
 type Room struct {
-	c   RoomConfig
-	log *slog.Logger
+	c       RoomConfig
+	log     *slog.Logger
+	batches *batchMover
 }
 
 // NewRoom makes the room.
@@ -77,7 +78,8 @@ func NewRoom(c RoomConfig) *Room {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Room{c: c, log: services.Logger(c.Log)}
+	log := services.Logger(c.Log)
+	return &Room{c: c, log: log, batches: &batchMover{st: c.Store, log: log, m: c.Metrics}}
 }
 
 // Params are the params a job of word m runs with: raw, or {} when none were given, checked against
@@ -226,9 +228,9 @@ func (r *Room) MarkFailed(ctx context.Context, who api.Token, id string, req api
 	return r.answer(ctx, j, err)
 }
 
-// advance moves on the batches of jobs that just ended (advanceBatches).
+// advance moves on the batches of jobs that just ended.
 func (r *Room) advance(ctx context.Context, ended ...store.Job) {
-	advanceBatches(ctx, r.c.Store, r.log, r.c.Metrics, r.c.Now(), ended...)
+	r.batches.advance(ctx, r.c.Now(), ended...)
 }
 
 // answer is a job with its node's name.

@@ -239,6 +239,7 @@ func mark(fs []*field, pointer, msg string) bool {
 type runData struct {
 	Node   string
 	Nodes  []api.Node
+	Batch  *batchForm // the form for a word across the nodes a label picks
 	Words  []api.WordRef
 	Word   *api.Word
 	Fields []*field
@@ -258,7 +259,7 @@ func (u *UI) runForm(w http.ResponseWriter, r *http.Request, status int, form ur
 			u.fail(w, r, nil, err)
 			return
 		}
-		d.Nodes = list.Nodes
+		d.Nodes, d.Batch = list.Nodes, newBatchForm(list.Nodes)
 		v := from(r)
 		u.render(w, r, status, "run", &v, d)
 		return

@@ -161,12 +161,10 @@ func (s *sqlStore) BatchCreate(ctx context.Context, p BatchCreateParams) (Batch,
 				return err
 			}
 		}
-		for _, id := range queued {
-			if err := s.drv.JobQueued(ctx, ex, id); err != nil {
-				return err
-			}
+		if len(queued) == 0 {
+			return nil
 		}
-		return nil
+		return s.drv.JobQueued(ctx, ex, queued...)
 	})
 	if err != nil {
 		return Batch{}, err
@@ -461,12 +459,14 @@ func (s *sqlStore) BatchAdvance(ctx context.Context, p BatchAdvanceParams) (Batc
 		if err != nil {
 			return err
 		}
-		for _, j := range res.Released {
-			if err := s.drv.JobQueued(ctx, ex, j.NodeID); err != nil {
-				return err
-			}
+		if len(res.Released) == 0 {
+			return nil
 		}
-		return nil
+		nodes := make([]string, len(res.Released))
+		for i, j := range res.Released {
+			nodes[i] = j.NodeID
+		}
+		return s.drv.JobQueued(ctx, ex, nodes...)
 	})
 	if err != nil {
 		return BatchAdvanceResult{}, err
