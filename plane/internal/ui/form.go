@@ -259,7 +259,10 @@ func (u *UI) runForm(w http.ResponseWriter, r *http.Request, status int, form ur
 			u.fail(w, r, nil, err)
 			return
 		}
-		d.Nodes, d.Batch = list.Nodes, newBatchForm(list.Nodes)
+		d.Nodes = list.Nodes
+		if _, err := u.may(r, api.BatchesCreate); err == nil {
+			d.Batch = newBatchForm(list.Nodes) // offered only to a token that may start one
+		}
 		v := from(r)
 		u.render(w, r, status, "run", &v, d)
 		return
