@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -252,5 +253,62 @@ var batchTests = []test{
 		}
 		_, err = f.s.BatchJobList(f.ctx, store.BatchJobListParams{ID: b.ID, State: "sleeping"})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
+}
+
+// batchRaceTests are run with the concurrency tests (and under the race detector by make test).
+var batchRaceTests = []test{
+	{"Concurrent/BatchAdvanceAcrossReplicas", func(f *fx) {
+		// Nodes finish their jobs and advance the batch at once on two replicas: the bound holds at
+		// every step and every job is handed out once, until all ended.
+		const nodes, bound = 12, 3
+		var ns []store.Node
+		for i := range nodes {
+			ns = append(ns, f.node(fmt.Sprintf("web-%d", i), "disk_usage"))
+		}
+		p := f.batchParams("disk_usage", ns...)
+		p.MaxParallel = bound
+		b := f.batch(p)
+		stores := []store.Store{f.s, f.env.Peer(f)}
+		for round := 0; ; round++ {
+			c := f.getBatch(b.ID).Counts
+			if c.Queued+c.Running > bound {
+				f.Fatalf("round %d: %+v past the bound of %d", round, c, bound)
+			}
+			if c.Open() == 0 {
+				if c.Completed != nodes {
+					f.Fatalf("ended %+v", c)
+				}
+				return
+			}
+			if round > nodes*2 {
+				f.Fatalf("the batch does not move: %+v", c)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, nodes)
+			for i, n := range ns {
+				st := stores[i%2]
+				wg.Go(func() {
+					j, err := st.JobClaim(f.ctx, store.JobClaimParams{NodeID: n.ID})
+					if err != nil || j == nil {
+						errs <- err
+						return
+					}
+					if _, err := st.JobFinish(f.ctx, store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: store.JobCompleted}); err != nil {
+						errs <- err
+						return
+					}
+					_, err = st.BatchAdvance(f.ctx, store.BatchAdvanceParams{ID: b.ID})
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil && !errcode.Has(err, errcode.StoreBusy) {
+					f.Fatalf("round %d: %v", round, err)
+				}
+			}
+		}
 	}},
 }
