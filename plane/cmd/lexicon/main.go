@@ -19,7 +19,7 @@
 //
 // Statuses 4 to 10 come only with --wait (jobs watch always waits). So `lexicon jobs run --wait NODE
 // WORD && next` runs next only after the job completed. Params the plane refuses fail jobs run with 1
-// (word.param_invalid) before anything is queued. A command that ends with 3 to 9 prints its whole
+// (word.param_invalid) before anything is queued. A command that ends with 3 to 10 prints its whole
 // result first; with -o json, "ok" is false. Ctrl-C while following work ends the command with 1
 // (usage.interrupted); the work goes on.
 package main
