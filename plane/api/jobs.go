@@ -66,6 +66,10 @@ type Job struct {
 	Audit          json.RawMessage `json:"audit,omitempty"`
 	DurationMS     int64           `json:"duration_ms,omitempty"`
 	FinishedBy     string          `json:"finished_by,omitempty"` // the operator who cancelled or failed it
+	// BatchID is the batch the job is one of; Waiting is true while the batch's max-parallel holds
+	// the queued job back.
+	BatchID string `json:"batch_id,omitempty"`
+	Waiting bool   `json:"waiting,omitempty"`
 }
 
 // JobList is the answer of GET /jobs, newest first.

@@ -135,6 +135,25 @@ var (
 		Summary: "Mark a job that is not final failed", Body: MarkFailedRequest{}, BodyOptional: true, Answer: Job{},
 		Errors: []string{errcode.JobNotFound, errcode.JobFinished}}
 
+	// BatchesCreate runs one word on every node a selector matches, as one batch: the same role and
+	// params checks as JobsCreate, once for the word's class.
+	BatchesCreate = Route{Method: http.MethodPost, Pattern: "/batches", Role: RoleOperator, Status: http.StatusCreated,
+		Summary: "Run a word on every node a selector matches, one job a node, as one batch", Body: BatchRequest{}, Answer: Batch{},
+		Errors: []string{errcode.JobSelectorInvalid, errcode.JobSelectorEmpty, errcode.JobBoundsInvalid, errcode.JobWordUnavailable,
+			errcode.WordParamInvalid, errcode.NodeNotFound, errcode.StoreParamInvalid}}
+	BatchesList = Route{Method: http.MethodGet, Pattern: "/batches", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List batches, newest first", Query: BatchesListQuery{}, Answer: BatchList{},
+		Errors: []string{errcode.StoreParamInvalid}}
+	BatchesShow = Route{Method: http.MethodGet, Pattern: "/batches/{id}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show a batch: its jobs counted, its outputs grouped, its skipped nodes", Answer: Batch{},
+		Errors: []string{errcode.JobBatchNotFound}}
+	BatchesJobs = Route{Method: http.MethodGet, Pattern: "/batches/{id}/jobs", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Page a batch's jobs with their outputs, by state or group", Query: BatchJobsQuery{}, Answer: BatchJobList{},
+		Errors: []string{errcode.JobBatchNotFound, errcode.StoreParamInvalid}}
+	BatchesSkips = Route{Method: http.MethodGet, Pattern: "/batches/{id}/skips", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Page the nodes a batch matched but gave no job", Query: BatchesListQuery{}, Answer: BatchSkipList{},
+		Errors: []string{errcode.JobBatchNotFound, errcode.StoreParamInvalid}}
+
 	IncidentsList = Route{Method: http.MethodGet, Pattern: "/incidents", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "List incidents, newest first", Query: IncidentsListQuery{}, Answer: IncidentList{},
 		Errors: []string{errcode.NodeNotFound, errcode.StoreParamInvalid}}
@@ -340,6 +359,7 @@ func Routes() []Route {
 		JoinsList, JoinsApprove, JoinsReject,
 		NodesList, FleetShow, NodesShow, NodesDisconnect, NodesLabel, NodesWord,
 		JobsCreate, JobsList, JobsShow, JobsCancel, JobsMarkFailed,
+		BatchesCreate, BatchesList, BatchesShow, BatchesJobs, BatchesSkips,
 		IncidentsList, IncidentsShow, IncidentsTriage, IncidentsNote,
 		ReleasesList, ReleasesShow, ReleasesDiff, ReleasesPublish,
 		RolloutsStart, RolloutsList, RolloutsShow, FleetPatch,

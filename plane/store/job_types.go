@@ -57,6 +57,8 @@ type Job struct {
 	Audit          json.RawMessage `json:"audit,omitempty"`
 	DurationMS     int64           `json:"duration_ms,omitempty"`
 	FinishedBy     string          `json:"finished_by,omitempty"` // the operator who cancelled or failed it
+	// BatchID is the batch the job is one of, "" for a job queued on its own.
+	BatchID string `json:"batch_id,omitempty"`
 }
 
 type JobCreateParams struct {
@@ -95,7 +97,7 @@ type JobFinishParams struct {
 }
 
 type JobClaimIdleResult struct {
-	Lost []Job // the job that was running, now lost: only its ID, NodeID, Word and State are set
+	Lost []Job // the job that was running, now lost: only its ID, NodeID, Word, State and BatchID are set
 	Job  *Job  // the job handed out, nil for none
 }
 

@@ -204,6 +204,37 @@ type Store interface {
 	// JobList returns jobs newest first, without output, transcript and audit (JobGet has them).
 	JobList(ctx context.Context, p JobListParams) (JobListResult, error)
 
+	// Batches. A batch is one word on every node a selector matched: its jobs are ordinary jobs carrying
+	// the batch's id, created with it in one transaction. Jobs beyond the batch's MaxParallel wait held
+	// (queued, never handed out) until BatchAdvance releases them; BatchAdvance also stops the batch once
+	// its failures pass its ErrorBudget, cancelling the jobs still queued.
+
+	// BatchCreate stores a batch and a queued job for each target that is active and reports the word
+	// (at the target's digest, if given), the first MaxParallel handed out at once and the rest held;
+	// a target that does not is recorded as skipped, with the caller's Skipped. It wakes the nodes
+	// whose job may be handed out. Refused: node.not_found, job.word_unavailable (no target left),
+	// store.param_invalid.
+	BatchCreate(ctx context.Context, p BatchCreateParams) (Batch, error)
+	// BatchGet returns a batch with its jobs counted by state. Refused: job.batch_not_found.
+	BatchGet(ctx context.Context, p BatchGetParams) (Batch, error)
+	// BatchList returns batches newest first, without counts.
+	BatchList(ctx context.Context, p BatchListParams) (BatchListResult, error)
+	// BatchJobList pages a batch's jobs in creation order, each with its node's name and output (not
+	// transcript or audit), narrowed by state or by a job whose ending they share. Refused:
+	// job.batch_not_found, store.param_invalid.
+	BatchJobList(ctx context.Context, p BatchJobListParams) (BatchJobListResult, error)
+	// BatchGroupList groups a batch's ended jobs by state, code and output, the largest groups first.
+	// Refused: job.batch_not_found.
+	BatchGroupList(ctx context.Context, p BatchGroupListParams) ([]BatchGroup, error)
+	// BatchSkipList pages the nodes a batch matched but gave no job, by node id.
+	BatchSkipList(ctx context.Context, p BatchSkipListParams) (BatchSkipListResult, error)
+	// BatchAdvance is run after a batch's job ends: it stops the batch if its failures passed its
+	// error budget (cancelling its queued jobs with job.batch_stopped), else releases held jobs up to
+	// MaxParallel queued or running, waking their nodes. Advances of one batch are serialised; a
+	// stopped batch, or one with neither bound nor budget, is left as it is. Refused:
+	// job.batch_not_found.
+	BatchAdvance(ctx context.Context, p BatchAdvanceParams) (BatchAdvanceResult, error)
+
 	// Tokens. The store keeps admin API bearer tokens by the sha256 of their text: the store never sees a
 	// token.
 

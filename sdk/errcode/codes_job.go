@@ -32,6 +32,18 @@ const (
 	JobCancelled = "job.cancelled"
 	// JobMarkedFailed: outcome of a job an operator marked failed.
 	JobMarkedFailed = "job.marked_failed"
+	// JobBatchStopped: outcome of a batch's queued job cancelled because the batch stopped (its
+	// failures passed its error budget; the batch's stop_reason says which).
+	JobBatchStopped = "job.batch_stopped"
+	// JobBatchNotFound: no batch has that id.
+	JobBatchNotFound = "job.batch_not_found"
+	// JobSelectorInvalid: a batch's selector is not one of its forms (all, name[,name...],
+	// key=value[,key=value...]); details.field names it.
+	JobSelectorInvalid = "job.selector_invalid"
+	// JobSelectorEmpty: a batch's selector matched no active node; nothing was created.
+	JobSelectorEmpty = "job.selector_empty"
+	// JobBoundsInvalid: a batch's max-parallel or error budget is outside its range (details.field).
+	JobBoundsInvalid = "job.bounds_invalid"
 )
 
 var areaJob = Area{Name: "job", Reserved: true, Codes: []Spec{
@@ -45,4 +57,9 @@ var areaJob = Area{Name: "job", Reserved: true, Codes: []Spec{
 	{JobLost, statusBadRequest, MaybeChanged},
 	{JobCancelled, statusBadRequest, Unchanged},
 	{JobMarkedFailed, statusBadRequest, MaybeChanged},
+	{JobBatchStopped, statusBadRequest, Unchanged},
+	{JobBatchNotFound, statusNotFound, Unchanged},
+	{JobSelectorInvalid, statusBadRequest, Unchanged},
+	{JobSelectorEmpty, statusUnprocessable, Unchanged},
+	{JobBoundsInvalid, statusBadRequest, Unchanged},
 }}

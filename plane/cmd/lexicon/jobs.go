@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,20 +94,37 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 func jobsRunCmd() *cli.Command {
 	var pairs multi
-	var file string
+	var file, selector string
 	var wait, exclusive bool
-	return ending(simple("jobs run", "NODE WORD [--param k=v | --param k:=JSON]... [--params-file F] [--exclusive] [--wait]",
-		"queue a word on a node; the plane checks its params before queueing it, the node again before running it", 2, 2,
+	var maxParallel, errorBudget int
+	return ending(simple("jobs run", "NODE WORD | WORD --selector SEL [--max-parallel N] [--error-budget K] [--param k=v | --param k:=JSON]... [--params-file F] [--exclusive] [--wait]",
+		"queue a word on a node, or on every node a selector matches as one batch; the plane checks its params before queueing it, the node again before running it", 1, 2,
 		func(fs *flag.FlagSet) {
 			fs.Var(&pairs, "param", "a param: key=string, or key:=JSON for numbers, booleans and objects (repeatable)")
 			fs.StringVar(&file, "params-file", "", "a JSON object of params")
+			fs.StringVar(&selector, "selector", "", "run on every active node it matches, one job a node, as one batch: all, names (web-1,web-2) or labels (role=web,zone=a)")
+			fs.IntVar(&maxParallel, "max-parallel", 0, "with --selector: at most this many of the batch's jobs at once (0: no bound)")
+			fs.IntVar(&errorBudget, "error-budget", -1, "with --selector: stop the batch, cancelling its queued jobs, after more than this many failures (-1: never)")
 			fs.BoolVar(&exclusive, "exclusive", false, "hold the node's change lease for the job: refused while a rollout or another exclusive job changes the node")
-			fs.BoolVar(&wait, "wait", false, "wait for the job to finish, showing its progress; the exit status says how it ended")
+			fs.BoolVar(&wait, "wait", false, "wait for the job (or every job of the batch, each node printed as it ends; with -o json one JSON line a node) to finish; the exit status says how it ended")
 		},
 		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
+			switch {
+			case selector != "" && len(args) != 1:
+				return nil, cli.UsageError("with --selector, give only the WORD: the selector names the nodes")
+			case selector == "" && len(args) != 2:
+				return nil, cli.UsageError("give NODE WORD, or WORD --selector SEL")
+			case selector != "" && exclusive:
+				return nil, cli.UsageError("--exclusive takes one node; a batch does not hold change leases (use a rollout)")
+			case selector == "" && (maxParallel != 0 || errorBudget != -1):
+				return nil, cli.UsageError("--max-parallel and --error-budget bound a batch: give --selector")
+			}
 			p, err := params(pairs, file)
 			if err != nil {
 				return nil, err
+			}
+			if selector != "" {
+				return runBatch(ctx, env, c, args[0], selector, maxParallel, errorBudget, p, wait)
 			}
 			var j jobOne
 			if err := c.call(ctx, api.JobsCreate, nil, nil, api.JobRequest{Node: args[0], Word: args[1], Params: p, Exclusive: exclusive}, &j); err != nil {
@@ -117,7 +135,7 @@ func jobsRunCmd() *cli.Command {
 				return j, nil
 			}
 			return watch(ctx, env, c, j.ID)
-		}), jobExits...)
+		}), append(slices.Clone(jobExits), batchIncomplete)...)
 }
 
 // jobEnded is a job that reached a final state; the command's exit status says which, and with -o json

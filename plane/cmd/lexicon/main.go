@@ -15,10 +15,11 @@
 //	7  the job was cancelled before it ran (jobs run, jobs watch)
 //	8  the rollout halted, was aborted or was reverted (rollouts start, rollouts show, fleet patch)
 //	9  the provisioning failed: the machine did not join (nodes provision, provisionings show)
+//	10 the batch did not complete on every node: a job failed, was refused, lost or cancelled, a node lacked the word, or the batch stopped (jobs run, jobs batch show)
 //
-// Statuses 4 to 9 come only with --wait (jobs watch always waits). So `lexicon jobs run --wait NODE
+// Statuses 4 to 10 come only with --wait (jobs watch always waits). So `lexicon jobs run --wait NODE
 // WORD && next` runs next only after the job completed. Params the plane refuses fail jobs run with 1
-// (word.param_invalid) before anything is queued. A command that ends with 3 to 9 prints its whole
+// (word.param_invalid) before anything is queued. A command that ends with 3 to 10 prints its whole
 // result first; with -o json, "ok" is false. Ctrl-C while following work ends the command with 1
 // (usage.interrupted); the work goes on.
 package main
@@ -36,6 +37,7 @@ func commands() []*cli.Command {
 		joinsListCmd(), joinsApproveCmd(), joinsRejectCmd(),
 		nodesListCmd(), fleetCmd(), nodesShowCmd(), nodesWordCmd(), nodesDisconnectCmd(), nodesLabelCmd(),
 		jobsRunCmd(), jobsShowCmd(), jobsListCmd(), jobsWatchCmd(), jobsCancelCmd(), jobsMarkFailedCmd(),
+		jobsBatchShowCmd(), jobsBatchListCmd(),
 		releasesPublishCmd(), releasesListCmd(), releasesShowCmd(), releasesDiffCmd(),
 		driversListCmd(), driversEnableCmd(), driversDisableCmd(), driversStatusCmd(), driversAuditCmd(), driversSchemaCmd(),
 		accountsAddCmd(), accountsListCmd(), accountsRemoveCmd(), accountsMarkTestCmd(), accountsUnmarkTestCmd(),
@@ -60,6 +62,7 @@ func groups() []*cli.Command {
 		{Path: "nodes", Summary: "list, show, label, provision, adopt, decommission and disconnect the nodes of the fleet"},
 		{Path: "provisionings", Summary: "follow the machines the plane makes through cloud accounts"},
 		{Path: "jobs", Summary: "run words on nodes as jobs, follow them, cancel them"},
+		{Path: "jobs batch", Summary: "read batches: one word run across the nodes a selector matched"},
 		{Path: "releases", Summary: "publish releases to the plane and list them"},
 		{Path: "drivers", Summary: "enable and disable the drivers a release pins, and read their audit log"},
 		{Path: "accounts", Summary: "add, list, remove and mark test the accounts drivers act for"},

@@ -52,7 +52,7 @@ func Job(j store.Job, nodeName string) api.Job {
 		WordDigest: j.WordDigest, Class: j.Class, Params: j.Params, State: j.State, Budget: j.Budget,
 		CreatedBy: j.CreatedBy, CreatedAt: j.CreatedAt, ClaimedAt: j.ClaimedAt, DeadlineAt: j.DeadlineAt,
 		FinishedAt: j.FinishedAt, OutcomeCode: j.OutcomeCode, OutcomeMessage: j.OutcomeMessage, Output: j.Output,
-		Transcript: j.Transcript, Audit: j.Audit, DurationMS: j.DurationMS, FinishedBy: j.FinishedBy}
+		Transcript: j.Transcript, Audit: j.Audit, DurationMS: j.DurationMS, FinishedBy: j.FinishedBy, BatchID: j.BatchID}
 }
 
 func Incident(i store.Incident) api.Incident {

@@ -221,6 +221,35 @@ func TestWebUI(t *testing.T) {
 	}
 	sh.take(ctx, "job")
 
+	// A batch from the run page's second form: disk_usage on every node (this agent and a second),
+	// at most one at a time; the batch page shows both nodes side by side, and filters by outcome.
+	f.enrol("web-2", acceptLookAndChange)
+	browse(t, ctx, chromedp.Navigate(ui+"/run"), chromedp.WaitVisible(chromedp.CSS("#batch-form")),
+		setValue("#batch-selector", "all"), setValue("#batch-word", "disk_usage"),
+		setValue("#batch-params", `{"root": "/tmp", "top": 1}`), setValue("#batch-max-parallel", "1"),
+		chromedp.Click(chromedp.CSS("#batch-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#batch-state")))
+	batchURL := value(t, ctx, chromedp.Location())
+	deadline := time.Now().Add(2 * time.Minute)
+	for textOf(t, ctx, "#batch-state") != "done" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the batch did not end: %s", textOf(t, ctx, "#batch-counts"))
+		}
+		browse(t, ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#batch-state")))
+	}
+	if counts, nodes := textOf(t, ctx, "#batch-counts"), textOf(t, ctx, "#batch-jobs"); !strings.Contains(counts, "Completed 2,") ||
+		!strings.Contains(nodes, "web-1") || !strings.Contains(nodes, "web-2") || !strings.Contains(nodes, "total_bytes") {
+		t.Fatalf("the batch page once done: %s\n%s", counts, nodes)
+	}
+	if groups := textOf(t, ctx, "#batch-groups"); !strings.Contains(groups, "nodes answered the same") {
+		t.Fatalf("the batch's groups: %s", groups)
+	}
+	sh.take(ctx, "batch")
+	browse(t, ctx, chromedp.Navigate(batchURL+"?state=failed"), chromedp.WaitVisible(chromedp.CSS("#batch-jobs")))
+	if rows := textOf(t, ctx, "#batch-jobs tbody"); !strings.Contains(rows, "No nodes here.") {
+		t.Fatalf("the batch's failed nodes: %s", rows)
+	}
+
 	// An incident from the node's case, triaged and noted on the page.
 	st2, err := open.URL(context.Background(), f.store)
 	must(t, err)
@@ -414,7 +443,8 @@ func TestWebUI(t *testing.T) {
 	browse(t, ctx, chromedp.Navigate(ui+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 	jobLink := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#jobs a[href^="/ui/jobs/"]`), "href")).Value
 	for _, page := range []string{ui + "/", ui + "/joins", ui + "/nodes", ui + "/nodes/" + a.nodeID, f.url + jobLink, incidentURL, ui + "/run",
-		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/schedules", ui + "/security", ui + "/plane", ui + "/machines"} {
+		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/schedules", ui + "/security", ui + "/plane", ui + "/machines",
+		ui + "/batches", batchURL} {
 		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
 		forms := value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('form[method="post"]')).map(f => f.getAttribute("action")).filter(a => a !== "/ui/signout")`))
 		if len(forms) != 0 {

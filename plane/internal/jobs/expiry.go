@@ -19,6 +19,7 @@ const DefaultExpireEvery = 5 * time.Second
 // ExpiryStore is what the expirer writes through.
 type ExpiryStore interface {
 	JobExpire(ctx context.Context, p store.JobExpireParams) ([]store.Job, error)
+	BatchAdvancer
 }
 
 // Config sets up an Expirer.
@@ -41,6 +42,8 @@ type Expirer struct {
 	now   func() time.Time
 	log   *slog.Logger
 	m     *metrics.Plane
+	// batches moves on the batches of the jobs it makes lost.
+	batches *batchMover
 }
 
 // NewExpirer makes the expirer; Start runs it.
@@ -52,7 +55,7 @@ func NewExpirer(c Config) *Expirer {
 	if c.Every == 0 {
 		c.Every = DefaultExpireEvery
 	}
-	e := &Expirer{store: c.Store, now: c.Now, log: c.Log, m: c.Metrics}
+	e := &Expirer{store: c.Store, now: c.Now, log: c.Log, m: c.Metrics, batches: &batchMover{st: c.Store, log: c.Log, m: c.Metrics}}
 	e.Periodic = &services.Periodic{Name: "job expiry", Every: c.Every, Step: e.Expire}
 	return e
 }
@@ -70,6 +73,7 @@ func (e *Expirer) Expire(ctx context.Context) {
 		e.log.Warn("job lost: past its claim budget", "job", j.ID, "node", j.NodeID, "word", j.Word)
 		e.m.JobEnded(j.Word, string(j.State))
 	}
+	e.batches.advance(ctx, e.now(), lost...)
 }
 
 var _ services.Service = (*Expirer)(nil)

@@ -33,6 +33,15 @@ type Store interface {
 	JobFinish(ctx context.Context, p store.JobFinishParams) (store.Job, error)
 	JobFinishClaim(ctx context.Context, p store.JobFinishParams) (store.JobFinishClaimResult, error)
 	Notifier() store.Notifier
+
+	NodeList(ctx context.Context, p store.NodeListParams) (store.NodeListResult, error)
+	BatchCreate(ctx context.Context, p store.BatchCreateParams) (store.Batch, error)
+	BatchGet(ctx context.Context, p store.BatchGetParams) (store.Batch, error)
+	BatchList(ctx context.Context, p store.BatchListParams) (store.BatchListResult, error)
+	BatchJobList(ctx context.Context, p store.BatchJobListParams) (store.BatchJobListResult, error)
+	BatchGroupList(ctx context.Context, p store.BatchGroupListParams) ([]store.BatchGroup, error)
+	BatchSkipList(ctx context.Context, p store.BatchSkipListParams) (store.BatchSkipListResult, error)
+	BatchAdvancer
 }
 
 // Manifests finds the signed manifest of a word a node runs, by the word's name and the module digest
@@ -59,8 +68,9 @@ type RoomConfig struct {
 
 // Room is the jobs' Go API, which the HTTP server and the web UI both call.
 type Room struct {
-	c   RoomConfig
-	log *slog.Logger
+	c       RoomConfig
+	log     *slog.Logger
+	batches *batchMover
 }
 
 // NewRoom makes the room.
@@ -68,7 +78,8 @@ func NewRoom(c RoomConfig) *Room {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Room{c: c, log: services.Logger(c.Log)}
+	log := services.Logger(c.Log)
+	return &Room{c: c, log: log, batches: &batchMover{st: c.Store, log: log, m: c.Metrics}}
 }
 
 // Params are the params a job of word m runs with: raw, or {} when none were given, checked against
@@ -202,6 +213,7 @@ func (r *Room) Cancel(ctx context.Context, who api.Token, id string) (api.Job, e
 	j, err := r.c.Store.JobCancel(ctx, store.JobCancelParams{ID: id, By: who.Name, Now: r.c.Now()})
 	if err == nil {
 		r.c.Metrics.JobEnded(j.Word, string(j.State))
+		r.advance(ctx, j)
 	}
 	return r.answer(ctx, j, err)
 }
@@ -211,8 +223,14 @@ func (r *Room) MarkFailed(ctx context.Context, who api.Token, id string, req api
 	j, err := r.c.Store.JobMarkFailed(ctx, store.JobMarkFailedParams{ID: id, By: who.Name, Message: req.Message, Now: r.c.Now()})
 	if err == nil {
 		r.c.Metrics.JobEnded(j.Word, string(j.State))
+		r.advance(ctx, j)
 	}
 	return r.answer(ctx, j, err)
+}
+
+// advance moves on the batches of jobs that just ended.
+func (r *Room) advance(ctx context.Context, ended ...store.Job) {
+	r.batches.advance(ctx, r.c.Now(), ended...)
 }
 
 // answer is a job with its node's name.
@@ -256,6 +274,7 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 				r.log.Warn("job lost: its node claimed while idle", "job", j.ID, "node", node.ID(), "word", j.Word)
 				r.c.Metrics.JobEnded(j.Word, string(j.State))
 			}
+			r.advance(ctx, res.Lost...)
 			job, first = res.Job, false
 		} else {
 			job, err = r.c.Store.JobClaim(ctx, store.JobClaimParams{NodeID: node.ID(), Now: r.c.Now()})
@@ -327,6 +346,7 @@ func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.Result
 			return channel.ResultResponse{}, err
 		}
 		r.log.Info("job finished", "job", job.ID, "node", node.ID(), "word", job.Word, "state", job.State, "code", code)
+		r.advance(ctx, job)
 		return channel.ResultResponse{JobID: job.ID, State: job.State}, nil
 	}
 	claim, err := r.c.Nodes.Report(ctx, node, req.Claim)
@@ -344,6 +364,7 @@ func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.Result
 	}
 	r.log.Info("job finished", "job", res.Job.ID, "node", node.ID(), "word", res.Job.Word, "state", res.Job.State, "code", code)
 	r.c.Metrics.JobEnded(res.Job.Word, string(res.Job.State))
+	r.advance(ctx, res.Job)
 	if res.Next != nil {
 		claim.Job = r.handOut(node, res.Next)
 	}

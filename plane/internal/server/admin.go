@@ -170,6 +170,37 @@ func (s *Server) nodeRoutes(r chi.Router) {
 }
 
 func (s *Server) jobRoutes(r chi.Router) {
+	s.handle(r, api.BatchesCreate, func(r *http.Request) (any, error) {
+		var req api.BatchRequest
+		if err := readJSON(r, 256<<10, &req); err != nil {
+			return nil, err
+		}
+		return s.cfg.Jobs.CreateBatch(r.Context(), tokenFrom(r.Context()), req)
+	})
+	s.handle(r, api.BatchesList, func(r *http.Request) (any, error) {
+		q, err := api.ParseBatchesListQuery(r.URL.Query())
+		if err != nil {
+			return nil, err
+		}
+		return s.cfg.Jobs.ListBatches(r.Context(), tokenFrom(r.Context()), q)
+	})
+	s.handle(r, api.BatchesShow, func(r *http.Request) (any, error) {
+		return s.cfg.Jobs.ShowBatch(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"))
+	})
+	s.handle(r, api.BatchesJobs, func(r *http.Request) (any, error) {
+		q, err := api.ParseBatchJobsQuery(r.URL.Query())
+		if err != nil {
+			return nil, err
+		}
+		return s.cfg.Jobs.BatchJobs(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"), q)
+	})
+	s.handle(r, api.BatchesSkips, func(r *http.Request) (any, error) {
+		q, err := api.ParseBatchesListQuery(r.URL.Query())
+		if err != nil {
+			return nil, err
+		}
+		return s.cfg.Jobs.BatchSkips(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"), q)
+	})
 	s.handle(r, api.JobsCreate, func(r *http.Request) (any, error) {
 		var req api.JobRequest
 		if err := readJSON(r, 256<<10, &req); err != nil {

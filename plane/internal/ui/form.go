@@ -239,6 +239,7 @@ func mark(fs []*field, pointer, msg string) bool {
 type runData struct {
 	Node   string
 	Nodes  []api.Node
+	Batch  *batchForm // the form for a word across the nodes a label picks
 	Words  []api.WordRef
 	Word   *api.Word
 	Fields []*field
@@ -259,6 +260,9 @@ func (u *UI) runForm(w http.ResponseWriter, r *http.Request, status int, form ur
 			return
 		}
 		d.Nodes = list.Nodes
+		if _, err := u.may(r, api.BatchesCreate); err == nil {
+			d.Batch = newBatchForm(list.Nodes) // offered only to a token that may start one
+		}
 		v := from(r)
 		u.render(w, r, status, "run", &v, d)
 		return

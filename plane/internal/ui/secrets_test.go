@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
@@ -37,9 +38,12 @@ func TestNoSecretOnAnyPage(t *testing.T) {
 	n := storetest.Node(t, c.store, "web-1", "0.1.0", time.Now())
 	inc := c.incident(n, "disk full")
 	job := c.job(n, `{"ok":true}`)
+	batch, err := c.store.BatchCreate(ctx, store.BatchCreateParams{Word: "w", Selector: "all", Class: "look", Params: json.RawMessage(`{}`),
+		ErrorBudget: store.NoErrorBudget, Targets: []store.BatchTarget{{NodeID: n.ID}}, CreatedBy: "ui-admin"})
+	must(t, err)
 	join := c.pending("new-1")
 	inst := c.create("web-7")
-	_, err := c.mgr.AccountAdd(ctx, "ui-admin", drivers.AccountAddRequest{Driver: "cloud-mock", Name: "spare", Credential: driver.NewSecret(credential + "-spare")})
+	_, err = c.mgr.AccountAdd(ctx, "ui-admin", drivers.AccountAddRequest{Driver: "cloud-mock", Name: "spare", Credential: driver.NewSecret(credential + "-spare")})
 	must(t, err)
 	c.secrets = append(c.secrets, credential+"-spare")
 
@@ -132,6 +136,8 @@ func TestNoSecretOnAnyPage(t *testing.T) {
 				return n.ID
 			case p == "{id}" && prefix == "/jobs/":
 				return job.ID
+			case p == "{id}" && prefix == "/batches/":
+				return batch.ID
 			case p == "{id}" && prefix == "/rollouts/":
 				return rollout
 			case p == "{id}" && prefix == "/incidents/":

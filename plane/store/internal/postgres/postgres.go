@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -34,6 +35,9 @@ const HandOutConns = 4
 
 // pgNotifySQL tells every replica's listener that a job was queued; see driver.JobQueued.
 const pgNotifySQL = `SELECT pg_notify($1, $2)`
+
+// pgNotifyManySQL is pgNotifySQL for each node id of a JSON array.
+const pgNotifyManySQL = `SELECT pg_notify($1, id) FROM jsonb_array_elements_text($2::jsonb) AS id`
 
 // Files is the dialect's SQL: sql/queries*.sql and sql/migrations.
 //
@@ -167,8 +171,14 @@ func (d *driver) Pipeline(ctx context.Context, steps []sqldb.Step) (err error) {
 
 // JobQueued sends the notification from inside the transaction: PostgreSQL delivers it at commit, to
 // every listening replica (this one included), and drops it on rollback.
-func (d *driver) JobQueued(ctx context.Context, ex sqldb.Execer, nodeID string) error {
-	_, err := ex.Exec(ctx, pgNotifySQL, d.channel, nodeID)
+// Many nodes (a batch's) are told in one statement, one notification each.
+func (d *driver) JobQueued(ctx context.Context, ex sqldb.Execer, nodeIDs ...string) error {
+	if len(nodeIDs) == 1 {
+		_, err := ex.Exec(ctx, pgNotifySQL, d.channel, nodeIDs[0])
+		return err
+	}
+	ids, _ := json.Marshal(nodeIDs)
+	_, err := ex.Exec(ctx, pgNotifyManySQL, d.channel, string(ids))
 	return err
 }
 

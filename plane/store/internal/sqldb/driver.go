@@ -51,9 +51,9 @@ type Driver interface {
 	// them, so a step cannot veto it: use Pipeline only where every step's effect stands whatever the
 	// results. A database error stops it, and nothing commits.
 	Pipeline(ctx context.Context, steps []Step) error
-	// JobQueued runs inside the transaction that queued a job for nodeID, so that every replica hears
+	// JobQueued runs inside the transaction that queued jobs for nodeIDs, so that every replica hears
 	// of it when (and only if) it commits.
-	JobQueued(ctx context.Context, ex Execer, nodeID string) error
+	JobQueued(ctx context.Context, ex Execer, nodeIDs ...string) error
 	// JobCommitted runs after that transaction committed.
 	JobCommitted(nodeID string)
 	Notifier() Notifier

@@ -27,6 +27,7 @@ type Queries struct {
 	LogViewQueries   // queries_logviews.sql
 	MachineQueries   // queries_machines.sql
 	ScheduleQueries  // queries_schedules.sql
+	BatchQueries     // queries_batches.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -128,6 +129,13 @@ type LogViewQueries struct {
 type MachineQueries struct {
 	MachineInsert, MachineUpdate, MachineConfirm, MachineGet, MachineList, MachineDelete string
 	JobNewestOutputs                                                                     string
+}
+
+// BatchQueries are the statements of queries_batches.sql: batches of jobs.
+type BatchQueries struct {
+	BatchInsert, BatchNodes, BatchJobsInsert, BatchSkipsInsert, BatchGet, BatchLock, BatchList string
+	BatchCounts, BatchFailures, BatchActive, BatchRelease, BatchStop, BatchCancelQueued        string
+	BatchJobList, BatchGroups, BatchSkipList                                                   string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

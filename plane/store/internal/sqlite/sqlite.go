@@ -133,7 +133,7 @@ func (d *driver) Pipeline(ctx context.Context, steps []sqldb.Step) error {
 	})
 }
 
-func (d *driver) JobQueued(context.Context, sqldb.Execer, string) error { return nil }
+func (d *driver) JobQueued(context.Context, sqldb.Execer, ...string) error { return nil }
 
 // JobCommitted wakes this process's waiters. Another process sharing the file is not woken: its long
 // polls find the job when they next time out and claim.

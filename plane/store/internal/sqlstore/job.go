@@ -133,9 +133,13 @@ func (s *sqlStore) claim(ctx context.Context, p JobClaimParams, idle bool) (JobC
 		return res, err
 	}
 	t := now(p.Now)
-	lost := func(id, word *string) {
+	lost := func(id, word, batch *string) {
 		if id != nil && word != nil {
-			res.Lost = append(res.Lost, Job{ID: *id, NodeID: p.NodeID, Word: *word, State: JobLost})
+			j := Job{ID: *id, NodeID: p.NodeID, Word: *word, State: JobLost}
+			if batch != nil {
+				j.BatchID = *batch
+			}
+			res.Lost = append(res.Lost, j)
 		}
 	}
 	var state string
@@ -143,26 +147,26 @@ func (s *sqlStore) claim(ctx context.Context, p JobClaimParams, idle bool) (JobC
 	loseArgs := func() []any { return []any{p.NodeID, t, idle, errcode.JobLost, lostIdle} }
 	err := s.pipeline(ctx, "claim job",
 		sqldb.Step{Query: s.q.JobClaimLose, Args: loseArgs(), Scan: func(r sqldb.Row) error {
-			var id, word string
-			err := r.Scan(&id, &word)
+			var id, word, batch string
+			err := r.Scan(&id, &word, &batch)
 			if s.drv.Kind(err) == sqldb.ErrNoRows {
 				return nil
 			}
 			if err == nil {
-				lost(&id, &word)
+				lost(&id, &word, &batch)
 			}
 			return err
 		}},
 		sqldb.Step{Query: s.q.JobClaimLock, Args: loseArgs(), Scan: func(r sqldb.Row) error {
-			var id, word *string
+			var id, word, batch *string
 			var locked bool
-			err := r.Scan(&state, &id, &word, &locked)
+			err := r.Scan(&state, &id, &word, &locked, &batch)
 			if s.drv.Kind(err) == sqldb.ErrNoRows {
 				return nil
 			}
 			if err == nil {
 				found = true
-				lost(id, word)
+				lost(id, word, batch)
 			}
 			return err
 		}},
@@ -465,7 +469,7 @@ func scanJob(r sqldb.Row) (Job, error) {
 	if err := r.Scan(&j.ID, &j.NodeID, &j.Word, &j.WordVersion, &j.WordDigest, &j.Class, &params, &state,
 		&budgetMS, &j.CreatedBy, stamp{&j.CreatedAt}, stamp{&j.ClaimedAt}, stamp{&j.DeadlineAt},
 		stamp{&j.FinishedAt}, &j.OutcomeCode, &j.OutcomeMessage, &output, &j.Transcript, &audit,
-		&j.DurationMS, &j.FinishedBy); err != nil {
+		&j.DurationMS, &j.FinishedBy, &j.BatchID); err != nil {
 		return Job{}, err
 	}
 	j.State = JobState(state)

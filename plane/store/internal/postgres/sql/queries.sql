@@ -16,12 +16,12 @@ untrusted, labels, target_sequence, report_digest, update_state, update_offered,
 -- fragment: job_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
 claimed_at, deadline_at, finished_at, outcome_code, outcome_message, output, transcript, audit,
-duration_ms, finished_by
+duration_ms, finished_by, COALESCE(batch_id, '')
 
 -- fragment: job_summary_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
 claimed_at, deadline_at, finished_at, outcome_code, outcome_message, NULL::json, '', NULL::json,
-duration_ms, finished_by
+duration_ms, finished_by, COALESCE(batch_id, '')
 
 -- fragment: token_columns
 id, name, role, created_at, revoked_at
@@ -208,7 +208,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10)
 WITH lost AS (
     UPDATE jobs SET state = 'lost', finished_at = $2, outcome_code = $4, outcome_message = $5
     WHERE $3 AND node_id = $1 AND state = 'running'
-    RETURNING id, word
+    RETURNING id, word, COALESCE(batch_id, '') AS batch_id
 ), locked AS (
     SELECT id FROM nodes
     WHERE id = $1
@@ -216,7 +216,7 @@ WITH lost AS (
       AND EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'queued')
     FOR NO KEY UPDATE
 )
-SELECT n.state, lost.id, lost.word, EXISTS (SELECT 1 FROM locked)
+SELECT n.state, lost.id, lost.word, EXISTS (SELECT 1 FROM locked), lost.batch_id
 FROM nodes n LEFT JOIN lost ON true
 WHERE n.id = $1
 
@@ -228,7 +228,7 @@ UPDATE jobs
 SET state = 'running', claimed_at = $2, deadline_at = $2::timestamptz + budget_ms * interval '1 millisecond'
 WHERE id = (
     SELECT id FROM jobs
-    WHERE node_id = $1 AND state = 'queued'
+    WHERE node_id = $1 AND state = 'queued' AND NOT held
       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = $1 AND state = 'running')
       AND EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND state = 'active')
       AND ($3 = '' OR EXISTS (SELECT 1 FROM jobs WHERE id = $3 AND node_id = $1 AND finished_at = $2))

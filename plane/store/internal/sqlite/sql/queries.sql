@@ -17,12 +17,12 @@ untrusted, labels, target_sequence, report_digest, update_state, update_offered,
 -- fragment: job_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
 claimed_at, deadline_at, finished_at, outcome_code, outcome_message, output, transcript, audit,
-duration_ms, finished_by
+duration_ms, finished_by, COALESCE(batch_id, '')
 
 -- fragment: job_summary_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
 claimed_at, deadline_at, finished_at, outcome_code, outcome_message, NULL, '', NULL,
-duration_ms, finished_by
+duration_ms, finished_by, COALESCE(batch_id, '')
 
 -- fragment: token_columns
 id, name, role, created_at, revoked_at
@@ -191,11 +191,11 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10)
 -- When the node claims while idle (?3), its running job is lost.
 UPDATE jobs SET state = 'lost', finished_at = ?2, outcome_code = ?4, outcome_message = ?5
 WHERE ?3 AND node_id = ?1 AND state = 'running'
-RETURNING id, word
+RETURNING id, word, COALESCE(batch_id, '')
 
 -- name: JobClaimLock
 -- A read: the node's state, in the shape of PostgreSQL's (JobClaimLose returned the lost job).
-SELECT state, NULL, NULL, 0 FROM nodes WHERE id = ?1
+SELECT state, NULL, NULL, 0, NULL FROM nodes WHERE id = ?1
 
 -- name: JobClaim
 -- One job at a time per node is held by the write lock; jobs_one_running backs it up. After a result
@@ -204,7 +204,7 @@ UPDATE jobs
 SET state = 'running', claimed_at = ?2, deadline_at = ?2 + budget_ms * 1000
 WHERE id = (
     SELECT id FROM jobs
-    WHERE node_id = ?1 AND state = 'queued'
+    WHERE node_id = ?1 AND state = 'queued' AND held = 0
       AND NOT EXISTS (SELECT 1 FROM jobs WHERE node_id = ?1 AND state = 'running')
       AND EXISTS (SELECT 1 FROM nodes WHERE id = ?1 AND state = 'active')
       AND (?3 = '' OR EXISTS (SELECT 1 FROM jobs WHERE id = ?3 AND node_id = ?1 AND finished_at = ?2))
