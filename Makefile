@@ -244,6 +244,7 @@ bench: modules debian-root $(VERSITYGW)
 	$(GO) test -run '^$$' -bench BenchmarkJobRollout1000 -benchtime 1x -timeout 30m ./plane/internal/rollouts/
 	$(GO) test -run '^$$' -bench BenchmarkAgentUpdate -benchtime 1x -timeout 30m ./plane/internal/e2e/
 	$(GO) test -run '^$$' -bench BenchmarkRender -benchtime 50x -count 1 ./plane/internal/ui/
+	$(GO) test -run '^$$' -bench BenchmarkRender10000Nodes -benchtime 3x -count 1 ./plane/internal/roles/
 	$(GO) test -run '^$$' -bench BenchmarkBackup1GiB -benchtime 1x -timeout 60m ./backup/backupe2e/
 
 # ui-shots runs the web UI's browser test (headless Chromium, a real plane and agent) and keeps a
