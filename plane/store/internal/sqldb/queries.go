@@ -25,6 +25,7 @@ type Queries struct {
 	ProvisionQueries // queries_provision.sql
 	UIQueries        // queries_ui.sql
 	LogViewQueries   // queries_logviews.sql
+	RoleQueries      // queries_roles.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -109,6 +110,14 @@ type LogViewQueries struct {
 	NodeCheckpointsClear, NodeCheckpointsInsert, NodeCheckpointList string
 	LogConsistencyUpsert, LogConsistencyPrune, LogConsistencyList   string
 	DetectLogSplit                                                  string
+}
+
+// RoleQueries are the statements of queries_roles.sql: roles, their versions and assignments, and
+// whether a release pins an artifact (the artifact route serves a node the rest only by its roles).
+type RoleQueries struct {
+	RoleInsert, RoleVersionForUpdate, RoleSetVersion, RoleVersionInsert, RoleVersionArtifactInsert string
+	RoleGet, RoleList, RoleHistory, RoleExists, RoleAssignInsert, RoleAssignmentGet                string
+	RoleAssignmentDelete, RoleAssignmentList, ArtifactReleased                                     string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and
