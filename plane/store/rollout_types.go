@@ -104,6 +104,13 @@ type RolloutEvent struct {
 type RolloutStepNew struct {
 	NodeID, NodeName string
 	Stage            int
+	// Params, when given, are this node's params for the change, in place of the rollout's (the
+	// footprint a roles apply renders for each node). RolloutParamsGet reads them back.
+	Params json.RawMessage
+}
+
+type RolloutParamsGetParams struct {
+	RolloutID, NodeID string
 }
 
 type RolloutCreateParams struct {

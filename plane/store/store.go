@@ -25,6 +25,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -245,6 +246,9 @@ type Store interface {
 	// ArtifactHas reports whether an artifact is stored.
 	ArtifactHas(ctx context.Context, p ArtifactGetParams) (bool, error)
 
+	// RolloutParamsGet returns a node's own params for a rollout's change, nil when the node takes the
+	// rollout's.
+	RolloutParamsGet(ctx context.Context, p RolloutParamsGetParams) (json.RawMessage, error)
 	// ArtifactReleased reports whether a release pins an artifact: those are served to any node, the
 	// content of roles only to the nodes whose roles name it.
 	ArtifactReleased(ctx context.Context, p ArtifactGetParams) (bool, error)

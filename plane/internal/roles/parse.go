@@ -3,7 +3,6 @@ package roles
 import (
 	"bytes"
 	"crypto/sha256"
-	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
@@ -30,14 +30,8 @@ const (
 	maxDepth        = 64      // nesting of a YAML document
 )
 
-//go:embed role.schema.json
-var schemaJSON []byte
-
-// Schema returns the published JSON Schema of a role file (draft 2020-12).
-func Schema() []byte { return bytes.Clone(schemaJSON) }
-
 var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(api.RoleSchema()))
 	if err != nil {
 		return nil, err
 	}

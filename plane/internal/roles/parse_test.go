@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
 )
@@ -132,7 +133,7 @@ func TestParseRefuses(t *testing.T) {
 }
 
 func TestSchemaPublished(t *testing.T) {
-	s := Schema()
+	s := api.RoleSchema()
 	if !strings.Contains(string(s), `"$id": "https://lexicon-fleet.github.io/schemas/role/v1.json"`) {
 		t.Fatal("the published schema is not the role schema")
 	}

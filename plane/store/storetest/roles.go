@@ -134,4 +134,27 @@ var roleTests = []test{
 		noErr(f, f.s.RoleUnassign(f.ctx, store.RoleUnassignParams{Role: "web", Selector: "role=web"}), "RoleUnassign")
 		testkit.WantCode(f, f.s.RoleUnassign(f.ctx, store.RoleUnassignParams{Role: "web", Selector: "role=web"}), errcode.RoleNotFound)
 	}},
+	// Rollout/StepParams: a job rollout may give a node its own params for the change, read back by
+	// node; a node without takes the rollout's (nil); a release rollout takes none.
+	{"Rollout/StepParams", func(f *fx) {
+		a, b := f.node("a"), f.node("b")
+		own := json.RawMessage(`{"mode":"apply","footprint":{"schema":"lexicon/footprint/v1"}}`)
+		ro, err := f.s.RolloutCreate(f.ctx, store.RolloutCreateParams{Kind: store.RolloutJob, Word: "converge", Params: json.RawMessage(`{"mode":"apply"}`),
+			Selector: "all", Stages: []string{"100%"},
+			Steps: []store.RolloutStepNew{{NodeID: a.ID, NodeName: "a", Params: own}, {NodeID: b.ID, NodeName: "b"}},
+			By:    "admin", Now: f.at(0)})
+		noErr(f, err, "RolloutCreate")
+		got, err := f.s.RolloutParamsGet(f.ctx, store.RolloutParamsGetParams{RolloutID: ro.ID, NodeID: a.ID})
+		noErr(f, err, "RolloutParamsGet")
+		var v map[string]any
+		if err := json.Unmarshal(got, &v); err != nil || v["mode"] != "apply" || v["footprint"] == nil {
+			f.Fatalf("a's params = %s (%v)", got, err)
+		}
+		if got, err = f.s.RolloutParamsGet(f.ctx, store.RolloutParamsGetParams{RolloutID: ro.ID, NodeID: b.ID}); err != nil || got != nil {
+			f.Fatalf("b's params = %s (%v)", got, err)
+		}
+		_, err = f.s.RolloutCreate(f.ctx, store.RolloutCreateParams{Kind: store.RolloutRelease, ReleaseSequence: 1, Selector: "all", Stages: []string{"100%"},
+			Steps: []store.RolloutStepNew{{NodeID: a.ID, NodeName: "a", Params: own}}, By: "admin", Now: f.at(0)})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
 }

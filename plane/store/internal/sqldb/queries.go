@@ -118,6 +118,7 @@ type RoleQueries struct {
 	RoleInsert, RoleVersionForUpdate, RoleSetVersion, RoleVersionInsert, RoleVersionArtifactInsert string
 	RoleGet, RoleList, RoleHistory, RoleExists, RoleAssignInsert, RoleAssignmentGet                string
 	RoleAssignmentDelete, RoleAssignmentList, ArtifactReleased                                     string
+	RolloutStepParamsInsert, RolloutStepParamsGet                                                  string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

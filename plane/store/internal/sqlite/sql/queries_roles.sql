@@ -48,3 +48,9 @@ ORDER BY role, selector
 
 -- name: ArtifactReleased
 SELECT EXISTS (SELECT 1 FROM release_artifacts WHERE digest = ?1)
+
+-- name: RolloutStepParamsInsert
+INSERT INTO rollout_step_params (rollout_id, node_id, params) VALUES (?1, ?2, ?3)
+
+-- name: RolloutStepParamsGet
+SELECT params FROM rollout_step_params WHERE rollout_id = ?1 AND node_id = ?2

@@ -31,3 +31,12 @@ CREATE TABLE role_assignments (
     created_by TEXT NOT NULL,
     PRIMARY KEY (role, selector)
 ) STRICT;
+-- A rollout may give each node its own params for the change (a roles apply sends each node its
+-- footprint). Kept apart from rollout_steps, which the engine reads whole on every pass.
+CREATE TABLE rollout_step_params (
+    rollout_id TEXT NOT NULL,
+    node_id    TEXT NOT NULL,
+    params     TEXT NOT NULL,
+    PRIMARY KEY (rollout_id, node_id),
+    FOREIGN KEY (rollout_id, node_id) REFERENCES rollout_steps (rollout_id, node_id)
+) STRICT;
