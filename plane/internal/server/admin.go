@@ -98,6 +98,7 @@ func (s *Server) adminTable(r chi.Router) {
 		s.metrics.Handler().ServeHTTP(w, r)
 	}))
 	s.rolloutRoutes(r)
+	s.roleRoutes(r)
 	s.provisionRoutes(r)
 }
 

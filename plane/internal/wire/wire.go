@@ -22,6 +22,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/roles"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
@@ -115,6 +116,7 @@ func New(cfg Config) *server.Server {
 		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now}),
 		Releases: rels,
 		Rollouts: rolls,
+		Roles:    roles.NewRoom(roles.RoomConfig{Store: st, Nodes: ns, Jobs: js, Rollouts: rolls, Log: log, Now: now}),
 		Joins: joins.New(joins.Config{Store: st, Log: log, Now: now, MaxPending: cfg.MaxPendingJoins, MaxPendingPerSource: cfg.MaxPendingJoinsPerSource,
 			Provisioned: cfg.ProvisionsChanged}),
 		Nodes:     ns,
@@ -147,6 +149,7 @@ var (
 	_ releases.Store           = store.Store(nil)
 	_ rollouts.Store           = store.Store(nil)
 	_ rollouts.EngineStore     = store.Store(nil)
+	_ roles.Store              = store.Store(nil)
 	_ incidents.Store          = store.Store(nil)
 	_ incidents.ReconcileStore = store.Store(nil)
 	_ provision.RoomStore      = store.Store(nil)
