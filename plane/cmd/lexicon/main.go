@@ -13,7 +13,7 @@
 //	5  the node did not run the job's word: its policy, or its own check of the word or params, refused it (jobs run, jobs watch)
 //	6  the job was lost: handed out and never reported (jobs run, jobs watch)
 //	7  the job was cancelled before it ran (jobs run, jobs watch)
-//	8  the rollout halted, was aborted or was reverted (rollouts start, rollouts show)
+//	8  the rollout halted, was aborted or was reverted (rollouts start, rollouts show, roles apply)
 //	9  the provisioning failed: the machine did not join (nodes provision, provisionings show)
 //
 // Statuses 4 to 9 come only with --wait (jobs watch always waits). So `lexicon jobs run --wait NODE
@@ -47,7 +47,7 @@ func commands() []*cli.Command {
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
 		apiSpecCmd(),
-	), rolloutsCmds()...)
+	), append(rolloutsCmds(), rolesCmds()...)...)
 }
 
 // groups gives each group of commands the summary its help shows.
