@@ -39,6 +39,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/roles"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -87,6 +88,7 @@ type Config struct {
 	Jobs      *jobs.Room
 	Releases  *releases.Room
 	Rollouts  *rollouts.Room
+	Roles     *roles.Room
 	Incidents *incidents.Room
 	Provision *provision.Room
 	Drivers   *drivers.Room
@@ -168,6 +170,11 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/rollouts", u.rollouts)
 		r.Post("/rollouts", u.rolloutStart)
 		r.Get("/rollouts/{id}", u.rollout)
+		r.Get("/roles", u.roles)
+		r.Get("/roles/{name}", u.role)
+		r.Post("/roles/{name}/plan", u.rolePlan)
+		r.Post("/roles/{name}/apply", u.roleApply)
+		r.Get("/nodes/{id}/footprint", u.nodeFootprint)
 		r.Post("/rollouts/{id}/pause", u.rolloutMove(api.RolloutsPause, u.cfg.Rollouts.Pause))
 		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume, u.cfg.Rollouts.Resume))
 		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort, u.cfg.Rollouts.Abort))
