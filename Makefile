@@ -128,19 +128,20 @@ packages: agents
 
 # debian-root makes build/debian-12/root, the Debian 12 machine the package tests run real apt and dpkg
 # in and the netns cloud's debian-12 image overlays: Debian's own packages from deb.debian.org
-# (mmdebstrap, minbase, with curl and ca-certificates for provisioning), its apt sources removed (each
-# test names its own repository). It is made once into a temporary folder and renamed, so a run cut
-# short never leaves half a root, and kept until `make clean`; a run against a slow mirror takes
-# about four minutes. Tests read it, never write it: each mounts its own overlay on it.
+# (mmdebstrap, minbase, with curl and ca-certificates for provisioning and nftables for the firewall
+# converge applies), its apt sources removed (each test names its own repository). It is made once into
+# a temporary folder and renamed, so a run cut short never leaves half a root, and kept until `make
+# clean`; its check file is the newest thing it must hold (nft), so a root made before that is remade
+# whole. A run against a slow mirror takes about four minutes. Tests read it, never write it: each mounts its own overlay on it.
 DEBIAN_ROOT := $(BUILD)/debian-12/root
 DEBIAN_MIRROR ?= http://deb.debian.org
-debian-root: $(DEBIAN_ROOT)/usr/bin/apt-get
+debian-root: $(DEBIAN_ROOT)/usr/sbin/nft
 
-$(DEBIAN_ROOT)/usr/bin/apt-get:
+$(DEBIAN_ROOT)/usr/sbin/nft:
 	@rm -rf $(DEBIAN_ROOT).tmp && mkdir -p $(dir $(DEBIAN_ROOT))
-	mmdebstrap --variant=minbase --include=ca-certificates,curl --customize-hook='rm -f "$$1/etc/apt/sources.list"' \
+	mmdebstrap --variant=minbase --include=ca-certificates,curl,nftables --customize-hook='rm -f "$$1/etc/apt/sources.list"' \
 	  bookworm $(DEBIAN_ROOT).tmp "deb $(DEBIAN_MIRROR)/debian bookworm main" "deb $(DEBIAN_MIRROR)/debian-security bookworm-security main"
-	mv $(DEBIAN_ROOT).tmp $(DEBIAN_ROOT)
+	rm -rf $(DEBIAN_ROOT) && mv $(DEBIAN_ROOT).tmp $(DEBIAN_ROOT)
 
 # release signs every built module and both agents with the development key (made once, in build/keys)
 # into build/release, logs the statement in a transparency log with a signed timestamp, as a publisher
@@ -245,6 +246,7 @@ bench: modules debian-root $(VERSITYGW)
 	$(GO) test -run '^$$' -bench BenchmarkAgentUpdate -benchtime 1x -timeout 30m ./plane/internal/e2e/
 	$(GO) test -run '^$$' -bench BenchmarkRender -benchtime 50x -count 1 ./plane/internal/ui/
 	$(GO) test -run '^$$' -bench BenchmarkSecurityView10000 -benchtime 5x -count 1 -timeout 30m ./plane/internal/security/
+	$(GO) test -run '^$$' -bench BenchmarkRender10000Nodes -benchtime 3x -count 1 ./plane/internal/roles/
 	$(GO) test -run '^$$' -bench BenchmarkBackup1GiB -benchtime 1x -timeout 60m ./backup/backupe2e/
 
 # ui-shots runs the web UI's browser test (headless Chromium, a real plane and agent) and keeps a

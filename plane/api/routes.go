@@ -344,6 +344,41 @@ var (
 		Summary: "Forget a replica that stopped heartbeating", Answer: Replica{}, Errors: []string{"replica.*"}}
 )
 
+// The role routes: a role is a named, versioned declaration of what machines carry; assigned by
+// selector, it renders into each node's footprint, which plan shows and apply converges as a staged
+// rollout of the converge word. Writing roles and applying them take admin (a role can add users and
+// keys); planning changes nothing on a node and takes operator.
+var (
+	RolesList = Route{Method: http.MethodGet, Pattern: "/roles", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List roles at their newest versions", Answer: RoleList{}}
+	RolesCreate = Route{Method: http.MethodPost, Pattern: "/roles", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Make a role from a role file (YAML or JSON)", Body: RoleFile{}, Answer: RoleVersion{},
+		Errors: []string{errcode.RoleInvalid, errcode.RoleTooLarge, errcode.RoleExists, errcode.StoreParamInvalid}}
+	RolesShow = Route{Method: http.MethodGet, Pattern: "/roles/{name}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show a role (a version of it), its assignments and the nodes that carry it", Query: RoleShowQuery{}, Answer: RoleVersion{},
+		Errors: []string{errcode.RoleNotFound, errcode.StoreParamInvalid}}
+	RolesEdit = Route{Method: http.MethodPost, Pattern: "/roles/{name}/versions", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Make a role's next version from a role file; refused if a node carrying it would carry a conflict", Body: RoleFile{}, Answer: RoleVersion{},
+		Errors: []string{errcode.RoleInvalid, errcode.RoleTooLarge, errcode.RoleNotFound, errcode.RoleStale, errcode.RoleConflict, errcode.StoreParamInvalid}}
+	RolesHistory = Route{Method: http.MethodGet, Pattern: "/roles/{name}/versions", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Every version of a role, newest first", Answer: RoleHistory{}, Errors: []string{errcode.RoleNotFound, errcode.StoreParamInvalid}}
+	RolesAssign = Route{Method: http.MethodPost, Pattern: "/roles/{name}/assign", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Carry a role to the nodes a selector picks; refused if a node would carry a conflict or none is picked", Body: RoleAssignRequest{}, Answer: RoleAssignment{},
+		Errors: []string{errcode.RoleNotFound, errcode.RoleConflict, errcode.RoleNoMatch, errcode.RolloutSelectorInvalid, errcode.StoreParamInvalid}}
+	RolesUnassign = Route{Method: http.MethodPost, Pattern: "/roles/{name}/unassign", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Remove an assignment of a role", Body: RoleAssignRequest{}, Answer: RoleAssignment{},
+		Errors: []string{errcode.RoleNotFound, errcode.StoreParamInvalid}}
+	RolesPlan = Route{Method: http.MethodPost, Pattern: "/roles/{name}/plan", Role: RoleOperator, Status: http.StatusCreated,
+		Summary: "Queue a plan (converge in plan mode) on every node carrying a role", Body: RolesPlanRequest{}, BodyOptional: true, Answer: RolePlan{},
+		Errors: []string{errcode.RoleNotFound, errcode.RoleNoNodes, errcode.RolloutSelectorInvalid, errcode.StoreParamInvalid}}
+	RolesApply = Route{Method: http.MethodPost, Pattern: "/roles/{name}/apply", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Converge every node carrying a role to its footprint, as a staged rollout", Body: RolesApplyRequest{}, BodyOptional: true, Answer: Rollout{},
+		Errors: []string{errcode.RoleNotFound, errcode.RoleNoNodes, errcode.RoleConflict, "rollout.*", "lease.*", errcode.JobWordUnavailable, errcode.WordParamInvalid, errcode.StoreParamInvalid}}
+	NodesFootprint = Route{Method: http.MethodGet, Pattern: "/nodes/{id}/footprint", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "A node's roles, its rendered footprint and each item's state in its newest converge", Answer: NodeFootprint{},
+		Errors: []string{errcode.NodeNotFound, errcode.StoreParamInvalid}}
+)
+
 // driverCallCodes are the codes of a route that calls a driver with an account's credential, and
 // more.
 func driverCallCodes(more ...string) []string {
@@ -366,6 +401,7 @@ func Routes() []Route {
 		MachinesList, MachinesAdd, MachinesEdit, MachinesConfirm, MachinesRemove, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
 		FleetSecurity,
 		SchedulesCreate, SchedulesList, SchedulesShow, SchedulesEdit, SchedulesPause, SchedulesResume, SchedulesDelete,
+		RolesList, RolesCreate, RolesShow, RolesEdit, RolesHistory, RolesAssign, RolesUnassign, RolesPlan, RolesApply, NodesFootprint,
 		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable, DriversSchema,
 		AccountsList, AccountsAdd, AccountsRemove, AccountsSetTest,
 		DNSZones, DNSRecords, DNSReconcile,

@@ -119,6 +119,13 @@ type RolloutStepNew struct {
 	NodeID, NodeName string
 	Stage            int
 	Machine          string // "": the node is its own machine
+	// Params, when given, are this node's params for the change, in place of the rollout's (the
+	// footprint a roles apply renders for each node). RolloutParamsGet reads them back.
+	Params json.RawMessage
+}
+
+type RolloutParamsGetParams struct {
+	RolloutID, NodeID string
 }
 
 type RolloutCreateParams struct {

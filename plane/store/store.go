@@ -25,6 +25,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -304,6 +305,36 @@ type Store interface {
 	ArtifactGet(ctx context.Context, p ArtifactGetParams) (Artifact, error)
 	// ArtifactHas reports whether an artifact is stored.
 	ArtifactHas(ctx context.Context, p ArtifactGetParams) (bool, error)
+
+	// RolloutParamsGet returns a node's own params for a rollout's change, nil when the node takes the
+	// rollout's.
+	RolloutParamsGet(ctx context.Context, p RolloutParamsGetParams) (json.RawMessage, error)
+	// ArtifactReleased reports whether a release pins an artifact: those are served to any node, the
+	// content of roles only to the nodes whose roles name it.
+	ArtifactReleased(ctx context.Context, p ArtifactGetParams) (bool, error)
+
+	// Roles. The store keeps roles, every version of each, the content their files name (as artifacts,
+	// never deleted while a version names them), and their assignments to nodes by selector.
+
+	// RoleCreate stores version 1 of a new role and the content it names. Refused: role.exists,
+	// module.digest_mismatch (a content that does not hash to its digest).
+	RoleCreate(ctx context.Context, p RolePutParams) (RoleVersion, error)
+	// RoleEdit stores a role's next version and the content it names; older versions are kept.
+	// Refused: role.not_found, role.stale (Base is not the newest version), module.digest_mismatch.
+	RoleEdit(ctx context.Context, p RolePutParams) (RoleVersion, error)
+	// RoleGet returns a role's newest version, or the one asked for. Refused: role.not_found.
+	RoleGet(ctx context.Context, p RoleGetParams) (RoleVersion, error)
+	// RoleList returns every role's newest version, by name.
+	RoleList(ctx context.Context, p RoleListParams) ([]RoleVersion, error)
+	// RoleHistory returns every version of a role, newest first. Refused: role.not_found.
+	RoleHistory(ctx context.Context, p RoleHistoryParams) ([]RoleVersion, error)
+	// RoleAssign carries a role to the nodes a selector picks; assigning it again by the same selector
+	// returns the assignment as it was. Refused: role.not_found.
+	RoleAssign(ctx context.Context, p RoleAssignParams) (RoleAssignment, error)
+	// RoleUnassign removes an assignment. Refused: role.not_found (no such role or assignment).
+	RoleUnassign(ctx context.Context, p RoleUnassignParams) error
+	// RoleAssignmentList returns the assignments of a role, or of every role, by role and selector.
+	RoleAssignmentList(ctx context.Context, p RoleAssignmentListParams) ([]RoleAssignment, error)
 
 	// Drivers. The store keeps what the plane needs to run drivers: which drivers an admin enabled, the
 	// accounts they serve (each credential sealed by the plane before it reaches the store), and the audit log

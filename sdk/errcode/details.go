@@ -63,6 +63,7 @@ const (
 	DetailRetiredFrom       = "retired_from"        // the sequence a key was retired from
 	DetailRetryAfterMS      = "retry_after_ms"      // when to retry, in milliseconds
 	DetailRetryAfterSeconds = "retry_after_seconds" // when to retry, in seconds
+	DetailRoles             = "roles"               // roles' names (two that conflict)
 	DetailScope             = "scope"               // which cap was reached (all, source)
 	DetailSequence          = "sequence"            // a release sequence
 	DetailSHA256            = "sha256"              // a digest, as sha256 hex

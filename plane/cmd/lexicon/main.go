@@ -13,7 +13,7 @@
 //	5  the node did not run the job's word: its policy, or its own check of the word or params, refused it (jobs run, jobs watch)
 //	6  the job was lost: handed out and never reported (jobs run, jobs watch)
 //	7  the job was cancelled before it ran (jobs run, jobs watch)
-//	8  the rollout halted, was aborted or was reverted (rollouts start, rollouts show, fleet patch)
+//	8  the rollout halted, was aborted or was reverted (rollouts start, rollouts show, fleet patch, roles apply)
 //	9  the provisioning failed: the machine did not join (nodes provision, provisionings show)
 //	10 the batch did not complete on every node: a job failed, was refused, lost or cancelled, a node lacked the word, or the batch stopped (jobs run, jobs batch show)
 //
@@ -50,7 +50,7 @@ func commands() []*cli.Command {
 		planeStatusCmd(), planeForgetReplicaCmd(),
 		machinesListCmd(), machinesAddCmd(), machinesEditCmd(), machinesConfirmCmd(), machinesRemoveCmd(),
 		apiSpecCmd(),
-	), append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd())...)
+	), append(append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd()), rolesCmds()...)...)
 }
 
 // groups gives each group of commands the summary its help shows.

@@ -31,6 +31,7 @@ type Store interface {
 	CatalogStore
 	ReleasePut(ctx context.Context, p store.ReleasePutParams) (store.Release, error)
 	FleetTargetSet(ctx context.Context, p store.FleetTargetSetParams) error
+	ArtifactReleased(ctx context.Context, p store.ArtifactGetParams) (bool, error)
 }
 
 // Deployer starts the fleet-wide rollout of a release just published (publish with deploy_all).
@@ -307,6 +308,15 @@ func (r *Room) Artifact(ctx context.Context, target int64, q url.Values) (data [
 		d := q.Get("sha256")
 		if !cas.ValidDigest(d) {
 			return nil, "", errcode.New(errcode.RequestMalformed, "sha256 must be 64 lowercase hex digits")
+		}
+		// Only what a release pins: the store also holds roles' content, which the roles room serves
+		// to the nodes whose footprint names it.
+		released, err := r.c.Store.ArtifactReleased(ctx, store.ArtifactGetParams{Digest: d})
+		if err != nil {
+			return nil, "", err
+		}
+		if !released {
+			return nil, "", errcode.New(errcode.ModuleNotFound, "no release pins artifact %s", d).With(errcode.DetailSHA256, d)
 		}
 		a, err := r.c.Store.ArtifactGet(ctx, store.ArtifactGetParams{Digest: d})
 		if err != nil {

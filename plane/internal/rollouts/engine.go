@@ -49,6 +49,7 @@ type EngineStore interface {
 	NodeTargetSet(ctx context.Context, p store.NodeTargetSetParams) (store.NodeTargetSetResult, error)
 	FleetTargetSet(ctx context.Context, p store.FleetTargetSetParams) error
 	JobCreate(ctx context.Context, p store.JobCreateParams) (store.Job, error)
+	RolloutParamsGet(ctx context.Context, p store.RolloutParamsGetParams) (json.RawMessage, error)
 	JobList(ctx context.Context, p store.JobListParams) (store.JobListResult, error)
 	JobCancel(ctx context.Context, p store.JobCancelParams) (store.Job, error)
 	JobMarkFailed(ctx context.Context, p store.JobMarkFailedParams) (store.Job, error)
@@ -430,6 +431,16 @@ func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.Rollout
 		w, ok := words[word]
 		if !ok || w.Module != ref.Digest {
 			return nil, false, fmt.Sprintf("%s: the node's %s is not the one its target release %d pins", st.Phase, word, node.TargetSequence), nil
+		}
+		if st.Phase == store.PhaseChange {
+			// A node given its own params at the start (a roles apply: its footprint) runs with them.
+			own, err := e.Store.RolloutParamsGet(ctx, store.RolloutParamsGetParams{RolloutID: ro.ID, NodeID: st.NodeID})
+			if err != nil {
+				return nil, false, "", err
+			}
+			if own != nil {
+				params = own
+			}
 		}
 		j, err := e.Store.JobCreate(ctx, store.JobCreateParams{NodeID: st.NodeID, Word: word, WordDigest: ref.Digest,
 			Class: string(w.Manifest.Class), Params: params, Budget: jobs.Budget(w.Manifest), CreatedBy: tag, Now: e.Time()})

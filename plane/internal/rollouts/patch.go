@@ -81,7 +81,7 @@ func (r *Room) Patch(ctx context.Context, who api.Token, req api.FleetPatchReque
 		detail = "left out: " + leftOutText(left)
 	}
 	ro, err := r.create(ctx, who, api.RolloutRequest{Word: PatchWord, Verify: ReportWord, Selector: req.Selector,
-		MaxParallel: req.MaxParallel, StepTimeoutMS: timeout}, nodes, steps, stages, false, store.PurposePatch, detail)
+		MaxParallel: req.MaxParallel, StepTimeoutMS: timeout}, nodes, steps, stages, false, store.PurposePatch, detail, nil)
 	if err != nil {
 		return api.Rollout{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
@@ -85,20 +86,32 @@ func (r *Room) Show(ctx context.Context, who api.Token, id string) (api.Rollout,
 // role the change needs, and for each selected node that every word the rollout runs is in the node's
 // target release with params its schema accepts. A refused start makes nothing.
 func (r *Room) Start(ctx context.Context, who api.Token, req api.RolloutRequest) (api.Rollout, error) {
-	ro, err := r.start(ctx, who, req, false)
+	ro, err := r.start(ctx, who, req, false, nil)
+	return apiconv.Rollout(ro), err
+}
+
+// StartEach starts a job rollout whose change gives each node its own params (each, by node id; the
+// footprint a roles apply renders for each node): only those nodes are selected, narrowed by
+// req.Selector, and each node's params are held to the word's schema as req.Params are. req.Params
+// stands for them all in the rollout's record.
+func (r *Room) StartEach(ctx context.Context, who api.Token, req api.RolloutRequest, each map[string]json.RawMessage) (api.Rollout, error) {
+	if len(each) == 0 {
+		return api.Rollout{}, errcode.New(errcode.RolloutEmptySelection, "no node is given its params")
+	}
+	ro, err := r.start(ctx, who, req, false, each)
 	return apiconv.Rollout(ro), err
 }
 
 // DeployAll starts the fleet-wide rollout of release seq that publishing with deploy_all asks for, ten
 // nodes at a time. Refused: rollout.empty_selection when no node is active, and as Start.
 func (r *Room) DeployAll(ctx context.Context, who api.Token, seq int64) (string, error) {
-	ro, err := r.start(ctx, who, api.RolloutRequest{Release: seq, Selector: "all", MaxParallel: 10}, true)
+	ro, err := r.start(ctx, who, api.RolloutRequest{Release: seq, Selector: "all", MaxParallel: 10}, true, nil)
 	return ro.ID, err
 }
 
 var _ releases.Deployer = (*Room)(nil)
 
-func (r *Room) start(ctx context.Context, who api.Token, req api.RolloutRequest, fleetWide bool) (store.Rollout, error) {
+func (r *Room) start(ctx context.Context, who api.Token, req api.RolloutRequest, fleetWide bool, each map[string]json.RawMessage) (store.Rollout, error) {
 	if (req.Release == 0) == (req.Word == "") {
 		return store.Rollout{}, errcode.New(errcode.RequestMalformed, "a rollout takes a release or a word, one of the two").With(errcode.DetailField, "word")
 	}
@@ -109,16 +122,22 @@ func (r *Room) start(ctx context.Context, who api.Token, req api.RolloutRequest,
 	if err != nil {
 		return store.Rollout{}, err
 	}
+	if each != nil {
+		if req.Release != 0 {
+			return store.Rollout{}, errcode.New(errcode.RequestMalformed, "only a job rollout gives nodes their own params").With(errcode.DetailField, "release")
+		}
+		nodes = slices.DeleteFunc(nodes, func(n store.Node) bool { _, ok := each[n.ID]; return !ok })
+	}
 	steps, stages, err := Plan(nodes, req.Selector, Staging{Stages: req.Stages, Canary: req.Canary, Percentages: req.Percentages})
 	if err != nil {
 		return store.Rollout{}, err
 	}
-	return r.create(ctx, who, req, nodes, steps, stages, fleetWide, store.PurposeNone, "")
+	return r.create(ctx, who, req, nodes, steps, stages, fleetWide, store.PurposeNone, "", each)
 }
 
 // create checks the role and the words of a planned rollout and makes it.
 func (r *Room) create(ctx context.Context, who api.Token, req api.RolloutRequest, nodes []store.Node, steps []store.RolloutStepNew,
-	stages []string, fleetWide bool, purpose store.RolloutPurpose, detail string) (store.Rollout, error) {
+	stages []string, fleetWide bool, purpose store.RolloutPurpose, detail string, each map[string]json.RawMessage) (store.Rollout, error) {
 	var err error
 	sel, _ := ParseSelector("selector", req.Selector)
 	kind := store.RolloutJob
@@ -181,6 +200,11 @@ func (r *Room) create(ctx context.Context, who api.Token, req api.RolloutRequest
 	if err := tokens.Need(who, role); err != nil {
 		return store.Rollout{}, err
 	}
+	if each != nil {
+		if err := r.checkEach(ctx, req.Word, steps, byID, each); err != nil {
+			return store.Rollout{}, err
+		}
+	}
 	ro, err := r.c.Store.RolloutCreate(ctx, store.RolloutCreateParams{
 		Kind: kind, ReleaseSequence: req.Release, Word: req.Word, Params: req.Params,
 		PreflightWord: req.Preflight, PreflightParams: req.PreflightParams, VerifyWord: req.Verify, VerifyParams: req.VerifyParams,
@@ -194,6 +218,34 @@ func (r *Room) create(ctx context.Context, who api.Token, req api.RolloutRequest
 	r.log.Info("rollout started", "rollout", ro.ID, "kind", ro.Kind, "nodes", len(steps), "stages", len(stages), "by", who.Name)
 	r.changed()
 	return ro, nil
+}
+
+// checkEach holds each step's own params to the schema of the word in the node's target release, and
+// puts them on the step as checked.
+func (r *Room) checkEach(ctx context.Context, word string, steps []store.RolloutStepNew, byID map[string]store.Node, each map[string]json.RawMessage) error {
+	catalogs := map[int64]map[string]releases.Word{}
+	for i, st := range steps {
+		seq := byID[st.NodeID].TargetSequence
+		words, ok := catalogs[seq]
+		if !ok && seq > 0 {
+			var err error
+			if words, _, err = r.c.Words.Words(ctx, seq); err != nil {
+				return err
+			}
+			catalogs[seq] = words
+		}
+		w, ok := words[word]
+		if !ok {
+			return errcode.New(errcode.RolloutWordNotInRelease, "word %s is not in release %d, node %s's target", word, seq, st.NodeName).
+				With(errcode.DetailWord, word).With(errcode.DetailNodeID, st.NodeID).With(errcode.DetailSequence, seq)
+		}
+		p, err := jobs.Params(w.Manifest, each[st.NodeID])
+		if err != nil {
+			return errcode.From(err, errcode.WordParamInvalid).With(errcode.DetailNodeID, st.NodeID)
+		}
+		steps[i].Params = p
+	}
+	return nil
 }
 
 // activeNodes reads every active node, page by page.

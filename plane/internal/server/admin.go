@@ -101,6 +101,7 @@ func (s *Server) adminTable(r chi.Router) {
 	s.machineRoutes(r)
 	s.scheduleRoutes(r)
 	s.securityRoutes(r)
+	s.roleRoutes(r)
 	s.provisionRoutes(r)
 }
 

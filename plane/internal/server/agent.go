@@ -225,6 +225,16 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request, node nodes.Pro
 		writeJSON(w, http.StatusOK, p)
 		return
 	}
+	if q := r.URL.Query(); len(q) == 1 && q.Has("sha256") {
+		// By digest: what a release pins, or the content of the node's own footprint (roles).
+		data, err := s.cfg.Roles.Artifact(r.Context(), node.ID(), q.Get("sha256"))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeBytes(w, "application/octet-stream", data)
+		return
+	}
 	s.serveArtifact(w, r, node.Target())
 }
 

@@ -40,6 +40,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/roles"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
 	"github.com/lexicon-fleet/lexicon/plane/internal/security"
@@ -92,6 +93,7 @@ type Config struct {
 	Rollouts  *rollouts.Room
 	Schedules *schedules.Room
 	Security  *security.Room
+	Roles     *roles.Room
 	Incidents *incidents.Room
 	Provision *provision.Room
 	Drivers   *drivers.Room
@@ -185,6 +187,11 @@ func (u *UI) Handler() http.Handler {
 		r.Post("/rollouts", u.rolloutStart)
 		r.Post("/fleet/patch", u.fleetPatch)
 		r.Get("/rollouts/{id}", u.rollout)
+		r.Get("/roles", u.roles)
+		r.Get("/roles/{name}", u.role)
+		r.Post("/roles/{name}/plan", u.rolePlan)
+		r.Post("/roles/{name}/apply", u.roleApply)
+		r.Get("/nodes/{id}/footprint", u.nodeFootprint)
 		r.Post("/rollouts/{id}/pause", u.rolloutMove(api.RolloutsPause, u.cfg.Rollouts.Pause))
 		r.Post("/rollouts/{id}/resume", u.rolloutMove(api.RolloutsResume, u.cfg.Rollouts.Resume))
 		r.Post("/rollouts/{id}/abort", u.rolloutMove(api.RolloutsAbort, u.cfg.Rollouts.Abort))

@@ -23,6 +23,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/roles"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
@@ -134,6 +135,7 @@ func New(cfg Config) *server.Server {
 		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now, SSO: idTokens(cfg.SSO)}),
 		Releases: rels,
 		Rollouts: rolls,
+		Roles:    roles.NewRoom(roles.RoomConfig{Store: st, Nodes: ns, Jobs: js, Rollouts: rolls, Log: log, Now: now}),
 		Joins: joins.New(joins.Config{Store: st, Log: log, Now: now, MaxPending: cfg.MaxPendingJoins, MaxPendingPerSource: cfg.MaxPendingJoinsPerSource,
 			Provisioned: cfg.ProvisionsChanged}),
 		Nodes:     ns,
@@ -148,7 +150,7 @@ func New(cfg Config) *server.Server {
 	}
 	rooms.Machines = machines.New(machines.Config{Store: st, Clouds: rooms.Drivers, Log: log, Now: now})
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
-		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Schedules: rooms.Schedules, Security: rooms.Security, Incidents: rooms.Incidents, Provision: rooms.Provision,
+		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Schedules: rooms.Schedules, Security: rooms.Security, Roles: rooms.Roles, Incidents: rooms.Incidents, Provision: rooms.Provision,
 		Drivers: rooms.Drivers, Health: rooms.Health, Machines: rooms.Machines, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies, Base: cfg.Base,
 		SSO: ui.SSO{Provider: cfg.SSO, Store: st, Key: cfg.Key}}).Handler()
 	if cfg.SSO != nil {
@@ -185,6 +187,7 @@ var (
 	_ schedules.Store          = store.Store(nil)
 	_ schedules.EngineStore    = store.Store(nil)
 	_ security.Store           = store.Store(nil)
+	_ roles.Store              = store.Store(nil)
 	_ incidents.Store          = store.Store(nil)
 	_ incidents.ReconcileStore = store.Store(nil)
 	_ provision.RoomStore      = store.Store(nil)

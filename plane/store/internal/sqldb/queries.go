@@ -28,6 +28,7 @@ type Queries struct {
 	MachineQueries   // queries_machines.sql
 	ScheduleQueries  // queries_schedules.sql
 	BatchQueries     // queries_batches.sql
+	RoleQueries      // queries_roles.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -136,6 +137,15 @@ type BatchQueries struct {
 	BatchInsert, BatchNodes, BatchJobsInsert, BatchSkipsInsert, BatchGet, BatchLock, BatchList string
 	BatchCounts, BatchFailures, BatchActive, BatchRelease, BatchStop, BatchCancelQueued        string
 	BatchJobList, BatchGroups, BatchSkipList                                                   string
+}
+
+// RoleQueries are the statements of queries_roles.sql: roles, their versions and assignments, and
+// whether a release pins an artifact (the artifact route serves a node the rest only by its roles).
+type RoleQueries struct {
+	RoleInsert, RoleVersionForUpdate, RoleSetVersion, RoleVersionInsert, RoleVersionArtifactInsert string
+	RoleGet, RoleList, RoleHistory, RoleExists, RoleAssignInsert, RoleAssignmentGet                string
+	RoleAssignmentDelete, RoleAssignmentList, ArtifactReleased                                     string
+	RolloutStepParamsInsert, RolloutStepParamsGet                                                  string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

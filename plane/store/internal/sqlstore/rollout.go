@@ -269,6 +269,9 @@ func checkRolloutCreate(p *RolloutCreateParams) error {
 		if seen[st.NodeID] {
 			return invalid("steps", "node %s is in the rollout twice", st.NodeID)
 		}
+		if st.Params != nil && (p.Kind != RolloutJob || len(st.Params) > MaxRoleSpec || !json.Valid(st.Params)) {
+			return invalid("steps", "a node's own params are one JSON value of at most %d bytes, for a job rollout", MaxRoleSpec)
+		}
 		seen[st.NodeID] = true
 	}
 	return checkActor(p.By)
@@ -291,6 +294,11 @@ func (s *sqlStore) RolloutCreate(ctx context.Context, p RolloutCreateParams) (Ro
 		for _, st := range p.Steps {
 			if _, err := ex.Exec(ctx, s.q.RolloutStepInsert, id, st.NodeID, st.NodeName, int64(st.Stage), int64(pos[st.Stage]), st.Machine); err != nil {
 				return err
+			}
+			if st.Params != nil {
+				if _, err := ex.Exec(ctx, s.q.RolloutStepParamsInsert, id, st.NodeID, string(st.Params)); err != nil {
+					return err
+				}
 			}
 			pos[st.Stage]++
 		}
@@ -540,4 +548,23 @@ func cutText(s string, n int) (string, bool) {
 	}
 	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
 	return s, cut
+}
+
+func (s *sqlStore) RolloutParamsGet(ctx context.Context, p RolloutParamsGetParams) (json.RawMessage, error) {
+	if err := checkID("rollout_id", p.RolloutID); err != nil {
+		return nil, err
+	}
+	if err := checkID("node_id", p.NodeID); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := s.read(ctx, "get rollout step params", func(ex sqldb.Execer) error {
+		err := ex.QueryRow(ctx, s.q.RolloutStepParamsGet, p.RolloutID, p.NodeID).Scan(&out)
+		if s.drv.Kind(err) == sqldb.ErrNoRows {
+			out = nil
+			return nil
+		}
+		return err
+	})
+	return out, err
 }
