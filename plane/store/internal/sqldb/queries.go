@@ -25,6 +25,7 @@ type Queries struct {
 	ProvisionQueries // queries_provision.sql
 	UIQueries        // queries_ui.sql
 	LogViewQueries   // queries_logviews.sql
+	BackupQueries    // queries_backups.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -109,6 +110,15 @@ type LogViewQueries struct {
 	NodeCheckpointsClear, NodeCheckpointsInsert, NodeCheckpointList string
 	LogConsistencyUpsert, LogConsistencyPrune, LogConsistencyList   string
 	DetectLogSplit                                                  string
+}
+
+// BackupQueries are the statements of queries_backups.sql: targets, policies, the jobs the plane
+// dispatched and the findings the backup detectors read.
+type BackupQueries struct {
+	BackupTargetInsert, BackupTargetGet, BackupTargetList, BackupTargetDelete string
+	BackupPolicyUpsert, BackupPolicyList, BackupPolicyDelete                  string
+	BackupJobInsert, BackupJobGet, BackupJobList, BackupJobSetRun, BackupJobJudge string
+	BackupFindingsClear, BackupFindingsInsert, BackupFindingsList, DetectBackup   string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and
