@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
+	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
@@ -87,6 +88,7 @@ func serveCmd() *cli.Command {
 		memoryAlert                   float64
 		heartbeatEvery                time.Duration
 		rolloutEvery, leaseTTL        time.Duration
+		backupEvery                   time.Duration
 		provisionEvery                time.Duration
 		provisionPolicy, provisionURL string
 		provisionTimeouts             provision.Timeouts
@@ -110,6 +112,7 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
 			fs.DurationVar(&rolloutEvery, "rollout-every", 2*time.Second, "how often the rollout engine looks at running rollouts")
+			fs.DurationVar(&backupEvery, "backup-every", 30*time.Second, "how often the backup schedule judges ended jobs and dispatches what is due")
 			fs.DurationVar(&provisionEvery, "provision-every", 2*time.Second, "how often the provisioning engine looks at provisionings under way")
 			fs.StringVar(&provisionURL, "provision-url", "", "the URL provisioned machines reach the plane at, when it differs from the one other agents use (default: --external-url, else the listen address)")
 			fs.StringVar(&provisionPolicy, "provision-policy", "", "policy.json given to provisioned nodes (default: look and change words accepted, destructive refused)")
@@ -197,10 +200,11 @@ func serveCmd() *cli.Command {
 					return nil, cli.UsageError("--external-url %q is not an absolute URL", ext)
 				}
 			}
-			mgr, keyID, err := driverManager(sf.data, masterKey, st, log, goplugin.Options{MaxTimeouts: driverMaxTimeouts}, m)
+			mgr, sealKey, err := driverManager(sf.data, masterKey, st, log, goplugin.Options{MaxTimeouts: driverMaxTimeouts}, m)
 			if err != nil {
 				return nil, err
 			}
+			keyID := sealKey.ID()
 			address := replicaAddress(ln.Addr())
 			if replicaID == "" {
 				replicaID = address
@@ -210,6 +214,9 @@ func serveCmd() *cli.Command {
 				Address: address, Every: heartbeatEvery, MemoryAlert: memoryAlert, Routes: routes, Log: log})
 			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
 			bg = append(bg, engine)
+			// The backups' schedule and witness; wire.New gives it its room before bg starts.
+			backupEngine := &backups.Engine{Lease: st, EngineBase: services.EngineBase{Holder: services.NewHolder(), Log: log, LeaseTTL: leaseTTL}}
+			bg = append(bg, backupEngine.Service(backupEvery))
 			provisioner, provisionSvc, provisionsChanged := provisionEngine(st, mgr, log, provisionEvery, leaseTTL)
 			provisioner.Timeouts = provisionTimeouts
 			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud,
@@ -228,7 +235,8 @@ func serveCmd() *cli.Command {
 			srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
 				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged,
-				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies})
+				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies,
+				BackupKey: sealKey, BackupEngine: backupEngine})
 			log.Info("replica", "id", replicaID, "address", address, "memory_alert", memoryAlert)
 			if len(trustedProxies) > 0 {
 				log.Info("sign-ins through these proxies are counted per client", "trusted_proxies", trustedProxies)
@@ -458,14 +466,14 @@ func provisionBootstrap(planeURL, caFile, trustDir, policyFile string) (provisio
 
 // driverManager loads (or, on first start, makes) the master key and sets up the drivers, whose
 // processes run with plugin. It returns the key's id too (/readyz reports it loaded).
-func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options, pm *metrics.Plane) (*drivers.Manager, string, error) {
+func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options, pm *metrics.Plane) (*drivers.Manager, *seal.Key, error) {
 	if keyFile == "" {
 		keyFile = filepath.Join(data, "master.key")
 	}
 	_, statErr := os.Lstat(keyFile)
 	key, err := seal.LoadOrCreate(keyFile)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if errors.Is(statErr, fs.ErrNotExist) {
 		log.Warn("made a master key for driver credentials; back it up, and give every replica the same file",
@@ -474,7 +482,7 @@ func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugi
 		log.Info("master key loaded", "file", keyFile, "key_id", key.ID())
 	}
 	m, err := drivers.New(drivers.Config{Store: st, Dir: filepath.Join(data, "drivers"), Key: key, Log: log, Plugin: plugin, Metrics: pm})
-	return m, key.ID(), err
+	return m, key, err
 }
 
 // replicaAddress is where this replica listens, with the machine's name in place of an unspecified

@@ -55,6 +55,17 @@ type RoomConfig struct {
 	Leases *lease.Room
 	// Metrics counts jobs and claims (nil: not counted).
 	Metrics *metrics.Plane
+	// Grants makes the bucket grant of a job the backups room dispatched, at its hand-out (nil: no
+	// job carries one).
+	Grants Grants
+}
+
+// Grants makes a job's backup grant when the job is handed out: presigned requests are made fresh
+// for the claim and never stored. A job that needs none gets nil.
+type Grants interface {
+	// Needs says whether a job of word may carry a grant: only those are looked up.
+	Needs(word string) bool
+	Grant(ctx context.Context, job store.Job) (*channel.BackupGrant, error)
 }
 
 // Room is the jobs' Go API, which the HTTP server and the web UI both call.
@@ -264,7 +275,7 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 			return resp, err
 		}
 		if job != nil {
-			resp.Job = r.handOut(node, job)
+			resp.Job = r.handOut(ctx, node, job)
 			return resp, nil
 		}
 		select {
@@ -278,13 +289,23 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 }
 
 // handOut is a claimed job as the node is told it.
-func (r *Room) handOut(node nodes.Proven, job *store.Job) *channel.Job {
+// A grant that cannot be made leaves the job without one: the word then fails with
+// backup.grant_missing, which the plane judges as a failed run.
+func (r *Room) handOut(ctx context.Context, node nodes.Proven, job *store.Job) *channel.Job {
 	r.log.Info("job handed out", "job", job.ID, "node", node.ID(), "word", job.Word)
 	r.c.Metrics.JobDispatched(job.CreatedAt, r.c.Now())
-	return &channel.Job{
+	out := &channel.Job{
 		ID: job.ID, Word: job.Word, Version: job.WordVersion, Digest: job.WordDigest, Class: job.Class,
 		Params: job.Params, Deadline: job.DeadlineAt,
 	}
+	if r.c.Grants != nil && r.c.Grants.Needs(job.Word) {
+		g, err := r.c.Grants.Grant(ctx, *job)
+		if err != nil {
+			r.log.Warn("backup grant not made", "job", job.ID, "node", node.ID(), "err", err)
+		}
+		out.Grant = g
+	}
+	return out
 }
 
 // Result records how a job of the node ended, bounded on intake: an output over its cap (or not JSON)
@@ -345,7 +366,7 @@ func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.Result
 	r.log.Info("job finished", "job", res.Job.ID, "node", node.ID(), "word", res.Job.Word, "state", res.Job.State, "code", code)
 	r.c.Metrics.JobEnded(res.Job.Word, string(res.Job.State))
 	if res.Next != nil {
-		claim.Job = r.handOut(node, res.Next)
+		claim.Job = r.handOut(ctx, node, res.Next)
 	}
 	return channel.ResultResponse{JobID: res.Job.ID, State: res.Job.State, Claim: &claim}, nil
 }

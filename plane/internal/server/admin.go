@@ -99,6 +99,7 @@ func (s *Server) adminTable(r chi.Router) {
 	}))
 	s.rolloutRoutes(r)
 	s.provisionRoutes(r)
+	s.backupRoutes(r)
 }
 
 func (s *Server) tokenRoutes(r chi.Router) {

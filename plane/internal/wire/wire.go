@@ -5,11 +5,14 @@
 package wire
 
 import (
+	"context"
 	"log/slog"
 	"net/netip"
 	"net/url"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
 	"github.com/lexicon-fleet/lexicon/plane/internal/cases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
@@ -23,6 +26,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
@@ -86,6 +90,11 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For the web UI's sign-in believes, to
 	// count failures per client (lexicon-plane serve --trusted-proxy).
 	TrustedProxies []netip.Prefix
+	// BackupKey seals and opens the backup targets' secrets (the master key); nil refuses adding a
+	// target.
+	BackupKey *seal.Key
+	// BackupEngine, when not nil, is the process's backup schedule: New gives it the backups room.
+	BackupEngine *backups.Engine
 }
 
 // New makes the plane's server over cfg.Store.
@@ -110,7 +119,17 @@ func New(cfg Config) *server.Server {
 	leases := lease.New(st)
 	cs := cases.New(cases.Config{Store: st, Log: log, Now: now, MaxOpen: cfg.MaxOpenCases, Webhooks: cfg.WebhookNames, Queued: cfg.NotificationsQueued})
 	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Metrics: cfg.Metrics})
-	js := jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics})
+	// The backups room queues jobs through the jobs room, which asks it for their grants at hand-out.
+	var js *jobs.Room
+	bk := backups.New(backups.Config{Store: st, Key: cfg.BackupKey, Nodes: ns, Log: log, Now: now,
+		Jobs: backups.JobsFunc(func(ctx context.Context, who api.Token, req api.JobRequest) (api.Job, error) {
+			return js.Create(ctx, who, req)
+		})})
+	js = jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics,
+		Grants: bk})
+	if cfg.BackupEngine != nil {
+		cfg.BackupEngine.Room = bk
+	}
 	rooms := server.Config{
 		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now}),
 		Releases: rels,
@@ -123,6 +142,7 @@ func New(cfg Config) *server.Server {
 		Provision: provision.NewRoom(provision.RoomConfig{Store: st, Engine: cfg.Provision, Nodes: ns, Releases: rels, Log: log, Now: now,
 			Changed: cfg.ProvisionsChanged}),
 		Drivers: drivers.NewRoom(cfg.Drivers, log),
+		Backups: bk,
 		Health:  health.NewRoom(health.RoomConfig{Store: st, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, Log: log, Now: now}),
 	}
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
@@ -160,4 +180,6 @@ var (
 	_ webhook.Store            = store.Store(nil)
 	_ metrics.IncidentCounter  = store.Store(nil)
 	_ logviews.Store           = store.Store(nil)
+	_ backups.Store            = store.Store(nil)
+	_ backups.EngineStore      = store.Store(nil)
 )

@@ -115,8 +115,8 @@ type LogViewQueries struct {
 // BackupQueries are the statements of queries_backups.sql: targets, policies, the jobs the plane
 // dispatched and the findings the backup detectors read.
 type BackupQueries struct {
-	BackupTargetInsert, BackupTargetGet, BackupTargetList, BackupTargetDelete string
-	BackupPolicyUpsert, BackupPolicyList, BackupPolicyDelete                  string
+	BackupTargetInsert, BackupTargetGet, BackupTargetList, BackupTargetDelete     string
+	BackupPolicyUpsert, BackupPolicyList, BackupPolicyDelete                      string
 	BackupJobInsert, BackupJobGet, BackupJobList, BackupJobSetRun, BackupJobJudge string
 	BackupFindingsClear, BackupFindingsInsert, BackupFindingsList, DetectBackup   string
 }
