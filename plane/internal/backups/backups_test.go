@@ -21,7 +21,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/backup/presign"
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
-	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -44,10 +43,7 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
-	key, err := seal.New(bytes.Repeat([]byte{7}, seal.KeySize))
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := testKey(t)
 	e := &env{t: t, ctx: context.Background(), s: storetest.Open(t, filepath.Join(t.TempDir(), "plane.db")), srv: backuptest.Start(t),
 		now: time.Now().UTC()}
 	e.bucket = e.srv.Bucket(t, "backups")
