@@ -47,7 +47,7 @@ func commands() []*cli.Command {
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
 		apiSpecCmd(),
-	), rolloutsCmds()...)
+	), append(rolloutsCmds(), backupsCmds()...)...)
 }
 
 // groups gives each group of commands the summary its help shows.
@@ -67,5 +67,8 @@ func groups() []*cli.Command {
 		{Path: "incidents", Summary: "list incidents, read their timelines, triage them and add notes"},
 		{Path: "plane", Summary: "see the plane's own replicas and their health; forget a replica that stopped"},
 		{Path: "rollouts", Summary: "take a release or a word to the fleet in stages, halting on the first miss"},
+		{Path: "backups", Summary: "the fleet's and each node's backup health, the targets nodes back up to, and the policies"},
+		{Path: "backups targets", Summary: "add (probed, the secret sealed), list, show, check and remove backup targets"},
+		{Path: "backups policy", Summary: "show and set the fleet's backup policy and a node's own, or clear a node's"},
 	}
 }
