@@ -48,4 +48,3 @@ func BenchmarkWitnessListing10k(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/listing")
 }
-
