@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -172,10 +173,10 @@ func Probe(ctx context.Context, t presign.Target) Check {
 	for i, run := range steps {
 		name := api.BackupProbeSteps[i]
 		if err := run(); err != nil {
-			e := s3Error(err, t.Name).With(errcode.DetailOperation, name)
+			e := s3Error(err, t.Name).With(errcode.DetailOperation, name).With(errcode.DetailName, t.Name)
 			c.Steps = append(c.Steps, api.BackupCheckStep{Step: name, Code: e.Code, Message: e.Message})
-			c.err = errcode.Wrap(e, e.Code, "target %s: the %s step failed: %s", t.Name, name, e.Message).With(errcode.DetailOperation, name).
-				With(errcode.DetailName, t.Name)
+			e.Message = fmt.Sprintf("target %s: the %s step failed: %s", t.Name, name, e.Message)
+			c.err = e
 			return c
 		}
 		c.Steps = append(c.Steps, api.BackupCheckStep{Step: name, OK: true})
@@ -207,20 +208,21 @@ func s3Error(err error, target string) *errcode.Error {
 		status = resp.HTTPStatusCode()
 	}
 	if errors.As(err, &api) {
-		code := errcode.BackupTargetRefused
-		switch api.ErrorCode() {
-		case "SignatureDoesNotMatch", "InvalidAccessKeyId", "AuthorizationHeaderMalformed", "InvalidToken", "ExpiredToken":
-			code = errcode.BackupCredentialsInvalid
-		default:
-			if status >= 500 {
-				code = errcode.BackupTargetUnreachable
-			}
-		}
 		msg := api.ErrorCode()
 		if m := api.ErrorMessage(); m != "" {
 			msg += ": " + m
 		}
-		out := errcode.New(code, "%s", msg)
+		var out *errcode.Error
+		switch api.ErrorCode() {
+		case "SignatureDoesNotMatch", "InvalidAccessKeyId", "AuthorizationHeaderMalformed", "InvalidToken", "ExpiredToken":
+			out = errcode.New(errcode.BackupCredentialsInvalid, "%s", msg)
+		default:
+			if status >= 500 {
+				out = errcode.New(errcode.BackupTargetUnreachable, "%s", msg)
+			} else {
+				out = errcode.New(errcode.BackupTargetRefused, "%s", msg)
+			}
+		}
 		if status != 0 {
 			out = out.With(errcode.DetailHTTPStatus, status)
 		}
