@@ -169,3 +169,73 @@ func TestScheduleFollowsTheFleetDefault(t *testing.T) {
 		t.Fatalf("off's policy once cleared %+v %v", pol, err)
 	}
 }
+
+// TestVerifyIncidents: a failed verify raises plane:backup_verify, a passing one clears it, and a node
+// whose runs land but are never verified within twice the verify interval raises it again.
+func TestVerifyIncidents(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.room.AddTarget(e.ctx, admin, e.request("main")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.room.SetPolicy(e.ctx, admin, "", api.BackupPolicy{Enabled: true, Target: "main", Databases: []string{"app"}}); err != nil {
+		t.Fatal(err)
+	}
+	n := e.backupNode("db-1")
+	job, g := e.dispatched(n)
+	m, _ := e.writeRun(g, nil, e.now)
+	e.reported(n, job, m.Run)
+	e.pass()
+
+	verify := func(outcome store.JobState) []store.IncidentChange {
+		t.Helper()
+		j, err := e.s.JobCreate(e.ctx, store.JobCreateParams{NodeID: n.ID, Word: backups.WordVerify, Class: "change", Params: json.RawMessage(`{}`),
+			CreatedBy: "plane:backups", Now: e.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.BackupJobCreate(e.ctx, store.BackupJobCreateParams{Job: store.BackupJob{JobID: j.ID, NodeID: n.ID,
+			Purpose: store.BackupPurposeVerify, Target: "main", Run: m.Run, Chain: []string{m.Run}}, Now: e.now}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.JobClaim(e.ctx, store.JobClaimParams{NodeID: n.ID, Now: e.now}); err != nil {
+			t.Fatal(err)
+		}
+		fin := store.JobFinishParams{ID: j.ID, NodeID: n.ID, Outcome: outcome, Now: e.now}
+		if outcome == store.JobFailed {
+			fin.Code, fin.Message = errcode.BackupVerifyFailed, "000002.age: sha256 differs"
+		}
+		if _, err := e.s.JobFinish(e.ctx, fin); err != nil {
+			t.Fatal(err)
+		}
+		return e.pass()
+	}
+	if changes := verify(store.JobFailed); !opened(changes, store.DetectorBackupVerify) {
+		t.Fatalf("a failed verify opened nothing: %+v", changes)
+	}
+	changes := verify(store.JobCompleted)
+	if !cleared(changes, store.DetectorBackupVerify) {
+		t.Fatalf("a passing verify cleared nothing: %+v", changes)
+	}
+	e.now = e.now.Add(15 * 24 * time.Hour)
+	if changes := e.pass(); !reopenedOrOpened(changes, store.DetectorBackupVerify) {
+		t.Fatalf("no verify in twice the interval raised nothing: %+v", changes)
+	}
+}
+
+func cleared(changes []store.IncidentChange, source string) bool {
+	for _, c := range changes {
+		if c.Incident.Source == source && c.Event.Kind == store.EventCleared {
+			return true
+		}
+	}
+	return false
+}
+
+func reopenedOrOpened(changes []store.IncidentChange, source string) bool {
+	for _, c := range changes {
+		if c.Incident.Source == source && (c.Event.Kind == store.EventOpened || c.Event.Kind == store.EventReopened) {
+			return true
+		}
+	}
+	return false
+}
