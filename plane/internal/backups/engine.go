@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/backup/presign"
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
@@ -25,8 +26,18 @@ const (
 // which removes whole chains, holds at most this much more than the policy keeps.
 const FullEvery = 7 * 24 * time.Hour
 
-// GrantObjects is how many fresh keys a backup grant holds: a run of 8 MiB segments up to 16 GiB.
-const GrantObjects = 2048
+// MinGrantObjects is the fewest fresh keys a backup grant holds: a run of 8 MiB segments up to 2 GiB.
+// A node's grant grows with what its runs stored (grantObjects).
+const MinGrantObjects = 256
+
+// grantObjects sizes a write grant from the largest run the node stored lately (its bytes as stored, in
+// 8 MiB segments): twice that and some, so that a tree that grew still fits. A run that outgrows its
+// grant fails with backup.grant_exhausted and commits nothing; the format caps the count.
+func grantObjects(largest int64) int {
+	const segment = 8 << 20
+	n := int(2*(largest/segment+1)) + 16
+	return min(max(n, MinGrantObjects), backup.MaxObjects)
+}
 
 // LeaseSchedule is the lease, on the subject "backups", of the replica running the schedule.
 const LeaseSchedule = "schedule"
@@ -129,6 +140,7 @@ func (r *Room) dispatch(ctx context.Context, n store.Node, b store.BackupPolicy,
 	now := r.now()
 	var lastRun, lastVerify, lastFull *store.BackupJob
 	var parent *store.BackupJob
+	var largest int64
 	for i := range jobs {
 		j := &jobs[i]
 		if j.State == store.BackupDispatched {
@@ -141,6 +153,7 @@ func (r *Room) dispatch(ctx context.Context, n store.Node, b store.BackupPolicy,
 			lastVerify = j
 		}
 		if j.Purpose == store.BackupPurposeRun && j.State == store.BackupWitnessed && j.Target == b.Target {
+			largest = max(largest, j.Bytes)
 			if parent == nil {
 				parent = j
 			}
@@ -152,7 +165,7 @@ func (r *Room) dispatch(ctx context.Context, n store.Node, b store.BackupPolicy,
 	switch {
 	case lastRun == nil || !now.Before(lastRun.StartedAt.Add(b.Every)):
 		params := map[string]any{"mode": "incremental"}
-		bj := store.BackupJob{NodeID: n.ID, Purpose: store.BackupPurposeRun, Target: b.Target, Objects: GrantObjects}
+		bj := store.BackupJob{NodeID: n.ID, Purpose: store.BackupPurposeRun, Target: b.Target, Objects: grantObjects(largest)}
 		if parent == nil || lastFull == nil || now.Sub(lastFull.StartedAt) >= FullEvery {
 			params["mode"] = "full"
 		} else {
