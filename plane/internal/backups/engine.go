@@ -200,12 +200,8 @@ var planeToken = api.Token{Name: "plane:backups", Role: api.RoleOperator}
 
 func (r *Room) queue(ctx context.Context, n store.Node, word string, params map[string]any, bj store.BackupJob) error {
 	raw, _ := json.Marshal(params)
-	job, err := r.c.Jobs.Create(ctx, planeToken, api.JobRequest{Node: n.ID, Word: word, Params: raw, Exclusive: true})
+	job, err := r.c.Jobs.CreateBackup(ctx, planeToken, api.JobRequest{Node: n.ID, Word: word, Params: raw, Exclusive: true}, bj)
 	if err != nil {
-		return err
-	}
-	bj.JobID = job.ID
-	if _, err := r.c.Store.BackupJobCreate(ctx, store.BackupJobCreateParams{Job: bj, Now: r.now()}); err != nil {
 		return err
 	}
 	r.log.Info("backup job dispatched", "node", n.ID, "job", job.ID, "word", word, "target", bj.Target, "parent", bj.Parent)

@@ -37,9 +37,10 @@ type Store interface {
 	NodeList(ctx context.Context, p store.NodeListParams) (store.NodeListResult, error)
 }
 
-// Jobs queues the jobs the schedule dispatches (the jobs room).
+// Jobs queues the jobs the schedule dispatches (the jobs room), each with the plane's record of it in
+// the same transaction.
 type Jobs interface {
-	Create(ctx context.Context, who api.Token, req api.JobRequest) (api.Job, error)
+	CreateBackup(ctx context.Context, who api.Token, req api.JobRequest, b store.BackupJob) (api.Job, error)
 }
 
 // Defaults of the fleet's policy when none was ever set, and the floor no policy goes below.
@@ -84,11 +85,3 @@ func New(c Config) *Room {
 }
 
 func (r *Room) now() time.Time { return r.c.Now().UTC() }
-
-// JobsFunc is a function queueing a job, as Jobs.
-type JobsFunc func(ctx context.Context, who api.Token, req api.JobRequest) (api.Job, error)
-
-// Create calls f.
-func (f JobsFunc) Create(ctx context.Context, who api.Token, req api.JobRequest) (api.Job, error) {
-	return f(ctx, who, req)
-}

@@ -21,10 +21,10 @@ type queued struct {
 	reqs []api.JobRequest
 }
 
-func (q *queued) Create(ctx context.Context, who api.Token, req api.JobRequest) (api.Job, error) {
+func (q *queued) CreateBackup(ctx context.Context, who api.Token, req api.JobRequest, b store.BackupJob) (api.Job, error) {
 	q.reqs = append(q.reqs, req)
 	j, err := q.e.s.JobCreate(ctx, store.JobCreateParams{NodeID: req.Node, Word: req.Word, Class: "change", Params: req.Params,
-		CreatedBy: who.Name, Now: q.e.now})
+		CreatedBy: who.Name, Now: q.e.now, Backup: &b})
 	return api.Job{ID: j.ID}, err
 }
 

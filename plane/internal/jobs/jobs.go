@@ -110,6 +110,17 @@ func Budget(m *manifest.Manifest) time.Duration {
 // signed manifest states it (operator for look and change, admin for destructive), and the params must
 // satisfy the word's schema. Exclusive takes the node's change lease for the job first.
 func (r *Room) Create(ctx context.Context, who api.Token, req api.JobRequest) (api.Job, error) {
+	return r.create(ctx, who, req, nil)
+}
+
+// CreateBackup is Create for the backups room's schedule: the plane's record of the backup job is
+// stored with the job, in its transaction, so that the node never claims a job whose grant the plane
+// cannot make yet.
+func (r *Room) CreateBackup(ctx context.Context, who api.Token, req api.JobRequest, b store.BackupJob) (api.Job, error) {
+	return r.create(ctx, who, req, &b)
+}
+
+func (r *Room) create(ctx context.Context, who api.Token, req api.JobRequest, backup *store.BackupJob) (api.Job, error) {
 	node, err := r.c.Nodes.Get(ctx, req.Node)
 	if err != nil {
 		return api.Job{}, err
@@ -163,7 +174,7 @@ func (r *Room) Create(ctx context.Context, who api.Token, req api.JobRequest) (a
 	}
 	job, err := r.c.Store.JobCreate(ctx, store.JobCreateParams{
 		NodeID: node.ID, Word: req.Word, WordDigest: ref.Digest, Class: string(m.Class), Params: params,
-		Budget: budget, CreatedBy: who.Name, Now: r.c.Now(),
+		Budget: budget, CreatedBy: who.Name, Now: r.c.Now(), Backup: backup,
 	})
 	if err != nil {
 		if request != "" {

@@ -121,10 +121,7 @@ func New(cfg Config) *server.Server {
 	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Metrics: cfg.Metrics})
 	// The backups room queues jobs through the jobs room, which asks it for their grants at hand-out.
 	var js *jobs.Room
-	bk := backups.New(backups.Config{Store: st, Key: cfg.BackupKey, Nodes: ns, Log: log, Now: now,
-		Jobs: backups.JobsFunc(func(ctx context.Context, who api.Token, req api.JobRequest) (api.Job, error) {
-			return js.Create(ctx, who, req)
-		})})
+	bk := backups.New(backups.Config{Store: st, Key: cfg.BackupKey, Nodes: ns, Log: log, Now: now, Jobs: lateJobs{&js}})
 	js = jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics,
 		Grants: bk})
 	if cfg.BackupEngine != nil {
@@ -152,6 +149,14 @@ func New(cfg Config) *server.Server {
 	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
 	rooms.Metrics, rooms.RouteCounts, rooms.LogViews = cfg.Metrics, cfg.RouteCounts, cfg.LogViews
 	return server.New(rooms)
+}
+
+// lateJobs is the jobs room the backups room queues through, made after it: the jobs room asks the
+// backups room for grants, so one of the two is given the other once both exist.
+type lateJobs struct{ r **jobs.Room }
+
+func (l lateJobs) CreateBackup(ctx context.Context, who api.Token, req api.JobRequest, b store.BackupJob) (api.Job, error) {
+	return (*l.r).CreateBackup(ctx, who, req, b)
 }
 
 // store.Store is the union of what every room and service of the plane declares it uses; these say so

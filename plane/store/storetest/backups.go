@@ -97,6 +97,24 @@ var backupTests = []test{
 		_, err = f.s.BackupJobJudge(f.ctx, store.BackupJobJudgeParams{JobID: j.ID, State: store.BackupDispatched})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
+	{"Backup/RecordedWithItsJob", func(f *fx) {
+		n := f.node("db-1", "backup")
+		p := f.jobParams(n, "backup")
+		p.Backup = &store.BackupJob{Purpose: "nonsense"}
+		_, err := f.s.JobCreate(f.ctx, p)
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+		res, err := f.s.JobList(f.ctx, store.JobListParams{NodeID: n.ID})
+		noErr(f, err, "JobList")
+		same(f, "jobs after a refused record", len(res.Jobs), 0)
+		p.Backup = &store.BackupJob{Purpose: store.BackupPurposeVerify, Target: "b2", Run: "r1", Chain: []string{"r1"}}
+		j, err := f.s.JobCreate(f.ctx, p)
+		noErr(f, err, "JobCreate")
+		bj, err := f.s.BackupJobGet(f.ctx, store.BackupJobGetParams{JobID: j.ID})
+		noErr(f, err, "BackupJobGet")
+		if bj.NodeID != n.ID || bj.Purpose != store.BackupPurposeVerify || bj.Run != "r1" || !bj.StartedAt.Equal(j.CreatedAt) || bj.State != store.BackupDispatched {
+			f.Fatalf("recorded %+v", bj)
+		}
+	}},
 	{"Backup/FindingsRaiseAndClearIncidents", func(f *fx) {
 		n := f.node("db-1")
 		noErr(f, f.s.BackupFindingsSet(f.ctx, store.BackupFindingsSetParams{NodeID: n.ID, Findings: []store.BackupFinding{

@@ -202,6 +202,25 @@ func checkBackupJobState(st BackupJobState) error {
 	return invalid("state", "state %q is not a verdict", st)
 }
 
+// checkBackupJob checks what a backup job record holds besides its ids.
+func checkBackupJob(j BackupJob) error {
+	if j.Purpose != BackupPurposeRun && j.Purpose != BackupPurposeVerify {
+		return invalid("purpose", "purpose is backup or verify")
+	}
+	for _, f := range [][2]string{{"target", j.Target}, {"run", j.Run}, {"parent", j.Parent}} {
+		if err := checkRef(f[0], f[1]); err != nil {
+			return err
+		}
+	}
+	if err := checkBackupList("chain", j.Chain); err != nil {
+		return err
+	}
+	if j.Objects < 0 {
+		return invalid("objects", "objects cannot be negative")
+	}
+	return nil
+}
+
 func (s *sqlStore) BackupJobCreate(ctx context.Context, p BackupJobCreateParams) (BackupJob, error) {
 	j := p.Job
 	if err := checkID("job_id", j.JobID); err != nil {
@@ -210,19 +229,8 @@ func (s *sqlStore) BackupJobCreate(ctx context.Context, p BackupJobCreateParams)
 	if err := checkID("node_id", j.NodeID); err != nil {
 		return BackupJob{}, err
 	}
-	if j.Purpose != BackupPurposeRun && j.Purpose != BackupPurposeVerify {
-		return BackupJob{}, invalid("purpose", "purpose is backup or verify")
-	}
-	for _, f := range [][2]string{{"target", j.Target}, {"run", j.Run}, {"parent", j.Parent}} {
-		if err := checkRef(f[0], f[1]); err != nil {
-			return BackupJob{}, err
-		}
-	}
-	if err := checkBackupList("chain", j.Chain); err != nil {
+	if err := checkBackupJob(j); err != nil {
 		return BackupJob{}, err
-	}
-	if j.Objects < 0 {
-		return BackupJob{}, invalid("objects", "objects cannot be negative")
 	}
 	j.Chain = nonNil(j.Chain)
 	j.StartedAt, j.State = now(p.Now), BackupDispatched
