@@ -235,6 +235,7 @@ bench: modules debian-root $(VERSITYGW)
 	$(GO) test -run '^$$' -bench 'BenchmarkRSSPerWord' -benchtime 5x -count 5 ./host/wasm/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./host/goplugin/
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/drivers/
+	$(GO) test -run '^$$' -bench BenchmarkWitnessListing10k -benchtime 5x -count 3 ./plane/internal/backups/
 	$(GO) test -run '^$$' -bench BenchmarkInstance -benchtime 20x -count 3 ./plugins/cloud/netns/
 	$(GO) test -run '^$$' -bench BenchmarkPackagesReport -benchtime 20x -count 1 ./primitives/packages_report/
 	$(GO) test -run '^$$' -bench BenchmarkConvergeUnchanged -benchtime 10x -count 3 ./primitives/converge/

@@ -318,6 +318,40 @@ var (
 
 	// Provisioning makes a machine through a cloud account and joins its agent (see ProvisionRequest).
 	// NodesAdopt links an existing instance to an existing node by their addresses.
+	// The backup routes: the fleet's and a node's backup health, the targets (saving one probes it:
+	// list, put, get and delete of a probe object, and a failure names its step in
+	// details.operation), and the policies (the fleet's default, a node's own, a recorded off).
+	BackupsFleet = Route{Method: http.MethodGet, Pattern: "/backups", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Every node's backup health: last run, last full, last verified, size, reasons for red", Answer: BackupFleet{}}
+	BackupsNode = Route{Method: http.MethodGet, Pattern: "/backups/nodes/{id}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "A node's backup health, the policy it follows and its recent backup jobs", Answer: BackupNode{},
+		Errors: []string{errcode.NodeNotFound}}
+	BackupTargetsList = Route{Method: http.MethodGet, Pattern: "/backups/targets", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "List backup targets (never their secrets)", Answer: BackupTargetList{}}
+	BackupTargetsAdd = Route{Method: http.MethodPost, Pattern: "/backups/targets", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Probe a backup target and save it, its secret sealed", Body: BackupTargetRequest{}, Answer: BackupTarget{},
+		Errors: []string{"backup.*", errcode.UsageInvalid, errcode.StoreParamInvalid}}
+	BackupTargetsShow = Route{Method: http.MethodGet, Pattern: "/backups/targets/{name}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "Show a backup target", Answer: BackupTarget{}, Errors: []string{errcode.BackupTargetNotFound}}
+	BackupTargetsRemove = Route{Method: http.MethodPost, Pattern: "/backups/targets/{name}/remove", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Forget a backup target; its runs stay in the bucket", Answer: BackupTarget{}, Errors: []string{errcode.BackupTargetNotFound}}
+	BackupTargetsCheck = Route{Method: http.MethodPost, Pattern: "/backups/targets/{name}/check", Role: RoleOperator, Status: http.StatusOK,
+		Summary: "Probe a saved backup target again: each step's outcome", Answer: BackupCheck{},
+		Errors: []string{errcode.BackupTargetNotFound, errcode.AccountSealBroken}}
+	BackupPoliciesList = Route{Method: http.MethodGet, Pattern: "/backups/policies", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "The fleet's backup policy and every node's own", Answer: BackupPolicyList{}}
+	BackupPolicyFleet = Route{Method: http.MethodPost, Pattern: "/backups/policies/fleet", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Set the fleet's backup policy, which every node without its own follows", Body: BackupPolicy{}, Answer: BackupPolicy{},
+		Errors: []string{errcode.BackupKeepBelowFloor, errcode.BackupTargetNotFound, errcode.StoreParamInvalid}}
+	BackupPolicyShow = Route{Method: http.MethodGet, Pattern: "/backups/policies/nodes/{id}", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "The backup policy a node follows, and where it comes from", Answer: BackupPolicy{}, Errors: []string{errcode.NodeNotFound}}
+	BackupPolicySet = Route{Method: http.MethodPost, Pattern: "/backups/policies/nodes/{id}", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Set a node's own backup policy (enabled false: a recorded off)", Body: BackupPolicy{}, Answer: BackupPolicy{},
+		Errors: []string{errcode.NodeNotFound, errcode.BackupKeepBelowFloor, errcode.BackupTargetNotFound, errcode.StoreParamInvalid}}
+	BackupPolicyClear = Route{Method: http.MethodPost, Pattern: "/backups/policies/nodes/{id}/clear", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Remove a node's own backup policy: it follows the fleet's again", Answer: BackupPolicy{},
+		Errors: []string{errcode.NodeNotFound}}
+
 	NodesProvision = Route{Method: http.MethodPost, Pattern: "/provisionings", Role: RoleAdmin, Status: http.StatusCreated,
 		Summary: "Make a machine through a cloud account and join its agent", Body: ProvisionRequest{}, Answer: Provisioning{},
 		Errors: driverCallCodes("cloud.*", "provision.*", errcode.UsageInvalid)}
@@ -409,6 +443,8 @@ func Routes() []Route {
 		CloudCreate, CloudGet, CloudDelete, CloudPowerOn, CloudPowerOff, CloudReboot, CloudReverseDNS, CloudTransfer,
 		CloudSwapIPv4, CloudAccount,
 		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt, NodesDecommission,
+		BackupsFleet, BackupsNode, BackupTargetsList, BackupTargetsAdd, BackupTargetsShow, BackupTargetsRemove, BackupTargetsCheck,
+		BackupPoliciesList, BackupPolicyFleet, BackupPolicyShow, BackupPolicySet, BackupPolicyClear,
 		Metrics,
 		PlaneShowStatus, PlaneForgetReplica,
 	}

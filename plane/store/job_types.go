@@ -75,6 +75,9 @@ type JobCreateParams struct {
 	Budget    time.Duration   // 0: DefaultJobBudget; else the word's own limit
 	CreatedBy string
 	Now       time.Time
+	// Backup, when set, is recorded with the job in its transaction (its JobID, NodeID and StartedAt
+	// are the job's): the node can claim the job only once the plane's record of it exists.
+	Backup *BackupJob
 }
 
 type JobClaimParams struct {

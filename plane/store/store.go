@@ -496,6 +496,39 @@ type Store interface {
 	// PackageReportList returns every active node, by name, with its newest completed report of
 	// p.Word and what two older reports said (the fleet security view), in one query.
 	PackageReportList(ctx context.Context, p PackageReportListParams) ([]PackageReport, error)
+	// Backups. The store keeps the buckets nodes back up to (their secrets sealed by the caller), the
+	// backup policies (NodeID "" the fleet's), the jobs the plane dispatched for backups with its
+	// verdict on each, and the findings the backup detectors read.
+
+	// BackupTargetCreate stores a target. Refused: backup.target_exists, store.param_invalid.
+	BackupTargetCreate(ctx context.Context, p BackupTargetCreateParams) (BackupTarget, error)
+	// BackupTargetGet returns a target. Refused: backup.target_not_found.
+	BackupTargetGet(ctx context.Context, p BackupTargetGetParams) (BackupTarget, error)
+	// BackupTargetList returns every target by name.
+	BackupTargetList(ctx context.Context, p BackupTargetListParams) ([]BackupTarget, error)
+	// BackupTargetDelete removes a target. Refused: backup.target_not_found.
+	BackupTargetDelete(ctx context.Context, p BackupTargetDeleteParams) error
+	// BackupPolicySet stores the fleet's policy (NodeID "") or a node's, replacing the one it had.
+	BackupPolicySet(ctx context.Context, p BackupPolicySetParams) (BackupPolicy, error)
+	// BackupPolicyList returns every policy, the fleet's first.
+	BackupPolicyList(ctx context.Context, p BackupPolicyListParams) ([]BackupPolicy, error)
+	// BackupPolicyDelete removes a node's own policy (it follows the fleet's again); none is no error.
+	BackupPolicyDelete(ctx context.Context, p BackupPolicyDeleteParams) error
+	// BackupJobCreate records a job the plane dispatched for a node's backups, as dispatched.
+	BackupJobCreate(ctx context.Context, p BackupJobCreateParams) (BackupJob, error)
+	// BackupJobGet returns a recorded backup job. Refused: job.not_found.
+	BackupJobGet(ctx context.Context, p BackupJobGetParams) (BackupJob, error)
+	// BackupJobList returns recorded backup jobs, the newest started first.
+	BackupJobList(ctx context.Context, p BackupJobListParams) ([]BackupJob, error)
+	// BackupJobSetRun records the run a job's grant names; a job's run is set once.
+	BackupJobSetRun(ctx context.Context, p BackupJobSetRunParams) error
+	// BackupJobJudge records the verdict on a dispatched job and reports whether it moved (a job
+	// judged already keeps its verdict).
+	BackupJobJudge(ctx context.Context, p BackupJobJudgeParams) (bool, error)
+	// BackupFindingsSet replaces a node's backup findings, which the backup detectors read.
+	BackupFindingsSet(ctx context.Context, p BackupFindingsSetParams) error
+	// BackupFindingsList returns the findings of every node, or of one.
+	BackupFindingsList(ctx context.Context, p BackupFindingsListParams) ([]BackupNodeFinding, error)
 
 	// Replicas. Every plane process heartbeats into the store: what it is, where it listens, what it runs,
 	// its memory (the peak kept per replica id across restarts) and what its routes served. The plane's

@@ -55,6 +55,13 @@ const (
 	// BackupRestoreTargetNotEmpty: a restore goes only into an empty or new folder, or a database that
 	// does not exist yet (details.path or details.name). Nothing was written.
 	BackupRestoreTargetNotEmpty = "backup.restore_target_not_empty"
+	// BackupTargetExists: the plane already holds a target of that name (details.name). Nothing changed.
+	BackupTargetExists = "backup.target_exists"
+	// BackupTargetNotFound: the plane holds no target of that name (details.name).
+	BackupTargetNotFound = "backup.target_not_found"
+	// BackupKeepBelowFloor: a policy keeps runs for fewer days than the fleet's floor (details.limit):
+	// no policy, and so no node, can shorten the history the plane keeps. Nothing changed.
+	BackupKeepBelowFloor = "backup.keep_below_floor"
 )
 
 var areaBackup = Area{Name: "backup", Reserved: false, Codes: []Spec{
@@ -75,4 +82,7 @@ var areaBackup = Area{Name: "backup", Reserved: false, Codes: []Spec{
 	{BackupVerifyFailed, statusUnprocessable, Unchanged},
 	{BackupNodeKeyMissing, statusBadRequest, Unchanged},
 	{BackupRestoreTargetNotEmpty, statusConflict, Unchanged},
+	{BackupTargetExists, statusConflict, Unchanged},
+	{BackupTargetNotFound, statusNotFound, Unchanged},
+	{BackupKeepBelowFloor, statusBadRequest, Unchanged},
 }}

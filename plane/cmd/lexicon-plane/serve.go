@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
+	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
@@ -91,6 +92,7 @@ func serveCmd() *cli.Command {
 		memoryAlert                   float64
 		heartbeatEvery                time.Duration
 		rolloutEvery, leaseTTL        time.Duration
+		backupEvery                   time.Duration
 		provisionEvery                time.Duration
 		provisionPolicy, provisionURL string
 		provisionTimeouts             provision.Timeouts
@@ -117,6 +119,7 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
 			fs.DurationVar(&rolloutEvery, "rollout-every", 2*time.Second, "how often the rollout engine looks at running rollouts")
+			fs.DurationVar(&backupEvery, "backup-every", 30*time.Second, "how often the backup schedule judges ended jobs and dispatches what is due")
 			fs.DurationVar(&provisionEvery, "provision-every", 2*time.Second, "how often the provisioning engine looks at provisionings under way")
 			fs.StringVar(&provisionURL, "provision-url", "", "the URL provisioned machines reach the plane at, when it differs from the one other agents use (default: --external-url, else the listen address)")
 			fs.StringVar(&provisionPolicy, "provision-policy", "", "policy.json given to provisioned nodes (default: look and change words accepted, destructive refused)")
@@ -233,6 +236,9 @@ func serveCmd() *cli.Command {
 			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
 			scheduler := &schedules.Engine{Store: st, EngineBase: services.EngineBase{Holder: services.NewHolder(), Log: log, LeaseTTL: leaseTTL}}
 			bg = append(bg, engine, scheduler.Service(schedules.DefaultEvery))
+			// The backups' schedule and witness; wire.New gives it its room before bg starts.
+			backupEngine := &backups.Engine{Lease: st, EngineBase: services.EngineBase{Holder: services.NewHolder(), Log: log, LeaseTTL: leaseTTL}}
+			bg = append(bg, backupEngine.Service(backupEvery))
 			provisioner, provisionSvc, provisionsChanged := provisionEngine(st, mgr, log, provisionEvery, leaseTTL)
 			provisioner.Timeouts = provisionTimeouts
 			bg = append(bg, provisionSvc, (&provision.TransferWatch{Store: st, Cloud: provisioner.Cloud,
@@ -258,7 +264,8 @@ func serveCmd() *cli.Command {
 			srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
 				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
 				Metrics: m, ReplicaID: replicaID, MasterKeyID: master.ID(), RouteCounts: routes, RolloutsChanged: rolloutsChanged, Schedules: scheduler, Security: pkgs,
-				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies, SSO: signOn, Key: master})
+				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies, SSO: signOn, Key: master,
+				BackupEngine: backupEngine})
 			log.Info("replica", "id", replicaID, "address", address, "memory_alert", memoryAlert)
 			if len(trustedProxies) > 0 {
 				log.Info("sign-ins through these proxies are counted per client", "trusted_proxies", trustedProxies)

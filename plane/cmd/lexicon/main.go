@@ -50,7 +50,7 @@ func commands() []*cli.Command {
 		planeStatusCmd(), planeForgetReplicaCmd(),
 		machinesListCmd(), machinesAddCmd(), machinesEditCmd(), machinesConfirmCmd(), machinesRemoveCmd(),
 		apiSpecCmd(),
-	), append(append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd()), rolesCmds()...)...)
+	), append(append(append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd()), rolesCmds()...), backupsCmds()...)...)
 }
 
 // groups gives each group of commands the summary its help shows.
@@ -74,5 +74,8 @@ func groups() []*cli.Command {
 		{Path: "machines", Summary: "the machine inventory: every machine we pay for, red first; write machines down, confirm, remove"},
 		{Path: "fleet", Summary: "the fleet's package security at a glance, and patching it: security fixes installed in stages, each node verified"},
 		{Path: "schedules", Summary: "run words on a selection of nodes on an interval or a cron expression"},
+		{Path: "backups", Summary: "the fleet's and each node's backup health, the targets nodes back up to, and the policies"},
+		{Path: "backups targets", Summary: "add (probed, the secret sealed), list, show, check and remove backup targets"},
+		{Path: "backups policy", Summary: "show and set the fleet's backup policy and a node's own, or clear a node's"},
 	}
 }

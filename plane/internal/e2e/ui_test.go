@@ -278,6 +278,12 @@ func TestWebUI(t *testing.T) {
 	sh.take(ctx, "jobs")
 	browse(t, ctx, chromedp.Navigate(ui+"/tokens"), chromedp.WaitVisible(chromedp.CSS("#tokens")))
 	sh.take(ctx, "tokens")
+	// The fleet's backups: every node's health (none backed up yet: no target), the target form.
+	browse(t, ctx, chromedp.Navigate(ui+"/backups"), chromedp.WaitVisible(chromedp.CSS("#backup-health")))
+	if h := textOf(t, ctx, "#backup-health"); !strings.Contains(h, "web-1") {
+		t.Fatalf("the backups page: %q", h)
+	}
+	sh.take(ctx, "backups")
 
 	// Publish release 2, which adds the in-memory DNS driver, by uploading it on the releases page: the
 	// plane's verdicts are shown line by line. Then its words and drivers, and the diff from release 1.

@@ -64,6 +64,17 @@ type RoomConfig struct {
 	Leases *lease.Room
 	// Metrics counts jobs and claims (nil: not counted).
 	Metrics *metrics.Plane
+	// Grants makes the bucket grant of a job the backups room dispatched, at its hand-out (nil: no
+	// job carries one).
+	Grants Grants
+}
+
+// Grants makes a job's backup grant when the job is handed out: presigned requests are made fresh
+// for the claim and never stored. A job that needs none gets nil.
+type Grants interface {
+	// Needs says whether a job of word may carry a grant: only those are looked up.
+	Needs(word string) bool
+	Grant(ctx context.Context, job store.Job) (*channel.BackupGrant, error)
 }
 
 // Room is the jobs' Go API, which the HTTP server and the web UI both call.
@@ -110,6 +121,17 @@ func Budget(m *manifest.Manifest) time.Duration {
 // signed manifest states it (operator for look and change, admin for destructive), and the params must
 // satisfy the word's schema. Exclusive takes the node's change lease for the job first.
 func (r *Room) Create(ctx context.Context, who api.Token, req api.JobRequest) (api.Job, error) {
+	return r.create(ctx, who, req, nil)
+}
+
+// CreateBackup is Create for the backups room's schedule: the plane's record of the backup job is
+// stored with the job, in its transaction, so that the node never claims a job whose grant the plane
+// cannot make yet.
+func (r *Room) CreateBackup(ctx context.Context, who api.Token, req api.JobRequest, b store.BackupJob) (api.Job, error) {
+	return r.create(ctx, who, req, &b)
+}
+
+func (r *Room) create(ctx context.Context, who api.Token, req api.JobRequest, backup *store.BackupJob) (api.Job, error) {
 	node, err := r.c.Nodes.Get(ctx, req.Node)
 	if err != nil {
 		return api.Job{}, err
@@ -163,7 +185,7 @@ func (r *Room) Create(ctx context.Context, who api.Token, req api.JobRequest) (a
 	}
 	job, err := r.c.Store.JobCreate(ctx, store.JobCreateParams{
 		NodeID: node.ID, Word: req.Word, WordDigest: ref.Digest, Class: string(m.Class), Params: params,
-		Budget: budget, CreatedBy: who.Name, Now: r.c.Now(),
+		Budget: budget, CreatedBy: who.Name, Now: r.c.Now(), Backup: backup,
 	})
 	if err != nil {
 		if request != "" {
@@ -283,7 +305,7 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 			return resp, err
 		}
 		if job != nil {
-			resp.Job = r.handOut(node, job)
+			resp.Job = r.handOut(ctx, node, job)
 			return resp, nil
 		}
 		select {
@@ -297,13 +319,23 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 }
 
 // handOut is a claimed job as the node is told it.
-func (r *Room) handOut(node nodes.Proven, job *store.Job) *channel.Job {
+// A grant that cannot be made leaves the job without one: the word then fails with
+// backup.grant_missing, which the plane judges as a failed run.
+func (r *Room) handOut(ctx context.Context, node nodes.Proven, job *store.Job) *channel.Job {
 	r.log.Info("job handed out", "job", job.ID, "node", node.ID(), "word", job.Word)
 	r.c.Metrics.JobDispatched(job.CreatedAt, r.c.Now())
-	return &channel.Job{
+	out := &channel.Job{
 		ID: job.ID, Word: job.Word, Version: job.WordVersion, Digest: job.WordDigest, Class: job.Class,
 		Params: job.Params, Deadline: job.DeadlineAt,
 	}
+	if r.c.Grants != nil && r.c.Grants.Needs(job.Word) {
+		g, err := r.c.Grants.Grant(ctx, *job)
+		if err != nil {
+			r.log.Warn("backup grant not made", "job", job.ID, "node", node.ID(), "err", err)
+		}
+		out.Grant = g
+	}
+	return out
 }
 
 // Result records how a job of the node ended, bounded on intake: an output over its cap (or not JSON)
@@ -366,7 +398,7 @@ func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.Result
 	r.c.Metrics.JobEnded(res.Job.Word, string(res.Job.State))
 	r.advance(ctx, res.Job)
 	if res.Next != nil {
-		claim.Job = r.handOut(node, res.Next)
+		claim.Job = r.handOut(ctx, node, res.Next)
 	}
 	return channel.ResultResponse{JobID: res.Job.ID, State: res.Job.State, Claim: &claim}, nil
 }

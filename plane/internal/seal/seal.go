@@ -57,6 +57,10 @@ func AccountContext(account, driver string) []byte {
 	return []byte("lexicon credential v1\x00" + account + "\x00" + driver)
 }
 
+// BackupTargetContext binds a sealed backup target's secret to the target: the driver name no driver
+// can have keeps it apart from every account's.
+func BackupTargetContext(target string) []byte { return AccountContext(target, "backup target") }
+
 // Seal encrypts plaintext, bound to context.
 func (k *Key) Seal(plaintext, context []byte) []byte {
 	out := make([]byte, 1+nonceSize, 1+nonceSize+len(plaintext)+k.aead.Overhead())

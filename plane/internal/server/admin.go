@@ -103,6 +103,7 @@ func (s *Server) adminTable(r chi.Router) {
 	s.securityRoutes(r)
 	s.roleRoutes(r)
 	s.provisionRoutes(r)
+	s.backupRoutes(r)
 }
 
 func (s *Server) tokenRoutes(r chi.Router) {

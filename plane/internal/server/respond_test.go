@@ -13,6 +13,9 @@ import (
 func TestStatusOfCodes(t *testing.T) {
 	cases := map[string]int{
 		errcode.AccountExists:               http.StatusConflict,
+		errcode.BackupTargetExists:          http.StatusConflict,
+		errcode.BackupTargetNotFound:        http.StatusNotFound,
+		errcode.BackupKeepBelowFloor:        http.StatusBadRequest,
 		errcode.AccountKeyMismatch:          http.StatusInternalServerError,
 		errcode.AccountNotFound:             http.StatusNotFound,
 		errcode.AccountSealBroken:           http.StatusInternalServerError,

@@ -240,6 +240,8 @@ type nodeData struct {
 	Node      api.Node
 	Jobs      []api.Job
 	Incidents []api.Incident
+	// Backup is the node's backup health; nil on a plane without the backups room.
+	Backup *api.BackupHealth
 }
 
 func (u *UI) node(w http.ResponseWriter, r *http.Request) {
@@ -262,6 +264,14 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Incidents = inc.Incidents
+	if u.cfg.Backups != nil {
+		bk, err := run(u, r, api.BackupsNode, u.cfg.Backups.Node, d.Node.ID)
+		if err != nil {
+			u.fail(w, r, nil, err)
+			return
+		}
+		d.Backup = &bk.Health
+	}
 	u.page(w, r, "node", d)
 }
 

@@ -152,6 +152,10 @@ func TestNoSecretOnAnyPage(t *testing.T) {
 				return spare.ID
 			case p == "{id}" && prefix == "/plane/replicas/":
 				return "replica-nosuch"
+			case p == "{id}" && prefix == "/backups/nodes/":
+				return n.ID
+			case p == "{name}" && prefix == "/backups/targets/":
+				return "target-nosuch"
 			}
 			t.Fatalf("route %s: no fixture for its parameter %s; add one to this test", pattern, p)
 			return ""

@@ -31,6 +31,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
+	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
@@ -99,6 +100,7 @@ type Config struct {
 	Drivers   *drivers.Room
 	Health    *health.Room
 	Machines  *machines.Room
+	Backups   *backups.Room
 	Log       *slog.Logger
 	Now       func() time.Time
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is believed: a sign-in through one
@@ -232,6 +234,14 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/incidents/{id}", u.incident)
 		r.Post("/incidents/{id}/triage", u.incidentTriage)
 		r.Post("/incidents/{id}/notes", u.incidentNote)
+		r.Get("/backups", u.backups)
+		r.Post("/backups/targets", u.backupTargetAdd)
+		r.Post("/backups/targets/{name}/remove", u.backupTargetRemove)
+		r.Post("/backups/targets/{name}/check", u.backupTargetCheck)
+		r.Post("/backups/policy", u.backupPolicySet)
+		r.Get("/backups/nodes/{id}", u.backupNode)
+		r.Post("/backups/nodes/{id}/policy", u.backupPolicySet)
+		r.Post("/backups/nodes/{id}/policy/clear", u.backupPolicyClear)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, errcode.New(errcode.RouteNotFound, "no page %s", r.URL.Path))

@@ -5,11 +5,14 @@
 package wire
 
 import (
+	"context"
 	"log/slog"
 	"net/netip"
 	"net/url"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
 	"github.com/lexicon-fleet/lexicon/plane/internal/cases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
@@ -102,6 +105,8 @@ type Config struct {
 	// only. Key seals the provider's refresh tokens that web UI sessions keep.
 	SSO *sso.SSO
 	Key *seal.Key
+	// BackupEngine, when not nil, is the process's backup schedule: New gives it the backups room.
+	BackupEngine *backups.Engine
 }
 
 // New makes the plane's server over cfg.Store.
@@ -126,7 +131,14 @@ func New(cfg Config) *server.Server {
 	leases := lease.New(st)
 	cs := cases.New(cases.Config{Store: st, Log: log, Now: now, MaxOpen: cfg.MaxOpenCases, Webhooks: cfg.WebhookNames, Queued: cfg.NotificationsQueued})
 	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Metrics: cfg.Metrics})
-	js := jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics})
+	// The backups room queues jobs through the jobs room, which asks it for their grants at hand-out.
+	var js *jobs.Room
+	bk := backups.New(backups.Config{Store: st, Key: cfg.Key, Nodes: ns, Log: log, Now: now, Jobs: lateJobs{&js}})
+	js = jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics,
+		Grants: bk})
+	if cfg.BackupEngine != nil {
+		cfg.BackupEngine.Room = bk
+	}
 	wake := func() {}
 	if cfg.Schedules != nil {
 		cfg.Schedules.Jobs, wake = js, cfg.Schedules.Wake
@@ -146,12 +158,13 @@ func New(cfg Config) *server.Server {
 		Provision: provision.NewRoom(provision.RoomConfig{Store: st, Engine: cfg.Provision, Nodes: ns, Releases: rels, Log: log, Now: now,
 			Changed: cfg.ProvisionsChanged}),
 		Drivers: drivers.NewRoom(cfg.Drivers, log),
+		Backups: bk,
 		Health:  health.NewRoom(health.RoomConfig{Store: st, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, Log: log, Now: now}),
 	}
 	rooms.Machines = machines.New(machines.Config{Store: st, Clouds: rooms.Drivers, Log: log, Now: now})
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
 		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Schedules: rooms.Schedules, Security: rooms.Security, Roles: rooms.Roles, Incidents: rooms.Incidents, Provision: rooms.Provision,
-		Drivers: rooms.Drivers, Health: rooms.Health, Machines: rooms.Machines, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies, Base: cfg.Base,
+		Drivers: rooms.Drivers, Health: rooms.Health, Machines: rooms.Machines, Backups: bk, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies, Base: cfg.Base,
 		SSO: ui.SSO{Provider: cfg.SSO, Store: st, Key: cfg.Key}}).Handler()
 	if cfg.SSO != nil {
 		rooms.SSO = cfg.SSO
@@ -168,6 +181,14 @@ func idTokens(s *sso.SSO) tokens.IDTokenVerifier {
 		return nil
 	}
 	return s
+}
+
+// lateJobs is the jobs room the backups room queues through, made after it: the jobs room asks the
+// backups room for grants, so one of the two is given the other once both exist.
+type lateJobs struct{ r **jobs.Room }
+
+func (l lateJobs) CreateBackup(ctx context.Context, who api.Token, req api.JobRequest, b store.BackupJob) (api.Job, error) {
+	return (*l.r).CreateBackup(ctx, who, req, b)
 }
 
 // store.Store is the union of what every room and service of the plane declares it uses; these say so
@@ -202,4 +223,6 @@ var (
 	_ webhook.Store            = store.Store(nil)
 	_ metrics.IncidentCounter  = store.Store(nil)
 	_ logviews.Store           = store.Store(nil)
+	_ backups.Store            = store.Store(nil)
+	_ backups.EngineStore      = store.Store(nil)
 )

@@ -29,6 +29,7 @@ type Queries struct {
 	ScheduleQueries  // queries_schedules.sql
 	BatchQueries     // queries_batches.sql
 	RoleQueries      // queries_roles.sql
+	BackupQueries    // queries_backups.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -146,6 +147,15 @@ type RoleQueries struct {
 	RoleGet, RoleList, RoleHistory, RoleExists, RoleAssignInsert, RoleAssignmentGet                string
 	RoleAssignmentDelete, RoleAssignmentList, ArtifactReleased                                     string
 	RolloutStepParamsInsert, RolloutStepParamsGet                                                  string
+}
+
+// BackupQueries are the statements of queries_backups.sql: targets, policies, the jobs the plane
+// dispatched and the findings the backup detectors read.
+type BackupQueries struct {
+	BackupTargetInsert, BackupTargetGet, BackupTargetList, BackupTargetDelete     string
+	BackupPolicyUpsert, BackupPolicyList, BackupPolicyDelete                      string
+	BackupJobInsert, BackupJobGet, BackupJobList, BackupJobSetRun, BackupJobJudge string
+	BackupFindingsClear, BackupFindingsInsert, BackupFindingsList, DetectBackup   string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

@@ -70,7 +70,7 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 	}
 	silentBefore := t.Add(-silentAfter)
 	since := t.Add(-detectorWindow)
-	return []detector{
+	return append([]detector{
 		{
 			source: DetectorAgentSilent, severity: SeverityCritical,
 			skip:    !p.Up.IsZero() && p.Up.After(silentBefore),
@@ -171,7 +171,7 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 				return out, err
 			},
 		},
-	}
+	}, s.backupDetectors()...)
 }
 
 // jobDetector finds nodes with more than threshold jobs in state since the window began.

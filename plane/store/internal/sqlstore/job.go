@@ -64,6 +64,11 @@ func (s *sqlStore) JobCreate(ctx context.Context, p JobCreateParams) (Job, error
 	}
 	budget = budget.Truncate(time.Millisecond)
 	t := now(p.Now)
+	if p.Backup != nil {
+		if err := checkBackupJob(*p.Backup); err != nil {
+			return Job{}, err
+		}
+	}
 	var j Job
 	err := s.tx(ctx, "create job", func(ex sqldb.Execer) error {
 		var state string
@@ -101,6 +106,13 @@ func (s *sqlStore) JobCreate(ctx context.Context, p JobCreateParams) (Job, error
 		if _, err := ex.Exec(ctx, s.q.JobInsert, j.ID, j.NodeID, j.Word, j.WordVersion, j.WordDigest, j.Class,
 			string(j.Params), j.Budget.Milliseconds(), j.CreatedBy, j.CreatedAt); err != nil {
 			return err
+		}
+		if b := p.Backup; b != nil {
+			chain, _ := json.Marshal(nonNil(b.Chain))
+			if _, err := ex.Exec(ctx, s.q.BackupJobInsert, j.ID, j.NodeID, string(b.Purpose), b.Target, b.Run, b.Parent, string(chain),
+				b.Objects, j.CreatedAt); err != nil {
+				return err
+			}
 		}
 		return s.drv.JobQueued(ctx, ex, j.NodeID)
 	})
