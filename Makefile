@@ -6,6 +6,8 @@ BIN := $(BUILD)/bin
 # VERSION stamps the release and the agent it pins: the one version a node probes a staged agent for.
 VERSION ?= $(shell cat VERSION)
 AGENT_LDFLAGS := -X github.com/lexicon-fleet/lexicon/agent.Version=$(VERSION)
+# The plane's binaries carry it too (plane.Version), so a replica names the release it was built as.
+VERSION_LDFLAGS := $(AGENT_LDFLAGS) -X github.com/lexicon-fleet/lexicon/plane.Version=$(VERSION)
 AGENT_PLATFORMS := linux/amd64 linux/arm64
 
 # Every binary and module is built reproducibly: no build paths, no VCS stamp, so the same tree and
@@ -22,7 +24,7 @@ all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $(BIN)/ $(addprefix ./,$(CMDS))
+	$(GO) build $(GO_REPRO) -ldflags '$(VERSION_LDFLAGS)' -o $(BIN)/ $(addprefix ./,$(CMDS))
 	@for m in $(DRIVERS); do d=$$(dirname $$m); k=$$(basename $$(dirname $$d)); n=$$(basename $$d); \
 	  echo "$(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-$$k-$$n ./$$d"; $(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-$$k-$$n ./$$d || exit 1; done
 	$(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-dns-memory ./examples/driver-memory
@@ -121,8 +123,8 @@ packages: agents
 	@mkdir -p $(dir $(PACKAGE_TOOL)) $(BUILD)/packages
 	$(GO) build -o $(PACKAGE_TOOL) ./registry/cmd/lexicon-package
 	@for p in $(AGENT_PLATFORMS); do o=$${p%/*}; a=$${p#*/}; d=$(BUILD)/planes/$$o-$$a; mkdir -p $$d; \
-	  echo "GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $$d/ ./plane/cmd/lexicon-plane ./plane/cmd/lexicon"; \
-	  CGO_ENABLED=0 GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $$d/ ./plane/cmd/lexicon-plane ./plane/cmd/lexicon || exit 1; \
+	  echo "GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(VERSION_LDFLAGS)' -o $$d/ ./plane/cmd/lexicon-plane ./plane/cmd/lexicon"; \
+	  CGO_ENABLED=0 GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(VERSION_LDFLAGS)' -o $$d/ ./plane/cmd/lexicon-plane ./plane/cmd/lexicon || exit 1; \
 	  $(PACKAGE_TOOL) deb --version $(VERSION) --arch $$a --out $(BUILD)/packages $(if $(PACKAGE_DATE),--date $(PACKAGE_DATE)) \
 	    --agent $(BUILD)/agents/$$o-$$a/lexicon-agent --plane $$d/lexicon-plane --cli $$d/lexicon || exit 1; done
 
