@@ -21,21 +21,7 @@ import (
 // chromium is installed by .ci/run; without it the test fails under CI=true and is skipped elsewhere.
 func chromium(t *testing.T) context.Context {
 	t.Helper()
-	path := os.Getenv("LEXICON_CHROMIUM")
-	if path == "" {
-		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
-			if found, err := exec.LookPath(p); err == nil {
-				path = found
-				break
-			}
-		}
-	}
-	if path == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is required in CI (.ci/run installs it)")
-		}
-		t.Skip("no chromium on this machine; CI=true makes this a failure")
-	}
+	path := chromiumPath(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -64,6 +50,24 @@ func chromium(t *testing.T) context.Context {
 	return tctx
 }
 
+// chromiumPath finds the browser: LEXICON_CHROMIUM, else Debian's chromium on PATH.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if path := os.Getenv("LEXICON_CHROMIUM"); path != "" {
+		return path
+	}
+	for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if found, err := exec.LookPath(p); err == nil {
+			return found
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is required in CI (.ci/run installs it)")
+	}
+	t.Skip("no chromium on this machine; CI=true makes this a failure")
+	return ""
+}
+
 // shots saves a full-page screenshot of what the browser shows as name.png when LEXICON_UI_SHOTS
 // names a folder (make ui-shots).
 type shots struct {
@@ -71,15 +75,42 @@ type shots struct {
 	dir string
 }
 
+// take also checks the page at a phone's width (390 px), always: nothing is wider than the screen
+// but what scrolls inside itself, and the header's links all lie on the header's dark ground (a
+// header that did not wrap drew half of them light on the light page). The phone's screenshot is
+// name-390.png.
 func (s shots) take(ctx context.Context, name string) {
 	s.t.Helper()
-	if s.dir == "" {
-		return
+	shoot := func(file string) {
+		s.t.Helper()
+		if s.dir == "" {
+			return
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		must(s.t, err)
+		must(s.t, os.WriteFile(filepath.Join(s.dir, file+".png"), png, 0o644))
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	must(s.t, err)
-	must(s.t, os.WriteFile(filepath.Join(s.dir, name+".png"), png, 0o644))
+	shoot(name)
+	must(s.t, chromedp.Do(ctx, chromedp.EmulateViewport(phoneWidth, 844, chromedp.EmulateMobile)))
+	defer func() { must(s.t, chromedp.Do(ctx, chromedp.ResetViewport())) }()
+	fit := value(s.t, ctx, chromedp.Evaluate[string](`(() => {
+		const wide = document.documentElement.scrollWidth;
+		if (wide > innerWidth) return "the page is " + wide + " px wide";
+		const h = document.querySelector("header.top").getBoundingClientRect();
+		for (const a of document.querySelectorAll("header.top a, header.top button")) {
+			const r = a.getBoundingClientRect();
+			if (r.left < h.left || r.right > h.right || r.top < h.top || r.bottom > h.bottom) return a.textContent + " lies outside the header";
+		}
+		return "";
+	})()`))
+	if fit != "" {
+		s.t.Errorf("%s at %d px: %s", name, phoneWidth, fit)
+	}
+	shoot(name + "-390")
 }
+
+// phoneWidth is the narrowest screen the UI is made for (an iPhone 12 to 15's CSS pixels).
+const phoneWidth = 390
 
 func browse(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
@@ -219,6 +250,7 @@ func TestWebUI(t *testing.T) {
 	if st, out := textOf(t, ctx, "#job-state"), textOf(t, ctx, "#job-output"); st != "completed" || !strings.Contains(out, "total_bytes") {
 		t.Fatalf("the job page once final: %s\n%s", st, out)
 	}
+	jobURL := value(t, ctx, chromedp.Location())
 	sh.take(ctx, "job")
 
 	// An incident from the node's case, triaged and noted on the page.
@@ -325,6 +357,7 @@ func TestWebUI(t *testing.T) {
 	if steps := textOf(t, ctx, "#steps"); !strings.Contains(steps, "web-1") {
 		t.Fatalf("the rollout's steps: %q", steps)
 	}
+	rolloutURL := value(t, ctx, chromedp.Location())
 	sh.take(ctx, "rollout")
 	browse(t, ctx, chromedp.Navigate(ui+"/rollouts"), chromedp.WaitVisible(chromedp.CSS(`#rollouts a[href^="/ui/rollouts/"]`)))
 	sh.take(ctx, "rollouts")
@@ -375,6 +408,10 @@ func TestWebUI(t *testing.T) {
 		t.Fatalf("a viewer's crafted triage POST: %d, want 403", status)
 	}
 	sh.take(ctx, "viewer-incident")
+
+	// Lighthouse on the main pages, at a phone's width, in a browser of its own with a session of its
+	// own: last, as it takes minutes the steps above are not bounded by.
+	lighthouse(t, f, string(adminTok), ui+"/signin", ui+"/", ui+"/nodes", ui+"/nodes/"+a.nodeID, jobURL, incidentURL, rolloutURL, ui+"/tokens")
 }
 
 // tarFolder packs a release folder as lexicon releases publish sends it: statement.bundle.json and
