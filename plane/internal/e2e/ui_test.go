@@ -341,6 +341,14 @@ func TestWebUI(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#account-credential"), secret))
 	sh.take(ctx, "account-form")
 	browse(t, ctx, chromedp.Click(chromedp.CSS("#account-submit")), chromedp.WaitVisible(chromedp.CSS("#account-lab")))
+	// Removing the account is a second step: the first button only opens a panel saying what happens.
+	if value(t, ctx, chromedp.Evaluate[bool](`document.querySelector("#account-lab button.remove-confirm").checkVisibility()`)) {
+		t.Fatal("the account's remove button is shown before its confirmation was opened")
+	}
+	browse(t, ctx, chromedp.Click(chromedp.CSS("#account-lab summary.remove")), chromedp.WaitVisible(chromedp.CSS("#account-lab button.remove-confirm")))
+	if msg := textOf(t, ctx, "#account-lab details.confirm form p"); !strings.Contains(msg, "forgets the account") {
+		t.Fatalf("the remove confirmation says %q", msg)
+	}
 	sh.take(ctx, "drivers")
 	browse(t, ctx, chromedp.Navigate(ui+"/drivers/audit"), chromedp.WaitVisible(chromedp.CSS("#audit")))
 	if a := textOf(t, ctx, "#audit"); !strings.Contains(a, "account.add") {
@@ -411,7 +419,7 @@ func TestWebUI(t *testing.T) {
 
 	// Lighthouse on the main pages, at a phone's width, in a browser of its own with a session of its
 	// own: last, as it takes minutes the steps above are not bounded by.
-	lighthouse(t, f, string(adminTok), ui+"/signin", ui+"/", ui+"/nodes", ui+"/nodes/"+a.nodeID, jobURL, incidentURL, rolloutURL, ui+"/tokens")
+	lighthouse(t, f, string(adminTok), ui+"/", ui+"/nodes/"+a.nodeID, jobURL, incidentURL, rolloutURL, ui+"/tokens")
 }
 
 // tarFolder packs a release folder as lexicon releases publish sends it: statement.bundle.json and
