@@ -93,16 +93,18 @@ func (s shots) take(ctx context.Context, name string) {
 	shoot(name)
 	must(s.t, chromedp.Do(ctx, chromedp.EmulateViewport(phoneWidth, 844, chromedp.EmulateMobile)))
 	defer func() { must(s.t, chromedp.Do(ctx, chromedp.ResetViewport())) }()
-	fit := value(s.t, ctx, chromedp.Evaluate[string](`(() => {
+	// Compared with the screen's width, not innerWidth: a mobile browser widens its layout viewport to
+	// content that overflows.
+	fit := value(s.t, ctx, chromedp.Evaluate[string](fmt.Sprintf(`(() => {
 		const wide = document.documentElement.scrollWidth;
-		if (wide > innerWidth) return "the page is " + wide + " px wide";
+		if (wide > %d) return "the page is " + wide + " px wide";
 		const h = document.querySelector("header.top").getBoundingClientRect();
 		for (const a of document.querySelectorAll("header.top a, header.top button")) {
 			const r = a.getBoundingClientRect();
 			if (r.left < h.left || r.right > h.right || r.top < h.top || r.bottom > h.bottom) return a.textContent + " lies outside the header";
 		}
 		return "";
-	})()`))
+	})()`, phoneWidth)))
 	if fit != "" {
 		s.t.Errorf("%s at %d px: %s", name, phoneWidth, fit)
 	}
