@@ -6,6 +6,8 @@ BIN := $(BUILD)/bin
 # VERSION stamps the release and the agent it pins: the one version a node probes a staged agent for.
 VERSION ?= $(shell cat VERSION)
 AGENT_LDFLAGS := -X github.com/lexicon-fleet/lexicon/agent.Version=$(VERSION)
+# The plane's binaries carry it too (plane.Version), so a replica names the release it was built as.
+VERSION_LDFLAGS := $(AGENT_LDFLAGS) -X github.com/lexicon-fleet/lexicon/plane.Version=$(VERSION)
 AGENT_PLATFORMS := linux/amd64 linux/arm64
 
 # Every binary and module is built reproducibly: no build paths, no VCS stamp, so the same tree and
@@ -16,13 +18,13 @@ GO_REPRO := -trimpath -buildvcs=false
 CMDS := $(wildcard registry/cmd/* agent/cmd/* plane/cmd/*)
 DRIVERS := $(wildcard plugins/*/*/manifest.json)
 
-.PHONY: all build wasm modules agents agent-size packages debian-root test bench demo release lint clean proto ui-shots depaware standard-verifiers openapi versitygw
+.PHONY: all build wasm modules agents agent-size packages debian-root test bench demo release lint clean proto ui-shots depaware standard-verifiers openapi versitygw lighthouse
 
 all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $(BIN)/ $(addprefix ./,$(CMDS))
+	$(GO) build $(GO_REPRO) -ldflags '$(VERSION_LDFLAGS)' -o $(BIN)/ $(addprefix ./,$(CMDS))
 	@for m in $(DRIVERS); do d=$$(dirname $$m); k=$$(basename $$(dirname $$d)); n=$$(basename $$d); \
 	  echo "$(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-$$k-$$n ./$$d"; $(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-$$k-$$n ./$$d || exit 1; done
 	$(GO) build $(GO_REPRO) -o $(BIN)/lexicon-driver-dns-memory ./examples/driver-memory
@@ -121,8 +123,8 @@ packages: agents
 	@mkdir -p $(dir $(PACKAGE_TOOL)) $(BUILD)/packages
 	$(GO) build -o $(PACKAGE_TOOL) ./registry/cmd/lexicon-package
 	@for p in $(AGENT_PLATFORMS); do o=$${p%/*}; a=$${p#*/}; d=$(BUILD)/planes/$$o-$$a; mkdir -p $$d; \
-	  echo "GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $$d/ ./plane/cmd/lexicon-plane ./plane/cmd/lexicon"; \
-	  CGO_ENABLED=0 GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(AGENT_LDFLAGS)' -o $$d/ ./plane/cmd/lexicon-plane ./plane/cmd/lexicon || exit 1; \
+	  echo "GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(VERSION_LDFLAGS)' -o $$d/ ./plane/cmd/lexicon-plane ./plane/cmd/lexicon"; \
+	  CGO_ENABLED=0 GOOS=$$o GOARCH=$$a $(GO) build $(GO_REPRO) -ldflags '$(VERSION_LDFLAGS)' -o $$d/ ./plane/cmd/lexicon-plane ./plane/cmd/lexicon || exit 1; \
 	  $(PACKAGE_TOOL) deb --version $(VERSION) --arch $$a --out $(BUILD)/packages $(if $(PACKAGE_DATE),--date $(PACKAGE_DATE)) \
 	    --agent $(BUILD)/agents/$$o-$$a/lexicon-agent --plane $$d/lexicon-plane --cli $$d/lexicon || exit 1; done
 
@@ -190,14 +192,21 @@ $(COSIGN): tools/cosign/go.mod tools/cosign/go.sum
 	@mkdir -p $(dir $@)
 	cd tools/cosign && $(GO) build -trimpath -ldflags='-s -w' -o $(abspath $@) github.com/sigstore/cosign/v3/cmd/cosign
 
-$(SIGSTORE_JS)/node_modules/.package-lock.json: tools/sigstore-js/package.json tools/sigstore-js/package-lock.json
-	@mkdir -p $(SIGSTORE_JS)
-	cp tools/sigstore-js/package.json tools/sigstore-js/package-lock.json $(SIGSTORE_JS)/
-	cd $(SIGSTORE_JS) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+# An npm tool under tools/NAME (package.json and its lock file, pinned) is installed into build/NAME
+# with npm ci, no install scripts, and reinstalled only when its pins change; its scripts are copied.
+$(BUILD)/%/node_modules/.package-lock.json: tools/%/package.json tools/%/package-lock.json
+	@mkdir -p $(BUILD)/$*
+	cp tools/$*/package.json tools/$*/package-lock.json $(BUILD)/$*/
+	cd $(BUILD)/$* && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 
-$(SIGSTORE_JS)/verify.mjs: tools/sigstore-js/verify.mjs
+$(BUILD)/%.mjs: tools/%.mjs
 	@mkdir -p $(dir $@)
 	cp $< $@
+
+# lighthouse installs npm's Lighthouse (tools/lighthouse), which TestWebUI runs with Debian's Chromium
+# on the UI's main pages: scores printed, accessibility and best practices asserted.
+LIGHTHOUSE := $(BUILD)/lighthouse
+lighthouse: $(LIGHTHOUSE)/node_modules/.package-lock.json $(LIGHTHOUSE)/audit.mjs
 
 # versitygw is the S3-compatible server the backup tests and benchmark start on loopback (POSIX backend):
 # built once from the Go module proxy, from its own module under tools/ so its graph stays out of go.mod.
@@ -209,7 +218,7 @@ $(VERSITYGW): tools/versitygw/go.mod tools/versitygw/go.sum
 
 # examples/authors builds an author's module offline (GOPROXY=off) from the module cache; resolving
 # its graph needs the go.mod of every module in ours, which a build alone does not fetch.
-test: modules debian-root standard-verifiers $(VERSITYGW)
+test: modules debian-root standard-verifiers lighthouse $(VERSITYGW)
 	$(GO) list -m all > /dev/null
 	$(GO) test -timeout 30m ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
@@ -251,8 +260,9 @@ bench: modules debian-root $(VERSITYGW)
 	$(GO) test -run '^$$' -bench BenchmarkBackup1GiB -benchtime 1x -timeout 60m ./backup/backupe2e/
 
 # ui-shots runs the web UI's browser test (headless Chromium, a real plane and agent) and keeps a
-# screenshot of every page it visits in build/ui-shots/.
-ui-shots: wasm
+# screenshot of every page it visits in build/ui-shots/, at desktop width (NAME.png) and at a phone's
+# 390 px (NAME-390.png); the test runs Lighthouse on the main pages too.
+ui-shots: wasm lighthouse
 	@mkdir -p $(BUILD)/ui-shots
 	LEXICON_UI_SHOTS=$(abspath $(BUILD))/ui-shots $(GO) test -count 1 -timeout 20m -run 'TestWebUI$$' ./plane/internal/e2e/
 

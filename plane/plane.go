@@ -6,3 +6,7 @@
 // http://ADDR/metrics without a token (for a scraper on a loopback or private address). The series are
 // listed in plane/internal/metrics; GET /healthz answers whether the replica reaches its store.
 package plane
+
+// Version is the plane's release version, stamped by the Makefile's builds from the VERSION file
+// (-ldflags -X); a plain `go build` leaves it empty and the plane names itself from its build info.
+var Version = ""

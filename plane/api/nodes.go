@@ -200,6 +200,9 @@ type Fleet struct {
 	Untrusted          int            `json:"untrusted"`
 	BelowFloor         int            `json:"below_floor"`
 	Versions           []VersionCount `json:"versions"` // by version; "" for nodes that report none
+	// TargetSequence is the fleet's target release: what new nodes are given and release rollouts
+	// move nodes to (0 before any is published). Not necessarily the newest published.
+	TargetSequence int64 `json:"target_sequence"`
 }
 
 // VersionCount is how many active nodes run one agent version.

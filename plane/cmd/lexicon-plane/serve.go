@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
+	"github.com/lexicon-fleet/lexicon/plane"
 	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
@@ -550,16 +551,27 @@ func replicaAddress(a net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
-// planeVersion is this binary's module version and, when it was built from a checkout, its commit.
+// planeVersion is the version the Makefile stamped (plane.Version), else the module's version; a
+// build from a checkout without a stamp is "dev", never Go's "(devel)". The commit follows when the
+// build recorded one.
 func planeVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(plane.Version, bi)
+}
+
+func versionOf(stamped string, bi *debug.BuildInfo) string {
+	v := stamped
+	if v == "" && bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
 	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += "+" + s.Value[:12]
+	if v == "" {
+		v = "dev"
+	}
+	if bi != nil {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += "+" + s.Value[:12]
+			}
 		}
 	}
 	return v

@@ -170,6 +170,9 @@ func (f fleetOne) Text(w io.Writer) {
 		}
 		fmt.Fprintf(w, "agent %-16s %d\n", esc(name), v.Nodes)
 	}
+	if f.TargetSequence > 0 {
+		fmt.Fprintf(w, "target release: sequence %d\n", f.TargetSequence)
+	}
 }
 
 func fleetCmd() *cli.Command {

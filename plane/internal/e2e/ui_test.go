@@ -21,21 +21,7 @@ import (
 // chromium is installed by .ci/run; without it the test fails under CI=true and is skipped elsewhere.
 func chromium(t *testing.T) context.Context {
 	t.Helper()
-	path := os.Getenv("LEXICON_CHROMIUM")
-	if path == "" {
-		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
-			if found, err := exec.LookPath(p); err == nil {
-				path = found
-				break
-			}
-		}
-	}
-	if path == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is required in CI (.ci/run installs it)")
-		}
-		t.Skip("no chromium on this machine; CI=true makes this a failure")
-	}
+	path := chromiumPath(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -64,6 +50,24 @@ func chromium(t *testing.T) context.Context {
 	return tctx
 }
 
+// chromiumPath finds the browser: LEXICON_CHROMIUM, else Debian's chromium on PATH.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if path := os.Getenv("LEXICON_CHROMIUM"); path != "" {
+		return path
+	}
+	for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if found, err := exec.LookPath(p); err == nil {
+			return found
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is required in CI (.ci/run installs it)")
+	}
+	t.Skip("no chromium on this machine; CI=true makes this a failure")
+	return ""
+}
+
 // shots saves a full-page screenshot of what the browser shows as name.png when LEXICON_UI_SHOTS
 // names a folder (make ui-shots).
 type shots struct {
@@ -71,15 +75,44 @@ type shots struct {
 	dir string
 }
 
+// take also checks the page at a phone's width (390 px), always: nothing is wider than the screen
+// but what scrolls inside itself, and the header's links all lie on the header's dark ground (a
+// header that did not wrap drew half of them light on the light page). The phone's screenshot is
+// name-390.png.
 func (s shots) take(ctx context.Context, name string) {
 	s.t.Helper()
-	if s.dir == "" {
-		return
+	shoot := func(file string) {
+		s.t.Helper()
+		if s.dir == "" {
+			return
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		must(s.t, err)
+		must(s.t, os.WriteFile(filepath.Join(s.dir, file+".png"), png, 0o644))
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	must(s.t, err)
-	must(s.t, os.WriteFile(filepath.Join(s.dir, name+".png"), png, 0o644))
+	shoot(name)
+	must(s.t, chromedp.Do(ctx, chromedp.EmulateViewport(phoneWidth, 844, chromedp.EmulateMobile)))
+	defer func() { must(s.t, chromedp.Do(ctx, chromedp.ResetViewport())) }()
+	// Compared with the screen's width, not innerWidth: a mobile browser widens its layout viewport to
+	// content that overflows.
+	fit := value(s.t, ctx, chromedp.Evaluate[string](fmt.Sprintf(`(() => {
+		const wide = document.documentElement.scrollWidth;
+		if (wide > %d) return "the page is " + wide + " px wide";
+		const h = document.querySelector("header.top").getBoundingClientRect();
+		for (const a of document.querySelectorAll("header.top a, header.top button")) {
+			const r = a.getBoundingClientRect();
+			if (r.left < h.left || r.right > h.right || r.top < h.top || r.bottom > h.bottom) return a.textContent + " lies outside the header";
+		}
+		return "";
+	})()`, phoneWidth)))
+	if fit != "" {
+		s.t.Errorf("%s at %d px: %s", name, phoneWidth, fit)
+	}
+	shoot(name + "-390")
 }
+
+// phoneWidth is the narrowest screen the UI is made for (an iPhone 12 to 15's CSS pixels).
+const phoneWidth = 390
 
 func browse(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
@@ -219,6 +252,7 @@ func TestWebUI(t *testing.T) {
 	if st, out := textOf(t, ctx, "#job-state"), textOf(t, ctx, "#job-output"); st != "completed" || !strings.Contains(out, "total_bytes") {
 		t.Fatalf("the job page once final: %s\n%s", st, out)
 	}
+	jobURL := value(t, ctx, chromedp.Location())
 	sh.take(ctx, "job")
 
 	// A batch from the run page's second form: disk_usage on every node (this agent and a second),
@@ -344,6 +378,14 @@ func TestWebUI(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#account-credential"), secret))
 	sh.take(ctx, "account-form")
 	browse(t, ctx, chromedp.Click(chromedp.CSS("#account-submit")), chromedp.WaitVisible(chromedp.CSS("#account-lab")))
+	// Removing the account is a second step: the first button only opens a panel saying what happens.
+	if value(t, ctx, chromedp.Evaluate[bool](`document.querySelector("#account-lab button.remove-confirm").checkVisibility()`)) {
+		t.Fatal("the account's remove button is shown before its confirmation was opened")
+	}
+	browse(t, ctx, chromedp.Click(chromedp.CSS("#account-lab summary.remove")), chromedp.WaitVisible(chromedp.CSS("#account-lab button.remove-confirm")))
+	if msg := textOf(t, ctx, "#account-lab details.confirm form p"); !strings.Contains(msg, "forgets the account") {
+		t.Fatalf("the remove confirmation says %q", msg)
+	}
 	sh.take(ctx, "drivers")
 	browse(t, ctx, chromedp.Navigate(ui+"/drivers/audit"), chromedp.WaitVisible(chromedp.CSS("#audit")))
 	if a := textOf(t, ctx, "#audit"); !strings.Contains(a, "account.add") {
@@ -360,6 +402,7 @@ func TestWebUI(t *testing.T) {
 	if steps := textOf(t, ctx, "#steps"); !strings.Contains(steps, "web-1") {
 		t.Fatalf("the rollout's steps: %q", steps)
 	}
+	rolloutURL := value(t, ctx, chromedp.Location())
 	sh.take(ctx, "rollout")
 	browse(t, ctx, chromedp.Navigate(ui+"/rollouts"), chromedp.WaitVisible(chromedp.CSS(`#rollouts a[href^="/ui/rollouts/"]`)))
 	sh.take(ctx, "rollouts")
@@ -467,6 +510,10 @@ func TestWebUI(t *testing.T) {
 		t.Fatalf("a viewer's crafted triage POST: %d, want 403", status)
 	}
 	sh.take(ctx, "viewer-incident")
+
+	// Lighthouse on the main pages, at a phone's width, in a browser of its own with a session of its
+	// own: last, as it takes minutes the steps above are not bounded by.
+	lighthouse(t, f, string(adminTok), ui+"/", ui+"/nodes/"+a.nodeID, jobURL, incidentURL, rolloutURL, ui+"/tokens")
 }
 
 // tarFolder packs a release folder as lexicon releases publish sends it: statement.bundle.json and

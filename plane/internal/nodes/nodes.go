@@ -33,6 +33,7 @@ type Store interface {
 	NodeGetByKey(ctx context.Context, p store.NodeGetByKeyParams) (store.Node, error)
 	NodeList(ctx context.Context, p store.NodeListParams) (store.NodeListResult, error)
 	NodeCount(ctx context.Context, p store.NodeCountParams) (store.NodeCounts, error)
+	FleetTarget(ctx context.Context) (int64, error)
 	NodeReport(ctx context.Context, p store.NodeReportParams) (store.Node, error)
 	NodeCheckpointList(ctx context.Context, p store.NodeCheckpointListParams) ([]store.NodeCheckpoint, error)
 	NodeSeen(ctx context.Context, p store.NodeSeenParams) error
@@ -444,7 +445,11 @@ func (r *Room) Fleet(ctx context.Context, who api.Token) (api.Fleet, error) {
 	if err != nil {
 		return api.Fleet{}, err
 	}
-	return api.Fleet{Total: c.Total, Active: c.Active, Disconnected: c.Disconnected, Left: c.Left, Online: c.Online, Silent: c.Silent,
+	target, err := r.c.Store.FleetTarget(ctx)
+	if err != nil {
+		return api.Fleet{}, err
+	}
+	return api.Fleet{TargetSequence: target, Total: c.Total, Active: c.Active, Disconnected: c.Disconnected, Left: c.Left, Online: c.Online, Silent: c.Silent,
 		SilentAfterSeconds: int64(store.DefaultSilentAfter / time.Second), Untrusted: c.Untrusted, BelowFloor: c.BelowFloor,
 		Versions: apiconv.Each(c.Versions, func(v store.VersionCount) api.VersionCount {
 			return api.VersionCount{Version: v.Version, Nodes: v.Nodes}

@@ -92,12 +92,17 @@ func TestCloudInstancesPage(t *testing.T) {
 		t.Fatalf("the drivers page links no instances of a cloud account:\n%s", list)
 	}
 	page := b.get("/ui/cloud/lab", http.StatusOK)
-	for _, in := range []cloud.Instance{web1, web2} {
-		for _, move := range []string{"power-on", "power-off", "reboot", "delete"} {
-			if !strings.Contains(page, `action="/ui/cloud/lab/instances/`+in.ID+`/`+move+`"`) {
-				t.Fatalf("an admin's page lacks %s of %s:\n%s", move, in.Label, page)
+	// A running instance is offered power off, reboot and delete, never power on.
+	offers := func(page string, in cloud.Instance, moves map[string]bool) {
+		t.Helper()
+		for move, want := range moves {
+			if got := strings.Contains(page, `action="/ui/cloud/lab/instances/`+in.ID+`/`+move+`"`); got != want {
+				t.Fatalf("%s offered %s: %v, want %v:\n%s", in.Label, move, got, want, page)
 			}
 		}
+	}
+	for _, in := range []cloud.Instance{web1, web2} {
+		offers(page, in, map[string]bool{"power-on": false, "power-off": true, "reboot": true, "delete": true})
 	}
 	if !strings.Contains(page, "lab-owner") {
 		t.Errorf("the page does not say whose the credential is:\n%s", page)
@@ -107,6 +112,7 @@ func TestCloudInstancesPage(t *testing.T) {
 	if !regexp.MustCompile(`(?s)id="instance-` + regexp.QuoteMeta(web1.ID) + `".*?class="state-stopped"`).MatchString(page) {
 		t.Fatalf("web-1 after power-off:\n%s", page)
 	}
+	offers(page, web1, map[string]bool{"power-on": true, "power-off": false, "reboot": false, "delete": true})
 	refused := b.post("/ui/cloud/lab/instances/"+web1.ID+"/delete", url.Values{"confirm": {"web-2"}}, http.StatusConflict)
 	if !strings.Contains(refused, errcode.CloudConfirmMismatch) || !strings.Contains(refused, `id="instance-`+web1.ID+`"`) {
 		t.Fatalf("a delete confirmed with another label:\n%s", refused)

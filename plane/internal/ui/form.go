@@ -247,7 +247,13 @@ type runData struct {
 }
 
 // runPage chooses a node, then a word, then shows the word's params form.
+// runPage is refused below the role that may queue a job, as the menu hides it: a viewer would only
+// fill a form the plane then refuses.
 func (u *UI) runPage(w http.ResponseWriter, r *http.Request) {
+	if _, err := u.may(r, api.JobsCreate); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
 	u.runForm(w, r, http.StatusOK, r.URL.Query(), false)
 }
 

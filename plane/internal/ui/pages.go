@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
+	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -65,6 +67,50 @@ var funcs = template.FuncMap{
 	"ago":   ago,
 	// cloud says a driver (by its <class>-<name>) is a cloud driver, whose accounts have instances.
 	"cloud": func(driver string) bool { return strings.HasPrefix(driver, "cloud-") },
+	// stage is a rollout stage's number as people count it: the API's are 0-based, the page's from 1.
+	"stage":    func(n int) int { return n + 1 },
+	"creator":  creatorOf,
+	"raisedBy": raisedBy,
+	"ask":      ask,
+	"static":   staticURL,
+}
+
+// confirmation is what the "confirm" template draws: a destructive action behind a second step.
+type confirmation struct{ Action, CSRF, Class, Label, Confirm, Warning string }
+
+func ask(action, csrf, class, label, confirm, warning string) confirmation {
+	return confirmation{Action: action, CSRF: csrf, Class: class, Label: label, Confirm: confirm, Warning: warning}
+}
+
+// rolloutTag is how the rollouts engine names the creator of a job it queued (rollouts.jobTag):
+// who asked, the rollout, the phase and an attempt stamp that is an identity key, not a fact for people.
+var rolloutTag = regexp.MustCompile(`^(.*) via rollout (\S+) \(([a-z_]+), attempt \d+\)$`)
+
+// creator is a job's creator as a page shows it: a rollout's job names its rollout (linked) and phase,
+// without the engine's attempt stamp.
+type creator struct{ Who, Rollout, Phase string }
+
+func creatorOf(by string) creator {
+	if m := rolloutTag.FindStringSubmatch(by); m != nil {
+		return creator{Who: m[1], Rollout: m[2], Phase: m[3]}
+	}
+	return creator{Who: by}
+}
+
+// raisedBy is the page of what raised a plane incident (its Subject), or "" when it has none.
+func raisedBy(source, subject string) string {
+	if subject == "" {
+		return ""
+	}
+	switch source {
+	case store.DetectorRolloutHalted:
+		return Prefix + "/rollouts/" + url.PathEscape(subject)
+	case store.DetectorDriverFailing:
+		return Prefix + "/drivers#driver-" + url.PathEscape(subject)
+	case store.DetectorReplicaMissing, store.DetectorMemory:
+		return Prefix + "/plane"
+	}
+	return ""
 }
 
 // fleet is the nodes room's fleet count as a page calls a room.
@@ -126,13 +172,14 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Provisionings = provs.Provisionings
-	rels, err := run(u, r, api.ReleasesList, u.cfg.Releases.List, api.ReleasesListQuery{Limit: 1})
-	if err != nil {
-		u.fail(w, r, nil, err)
-		return
-	}
-	if len(rels.Releases) > 0 {
-		d.Release = &rels.Releases[0]
+	// The fleet's target, which a newer release published without a rollout does not move.
+	if seq := d.Fleet.TargetSequence; seq > 0 {
+		rel, err := run(u, r, api.ReleasesShow, u.cfg.Releases.Show, seq)
+		if err != nil {
+			u.fail(w, r, nil, err)
+			return
+		}
+		d.Release = &rel.Release
 	}
 	ps, err := run(u, r, api.PlaneShowStatus, planeStatus(u.cfg.Health), struct{}{})
 	if err != nil {

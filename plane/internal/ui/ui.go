@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
@@ -155,7 +156,9 @@ func New(cfg Config) *UI {
 // Handler returns the UI's routes, to be mounted at Prefix.
 func (u *UI) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(headers)
+	// Pages, styles and script are text that compresses several times over; the job stream's
+	// text/event-stream is not in the middleware's list and is sent as it is written.
+	r.Use(headers, middleware.Compress(5))
 	static, _ := fs.Sub(staticFS, "static")
 	r.Handle("/static/*", http.StripPrefix(Prefix+"/static/", cacheStatic(http.FileServer(http.FS(static)))))
 	r.Get("/signin", u.signinPage)
@@ -270,11 +273,45 @@ func noStore(next http.Handler) http.Handler {
 	})
 }
 
+// cacheStatic lets a browser keep a static file for a year when it is asked for by its fingerprint
+// (the ?v= staticURL gives, which changes with the file's bytes); asked for otherwise, the file is
+// checked again on every use, so a page never pairs with a stale stylesheet.
 func cacheStatic(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=3600")
+		if v := r.URL.Query().Get("v"); v != "" && v == staticSums[strings.TrimPrefix(r.URL.Path, "/")] {
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			w.Header().Set("Cache-Control", "no-cache")
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// staticSums are the static files' fingerprints (the first 16 hex digits of their sha256), by name.
+var staticSums = func() map[string]string {
+	sums := map[string]string{}
+	entries, err := fs.ReadDir(staticFS, "static")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range entries {
+		data, err := fs.ReadFile(staticFS, "static/"+e.Name())
+		if err != nil {
+			panic(err)
+		}
+		h := sha256.Sum256(data)
+		sums[e.Name()] = hex.EncodeToString(h[:8])
+	}
+	return sums
+}()
+
+// staticURL is a static file's address with its fingerprint, for the templates.
+func staticURL(name string) string {
+	sum, ok := staticSums[name]
+	if !ok {
+		panic("ui: no static file " + name)
+	}
+	return Prefix + "/static/" + name + "?v=" + sum
 }
 
 func randomID() string {
