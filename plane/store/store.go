@@ -284,6 +284,15 @@ type Store interface {
 	// DriverCallList returns audit records newest first.
 	DriverCallList(ctx context.Context, p DriverCallListParams) (DriverCallListResult, error)
 
+	// AuditEventStart records the intent of a change before it is made: an event with code
+	// CodePending, which AuditEventFinish completes. A plane that stops mid-change leaves it pending.
+	AuditEventStart(ctx context.Context, p AuditEventStartParams) (AuditEvent, error)
+	// AuditEventFinish records a started event's outcome. Refused (store.param_invalid, field id): no
+	// pending event with that id, so an outcome is written once.
+	AuditEventFinish(ctx context.Context, p AuditEventFinishParams) (AuditEvent, error)
+	// AuditEventList returns events newest first, filtered.
+	AuditEventList(ctx context.Context, p AuditEventListParams) (AuditEventListResult, error)
+
 	// Cases. The store keeps the cases nodes report on their claims: one escalation of one recipe on one node,
 	// numbered by the node. Intake is the only way in, and it holds these rules: a new id is stored, notes are
 	// appended to a known id, a close is recorded, a closed id is never reopened, a recipe has at most one open

@@ -25,6 +25,7 @@ type Queries struct {
 	ProvisionQueries // queries_provision.sql
 	UIQueries        // queries_ui.sql
 	LogViewQueries   // queries_logviews.sql
+	AuditQueries     // queries_audit.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -109,6 +110,11 @@ type LogViewQueries struct {
 	NodeCheckpointsClear, NodeCheckpointsInsert, NodeCheckpointList string
 	LogConsistencyUpsert, LogConsistencyPrune, LogConsistencyList   string
 	DetectLogSplit                                                  string
+}
+
+// AuditQueries are the statements of queries_audit.sql: the audit trail of changes.
+type AuditQueries struct {
+	AuditEventInsert, AuditEventFinish, AuditEventList string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and
