@@ -278,6 +278,11 @@ var (
 		Summary: "Remove a provisioned node's records, delete its instance and disconnect it", Body: DecommissionRequest{},
 		Answer: Decommissioned{}, Errors: driverCallCodes("cloud.*", "dns.*", "provision.*", "node.*", errcode.UsageInvalid)}
 
+	// AuditList needs admin: the trail says who did what from where.
+	AuditList = Route{Method: http.MethodGet, Pattern: "/audit", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Page through the audit trail of changes, newest first", Query: AuditListQuery{}, Answer: AuditEventList{},
+		Errors: []string{errcode.StoreParamInvalid}}
+
 	// Metrics answers the Prometheus text format, not JSON (see the package doc).
 	Metrics = Route{Method: http.MethodGet, Pattern: "/metrics", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "This replica's metrics in the Prometheus text format", Answer: PrometheusText}
@@ -312,6 +317,7 @@ func Routes() []Route {
 		CloudCreate, CloudGet, CloudDelete, CloudPowerOn, CloudPowerOff, CloudReboot, CloudReverseDNS, CloudTransfer,
 		CloudSwapIPv4, CloudAccount,
 		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt, NodesDecommission,
+		AuditList,
 		Metrics,
 		PlaneShowStatus, PlaneForgetReplica,
 	}

@@ -51,7 +51,7 @@ func (u *UI) provisioningsPage(w http.ResponseWriter, r *http.Request, status in
 	if v.tok.Role.Covers(api.RoleAdmin) {
 		accounts, err := runDrivers(u, r, api.AccountsList, u.cfg.Drivers.Accounts, api.AccountsListQuery{})
 		if errcode.Has(err, errcode.DriverUnavailable) {
-			d.DriversUnavailable = errMessage(err)
+			d.DriversUnavailable = errMessage(r, err)
 		} else if err != nil {
 			u.fail(w, r, nil, err)
 			return
@@ -94,7 +94,7 @@ func (u *UI) provisionStart(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		field, _ := errcode.From(err, errcode.InternalError).Details[errcode.DetailField].(string)
-		u.provisioningsPage(w, r, errcode.Status(errcode.Code(err)), provisioningsData{Form: f, Error: errMessage(err), ErrorField: field})
+		u.provisioningsPage(w, r, errcode.Status(errcode.Code(err)), provisioningsData{Form: f, Error: errMessage(r, err), ErrorField: field})
 		return
 	}
 	http.Redirect(w, r, Prefix+"/provisionings/"+url.PathEscape(pr.ID), http.StatusSeeOther)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
@@ -91,8 +92,10 @@ type Config struct {
 	Provision *provision.Room
 	Drivers   *drivers.Room
 	Health    *health.Room
-	Log       *slog.Logger
-	Now       func() time.Time
+	// Audit records every form the UI takes (sign-in and sign-out too); nil records none.
+	Audit *audit.Room
+	Log   *slog.Logger
+	Now   func() time.Time
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is believed: a sign-in through one
 	// is counted under the client the header names (clientAddr), not under the proxy. Empty: the
 	// connection's address is the client's, and the header is ignored.
@@ -144,9 +147,9 @@ func (u *UI) Handler() http.Handler {
 	static, _ := fs.Sub(staticFS, "static")
 	r.Handle("/static/*", http.StripPrefix(Prefix+"/static/", cacheStatic(http.FileServer(http.FS(static)))))
 	r.Get("/signin", u.signinPage)
-	r.Post("/signin", u.signin)
+	r.With(u.audited).Post("/signin", u.signin)
 	r.Group(func(r chi.Router) {
-		r.Use(u.authenticate, noStore)
+		r.Use(u.authenticate, noStore, u.audited)
 		r.Post("/signout", u.signout)
 		r.Get("/", u.overview)
 		r.Get("/joins", u.joins)
@@ -402,6 +405,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 			With(errcode.DetailRetryAfterMS, wait.Milliseconds())
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
 		u.cfg.Log.Warn("ui sign-in refused: too many failures", "address", addr, "peer", remoteHost(r))
+		audit.NoteCode(r.Context(), e.Code)
 		u.signinForm(w, r, errcode.Status(e.Code), e.Code+": "+e.Message)
 		return
 	}
@@ -409,6 +413,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 	tok, err := u.cfg.Tokens.Authenticate(r.Context(), raw)
 	if errcode.Has(err, errcode.AuthRequired) {
 		u.cfg.Log.Info("ui sign-in failed", "address", addr, "peer", remoteHost(r))
+		audit.NoteCode(r.Context(), errcode.AuthRequired)
 		u.signinForm(w, r, http.StatusUnauthorized, "That token is unknown or revoked.")
 		return
 	}
@@ -417,6 +422,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.limits.refund(addr, now)
+	audit.NoteActor(r.Context(), tok.ID, tok.Name)
 	s := &session{id: randomID(), csrf: randomID(), expires: now.Add(SessionTTL)}
 	if _, err := u.cfg.Store.UISessionCreate(r.Context(), store.UISessionCreateParams{IDHash: sessionHash(s.id), TokenID: tok.ID, CSRF: s.csrf,
 		ExpiresAt: s.expires, Now: now}); err != nil {
@@ -495,6 +501,7 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, v *viewer, err error) 
 			v = &vv
 		}
 	}
+	audit.NoteCode(r.Context(), e.Code)
 	w.Header().Set("Cache-Control", "no-store")
 	u.render(w, r, errcode.Status(e.Code), "error", v, map[string]any{"Code": e.Code, "Message": e.Message})
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/cases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
@@ -86,6 +87,9 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For the web UI's sign-in believes, to
 	// count failures per client (lexicon-plane serve --trusted-proxy).
 	TrustedProxies []netip.Prefix
+	// AuditExporters are sent every audit event as it is written (lexicon-plane serve --audit-file,
+	// --audit-webhook); none keeps the trail in the store alone.
+	AuditExporters []audit.Exporter
 }
 
 // New makes the plane's server over cfg.Store.
@@ -124,10 +128,11 @@ func New(cfg Config) *server.Server {
 			Changed: cfg.ProvisionsChanged}),
 		Drivers: drivers.NewRoom(cfg.Drivers, log),
 		Health:  health.NewRoom(health.RoomConfig{Store: st, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, Log: log, Now: now}),
+		Audit:   audit.New(audit.Config{Store: st, Log: log, Now: now, Exporters: cfg.AuditExporters}),
 	}
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
 		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Incidents: rooms.Incidents, Provision: rooms.Provision,
-		Drivers: rooms.Drivers, Health: rooms.Health, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies}).Handler()
+		Drivers: rooms.Drivers, Health: rooms.Health, Audit: rooms.Audit, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies}).Handler()
 	rooms.Log, rooms.Base, rooms.Now, rooms.ClaimWait = log, cfg.Base, now, cfg.ClaimWait
 	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
 	rooms.Metrics, rooms.RouteCounts, rooms.LogViews = cfg.Metrics, cfg.RouteCounts, cfg.LogViews
@@ -160,4 +165,5 @@ var (
 	_ webhook.Store            = store.Store(nil)
 	_ metrics.IncidentCounter  = store.Store(nil)
 	_ logviews.Store           = store.Store(nil)
+	_ audit.Store              = store.Store(nil)
 )
