@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/incidents"
@@ -92,6 +94,7 @@ func serveCmd() *cli.Command {
 		provisionTimeouts             provision.Timeouts
 		logURLs                       []string
 		trustedProxies                []netip.Prefix
+		auditFile, auditWebhook       string
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -130,6 +133,8 @@ func serveCmd() *cli.Command {
 					trustedProxies = append(trustedProxies, p)
 					return nil
 				})
+			fs.StringVar(&auditFile, "audit-file", "", "also append every audit event to this file as a JSON line (made mode 600), for a SIEM to collect")
+			fs.StringVar(&auditWebhook, "audit-webhook", "", "also POST every audit event to this http(s) URL as JSON lines (application/x-ndjson), in batches, retried while it fails")
 			fs.Func("log-url", "read URL of a transparency log whose key the trust folder holds (repeatable): nodes get consistency proofs from it, and the plane compares their views of it",
 				func(v string) error {
 					if u, err := url.Parse(v); err != nil || u.Host == "" {
@@ -225,8 +230,21 @@ func serveCmd() *cli.Command {
 				}})
 				bg = append(bg, views)
 			}
+			exporters, auditSvc, err := auditExporters(auditFile, auditWebhook, log)
+			if err != nil {
+				return nil, err
+			}
+			if auditSvc != nil {
+				bg = append(bg, auditSvc)
+			}
+			for _, x := range exporters {
+				if c, ok := x.(io.Closer); ok {
+					defer c.Close()
+				}
+			}
 			srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
-				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
+				AuditExporters: exporters,
+				WebhookNames:   webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
 				Metrics: m, ReplicaID: replicaID, MasterKeyID: keyID, RouteCounts: routes, RolloutsChanged: rolloutsChanged,
 				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies})
 			log.Info("replica", "id", replicaID, "address", address, "memory_alert", memoryAlert)
@@ -333,6 +351,31 @@ func serveCmd() *cli.Command {
 			return nil, nil
 		},
 	}
+}
+
+// auditExporters makes the exporters --audit-file and --audit-webhook ask for; the webhook's sender is
+// a service of the replica's background group.
+func auditExporters(file, hook string, log *slog.Logger) ([]audit.Exporter, services.Service, error) {
+	var out []audit.Exporter
+	var svc services.Service
+	if file != "" {
+		f, err := audit.OpenFile(file, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, f)
+		log.Info("audit events exported to a file", "file", file)
+	}
+	if hook != "" {
+		w, err := audit.NewWebhook(hook, nil, log)
+		if err != nil {
+			return nil, nil, cli.UsageError("--audit-webhook: %v", err)
+		}
+		out = append(out, w)
+		svc = w
+		log.Info("audit events exported to a webhook", "url", hook)
+	}
+	return out, svc, nil
 }
 
 // parseProxy reads a --trusted-proxy value: a CIDR, or one address (a prefix of its full length).

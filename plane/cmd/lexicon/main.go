@@ -46,6 +46,7 @@ func commands() []*cli.Command {
 		nodesProvisionCmd(), nodesAdoptCmd(), nodesDecommissionCmd(), provisioningsListCmd(), provisioningsShowCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
+		auditListCmd(),
 		apiSpecCmd(),
 	), rolloutsCmds()...)
 }
@@ -65,6 +66,7 @@ func groups() []*cli.Command {
 		{Path: "dns", Summary: "read a DNS account's zones and records, and add the records a zone lacks"},
 		{Path: "cloud", Summary: "create, read, power, reboot and delete a cloud account's instances"},
 		{Path: "incidents", Summary: "list incidents, read their timelines, triage them and add notes"},
+		{Path: "audit", Summary: "read the audit trail: who changed what, from where, and how it ended"},
 		{Path: "plane", Summary: "see the plane's own replicas and their health; forget a replica that stopped"},
 		{Path: "rollouts", Summary: "take a release or a word to the fleet in stages, halting on the first miss"},
 	}

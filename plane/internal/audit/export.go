@@ -70,7 +70,9 @@ const webhookBatch = 500
 
 // Webhook POSTs events to a URL as application/x-ndjson, in batches, from a queue: a request never
 // waits for the destination. A batch that fails is retried, with a growing pause, until it is taken;
-// it is a service (Start, Stop), and Stop sends what is queued once more before it returns.
+// it is a service (Start, Stop), and Stop sends what is queued once more before it returns. Delivery is
+// at least once: a batch whose answer was lost is sent again, so a collector keys events by id (and
+// code, the intent and the outcome sharing an id).
 type Webhook struct {
 	url     string
 	client  *http.Client
@@ -161,7 +163,9 @@ func (x *Webhook) run(ctx context.Context, done chan struct{}) {
 			}
 		}
 		batch = x.fill(batch)
-		if err := x.post(ctx, batch); err != nil {
+		// A post in flight is not cut short by Stop: cut, it could have been taken and still be sent
+		// again by the last try.
+		if err := x.post(context.WithoutCancel(ctx), batch); err != nil {
 			x.log.Warn("audit webhook failed; retrying", "url", x.url, "events", len(batch), "err", err)
 			select {
 			case <-time.After(pause):

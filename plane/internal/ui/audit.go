@@ -60,3 +60,25 @@ func uiOperation(pattern string) string {
 	}
 	return "UI POST " + pattern
 }
+
+type trailData struct {
+	Events []api.AuditEvent
+	Q      api.AuditListQuery
+	Next   string
+}
+
+// trail is the audit trail's page: GET /audit's list with its filters, for an admin.
+func (u *UI) trail(w http.ResponseWriter, r *http.Request) {
+	q, err := api.ParseAuditListQuery(r.URL.Query())
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	q.Limit = pageSize
+	list, err := run(u, r, api.AuditList, u.cfg.Audit.List, q)
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	u.page(w, r, "trail", trailData{Events: list.Events, Q: q, Next: list.NextCursor})
+}

@@ -499,6 +499,7 @@ func (u *UI) tokenCreate(w http.ResponseWriter, r *http.Request) {
 		u.tokensPage(w, r, errcode.Status(errcode.Code(err)), tokensData{Error: errMessage(r, err)})
 		return
 	}
+	audit.NoteTarget(r.Context(), n.Token.ID)
 	u.tokensPage(w, r, http.StatusCreated, tokensData{New: &n})
 }
 

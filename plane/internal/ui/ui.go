@@ -192,6 +192,7 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/drivers/{name}/accounts/new", u.accountNew)
 		r.Post("/accounts", u.accountAdd)
 		r.Post("/accounts/{name}/remove", u.accountRemove)
+		r.Get("/audit", u.trail)
 		r.Get("/tokens", u.tokens)
 		r.Post("/tokens", u.tokenCreate)
 		r.Post("/tokens/{id}/revoke", u.tokenRevoke)
