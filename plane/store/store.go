@@ -333,6 +333,14 @@ type Store interface {
 	// (or booting) to joining, bound to the join, and the join records the provisioning. Refused as
 	// ProvisioningTokenCheck, and join.not_found.
 	ProvisioningTokenUse(ctx context.Context, p ProvisioningTokenParams) (Provisioning, error)
+	// EnrolmentCreate mints an enrolment: a one-time join token (its hash) for a machine that already
+	// exists. Refused: store.param_invalid (labels, an expiry not after now).
+	EnrolmentCreate(ctx context.Context, p EnrolmentCreateParams) (Enrolment, error)
+	// EnrolmentTokenCheck returns the enrolment whose token has that hash if the token may still be
+	// used. Refused: provision.token_invalid, provision.token_used, provision.token_expired.
+	EnrolmentTokenCheck(ctx context.Context, p EnrolmentTokenParams) (Enrolment, error)
+	// EnrolmentTokenUse spends the token on a join, once. Refused as EnrolmentTokenCheck.
+	EnrolmentTokenUse(ctx context.Context, p EnrolmentTokenParams) (Enrolment, error)
 	// ProvisioningTransferSet records the transfer the provider reports for a joined provisioning's
 	// instance. Refused: provision.not_found (none joined with an instance has that id).
 	ProvisioningTransferSet(ctx context.Context, p ProvisioningTransferParams) (Provisioning, error)

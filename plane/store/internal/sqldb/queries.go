@@ -112,9 +112,11 @@ type LogViewQueries struct {
 	DetectLogSplit                                                  string
 }
 
-// AuditQueries are the statements of queries_audit.sql: the audit trail of changes.
+// AuditQueries are the statements of queries_audit.sql: the audit trail of changes, and the enrolments
+// (install commands) whose use it records.
 type AuditQueries struct {
 	AuditEventInsert, AuditEventFinish, AuditEventList string
+	EnrolmentInsert, EnrolmentGetByToken, EnrolmentUse string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

@@ -20,3 +20,15 @@ WHERE (?1 = '' OR actor = ?1 OR actor_id = ?1) AND (?2 = '' OR operation = ?2)
     AND at >= ?5 AND at < ?6 AND (?7 = '' OR id < ?7)
 ORDER BY id DESC
 LIMIT ?8
+
+-- name: EnrolmentInsert
+INSERT INTO enrolments (id, token_hash, labels, approve, expires_at, used_at, join_id, created_by, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, NULL, '', ?6, ?7)
+
+-- name: EnrolmentGetByToken
+SELECT id, labels, approve, expires_at, used_at, join_id, created_by, created_at FROM enrolments WHERE token_hash = ?1
+
+-- name: EnrolmentUse
+-- Only an unused, unexpired token is spent, so a token makes one join.
+UPDATE enrolments SET used_at = ?2, join_id = ?3 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2
+RETURNING id, labels, approve, expires_at, used_at, join_id, created_by, created_at
