@@ -107,7 +107,10 @@ func TestQueriesRefuseMalformedValues(t *testing.T) {
 		"needs_you": func() error { _, err := api.ParseIncidentsListQuery(url.Values{"needs_you": {"maybe"}}); return err },
 		"open":      func() error { _, err := api.ParseProvisioningsListQuery(url.Values{"open": {"yes"}}); return err },
 		"since":     func() error { _, err := api.ParseAuditListQuery(url.Values{"since": {"yesterday"}}); return err },
-		"until":     func() error { _, err := api.ParseAuditListQuery(url.Values{"until": {"2026-13-01T00:00:00Z"}}); return err },
+		"until": func() error {
+			_, err := api.ParseAuditListQuery(url.Values{"until": {"2026-13-01T00:00:00Z"}})
+			return err
+		},
 	} {
 		err := parse()
 		if !errcode.Has(err, errcode.RequestMalformed) || errcode.From(err, "").Details["field"] != field {

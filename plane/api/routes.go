@@ -273,6 +273,12 @@ var (
 	NodesAdopt = Route{Method: http.MethodPost, Pattern: "/nodes/{id}/adopt", Role: RoleAdmin, Status: http.StatusOK,
 		Summary: "Link an existing instance to an existing node by their addresses", Body: AdoptRequest{}, Answer: Provisioning{},
 		Errors: driverCallCodes("cloud.*", "provision.*", "node.*", errcode.UsageInvalid)}
+	// NodesInstallCommand enrols a machine that already exists: admin, since its join may be approved
+	// without a person.
+	NodesInstallCommand = Route{Method: http.MethodPost, Pattern: "/nodes/install-command", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Make a one-line command that installs the agent on an existing machine and joins it", Body: InstallCommandRequest{},
+		BodyOptional: true, Answer: InstallCommand{},
+		Errors: []string{errcode.UsageInvalid, errcode.ReleaseNotFound, errcode.ArtifactNotPinned, errcode.StoreParamInvalid}}
 	// NodesDecommission removes a provisioned node's records, deletes its instance and disconnects it.
 	NodesDecommission = Route{Method: http.MethodPost, Pattern: "/nodes/{id}/decommission", Role: RoleAdmin, Status: http.StatusOK,
 		Summary: "Remove a provisioned node's records, delete its instance and disconnect it", Body: DecommissionRequest{},
@@ -316,7 +322,7 @@ func Routes() []Route {
 		CloudRegions, CloudTypes, CloudInstances,
 		CloudCreate, CloudGet, CloudDelete, CloudPowerOn, CloudPowerOff, CloudReboot, CloudReverseDNS, CloudTransfer,
 		CloudSwapIPv4, CloudAccount,
-		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt, NodesDecommission,
+		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt, NodesDecommission, NodesInstallCommand,
 		AuditList,
 		Metrics,
 		PlaneShowStatus, PlaneForgetReplica,

@@ -43,7 +43,7 @@ func commands() []*cli.Command {
 		cloudRegionsCmd(), cloudTypesCmd(), cloudInstancesCmd(),
 		cloudCreateCmd(), cloudShowCmd(), cloudDeleteCmd(), cloudPowerOnCmd(), cloudPowerOffCmd(), cloudRebootCmd(),
 		cloudSwapIPv4Cmd(), cloudReverseDNSCmd(), cloudTransferCmd(), cloudAccountCmd(),
-		nodesProvisionCmd(), nodesAdoptCmd(), nodesDecommissionCmd(), provisioningsListCmd(), provisioningsShowCmd(),
+		nodesProvisionCmd(), nodesInstallCommandCmd(), nodesAdoptCmd(), nodesDecommissionCmd(), provisioningsListCmd(), provisioningsShowCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
 		auditListCmd(),

@@ -156,6 +156,8 @@ func (u *UI) Handler() http.Handler {
 		r.Post("/joins/{id}/approve", u.joinApprove)
 		r.Post("/joins/{id}/reject", u.joinReject)
 		r.Get("/nodes", u.nodes)
+		r.Get("/nodes/install-command", u.installPage)
+		r.Post("/nodes/install-command", u.installMake)
 		r.Get("/nodes/{id}", u.node)
 		r.Get("/run", u.runPage)
 		r.Post("/run", u.run)

@@ -90,6 +90,9 @@ type Config struct {
 	// AuditExporters are sent every audit event as it is written (lexicon-plane serve --audit-file,
 	// --audit-webhook); none keeps the trail in the store alone.
 	AuditExporters []audit.Exporter
+	// Bootstrap is what an install command gives a machine besides its token, when the plane has no
+	// provisioning engine (whose Bootstrap is used otherwise, read when a command is made).
+	Bootstrap *provision.Bootstrap
 }
 
 // New makes the plane's server over cfg.Store.
@@ -125,7 +128,7 @@ func New(cfg Config) *server.Server {
 		Jobs:      js,
 		Incidents: incidents.NewRoom(incidents.RoomConfig{Store: st, Nodes: ns, Log: log, Now: now}),
 		Provision: provision.NewRoom(provision.RoomConfig{Store: st, Engine: cfg.Provision, Nodes: ns, Releases: rels, Log: log, Now: now,
-			Changed: cfg.ProvisionsChanged}),
+			Changed: cfg.ProvisionsChanged, Bootstrap: bootstrap(cfg)}),
 		Drivers: drivers.NewRoom(cfg.Drivers, log),
 		Health:  health.NewRoom(health.RoomConfig{Store: st, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, Log: log, Now: now}),
 		Audit:   audit.New(audit.Config{Store: st, Log: log, Now: now, Exporters: cfg.AuditExporters}),
@@ -137,6 +140,19 @@ func New(cfg Config) *server.Server {
 	rooms.NodeRate, rooms.AddrRate, rooms.NodeBurst, rooms.AddrBurst = cfg.NodeRate, cfg.AddrRate, cfg.NodeBurst, cfg.AddrBurst
 	rooms.Metrics, rooms.RouteCounts, rooms.LogViews = cfg.Metrics, cfg.RouteCounts, cfg.LogViews
 	return server.New(rooms)
+}
+
+// bootstrap reads what an install command gives a machine: the provisioning engine's (set once the
+// plane knows its URL and CA), else the configuration's; nil when neither is there.
+func bootstrap(cfg Config) func() provision.Bootstrap {
+	switch {
+	case cfg.Provision != nil:
+		return func() provision.Bootstrap { return cfg.Provision.Bootstrap }
+	case cfg.Bootstrap != nil:
+		b := *cfg.Bootstrap
+		return func() provision.Bootstrap { return b }
+	}
+	return nil
 }
 
 // store.Store is the union of what every room and service of the plane declares it uses; these say so
