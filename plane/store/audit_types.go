@@ -63,3 +63,10 @@ type AuditEventListResult struct {
 	Events     []AuditEvent `json:"events"`
 	NextCursor string       `json:"next_cursor,omitempty"`
 }
+
+// PruneParams removes records older than Before, at most Limit of them (0: 10,000) in one statement, so
+// that a large backlog is removed in bounded steps.
+type PruneParams struct {
+	Before time.Time
+	Limit  int
+}

@@ -292,6 +292,10 @@ type Store interface {
 	AuditEventFinish(ctx context.Context, p AuditEventFinishParams) (AuditEvent, error)
 	// AuditEventList returns events newest first, filtered.
 	AuditEventList(ctx context.Context, p AuditEventListParams) (AuditEventListResult, error)
+	// AuditEventPrune removes events older than p.Before, oldest first, and says how many.
+	AuditEventPrune(ctx context.Context, p PruneParams) (int64, error)
+	// DriverCallPrune removes driver-call records older than p.Before, oldest first, and says how many.
+	DriverCallPrune(ctx context.Context, p PruneParams) (int64, error)
 
 	// Cases. The store keeps the cases nodes report on their claims: one escalation of one recipe on one node,
 	// numbered by the node. Intake is the only way in, and it holds these rules: a new id is stored, notes are

@@ -30,6 +30,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/internal/retention"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
@@ -95,6 +96,7 @@ func serveCmd() *cli.Command {
 		logURLs                       []string
 		trustedProxies                []netip.Prefix
 		auditFile, auditWebhook       string
+		retainAudit, retainCalls      time.Duration
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -135,6 +137,8 @@ func serveCmd() *cli.Command {
 				})
 			fs.StringVar(&auditFile, "audit-file", "", "also append every audit event to this file as a JSON line (made mode 600), for a SIEM to collect")
 			fs.StringVar(&auditWebhook, "audit-webhook", "", "also POST every audit event to this http(s) URL as JSON lines (application/x-ndjson), in batches, retried while it fails")
+			fs.DurationVar(&retainAudit, "retain-audit", retention.DefaultAuditAge, "keep audit events this long (at least 720h); one replica prunes older ones")
+			fs.DurationVar(&retainCalls, "retain-driver-calls", retention.DefaultDriverCallAge, "keep driver-call records this long; one replica prunes older ones")
 			fs.Func("log-url", "read URL of a transparency log whose key the trust folder holds (repeatable): nodes get consistency proofs from it, and the plane compares their views of it",
 				func(v string) error {
 					if u, err := url.Parse(v); err != nil || u.Host == "" {
@@ -230,6 +234,11 @@ func serveCmd() *cli.Command {
 				}})
 				bg = append(bg, views)
 			}
+			pruner, err := retention.New(retention.Config{Store: st, AuditAge: retainAudit, DriverCallAge: retainCalls, Log: log})
+			if err != nil {
+				return nil, err
+			}
+			bg = append(bg, pruner)
 			exporters, auditSvc, err := auditExporters(auditFile, auditWebhook, log)
 			if err != nil {
 				return nil, err

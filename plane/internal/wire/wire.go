@@ -23,6 +23,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/retention"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sweep"
@@ -182,4 +183,5 @@ var (
 	_ metrics.IncidentCounter  = store.Store(nil)
 	_ logviews.Store           = store.Store(nil)
 	_ audit.Store              = store.Store(nil)
+	_ retention.Store          = store.Store(nil)
 )

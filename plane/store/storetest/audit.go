@@ -121,3 +121,36 @@ var auditTests = []test{
 		}
 	}},
 }
+
+var pruneTests = []test{
+	{"Audit/Prune", func(f *fx) {
+		for i := range 3 {
+			_, err := f.s.AuditEventStart(f.ctx, store.AuditEventStartParams{Via: store.AuditViaAPI, Operation: "JobsCreate", Now: f.at(time.Duration(i) * time.Hour)})
+			noErr(f, err, "AuditEventStart")
+			_, err = f.s.DriverCallAdd(f.ctx, store.DriverCallAddParams{Actor: "alice", Driver: "dns-memory", Operation: store.OpDNSListZones,
+				Code: store.CodeOK, Now: f.at(time.Duration(i) * time.Hour)})
+			noErr(f, err, "DriverCallAdd")
+		}
+		n, err := f.s.AuditEventPrune(f.ctx, store.PruneParams{Before: f.at(90 * time.Minute), Limit: 1})
+		noErr(f, err, "AuditEventPrune")
+		if n != 1 {
+			f.Fatalf("pruned %d, want 1 (the limit)", n)
+		}
+		n, err = f.s.AuditEventPrune(f.ctx, store.PruneParams{Before: f.at(90 * time.Minute)})
+		noErr(f, err, "AuditEventPrune")
+		left, err := f.s.AuditEventList(f.ctx, store.AuditEventListParams{})
+		noErr(f, err, "AuditEventList")
+		if n != 1 || len(left.Events) != 1 || !left.Events[0].At.Equal(f.at(2*time.Hour)) {
+			f.Fatalf("pruned %d, left %+v", n, left.Events)
+		}
+		n, err = f.s.DriverCallPrune(f.ctx, store.PruneParams{Before: f.at(90 * time.Minute)})
+		noErr(f, err, "DriverCallPrune")
+		calls, err := f.s.DriverCallList(f.ctx, store.DriverCallListParams{})
+		noErr(f, err, "DriverCallList")
+		if n != 2 || len(calls.Calls) != 1 {
+			f.Fatalf("pruned %d driver calls, left %+v", n, calls.Calls)
+		}
+		_, err = f.s.AuditEventPrune(f.ctx, store.PruneParams{})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
+}

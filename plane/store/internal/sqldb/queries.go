@@ -117,6 +117,7 @@ type LogViewQueries struct {
 type AuditQueries struct {
 	AuditEventInsert, AuditEventFinish, AuditEventList string
 	EnrolmentInsert, EnrolmentGetByToken, EnrolmentUse string
+	AuditEventPrune, DriverCallPrune                   string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

@@ -139,3 +139,33 @@ func (s *sqlStore) AuditEventList(ctx context.Context, p AuditEventListParams) (
 	}
 	return res, nil
 }
+
+// prune runs a retention statement: the rows older than p.Before, at most p.Limit of them.
+func (s *sqlStore) prune(ctx context.Context, q, what string, p PruneParams) (int64, error) {
+	if p.Before.IsZero() {
+		return 0, invalid("before", "a prune names the age it removes before")
+	}
+	limit := p.Limit
+	if limit == 0 {
+		limit = 10000
+	}
+	if limit < 0 || limit > 100000 {
+		return 0, invalid("limit", "limit %d is outside 1..100000", limit)
+	}
+	if err := s.usable(); err != nil {
+		return 0, err
+	}
+	n, err := s.drv.Writer().Exec(ctx, q, p.Before.UTC(), int64(limit))
+	if err != nil {
+		return 0, s.fail(err, "prune "+what)
+	}
+	return n, nil
+}
+
+func (s *sqlStore) AuditEventPrune(ctx context.Context, p PruneParams) (int64, error) {
+	return s.prune(ctx, s.q.AuditEventPrune, "audit events", p)
+}
+
+func (s *sqlStore) DriverCallPrune(ctx context.Context, p PruneParams) (int64, error) {
+	return s.prune(ctx, s.q.DriverCallPrune, "driver calls", p)
+}

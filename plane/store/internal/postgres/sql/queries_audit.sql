@@ -32,3 +32,9 @@ SELECT id, labels, approve, expires_at, used_at, join_id, created_by, created_at
 -- Only an unused, unexpired token is spent, so a token makes one join.
 UPDATE enrolments SET used_at = $2, join_id = $3 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
 RETURNING id, labels, approve, expires_at, used_at, join_id, created_by, created_at
+
+-- name: AuditEventPrune
+DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < $1 ORDER BY at LIMIT $2)
+
+-- name: DriverCallPrune
+DELETE FROM driver_calls WHERE id IN (SELECT id FROM driver_calls WHERE at < $1 ORDER BY at LIMIT $2)
