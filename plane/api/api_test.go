@@ -92,6 +92,9 @@ func TestQueriesRoundTrip(t *testing.T) {
 	check("instances", c, c.Values(), func(v url.Values) (any, error) { return api.ParseCloudInstancesQuery(v) })
 	pq := api.ProvisioningsListQuery{Open: true, State: api.ProvFailed, Limit: 6}
 	check("provisionings", pq, pq.Values(), func(v url.Values) (any, error) { return api.ParseProvisioningsListQuery(v) })
+	aq := api.AuditListQuery{Actor: "root", Operation: "JobsCreate", Target: "job_1", Outcome: "failed",
+		Since: "2026-12-01T00:00:00Z", Until: "2026-12-02T00:00:00.5Z", Limit: 8, Cursor: "c"}
+	check("audit trail", aq, aq.Values(), func(v url.Values) (any, error) { return api.ParseAuditListQuery(v) })
 	if got := (api.JobsListQuery{}).Values(); len(got) != 0 {
 		t.Errorf("an empty query encodes as %v", got)
 	}
@@ -103,6 +106,11 @@ func TestQueriesRefuseMalformedValues(t *testing.T) {
 		"page_size": func() error { _, err := api.ParseCloudInstancesQuery(url.Values{"page_size": {"1e3"}}); return err },
 		"needs_you": func() error { _, err := api.ParseIncidentsListQuery(url.Values{"needs_you": {"maybe"}}); return err },
 		"open":      func() error { _, err := api.ParseProvisioningsListQuery(url.Values{"open": {"yes"}}); return err },
+		"since":     func() error { _, err := api.ParseAuditListQuery(url.Values{"since": {"yesterday"}}); return err },
+		"until": func() error {
+			_, err := api.ParseAuditListQuery(url.Values{"until": {"2026-13-01T00:00:00Z"}})
+			return err
+		},
 	} {
 		err := parse()
 		if !errcode.Has(err, errcode.RequestMalformed) || errcode.From(err, "").Details["field"] != field {
@@ -222,4 +230,29 @@ func TestRouteCodesAreDeclared(t *testing.T) {
 	if !slices.Contains(api.TokensRevoke.Codes(), errcode.TokenRevoked) {
 		t.Errorf("token.* was not spelled out: %q", api.TokensRevoke.Codes())
 	}
+}
+
+// FuzzParseAuditListQuery: any query string decodes to a query or request.malformed, never a panic, and
+// a query that decodes encodes back to the same query.
+func FuzzParseAuditListQuery(f *testing.F) {
+	for _, seed := range []string{"", "actor=root&since=2026-12-01T00:00:00Z", "until=24h", "limit=-1&cursor=%00", "since=2026-12-01T00:00:00%2B01:00"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		q, err := api.ParseAuditListQuery(v)
+		if err != nil {
+			if !errcode.Has(err, errcode.RequestMalformed) {
+				t.Fatalf("%q: %v", raw, err)
+			}
+			return
+		}
+		again, err := api.ParseAuditListQuery(q.Values())
+		if err != nil || !reflect.DeepEqual(q, again) {
+			t.Fatalf("%q: %+v became %+v (%v)", raw, q, again, err)
+		}
+	})
 }

@@ -76,6 +76,8 @@
 //	GET  /provisionings/{id}                       viewer    -> Provisioning   (with events)
 //	POST /nodes/{id}/adopt       AdoptRequest      admin     -> Provisioning   (state joined)
 //	POST /nodes/{id}/decommission DecommissionRequest admin  -> Decommissioned (records, instance, node gone)
+//	GET  /audit ?actor&operation&target&outcome&since&until&limit&cursor admin -> AuditEventList
+//	POST /nodes/install-command InstallCommandRequest admin -> InstallCommand (201; the token, shown once)
 //	GET  /plane/status                             viewer    -> PlaneStatus
 //	POST /plane/replicas/{id}/forget               admin     -> Replica
 //	GET  /metrics                                  viewer    -> Prometheus text format

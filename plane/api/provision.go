@@ -110,3 +110,29 @@ type Decommissioned struct {
 	Cancelled    []Job        `json:"cancelled"`
 	Lost         []Job        `json:"lost"`
 }
+
+// InstallCommandRequest asks for a command that enrols a machine that already exists. Labels are
+// set on the node when its join is approved at once; ExpiresIn ("1h", at most a week; default an hour)
+// bounds when the command's one-time token may be used; Approve false leaves the join for a person
+// (default true: the token vouches for the machine, as a provisioning's does); Platform is the agent's
+// os-arch (default linux-amd64).
+type InstallCommandRequest struct {
+	Labels    map[string]string `json:"labels,omitempty"`
+	ExpiresIn string            `json:"expires_in,omitempty"`
+	Approve   *bool             `json:"approve,omitempty"`
+	Platform  string            `json:"platform,omitempty"`
+}
+
+// InstallCommand is one shell command to paste, as root, on the machine: it writes the trust folder,
+// the policy and the plane's CA, fetches the agent the fleet's release pins (checking its sha256
+// against the signed pin), installs it and joins with a one-time token. The command holds the token:
+// it is shown in this answer only.
+type InstallCommand struct {
+	// ID is the enrolment's: the join it makes is approved by "enrolment:<id>".
+	ID        string    `json:"id"`
+	Command   string    `json:"command"`
+	Approve   bool      `json:"approve"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// AgentDigest is the sha256 of the agent binary the command installs, from the release's pin.
+	AgentDigest string `json:"agent_digest"`
+}

@@ -364,10 +364,21 @@ var (
 	NodesAdopt = Route{Method: http.MethodPost, Pattern: "/nodes/{id}/adopt", Role: RoleAdmin, Status: http.StatusOK,
 		Summary: "Link an existing instance to an existing node by their addresses", Body: AdoptRequest{}, Answer: Provisioning{},
 		Errors: driverCallCodes("cloud.*", "provision.*", "node.*", errcode.UsageInvalid)}
+	// NodesInstallCommand enrols a machine that already exists: admin, since its join may be approved
+	// without a person.
+	NodesInstallCommand = Route{Method: http.MethodPost, Pattern: "/nodes/install-command", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Make a one-line command that installs the agent on an existing machine and joins it", Body: InstallCommandRequest{},
+		BodyOptional: true, Answer: InstallCommand{},
+		Errors: []string{errcode.UsageInvalid, errcode.ReleaseNotFound, errcode.ArtifactNotPinned, errcode.StoreParamInvalid}}
 	// NodesDecommission removes a provisioned node's records, deletes its instance and disconnects it.
 	NodesDecommission = Route{Method: http.MethodPost, Pattern: "/nodes/{id}/decommission", Role: RoleAdmin, Status: http.StatusOK,
 		Summary: "Remove a provisioned node's records, delete its instance and disconnect it", Body: DecommissionRequest{},
 		Answer: Decommissioned{}, Errors: driverCallCodes("cloud.*", "dns.*", "provision.*", "node.*", errcode.UsageInvalid)}
+
+	// AuditList needs admin: the trail says who did what from where.
+	AuditList = Route{Method: http.MethodGet, Pattern: "/audit", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Page through the audit trail of changes, newest first", Query: AuditListQuery{}, Answer: AuditEventList{},
+		Errors: []string{errcode.StoreParamInvalid}}
 
 	// Metrics answers the Prometheus text format, not JSON (see the package doc).
 	Metrics = Route{Method: http.MethodGet, Pattern: "/metrics", Role: RoleViewer, Status: http.StatusOK,
@@ -442,9 +453,10 @@ func Routes() []Route {
 		CloudRegions, CloudTypes, CloudInstances,
 		CloudCreate, CloudGet, CloudDelete, CloudPowerOn, CloudPowerOff, CloudReboot, CloudReverseDNS, CloudTransfer,
 		CloudSwapIPv4, CloudAccount,
-		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt, NodesDecommission,
+		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt, NodesDecommission, NodesInstallCommand,
 		BackupsFleet, BackupsNode, BackupTargetsList, BackupTargetsAdd, BackupTargetsShow, BackupTargetsRemove, BackupTargetsCheck,
 		BackupPoliciesList, BackupPolicyFleet, BackupPolicyShow, BackupPolicySet, BackupPolicyClear,
+		AuditList,
 		Metrics,
 		PlaneShowStatus, PlaneForgetReplica,
 	}

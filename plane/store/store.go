@@ -375,6 +375,19 @@ type Store interface {
 	// DriverCallList returns audit records newest first.
 	DriverCallList(ctx context.Context, p DriverCallListParams) (DriverCallListResult, error)
 
+	// AuditEventStart records the intent of a change before it is made: an event with code
+	// CodePending, which AuditEventFinish completes. A plane that stops mid-change leaves it pending.
+	AuditEventStart(ctx context.Context, p AuditEventStartParams) (AuditEvent, error)
+	// AuditEventFinish records a started event's outcome. Refused (store.param_invalid, field id): no
+	// pending event with that id, so an outcome is written once.
+	AuditEventFinish(ctx context.Context, p AuditEventFinishParams) (AuditEvent, error)
+	// AuditEventList returns events newest first, filtered.
+	AuditEventList(ctx context.Context, p AuditEventListParams) (AuditEventListResult, error)
+	// AuditEventPrune removes events older than p.Before, oldest first, and says how many.
+	AuditEventPrune(ctx context.Context, p PruneParams) (int64, error)
+	// DriverCallPrune removes driver-call records older than p.Before, oldest first, and says how many.
+	DriverCallPrune(ctx context.Context, p PruneParams) (int64, error)
+
 	// Cases. The store keeps the cases nodes report on their claims: one escalation of one recipe on one node,
 	// numbered by the node. Intake is the only way in, and it holds these rules: a new id is stored, notes are
 	// appended to a known id, a close is recorded, a closed id is never reopened, a recipe has at most one open
@@ -415,6 +428,14 @@ type Store interface {
 	// (or booting) to joining, bound to the join, and the join records the provisioning. Refused as
 	// ProvisioningTokenCheck, and join.not_found.
 	ProvisioningTokenUse(ctx context.Context, p ProvisioningTokenParams) (Provisioning, error)
+	// EnrolmentCreate mints an enrolment: a one-time join token (its hash) for a machine that already
+	// exists. Refused: store.param_invalid (labels, an expiry not after now).
+	EnrolmentCreate(ctx context.Context, p EnrolmentCreateParams) (Enrolment, error)
+	// EnrolmentTokenCheck returns the enrolment whose token has that hash if the token may still be
+	// used. Refused: provision.token_invalid, provision.token_used, provision.token_expired.
+	EnrolmentTokenCheck(ctx context.Context, p EnrolmentTokenParams) (Enrolment, error)
+	// EnrolmentTokenUse spends the token on a join, once. Refused as EnrolmentTokenCheck.
+	EnrolmentTokenUse(ctx context.Context, p EnrolmentTokenParams) (Enrolment, error)
 	// ProvisioningTransferSet records the transfer the provider reports for a joined provisioning's
 	// instance. Refused: provision.not_found (none joined with an instance has that id).
 	ProvisioningTransferSet(ctx context.Context, p ProvisioningTransferParams) (Provisioning, error)

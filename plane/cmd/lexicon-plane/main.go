@@ -10,7 +10,7 @@ func main() {
 
 func commands() []*cli.Command {
 	return []*cli.Command{
-		serveCmd(), tokenCreateCmd(), tokenListCmd(), tokenRevokeCmd(),
+		serveCmd(), backupCmd(), restoreCmd(), tokenCreateCmd(), tokenListCmd(), tokenRevokeCmd(),
 		{Path: "token", Summary: "create, list and revoke admin tokens"},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/host/goplugin"
 	"github.com/lexicon-fleet/lexicon/plane"
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
@@ -31,6 +33,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/logviews"
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
+	"github.com/lexicon-fleet/lexicon/plane/internal/retention"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
@@ -101,6 +104,8 @@ func serveCmd() *cli.Command {
 		trustedProxies                []netip.Prefix
 		criticalPackages              string
 		criticalFixAge                time.Duration
+		auditFile, auditWebhook       string
+		retainAudit, retainCalls      time.Duration
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -144,6 +149,10 @@ func serveCmd() *cli.Command {
 					trustedProxies = append(trustedProxies, p)
 					return nil
 				})
+			fs.StringVar(&auditFile, "audit-file", "", "also append every audit event to this file as a JSON line (made mode 600), for a SIEM to collect")
+			fs.StringVar(&auditWebhook, "audit-webhook", "", "also POST every audit event to this http(s) URL as JSON lines (application/x-ndjson), in batches, retried while it fails")
+			fs.DurationVar(&retainAudit, "retain-audit", retention.DefaultAuditAge, "keep audit events this long (at least 720h); one replica prunes older ones")
+			fs.DurationVar(&retainCalls, "retain-driver-calls", retention.DefaultDriverCallAge, "keep driver-call records this long; one replica prunes older ones")
 			fs.Func("log-url", "read URL of a transparency log whose key the trust folder holds (repeatable): nodes get consistency proofs from it, and the plane compares their views of it",
 				func(v string) error {
 					if u, err := url.Parse(v); err != nil || u.Host == "" {
@@ -255,6 +264,23 @@ func serveCmd() *cli.Command {
 				}})
 				bg = append(bg, views)
 			}
+			pruner, err := retention.New(retention.Config{Store: st, AuditAge: retainAudit, DriverCallAge: retainCalls, Log: log})
+			if err != nil {
+				return nil, err
+			}
+			bg = append(bg, pruner)
+			exporters, auditSvc, err := auditExporters(auditFile, auditWebhook, log)
+			if err != nil {
+				return nil, err
+			}
+			if auditSvc != nil {
+				bg = append(bg, auditSvc)
+			}
+			for _, x := range exporters {
+				if c, ok := x.(io.Closer); ok {
+					defer c.Close()
+				}
+			}
 			var signOn *sso.SSO
 			if ssoCfg != nil {
 				if signOn, err = sso.New(ctx, *ssoCfg, nil); err != nil {
@@ -263,7 +289,8 @@ func serveCmd() *cli.Command {
 				log.Info("single sign-on", "issuer", ssoCfg.Issuer, "groups", len(ssoCfg.Roles))
 			}
 			srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
-				WebhookNames: webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
+				AuditExporters: exporters,
+				WebhookNames:   webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
 				Metrics: m, ReplicaID: replicaID, MasterKeyID: master.ID(), RouteCounts: routes, RolloutsChanged: rolloutsChanged, Schedules: scheduler, Security: pkgs,
 				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies, SSO: signOn, Key: master,
 				BackupEngine: backupEngine})
@@ -371,6 +398,31 @@ func serveCmd() *cli.Command {
 			return nil, nil
 		},
 	}
+}
+
+// auditExporters makes the exporters --audit-file and --audit-webhook ask for; the webhook's sender is
+// a service of the replica's background group.
+func auditExporters(file, hook string, log *slog.Logger) ([]audit.Exporter, services.Service, error) {
+	var out []audit.Exporter
+	var svc services.Service
+	if file != "" {
+		f, err := audit.OpenFile(file, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, f)
+		log.Info("audit events exported to a file", "file", file)
+	}
+	if hook != "" {
+		w, err := audit.NewWebhook(hook, nil, log)
+		if err != nil {
+			return nil, nil, cli.UsageError("--audit-webhook: %v", err)
+		}
+		out = append(out, w)
+		svc = w
+		log.Info("audit events exported to a webhook", "url", hook)
+	}
+	return out, svc, nil
 }
 
 // parseProxy reads a --trusted-proxy value: a CIDR, or one address (a prefix of its full length).

@@ -45,10 +45,11 @@ func commands() []*cli.Command {
 		cloudRegionsCmd(), cloudTypesCmd(), cloudInstancesCmd(),
 		cloudCreateCmd(), cloudShowCmd(), cloudDeleteCmd(), cloudPowerOnCmd(), cloudPowerOffCmd(), cloudRebootCmd(),
 		cloudSwapIPv4Cmd(), cloudReverseDNSCmd(), cloudTransferCmd(), cloudAccountCmd(),
-		nodesProvisionCmd(), nodesAdoptCmd(), nodesDecommissionCmd(), provisioningsListCmd(), provisioningsShowCmd(),
+		nodesProvisionCmd(), nodesInstallCommandCmd(), nodesAdoptCmd(), nodesDecommissionCmd(), provisioningsListCmd(), provisioningsShowCmd(),
 		incidentsListCmd(), incidentsShowCmd(), incidentsTriageCmd(), incidentsNoteCmd(),
 		planeStatusCmd(), planeForgetReplicaCmd(),
 		machinesListCmd(), machinesAddCmd(), machinesEditCmd(), machinesConfirmCmd(), machinesRemoveCmd(),
+		auditListCmd(),
 		apiSpecCmd(),
 	), append(append(append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd()), rolesCmds()...), backupsCmds()...)...)
 }
@@ -69,6 +70,7 @@ func groups() []*cli.Command {
 		{Path: "dns", Summary: "read a DNS account's zones and records, and add the records a zone lacks"},
 		{Path: "cloud", Summary: "create, read, power, reboot and delete a cloud account's instances"},
 		{Path: "incidents", Summary: "list incidents, read their timelines, triage them and add notes"},
+		{Path: "audit", Summary: "read the audit trail: who changed what, from where, and how it ended"},
 		{Path: "plane", Summary: "see the plane's own replicas and their health; forget a replica that stopped"},
 		{Path: "rollouts", Summary: "take a release or a word to the fleet in stages, halting on the first miss"},
 		{Path: "machines", Summary: "the machine inventory: every machine we pay for, red first; write machines down, confirm, remove"},

@@ -95,15 +95,9 @@ func nodesProvisionCmd() *cli.Command {
 					return nil, cli.UsageError("nodes provision needs %s", name)
 				}
 			}
-			for _, l := range labels {
-				k, v, ok := strings.Cut(l, "=")
-				if !ok {
-					return nil, cli.UsageError("a label is key=value, not %q", l)
-				}
-				if req.Labels == nil {
-					req.Labels = map[string]string{}
-				}
-				req.Labels[k] = v
+			var err error
+			if req.Labels, err = labelMap(labels); err != nil {
+				return nil, err
 			}
 			var p provisioningOne
 			if err := c.call(ctx, api.NodesProvision, nil, nil, req, &p); err != nil {
@@ -211,5 +205,63 @@ func nodesDecommissionCmd() *cli.Command {
 			}
 			var d decommissioned
 			return d, c.call(ctx, api.NodesDecommission, args, nil, req, &d)
+		})
+}
+
+// labelMap reads --label and --labels values (key=value each); none is nil.
+func labelMap(labels []string) (map[string]string, error) {
+	var out map[string]string
+	for _, l := range labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return nil, cli.UsageError("a label is key=value, not %q", l)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+type installCommand struct{ api.InstallCommand }
+
+// Text is the command alone on stdout, so that it can be piped or copied; what it does goes to the
+// lines before it, as comments a paste ignores.
+func (c installCommand) Text(w io.Writer) {
+	decision := "its join is approved at once"
+	if !c.Approve {
+		decision = "its join waits for an admin's approval (lexicon joins list)"
+	}
+	fmt.Fprintf(w, "# Paste on the machine as root before %s; it installs the agent %s and joins the fleet; %s.\n",
+		c.ExpiresAt.Local().Format("2006-01-02 15:04:05"), short12(c.AgentDigest), decision)
+	fmt.Fprintln(w, "# It holds a one-time token, shown once.")
+	fmt.Fprintln(w, c.Command)
+}
+
+func nodesInstallCommandCmd() *cli.Command {
+	var req api.InstallCommandRequest
+	var labels stringList
+	approve := true
+	return simple("nodes install-command", "[--label k=v]... [--expires 1h] [--approve=false] [--platform os-arch]",
+		"print one command that installs the agent on an existing machine and joins it with a one-time token (approved at once unless --approve=false)", 0, 0,
+		func(fs *flag.FlagSet) {
+			fs.Var(&labels, "label", "a label of the node, key=value (repeatable; --labels takes a comma list)")
+			fs.Func("labels", "labels of the node, k=v[,k=v...]", func(v string) error {
+				labels = append(labels, strings.Split(v, ",")...)
+				return nil
+			})
+			fs.StringVar(&req.ExpiresIn, "expires", "", "how long the command's token may be used (default 1h, at most 168h)")
+			fs.BoolVar(&approve, "approve", true, "approve the machine's join at once; false leaves it for an admin")
+			fs.StringVar(&req.Platform, "platform", "", "the machine's platform, os-arch (default linux-amd64)")
+		},
+		func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
+			var err error
+			if req.Labels, err = labelMap(labels); err != nil {
+				return nil, err
+			}
+			req.Approve = &approve
+			var out installCommand
+			return out, c.call(ctx, api.NodesInstallCommand, nil, nil, req, &out)
 		})
 }

@@ -179,3 +179,8 @@ func Checks(cs []registry.CheckResult) []api.Check {
 		return api.Check{Check: c.Check, OK: c.OK, Skipped: c.Skipped, Code: c.Code, Message: c.Message}
 	})
 }
+
+func AuditEvent(e store.AuditEvent) api.AuditEvent {
+	return api.AuditEvent{ID: e.ID, At: e.At, Via: e.Via, ActorID: e.ActorID, Actor: e.Actor, Address: e.Address,
+		Operation: e.Operation, Target: e.Target, Status: e.Status, Code: e.Code, DurationMS: e.DurationMS}
+}

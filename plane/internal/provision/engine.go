@@ -273,14 +273,26 @@ func (e *Engine) create(ctx context.Context, pr store.Provisioning) (bool, error
 
 // agentDigest is the sha256 the fleet's target release pins for the platform's agent.
 func (e *Engine) agentDigest(ctx context.Context, platform string) (string, error) {
-	seq, err := e.Store.FleetTarget(ctx)
+	return agentDigest(ctx, e.Store, platform)
+}
+
+// releaseReader reads what the fleet's target release pins.
+type releaseReader interface {
+	ReleaseGet(ctx context.Context, p store.ReleaseGetParams) (store.Release, error)
+	FleetTarget(ctx context.Context) (int64, error)
+}
+
+// agentDigest is the sha256 of the agent binary for platform that the fleet's target release pins:
+// what a new machine's install checks the binary it fetched against.
+func agentDigest(ctx context.Context, st releaseReader, platform string) (string, error) {
+	seq, err := st.FleetTarget(ctx)
 	if err != nil {
 		return "", err
 	}
 	if seq <= 0 {
 		return "", errcode.New(errcode.ReleaseNotFound, "no release is published: there is no agent to install")
 	}
-	rel, err := e.Store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: seq})
+	rel, err := st.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: seq})
 	if err != nil {
 		return "", err
 	}

@@ -20,6 +20,9 @@ type RoomStore interface {
 	ProvisioningList(ctx context.Context, p store.ProvisioningListParams) ([]store.Provisioning, error)
 	ProvisioningGet(ctx context.Context, p store.ProvisioningGetParams) (store.Provisioning, error)
 	ProvisioningTokenCheck(ctx context.Context, p store.ProvisioningTokenParams) (store.Provisioning, error)
+	EnrolmentCreate(ctx context.Context, p store.EnrolmentCreateParams) (store.Enrolment, error)
+	EnrolmentTokenCheck(ctx context.Context, p store.EnrolmentTokenParams) (store.Enrolment, error)
+	ReleaseGet(ctx context.Context, p store.ReleaseGetParams) (store.Release, error)
 	FleetTarget(ctx context.Context) (int64, error)
 }
 
@@ -38,6 +41,9 @@ type RoomConfig struct {
 	Now func() time.Time
 	// Changed, when not nil, is called after a provisioning was started: it wakes this process's engine.
 	Changed func()
+	// Bootstrap is what an install command gives a machine besides its token (the engine's, read when
+	// a command is made); nil makes no install command.
+	Bootstrap func() Bootstrap
 }
 
 // Room is provisioning's Go API, which the HTTP server and the web UI both call. Making a machine needs
@@ -145,7 +151,12 @@ func (r *Room) Artifact(ctx context.Context, token string, q url.Values) ([]byte
 	if !LooksLikeToken(token) {
 		return nil, "", errcode.New(errcode.ProvisionTokenInvalid, "the token is not a provisioning token")
 	}
-	if _, err := r.c.Store.ProvisioningTokenCheck(ctx, store.ProvisioningTokenParams{TokenHash: TokenHash(token), Now: r.c.Now()}); err != nil {
+	tp := store.ProvisioningTokenParams{TokenHash: TokenHash(token), Now: r.c.Now()}
+	_, err := r.c.Store.ProvisioningTokenCheck(ctx, tp)
+	if errcode.Has(err, errcode.ProvisionTokenInvalid) { // an install command's token, then
+		_, err = r.c.Store.EnrolmentTokenCheck(ctx, store.EnrolmentTokenParams{TokenHash: tp.TokenHash, Now: tp.Now})
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	seq, err := r.c.Store.FleetTarget(ctx)

@@ -89,22 +89,29 @@ type cloudConfig struct {
 // for its platform from the plane's artifact route (proved by the token), check its sha256 against
 // the digest the statement pins, install it, join with the token, start the service. Everything it
 // interpolates is checked first (a name, URL or digest cannot break out of the script).
-func UserData(p UserDataParams) (string, error) {
+// prepared is what both forms of the install (cloud-init's user data, the install command's script)
+// are made of, every interpolated value checked.
+type prepared struct {
+	base, curlCA, joinCA string
+	files                []writeFile
+}
+
+// prepare checks what the install interpolates (a URL, platform, digest or token cannot break out of
+// the script) and lists the files it writes: the policy, the trust folder, the CA, the unit, the token
+// and its header.
+func prepare(p UserDataParams) (prepared, error) {
 	u, err := url.Parse(p.PlaneURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" ||
 		strings.ContainsAny(p.PlaneURL, "'\"\\ \n") {
-		return "", errcode.New(errcode.UsageInvalid, "the plane's external URL %q is not an http(s) URL agents can reach", p.PlaneURL)
+		return prepared{}, errcode.New(errcode.UsageInvalid, "the plane's external URL %q is not an http(s) URL agents can reach", p.PlaneURL)
 	}
 	switch {
 	case !platformRE.MatchString(p.Platform):
-		return "", errcode.New(errcode.UsageInvalid, "platform %q is not os-arch", p.Platform)
+		return prepared{}, errcode.New(errcode.UsageInvalid, "platform %q is not os-arch", p.Platform)
 	case !digestRE.MatchString(p.Digest):
-		return "", errcode.New(errcode.UsageInvalid, "agent digest is not 64 lowercase hex digits")
+		return prepared{}, errcode.New(errcode.UsageInvalid, "agent digest is not 64 lowercase hex digits")
 	case !LooksLikeToken(p.Token):
-		return "", errcode.New(errcode.UsageInvalid, "not a provisioning token")
-	}
-	if err := checkName(p.Name); err != nil {
-		return "", err
+		return prepared{}, errcode.New(errcode.UsageInvalid, "not a provisioning token")
 	}
 	base := strings.TrimSuffix(p.PlaneURL, "/")
 	policy := p.Policy
@@ -119,7 +126,7 @@ func UserData(p UserDataParams) (string, error) {
 	slices.Sort(names)
 	for _, name := range names {
 		if !trustPathRE.MatchString(name) {
-			return "", errcode.New(errcode.UsageInvalid, "trust file %q is not statement_keys/<name>.pub or log_keys/<name>.pub", name)
+			return prepared{}, errcode.New(errcode.UsageInvalid, "trust file %q is not statement_keys/<name>.pub or log_keys/<name>.pub", name)
 		}
 		files = append(files, writeFile{Path: path.Join(ConfigDir, "trust", name), Permissions: "0644", Owner: "root:root", Content: p.Trust[name]})
 	}
@@ -138,25 +145,19 @@ func UserData(p UserDataParams) (string, error) {
 		writeFile{Path: TokenFile + ".header", Permissions: "0600", Owner: "root:root",
 			Content: "Authorization: " + AuthScheme + " " + p.Token + "\n"},
 	)
-	script := strings.Join([]string{
-		"set -eu",
-		"umask 077",
-		// The agent refuses a trust folder others can write; cloud-init made these under its umask.
-		"for d in " + ConfigDir + " " + ConfigDir + "/trust " + ConfigDir + "/trust/statement_keys " + ConfigDir +
-			"/trust/log_keys; do if [ -d \"$d\" ]; then chown root:root \"$d\"; chmod 0755 \"$d\"; fi; done",
-		"tmp=$(mktemp)",
-		fmt.Sprintf("curl -fsS --retry 20 --retry-delay 3 --retry-all-errors%s -H @%s.header -o \"$tmp\" '%s%s?agent=%s'",
-			curlCA, TokenFile, base, channel.PathArtifact, p.Platform),
-		fmt.Sprintf("echo '%s  '\"$tmp\" | sha256sum -c -", p.Digest),
-		"install -m 0755 -o root -g root \"$tmp\" " + AgentBinary,
-		"rm -f \"$tmp\"",
-		"systemctl daemon-reload",
-		// The join waits for the plane's decision: an agent started while its join is pending runs
-		// recipes only until restarted, so the service starts once the join is approved.
-		fmt.Sprintf("%s join --plane '%s'%s --name '%s' --token-file %s --wait %s", AgentBinary, base, joinCA, p.Name, TokenFile, JoinWait),
-		"rm -f " + TokenFile + " " + TokenFile + ".header",
-		"systemctl enable --now lexicon-agent",
-	}, "\n")
+	return prepared{base: base, curlCA: curlCA, joinCA: joinCA, files: files}, nil
+}
+
+func UserData(p UserDataParams) (string, error) {
+	if err := checkName(p.Name); err != nil {
+		return "", err
+	}
+	in, err := prepare(p)
+	if err != nil {
+		return "", err
+	}
+	files := in.files
+	script := strings.Join(installSteps(in.base, p.Platform, p.Digest, in.curlCA, in.joinCA, "'"+p.Name+"'"), "\n")
 	doc, err := yaml.Marshal(cloudConfig{WriteFiles: files, RunCmd: [][]string{{"sh", "-c", script}}})
 	if err != nil {
 		return "", errcode.Wrap(err, errcode.InternalError, "user data")
@@ -166,6 +167,33 @@ func UserData(p UserDataParams) (string, error) {
 		return "", errcode.New(errcode.UsageInvalid, "user data is %d bytes, over the %d every provider takes (too many trust files?)", len(out), cloud.MaxUserDataLen)
 	}
 	return out, nil
+}
+
+// installSteps are the shell steps that install the agent on a machine whose files (trust folder,
+// policy, CA, unit, token and its header) are written: fetch the agent binary for platform from the
+// plane's artifact route, proved by the token, check it against digest (the signed release's pin),
+// install it, join with the token and wait for the decision, start the service. nameArg is the join's
+// name as a shell word, already quoted.
+func installSteps(base, platform, digest, curlCA, joinCA, nameArg string) []string {
+	return []string{
+		"set -eu",
+		"umask 077",
+		// The agent refuses a trust folder others can write; cloud-init made these under its umask.
+		"for d in " + ConfigDir + " " + ConfigDir + "/trust " + ConfigDir + "/trust/statement_keys " + ConfigDir +
+			"/trust/log_keys; do if [ -d \"$d\" ]; then chown root:root \"$d\"; chmod 0755 \"$d\"; fi; done",
+		"tmp=$(mktemp)",
+		fmt.Sprintf("curl -fsS --retry 20 --retry-delay 3 --retry-all-errors%s -H @%s.header -o \"$tmp\" '%s%s?agent=%s'",
+			curlCA, TokenFile, base, channel.PathArtifact, platform),
+		fmt.Sprintf("echo '%s  '\"$tmp\" | sha256sum -c -", digest),
+		"install -m 0755 -o root -g root \"$tmp\" " + AgentBinary,
+		"rm -f \"$tmp\"",
+		"systemctl daemon-reload",
+		// The join waits for the plane's decision: an agent started while its join is pending runs
+		// recipes only until restarted, so the service starts once the join is approved.
+		fmt.Sprintf("%s join --plane '%s'%s --name %s --token-file %s --wait %s", AgentBinary, base, joinCA, nameArg, TokenFile, JoinWait),
+		"rm -f " + TokenFile + " " + TokenFile + ".header",
+		"systemctl enable --now lexicon-agent",
+	}
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)

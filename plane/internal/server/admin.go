@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -59,7 +61,7 @@ func (s *Server) handle(r chi.Router, rt api.Route, h func(r *http.Request) (any
 // handleRaw is handle for a handler that needs the response writer before it answers (to cap a
 // streamed body).
 func (s *Server) handleRaw(r chi.Router, rt api.Route, h func(w http.ResponseWriter, r *http.Request) (any, error)) {
-	r.Method(rt.Method, rt.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := need(r.Context(), rt.Role); err != nil {
 			s.writeError(w, r, err)
 			return
@@ -69,12 +71,89 @@ func (s *Server) handleRaw(r chi.Router, rt api.Route, h func(w http.ResponseWri
 			s.writeError(w, r, err)
 			return
 		}
+		if len(rt.Params()) == 0 {
+			audit.NoteTarget(r.Context(), madeTarget(v))
+		}
 		writeJSON(w, rt.Status, v)
-	}))
+	})
+	r.Method(rt.Method, rt.Pattern, serve)
+}
+
+// audited records every request of a mutating route of the table as an audit event, the refusals
+// of the role check and of any group's middleware included: it runs on the admin router, right after
+// authentication, and finds the request's route in the router itself, so a route added to the table
+// is audited without a line of its own.
+func (s *Server) audited(mux chi.Routes) func(http.Handler) http.Handler {
+	byKey := map[string]api.Route{}
+	for _, rt := range api.Routes() {
+		if rt.Mutating() {
+			byKey[rt.String()] = rt
+		}
+	}
+	return func(next http.Handler) http.Handler {
+		return s.cfg.Audit.Wrap(next, func(r *http.Request) (audit.Intent, bool) {
+			path := r.URL.Path
+			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePath != "" {
+				path = rc.RoutePath
+			}
+			found := chi.NewRouteContext()
+			rt, ok := byKey[r.Method+" "+mux.Find(found, r.Method, path)]
+			if !ok {
+				return audit.Intent{}, false
+			}
+			tok := tokenFrom(r.Context())
+			return audit.Intent{Via: audit.ViaAPI, ActorID: tok.ID, Actor: tok.Name, Address: sourceAddr(r),
+				Operation: rt.OperationID(), Target: strings.Join(found.URLParams.Values, "/")}, true
+		}, s.writeError)
+	}
+}
+
+// madeTarget is what a route without parameters made, for its audit event: the answer's id, name or
+// sequence, or that of the one object the answer wraps ({"token": {"id": …}, "secret": …}), read from
+// its JSON by those keys alone, so that no other field (a new token's secret) is ever looked at.
+func madeTarget(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return idOf(b, 1)
+}
+
+func idOf(b []byte, depth int) string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) != nil {
+		return ""
+	}
+	for _, key := range []string{"id", "name", "sequence"} {
+		var s string
+		if raw, ok := fields[key]; ok && json.Unmarshal(raw, &s) == nil && s != "" {
+			return s
+		}
+		var n json.Number
+		if raw, ok := fields[key]; ok && json.Unmarshal(raw, &n) == nil {
+			return n.String()
+		}
+	}
+	if depth == 0 {
+		return ""
+	}
+	var found string
+	for _, raw := range fields {
+		if len(raw) > 0 && raw[0] == '{' {
+			if found != "" {
+				return "" // more than one object: which one was made is not the answer's to say
+			}
+			found = idOf(raw, depth-1)
+		}
+	}
+	return found
 }
 
 func (s *Server) adminRoutes(r chi.Router) {
 	r.Use(s.authenticate)
+	if s.cfg.Audit != nil {
+		r.Use(s.audited(r))
+	}
 	s.adminTable(r)
 }
 
@@ -104,6 +183,13 @@ func (s *Server) adminTable(r chi.Router) {
 	s.roleRoutes(r)
 	s.provisionRoutes(r)
 	s.backupRoutes(r)
+	s.handle(r, api.AuditList, func(r *http.Request) (any, error) {
+		q, err := api.ParseAuditListQuery(r.URL.Query())
+		if err != nil {
+			return nil, err
+		}
+		return s.cfg.Audit.List(r.Context(), tokenFrom(r.Context()), q)
+	})
 }
 
 func (s *Server) tokenRoutes(r chi.Router) {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -145,6 +146,10 @@ func newDriverPlaneWith(t *testing.T, plugin goplugin.Options) *driverPlane {
 		defer p.mu.Unlock()
 		if strings.Contains(p.answers.String(), credential) {
 			t.Errorf("an answer holds the credential:\n%s", p.answers.String())
+		}
+		trail, err := st.AuditEventList(context.Background(), store.AuditEventListParams{Limit: store.MaxListLimit})
+		if b, _ := json.Marshal(trail); err != nil || strings.Contains(string(b), credential) {
+			t.Errorf("the audit trail (%v) holds the credential:\n%s", err, b)
 		}
 	})
 	return p

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 
@@ -12,6 +13,19 @@ import (
 
 // provisionRoutes serves the provisioning room.
 func (s *Server) provisionRoutes(r chi.Router) {
+	s.handle(r, api.NodesInstallCommand, func(r *http.Request) (any, error) {
+		body, err := readBody(r, 16<<10)
+		if err != nil {
+			return nil, err
+		}
+		var req api.InstallCommandRequest // the body is optional
+		if len(bytes.TrimSpace(body)) > 0 {
+			if err := decodeStrict(body, &req); err != nil {
+				return nil, err
+			}
+		}
+		return s.cfg.Provision.InstallCommand(r.Context(), tokenFrom(r.Context()), req)
+	})
 	s.handle(r, api.NodesProvision, func(r *http.Request) (any, error) {
 		var req api.ProvisionRequest
 		if err := readJSON(r, 16<<10, &req); err != nil {

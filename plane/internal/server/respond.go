@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -24,6 +25,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	} else if status(e.Code) >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", e.Code, "err", err)
 	}
+	audit.NoteCode(r.Context(), e.Code)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status(e.Code))
 	_ = json.NewEncoder(w).Encode(e.Envelope())

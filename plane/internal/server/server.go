@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
@@ -56,6 +57,8 @@ type Config struct {
 	Drivers   *drivers.Room
 	Health    *health.Room
 	Backups   *backups.Room
+	// Audit records every change of the admin API's table (and serves GET /audit).
+	Audit *audit.Room
 	// LogViews fetches the consistency proofs nodes ask for from the logs the plane reads; nil
 	// answers every such request with log.unavailable.
 	LogViews *logviews.Views

@@ -78,7 +78,7 @@ func (u *UI) batchStart(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, nil, err)
 			return
 		}
-		bad = errMessage(err)
+		bad = errMessage(r, err)
 	}
 	list, lerr := run(u, r, api.NodesList, u.cfg.Nodes.List, api.NodesListQuery{State: api.NodeActive, Limit: 200})
 	if lerr != nil {

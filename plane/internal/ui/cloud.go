@@ -75,7 +75,7 @@ func (u *UI) cloudMove(rt api.Route, call func(ctx context.Context, who api.Toke
 				u.fail(w, r, nil, err)
 				return
 			}
-			u.cloudPage(w, r, errcode.Status(errcode.Code(err)), cloudData{Error: errMessage(err), ErrorInstance: id})
+			u.cloudPage(w, r, errcode.Status(errcode.Code(err)), cloudData{Error: errMessage(r, err), ErrorInstance: id})
 			return
 		}
 		http.Redirect(w, r, Prefix+"/cloud/"+url.PathEscape(account)+"?accepted="+url.QueryEscape(op+" "+id), http.StatusSeeOther)

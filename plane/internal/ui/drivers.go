@@ -33,7 +33,7 @@ func (u *UI) drivers(w http.ResponseWriter, r *http.Request) {
 	var d driversData
 	list, err := runDrivers(u, r, api.DriversList, noArg(u.cfg.Drivers.List), struct{}{})
 	if errcode.Has(err, errcode.DriverUnavailable) {
-		d.Unavailable = errMessage(err)
+		d.Unavailable = errMessage(r, err)
 		u.page(w, r, "drivers", d)
 		return
 	}
@@ -172,12 +172,12 @@ func (u *UI) accountForm(w http.ResponseWriter, r *http.Request, driverName stri
 	field, _ := e.Details[errcode.DetailField].(string)
 	switch {
 	case field == "name":
-		d.NameError = errMessage(err)
+		d.NameError = errMessage(r, err)
 	case field == "credential":
-		d.CredentialError = errMessage(err)
-	case field != "" && mark(d.Fields, field, errMessage(err)):
+		d.CredentialError = errMessage(r, err)
+	case field != "" && mark(d.Fields, field, errMessage(r, err)):
 	default:
-		d.Error = errMessage(err)
+		d.Error = errMessage(r, err)
 	}
 	u.render(w, r, errcode.Status(e.Code), "account", &v, d)
 }

@@ -335,7 +335,7 @@ func (u *UI) submit(w http.ResponseWriter, r *http.Request, d runData, form url.
 	}
 	field, _ := e.Details[errcode.DetailField].(string)
 	if e.Code != errcode.WordParamInvalid || !mark(d.Fields, field, e.Message) {
-		d.Error = errMessage(err)
+		d.Error = errMessage(r, err)
 	}
 	u.render(w, r, errcode.Status(e.Code), "run", &v, d)
 }

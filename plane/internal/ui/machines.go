@@ -45,7 +45,7 @@ func (u *UI) machineAdd(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, nil, err)
 			return
 		}
-		u.machinesPage(w, r, errcode.Status(errcode.Code(err)), machinesData{Form: f, Error: errMessage(err)})
+		u.machinesPage(w, r, errcode.Status(errcode.Code(err)), machinesData{Form: f, Error: errMessage(r, err)})
 		return
 	}
 	http.Redirect(w, r, Prefix+"/machines", http.StatusSeeOther)

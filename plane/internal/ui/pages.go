@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -230,7 +231,7 @@ func (u *UI) joinApprove(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, nil, err)
 			return
 		}
-		u.joinsPage(w, r, errcode.Status(errcode.Code(err)), joinsData{Error: errMessage(err), ErrorJoin: id, Typed: req.Fingerprint})
+		u.joinsPage(w, r, errcode.Status(errcode.Code(err)), joinsData{Error: errMessage(r, err), ErrorJoin: id, Typed: req.Fingerprint})
 		return
 	}
 	http.Redirect(w, r, Prefix+"/joins?approved="+url.QueryEscape(res.Node.ID), http.StatusSeeOther)
@@ -244,8 +245,11 @@ func (u *UI) joinReject(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, Prefix+"/joins", http.StatusSeeOther)
 }
 
-func errMessage(err error) string {
+// errMessage is an error as a form shows it, code first; the code is the outcome of the request's
+// audit event.
+func errMessage(r *http.Request, err error) string {
 	if e := errcode.From(err, errcode.InternalError); e != nil {
+		audit.NoteCode(r.Context(), e.Code)
 		return e.Code + ": " + e.Message
 	}
 	return err.Error()
@@ -372,7 +376,7 @@ func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request) {
 	for {
 		j, err := run(u, r, api.JobsShow, u.cfg.Jobs.Show, id)
 		if err != nil {
-			fmt.Fprintf(w, "event: error\ndata: %s\n\n", strings.ReplaceAll(errMessage(err), "\n", " "))
+			fmt.Fprintf(w, "event: error\ndata: %s\n\n", strings.ReplaceAll(errMessage(r, err), "\n", " "))
 			fl.Flush()
 			return
 		}
@@ -394,7 +398,7 @@ func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 		if err := u.recheck(r); err != nil {
-			fmt.Fprintf(w, "event: ended\ndata: %s\n\n", strings.ReplaceAll(errMessage(err), "\n", " "))
+			fmt.Fprintf(w, "event: ended\ndata: %s\n\n", strings.ReplaceAll(errMessage(r, err), "\n", " "))
 			fl.Flush()
 			return
 		}
@@ -502,7 +506,7 @@ func (u *UI) incidentChange(w http.ResponseWriter, r *http.Request, id string, e
 			u.fail(w, r, nil, err)
 			return
 		}
-		u.incidentPage(w, r, errcode.Status(errcode.Code(err)), errMessage(err))
+		u.incidentPage(w, r, errcode.Status(errcode.Code(err)), errMessage(r, err))
 		return
 	}
 	http.Redirect(w, r, Prefix+"/incidents/"+url.PathEscape(id), http.StatusSeeOther)
@@ -550,9 +554,10 @@ func (u *UI) tokenCreate(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, nil, err)
 			return
 		}
-		u.tokensPage(w, r, errcode.Status(errcode.Code(err)), tokensData{Error: errMessage(err)})
+		u.tokensPage(w, r, errcode.Status(errcode.Code(err)), tokensData{Error: errMessage(r, err)})
 		return
 	}
+	audit.NoteTarget(r.Context(), n.Token.ID)
 	u.tokensPage(w, r, http.StatusCreated, tokensData{New: &n})
 }
 

@@ -51,7 +51,7 @@ func (u *UI) provisioningsPage(w http.ResponseWriter, r *http.Request, status in
 	if v.tok.Role.Covers(api.RoleAdmin) {
 		accounts, err := runDrivers(u, r, api.AccountsList, u.cfg.Drivers.Accounts, api.AccountsListQuery{})
 		if errcode.Has(err, errcode.DriverUnavailable) {
-			d.DriversUnavailable = errMessage(err)
+			d.DriversUnavailable = errMessage(r, err)
 		} else if err != nil {
 			u.fail(w, r, nil, err)
 			return
@@ -75,18 +75,13 @@ func (u *UI) provisionStart(w http.ResponseWriter, r *http.Request) {
 	req := api.ProvisionRequest{Name: strings.TrimSpace(f.Get("name")), Account: strings.TrimSpace(f.Get("account")),
 		Region: strings.TrimSpace(f.Get("region")), Type: strings.TrimSpace(f.Get("type")), Image: strings.TrimSpace(f.Get("image")),
 		Platform: strings.TrimSpace(f.Get("platform")), DNSAccount: strings.TrimSpace(f.Get("dns_account")), Zone: strings.TrimSpace(f.Get("zone"))}
-	for _, l := range list(f.Get("labels")) {
-		k, val, ok := strings.Cut(l, "=")
-		if !ok || k == "" {
-			u.provisioningsPage(w, r, http.StatusBadRequest, provisioningsData{Form: f, ErrorField: "labels",
-				Error: "Labels are key=value, separated by commas or lines: " + l})
-			return
-		}
-		if req.Labels == nil {
-			req.Labels = map[string]string{}
-		}
-		req.Labels[k] = val
+	labels, bad := labelsOf(f.Get("labels"))
+	if bad != "" {
+		u.provisioningsPage(w, r, http.StatusBadRequest, provisioningsData{Form: f, ErrorField: "labels",
+			Error: "Labels are key=value, separated by commas or lines: " + bad})
+		return
 	}
+	req.Labels = labels
 	pr, err := run(u, r, api.NodesProvision, u.cfg.Provision.Provision, req)
 	if err != nil {
 		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
@@ -94,7 +89,7 @@ func (u *UI) provisionStart(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		field, _ := errcode.From(err, errcode.InternalError).Details[errcode.DetailField].(string)
-		u.provisioningsPage(w, r, errcode.Status(errcode.Code(err)), provisioningsData{Form: f, Error: errMessage(err), ErrorField: field})
+		u.provisioningsPage(w, r, errcode.Status(errcode.Code(err)), provisioningsData{Form: f, Error: errMessage(r, err), ErrorField: field})
 		return
 	}
 	http.Redirect(w, r, Prefix+"/provisionings/"+url.PathEscape(pr.ID), http.StatusSeeOther)
@@ -125,4 +120,20 @@ func (u *UI) provisioning(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.page(w, r, "provisioning", d)
+}
+
+// labelsOf reads a form's labels, key=value separated by commas or lines; bad is the first entry that
+// is not one.
+func labelsOf(s string) (labels map[string]string, bad string) {
+	for _, l := range list(s) {
+		k, val, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil, l
+		}
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[k] = val
+	}
+	return labels, ""
 }

@@ -125,7 +125,7 @@ func (u *UI) releaseDiff(w http.ResponseWriter, r *http.Request) {
 func (u *UI) releaseUpload(w http.ResponseWriter, r *http.Request) {
 	f, _, err := r.FormFile("release")
 	if err != nil {
-		u.releasesPage(w, r, http.StatusBadRequest, releasesData{Error: errMessage(errcode.Wrap(err, errcode.RequestMalformed, "choose a release file (a tar of statement.bundle.json and sha256/) to upload"))})
+		u.releasesPage(w, r, http.StatusBadRequest, releasesData{Error: errMessage(r, errcode.Wrap(err, errcode.RequestMalformed, "choose a release file (a tar of statement.bundle.json and sha256/) to upload"))})
 		return
 	}
 	defer f.Close()
@@ -138,7 +138,7 @@ func (u *UI) releaseUpload(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, nil, err)
 			return
 		}
-		u.releasesPage(w, r, errcode.Status(errcode.Code(err)), releasesData{Error: errMessage(err), Checks: checksOf(err)})
+		u.releasesPage(w, r, errcode.Status(errcode.Code(err)), releasesData{Error: errMessage(r, err), Checks: checksOf(err)})
 		return
 	}
 	d := releaseData{Published: true, Checks: rel.Checks, Rollout: rel.Rollout}

@@ -102,7 +102,7 @@ func (u *UI) rolloutStart(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, nil, err)
 			return
 		}
-		u.rolloutsPage(w, r, errcode.Status(errcode.Code(err)), rolloutsData{Form: f, Error: errMessage(err)})
+		u.rolloutsPage(w, r, errcode.Status(errcode.Code(err)), rolloutsData{Form: f, Error: errMessage(r, err)})
 		return
 	}
 	http.Redirect(w, r, Prefix+"/rollouts/"+url.PathEscape(ro.ID), http.StatusSeeOther)
@@ -131,7 +131,7 @@ func (u *UI) fleetPatch(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, nil, err)
 			return
 		}
-		u.rolloutsPage(w, r, errcode.Status(errcode.Code(err)), rolloutsData{Form: f, PatchError: errMessage(err)})
+		u.rolloutsPage(w, r, errcode.Status(errcode.Code(err)), rolloutsData{Form: f, PatchError: errMessage(r, err)})
 		return
 	}
 	http.Redirect(w, r, Prefix+"/rollouts/"+url.PathEscape(ro.ID), http.StatusSeeOther)

@@ -65,7 +65,7 @@ func (u *UI) scheduleCreate(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, nil, err)
 			return
 		}
-		u.schedulesPage(w, r, errcode.Status(errcode.Code(err)), schedulesData{Form: f, Error: errMessage(err)})
+		u.schedulesPage(w, r, errcode.Status(errcode.Code(err)), schedulesData{Form: f, Error: errMessage(r, err)})
 		return
 	}
 	http.Redirect(w, r, Prefix+"/schedules/"+url.PathEscape(sc.ID), http.StatusSeeOther)
@@ -115,7 +115,7 @@ func (u *UI) scheduleEdit(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, nil, err)
 			return
 		}
-		u.schedulePage(w, r, errcode.Status(errcode.Code(err)), scheduleData{Form: f, Error: errMessage(err)})
+		u.schedulePage(w, r, errcode.Status(errcode.Code(err)), scheduleData{Form: f, Error: errMessage(r, err)})
 		return
 	}
 	http.Redirect(w, r, Prefix+"/schedules/"+url.PathEscape(id), http.StatusSeeOther)

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sso"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -98,6 +99,7 @@ func (u *UI) ssoCallback(w http.ResponseWriter, r *http.Request) {
 	now := u.cfg.Now()
 	id, refresh, err := u.cfg.SSO.Provider.Finish(r.Context(), u.redirectURL(r), q.Get("code"), verifier)
 	if err != nil {
+		audit.NoteCode(r.Context(), errcode.Code(err))
 		u.cfg.Log.Info("ui single sign-on refused", "err", err, "address", clientAddr(r, u.cfg.TrustedProxies))
 		u.signinForm(w, r, errcode.Status(errcode.Code(err)), messageOf(err))
 		return
@@ -114,6 +116,8 @@ func (u *UI) ssoCallback(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, err)
 		return
 	}
+	who := id.Token()
+	audit.NoteActor(r.Context(), who.ID, who.Name)
 	u.cfg.Log.Info("ui session started", "user", id.Name, "role", id.Role, "via", "sso")
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.id, Path: Prefix, Expires: s.expires, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)

@@ -32,6 +32,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
@@ -102,8 +103,10 @@ type Config struct {
 	Health    *health.Room
 	Machines  *machines.Room
 	Backups   *backups.Room
-	Log       *slog.Logger
-	Now       func() time.Time
+	// Audit records every form the UI takes (sign-in and sign-out too); nil records none.
+	Audit *audit.Room
+	Log   *slog.Logger
+	Now   func() time.Time
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is believed: a sign-in through one
 	// is counted under the client the header names (clientAddr), not under the proxy. Empty: the
 	// connection's address is the client's, and the header is ignored.
@@ -162,17 +165,19 @@ func (u *UI) Handler() http.Handler {
 	static, _ := fs.Sub(staticFS, "static")
 	r.Handle("/static/*", http.StripPrefix(Prefix+"/static/", cacheStatic(http.FileServer(http.FS(static)))))
 	r.Get("/signin", u.signinPage)
-	r.Post("/signin", u.signin)
+	r.With(u.audited).Post("/signin", u.signin)
 	r.Get("/sso/start", u.ssoStart)
-	r.Get("/sso/callback", u.ssoCallback)
+	r.With(u.audited).Get("/sso/callback", u.ssoCallback)
 	r.Group(func(r chi.Router) {
-		r.Use(u.authenticate, noStore)
+		r.Use(u.authenticate, noStore, u.audited)
 		r.Post("/signout", u.signout)
 		r.Get("/", u.overview)
 		r.Get("/joins", u.joins)
 		r.Post("/joins/{id}/approve", u.joinApprove)
 		r.Post("/joins/{id}/reject", u.joinReject)
 		r.Get("/nodes", u.nodes)
+		r.Get("/nodes/install-command", u.installPage)
+		r.Post("/nodes/install-command", u.installMake)
 		r.Get("/nodes/{id}", u.node)
 		r.Get("/run", u.runPage)
 		r.Post("/run", u.run)
@@ -230,6 +235,7 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/drivers/{name}/accounts/new", u.accountNew)
 		r.Post("/accounts", u.accountAdd)
 		r.Post("/accounts/{name}/remove", u.accountRemove)
+		r.Get("/audit", u.trail)
 		r.Get("/tokens", u.tokens)
 		r.Post("/tokens", u.tokenCreate)
 		r.Post("/tokens/{id}/revoke", u.tokenRevoke)
@@ -507,6 +513,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 			With(errcode.DetailRetryAfterMS, wait.Milliseconds())
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
 		u.cfg.Log.Warn("ui sign-in refused: too many failures", "address", addr, "peer", remoteHost(r))
+		audit.NoteCode(r.Context(), e.Code)
 		u.signinForm(w, r, errcode.Status(e.Code), e.Code+": "+e.Message)
 		return
 	}
@@ -514,6 +521,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 	tok, err := u.cfg.Tokens.Authenticate(r.Context(), raw)
 	if errcode.Has(err, errcode.AuthRequired) {
 		u.cfg.Log.Info("ui sign-in failed", "address", addr, "peer", remoteHost(r))
+		audit.NoteCode(r.Context(), errcode.AuthRequired)
 		u.signinForm(w, r, http.StatusUnauthorized, "That token is unknown or revoked.")
 		return
 	}
@@ -522,6 +530,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.limits.refund(addr, now)
+	audit.NoteActor(r.Context(), tok.ID, tok.Name)
 	s := &session{id: randomID(), csrf: randomID(), expires: now.Add(SessionTTL)}
 	if _, err := u.cfg.Store.UISessionCreate(r.Context(), store.UISessionCreateParams{IDHash: sessionHash(s.id), TokenID: tok.ID, CSRF: s.csrf,
 		ExpiresAt: s.expires, Now: now}); err != nil {
@@ -600,6 +609,7 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, v *viewer, err error) 
 			v = &vv
 		}
 	}
+	audit.NoteCode(r.Context(), e.Code)
 	w.Header().Set("Cache-Control", "no-store")
 	u.render(w, r, errcode.Status(e.Code), "error", v, map[string]any{"Code": e.Code, "Message": e.Message})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
 	"github.com/lexicon-fleet/lexicon/plane/internal/cases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/drivers"
@@ -26,6 +27,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
+	"github.com/lexicon-fleet/lexicon/plane/internal/retention"
 	"github.com/lexicon-fleet/lexicon/plane/internal/roles"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
@@ -107,6 +109,12 @@ type Config struct {
 	Key *seal.Key
 	// BackupEngine, when not nil, is the process's backup schedule: New gives it the backups room.
 	BackupEngine *backups.Engine
+	// AuditExporters are sent every audit event as it is written (lexicon-plane serve --audit-file,
+	// --audit-webhook); none keeps the trail in the store alone.
+	AuditExporters []audit.Exporter
+	// Bootstrap is what an install command gives a machine besides its token, when the plane has no
+	// provisioning engine (whose Bootstrap is used otherwise, read when a command is made).
+	Bootstrap *provision.Bootstrap
 }
 
 // New makes the plane's server over cfg.Store.
@@ -156,15 +164,16 @@ func New(cfg Config) *server.Server {
 		Schedules: schedules.New(schedules.Config{Store: st, Words: catalog, Log: log, Now: now, Wake: wake}),
 		Incidents: incidents.NewRoom(incidents.RoomConfig{Store: st, Nodes: ns, Log: log, Now: now}),
 		Provision: provision.NewRoom(provision.RoomConfig{Store: st, Engine: cfg.Provision, Nodes: ns, Releases: rels, Log: log, Now: now,
-			Changed: cfg.ProvisionsChanged}),
+			Changed: cfg.ProvisionsChanged, Bootstrap: bootstrap(cfg)}),
 		Drivers: drivers.NewRoom(cfg.Drivers, log),
 		Backups: bk,
 		Health:  health.NewRoom(health.RoomConfig{Store: st, ReplicaID: cfg.ReplicaID, MasterKeyID: cfg.MasterKeyID, Log: log, Now: now}),
+		Audit:   audit.New(audit.Config{Store: st, Log: log, Now: now, Exporters: cfg.AuditExporters}),
 	}
 	rooms.Machines = machines.New(machines.Config{Store: st, Clouds: rooms.Drivers, Log: log, Now: now})
 	rooms.UI = ui.New(ui.Config{Store: st, Tokens: rooms.Tokens, Joins: rooms.Joins, Nodes: rooms.Nodes, Jobs: rooms.Jobs,
 		Releases: rooms.Releases, Rollouts: rooms.Rollouts, Schedules: rooms.Schedules, Security: rooms.Security, Roles: rooms.Roles, Incidents: rooms.Incidents, Provision: rooms.Provision,
-		Drivers: rooms.Drivers, Health: rooms.Health, Machines: rooms.Machines, Backups: bk, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies, Base: cfg.Base,
+		Drivers: rooms.Drivers, Health: rooms.Health, Machines: rooms.Machines, Backups: bk, Audit: rooms.Audit, Log: log, Now: now, TrustedProxies: cfg.TrustedProxies, Base: cfg.Base,
 		SSO: ui.SSO{Provider: cfg.SSO, Store: st, Key: cfg.Key}}).Handler()
 	if cfg.SSO != nil {
 		rooms.SSO = cfg.SSO
@@ -189,6 +198,19 @@ type lateJobs struct{ r **jobs.Room }
 
 func (l lateJobs) CreateBackup(ctx context.Context, who api.Token, req api.JobRequest, b store.BackupJob) (api.Job, error) {
 	return (*l.r).CreateBackup(ctx, who, req, b)
+}
+
+// bootstrap reads what an install command gives a machine: the provisioning engine's (set once the
+// plane knows its URL and CA), else the configuration's; nil when neither is there.
+func bootstrap(cfg Config) func() provision.Bootstrap {
+	switch {
+	case cfg.Provision != nil:
+		return func() provision.Bootstrap { return cfg.Provision.Bootstrap }
+	case cfg.Bootstrap != nil:
+		b := *cfg.Bootstrap
+		return func() provision.Bootstrap { return b }
+	}
+	return nil
 }
 
 // store.Store is the union of what every room and service of the plane declares it uses; these say so
@@ -225,4 +247,6 @@ var (
 	_ logviews.Store           = store.Store(nil)
 	_ backups.Store            = store.Store(nil)
 	_ backups.EngineStore      = store.Store(nil)
+	_ audit.Store              = store.Store(nil)
+	_ retention.Store          = store.Store(nil)
 )

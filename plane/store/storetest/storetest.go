@@ -61,7 +61,8 @@ type test struct {
 func Run(t *testing.T, open Opener) {
 	groups := [][]test{migrationTests, joinTests, nodeTests, nonceTests, jobTests, tokenTests, releaseTests,
 		notifyTests, concurrencyTests, driverTests, caseTests, incidentTests, notificationTests, healthTests,
-		rolloutTests, provisioningTests, roundTripTests, logViewTests, machineTests, batchTests, batchRaceTests, backupTests}
+		rolloutTests, provisioningTests, roundTripTests, logViewTests, machineTests, batchTests, batchRaceTests, backupTests,
+		auditTests, enrolmentTests, pruneTests}
 	for _, g := range groups {
 		for _, tc := range g {
 			t.Run(tc.name, func(t *testing.T) {

@@ -30,6 +30,7 @@ type Queries struct {
 	BatchQueries     // queries_batches.sql
 	RoleQueries      // queries_roles.sql
 	BackupQueries    // queries_backups.sql
+	AuditQueries     // queries_audit.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -156,6 +157,14 @@ type BackupQueries struct {
 	BackupPolicyUpsert, BackupPolicyList, BackupPolicyDelete                      string
 	BackupJobInsert, BackupJobGet, BackupJobList, BackupJobSetRun, BackupJobJudge string
 	BackupFindingsClear, BackupFindingsInsert, BackupFindingsList, DetectBackup   string
+}
+
+// AuditQueries are the statements of queries_audit.sql: the audit trail of changes, and the enrolments
+// (install commands) whose use it records.
+type AuditQueries struct {
+	AuditEventInsert, AuditEventFinish, AuditEventList string
+	EnrolmentInsert, EnrolmentGetByToken, EnrolmentUse string
+	AuditEventPrune, DriverCallPrune                   string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and
