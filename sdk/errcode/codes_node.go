@@ -10,10 +10,14 @@ const (
 	// NodeNameTaken: an active node already has that name. Approve under another name, or disconnect
 	// the other node first.
 	NodeNameTaken = "node.name_taken"
+	// NodeLabelInvalid: a label's key or value is outside the label grammar, or a node would carry too
+	// many labels (details.label names the key).
+	NodeLabelInvalid = "node.label_invalid"
 )
 
 var areaNode = Area{Name: "node", Reserved: true, Codes: []Spec{
 	{NodeNotFound, statusNotFound, Unchanged},
 	{NodeNotActive, statusForbidden, Unchanged},
 	{NodeNameTaken, statusConflict, Unchanged},
+	{NodeLabelInvalid, statusUnprocessable, Unchanged},
 }}

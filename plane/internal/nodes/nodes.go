@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -313,6 +314,9 @@ func (r *Room) List(ctx context.Context, who api.Token, q api.NodesListQuery) (a
 		if !ok {
 			return api.NodeList{}, errcode.New(errcode.RequestMalformed, "label is key=value, not %q", q.Label).With(errcode.DetailField, "label")
 		}
+		if err := CheckLabels(nil, []string{k}); err != nil {
+			return api.NodeList{}, err
+		}
 		filter.LabelKey, filter.LabelValue = k, v
 	}
 	res, err := r.c.Store.NodeList(ctx, store.NodeListParams{State: store.NodeState(q.State), Limit: q.Limit, Cursor: q.Cursor, Filter: filter})
@@ -426,6 +430,9 @@ func (r *Room) JobsEnded(lists ...[]store.Job) {
 
 // Label sets and removes a node's labels, which rollouts select by.
 func (r *Room) Label(ctx context.Context, who api.Token, ref string, l api.LabelRequest) (api.Node, error) {
+	if err := CheckLabels(l.Set, l.Remove); err != nil {
+		return api.Node{}, err
+	}
 	n, err := r.Get(ctx, ref)
 	if err != nil {
 		return api.Node{}, err
@@ -436,6 +443,31 @@ func (r *Room) Label(ctx context.Context, who api.Token, ref string, l api.Label
 	}
 	r.log.Info("node labelled", "node", n.ID, "name", n.Name, "labels", n.Labels, "by", who.Name)
 	return apiconv.Node(n), nil
+}
+
+// CheckLabels refuses a label key or value outside the label grammar with node.label_invalid, before
+// the store would refuse it in its own terms.
+func CheckLabels(set map[string]string, remove []string) error {
+	bad := func(k, format string, args ...any) error {
+		return errcode.New(errcode.NodeLabelInvalid, format, args...).With(errcode.DetailLabel, k).With(errcode.DetailField, "labels")
+	}
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if !store.ValidLabelKey(k) {
+			return bad(k, "label key %q must be 1 to 63 of a-z, 0-9, - _ . / starting with a letter", k)
+		}
+		if !store.ValidLabelValue(set[k]) {
+			return bad(k, "label %s's value must be 1 to %d printable characters without spaces, ',' or '='", k, store.MaxLabelValue)
+		}
+	}
+	for _, k := range remove {
+		if !store.ValidLabelKey(k) {
+			return bad(k, "label key %q is not a label key", k)
+		}
+	}
+	if len(set) > store.MaxLabels {
+		return bad("", "a node carries at most %d labels", store.MaxLabels)
+	}
+	return nil
 }
 
 // Fleet counts the nodes in the store: one pass, however many there are.

@@ -47,7 +47,7 @@ func TestFleetAndNodeFilters(t *testing.T) {
 		}
 	}
 	p.want(http.StatusBadRequest, errcode.RequestMalformed, store.RoleViewer, http.MethodGet, "/nodes?label=role", nil, nil)
-	p.want(http.StatusUnprocessableEntity, errcode.StoreParamInvalid, store.RoleViewer, http.MethodGet, "/nodes?label=Role%3Dweb", nil, nil)
+	p.want(http.StatusUnprocessableEntity, errcode.NodeLabelInvalid, store.RoleViewer, http.MethodGet, "/nodes?label=Role%3Dweb", nil, nil)
 }
 
 // FuzzNodeListQuery sends arbitrary queries to GET /nodes (the filters are outside input reaching SQL

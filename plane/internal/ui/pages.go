@@ -17,6 +17,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -455,6 +456,8 @@ type tokensData struct {
 	// New is the token just made, with its secret: on the answer to the create form only.
 	New   *api.NewToken
 	Error string
+	// MaxName is the form's bound on a name, the tokens room's own.
+	MaxName int
 }
 
 func (u *UI) tokens(w http.ResponseWriter, r *http.Request) {
@@ -473,6 +476,7 @@ func (u *UI) tokensPage(w http.ResponseWriter, r *http.Request, status int, d to
 		return
 	}
 	d.Tokens = list.Tokens
+	d.MaxName = tokens.MaxName
 	v := from(r)
 	u.render(w, r, status, "tokens", &v, d)
 }
