@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 )
 
 // Token is the admin token a request was made with (GET /whoami). The token itself is never shown
@@ -135,7 +137,15 @@ type Node struct {
 	// Checkpoints are the transparency-log checkpoints the node holds, as it reported them: its view
 	// of each log (GET /nodes/{id} only).
 	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+	// Facts are the host facts of the node's last full report (OS, kernel, CPU, memory, disk, boot
+	// time, addresses, when the agent read them); absent for an agent that reports none. The node's
+	// last report time is LastSeenAt.
+	Facts *NodeFacts `json:"facts,omitempty"`
 }
+
+// NodeFacts is what a node's agent read of its machine (registry/channel.HostFacts); its JSON keys
+// are the fact keys a filter names (fact.os=debian-12).
+type NodeFacts = channel.HostFacts
 
 // Checkpoint is a log checkpoint a node holds: the log's origin, the tree size and its root hash
 // (standard base64).

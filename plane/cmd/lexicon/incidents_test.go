@@ -163,10 +163,13 @@ func TestIncidentsCommands(t *testing.T) {
 func TestNodeShowEscapesWhatTheNodeSaid(t *testing.T) {
 	var out bytes.Buffer
 	nodeOne{api.Node{Name: "web-1", AgentVersion: hostile, Untrusted: hostile,
+		Facts: &api.NodeFacts{OS: hostile, OSName: "Debian GNU/Linux 12", Kernel: "6.1.0", CPUs: 2, MemoryBytes: 4 << 30,
+			Addresses: []string{hostile, "192.0.2.1"}},
 		Vocabulary: []api.WordRef{{Name: hostile, Version: hostile, Class: hostile, Digest: hostile}},
 		Recipes:    json.RawMessage(`[{"name":"cert_expiry","state":"active","last_verdict":"fail","detail":"\u001b[2J\u202e"}]`)}}.Text(&out)
 	noControls(t, "nodes show", out.String())
-	if !strings.Contains(out.String(), `cannot verify the plane's statement: \x1b]0;pwned`) || !strings.Contains(out.String(), `recipe cert_expiry`) {
+	if !strings.Contains(out.String(), `cannot verify the plane's statement: \x1b]0;pwned`) || !strings.Contains(out.String(), `recipe cert_expiry`) ||
+		!strings.Contains(out.String(), "kernel 6.1.0") || !strings.Contains(out.String(), "memory 4096 MiB") {
 		t.Fatalf("nodes show:\n%s", out.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -187,6 +188,7 @@ func (n nodeOne) Text(w io.Writer) {
 	fmt.Fprintf(w, "node %s (%s) %s\nkey %s\naddresses %v\nagent %s, statement %d, seen %s, refusals %d\n",
 		n.Name, n.ID, n.State, n.Fingerprint, n.Addresses, esc(n.AgentVersion), n.StatementSequence, short(n.LastSeenAt), n.Refusals)
 	fmt.Fprintf(w, "target release %d, labels %s\n", n.TargetSequence, labelText(n.Labels))
+	factsText(w, n.Facts)
 	for _, l := range n.Leases {
 		fmt.Fprintf(w, "lease %s held by %s for %s until %s\n", l.Name, l.Holder, esc(l.Purpose), short(l.ExpiresAt))
 	}
@@ -223,6 +225,22 @@ func (n nodeOne) Text(w io.Writer) {
 			fmt.Fprintln(w, line)
 		}
 	}
+}
+
+// factsText prints the host facts the node's agent read, as its own text.
+func factsText(w io.Writer, f *api.NodeFacts) {
+	if f == nil {
+		fmt.Fprintln(w, "facts: none reported")
+		return
+	}
+	up := "-"
+	if !f.BootedAt.IsZero() {
+		up = time.Since(f.BootedAt).Truncate(time.Minute).String()
+	}
+	fmt.Fprintf(w, "os %s (%s), kernel %s %s, %d cpu %s\n", esc(f.OS), esc(f.OSName), esc(f.Kernel), esc(f.Arch), f.CPUs, esc(f.CPUModel))
+	fmt.Fprintf(w, "memory %d MiB (%d available), disk %d GiB (%d free), up %s, addresses %s\n", f.MemoryBytes>>20, f.MemoryFreeBytes>>20,
+		f.DiskBytes>>30, f.DiskFreeBytes>>30, up, esc(strings.Join(f.Addresses, " ")))
+	fmt.Fprintf(w, "facts read %s\n", short(f.CollectedAt))
 }
 
 func nodesShowCmd() *cli.Command {

@@ -172,7 +172,7 @@ func (r *Room) record(ctx context.Context, node store.Node, req *channel.ClaimRe
 	if _, err := r.c.Store.NodeReport(ctx, store.NodeReportParams{
 		ID: node.ID, Now: r.c.Now(), AgentVersion: req.Version, StatementSequence: int64(req.Statement.Sequence),
 		StatementDigest: req.Statement.Digest, Vocabulary: vocab, Recipes: recipes, Idle: req.Idle, ClaimSizeCap: claimCap,
-		Untrusted: untrusted, ReportDigest: digest, Update: upd, Checkpoints: cps,
+		Untrusted: untrusted, ReportDigest: digest, Update: upd, Checkpoints: cps, Facts: factsFromClaim(req.Facts),
 	}); err != nil {
 		return err
 	}
@@ -231,6 +231,28 @@ func capRecipes(in []channel.RecipeReport) ([]channel.RecipeReport, nodetext.Cap
 		}
 	}
 	return out, cut
+}
+
+// factsFromClaim takes a claim's host facts into the store's form, each text cut to its cap and the
+// addresses to their count, so that a node's facts are always storable; nil records none.
+func factsFromClaim(f *channel.HostFacts) store.NodeFacts {
+	if f == nil || f.CollectedAt.IsZero() {
+		return store.NodeFacts{}
+	}
+	out := *f
+	for _, s := range []*string{&out.OS, &out.OSName, &out.Kernel, &out.Arch, &out.Hostname, &out.CPUModel} {
+		*s, _ = nodetext.Cap(*s, channel.MaxFactText)
+	}
+	out.Addresses = nil
+	for _, a := range f.Addresses {
+		if a, _ = nodetext.Cap(a, channel.MaxFactText); a != "" && len(out.Addresses) < channel.MaxFactAddresses {
+			out.Addresses = append(out.Addresses, a)
+		}
+	}
+	out.CPUs = max(out.CPUs, 0)
+	out.MemoryBytes, out.MemoryFreeBytes = max(out.MemoryBytes, 0), max(out.MemoryFreeBytes, 0)
+	out.DiskBytes, out.DiskFreeBytes = max(out.DiskBytes, 0), max(out.DiskFreeBytes, 0)
+	return out
 }
 
 // updateFromClaim takes a claim's update report into the store's form, capped and cut to valid text;

@@ -18,6 +18,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -240,6 +241,12 @@ type nodeData struct {
 	Node      api.Node
 	Jobs      []api.Job
 	Incidents []api.Incident
+	// Recipes is the node's last recipe report read as a table; RecipesRaw is set instead when the
+	// report does not read as one (it is the node's text, shown as it came).
+	Recipes    []channel.RecipeReport
+	RecipesRaw json.RawMessage
+	// Uptime is how long the node's machine has been up, from the boot time its facts name.
+	Uptime string
 }
 
 func (u *UI) node(w http.ResponseWriter, r *http.Request) {
@@ -262,7 +269,24 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Incidents = inc.Incidents
+	if len(d.Node.Recipes) > 0 && json.Unmarshal(d.Node.Recipes, &d.Recipes) != nil {
+		d.RecipesRaw = d.Node.Recipes
+	}
+	if f := d.Node.Facts; f != nil && !f.BootedAt.IsZero() {
+		d.Uptime = uptime(time.Since(f.BootedAt))
+	}
 	u.page(w, r, "node", d)
+}
+
+// uptime says a duration as people read an uptime: days and hours, or hours and minutes.
+func uptime(d time.Duration) string {
+	d = max(d, 0).Truncate(time.Minute)
+	days := int(d / (24 * time.Hour))
+	d -= time.Duration(days) * 24 * time.Hour
+	if days > 0 {
+		return fmt.Sprintf("%dd %dh", days, int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dh %dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
 }
 
 type jobsData struct {

@@ -12,7 +12,7 @@ decided_at, decided_by, COALESCE(node_id, ''), provisioning_id, hold_reason
 -- fragment: node_columns
 id, name, node_key, key_fingerprint, addresses, state, created_at, last_seen_at, ended_at,
 agent_version, statement_sequence, statement_digest, vocabulary, recipes, idle, claim_size_cap, refusals,
-untrusted, labels, target_sequence, report_digest, update_state, update_offered, update_report
+untrusted, labels, target_sequence, report_digest, update_state, update_offered, update_report, facts
 
 -- fragment: job_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
@@ -134,7 +134,7 @@ LIMIT ?3
 UPDATE nodes
 SET last_seen_at = ?2, agent_version = ?3, statement_sequence = ?4, statement_digest = ?5,
     vocabulary = ?6, recipes = ?7, idle = ?8, claim_size_cap = ?9, untrusted = ?10,
-    report_digest = ?11, update_state = ?12, update_offered = ?13, update_report = ?14
+    report_digest = ?11, update_state = ?12, update_offered = ?13, update_report = ?14, facts = ?15
 WHERE id = ?1 AND state = 'active'
 RETURNING {{node_columns}}
 

@@ -1,0 +1,50 @@
+package ui_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
+)
+
+// TestNodePageShowsFactsAndRecipes: the host facts a node reported are on its page with when the agent
+// read them and the last report, and its recipes are a table, not JSON; a node that reported no facts
+// says so.
+func TestNodePageShowsFactsAndRecipes(t *testing.T) {
+	p := newPlane(t)
+	viewer, _ := p.token(store.RoleViewer)
+	now := time.Now().UTC().Truncate(time.Second)
+	fleet := storetest.Fleet(t, p.store, "node", 2, now)
+	recipes, _ := json.Marshal([]map[string]any{{"name": "disk_full", "version": "1.0.0", "state": "active", "last_verdict": "ok",
+		"last_check_at": now, "detail": "<b>92% used</b>"}})
+	if _, err := p.store.NodeReport(t.Context(), store.NodeReportParams{ID: fleet[0].ID, Now: now, AgentVersion: "0.3.0", Idle: true,
+		Recipes: recipes, Facts: store.NodeFacts{CollectedAt: now, OS: "debian-12", OSName: "Debian GNU/Linux 12 (bookworm)",
+			Kernel: "6.1.0-28-amd64", Arch: "x86_64", CPUs: 4, CPUModel: "Test CPU", MemoryBytes: 8 << 30, MemoryFreeBytes: 3 << 30,
+			DiskBytes: 100 << 30, DiskFreeBytes: 40 << 30, BootedAt: now.Add(-50 * time.Hour), Addresses: []string{"192.0.2.10"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b := p.browser()
+	b.signIn(viewer)
+	page := b.get("/ui/nodes/"+fleet[0].ID, http.StatusOK)
+	for _, want := range []string{
+		`id="fact-os">Debian GNU/Linux 12 (bookworm)`, `<code>os=debian-12</code>`, `id="fact-kernel">6.1.0-28-amd64 (x86_64)`,
+		`id="fact-cpu">4 × Test CPU`, `id="fact-memory">8.0 GiB, 3.0 GiB available`, `id="fact-disk">100.0 GiB, 40.0 GiB free`,
+		`id="fact-uptime">2d 2h`, `<code>192.0.2.10</code>`, `id="facts-at">` + now.Format("2006-01-02 15:04:05Z"),
+		`<table class="list" id="recipes">`, `<td>active</td><td>ok</td>`, `&lt;b&gt;92% used&lt;/b&gt;`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the node page lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, `<pre class="json">[`) {
+		t.Fatal("the recipes are shown as JSON")
+	}
+	other := b.get("/ui/nodes/"+fleet[1].ID, http.StatusOK)
+	if !strings.Contains(other, `<p id="facts">No facts reported`) {
+		t.Fatalf("a node with no facts:\n%s", other)
+	}
+}
