@@ -100,7 +100,7 @@ var (
 		Summary: "Reject a join and retire its key", Answer: Join{}, Errors: []string{"join.*"}}
 
 	NodesList = Route{Method: http.MethodGet, Pattern: "/nodes", Role: RoleViewer, Status: http.StatusOK,
-		Summary: "List nodes", Query: NodesListQuery{}, Answer: NodeList{}, Errors: []string{errcode.NodeLabelInvalid, errcode.StoreParamInvalid}}
+		Summary: "List nodes", Query: NodesListQuery{}, Answer: NodeList{}, Errors: []string{errcode.NodeLabelInvalid, errcode.NodeFilterInvalid, errcode.StoreParamInvalid}}
 	// FleetShow counts the nodes in the store rather than listing them: the overview of any fleet.
 	FleetShow = Route{Method: http.MethodGet, Pattern: "/fleet", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "Count the nodes by state, liveness and agent version", Answer: Fleet{}}

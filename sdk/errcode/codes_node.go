@@ -13,6 +13,9 @@ const (
 	// NodeLabelInvalid: a label's key or value is outside the label grammar, or a node would carry too
 	// many labels (details.label names the key).
 	NodeLabelInvalid = "node.label_invalid"
+	// NodeFilterInvalid: a node filter (--where, a search, a sort) is outside its grammar
+	// (details.field names the parameter).
+	NodeFilterInvalid = "node.filter_invalid"
 )
 
 var areaNode = Area{Name: "node", Reserved: true, Codes: []Spec{
@@ -20,4 +23,5 @@ var areaNode = Area{Name: "node", Reserved: true, Codes: []Spec{
 	{NodeNotActive, statusForbidden, Unchanged},
 	{NodeNameTaken, statusConflict, Unchanged},
 	{NodeLabelInvalid, statusUnprocessable, Unchanged},
+	{NodeFilterInvalid, statusBadRequest, Unchanged},
 }}

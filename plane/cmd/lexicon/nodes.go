@@ -122,10 +122,16 @@ type nodeList struct{ api.NodeList }
 func (l nodeList) Text(w io.Writer) {
 	if len(l.Nodes) == 0 {
 		fmt.Fprintln(w, "no nodes")
+		return
 	}
+	fmt.Fprintf(w, "%-30s %-20s %-12s %-6s %-16s %-28s %-5s %-8s %-16s %s\n", "ID", "NAME", "STATE", "TARGET", "AGENT", "UPDATE", "WORDS",
+		"REFUSALS", "SEEN", "LABELS")
 	for _, n := range l.Nodes {
-		fmt.Fprintf(w, "%s  %-20s %-12s target %-4d agent %-10s %s words %-3d refusals %-3d seen %s  %s\n", n.ID, n.Name, n.State, n.TargetSequence,
-			clip(esc(n.AgentVersion), 10), updateLine(n), len(n.Vocabulary), n.Refusals, short(n.LastSeenAt), labelText(n.Labels))
+		fmt.Fprintf(w, "%-30s %-20s %-12s %-6d %-16s %-28s %-5d %-8d %-16s %s\n", n.ID, n.Name, n.State, n.TargetSequence,
+			clip(esc(n.AgentVersion), 16), updateLine(n), len(n.Vocabulary), n.Refusals, short(n.LastSeenAt), labelText(n.Labels))
+	}
+	if l.NextCursor != "" {
+		fmt.Fprintf(w, "more: --cursor %s\n", l.NextCursor)
 	}
 }
 
@@ -135,7 +141,7 @@ func updateLine(n api.Node) string {
 	if state == "" {
 		state = "-"
 	}
-	line := fmt.Sprintf("behind %-2d update %-13s", n.ReleasesBehind, clip(esc(state), 13))
+	line := fmt.Sprintf("%d behind, %s", n.ReleasesBehind, clip(esc(state), 13))
 	if n.BelowFloor {
 		line += " below floor"
 	}
@@ -145,9 +151,16 @@ func updateLine(n api.Node) string {
 func nodesListCmd() *cli.Command {
 	var q api.NodesListQuery
 	var state string
-	return simple("nodes list", "[--state active|disconnected|left] [--label KEY=VALUE] [--word NAME] [--version V]", "list nodes", 0, 0,
+	return simple("nodes list", "[--state S] [--where SELECTOR] [--search WORDS] [--sort KEY] [--limit N] [--cursor C] [--label K=V] [--word NAME] [--version V]",
+		"list nodes; --where takes the selector grammar rollouts use: role=web,fact.os=debian-12 (terms all hold; fact."+
+			strings.Join(channel.FactKeys, ", fact.")+"), or node names alone (web-1,web-2)", 0, 0,
 		func(fs *flag.FlagSet) {
-			fs.StringVar(&state, "state", "", "state to list (empty for all)")
+			fs.StringVar(&state, "state", "", "state to list: active, disconnected or left (empty for all)")
+			fs.StringVar(&q.Where, "where", "", "only nodes this selector picks: labels (role=web) and host facts (fact.os=debian-12), comma-separated")
+			fs.StringVar(&q.Search, "search", "", "words each found in a node's name, id, addresses, labels or facts (os=debian-12 matches a fact exactly)")
+			fs.StringVar(&q.Sort, "sort", "", "order by "+strings.Join(api.NodeSorts, ", ")+"; a leading - sorts descending")
+			fs.IntVar(&q.Limit, "limit", 0, "nodes per page (the plane's default when 0)")
+			fs.StringVar(&q.Cursor, "cursor", "", "the page after the one that printed this cursor")
 			fs.StringVar(&q.Label, "label", "", "only nodes carrying this label (key=value)")
 			fs.StringVar(&q.Word, "word", "", "only nodes whose vocabulary holds this word")
 			fs.StringVar(&q.Version, "version", "", "only nodes running this agent version")

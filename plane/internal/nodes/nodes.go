@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"golang.org/x/mod/semver"
@@ -325,35 +324,6 @@ func (r *Room) Names(ctx context.Context, jobs []store.Job) (map[string]string, 
 		}
 	}
 	return names, nil
-}
-
-// List lists nodes in enrolment order, narrowed by the query, each with how many agent releases it is
-// behind.
-func (r *Room) List(ctx context.Context, who api.Token, q api.NodesListQuery) (api.NodeList, error) {
-	filter := store.NodeFilter{Word: q.Word, AgentVersion: q.Version}
-	if q.Label != "" {
-		k, v, ok := strings.Cut(q.Label, "=")
-		if !ok {
-			return api.NodeList{}, errcode.New(errcode.RequestMalformed, "label is key=value, not %q", q.Label).With(errcode.DetailField, "label")
-		}
-		if err := CheckLabels(nil, []string{k}); err != nil {
-			return api.NodeList{}, err
-		}
-		filter.LabelKey, filter.LabelValue = k, v
-	}
-	res, err := r.c.Store.NodeList(ctx, store.NodeListParams{State: store.NodeState(q.State), Limit: q.Limit, Cursor: q.Cursor, Filter: filter})
-	if err != nil {
-		return api.NodeList{}, err
-	}
-	agents, err := r.c.Releases.AgentVersions(ctx)
-	if err != nil {
-		return api.NodeList{}, err
-	}
-	out := api.NodeList{Nodes: apiconv.Each(res.Nodes, apiconv.Node), NextCursor: res.NextCursor}
-	for i := range out.Nodes {
-		out.Nodes[i].ReleasesBehind = behind(agents, out.Nodes[i].AgentVersion)
-	}
-	return out, nil
 }
 
 // behind counts the distinct agent versions above version; 0 for a version that is not semver (an

@@ -26,7 +26,7 @@ func Plan(nodes []store.Node, selector string, st Staging) ([]store.RolloutStepN
 		return nil, nil, err
 	}
 	active := slices.DeleteFunc(slices.Clone(nodes), func(n store.Node) bool { return n.State != store.NodeActive })
-	if k := sel.unknownKey(active); k != "" {
+	if k := unknownKey(sel, active); k != "" {
 		return nil, nil, errcode.New(errcode.RolloutSelectorUnknownKey, "no node carries the label %q (lexicon nodes label NODE %s=...)", k, k).
 			With(errcode.DetailLabel, k)
 	}
@@ -68,7 +68,7 @@ func explicit(chosen []store.Node, stages []string) ([]store.RolloutStepNew, []s
 		if sels[i], err = ParseSelector(fmt.Sprintf("stage %d", i+1), s); err != nil {
 			return nil, nil, err
 		}
-		if k := sels[i].unknownKey(chosen); k != "" {
+		if k := unknownKey(sels[i], chosen); k != "" {
 			return nil, nil, errcode.New(errcode.RolloutSelectorUnknownKey, "stage %d: no selected node carries the label %q", i+1, k).
 				With(errcode.DetailLabel, k).With(errcode.DetailStage, i+1)
 		}

@@ -116,6 +116,7 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.ModuleNotPinned:             http.StatusUnprocessableEntity,
 		errcode.NodeNameTaken:               http.StatusConflict,
 		errcode.NodeLabelInvalid:            http.StatusUnprocessableEntity,
+		errcode.NodeFilterInvalid:           http.StatusBadRequest,
 		errcode.NodeNotActive:               http.StatusForbidden,
 		errcode.NodeNotFound:                http.StatusNotFound,
 		errcode.NotificationLeaseLost:       http.StatusBadRequest,

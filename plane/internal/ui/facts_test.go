@@ -3,6 +3,7 @@ package ui_test
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -46,5 +47,52 @@ func TestNodePageShowsFactsAndRecipes(t *testing.T) {
 	other := b.get("/ui/nodes/"+fleet[1].ID, http.StatusOK)
 	if !strings.Contains(other, `<p id="facts">No facts reported`) {
 		t.Fatalf("a node with no facts:\n%s", other)
+	}
+}
+
+// TestNodesListSearchSortPage: the node list has column headers that sort, a where and a search field
+// whose filters its pages keep, and shows each node's OS; a bad filter is node.filter_invalid.
+func TestNodesListSearchSortPage(t *testing.T) {
+	p := newPlane(t)
+	viewer, _ := p.token(store.RoleViewer)
+	now := time.Now()
+	fleet := storetest.Fleet(t, p.store, "node", 60, now)
+	for i, n := range fleet {
+		os := "debian-12"
+		if i%2 == 1 {
+			os = "ubuntu-24.04"
+		}
+		if _, err := p.store.NodeReport(t.Context(), store.NodeReportParams{ID: n.ID, Now: now, Idle: true,
+			Facts: store.NodeFacts{CollectedAt: now, OS: os}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := p.browser()
+	b.signIn(viewer)
+	page := b.get("/ui/nodes?where=fact.os%3Ddebian-12&sort=name", http.StatusOK)
+	for _, want := range []string{`<th scope="col"><a href="/ui/nodes?sort=-name&amp;where=fact.os%3Ddebian-12">Name</a></th>`,
+		`name="where" value="fact.os=debian-12"`, `<td>debian-12</td>`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the node list lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "ubuntu-24.04") {
+		t.Fatal("the where filter let an ubuntu node through")
+	}
+	next := regexp.MustCompile(`id="next" href="/ui/nodes\?([^"]+)"`).FindStringSubmatch(b.get("/ui/nodes?q=os%3Dubuntu-24.04&limit=5", http.StatusOK))
+	if next != nil {
+		t.Fatalf("30 ubuntu nodes fit one page of 50, yet a next page: %v", next)
+	}
+	page = b.get("/ui/nodes?q=node", http.StatusOK)
+	next = regexp.MustCompile(`id="next" href="/ui/nodes\?([^"]+)"`).FindStringSubmatch(page)
+	if next == nil || !strings.Contains(next[1], "q=node") || !strings.Contains(next[1], "cursor=at") {
+		t.Fatalf("the next page of a search: %v", next)
+	}
+	rows := regexp.MustCompile(`<tr><td><a href="/ui/nodes/`)
+	if got := len(rows.FindAllString(b.get("/ui/nodes?"+strings.ReplaceAll(next[1], "&amp;", "&"), http.StatusOK), -1)); got != 10 {
+		t.Fatalf("the second page of the search: %d rows, want 10", got)
+	}
+	if body := b.get("/ui/nodes?where=fact.nosuch%3D1", http.StatusBadRequest); !strings.Contains(body, "node.filter_invalid") {
+		t.Fatalf("a bad where: %s", body)
 	}
 }

@@ -210,6 +210,9 @@ type nodesData struct {
 	Query api.NodesListQuery
 	// First and Next are the query strings of the first and the next page, filters kept.
 	First, Next template.URL
+	// Sorts are the query strings of the list sorted by each column, filters kept: ascending, or
+	// descending when the list is sorted ascending by it already.
+	Sorts map[string]template.URL
 }
 
 func (u *UI) nodes(w http.ResponseWriter, r *http.Request) {
@@ -233,6 +236,15 @@ func (u *UI) nodes(w http.ResponseWriter, r *http.Request) {
 		next := first
 		next.Cursor = list.NextCursor
 		d.Next = template.URL(next.Values().Encode())
+	}
+	d.Sorts = map[string]template.URL{}
+	for _, key := range api.NodeSorts {
+		by := first
+		by.Sort = key
+		if q.Sort == key {
+			by.Sort = "-" + key
+		}
+		d.Sorts[key] = template.URL(by.Values().Encode())
 	}
 	u.page(w, r, "nodes", d)
 }
