@@ -389,3 +389,20 @@ func TestReleaseShowAndDiff(t *testing.T) {
 	p.want(http.StatusNotFound, errcode.ReleaseNotFound, store.RoleViewer, http.MethodGet, "/releases/9", nil, nil)
 	p.want(http.StatusNotFound, errcode.ReleaseNotFound, store.RoleViewer, http.MethodGet, "/releases/1/diff/9", nil, nil)
 }
+
+// TestReleaseExpiryListedAndShown: GET /releases and GET /releases/{sequence} answer each release's
+// expiry as its signed statement states it.
+func TestReleaseExpiryListedAndShown(t *testing.T) {
+	p := newTrustedPlane(t, wire.Config{})
+	p.publish([]testWord{{name: "probe", class: manifest.ClassLook}}, nil)
+	var list api.ReleaseList
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/releases", nil, &list)
+	if len(list.Releases) != 1 || !list.Releases[0].ExpiresAt.After(time.Now()) {
+		t.Fatalf("the list's expiry: %+v", list.Releases)
+	}
+	var one api.ReleaseDetail
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/releases/1", nil, &one)
+	if !one.ExpiresAt.Equal(list.Releases[0].ExpiresAt) {
+		t.Fatalf("show's expiry %v, the list's %v", one.ExpiresAt, list.Releases[0].ExpiresAt)
+	}
+}

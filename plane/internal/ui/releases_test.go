@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"regexp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,7 +159,14 @@ func TestReleases(t *testing.T) {
 	if list := b.get("/ui/releases", http.StatusOK); !strings.Contains(list, `href="/ui/releases/2"`) || !strings.Contains(list, `href="/ui/releases/1"`) {
 		t.Fatalf("the list after two releases:\n%s", list)
 	}
+	// Each release's expiry, read from its signed statement, is on the list and its page.
+	if list := b.get("/ui/releases", http.StatusOK); len(regexp.MustCompile(`class="expires">\d{4}-\d\d-\d\d `).FindAllString(list, -1)) != 2 {
+		t.Fatalf("the list does not show both releases' expiry:\n%s", list)
+	}
 	one := b.get("/ui/releases/1", http.StatusOK)
+	if !regexp.MustCompile(`id="expires">\d{4}-`).MatchString(one) {
+		t.Fatalf("release 1's page does not show its expiry:\n%s", one)
+	}
 	if !strings.Contains(one, "gone") || strings.Contains(one, "anew") || strings.Contains(one, `id="published"`) {
 		t.Fatalf("release 1's page:\n%s", one)
 	}
