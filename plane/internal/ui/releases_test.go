@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
-	"regexp"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
