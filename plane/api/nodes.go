@@ -130,6 +130,13 @@ type Node struct {
 	Update NodeUpdate `json:"update"`
 	// ReleasesBehind counts the published releases that pin an agent newer than the one the node runs.
 	ReleasesBehind int `json:"releases_behind"`
+	// Updating says where the node's update to its target release's agent stands as the plane sees it:
+	// "" when its agent is the one its target pins (or the target pins none, or the node refused it),
+	// "in_progress" while the node is moving to it and reporting, "silent" when it has not reported
+	// for UpdateSilentAfter since (an agent that exited to be restarted and was not). UpdatingTo is
+	// that agent version. GET /nodes/{id} and GET /nodes both answer them.
+	Updating   string `json:"updating,omitempty"`
+	UpdatingTo string `json:"updating_to,omitempty"`
 	// BelowFloor is set while the node's agent is below the floor of the statement it was offered: it
 	// keeps its old vocabulary until it has updated itself, and jobs for words it does not hold yet are
 	// refused with job.needs_newer_agent.
@@ -142,6 +149,17 @@ type Node struct {
 	// last report time is LastSeenAt.
 	Facts *NodeFacts `json:"facts,omitempty"`
 }
+
+// Updating values.
+const (
+	UpdatingInProgress = "in_progress"
+	UpdatingSilent     = "silent"
+)
+
+// UpdateSilentAfter is how long a node moving to a new agent may go without a report before the plane
+// calls it silent since its update: a node reports at least every minute while it is up, and a
+// supervised agent is back within seconds of exiting for its new binary.
+const UpdateSilentAfter = 3 * time.Minute
 
 // NodeFacts is what a node's agent read of its machine (registry/channel.HostFacts); its JSON keys
 // are the fact keys a filter names (fact.os=debian-12).

@@ -138,10 +138,15 @@ func (l nodeList) Text(w io.Writer) {
 // updateLine is the update columns: releases behind, the update state, and the below-floor mark.
 func updateLine(n api.Node) string {
 	state := n.Update.State
-	if state == "" {
+	switch {
+	case n.Updating == api.UpdatingSilent:
+		state = "silent since update to " + n.UpdatingTo
+	case n.Updating == api.UpdatingInProgress:
+		state = "updating to " + n.UpdatingTo
+	case state == "":
 		state = "-"
 	}
-	line := fmt.Sprintf("%d behind, %s", n.ReleasesBehind, clip(esc(state), 13))
+	line := fmt.Sprintf("%d behind, %s", n.ReleasesBehind, clip(esc(state), 40))
 	if n.BelowFloor {
 		line += " below floor"
 	}

@@ -50,6 +50,7 @@ func (r *Room) List(ctx context.Context, who api.Token, q api.NodesListQuery) (a
 	}
 	for i := range out.Nodes {
 		out.Nodes[i].ReleasesBehind = behind(agents, out.Nodes[i].AgentVersion)
+		r.updating(ctx, &out.Nodes[i])
 	}
 	return out, nil
 }

@@ -326,6 +326,23 @@ func (r *Room) Names(ctx context.Context, jobs []store.Job) (map[string]string, 
 	return names, nil
 }
 
+// updating marks a node whose target release takes it to another agent than the one it reported: in
+// progress while it reports, silent once it has not for api.UpdateSilentAfter. The node's own report
+// said "current" for the agent it ran before it exited for the new one; the plane must not show
+// that. A node that refused the agent (its update state is a refusal, or updates are off) is not
+// updating.
+func (r *Room) updating(ctx context.Context, n *api.Node) {
+	to := r.c.Releases.AgentOf(ctx, n.TargetSequence)
+	if to == "" || to == n.AgentVersion || n.State != api.NodeState(store.NodeActive) || n.Update.State == "" ||
+		n.Update.State == channel.UpdateNone || channel.UpdateRefused(n.Update.State) {
+		return
+	}
+	n.Updating, n.UpdatingTo = api.UpdatingInProgress, to
+	if r.c.Now().Sub(n.LastSeenAt) >= api.UpdateSilentAfter {
+		n.Updating = api.UpdatingSilent
+	}
+}
+
 // behind counts the distinct agent versions above version; 0 for a version that is not semver (an
 // agent built by hand), which the plane cannot place.
 func behind(versions []string, version string) int {
@@ -364,6 +381,7 @@ func (r *Room) Show(ctx context.Context, who api.Token, ref string) (api.Node, e
 	out.Leases = apiconv.Leases(leases)
 	out.ReleasesBehind = behind(agents, n.AgentVersion)
 	out.Checkpoints = apiconv.Checkpoints(cps)
+	r.updating(ctx, &out)
 	return out, nil
 }
 

@@ -66,6 +66,7 @@ type Room struct {
 	mu       sync.Mutex
 	statRefs map[int64]channel.StatementRef // each release's statement as claims name it; releases never change
 	expiries map[int64]time.Time            // each release's statement's expiry, read once for the same reason
+	agentOf  map[int64]string               // each release's version when it pins an agent binary, "" when not
 }
 
 // New makes the room.
@@ -76,7 +77,7 @@ func New(c Config) *Room {
 	if c.Catalog == nil {
 		c.Catalog = NewCatalog(c.Store)
 	}
-	return &Room{c: c, log: services.Logger(c.Log), catalog: c.Catalog, statRefs: map[int64]channel.StatementRef{}, expiries: map[int64]time.Time{}}
+	return &Room{c: c, log: services.Logger(c.Log), catalog: c.Catalog, statRefs: map[int64]channel.StatementRef{}, expiries: map[int64]time.Time{}, agentOf: map[int64]string{}}
 }
 
 // Catalog is the room's catalog of the words stored releases pin.
@@ -175,6 +176,34 @@ func (r *Room) List(ctx context.Context, who api.Token, q api.ReleasesListQuery)
 		out.Releases[i].ExpiresAt = r.Expiry(ctx, out.Releases[i].Sequence)
 	}
 	return out, nil
+}
+
+// AgentOf is the agent version release seq takes a node to: its version when it pins an agent binary,
+// "" when it pins none or cannot be read. Read once per release and kept.
+func (r *Room) AgentOf(ctx context.Context, seq int64) string {
+	if seq <= 0 {
+		return ""
+	}
+	r.mu.Lock()
+	v, ok := r.agentOf[seq]
+	r.mu.Unlock()
+	if ok {
+		return v
+	}
+	rel, err := r.c.Store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: seq})
+	if err != nil {
+		return ""
+	}
+	for _, a := range rel.Artifacts {
+		if strings.HasPrefix(a.Name, registry.AgentSubjectPrefix) {
+			v = rel.Version
+			break
+		}
+	}
+	r.mu.Lock()
+	r.agentOf[seq] = v
+	r.mu.Unlock()
+	return v
 }
 
 // Expiry is when release seq's statement expires, zero when it cannot be read. A list shows it for

@@ -96,3 +96,29 @@ func TestNodesListSearchSortPage(t *testing.T) {
 		t.Fatalf("a bad where: %s", body)
 	}
 }
+
+// TestNodeSilentSinceUpdate: a node whose target pins another agent and that has not reported since
+// is "silent since its update" on its page and the list, not its stale "current".
+func TestNodeSilentSinceUpdate(t *testing.T) {
+	p := newTrusted(t)
+	viewer, _ := p.token(store.RoleViewer)
+	admin, _ := p.token(store.RoleAdmin)
+	n := storetest.Node(t, p.store, "web-9", "0.0.1", time.Now())
+	if _, err := p.store.NodeReport(t.Context(), store.NodeReportParams{ID: n.ID, Now: time.Now().Add(-time.Hour), AgentVersion: "0.0.1",
+		Idle: true, Update: store.NodeUpdate{State: "current"}}); err != nil {
+		t.Fatal(err)
+	}
+	a := p.browser()
+	a.signIn(admin)
+	a.get("/ui/releases", http.StatusOK)
+	a.upload(releaseTarWithAgent(t, p.pub, 1, map[string]string{"probe": "v1"}), a.csrf, http.StatusCreated)
+	b := p.browser()
+	b.signIn(viewer)
+	page := b.get("/ui/nodes/"+n.ID, http.StatusOK)
+	if !strings.Contains(page, `id="updating">silent since its update to`) {
+		t.Fatalf("the node page does not say silent since its update:\n%s", page)
+	}
+	if list := b.get("/ui/nodes", http.StatusOK); !strings.Contains(list, "silent since update to") {
+		t.Fatalf("the list does not say silent since update:\n%s", list)
+	}
+}

@@ -40,6 +40,19 @@ func newTrusted(t *testing.T) *trusted {
 // and returns it packed as lexicon releases publish sends it.
 func releaseTar(t *testing.T, key keys.PublisherPrivate, seq uint64, words map[string]string) []byte {
 	t.Helper()
+	return buildReleaseTar(t, key, seq, words, nil)
+}
+
+// releaseTarWithAgent is releaseTar pinning an agent binary for linux/amd64 too.
+func releaseTarWithAgent(t *testing.T, key keys.PublisherPrivate, seq uint64, words map[string]string) []byte {
+	t.Helper()
+	agent := filepath.Join(t.TempDir(), "lexicon-agent")
+	must(t, os.WriteFile(agent, []byte("\x7fELF agent"), 0o755))
+	return buildReleaseTar(t, key, seq, words, map[string]string{"linux/amd64": agent})
+}
+
+func buildReleaseTar(t *testing.T, key keys.PublisherPrivate, seq uint64, words, agents map[string]string) []byte {
+	t.Helper()
 	mods := filepath.Join(t.TempDir(), "modules")
 	for name, body := range words {
 		d := filepath.Join(mods, name)
@@ -50,7 +63,8 @@ func releaseTar(t *testing.T, key keys.PublisherPrivate, seq uint64, words map[s
 		must(t, os.WriteFile(filepath.Join(d, name+".wasm"), []byte("\x00asm\x01\x00\x00\x00"+body), 0o644))
 	}
 	out := filepath.Join(t.TempDir(), "release")
-	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: mods, Release: fmt.Sprintf("1.%d.0", seq), Sequence: seq, OutDir: out}); err != nil {
+	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: mods, Release: fmt.Sprintf("1.%d.0", seq), Sequence: seq, OutDir: out,
+		Agents: agents}); err != nil {
 		t.Fatal(err)
 	}
 	return packRelease(t, out)
