@@ -81,6 +81,7 @@ func serveCmd() *cli.Command {
 		claimWait                     time.Duration
 		webhooks                      string
 		reconcileEvery                time.Duration
+		expiryLead                    time.Duration
 		driverMaxTimeouts             int
 		metricsListen                 string
 		replicaID                     string
@@ -109,6 +110,7 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&masterKey, "master-key", "", "file of the master key that seals driver credentials, made on first start (default DATA/master.key); every replica needs the same one")
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
+			fs.DurationVar(&expiryLead, "release-expiry-lead", 0, "how long before the release the fleet is served expires an incident opens (default 336h, 14 days)")
 			fs.DurationVar(&rolloutEvery, "rollout-every", 2*time.Second, "how often the rollout engine looks at running rollouts")
 			fs.DurationVar(&provisionEvery, "provision-every", 2*time.Second, "how often the provisioning engine looks at provisionings under way")
 			fs.StringVar(&provisionURL, "provision-url", "", "the URL provisioned machines reach the plane at, when it differs from the one other agents use (default: --external-url, else the listen address)")
@@ -149,6 +151,9 @@ func serveCmd() *cli.Command {
 			}
 			if heartbeatEvery < 0 {
 				return nil, cli.UsageError("--heartbeat-every cannot be negative")
+			}
+			if expiryLead < 0 {
+				return nil, cli.UsageError("--release-expiry-lead cannot be negative")
 			}
 			var hooks []webhook.Endpoint
 			if webhooks != "" {
@@ -206,7 +211,7 @@ func serveCmd() *cli.Command {
 				replicaID = address
 			}
 			routes := health.NewRouteCounts(nil)
-			bg, queued, beat := background(st, log, hooks, reconcileEvery, m, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
+			bg, queued, beat := background(st, log, hooks, reconcileEvery, expiryLead, m, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
 				Address: address, Every: heartbeatEvery, MemoryAlert: memoryAlert, Routes: routes, Log: log})
 			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
 			bg = append(bg, engine)
@@ -381,7 +386,7 @@ func logStatements(st store.Store, log *slog.Logger) (stop func()) {
 // delivery. Every replica runs all of it; each step is idempotent. queued wakes the delivery service
 // (nil without webhooks). The heartbeat, also returned as beat, announces the names of the services
 // this replica runs.
-func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration, m *metrics.Plane, hb health.Config) (bg services.Group, queued func(), beat *health.Heartbeat) {
+func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery, expiryLead time.Duration, m *metrics.Plane, hb health.Config) (bg services.Group, queued func(), beat *health.Heartbeat) {
 	bg = services.Group{
 		jobs.NewExpirer(jobs.Config{Store: st, Log: log, Metrics: m}),
 		sweep.New(sweep.Config{Store: st, Log: log}),
@@ -397,7 +402,7 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 		deliver = webhook.NewService(&webhook.Deliverer{Store: st, Endpoints: hooks, Log: log, Metrics: m}, 0)
 		queued = deliver.Wake
 	}
-	bg = append(bg, incidents.NewReconciler(incidents.Config{Store: st, Log: log, Every: reconcileEvery,
+	bg = append(bg, incidents.NewReconciler(incidents.Config{Store: st, Log: log, Every: reconcileEvery, ExpiryLead: expiryLead,
 		Webhooks: webhook.Names(hooks), Queued: queued}))
 	if deliver != nil {
 		bg = append(bg, deliver)

@@ -130,7 +130,7 @@ func (r *Room) Publish(ctx context.Context, who api.Token, body io.Reader, deplo
 	p := rel.Statement.Predicate
 	stored, err := r.c.Store.ReleasePut(ctx, store.ReleasePutParams{
 		Sequence: int64(p.Sequence), Version: p.Release, StatementDigest: rel.Digest, Bundle: bundle,
-		Artifacts: puts, By: who.Name, Now: r.c.Now(),
+		Artifacts: puts, By: who.Name, Now: r.c.Now(), ExpiresAt: p.ExpiresAt,
 	})
 	if err != nil {
 		return api.Release{}, err

@@ -94,7 +94,7 @@ type RolloutQueries struct {
 type ProvisionQueries struct {
 	ProvisioningInsert, ProvisioningLiveName, ProvisioningGet, ProvisioningByToken, ProvisioningList              string
 	ProvisioningSet, ProvisioningEventInsert, ProvisioningEvents, ProvisioningAdoptInsert                         string
-	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans, ProvisioningTransferSet, DetectMachineTransfer string
+	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans, DetectReleaseExpiring, ProvisioningTransferSet, DetectMachineTransfer string
 }
 
 // UIQueries are the statements of queries_ui.sql: what the web UI's overview and node filters read.
