@@ -92,8 +92,8 @@ type RolloutQueries struct {
 
 // ProvisionQueries are the statements of queries_provision.sql: provisionings and their joins.
 type ProvisionQueries struct {
-	ProvisioningInsert, ProvisioningLiveName, ProvisioningGet, ProvisioningByToken, ProvisioningList              string
-	ProvisioningSet, ProvisioningEventInsert, ProvisioningEvents, ProvisioningAdoptInsert                         string
+	ProvisioningInsert, ProvisioningLiveName, ProvisioningGet, ProvisioningByToken, ProvisioningList                                     string
+	ProvisioningSet, ProvisioningEventInsert, ProvisioningEvents, ProvisioningAdoptInsert                                                string
 	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans, DetectReleaseExpiring, ProvisioningTransferSet, DetectMachineTransfer string
 }
 
