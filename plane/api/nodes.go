@@ -212,6 +212,21 @@ type Word struct {
 	Class   string          `json:"class"`
 	Summary string          `json:"summary"`
 	Params  json.RawMessage `json:"params"`
+	// Reach is what the word may touch on the machine: each capability its signed manifest declares
+	// with its bounds (roots, units, hosts, names, packages). The node's own policy may narrow it
+	// further; "@self" in Hosts is the node's own names, which its configuration supplies.
+	Reach []WordReach `json:"reach"`
+}
+
+// WordReach is one capability a word's signed manifest declares, with its bounds.
+type WordReach struct {
+	Cap      string   `json:"cap"`
+	Roots    []string `json:"roots,omitempty"`
+	Units    []string `json:"units,omitempty"`
+	Hosts    []string `json:"hosts,omitempty"`
+	Names    []string `json:"names,omitempty"`
+	Packages []string `json:"packages,omitempty"`
+	Programs []string `json:"programs,omitempty"`
 }
 
 // Fleet is the answer of GET /fleet: the nodes counted by state, and the active ones by liveness,

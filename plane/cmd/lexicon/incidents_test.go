@@ -173,3 +173,23 @@ func TestNodeShowEscapesWhatTheNodeSaid(t *testing.T) {
 		t.Fatalf("nodes show:\n%s", out.String())
 	}
 }
+
+// TestNodeWordShowsReach: nodes word prints each capability the word's signed manifest declares with
+// its bounds, as text that cannot drive the terminal.
+func TestNodeWordShowsReach(t *testing.T) {
+	var out bytes.Buffer
+	wordOne{api.Word{Name: "unit_restart", Version: "1.0.0", Class: "change", Params: json.RawMessage(`{}`),
+		Reach: []api.WordReach{{Cap: "systemd.restart", Units: []string{"nginx.service", hostile}}, {Cap: "fs.read", Roots: []string{"/etc/nginx"}},
+			{Cap: "net.http", Hosts: []string{"@self"}}}}}.Text(&out)
+	noControls(t, "nodes word", out.String())
+	for _, want := range []string{"reach systemd.restart  units nginx.service", "reach fs.read          roots /etc/nginx", "hosts @self"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("nodes word lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	wordOne{api.Word{Name: "uptime", Params: json.RawMessage(`{}`)}}.Text(&out)
+	if !strings.Contains(out.String(), "reach: nothing on the machine") {
+		t.Fatalf("a word without capabilities:\n%s", out.String())
+	}
+}

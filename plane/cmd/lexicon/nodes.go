@@ -272,7 +272,28 @@ func nodesShowCmd() *cli.Command {
 type wordOne struct{ api.Word }
 
 func (w wordOne) Text(out io.Writer) {
-	fmt.Fprintf(out, "%s %s (%s) %s\n  %s\nparams schema:\n%s\n", esc(w.Name), esc(w.Version), esc(w.Class), w.Digest, esc(w.Summary), esc(string(w.Params)))
+	fmt.Fprintf(out, "%s %s (%s) %s\n  %s\n", esc(w.Name), esc(w.Version), esc(w.Class), w.Digest, esc(w.Summary))
+	if len(w.Reach) == 0 {
+		fmt.Fprintln(out, "reach: nothing on the machine (no capability declared)")
+	}
+	for _, r := range w.Reach {
+		fmt.Fprintf(out, "reach %-16s%s\n", esc(r.Cap), reachText(r))
+	}
+	fmt.Fprintf(out, "params schema:\n%s\n", esc(string(w.Params)))
+}
+
+// reachText is a capability's bounds on one line, as the signed manifest declares them.
+func reachText(r api.WordReach) string {
+	var b strings.Builder
+	for _, part := range []struct {
+		name string
+		list []string
+	}{{"roots", r.Roots}, {"units", r.Units}, {"hosts", r.Hosts}, {"names", r.Names}, {"packages", r.Packages}, {"programs", r.Programs}} {
+		if len(part.list) > 0 {
+			fmt.Fprintf(&b, " %s %s", part.name, esc(strings.Join(part.list, " ")))
+		}
+	}
+	return b.String()
 }
 
 func nodesWordCmd() *cli.Command {

@@ -409,7 +409,15 @@ func (r *Room) Word(ctx context.Context, who api.Token, ref, word string) (api.W
 	if len(params) == 0 {
 		params = json.RawMessage(`{}`) // an empty schema: the word takes an empty object
 	}
-	return api.Word{Name: m.Name, Version: m.Version, Digest: w.Digest, Class: string(m.Class), Summary: m.Summary, Params: params}, nil
+	reach := []api.WordReach{}
+	for _, c := range m.Capabilities {
+		wr := api.WordReach{Cap: c.Cap, Roots: c.Paths, Units: c.Units, Hosts: c.Hosts, Names: c.Names, Packages: c.Packages}
+		for _, p := range c.Programs {
+			wr.Programs = append(wr.Programs, p.Path)
+		}
+		reach = append(reach, wr)
+	}
+	return api.Word{Name: m.Name, Version: m.Version, Digest: w.Digest, Class: string(m.Class), Summary: m.Summary, Params: params, Reach: reach}, nil
 }
 
 // Disconnect ends a node's pairing from the plane's side: its key is retired, its queued jobs are
