@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 )
 
 // Token is the admin token a request was made with (GET /whoami). The token itself is never shown
@@ -128,6 +130,13 @@ type Node struct {
 	Update NodeUpdate `json:"update"`
 	// ReleasesBehind counts the published releases that pin an agent newer than the one the node runs.
 	ReleasesBehind int `json:"releases_behind"`
+	// Updating says where the node's update to its target release's agent stands as the plane sees it:
+	// "" when its agent is the one its target pins (or the target pins none, or the node refused it),
+	// "in_progress" while the node is moving to it and reporting, "silent" when it has not reported
+	// for UpdateSilentAfter since (an agent that exited to be restarted and was not). UpdatingTo is
+	// that agent version. GET /nodes/{id} and GET /nodes both answer them.
+	Updating   string `json:"updating,omitempty"`
+	UpdatingTo string `json:"updating_to,omitempty"`
 	// BelowFloor is set while the node's agent is below the floor of the statement it was offered: it
 	// keeps its old vocabulary until it has updated itself, and jobs for words it does not hold yet are
 	// refused with job.needs_newer_agent.
@@ -135,7 +144,26 @@ type Node struct {
 	// Checkpoints are the transparency-log checkpoints the node holds, as it reported them: its view
 	// of each log (GET /nodes/{id} only).
 	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+	// Facts are the host facts of the node's last full report (OS, kernel, CPU, memory, disk, boot
+	// time, addresses, when the agent read them); absent for an agent that reports none. The node's
+	// last report time is LastSeenAt.
+	Facts *NodeFacts `json:"facts,omitempty"`
 }
+
+// Updating values.
+const (
+	UpdatingInProgress = "in_progress"
+	UpdatingSilent     = "silent"
+)
+
+// UpdateSilentAfter is how long a node moving to a new agent may go without a report before the plane
+// calls it silent since its update: a node reports at least every minute while it is up, and a
+// supervised agent is back within seconds of exiting for its new binary.
+const UpdateSilentAfter = 3 * time.Minute
+
+// NodeFacts is what a node's agent read of its machine (registry/channel.HostFacts); its JSON keys
+// are the fact keys a filter names (fact.os=debian-12).
+type NodeFacts = channel.HostFacts
 
 // Checkpoint is a log checkpoint a node holds: the log's origin, the tree size and its root hash
 // (standard base64).
@@ -184,6 +212,21 @@ type Word struct {
 	Class   string          `json:"class"`
 	Summary string          `json:"summary"`
 	Params  json.RawMessage `json:"params"`
+	// Reach is what the word may touch on the machine: each capability its signed manifest declares
+	// with its bounds (roots, units, hosts, names, packages). The node's own policy may narrow it
+	// further; "@self" in Hosts is the node's own names, which its configuration supplies.
+	Reach []WordReach `json:"reach"`
+}
+
+// WordReach is one capability a word's signed manifest declares, with its bounds.
+type WordReach struct {
+	Cap      string   `json:"cap"`
+	Roots    []string `json:"roots,omitempty"`
+	Units    []string `json:"units,omitempty"`
+	Hosts    []string `json:"hosts,omitempty"`
+	Names    []string `json:"names,omitempty"`
+	Packages []string `json:"packages,omitempty"`
+	Programs []string `json:"programs,omitempty"`
 }
 
 // Fleet is the answer of GET /fleet: the nodes counted by state, and the active ones by liveness,

@@ -36,14 +36,28 @@ func ParseJoinsListQuery(v url.Values) (JoinsListQuery, error) {
 
 // NodesListQuery filters GET /nodes. An empty State lists every node; Label ("key=value"), Word (a
 // word of the node's vocabulary) and Version (its agent version, exactly) narrow the list further.
+//
+// Where is a node selector, the grammar rollouts select by: comma-separated terms that must all hold,
+// each a label (role=web), a host fact (fact.os=debian-12, fact.kernel=6.1.0-28-amd64,
+// fact.address=192.0.2.10; the facts are registry/channel.FactKeys), or node names alone
+// (web-1,web-2). Search is words that must each appear, case-insensitively, in the node's name, id,
+// an address, a label (key=value) or a host fact (os=debian-12 matches the fact os exactly). Sort is
+// name, seen (last report), version (agent) or created (the default, enrolment order), "-" before it
+// descending. A Where, Search or Sort pages by an offset cursor the plane hands out.
 type NodesListQuery struct {
 	State   NodeState `query:"state"`
 	Label   string    `query:"label"`
 	Word    string    `query:"word"`
 	Version string    `query:"version"`
+	Where   string    `query:"where"`
+	Search  string    `query:"q"`
+	Sort    string    `query:"sort"`
 	Limit   int       `query:"limit"`
 	Cursor  string    `query:"cursor"`
 }
+
+// NodeSorts are the sort keys GET /nodes takes ("-" before one sorts descending).
+var NodeSorts = []string{"created", "name", "seen", "version"}
 
 // Values encodes the query for a request, leaving out empty fields.
 func (q NodesListQuery) Values() url.Values {
@@ -52,6 +66,9 @@ func (q NodesListQuery) Values() url.Values {
 	set(v, "label", q.Label)
 	set(v, "word", q.Word)
 	set(v, "version", q.Version)
+	set(v, "where", q.Where)
+	set(v, "q", q.Search)
+	set(v, "sort", q.Sort)
 	setInt(v, "limit", q.Limit)
 	set(v, "cursor", q.Cursor)
 	return v
@@ -61,7 +78,7 @@ func (q NodesListQuery) Values() url.Values {
 func ParseNodesListQuery(v url.Values) (NodesListQuery, error) {
 	limit, err := intParam(v, "limit")
 	return NodesListQuery{State: NodeState(v.Get("state")), Label: v.Get("label"), Word: v.Get("word"), Version: v.Get("version"),
-		Limit: limit, Cursor: v.Get("cursor")}, err
+		Where: v.Get("where"), Search: v.Get("q"), Sort: v.Get("sort"), Limit: limit, Cursor: v.Get("cursor")}, err
 }
 
 // JobsListQuery filters GET /jobs. Node is a node's id or name.

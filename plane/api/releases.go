@@ -19,6 +19,9 @@ type Release struct {
 	PublishedAt     time.Time     `json:"published_at"`
 	PublishedBy     string        `json:"published_by,omitempty"`
 	Artifacts       []ArtifactRef `json:"artifacts"`
+	// ExpiresAt is when the release's signed statement expires: a node holding it then freezes its
+	// vocabulary until a newer one arrives. Zero when the plane could not read it.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// Rollout is the rollout POST /releases?deploy_all=true started to take every node to it.
 	Rollout string `json:"rollout,omitempty"`
 	// Checks are the verification's verdicts, on POST /releases's answer only.

@@ -87,7 +87,7 @@ var (
 		Summary: "List every token, revoked ones too", Answer: TokenList{}}
 	TokensCreate = Route{Method: http.MethodPost, Pattern: "/tokens", Role: RoleAdmin, Status: http.StatusCreated,
 		Summary: "Make a token of any role; its secret is in this answer only", Body: TokenRequest{}, Answer: NewToken{},
-		Errors: []string{"token.*", errcode.StoreParamInvalid}}
+		Errors: []string{"token.*"}}
 	TokensRevoke = Route{Method: http.MethodPost, Pattern: "/tokens/{id}/revoke", Role: RoleAdmin, Status: http.StatusOK,
 		Summary: "Revoke a token and end its UI sessions", Answer: Token{}, Errors: []string{"token.*"}}
 
@@ -100,7 +100,7 @@ var (
 		Summary: "Reject a join and retire its key", Answer: Join{}, Errors: []string{"join.*"}}
 
 	NodesList = Route{Method: http.MethodGet, Pattern: "/nodes", Role: RoleViewer, Status: http.StatusOK,
-		Summary: "List nodes", Query: NodesListQuery{}, Answer: NodeList{}, Errors: []string{errcode.StoreParamInvalid}}
+		Summary: "List nodes", Query: NodesListQuery{}, Answer: NodeList{}, Errors: []string{errcode.NodeLabelInvalid, errcode.NodeFilterInvalid, errcode.StoreParamInvalid}}
 	// FleetShow counts the nodes in the store rather than listing them: the overview of any fleet.
 	FleetShow = Route{Method: http.MethodGet, Pattern: "/fleet", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "Count the nodes by state, liveness and agent version", Answer: Fleet{}}
@@ -111,7 +111,7 @@ var (
 		Errors: []string{"node.*"}}
 	NodesLabel = Route{Method: http.MethodPost, Pattern: "/nodes/{id}/labels", Role: RoleOperator, Status: http.StatusOK,
 		Summary: "Set and remove a node's labels", Body: LabelRequest{}, Answer: Node{},
-		Errors: []string{errcode.NodeNotFound, errcode.StoreParamInvalid}}
+		Errors: []string{errcode.NodeNotFound, errcode.NodeLabelInvalid}}
 	// NodesWord is one word of a node's vocabulary with its signed manifest's params schema: what a
 	// form for a job is made from.
 	NodesWord = Route{Method: http.MethodGet, Pattern: "/nodes/{id}/words/{word}", Role: RoleViewer, Status: http.StatusOK,
@@ -354,7 +354,7 @@ var (
 
 	NodesProvision = Route{Method: http.MethodPost, Pattern: "/provisionings", Role: RoleAdmin, Status: http.StatusCreated,
 		Summary: "Make a machine through a cloud account and join its agent", Body: ProvisionRequest{}, Answer: Provisioning{},
-		Errors: driverCallCodes("cloud.*", "provision.*", errcode.UsageInvalid)}
+		Errors: driverCallCodes("cloud.*", "provision.*", errcode.NodeLabelInvalid, errcode.UsageInvalid)}
 	ProvisioningsList = Route{Method: http.MethodGet, Pattern: "/provisionings", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "List provisionings, newest first", Query: ProvisioningsListQuery{}, Answer: ProvisioningList{},
 		Errors: []string{errcode.DriverUnavailable, errcode.StoreParamInvalid}}

@@ -61,6 +61,10 @@ const (
 	// the node and the reason); cleared when it is resumed, aborted or reverted. A halted rollout waits
 	// for an operator, so it notifies like any incident.
 	DetectorRolloutHalted = "plane:rollout_halted"
+	// DetectorReleaseExpiring: a release some active node is served expires within the lead
+	// (IncidentReconcileParams.ExpiryLead; subject release:<sequence>, warning). It clears once no
+	// active node is served it (a newer release was rolled out) or the lead no longer reaches it.
+	DetectorReleaseExpiring = "plane:release_expiring"
 )
 
 // DefaultRefusalThreshold is how many refusals in the last hour a node may have before the refusals
@@ -137,7 +141,13 @@ type IncidentReconcileParams struct {
 	// Packages is how the package detectors judge (plane:old_code_serving,
 	// plane:critical_fix_waiting).
 	Packages PackageThresholds
+	// ExpiryLead is how long before the fleet's release expires plane:release_expiring opens; 0 means
+	// DefaultExpiryLead.
+	ExpiryLead time.Duration
 }
+
+// DefaultExpiryLead is how long before a served release expires its incident opens.
+const DefaultExpiryLead = 14 * 24 * time.Hour
 
 type IncidentReconcileResult struct {
 	Changes []IncidentChange

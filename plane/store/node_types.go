@@ -58,7 +58,15 @@ type Node struct {
 	// Update is where the node's self-update stands, as its last claim reported it; State is "" for an
 	// agent that does not update itself.
 	Update NodeUpdate `json:"update"`
+
+	// Facts are the host facts of the node's last full report; zero (CollectedAt zero) for an agent
+	// that reports none.
+	Facts NodeFacts `json:"facts"`
 }
+
+// NodeFacts is a node's report of its machine, in the channel's form: its JSON keys are the fact keys
+// filters name, the same in the store's column.
+type NodeFacts = channel.HostFacts
 
 // UpdateStates is the closed set a node may report (registry/channel's); anything else is refused on
 // intake.
@@ -148,6 +156,9 @@ type NodeReportParams struct {
 	// Checkpoints are the log checkpoints the node holds (NodeID, NodeName and ReportedAt are not
 	// read); each report replaces the node's set, nil clearing it.
 	Checkpoints []NodeCheckpoint
+	// Facts are the node's host facts, each text at most channel.MaxFactText bytes and at most
+	// channel.MaxFactAddresses addresses; each report replaces them, the zero value recording none.
+	Facts NodeFacts
 }
 
 type NodeSeenParams struct {

@@ -39,6 +39,9 @@ type ReleasePutParams struct {
 	Artifacts       []ArtifactPut
 	By              string
 	Now             time.Time
+	// ExpiresAt is when the release's statement expires (its predicate's expiresAt); the
+	// plane:release_expiring detector reads it. Zero records none.
+	ExpiresAt time.Time
 }
 
 // ArtifactPut is one artifact to store with a release.

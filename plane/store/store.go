@@ -106,8 +106,9 @@ type Store interface {
 	// NodeLeave is the same for the agent's signed goodbye: the node becomes left.
 	NodeLeave(ctx context.Context, p NodeEndParams) (NodeEndResult, error)
 
-	// NodeLabel sets and removes a node's labels. Refused: node.not_found, store.param_invalid (a key
-	// or value outside ValidLabelKey/ValidLabelValue, more than MaxLabels).
+	// NodeLabel sets and removes a node's labels. Refused: node.not_found, node.label_invalid (more
+	// than MaxLabels once merged), store.param_invalid (a key or value outside ValidLabelKey/
+	// ValidLabelValue: the nodes room refuses those first with node.label_invalid).
 	NodeLabel(ctx context.Context, p NodeLabelParams) (Node, error)
 	// NodeTargetSet moves a node's target release, returning the target it had. Refused:
 	// node.not_found, release.not_found.

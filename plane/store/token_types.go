@@ -12,6 +12,14 @@ const (
 	RoleAdmin    Role = "admin"
 )
 
+// MaxTokenName bounds a token's name in bytes. A token's name is who the store records as having done a
+// thing, so every actor field ("by") has the same bound; the web UI's form and the tokens room use it
+// too, so the three cannot disagree.
+const MaxTokenName = 255
+
+// ValidRole reports whether r is one of the three roles.
+func ValidRole(r Role) bool { return r == RoleViewer || r == RoleOperator || r == RoleAdmin }
+
 // Token is an admin API token, without its hash.
 type Token struct {
 	ID        string    `json:"id"`

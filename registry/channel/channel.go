@@ -175,6 +175,8 @@ type ClaimRequest struct {
 	// Checkpoints are the transparency-log checkpoints the node holds, one a log: the views of the
 	// logs its statements were verified under.
 	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+	// Facts are the node's host facts (HostFacts); absent from agents older than facts.
+	Facts *HostFacts `json:"facts,omitempty"`
 
 	ReportDigest  string `json:"report_digest,omitempty"`  // Digest of this claim's report
 	ReportOmitted bool   `json:"report_omitted,omitempty"` // the report fields are left out; see Brief

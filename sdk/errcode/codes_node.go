@@ -10,10 +10,18 @@ const (
 	// NodeNameTaken: an active node already has that name. Approve under another name, or disconnect
 	// the other node first.
 	NodeNameTaken = "node.name_taken"
+	// NodeLabelInvalid: a label's key or value is outside the label grammar, or a node would carry too
+	// many labels (details.label names the key).
+	NodeLabelInvalid = "node.label_invalid"
+	// NodeFilterInvalid: a node filter (--where, a search, a sort) is outside its grammar
+	// (details.field names the parameter).
+	NodeFilterInvalid = "node.filter_invalid"
 )
 
 var areaNode = Area{Name: "node", Reserved: true, Codes: []Spec{
 	{NodeNotFound, statusNotFound, Unchanged},
 	{NodeNotActive, statusForbidden, Unchanged},
 	{NodeNameTaken, statusConflict, Unchanged},
+	{NodeLabelInvalid, statusUnprocessable, Unchanged},
+	{NodeFilterInvalid, statusBadRequest, Unchanged},
 }}

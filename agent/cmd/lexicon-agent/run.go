@@ -11,6 +11,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/agent"
 	"github.com/lexicon-fleet/lexicon/agent/internal/daemon"
+	"github.com/lexicon-fleet/lexicon/agent/internal/facts"
 	"github.com/lexicon-fleet/lexicon/agent/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/agent/internal/recipes"
 	"github.com/lexicon-fleet/lexicon/agent/internal/runner"
@@ -157,6 +158,7 @@ func runCmd() *cli.Command {
 				return nil, nil
 			}
 			dm := &daemon.Daemon{Client: c, Vocab: v, Version: agent.Version, Log: log, Runner: rn, Recipes: loop, Update: up,
+				Facts: (&facts.Reader{}).Facts,
 				UpdateOff: func() (bool, string) {
 					if policy.Load(d.policyFile()).UpdatesOff() {
 						return true, "turned off by this node's policy (update: off)"

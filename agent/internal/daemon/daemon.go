@@ -30,6 +30,8 @@ type Daemon struct {
 	// Update keeps the agent's own binary the one the statement pins; nil never updates (and reports
 	// no update state).
 	Update *update.Updater
+	// Facts answers the host facts each claim reports, kept between refreshes; nil reports none.
+	Facts func() *channel.HostFacts
 	// UpdateOff, when it answers true, turns updates off with the reason given (the node's policy).
 	UpdateOff func() (bool, string)
 
@@ -182,6 +184,9 @@ func (d *Daemon) claim() (full, send channel.ClaimRequest) {
 	}
 	if d.Recipes != nil {
 		req.Recipes, req.Cases = d.Recipes.Report()
+	}
+	if d.Facts != nil {
+		req.Facts = d.Facts()
 	}
 	if n := size(req); n > channel.DefaultBodyCap/2 {
 		req.ClaimSize = min(2*n, channel.MaxClaimCap)

@@ -267,3 +267,26 @@ func TestClaimsBriefAndFinishAndClaim(t *testing.T) {
 		t.Fatalf("the plane saw %q, want %q; %v", trail, want, failed)
 	}
 }
+
+// TestClaimCarriesFacts: the host facts ride in the claim's report, so a brief claim holds while they
+// are unchanged and a refresh that changed them sends the report in full.
+func TestClaimCarriesFacts(t *testing.T) {
+	v, err := vocab.Open(filepath.Join(t.TempDir(), "trust"), filepath.Join(t.TempDir(), "modules"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &channel.HostFacts{OS: "debian-12", Kernel: "6.1.0", CPUs: 2}
+	d := &Daemon{Vocab: v, Version: "test", Facts: func() *channel.HostFacts { c := *f; return &c }}
+	full, send := d.claim()
+	if send.Facts == nil || send.Facts.OS != "debian-12" || send.ReportOmitted {
+		t.Fatalf("first claim: %+v", send)
+	}
+	d.held = full.ReportDigest
+	if _, send = d.claim(); !send.ReportOmitted || send.Facts != nil {
+		t.Fatalf("unchanged facts: the claim is not brief: %+v", send)
+	}
+	f.Kernel = "6.1.1"
+	if _, send = d.claim(); send.ReportOmitted || send.Facts.Kernel != "6.1.1" {
+		t.Fatalf("changed facts: %+v", send)
+	}
+}

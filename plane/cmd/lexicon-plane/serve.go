@@ -90,6 +90,7 @@ func serveCmd() *cli.Command {
 		claimWait                     time.Duration
 		webhooks, ssoFile             string
 		reconcileEvery                time.Duration
+		expiryLead                    time.Duration
 		driverMaxTimeouts             int
 		metricsListen                 string
 		replicaID                     string
@@ -124,6 +125,7 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&ssoFile, "sso", "", "JSON file of the OpenID Connect provider people sign in with, and which of its groups get which role (mode 600: it holds the client secret); see docs/sso.md")
 			fs.StringVar(&webhooks, "webhooks", "", "JSON file of the webhooks incidents notify (mode 600: it holds their secrets)")
 			fs.DurationVar(&reconcileEvery, "reconcile-every", 0, "how often the incident detectors run (default 30s)")
+			fs.DurationVar(&expiryLead, "release-expiry-lead", 0, "how long before the release the fleet is served expires an incident opens (default 336h, 14 days)")
 			fs.DurationVar(&rolloutEvery, "rollout-every", 2*time.Second, "how often the rollout engine looks at running rollouts")
 			fs.DurationVar(&backupEvery, "backup-every", 30*time.Second, "how often the backup schedule judges ended jobs and dispatches what is due")
 			fs.DurationVar(&provisionEvery, "provision-every", 2*time.Second, "how often the provisioning engine looks at provisionings under way")
@@ -172,6 +174,9 @@ func serveCmd() *cli.Command {
 			}
 			if heartbeatEvery < 0 {
 				return nil, cli.UsageError("--heartbeat-every cannot be negative")
+			}
+			if expiryLead < 0 {
+				return nil, cli.UsageError("--release-expiry-lead cannot be negative")
 			}
 			var ssoCfg *sso.Config
 			if ssoFile != "" {
@@ -241,7 +246,7 @@ func serveCmd() *cli.Command {
 			if err != nil {
 				return nil, err
 			}
-			bg, queued, beat := background(st, log, hooks, reconcileEvery, m, pkgs, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
+			bg, queued, beat := background(st, log, hooks, reconcileEvery, expiryLead, m, pkgs, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
 				Address: address, Every: heartbeatEvery, MemoryAlert: memoryAlert, Routes: routes, Log: log})
 			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
 			scheduler := &schedules.Engine{Store: st, EngineBase: services.EngineBase{Holder: services.NewHolder(), Log: log, LeaseTTL: leaseTTL}}
@@ -471,7 +476,7 @@ func logStatements(st store.Store, log *slog.Logger) (stop func()) {
 // delivery. Every replica runs all of it; each step is idempotent. queued wakes the delivery service
 // (nil without webhooks). The heartbeat, also returned as beat, announces the names of the services
 // this replica runs.
-func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery time.Duration, m *metrics.Plane, pkgs security.Config, hb health.Config) (bg services.Group, queued func(), beat *health.Heartbeat) {
+func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reconcileEvery, expiryLead time.Duration, m *metrics.Plane, pkgs security.Config, hb health.Config) (bg services.Group, queued func(), beat *health.Heartbeat) {
 	bg = services.Group{
 		jobs.NewExpirer(jobs.Config{Store: st, Log: log, Metrics: m}),
 		sweep.New(sweep.Config{Store: st, Log: log}),
@@ -487,7 +492,7 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 		deliver = webhook.NewService(&webhook.Deliverer{Store: st, Endpoints: hooks, Log: log, Metrics: m}, 0)
 		queued = deliver.Wake
 	}
-	bg = append(bg, incidents.NewReconciler(incidents.Config{Store: st, Log: log, Every: reconcileEvery,
+	bg = append(bg, incidents.NewReconciler(incidents.Config{Store: st, Log: log, Every: reconcileEvery, ExpiryLead: expiryLead,
 		Webhooks: webhook.Names(hooks), Queued: queued, Packages: pkgs.Thresholds()}))
 	if deliver != nil {
 		bg = append(bg, deliver)

@@ -163,10 +163,33 @@ func TestIncidentsCommands(t *testing.T) {
 func TestNodeShowEscapesWhatTheNodeSaid(t *testing.T) {
 	var out bytes.Buffer
 	nodeOne{api.Node{Name: "web-1", AgentVersion: hostile, Untrusted: hostile,
+		Facts: &api.NodeFacts{OS: hostile, OSName: "Debian GNU/Linux 12", Kernel: "6.1.0", CPUs: 2, MemoryBytes: 4 << 30,
+			Addresses: []string{hostile, "192.0.2.1"}},
 		Vocabulary: []api.WordRef{{Name: hostile, Version: hostile, Class: hostile, Digest: hostile}},
 		Recipes:    json.RawMessage(`[{"name":"cert_expiry","state":"active","last_verdict":"fail","detail":"\u001b[2J\u202e"}]`)}}.Text(&out)
 	noControls(t, "nodes show", out.String())
-	if !strings.Contains(out.String(), `cannot verify the plane's statement: \x1b]0;pwned`) || !strings.Contains(out.String(), `recipe cert_expiry`) {
+	if !strings.Contains(out.String(), `cannot verify the plane's statement: \x1b]0;pwned`) || !strings.Contains(out.String(), `recipe cert_expiry`) ||
+		!strings.Contains(out.String(), "kernel 6.1.0") || !strings.Contains(out.String(), "memory 4096 MiB") {
 		t.Fatalf("nodes show:\n%s", out.String())
+	}
+}
+
+// TestNodeWordShowsReach: nodes word prints each capability the word's signed manifest declares with
+// its bounds, as text that cannot drive the terminal.
+func TestNodeWordShowsReach(t *testing.T) {
+	var out bytes.Buffer
+	wordOne{api.Word{Name: "unit_restart", Version: "1.0.0", Class: "change", Params: json.RawMessage(`{}`),
+		Reach: []api.WordReach{{Cap: "systemd.restart", Units: []string{"nginx.service", hostile}}, {Cap: "fs.read", Roots: []string{"/etc/nginx"}},
+			{Cap: "net.http", Hosts: []string{"@self"}}}}}.Text(&out)
+	noControls(t, "nodes word", out.String())
+	for _, want := range []string{"reach systemd.restart  units nginx.service", "reach fs.read          roots /etc/nginx", "hosts @self"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("nodes word lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	wordOne{api.Word{Name: "uptime", Params: json.RawMessage(`{}`)}}.Text(&out)
+	if !strings.Contains(out.String(), "reach: nothing on the machine") {
+		t.Fatalf("a word without capabilities:\n%s", out.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -121,20 +122,31 @@ type nodeList struct{ api.NodeList }
 func (l nodeList) Text(w io.Writer) {
 	if len(l.Nodes) == 0 {
 		fmt.Fprintln(w, "no nodes")
+		return
 	}
+	fmt.Fprintf(w, "%-30s %-20s %-12s %-6s %-16s %-28s %-5s %-8s %-16s %s\n", "ID", "NAME", "STATE", "TARGET", "AGENT", "UPDATE", "WORDS",
+		"REFUSALS", "SEEN", "LABELS")
 	for _, n := range l.Nodes {
-		fmt.Fprintf(w, "%s  %-20s %-12s target %-4d agent %-10s %s words %-3d refusals %-3d seen %s  %s\n", n.ID, n.Name, n.State, n.TargetSequence,
-			clip(esc(n.AgentVersion), 10), updateLine(n), len(n.Vocabulary), n.Refusals, short(n.LastSeenAt), labelText(n.Labels))
+		fmt.Fprintf(w, "%-30s %-20s %-12s %-6d %-16s %-28s %-5d %-8d %-16s %s\n", n.ID, n.Name, n.State, n.TargetSequence,
+			clip(esc(n.AgentVersion), 16), updateLine(n), len(n.Vocabulary), n.Refusals, short(n.LastSeenAt), labelText(n.Labels))
+	}
+	if l.NextCursor != "" {
+		fmt.Fprintf(w, "more: --cursor %s\n", l.NextCursor)
 	}
 }
 
 // updateLine is the update columns: releases behind, the update state, and the below-floor mark.
 func updateLine(n api.Node) string {
 	state := n.Update.State
-	if state == "" {
+	switch {
+	case n.Updating == api.UpdatingSilent:
+		state = "silent since update to " + n.UpdatingTo
+	case n.Updating == api.UpdatingInProgress:
+		state = "updating to " + n.UpdatingTo
+	case state == "":
 		state = "-"
 	}
-	line := fmt.Sprintf("behind %-2d update %-13s", n.ReleasesBehind, clip(esc(state), 13))
+	line := fmt.Sprintf("%d behind, %s", n.ReleasesBehind, clip(esc(state), 40))
 	if n.BelowFloor {
 		line += " below floor"
 	}
@@ -144,9 +156,16 @@ func updateLine(n api.Node) string {
 func nodesListCmd() *cli.Command {
 	var q api.NodesListQuery
 	var state string
-	return simple("nodes list", "[--state active|disconnected|left] [--label KEY=VALUE] [--word NAME] [--version V]", "list nodes", 0, 0,
+	return simple("nodes list", "[--state S] [--where SELECTOR] [--search WORDS] [--sort KEY] [--limit N] [--cursor C] [--label K=V] [--word NAME] [--version V]",
+		"list nodes; --where takes the selector grammar rollouts use: role=web,fact.os=debian-12 (terms all hold; fact."+
+			strings.Join(channel.FactKeys, ", fact.")+"), or node names alone (web-1,web-2)", 0, 0,
 		func(fs *flag.FlagSet) {
-			fs.StringVar(&state, "state", "", "state to list (empty for all)")
+			fs.StringVar(&state, "state", "", "state to list: active, disconnected or left (empty for all)")
+			fs.StringVar(&q.Where, "where", "", "only nodes this selector picks: labels (role=web) and host facts (fact.os=debian-12), comma-separated")
+			fs.StringVar(&q.Search, "search", "", "words each found in a node's name, id, addresses, labels or facts (os=debian-12 matches a fact exactly)")
+			fs.StringVar(&q.Sort, "sort", "", "order by "+strings.Join(api.NodeSorts, ", ")+"; a leading - sorts descending")
+			fs.IntVar(&q.Limit, "limit", 0, "nodes per page (the plane's default when 0)")
+			fs.StringVar(&q.Cursor, "cursor", "", "the page after the one that printed this cursor")
 			fs.StringVar(&q.Label, "label", "", "only nodes carrying this label (key=value)")
 			fs.StringVar(&q.Word, "word", "", "only nodes whose vocabulary holds this word")
 			fs.StringVar(&q.Version, "version", "", "only nodes running this agent version")
@@ -190,6 +209,7 @@ func (n nodeOne) Text(w io.Writer) {
 	fmt.Fprintf(w, "node %s (%s) %s\nkey %s\naddresses %v\nagent %s, statement %d, seen %s, refusals %d\n",
 		n.Name, n.ID, n.State, n.Fingerprint, n.Addresses, esc(n.AgentVersion), n.StatementSequence, short(n.LastSeenAt), n.Refusals)
 	fmt.Fprintf(w, "target release %d, labels %s\n", n.TargetSequence, labelText(n.Labels))
+	factsText(w, n.Facts)
 	for _, l := range n.Leases {
 		fmt.Fprintf(w, "lease %s held by %s for %s until %s\n", l.Name, l.Holder, esc(l.Purpose), short(l.ExpiresAt))
 	}
@@ -228,6 +248,22 @@ func (n nodeOne) Text(w io.Writer) {
 	}
 }
 
+// factsText prints the host facts the node's agent read, as its own text.
+func factsText(w io.Writer, f *api.NodeFacts) {
+	if f == nil {
+		fmt.Fprintln(w, "facts: none reported")
+		return
+	}
+	up := "-"
+	if !f.BootedAt.IsZero() {
+		up = time.Since(f.BootedAt).Truncate(time.Minute).String()
+	}
+	fmt.Fprintf(w, "os %s (%s), kernel %s %s, %d cpu %s\n", esc(f.OS), esc(f.OSName), esc(f.Kernel), esc(f.Arch), f.CPUs, esc(f.CPUModel))
+	fmt.Fprintf(w, "memory %d MiB (%d available), disk %d GiB (%d free), up %s, addresses %s\n", f.MemoryBytes>>20, f.MemoryFreeBytes>>20,
+		f.DiskBytes>>30, f.DiskFreeBytes>>30, up, esc(strings.Join(f.Addresses, " ")))
+	fmt.Fprintf(w, "facts read %s\n", short(f.CollectedAt))
+}
+
 func nodesShowCmd() *cli.Command {
 	return simple("nodes show", "NODE", "show a node (by id or name): its vocabulary and what it last reported", 1, 1, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
@@ -239,7 +275,28 @@ func nodesShowCmd() *cli.Command {
 type wordOne struct{ api.Word }
 
 func (w wordOne) Text(out io.Writer) {
-	fmt.Fprintf(out, "%s %s (%s) %s\n  %s\nparams schema:\n%s\n", esc(w.Name), esc(w.Version), esc(w.Class), w.Digest, esc(w.Summary), esc(string(w.Params)))
+	fmt.Fprintf(out, "%s %s (%s) %s\n  %s\n", esc(w.Name), esc(w.Version), esc(w.Class), w.Digest, esc(w.Summary))
+	if len(w.Reach) == 0 {
+		fmt.Fprintln(out, "reach: nothing on the machine (no capability declared)")
+	}
+	for _, r := range w.Reach {
+		fmt.Fprintf(out, "reach %-16s%s\n", esc(r.Cap), reachText(r))
+	}
+	fmt.Fprintf(out, "params schema:\n%s\n", esc(string(w.Params)))
+}
+
+// reachText is a capability's bounds on one line, as the signed manifest declares them.
+func reachText(r api.WordReach) string {
+	var b strings.Builder
+	for _, part := range []struct {
+		name string
+		list []string
+	}{{"roots", r.Roots}, {"units", r.Units}, {"hosts", r.Hosts}, {"names", r.Names}, {"packages", r.Packages}, {"programs", r.Programs}} {
+		if len(part.list) > 0 {
+			fmt.Fprintf(&b, " %s %s", part.name, esc(strings.Join(part.list, " ")))
+		}
+	}
+	return b.String()
 }
 
 func nodesWordCmd() *cli.Command {

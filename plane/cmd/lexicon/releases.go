@@ -104,7 +104,8 @@ func (l releaseList) Text(w io.Writer) {
 		fmt.Fprintln(w, "no releases")
 	}
 	for _, r := range l.Releases {
-		fmt.Fprintf(w, "%-6d %-10s %s  published %s by %s\n", r.Sequence, r.Version, r.StatementDigest[:16], short(r.PublishedAt), r.PublishedBy)
+		fmt.Fprintf(w, "%-6d %-10s %s  published %s by %s, expires %s\n", r.Sequence, r.Version, r.StatementDigest[:16], short(r.PublishedAt), r.PublishedBy,
+			short(r.ExpiresAt))
 	}
 }
 
@@ -119,7 +120,8 @@ func releasesListCmd() *cli.Command {
 type releaseShow struct{ api.ReleaseDetail }
 
 func (r releaseShow) Text(w io.Writer) {
-	fmt.Fprintf(w, "release %s (sequence %d), statement %s, published %s by %s\n", r.Version, r.Sequence, r.StatementDigest, short(r.PublishedAt), r.PublishedBy)
+	fmt.Fprintf(w, "release %s (sequence %d), statement %s, published %s by %s, expires %s\n", r.Version, r.Sequence, r.StatementDigest,
+		short(r.PublishedAt), r.PublishedBy, short(r.ExpiresAt))
 	for _, m := range r.Modules {
 		fmt.Fprintf(w, "%-7s %-24s %-10s %-11s module %s\n", m.Kind, m.Name, m.Version, m.Class, m.Module)
 	}

@@ -31,7 +31,12 @@ func Join(j store.Join) api.Join {
 }
 
 func Node(n store.Node) api.Node {
-	return api.Node{ID: n.ID, Name: n.Name, Key: n.Key, Fingerprint: n.Fingerprint, Addresses: n.Addresses,
+	var facts *api.NodeFacts
+	if !n.Facts.CollectedAt.IsZero() {
+		f := n.Facts
+		facts = &f
+	}
+	return api.Node{Facts: facts, ID: n.ID, Name: n.Name, Key: n.Key, Fingerprint: n.Fingerprint, Addresses: n.Addresses,
 		State: api.NodeState(n.State), CreatedAt: n.CreatedAt, LastSeenAt: n.LastSeenAt, EndedAt: n.EndedAt,
 		AgentVersion: n.AgentVersion, StatementSequence: n.StatementSequence, StatementDigest: n.StatementDigest,
 		Vocabulary: Each(n.Vocabulary, func(w store.WordRef) api.WordRef {

@@ -45,6 +45,9 @@ type Config struct {
 	// (lexicon-plane serve gives the fleet security view's); no patterns: plane:critical_fix_waiting
 	// is not judged.
 	Packages store.PackageThresholds
+	// ExpiryLead is how long before the release the fleet is served expires plane:release_expiring
+	// opens; 0 means store.DefaultExpiryLead (14 days).
+	ExpiryLead time.Duration
 	// Queued, when not nil, is called after a run that queued notifications (it wakes this process's
 	// deliverer).
 	Queued func()
@@ -78,7 +81,7 @@ func NewReconciler(c Config) *Reconciler {
 func (r *Reconciler) Reconcile(ctx context.Context) {
 	res, err := r.c.Store.IncidentReconcile(ctx, store.IncidentReconcileParams{
 		Now: r.c.Now(), Up: r.c.Up, Notify: r.c.Webhooks, SilentAfter: r.c.SilentAfter, RefusalThreshold: r.c.RefusalThreshold,
-		Health: r.c.Health, Packages: r.c.Packages,
+		Health: r.c.Health, Packages: r.c.Packages, ExpiryLead: r.c.ExpiryLead,
 	})
 	if err != nil {
 		if ctx.Err() == nil {

@@ -8,8 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"golang.org/x/mod/semver"
@@ -172,7 +172,7 @@ func (r *Room) record(ctx context.Context, node store.Node, req *channel.ClaimRe
 	if _, err := r.c.Store.NodeReport(ctx, store.NodeReportParams{
 		ID: node.ID, Now: r.c.Now(), AgentVersion: req.Version, StatementSequence: int64(req.Statement.Sequence),
 		StatementDigest: req.Statement.Digest, Vocabulary: vocab, Recipes: recipes, Idle: req.Idle, ClaimSizeCap: claimCap,
-		Untrusted: untrusted, ReportDigest: digest, Update: upd, Checkpoints: cps,
+		Untrusted: untrusted, ReportDigest: digest, Update: upd, Checkpoints: cps, Facts: factsFromClaim(req.Facts),
 	}); err != nil {
 		return err
 	}
@@ -231,6 +231,28 @@ func capRecipes(in []channel.RecipeReport) ([]channel.RecipeReport, nodetext.Cap
 		}
 	}
 	return out, cut
+}
+
+// factsFromClaim takes a claim's host facts into the store's form, each text cut to its cap and the
+// addresses to their count, so that a node's facts are always storable; nil records none.
+func factsFromClaim(f *channel.HostFacts) store.NodeFacts {
+	if f == nil || f.CollectedAt.IsZero() {
+		return store.NodeFacts{}
+	}
+	out := *f
+	for _, s := range []*string{&out.OS, &out.OSName, &out.Kernel, &out.Arch, &out.Hostname, &out.CPUModel} {
+		*s, _ = nodetext.Cap(*s, channel.MaxFactText)
+	}
+	out.Addresses = nil
+	for _, a := range f.Addresses {
+		if a, _ = nodetext.Cap(a, channel.MaxFactText); a != "" && len(out.Addresses) < channel.MaxFactAddresses {
+			out.Addresses = append(out.Addresses, a)
+		}
+	}
+	out.CPUs = max(out.CPUs, 0)
+	out.MemoryBytes, out.MemoryFreeBytes = max(out.MemoryBytes, 0), max(out.MemoryFreeBytes, 0)
+	out.DiskBytes, out.DiskFreeBytes = max(out.DiskBytes, 0), max(out.DiskFreeBytes, 0)
+	return out
 }
 
 // updateFromClaim takes a claim's update report into the store's form, capped and cut to valid text;
@@ -305,30 +327,21 @@ func (r *Room) Names(ctx context.Context, jobs []store.Job) (map[string]string, 
 	return names, nil
 }
 
-// List lists nodes in enrolment order, narrowed by the query, each with how many agent releases it is
-// behind.
-func (r *Room) List(ctx context.Context, who api.Token, q api.NodesListQuery) (api.NodeList, error) {
-	filter := store.NodeFilter{Word: q.Word, AgentVersion: q.Version}
-	if q.Label != "" {
-		k, v, ok := strings.Cut(q.Label, "=")
-		if !ok {
-			return api.NodeList{}, errcode.New(errcode.RequestMalformed, "label is key=value, not %q", q.Label).With(errcode.DetailField, "label")
-		}
-		filter.LabelKey, filter.LabelValue = k, v
+// updating marks a node whose target release takes it to another agent than the one it reported: in
+// progress while it reports, silent once it has not for api.UpdateSilentAfter. The node's own report
+// said "current" for the agent it ran before it exited for the new one; the plane must not show
+// that. A node that refused the agent (its update state is a refusal, or updates are off) is not
+// updating.
+func (r *Room) updating(ctx context.Context, n *api.Node) {
+	to := r.c.Releases.AgentOf(ctx, n.TargetSequence)
+	if to == "" || to == n.AgentVersion || n.State != api.NodeState(store.NodeActive) || n.Update.State == "" ||
+		n.Update.State == channel.UpdateNone || channel.UpdateRefused(n.Update.State) {
+		return
 	}
-	res, err := r.c.Store.NodeList(ctx, store.NodeListParams{State: store.NodeState(q.State), Limit: q.Limit, Cursor: q.Cursor, Filter: filter})
-	if err != nil {
-		return api.NodeList{}, err
+	n.Updating, n.UpdatingTo = api.UpdatingInProgress, to
+	if r.c.Now().Sub(n.LastSeenAt) >= api.UpdateSilentAfter {
+		n.Updating = api.UpdatingSilent
 	}
-	agents, err := r.c.Releases.AgentVersions(ctx)
-	if err != nil {
-		return api.NodeList{}, err
-	}
-	out := api.NodeList{Nodes: apiconv.Each(res.Nodes, apiconv.Node), NextCursor: res.NextCursor}
-	for i := range out.Nodes {
-		out.Nodes[i].ReleasesBehind = behind(agents, out.Nodes[i].AgentVersion)
-	}
-	return out, nil
 }
 
 // behind counts the distinct agent versions above version; 0 for a version that is not semver (an
@@ -369,6 +382,7 @@ func (r *Room) Show(ctx context.Context, who api.Token, ref string) (api.Node, e
 	out.Leases = apiconv.Leases(leases)
 	out.ReleasesBehind = behind(agents, n.AgentVersion)
 	out.Checkpoints = apiconv.Checkpoints(cps)
+	r.updating(ctx, &out)
 	return out, nil
 }
 
@@ -396,7 +410,15 @@ func (r *Room) Word(ctx context.Context, who api.Token, ref, word string) (api.W
 	if len(params) == 0 {
 		params = json.RawMessage(`{}`) // an empty schema: the word takes an empty object
 	}
-	return api.Word{Name: m.Name, Version: m.Version, Digest: w.Digest, Class: string(m.Class), Summary: m.Summary, Params: params}, nil
+	reach := []api.WordReach{}
+	for _, c := range m.Capabilities {
+		wr := api.WordReach{Cap: c.Cap, Roots: c.Paths, Units: c.Units, Hosts: c.Hosts, Names: c.Names, Packages: c.Packages}
+		for _, p := range c.Programs {
+			wr.Programs = append(wr.Programs, p.Path)
+		}
+		reach = append(reach, wr)
+	}
+	return api.Word{Name: m.Name, Version: m.Version, Digest: w.Digest, Class: string(m.Class), Summary: m.Summary, Params: params, Reach: reach}, nil
 }
 
 // Disconnect ends a node's pairing from the plane's side: its key is retired, its queued jobs are
@@ -427,6 +449,9 @@ func (r *Room) JobsEnded(lists ...[]store.Job) {
 
 // Label sets and removes a node's labels, which rollouts select by.
 func (r *Room) Label(ctx context.Context, who api.Token, ref string, l api.LabelRequest) (api.Node, error) {
+	if err := CheckLabels(l.Set, l.Remove); err != nil {
+		return api.Node{}, err
+	}
 	n, err := r.Get(ctx, ref)
 	if err != nil {
 		return api.Node{}, err
@@ -437,6 +462,31 @@ func (r *Room) Label(ctx context.Context, who api.Token, ref string, l api.Label
 	}
 	r.log.Info("node labelled", "node", n.ID, "name", n.Name, "labels", n.Labels, "by", who.Name)
 	return apiconv.Node(n), nil
+}
+
+// CheckLabels refuses a label key or value outside the label grammar with node.label_invalid, before
+// the store would refuse it in its own terms.
+func CheckLabels(set map[string]string, remove []string) error {
+	bad := func(k, format string, args ...any) error {
+		return errcode.New(errcode.NodeLabelInvalid, format, args...).With(errcode.DetailLabel, k).With(errcode.DetailField, "labels")
+	}
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if !store.ValidLabelKey(k) {
+			return bad(k, "label key %q must be 1 to 63 of a-z, 0-9, - _ . / starting with a letter", k)
+		}
+		if !store.ValidLabelValue(set[k]) {
+			return bad(k, "label %s's value must be 1 to %d printable characters without spaces, ',' or '='", k, store.MaxLabelValue)
+		}
+	}
+	for _, k := range remove {
+		if !store.ValidLabelKey(k) {
+			return bad(k, "label key %q is not a label key", k)
+		}
+	}
+	if len(set) > store.MaxLabels {
+		return bad("", "a node carries at most %d labels", store.MaxLabels)
+	}
+	return nil
 }
 
 // Fleet counts the nodes in the store: one pass, however many there are.

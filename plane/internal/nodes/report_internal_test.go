@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/nodetext"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
 )
 
@@ -36,4 +38,32 @@ func FuzzCapRecipes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFactsFromClaim: a node's facts are cut to their caps and made valid text, never refused; a claim
+// without facts records none.
+func TestFactsFromClaim(t *testing.T) {
+	if got := factsFromClaim(nil); !got.CollectedAt.IsZero() {
+		t.Fatalf("no facts: %+v", got)
+	}
+	addrs := make([]string, channel.MaxFactAddresses+3)
+	for i := range addrs {
+		addrs[i] = "192.0.2.1"
+	}
+	addrs[0] = ""
+	in := &channel.HostFacts{CollectedAt: time.Unix(1, 0), OS: strings.Repeat("o", 1000), Kernel: "6\x00\xff", CPUs: -1,
+		DiskBytes: -5, Addresses: addrs}
+	got := factsFromClaim(in)
+	if len(got.OS) > channel.MaxFactText || !strings.HasSuffix(got.OS, nodetext.CutMark) {
+		t.Errorf("os of %d bytes", len(got.OS))
+	}
+	if !utf8.ValidString(got.Kernel) || strings.Contains(got.Kernel, "\x00") {
+		t.Errorf("kernel %q", got.Kernel)
+	}
+	if got.CPUs != 0 || got.DiskBytes != 0 || len(got.Addresses) != channel.MaxFactAddresses || got.Addresses[0] == "" {
+		t.Errorf("counts: %+v", got)
+	}
+	if in.OS == got.OS {
+		t.Error("the claim's own facts were changed")
+	}
 }

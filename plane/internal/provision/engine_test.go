@@ -378,7 +378,7 @@ func TestBadInputCreatesNothing(t *testing.T) {
 		"type":    {func(r *provision.Request) { r.Type = "huge" }, errcode.ProvisionUnknownType},
 		"image":   {func(r *provision.Request) { r.Image = "bad image" }, errcode.CloudInvalid},
 		"name":    {func(r *provision.Request) { r.Name = "taken" }, errcode.ProvisionNameTaken},
-		"label":   {func(r *provision.Request) { r.Labels = map[string]string{"Bad Key": "x"} }, errcode.StoreParamInvalid},
+		"label":   {func(r *provision.Request) { r.Labels = map[string]string{"Bad Key": "x"} }, errcode.NodeLabelInvalid},
 		"zone":    {func(r *provision.Request) { r.DNSZone = "" }, errcode.UsageInvalid},
 	}
 	for name, c := range cases {

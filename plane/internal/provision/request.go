@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/driver/cloud"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -20,7 +21,7 @@ type Request struct {
 
 // Provision checks a request and records it; the engine does the rest. Everything that can be checked
 // is checked before the record is written, and nothing is created on a refusal: the name
-// (provision.name_taken), the request's form (cloud.invalid, store.param_invalid), the account
+// (provision.name_taken), the request's form (cloud.invalid, node.label_invalid, usage.invalid), the account
 // (account.not_found, account.wrong_kind), the region and the type, asked of the provider
 // (provision.unknown_region, provision.unknown_type). An image the provider does not have is refused
 // by its create call; the provisioning then fails with that code and nothing is left.
@@ -32,6 +33,9 @@ func (e *Engine) Provision(ctx context.Context, by string, req Request) (store.P
 	probe := cloud.CreateRequest{Region: req.Region, Type: req.Type, Image: req.Image, Label: label(req.Name),
 		Tags: []string{"lexicon-prov-" + strings.Repeat("0", 26)}} // a tag of the length ProvisioningCreate makes
 	if err := probe.Validate(); err != nil {
+		return store.Provisioning{}, err
+	}
+	if err := nodes.CheckLabels(req.Labels, nil); err != nil {
 		return store.Provisioning{}, err
 	}
 	if req.Platform != "" && !platformRE.MatchString(req.Platform) {

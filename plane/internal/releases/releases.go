@@ -66,6 +66,8 @@ type Room struct {
 
 	mu       sync.Mutex
 	statRefs map[int64]channel.StatementRef // each release's statement as claims name it; releases never change
+	expiries map[int64]time.Time            // each release's statement's expiry, read once for the same reason
+	agentOf  map[int64]string               // each release's version when it pins an agent binary, "" when not
 }
 
 // New makes the room.
@@ -76,7 +78,7 @@ func New(c Config) *Room {
 	if c.Catalog == nil {
 		c.Catalog = NewCatalog(c.Store)
 	}
-	return &Room{c: c, log: services.Logger(c.Log), catalog: c.Catalog, statRefs: map[int64]channel.StatementRef{}}
+	return &Room{c: c, log: services.Logger(c.Log), catalog: c.Catalog, statRefs: map[int64]channel.StatementRef{}, expiries: map[int64]time.Time{}, agentOf: map[int64]string{}}
 }
 
 // Catalog is the room's catalog of the words stored releases pin.
@@ -129,7 +131,7 @@ func (r *Room) Publish(ctx context.Context, who api.Token, body io.Reader, deplo
 	p := rel.Statement.Predicate
 	stored, err := r.c.Store.ReleasePut(ctx, store.ReleasePutParams{
 		Sequence: int64(p.Sequence), Version: p.Release, StatementDigest: rel.Digest, Bundle: bundle,
-		Artifacts: puts, By: who.Name, Now: r.c.Now(),
+		Artifacts: puts, By: who.Name, Now: r.c.Now(), ExpiresAt: p.ExpiresAt,
 	})
 	if err != nil {
 		return api.Release{}, err
@@ -167,7 +169,62 @@ func (r *Room) Publish(ctx context.Context, who api.Token, body io.Reader, deplo
 // List lists the stored releases, newest first, without their bundles.
 func (r *Room) List(ctx context.Context, who api.Token, q api.ReleasesListQuery) (api.ReleaseList, error) {
 	list, err := r.c.Store.ReleaseList(ctx, store.ReleaseListParams{Limit: q.Limit})
-	return api.ReleaseList{Releases: apiconv.Each(list, apiconv.Release)}, err
+	if err != nil {
+		return api.ReleaseList{}, err
+	}
+	out := api.ReleaseList{Releases: apiconv.Each(list, apiconv.Release)}
+	for i := range out.Releases {
+		out.Releases[i].ExpiresAt = r.Expiry(ctx, out.Releases[i].Sequence)
+	}
+	return out, nil
+}
+
+// AgentOf is the agent version release seq takes a node to: its version when it pins an agent binary,
+// "" when it pins none or cannot be read. Read once per release and kept.
+func (r *Room) AgentOf(ctx context.Context, seq int64) string {
+	if seq <= 0 {
+		return ""
+	}
+	r.mu.Lock()
+	v, ok := r.agentOf[seq]
+	r.mu.Unlock()
+	if ok {
+		return v
+	}
+	rel, err := r.c.Store.ReleaseGet(ctx, store.ReleaseGetParams{Sequence: seq})
+	if err != nil {
+		return ""
+	}
+	for _, a := range rel.Artifacts {
+		if strings.HasPrefix(a.Name, registry.AgentSubjectPrefix) {
+			v = rel.Version
+			break
+		}
+	}
+	r.mu.Lock()
+	r.agentOf[seq] = v
+	r.mu.Unlock()
+	return v
+}
+
+// Expiry is when release seq's statement expires, zero when it cannot be read. A list shows it for
+// every row and the store lists releases without their bundles, so each release's is decoded once
+// and kept: releases never change.
+func (r *Room) Expiry(ctx context.Context, seq int64) time.Time {
+	r.mu.Lock()
+	at, ok := r.expiries[seq]
+	r.mu.Unlock()
+	if ok {
+		return at
+	}
+	_, st, err := r.storedStatement(ctx, seq)
+	if err != nil {
+		return time.Time{}
+	}
+	r.mu.Lock()
+	r.expiries[seq] = st.Predicate.ExpiresAt
+	r.mu.Unlock()
+	return st.Predicate.ExpiresAt
 }
 
 // Show answers a published release with the module table and agent pins of its statement.
@@ -177,6 +234,7 @@ func (r *Room) Show(ctx context.Context, who api.Token, seq int64) (api.ReleaseD
 		return api.ReleaseDetail{}, err
 	}
 	out := api.ReleaseDetail{Release: apiconv.Release(rel), Modules: []api.ReleaseModule{}, Agents: []api.ReleaseAgent{}}
+	out.ExpiresAt = st.Predicate.ExpiresAt
 	for _, m := range st.Predicate.Modules {
 		out.Modules = append(out.Modules, api.ReleaseModule{Kind: string(m.Kind), Name: m.Name, Version: m.Version, Class: string(m.Class), Module: m.Module, Manifest: m.Manifest})
 	}

@@ -88,3 +88,22 @@ func FuzzParseSelector(f *testing.F) {
 		}
 	})
 }
+
+// TestPlanSelectsByFacts: a rollout's selector and stages may name host facts (the nodes room's
+// grammar); a bad fact term is still rollout.selector_invalid to a rollout's caller.
+func TestPlanSelectsByFacts(t *testing.T) {
+	nodes := fleet(6, func(i int) map[string]string { return map[string]string{"role": "web"} })
+	for i := range nodes {
+		nodes[i].Facts.OS = []string{"debian-12", "debian-13"}[i%2]
+	}
+	steps, _, err := rollouts.Plan(nodes, "role=web,fact.os=debian-12", rollouts.Staging{})
+	if err != nil || len(steps) != 3 {
+		t.Fatalf("%d steps, %v", len(steps), err)
+	}
+	steps, _, err = rollouts.Plan(nodes, "role=web", rollouts.Staging{Stages: []string{"fact.os=debian-13", "role=web"}})
+	if err != nil || fmt.Sprint(stagesOf(steps)) != "[1 0 1 0 1 0]" {
+		t.Fatalf("stages %v, %v", stagesOf(steps), err)
+	}
+	_, _, err = rollouts.Plan(nodes, "fact.nosuch=1", rollouts.Staging{})
+	testkit.WantCode(t, err, errcode.RolloutSelectorInvalid)
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 	"github.com/lexicon-fleet/lexicon/registry"
 	"github.com/lexicon-fleet/lexicon/registry/cas"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -388,4 +389,58 @@ func TestReleaseShowAndDiff(t *testing.T) {
 	p.want(http.StatusBadRequest, errcode.RequestMalformed, store.RoleViewer, http.MethodGet, "/releases/one", nil, nil)
 	p.want(http.StatusNotFound, errcode.ReleaseNotFound, store.RoleViewer, http.MethodGet, "/releases/9", nil, nil)
 	p.want(http.StatusNotFound, errcode.ReleaseNotFound, store.RoleViewer, http.MethodGet, "/releases/1/diff/9", nil, nil)
+}
+
+// TestReleaseExpiryListedAndShown: GET /releases and GET /releases/{sequence} answer each release's
+// expiry as its signed statement states it.
+func TestReleaseExpiryListedAndShown(t *testing.T) {
+	p := newTrustedPlane(t, wire.Config{})
+	p.publish([]testWord{{name: "probe", class: manifest.ClassLook}}, nil)
+	var list api.ReleaseList
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/releases", nil, &list)
+	if len(list.Releases) != 1 || !list.Releases[0].ExpiresAt.After(time.Now()) {
+		t.Fatalf("the list's expiry: %+v", list.Releases)
+	}
+	var one api.ReleaseDetail
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/releases/1", nil, &one)
+	if !one.ExpiresAt.Equal(list.Releases[0].ExpiresAt) {
+		t.Fatalf("show's expiry %v, the list's %v", one.ExpiresAt, list.Releases[0].ExpiresAt)
+	}
+}
+
+// TestNodeUpdatingShownNotStaleCurrent: a node whose target release pins another agent than the one
+// it last reported is "in_progress" while it reports and "silent" once it has not reported for
+// api.UpdateSilentAfter, whatever its own last report said ("current", for the agent it ran before).
+func TestNodeUpdatingShownNotStaleCurrent(t *testing.T) {
+	p := newTrustedPlane(t, wire.Config{})
+	now := time.Now()
+	n := storetest.Node(t, p.st, "web-9", "0.0.1", now)
+	agent := filepath.Join(t.TempDir(), "lexicon-agent")
+	if err := os.WriteFile(agent, []byte("\x7fELF agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.publish([]testWord{{name: "probe", class: manifest.ClassLook}}, map[string]string{"linux/amd64": agent})
+	report := func(at time.Time) api.Node {
+		t.Helper()
+		if _, err := p.st.NodeReport(t.Context(), store.NodeReportParams{ID: n.ID, Now: at, AgentVersion: "0.0.1", Idle: true,
+			Update: store.NodeUpdate{State: "current"}}); err != nil {
+			t.Fatal(err)
+		}
+		var got api.Node
+		p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/nodes/web-9", nil, &got)
+		return got
+	}
+	if got := report(time.Now()); got.TargetSequence != 1 || got.Updating != api.UpdatingInProgress || got.UpdatingTo == "" {
+		t.Fatalf("a node moving to its target's agent: target %d, updating %q to %q", got.TargetSequence, got.Updating, got.UpdatingTo)
+	}
+	if got := report(time.Now().Add(-api.UpdateSilentAfter - time.Second)); got.Updating != api.UpdatingSilent {
+		t.Fatalf("a node silent since its update: %q", got.Updating)
+	}
+	var list api.NodeList
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/nodes", nil, &list)
+	for _, l := range list.Nodes {
+		if l.Name == "web-9" && l.Updating != api.UpdatingSilent {
+			t.Fatalf("the list says %q", l.Updating)
+		}
+	}
 }

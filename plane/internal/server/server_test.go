@@ -437,7 +437,7 @@ func TestRolesOnAdminRoutes(t *testing.T) {
 	if !strings.HasPrefix(made.Secret, tokens.Prefix) || made.Token.Role != api.RoleViewer {
 		t.Fatalf("a token made through the API: %+v", made.Token)
 	}
-	p.want(http.StatusUnprocessableEntity, errcode.StoreParamInvalid, admin, post, "/tokens", []byte(`{"name":"y","role":"root"}`), nil)
+	p.want(http.StatusUnprocessableEntity, errcode.TokenRoleInvalid, admin, post, "/tokens", []byte(`{"name":"y","role":"root"}`), nil)
 	var listed api.TokenList
 	p.want(http.StatusOK, "", admin, http.MethodGet, "/tokens", nil, &listed)
 	if raw, _ := json.Marshal(listed); strings.Contains(string(raw), made.Secret) || strings.Contains(string(raw), tokens.Hash(made.Secret)) || len(listed.Tokens) < 4 {

@@ -118,9 +118,18 @@ func (r *Room) List(ctx context.Context, who api.Token) (api.TokenList, error) {
 	return api.TokenList{Tokens: apiconv.Each(list, apiconv.Token)}, err
 }
 
-// Create makes a token; the store checks the name and role. The secret is in the answer and nowhere
-// else.
+// MaxName is the longest token name, in bytes: the store's bound, which the web UI's form also uses.
+const MaxName = store.MaxTokenName
+
+// Create makes a token. The secret is in the answer and nowhere else.
 func (r *Room) Create(ctx context.Context, who api.Token, req api.TokenRequest) (api.NewToken, error) {
+	if req.Name == "" || len(req.Name) > MaxName {
+		return api.NewToken{}, errcode.New(errcode.TokenNameInvalid, "a token's name must be 1 to %d bytes", MaxName).
+			With(errcode.DetailField, "name").With(errcode.DetailMax, MaxName)
+	}
+	if !store.ValidRole(store.Role(req.Role)) {
+		return api.NewToken{}, errcode.New(errcode.TokenRoleInvalid, "role %q is not viewer, operator or admin", req.Role).With(errcode.DetailField, "role")
+	}
 	secret, hash := Mint()
 	t, err := r.store.TokenCreate(ctx, store.TokenCreateParams{Name: req.Name, Role: store.Role(req.Role), Hash: hash, Now: r.now()})
 	if err != nil {

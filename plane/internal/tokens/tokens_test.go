@@ -44,3 +44,31 @@ func TestTokens(t *testing.T) {
 		testkit.WantCode(t, err, errcode.AuthRequired)
 	}
 }
+
+// TestTokenCreateRefusals: a bad name or role is the tokens area's own code, never the store's, and
+// nothing is made; the name's bound is MaxName exactly.
+func TestTokenCreateRefusals(t *testing.T) {
+	room := tokens.New(tokens.Config{Store: storetest.SQLiteOpener(t).Store})
+	ctx := t.Context()
+	admin := api.Token{Name: "root", Role: api.RoleAdmin}
+	for name, c := range map[string]struct {
+		req  api.TokenRequest
+		code string
+	}{
+		"empty name":   {api.TokenRequest{Name: "", Role: api.RoleViewer}, errcode.TokenNameInvalid},
+		"long name":    {api.TokenRequest{Name: strings.Repeat("n", tokens.MaxName+1), Role: api.RoleViewer}, errcode.TokenNameInvalid},
+		"unknown role": {api.TokenRequest{Name: "x", Role: "root"}, errcode.TokenRoleInvalid},
+		"empty role":   {api.TokenRequest{Name: "x"}, errcode.TokenRoleInvalid},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := room.Create(ctx, admin, c.req)
+			testkit.WantCode(t, err, c.code)
+		})
+	}
+	if list, _ := room.List(ctx, admin); len(list.Tokens) != 0 {
+		t.Fatalf("a refused create made %d tokens", len(list.Tokens))
+	}
+	if _, err := room.Create(ctx, admin, api.TokenRequest{Name: strings.Repeat("n", tokens.MaxName), Role: api.RoleViewer}); err != nil {
+		t.Fatalf("a name at the bound: %v", err)
+	}
+}

@@ -19,7 +19,9 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
 	"github.com/lexicon-fleet/lexicon/plane/internal/health"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
@@ -260,6 +262,9 @@ type nodesData struct {
 	Query api.NodesListQuery
 	// First and Next are the query strings of the first and the next page, filters kept.
 	First, Next template.URL
+	// Sorts are the query strings of the list sorted by each column, filters kept: ascending, or
+	// descending when the list is sorted ascending by it already.
+	Sorts map[string]template.URL
 }
 
 func (u *UI) nodes(w http.ResponseWriter, r *http.Request) {
@@ -284,6 +289,15 @@ func (u *UI) nodes(w http.ResponseWriter, r *http.Request) {
 		next.Cursor = list.NextCursor
 		d.Next = template.URL(next.Values().Encode())
 	}
+	d.Sorts = map[string]template.URL{}
+	for _, key := range api.NodeSorts {
+		by := first
+		by.Sort = key
+		if q.Sort == key {
+			by.Sort = "-" + key
+		}
+		d.Sorts[key] = template.URL(by.Values().Encode())
+	}
 	u.page(w, r, "nodes", d)
 }
 
@@ -293,6 +307,12 @@ type nodeData struct {
 	Incidents []api.Incident
 	// Backup is the node's backup health; nil on a plane without the backups room.
 	Backup *api.BackupHealth
+	// Recipes is the node's last recipe report read as a table; RecipesRaw is set instead when the
+	// report does not read as one (it is the node's text, shown as it came).
+	Recipes    []channel.RecipeReport
+	RecipesRaw json.RawMessage
+	// Uptime is how long the node's machine has been up, from the boot time its facts name.
+	Uptime string
 }
 
 func (u *UI) node(w http.ResponseWriter, r *http.Request) {
@@ -323,7 +343,24 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Backup = &bk.Health
 	}
+	if len(d.Node.Recipes) > 0 && json.Unmarshal(d.Node.Recipes, &d.Recipes) != nil {
+		d.RecipesRaw = d.Node.Recipes
+	}
+	if f := d.Node.Facts; f != nil && !f.BootedAt.IsZero() {
+		d.Uptime = uptime(time.Since(f.BootedAt))
+	}
 	u.page(w, r, "node", d)
+}
+
+// uptime says a duration as people read an uptime: days and hours, or hours and minutes.
+func uptime(d time.Duration) string {
+	d = max(d, 0).Truncate(time.Minute)
+	days := int(d / (24 * time.Hour))
+	d -= time.Duration(days) * 24 * time.Hour
+	if days > 0 {
+		return fmt.Sprintf("%dd %dh", days, int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dh %dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
 }
 
 type jobsData struct {
@@ -517,6 +554,8 @@ type tokensData struct {
 	// New is the token just made, with its secret: on the answer to the create form only.
 	New   *api.NewToken
 	Error string
+	// MaxName is the form's bound on a name, the tokens room's own.
+	MaxName int
 }
 
 func (u *UI) tokens(w http.ResponseWriter, r *http.Request) {
@@ -535,6 +574,7 @@ func (u *UI) tokensPage(w http.ResponseWriter, r *http.Request, status int, d to
 		return
 	}
 	d.Tokens = list.Tokens
+	d.MaxName = tokens.MaxName
 	v := from(r)
 	u.render(w, r, status, "tokens", &v, d)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -39,6 +40,19 @@ func newTrusted(t *testing.T) *trusted {
 // and returns it packed as lexicon releases publish sends it.
 func releaseTar(t *testing.T, key keys.PublisherPrivate, seq uint64, words map[string]string) []byte {
 	t.Helper()
+	return buildReleaseTar(t, key, seq, words, nil)
+}
+
+// releaseTarWithAgent is releaseTar pinning an agent binary for linux/amd64 too.
+func releaseTarWithAgent(t *testing.T, key keys.PublisherPrivate, seq uint64, words map[string]string) []byte {
+	t.Helper()
+	agent := filepath.Join(t.TempDir(), "lexicon-agent")
+	must(t, os.WriteFile(agent, []byte("\x7fELF agent"), 0o755))
+	return buildReleaseTar(t, key, seq, words, map[string]string{"linux/amd64": agent})
+}
+
+func buildReleaseTar(t *testing.T, key keys.PublisherPrivate, seq uint64, words, agents map[string]string) []byte {
+	t.Helper()
 	mods := filepath.Join(t.TempDir(), "modules")
 	for name, body := range words {
 		d := filepath.Join(mods, name)
@@ -49,7 +63,8 @@ func releaseTar(t *testing.T, key keys.PublisherPrivate, seq uint64, words map[s
 		must(t, os.WriteFile(filepath.Join(d, name+".wasm"), []byte("\x00asm\x01\x00\x00\x00"+body), 0o644))
 	}
 	out := filepath.Join(t.TempDir(), "release")
-	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: mods, Release: fmt.Sprintf("1.%d.0", seq), Sequence: seq, OutDir: out}); err != nil {
+	if _, err := registry.Build(registry.BuildOptions{Key: key, ModulesDir: mods, Release: fmt.Sprintf("1.%d.0", seq), Sequence: seq, OutDir: out,
+		Agents: agents}); err != nil {
 		t.Fatal(err)
 	}
 	return packRelease(t, out)
@@ -158,7 +173,14 @@ func TestReleases(t *testing.T) {
 	if list := b.get("/ui/releases", http.StatusOK); !strings.Contains(list, `href="/ui/releases/2"`) || !strings.Contains(list, `href="/ui/releases/1"`) {
 		t.Fatalf("the list after two releases:\n%s", list)
 	}
+	// Each release's expiry, read from its signed statement, is on the list and its page.
+	if list := b.get("/ui/releases", http.StatusOK); len(regexp.MustCompile(`class="expires">\d{4}-\d\d-\d\d `).FindAllString(list, -1)) != 2 {
+		t.Fatalf("the list does not show both releases' expiry:\n%s", list)
+	}
 	one := b.get("/ui/releases/1", http.StatusOK)
+	if !regexp.MustCompile(`id="expires">\d{4}-`).MatchString(one) {
+		t.Fatalf("release 1's page does not show its expiry:\n%s", one)
+	}
 	if !strings.Contains(one, "gone") || strings.Contains(one, "anew") || strings.Contains(one, `id="published"`) {
 		t.Fatalf("release 1's page:\n%s", one)
 	}

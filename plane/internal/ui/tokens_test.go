@@ -1,12 +1,14 @@
 package ui_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -31,9 +33,19 @@ func TestTokens(t *testing.T) {
 		t.Fatal("the token list shows the secret, or not the token")
 	}
 	bad := b.post("/ui/tokens", url.Values{"name": {""}, "role": {"root"}}, http.StatusUnprocessableEntity)
-	if !strings.Contains(bad, errcode.StoreParamInvalid) {
+	if !strings.Contains(bad, errcode.TokenNameInvalid) || strings.Contains(bad, errcode.StoreParamInvalid) {
 		t.Errorf("a bad token request: %s", bad)
 	}
+	bad = b.post("/ui/tokens", url.Values{"name": {"ok"}, "role": {"root"}}, http.StatusUnprocessableEntity)
+	if !strings.Contains(bad, errcode.TokenRoleInvalid) {
+		t.Errorf("a bad token role: %s", bad)
+	}
+	// The form's bound is the server's: a name at the bound is taken, one past it refused.
+	if !strings.Contains(bad, fmt.Sprintf(`maxlength="%d"`, tokens.MaxName)) {
+		t.Errorf("the form's name bound is not the room's %d", tokens.MaxName)
+	}
+	b.post("/ui/tokens", url.Values{"name": {strings.Repeat("n", tokens.MaxName)}, "role": {"viewer"}}, http.StatusCreated)
+	b.post("/ui/tokens", url.Values{"name": {strings.Repeat("n", tokens.MaxName+1)}, "role": {"viewer"}}, http.StatusUnprocessableEntity)
 
 	ops := p.browser()
 	ops.signIn(secret)

@@ -203,6 +203,37 @@ var incidentTests = []test{
 		_, err := f.s.NodeReport(f.ctx, store.NodeReportParams{ID: n.ID, Update: store.NodeUpdate{State: "exploded"}})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
+	{"Incident/ReleaseExpiring", func(f *fx) {
+		n := f.node("web-1")
+		day := 24 * time.Hour
+		p := f.release(1)
+		p.ExpiresAt = f.at(20 * day)
+		_, err := f.s.ReleasePut(f.ctx, p)
+		noErr(f, err, "ReleasePut")
+		expiring := func(d time.Duration, lead time.Duration) []store.IncidentChange {
+			res, err := f.s.IncidentReconcile(f.ctx, store.IncidentReconcileParams{Now: f.at(d), ExpiryLead: lead})
+			noErr(f, err, "IncidentReconcile")
+			return slices.DeleteFunc(res.Changes, func(c store.IncidentChange) bool { return c.Incident.Source != store.DetectorReleaseExpiring })
+		}
+		same(f, "20 days before", kinds(expiring(0, 0)), []string{})
+		ch := expiring(7*day, 0) // the default lead, 14 days, now reaches it
+		same(f, "13 days before", kinds(ch), []string{"plane:release_expiring/opened"})
+		if inc := ch[0].Incident; inc.Subject != "release:1" || inc.Severity != store.SeverityWarning || !strings.Contains(inc.Summary, "1 active nodes") {
+			f.Fatalf("incident %+v", inc)
+		}
+		// A newer release rolled out to the node: nobody is served the old one, the incident clears.
+		p2 := f.release(2)
+		p2.ExpiresAt = f.at(400 * day)
+		_, err = f.s.ReleasePut(f.ctx, p2)
+		noErr(f, err, "ReleasePut")
+		_, err = f.s.NodeTargetSet(f.ctx, store.NodeTargetSetParams{ID: n.ID, Sequence: 2})
+		noErr(f, err, "NodeTargetSet")
+		same(f, "rolled out", kinds(expiring(8*day, 0)), []string{"plane:release_expiring/cleared", "plane:release_expiring/triage"})
+		// A lead long enough reaches the new one too; a negative lead is refused.
+		same(f, "a year's lead", kinds(expiring(8*day, 400*day)), []string{"plane:release_expiring/opened"})
+		_, err = f.s.IncidentReconcile(f.ctx, store.IncidentReconcileParams{Now: f.at(8 * day), ExpiryLead: -time.Hour})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
 	{"Incident/RolloutHalted", func(f *fx) {
 		n := f.node("web-1")
 		ro, err := f.s.RolloutCreate(f.ctx, store.RolloutCreateParams{Kind: store.RolloutJob, Word: "disk_usage", Selector: "all",

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
@@ -35,7 +36,11 @@ var nodeTests = []test{
 		at := f.at(time.Minute)
 		p := store.NodeReportParams{ID: n.ID, Now: at, AgentVersion: "1.2.3", StatementSequence: 7,
 			StatementDigest: digest([]byte("s7")), Vocabulary: words("disk_usage", "host_report"),
-			Recipes: json.RawMessage(`[{"name":"disk_full","verdict":"ok"}]`), Idle: false, ClaimSizeCap: 1 << 20}
+			Recipes: json.RawMessage(`[{"name":"disk_full","verdict":"ok"}]`), Idle: false, ClaimSizeCap: 1 << 20,
+			Facts: store.NodeFacts{CollectedAt: at.Add(-time.Second), OS: "debian-12", OSName: "Debian GNU/Linux 12 (bookworm)",
+				Kernel: "6.1.0-28-amd64", Arch: "x86_64", Hostname: "web-1", CPUs: 4, CPUModel: "Test CPU", MemoryBytes: 8 << 30,
+				MemoryFreeBytes: 4 << 30, DiskBytes: 100 << 30, DiskFreeBytes: 50 << 30, BootedAt: at.Add(-time.Hour),
+				Addresses: []string{"192.0.2.10", "2001:db8::10"}}}
 		got, err := f.s.NodeReport(f.ctx, p)
 		noErr(f, err, "NodeReport")
 		if !got.LastSeenAt.Equal(at) || got.AgentVersion != "1.2.3" || got.StatementSequence != 7 ||
@@ -43,6 +48,7 @@ var nodeTests = []test{
 			f.Fatalf("reported node %+v", got)
 		}
 		same(f, "vocabulary", got.Vocabulary, p.Vocabulary)
+		same(f, "facts", got.Facts, p.Facts)
 		if !jsonEqual(got.Recipes, p.Recipes) {
 			f.Fatalf("recipes %s", got.Recipes)
 		}
@@ -64,6 +70,11 @@ var nodeTests = []test{
 			func(p *store.NodeReportParams) { p.Vocabulary = []store.WordRef{{Name: "a\x00b"}} },
 			func(p *store.NodeReportParams) { p.Recipes = json.RawMessage(`[{"name": "a\u0000"}]`) },
 			func(p *store.NodeReportParams) { p.Recipes = json.RawMessage("[{\"name\": \"a\xff\"}]") },
+			func(p *store.NodeReportParams) { p.Facts.OS = strings.Repeat("o", channel.MaxFactText+1) },
+			func(p *store.NodeReportParams) { p.Facts.Kernel = "6\x00" },
+			func(p *store.NodeReportParams) { p.Facts.Addresses = make([]string, channel.MaxFactAddresses+1) },
+			func(p *store.NodeReportParams) { p.Facts.Addresses = []string{""} },
+			func(p *store.NodeReportParams) { p.Facts.DiskBytes = -1 },
 		}
 		for i, edit := range bad {
 			q := p
@@ -75,6 +86,12 @@ var nodeTests = []test{
 			}
 		}
 		same(f, "node after refused reports", f.getNode(n.ID), got)
+		// A report without facts (an older agent) clears them: each report replaces the last.
+		q := p
+		q.Facts = store.NodeFacts{}
+		cleared, err := f.s.NodeReport(f.ctx, q)
+		noErr(f, err, "NodeReport without facts")
+		same(f, "facts after a report of none", cleared.Facts, store.NodeFacts{})
 		_, err = f.s.NodeReport(f.ctx, store.NodeReportParams{ID: "node_missing"})
 		testkit.WantCode(f, err, errcode.NodeNotFound)
 	}},

@@ -28,6 +28,14 @@ var rolloutTests = []test{
 			_, err := f.s.NodeLabel(f.ctx, store.NodeLabelParams{ID: n.ID, Set: bad})
 			testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		}
+		// A label set that would take the node past MaxLabels is the node's own refusal: whether it is
+		// too many depends on what the node already carries, which only the store sees.
+		many := map[string]string{}
+		for i := range store.MaxLabels {
+			many[fmt.Sprintf("k%d", i)] = "v"
+		}
+		_, err = f.s.NodeLabel(f.ctx, store.NodeLabelParams{ID: n.ID, Set: many})
+		testkit.WantCode(f, err, errcode.NodeLabelInvalid)
 		same(f, "labels after refusals", f.getNode(n.ID).Labels, got.Labels)
 		_, err = f.s.NodeLabel(f.ctx, store.NodeLabelParams{ID: "node_missing", Set: map[string]string{"a": "b"}})
 		testkit.WantCode(f, err, errcode.NodeNotFound)

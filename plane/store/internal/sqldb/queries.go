@@ -98,9 +98,9 @@ type RolloutQueries struct {
 
 // ProvisionQueries are the statements of queries_provision.sql: provisionings and their joins.
 type ProvisionQueries struct {
-	ProvisioningInsert, ProvisioningLiveName, ProvisioningGet, ProvisioningByToken, ProvisioningList              string
-	ProvisioningSet, ProvisioningEventInsert, ProvisioningEvents, ProvisioningAdoptInsert                         string
-	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans, ProvisioningTransferSet, DetectMachineTransfer string
+	ProvisioningInsert, ProvisioningLiveName, ProvisioningGet, ProvisioningByToken, ProvisioningList                                     string
+	ProvisioningSet, ProvisioningEventInsert, ProvisioningEvents, ProvisioningAdoptInsert                                                string
+	ProvisioningTokenHash, JoinSetHold, DetectProvisioningOrphans, DetectReleaseExpiring, ProvisioningTransferSet, DetectMachineTransfer string
 }
 
 // UIQueries are the statements of queries_ui.sql: what the web UI's overview and node filters read.

@@ -47,7 +47,7 @@ func onNodes(find func(ctx context.Context, ex sqldb.Execer) (map[string]finding
 }
 
 func checkIncidentReconcile(p *IncidentReconcileParams) error {
-	if p.SilentAfter < 0 || p.RefusalThreshold < 0 || p.LostThreshold < 0 {
+	if p.SilentAfter < 0 || p.RefusalThreshold < 0 || p.LostThreshold < 0 || p.ExpiryLead < 0 {
 		return invalid("silent_after", "detector settings cannot be negative")
 	}
 	if err := checkHealth(p.Health); err != nil {
@@ -116,6 +116,7 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 		s.oldCodeDetector(),
 		s.criticalFixDetector(p.Packages, t),
 		s.logSplitDetector(),
+		s.expiryDetector(p.ExpiryLead, t),
 		{
 			source: DetectorAgentUpdateRefused, severity: SeverityWarning,
 			cleared: "the node runs the agent its statement pins",
@@ -172,6 +173,40 @@ func (s *sqlStore) detectors(p IncidentReconcileParams, t time.Time) []detector 
 			},
 		},
 	}, s.backupDetectors()...)
+}
+
+// expiryDetector finds the releases active nodes are served that expire within lead: a node still
+// holding one then freezes its vocabulary.
+func (s *sqlStore) expiryDetector(lead time.Duration, t time.Time) detector {
+	if lead == 0 {
+		lead = DefaultExpiryLead
+	}
+	return detector{
+		source: DetectorReleaseExpiring, severity: SeverityWarning,
+		cleared: "no active node is served a release that expires soon",
+		find: func(ctx context.Context, ex sqldb.Execer) (map[condKey]finding, error) {
+			m, err := collect(ctx, ex, s.q.DetectReleaseExpiring, []any{t.Add(lead)}, func(r sqldb.Row) (string, finding, error) {
+				var seq, nodes int64
+				var version string
+				var expires time.Time
+				if err := r.Scan(&seq, &version, stamp{&expires}, &nodes); err != nil {
+					return "", finding{}, err
+				}
+				when := "expires"
+				if !expires.After(t) {
+					when = "expired"
+				}
+				return fmt.Sprintf("release:%d", seq), finding{summary: fmt.Sprintf(
+					"release %s (sequence %d), which %d active nodes are served, %s at %s: publish a newer one and roll it out, or those nodes stop running what it pins",
+					version, seq, nodes, when, expires.UTC().Format(time.RFC3339))}, nil
+			})
+			out := make(map[condKey]finding, len(m))
+			for subject, f := range m {
+				out[condKey{subject: subject}] = f
+			}
+			return out, err
+		},
+	}
 }
 
 // jobDetector finds nodes with more than threshold jobs in state since the window began.

@@ -22,7 +22,7 @@ const (
 	maxAddressLen              = 255
 	maxNodeKeyLen              = 512
 	nodeKeyPrefix              = "node-key:"
-	maxActorLen                = 255
+	maxActorLen                = MaxTokenName
 	maxJoinTTL                 = 24 * time.Hour
 	retiredByJoinRejection     = "join rejected"
 	retiredByNodeDisconnection = "node disconnected"

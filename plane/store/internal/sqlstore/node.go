@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 
 	. "github.com/lexicon-fleet/lexicon/plane/store"
@@ -136,6 +137,9 @@ func checkNodeReport(p *NodeReportParams) error {
 	if err := checkNodeCheckpoints(p.Checkpoints); err != nil {
 		return err
 	}
+	if err := checkNodeFacts(p.Facts); err != nil {
+		return err
+	}
 	if p.StatementSequence < 0 || p.ClaimSizeCap < 0 {
 		return invalid("statement_sequence", "statement sequence and claim size cap cannot be negative")
 	}
@@ -182,6 +186,10 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 		recipes = json.RawMessage(`[]`)
 	}
 	updateJSON, _ := json.Marshal(p.Update)
+	factsJSON := []byte(`{}`)
+	if !p.Facts.CollectedAt.IsZero() {
+		factsJSON, _ = json.Marshal(p.Facts)
+	}
 	t := now(p.Now)
 	var n Node
 	var matched bool
@@ -191,7 +199,7 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 		{Query: s.q.RelaxCommit},
 		{Query: s.q.NodeReport, Args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
 			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted, p.ReportDigest,
-			p.Update.State, p.Update.Offered, string(updateJSON)}, Scan: func(r sqldb.Row) error {
+			p.Update.State, p.Update.Offered, string(updateJSON), string(factsJSON)}, Scan: func(r sqldb.Row) error {
 			var err error
 			n, err = scanNode(r)
 			if s.drv.Kind(err) == sqldb.ErrNoRows {
@@ -294,13 +302,16 @@ func (s *sqlStore) nodeEnd(ctx context.Context, p NodeEndParams, state NodeState
 
 func scanNode(r sqldb.Row) (Node, error) {
 	var n Node
-	var addrs, vocab, recipes, labels, update []byte
+	var addrs, vocab, recipes, labels, update, facts []byte
 	var state, updateState, updateOffered string
 	if err := r.Scan(&n.ID, &n.Name, &n.Key, &n.Fingerprint, &addrs, &state, stamp{&n.CreatedAt},
 		stamp{&n.LastSeenAt}, stamp{&n.EndedAt}, &n.AgentVersion, &n.StatementSequence, &n.StatementDigest,
 		&vocab, &recipes, &n.Idle, &n.ClaimSizeCap, &n.Refusals, &n.Untrusted, &labels, &n.TargetSequence, &n.ReportDigest,
-		&updateState, &updateOffered, &update); err != nil {
+		&updateState, &updateOffered, &update, &facts); err != nil {
 		return Node{}, err
+	}
+	if len(facts) > 0 {
+		_ = json.Unmarshal(facts, &n.Facts) // as the update report: what the store took was valid
 	}
 	n.Labels = map[string]string{}
 	if err := json.Unmarshal(labels, &n.Labels); err != nil {
@@ -319,6 +330,28 @@ func scanNode(r sqldb.Row) (Node, error) {
 	}
 	n.Recipes = json.RawMessage(recipes)
 	return n, nil
+}
+
+// checkNodeFacts holds a report's host facts to the channel's caps: the node's own text, shown and
+// filtered by.
+func checkNodeFacts(f NodeFacts) error {
+	for _, t := range []string{f.OS, f.OSName, f.Kernel, f.Arch, f.Hostname, f.CPUModel} {
+		if len(t) > channel.MaxFactText || !ValidText(t) {
+			return invalid("facts", "each fact is at most %d bytes of UTF-8 without NUL", channel.MaxFactText)
+		}
+	}
+	if len(f.Addresses) > channel.MaxFactAddresses {
+		return invalid("facts.addresses", "at most %d addresses", channel.MaxFactAddresses)
+	}
+	for _, a := range f.Addresses {
+		if a == "" || len(a) > channel.MaxFactText || !ValidText(a) {
+			return invalid("facts.addresses", "an address is 1 to %d bytes of UTF-8 without NUL", channel.MaxFactText)
+		}
+	}
+	if f.CPUs < 0 || f.MemoryBytes < 0 || f.MemoryFreeBytes < 0 || f.DiskBytes < 0 || f.DiskFreeBytes < 0 {
+		return invalid("facts", "counts and sizes cannot be negative")
+	}
+	return nil
 }
 
 // checkNodeUpdate holds an update report to the closed set of states and the caps: it is the node's

@@ -76,7 +76,11 @@ func (s *sqlStore) ReleasePut(ctx context.Context, p ReleasePutParams) (Release,
 			return errcode.New(errcode.ReleaseRollback, "sequence %d is not above the newest release's %d", p.Sequence, current).
 				With(errcode.DetailSequence, p.Sequence).With(errcode.DetailCurrent, current)
 		}
-		if _, err := ex.Exec(ctx, s.q.ReleaseInsert, p.Sequence, p.Version, p.StatementDigest, p.Bundle, t, p.By); err != nil {
+		var expires any // NULL: none recorded
+		if !p.ExpiresAt.IsZero() {
+			expires = p.ExpiresAt
+		}
+		if _, err := ex.Exec(ctx, s.q.ReleaseInsert, p.Sequence, p.Version, p.StatementDigest, p.Bundle, t, p.By, expires); err != nil {
 			return err
 		}
 		for _, a := range p.Artifacts {

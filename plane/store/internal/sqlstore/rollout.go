@@ -53,7 +53,7 @@ func (s *sqlStore) NodeLabel(ctx context.Context, p NodeLabelParams) (Node, erro
 			labels[k] = v
 		}
 		if len(labels) > MaxLabels {
-			return invalid("labels", "a node carries at most %d labels", MaxLabels)
+			return errcode.New(errcode.NodeLabelInvalid, "a node carries at most %d labels", MaxLabels).With(errcode.DetailField, "labels").With(errcode.DetailMax, MaxLabels)
 		}
 		doc, _ := json.Marshal(labels)
 		n, err = scanNode(ex.QueryRow(ctx, s.q.NodeSetLabels, p.ID, string(doc)))

@@ -23,9 +23,7 @@ func (s *sqlStore) TokenCreate(ctx context.Context, p TokenCreateParams) (Token,
 	if p.Name == "" || len(p.Name) > maxActorLen {
 		return Token{}, invalid("name", "token name must be 1 to %d bytes", maxActorLen)
 	}
-	switch p.Role {
-	case RoleViewer, RoleOperator, RoleAdmin:
-	default:
+	if !ValidRole(p.Role) {
 		return Token{}, invalid("role", "role %q is not viewer, operator or admin", p.Role)
 	}
 	if err := checkHash("hash", p.Hash); err != nil {

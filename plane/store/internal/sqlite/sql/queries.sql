@@ -12,7 +12,7 @@ decided_at, decided_by, COALESCE(node_id, ''), provisioning_id, hold_reason
 -- fragment: node_columns
 id, name, node_key, key_fingerprint, addresses, state, created_at, last_seen_at, ended_at,
 agent_version, statement_sequence, statement_digest, vocabulary, recipes, idle, claim_size_cap, refusals,
-untrusted, labels, target_sequence, report_digest, update_state, update_offered, update_report
+untrusted, labels, target_sequence, report_digest, update_state, update_offered, update_report, facts
 
 -- fragment: job_columns
 id, node_id, word, word_version, word_digest, class, params, state, budget_ms, created_by, created_at,
@@ -134,7 +134,7 @@ LIMIT ?3
 UPDATE nodes
 SET last_seen_at = ?2, agent_version = ?3, statement_sequence = ?4, statement_digest = ?5,
     vocabulary = ?6, recipes = ?7, idle = ?8, claim_size_cap = ?9, untrusted = ?10,
-    report_digest = ?11, update_state = ?12, update_offered = ?13, update_report = ?14
+    report_digest = ?11, update_state = ?12, update_offered = ?13, update_report = ?14, facts = ?15
 WHERE id = ?1 AND state = 'active'
 RETURNING {{node_columns}}
 
@@ -298,8 +298,8 @@ UPDATE tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL RETURNING
 SELECT COALESCE(max(sequence), 0) FROM releases
 
 -- name: ReleaseInsert
-INSERT INTO releases (sequence, version, statement_digest, bundle, published_at, published_by)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+INSERT INTO releases (sequence, version, statement_digest, bundle, published_at, published_by, expires_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
 
 -- name: ReleaseArtifactInsert
 INSERT INTO release_artifacts (release_sequence, name, digest) VALUES (?1, ?2, ?3)
@@ -478,6 +478,13 @@ SELECT j.node_id, count(*) FROM jobs j JOIN nodes n ON n.id = j.node_id
 WHERE n.state = 'active' AND j.state = ?1 AND j.finished_at > ?2
 GROUP BY j.node_id
 HAVING count(*) > ?3
+
+-- name: DetectReleaseExpiring
+-- Releases some active node is served whose statement expires before ?1 (now plus the lead), with
+-- how many active nodes are served each.
+SELECT r.sequence, r.version, r.expires_at, COUNT(n.id) FROM releases r JOIN nodes n ON n.target_sequence = r.sequence
+WHERE n.state = 'active' AND r.expires_at IS NOT NULL AND r.expires_at < ?1
+GROUP BY r.sequence, r.version, r.expires_at
 
 -- name: DetectUntrusted
 SELECT id, untrusted FROM nodes WHERE state = 'active' AND untrusted <> ''

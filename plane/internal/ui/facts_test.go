@@ -1,0 +1,124 @@
+package ui_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
+)
+
+// TestNodePageShowsFactsAndRecipes: the host facts a node reported are on its page with when the agent
+// read them and the last report, and its recipes are a table, not JSON; a node that reported no facts
+// says so.
+func TestNodePageShowsFactsAndRecipes(t *testing.T) {
+	p := newPlane(t)
+	viewer, _ := p.token(store.RoleViewer)
+	now := time.Now().UTC().Truncate(time.Second)
+	fleet := storetest.Fleet(t, p.store, "node", 2, now)
+	recipes, _ := json.Marshal([]map[string]any{{"name": "disk_full", "version": "1.0.0", "state": "active", "last_verdict": "ok",
+		"last_check_at": now, "detail": "<b>92% used</b>"}})
+	if _, err := p.store.NodeReport(t.Context(), store.NodeReportParams{ID: fleet[0].ID, Now: now, AgentVersion: "0.3.0", Idle: true,
+		Recipes: recipes, Facts: store.NodeFacts{CollectedAt: now, OS: "debian-12", OSName: "Debian GNU/Linux 12 (bookworm)",
+			Kernel: "6.1.0-28-amd64", Arch: "x86_64", CPUs: 4, CPUModel: "Test CPU", MemoryBytes: 8 << 30, MemoryFreeBytes: 3 << 30,
+			DiskBytes: 100 << 30, DiskFreeBytes: 40 << 30, BootedAt: now.Add(-50 * time.Hour), Addresses: []string{"192.0.2.10"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b := p.browser()
+	b.signIn(viewer)
+	page := b.get("/ui/nodes/"+fleet[0].ID, http.StatusOK)
+	for _, want := range []string{
+		`id="fact-os">Debian GNU/Linux 12 (bookworm)`, `<code>os=debian-12</code>`, `id="fact-kernel">6.1.0-28-amd64 (x86_64)`,
+		`id="fact-cpu">4 × Test CPU`, `id="fact-memory">8.0 GiB, 3.0 GiB available`, `id="fact-disk">100.0 GiB, 40.0 GiB free`,
+		`id="fact-uptime">2d 2h`, `<code>192.0.2.10</code>`, `id="facts-at">` + now.Format("2006-01-02 15:04:05Z"),
+		`<table class="list" id="recipes">`, `<td>active</td><td>ok</td>`, `&lt;b&gt;92% used&lt;/b&gt;`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the node page lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, `<pre class="json">[`) {
+		t.Fatal("the recipes are shown as JSON")
+	}
+	other := b.get("/ui/nodes/"+fleet[1].ID, http.StatusOK)
+	if !strings.Contains(other, `<p id="facts">No facts reported`) {
+		t.Fatalf("a node with no facts:\n%s", other)
+	}
+}
+
+// TestNodesListSearchSortPage: the node list has column headers that sort, a where and a search field
+// whose filters its pages keep, and shows each node's OS; a bad filter is node.filter_invalid.
+func TestNodesListSearchSortPage(t *testing.T) {
+	p := newPlane(t)
+	viewer, _ := p.token(store.RoleViewer)
+	now := time.Now()
+	fleet := storetest.Fleet(t, p.store, "node", 60, now)
+	for i, n := range fleet {
+		os := "debian-12"
+		if i%2 == 1 {
+			os = "ubuntu-24.04"
+		}
+		if _, err := p.store.NodeReport(t.Context(), store.NodeReportParams{ID: n.ID, Now: now, Idle: true,
+			Facts: store.NodeFacts{CollectedAt: now, OS: os}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := p.browser()
+	b.signIn(viewer)
+	page := b.get("/ui/nodes?where=fact.os%3Ddebian-12&sort=name", http.StatusOK)
+	for _, want := range []string{`<th scope="col"><a href="/ui/nodes?sort=-name&amp;where=fact.os%3Ddebian-12">Name</a></th>`,
+		`name="where" value="fact.os=debian-12"`, `<td>debian-12</td>`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the node list lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "ubuntu-24.04") {
+		t.Fatal("the where filter let an ubuntu node through")
+	}
+	next := regexp.MustCompile(`id="next" href="/ui/nodes\?([^"]+)"`).FindStringSubmatch(b.get("/ui/nodes?q=os%3Dubuntu-24.04&limit=5", http.StatusOK))
+	if next != nil {
+		t.Fatalf("30 ubuntu nodes fit one page of 50, yet a next page: %v", next)
+	}
+	page = b.get("/ui/nodes?q=node", http.StatusOK)
+	next = regexp.MustCompile(`id="next" href="/ui/nodes\?([^"]+)"`).FindStringSubmatch(page)
+	if next == nil || !strings.Contains(next[1], "q=node") || !strings.Contains(next[1], "cursor=at") {
+		t.Fatalf("the next page of a search: %v", next)
+	}
+	rows := regexp.MustCompile(`<tr><td><a href="/ui/nodes/`)
+	if got := len(rows.FindAllString(b.get("/ui/nodes?"+strings.ReplaceAll(next[1], "&amp;", "&"), http.StatusOK), -1)); got != 10 {
+		t.Fatalf("the second page of the search: %d rows, want 10", got)
+	}
+	if body := b.get("/ui/nodes?where=fact.nosuch%3D1", http.StatusBadRequest); !strings.Contains(body, "node.filter_invalid") {
+		t.Fatalf("a bad where: %s", body)
+	}
+}
+
+// TestNodeSilentSinceUpdate: a node whose target pins another agent and that has not reported since
+// is "silent since its update" on its page and the list, not its stale "current".
+func TestNodeSilentSinceUpdate(t *testing.T) {
+	p := newTrusted(t)
+	viewer, _ := p.token(store.RoleViewer)
+	admin, _ := p.token(store.RoleAdmin)
+	n := storetest.Node(t, p.store, "web-9", "0.0.1", time.Now())
+	if _, err := p.store.NodeReport(t.Context(), store.NodeReportParams{ID: n.ID, Now: time.Now().Add(-time.Hour), AgentVersion: "0.0.1",
+		Idle: true, Update: store.NodeUpdate{State: "current"}}); err != nil {
+		t.Fatal(err)
+	}
+	a := p.browser()
+	a.signIn(admin)
+	a.get("/ui/releases", http.StatusOK)
+	a.upload(releaseTarWithAgent(t, p.pub, 1, map[string]string{"probe": "v1"}), a.csrf, http.StatusCreated)
+	b := p.browser()
+	b.signIn(viewer)
+	page := b.get("/ui/nodes/"+n.ID, http.StatusOK)
+	if !strings.Contains(page, `id="updating">silent since its update to`) {
+		t.Fatalf("the node page does not say silent since its update:\n%s", page)
+	}
+	if list := b.get("/ui/nodes", http.StatusOK); !strings.Contains(list, "silent since update to") {
+		t.Fatalf("the list does not say silent since update:\n%s", list)
+	}
+}
