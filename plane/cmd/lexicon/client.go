@@ -56,14 +56,21 @@ func (c *conn) client() (*client, error) {
 		}
 		token = strings.TrimSpace(strings.SplitN(string(data), "\n", 2)[0])
 	}
-	if token == "" {
-		return nil, errcode.New(errcode.UsageInvalid, "give a token with --token-file F, LEXICON_TOKEN_FILE or LEXICON_TOKEN (make one with lexicon-plane token create)")
-	}
 	hc, caFrom, err := c.httpClient()
 	if err != nil {
 		return nil, err
 	}
-	return &client{base: strings.TrimRight(c.plane, "/"), token: token, http: hc, tokenFrom: tokenFrom, caFrom: caFrom}, nil
+	if token == "" {
+		// No token given: the session lexicon login kept for this plane, if any.
+		tokenFrom = "of lexicon login's session"
+		if token, err = sessionToken(context.Background(), trimSlash(c.plane), hc); err != nil {
+			return nil, err
+		}
+	}
+	if token == "" {
+		return nil, errcode.New(errcode.UsageInvalid, "give a token with --token-file F, LEXICON_TOKEN_FILE or LEXICON_TOKEN (make one with lexicon-plane token create), or sign in with lexicon login")
+	}
+	return &client{base: trimSlash(c.plane), token: token, http: hc, tokenFrom: tokenFrom, caFrom: caFrom}, nil
 }
 
 // httpClient reaches the plane, trusting --ca when it is given; caFrom names the CAs it trusts, for
@@ -100,6 +107,8 @@ func checkPlaneURL(raw string) error {
 	return nil
 }
 
+func trimSlash(plane string) string { return strings.TrimRight(plane, "/") }
+
 func loopback(host string) bool {
 	if host == "localhost" {
 		return true
@@ -129,11 +138,22 @@ func (c *client) reachError(err error) error {
 
 // do sends a request and decodes a JSON answer into out; an error envelope becomes a coded error.
 func (c *client) do(ctx context.Context, method, path string, body io.Reader, contentType string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+api.Prefix+path, body)
+	return c.doAt(ctx, method, c.base+api.Prefix+path, body, contentType, out)
+}
+
+// get reads a path of the plane outside the admin API (one that takes no token).
+func (c *client) get(ctx context.Context, path string, out any) error {
+	return c.doAt(ctx, http.MethodGet, c.base+path, nil, "", out)
+}
+
+func (c *client) doAt(ctx context.Context, method, target string, body io.Reader, contentType string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		return errcode.Wrap(err, errcode.UsageInvalid, "bad plane URL %s", c.base)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}

@@ -32,7 +32,7 @@ func main() {
 
 func commands() []*cli.Command {
 	return append(append(groups(),
-		whoamiCmd(),
+		whoamiCmd(), loginCmd(), logoutCmd(),
 		tokensListCmd(), tokensCreateCmd(), tokensRevokeCmd(),
 		joinsListCmd(), joinsApproveCmd(), joinsRejectCmd(),
 		nodesListCmd(), fleetCmd(), nodesShowCmd(), nodesWordCmd(), nodesDisconnectCmd(), nodesLabelCmd(),
