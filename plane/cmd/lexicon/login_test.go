@@ -55,7 +55,9 @@ func TestLogin(t *testing.T) {
 	login := func(user string) (int, string, string) {
 		var out, errOut testkit.Buffer
 		done := make(chan int, 1)
-		go func() { done <- cli.Run(context.Background(), "lexicon", "", commands(), []string{"login", "-o", "json"}, &out, &errOut) }()
+		go func() {
+			done <- cli.Run(context.Background(), "lexicon", "", commands(), []string{"login", "-o", "json"}, &out, &errOut)
+		}()
 		errOut.WaitFor(t, "\n\n")
 		m := authURLRE.FindStringSubmatch(errOut.String())
 		if m == nil {
