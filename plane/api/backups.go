@@ -1,6 +1,12 @@
 package api
 
-import "time"
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
+)
 
 // BackupTargetRequest is the body of POST /backups/targets: an S3-compatible bucket and the
 // credentials that reach it. The secret is sealed on the plane and never answered or logged.
@@ -70,6 +76,24 @@ type BackupPolicy struct {
 	Source    string    `json:"source"`
 	UpdatedBy string    `json:"updated_by,omitempty"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// UnmarshalJSON refuses a policy that does not say whether backups are on: an empty body would
+// otherwise read as a recorded "off", turning backups off for the fleet or the node by accident.
+// Unknown fields are refused, as for every body.
+func (p *BackupPolicy) UnmarshalJSON(data []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	if _, ok := fields["enabled"]; !ok {
+		return errcode.New(errcode.RequestMalformed, "a backup policy says enabled: true, or false to record that backups are off").
+			With(errcode.DetailField, "enabled")
+	}
+	type plain BackupPolicy
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode((*plain)(p))
 }
 
 // BackupPolicyList is the answer of GET /backups/policies: the fleet's, then each node's own.

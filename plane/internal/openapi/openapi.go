@@ -113,6 +113,7 @@ func Build(dir string) (*openapi3.T, error) {
 		item.SetOperation(rt.Method, op)
 	}
 	doc.Paths.Set(api.SpecPath, &openapi3.PathItem{Get: specOperation()})
+	doc.Paths.Set(api.SSOPath, &openapi3.PathItem{Get: ssoOperation()})
 	for _, t := range slices.Sorted(func(yield func(string) bool) {
 		for t := range tags {
 			if !yield(t) {
@@ -152,6 +153,29 @@ func specOperation() *openapi3.Operation {
 		Security:    &noAuth,
 		Responses: openapi3.NewResponses(openapi3.WithStatus(http.StatusOK, &openapi3.ResponseRef{Value: openapi3.NewResponse().
 			WithDescription("The OpenAPI document").WithJSONSchema(openapi3.NewObjectSchema())})),
+	}
+}
+
+// ssoOperation is GET api.SSOPath: the single sign-on provider `lexicon login` signs in with, served
+// without a token (a browser sign-in shows the same).
+func ssoOperation() *openapi3.Operation {
+	noAuth := openapi3.SecurityRequirements{}
+	info := openapi3.NewObjectSchema().
+		WithProperty("issuer", openapi3.NewStringSchema()).
+		WithProperty("client_id", openapi3.NewStringSchema())
+	info.Required = []string{"issuer", "client_id"}
+	info.AdditionalProperties = openapi3.AdditionalProperties{Has: new(bool)}
+	return &openapi3.Operation{
+		OperationID: "SSO",
+		Summary:     "The single sign-on provider",
+		Description: "The OpenID Connect issuer and the CLI's public client that `lexicon login` signs in with. It needs no token. " +
+			"A plane without single sign-on answers sso.unavailable (503).",
+		Tags:     []string{"sso"},
+		Security: &noAuth,
+		Responses: openapi3.NewResponses(
+			openapi3.WithStatus(http.StatusOK, &openapi3.ResponseRef{Value: openapi3.NewResponse().WithDescription("The provider").WithJSONSchema(info)}),
+			openapi3.WithStatus(http.StatusServiceUnavailable, &openapi3.ResponseRef{Value: openapi3.NewResponse().
+				WithDescription("sso.unavailable: this plane has no single sign-on").WithJSONSchema(openapi3.NewObjectSchema())})),
 	}
 }
 

@@ -135,6 +135,7 @@ type overviewData struct {
 	Rollouts                  []api.Rollout      // running, paused or halted: the ones still open
 	Provisionings             []api.Provisioning // under way, or failed with an instance to delete
 	Release                   *api.Release
+	TargetSequence            int64 // the fleet's target, shown by number when its release cannot be read
 	SilentAfter               time.Duration
 	Replicas, MissingReplicas int
 }
@@ -177,12 +178,14 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request) {
 	d.Provisionings = provs.Provisionings
 	// The fleet's target, which a newer release published without a rollout does not move.
 	if seq := d.Fleet.TargetSequence; seq > 0 {
-		rel, err := run(u, r, api.ReleasesShow, u.cfg.Releases.Show, seq)
-		if err != nil {
-			u.fail(w, r, nil, err)
-			return
+		// The overview still shows the rest when the target cannot be read; the release's own page
+		// says why.
+		d.TargetSequence = seq
+		if rel, err := run(u, r, api.ReleasesShow, u.cfg.Releases.Show, seq); err == nil {
+			d.Release = &rel.Release
+		} else {
+			u.cfg.Log.Warn("ui overview: the fleet's target release cannot be read", "sequence", seq, "err", err)
 		}
-		d.Release = &rel.Release
 	}
 	ps, err := run(u, r, api.PlaneShowStatus, planeStatus(u.cfg.Health), struct{}{})
 	if err != nil {

@@ -156,6 +156,8 @@ func TestNoSecretOnAnyPage(t *testing.T) {
 				return n.ID
 			case p == "{name}" && prefix == "/backups/targets/":
 				return "target-nosuch"
+			case p == "{name}" && prefix == "/roles/":
+				return "role-nosuch"
 			}
 			t.Fatalf("route %s: no fixture for its parameter %s; add one to this test", pattern, p)
 			return ""

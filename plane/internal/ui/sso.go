@@ -47,6 +47,11 @@ type SSO struct {
 	Key      Sealer
 }
 
+// noSSO answers the single sign-on pages of a plane that has none: there is no such page here.
+func noSSO() error {
+	return errcode.New(errcode.RouteNotFound, "this plane has no single sign-on; sign in with a token")
+}
+
 // sealContext binds a sealed refresh token to its session: one copied to another row does not open.
 func sealContext(idHash string) []byte { return []byte("lexicon ui sso refresh " + idHash) }
 
@@ -68,7 +73,7 @@ func (u *UI) redirectURL(r *http.Request) string {
 // ssoStart sends the browser to the provider with a fresh state and PKCE verifier.
 func (u *UI) ssoStart(w http.ResponseWriter, r *http.Request) {
 	if !u.ssoOn() {
-		u.fail(w, r, nil, errcode.New(errcode.SSOUnavailable, "this plane has no single sign-on; sign in with a token"))
+		u.fail(w, r, nil, noSSO())
 		return
 	}
 	state, verifier := randomID(), oauth2.GenerateVerifier()
@@ -81,7 +86,7 @@ func (u *UI) ssoStart(w http.ResponseWriter, r *http.Request) {
 // with the verifier, and the person's groups must map to a role. Then a session starts as for a token.
 func (u *UI) ssoCallback(w http.ResponseWriter, r *http.Request) {
 	if !u.ssoOn() {
-		u.fail(w, r, nil, errcode.New(errcode.SSOUnavailable, "this plane has no single sign-on; sign in with a token"))
+		u.fail(w, r, nil, noSSO())
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: ssoCookie, Value: "", Path: Prefix + "/sso", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
