@@ -2,7 +2,9 @@
 // tree's agent, logs it in a test transparency log as a publisher logs into theirs (nodes and the
 // plane then require a log entry), starts a plane on SQLite and one agent on this machine, pairs them
 // the way an admin would (comparing fingerprints), runs host_report and disk_usage, and leaves the
-// plane running, with the address of its web UI. Run as root where network namespaces can be made, it
+// plane running, with the address of its web UI. On the way it prints the command that enrols a
+// second machine, assigns a small role to its node and shows the footprint, and shows the node's row
+// of the fleet security page. Run as root where network namespaces can be made, it
 // also provisions one more machine through the netns cloud (plugins/cloud/netns) and runs host_report
 // on it; elsewhere it says why not and goes on. DEMO_ONESHOT=1 runs the scenario and exits.
 //
@@ -197,8 +199,14 @@ func demo(then func(ctx context.Context, r *running) error) error {
 	if err := os.MkdirAll(agentConfig, 0o755); err != nil {
 		return err
 	}
-	policy := `{"classes": {"look": "accept", "change": "accept", "destructive": "refuse"}}`
-	if err := os.WriteFile(filepath.Join(agentConfig, "policy.json"), []byte(policy), 0o644); err != nil {
+	// Converge may write beneath one folder of the demo's, where the demo's role puts its file.
+	convergeRoot, err := filepath.Abs(filepath.Join(dir, "converge"))
+	if err != nil {
+		return err
+	}
+	policy, _ := json.Marshal(map[string]any{"classes": map[string]string{"look": "accept", "change": "accept", "destructive": "refuse"},
+		"converge": map[string]any{"paths": []string{convergeRoot}}})
+	if err := os.WriteFile(filepath.Join(agentConfig, "policy.json"), policy, 0o644); err != nil {
 		return err
 	}
 	agentDirs := []string{"--state-dir", agentState, "--config-dir", agentConfig}
@@ -255,6 +263,30 @@ func demo(then func(ctx context.Context, r *running) error) error {
 		}
 	}
 
+	var summary []string
+	step("a second machine: the command that enrols one that already exists")
+	line, err := installCommand(admin, agentPlatform)
+	if err != nil {
+		return err
+	}
+	summary = append(summary, line)
+
+	step("a small role on %s, and its footprint", "demo-node")
+	node, err := admin("nodes", "show", nodeID)
+	if err != nil {
+		return err
+	}
+	if line, err = assignRole(admin, node, convergeRoot); err != nil {
+		return err
+	}
+	summary = append(summary, line)
+
+	step("the fleet security page")
+	if line, err = fleetSecurity(admin, ready.URL, nodeID); err != nil {
+		return err
+	}
+	summary = append(summary, line)
+
 	step("one more machine, made through the netns cloud")
 	if netnsWhy != "" {
 		fmt.Fprintf(stdout, "skipped: %s\n", netnsWhy)
@@ -280,6 +312,9 @@ func demo(then func(ctx context.Context, r *running) error) error {
 		ready.URL, ready.URL, ready.CA, tokenFile, bin)
 	fmt.Fprintf(stdout, "web UI: %s/ui/ (sign in with the token in %s; the browser warns of the plane's own CA, fingerprint %s)\n",
 		ready.URL, tokenFile, ready.CAFingerprint)
+	for _, line := range summary {
+		fmt.Fprintln(stdout, line)
+	}
 	if os.Getenv("DEMO_ONESHOT") != "" {
 		return nil
 	}

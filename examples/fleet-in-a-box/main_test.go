@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -104,8 +105,34 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	summaryLines(t, told.String())
 	if !regexp.MustCompile(`\nweb UI: https://127\.0\.0\.1:\d+/ui/ \(sign in with the token in \S+; the browser warns of the plane's own CA, fingerprint \S+\)\n`).MatchString(told.String()) {
 		t.Errorf("the demo's last words do not name the web UI:\n%s", told)
+	}
+}
+
+// summaryLines checks what the demo shows beside its fleet: the one-line install of a second machine
+// (a script that fetches and joins the agent), the demo's role on its node with its footprint, and the
+// node's row of the fleet security page; each is in its summary too.
+func summaryLines(t *testing.T, told string) {
+	t.Helper()
+	cmd := regexp.MustCompile(`\necho ([A-Za-z0-9+/=]+) \| base64 -d \| sh\n`).FindStringSubmatch(told)
+	if cmd == nil {
+		t.Errorf("the demo did not print an install command:\n%s", told)
+	} else if script, err := base64.StdEncoding.DecodeString(cmd[1]); err != nil || !strings.HasPrefix(string(script), "#!/bin/sh\n") ||
+		!strings.Contains(string(script), " join ") {
+		t.Errorf("the install command's script (%v):\n%s", err, script)
+	}
+	for _, want := range []string{
+		`\nsecond machine: lexicon nodes install-command printed its one-line install \(enrolment \S+, expires \S+\)\n`,
+		`\n  file /\S+/converge/motd 0644 root:root 36 bytes sha256 [0-9a-f]{64}\n`,
+		`\nrole: demo-motd on demo-node \(with converge\), footprint file /\S+/converge/motd sha256 [0-9a-f]{12}\n`,
+		`\nfleet security: https://127\.0\.0\.1:\d+/ui/security: demo-node (grey|amber|red|green): .+ \(counts map\[.*\]\)\n`,
+		`\n==> done\n(.*\n)*fleet security: https://127\.0\.0\.1:\d+/ui/security: demo-node (grey|amber|red|green): .+\n`,
+	} {
+		if !regexp.MustCompile(want).MatchString(told) {
+			t.Errorf("the demo's output lacks %s:\n%s", want, told)
+		}
 	}
 }
 
