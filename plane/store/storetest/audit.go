@@ -155,7 +155,11 @@ var pruneTests = []test{
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 	{"Retention/Jobs", func(f *fx) {
-		n := f.node("web-1", "disk_usage")
+		n := f.node("web-1", "disk_usage", "backup")
+		backedUp := Completed(f, f.s, n.ID, "backup", json.RawMessage(`{}`), f.at(0))
+		_, err := f.s.BackupJobCreate(f.ctx, store.BackupJobCreateParams{Job: store.BackupJob{JobID: backedUp.ID, NodeID: n.ID,
+			Purpose: store.BackupPurposeRun, Target: "b2", Objects: 1}, Now: f.at(0)})
+		noErr(f, err, "BackupJobCreate")
 		old := Completed(f, f.s, n.ID, "disk_usage", json.RawMessage(`{"used":1}`), f.at(0))
 		f.batch(f.batchParams("disk_usage", n))
 		inBatch := f.finishAs(n, time.Minute, store.JobCompleted, "")
@@ -170,7 +174,7 @@ var pruneTests = []test{
 		}
 		_, err = f.s.JobGet(f.ctx, store.JobGetParams{ID: old.ID})
 		testkit.WantCode(f, err, errcode.JobNotFound)
-		for _, id := range []string{inBatch.ID, recent.ID, queued.ID} {
+		for _, id := range []string{backedUp.ID, inBatch.ID, recent.ID, queued.ID} {
 			_, err = f.s.JobGet(f.ctx, store.JobGetParams{ID: id})
 			noErr(f, err, "JobGet of a job retention keeps")
 		}
