@@ -388,6 +388,12 @@ type Store interface {
 	AuditEventPrune(ctx context.Context, p PruneParams) (int64, error)
 	// DriverCallPrune removes driver-call records older than p.Before, oldest first, and says how many.
 	DriverCallPrune(ctx context.Context, p PruneParams) (int64, error)
+	// JobPrune removes finished jobs (with their outputs and transcripts) that finished before p.Before,
+	// oldest first, except those a batch, a rollout step or a backup record names; it says how many.
+	JobPrune(ctx context.Context, p PruneParams) (int64, error)
+	// IncidentPrune removes cleared incidents triaged resolved or ignored whose last change is before
+	// p.Before, with their events, notes and notifications, oldest first; it says how many.
+	IncidentPrune(ctx context.Context, p PruneParams) (int64, error)
 
 	// Cases. The store keeps the cases nodes report on their claims: one escalation of one recipe on one node,
 	// numbered by the node. Intake is the only way in, and it holds these rules: a new id is stored, notes are

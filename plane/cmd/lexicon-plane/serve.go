@@ -107,6 +107,7 @@ func serveCmd() *cli.Command {
 		criticalFixAge                time.Duration
 		auditFile, auditWebhook       string
 		retainAudit, retainCalls      time.Duration
+		retainJobs, retainIncidents   time.Duration
 	)
 	return &cli.Command{
 		Path: "serve", Args: "--listen ADDR --data DIR [--db URL]", MaxArgs: 0,
@@ -155,6 +156,8 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&auditWebhook, "audit-webhook", "", "also POST every audit event to this http(s) URL as JSON lines (application/x-ndjson), in batches, retried while it fails")
 			fs.DurationVar(&retainAudit, "retain-audit", retention.DefaultAuditAge, "keep audit events this long (at least 720h); one replica prunes older ones")
 			fs.DurationVar(&retainCalls, "retain-driver-calls", retention.DefaultDriverCallAge, "keep driver-call records this long; one replica prunes older ones")
+			fs.DurationVar(&retainJobs, "retain-jobs", retention.DefaultJobAge, "keep finished jobs (outputs, transcripts) this long; one replica prunes older ones not named by a batch, rollout or backup")
+			fs.DurationVar(&retainIncidents, "retain-incidents", retention.DefaultIncidentAge, "keep resolved or ignored, cleared incidents (events, notes) this long; one replica prunes older ones")
 			fs.Func("log-url", "read URL of a transparency log whose key the trust folder holds (repeatable): nodes get consistency proofs from it, and the plane compares their views of it",
 				func(v string) error {
 					if u, err := url.Parse(v); err != nil || u.Host == "" {
@@ -269,7 +272,8 @@ func serveCmd() *cli.Command {
 				}})
 				bg = append(bg, views)
 			}
-			pruner, err := retention.New(retention.Config{Store: st, AuditAge: retainAudit, DriverCallAge: retainCalls, Log: log})
+			pruner, err := retention.New(retention.Config{Store: st, AuditAge: retainAudit, DriverCallAge: retainCalls,
+				JobAge: retainJobs, IncidentAge: retainIncidents, Log: log})
 			if err != nil {
 				return nil, err
 			}

@@ -1,5 +1,5 @@
-// Package retention removes what the plane keeps past its configured age: audit events and driver-call
-// records. One replica prunes at a time, under a plane-wide lease; the ages come from the plane's
+// Package retention removes what the plane keeps past its configured age: audit events, driver-call
+// records, finished jobs and settled incidents. One replica prunes at a time, under a plane-wide lease; the ages come from the plane's
 // configuration (lexicon-plane serve flags), never from an API call, so that no token can shorten the
 // audit trail.
 package retention
@@ -19,6 +19,10 @@ import (
 const (
 	DefaultAuditAge      = 400 * 24 * time.Hour
 	DefaultDriverCallAge = 90 * 24 * time.Hour
+	// DefaultJobAge keeps a quarter of finished jobs' outputs and transcripts; DefaultIncidentAge keeps
+	// settled incidents twice as long, since a recurrence is judged against them.
+	DefaultJobAge      = 90 * 24 * time.Hour
+	DefaultIncidentAge = 180 * 24 * time.Hour
 	// AuditFloor is the least age the configuration may set for audit events: a plane that prunes its
 	// trail sooner could hide a change before anyone looked.
 	AuditFloor = 30 * 24 * time.Hour
@@ -36,6 +40,8 @@ const (
 type Store interface {
 	AuditEventPrune(ctx context.Context, p store.PruneParams) (int64, error)
 	DriverCallPrune(ctx context.Context, p store.PruneParams) (int64, error)
+	JobPrune(ctx context.Context, p store.PruneParams) (int64, error)
+	IncidentPrune(ctx context.Context, p store.PruneParams) (int64, error)
 	LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) (store.Lease, error)
 }
 
@@ -44,6 +50,8 @@ type Config struct {
 	Store         Store
 	AuditAge      time.Duration
 	DriverCallAge time.Duration
+	JobAge        time.Duration
+	IncidentAge   time.Duration
 	Holder        string // this replica in the lease; "" makes one
 	Every         time.Duration
 	Now           func() time.Time
@@ -64,11 +72,22 @@ func New(c Config) (*Pruner, error) {
 	if c.DriverCallAge == 0 {
 		c.DriverCallAge = DefaultDriverCallAge
 	}
+	if c.JobAge == 0 {
+		c.JobAge = DefaultJobAge
+	}
+	if c.IncidentAge == 0 {
+		c.IncidentAge = DefaultIncidentAge
+	}
 	if c.AuditAge < AuditFloor {
 		return nil, errcode.New(errcode.UsageInvalid, "audit events are kept at least %s, not %s", AuditFloor, c.AuditAge)
 	}
-	if c.DriverCallAge <= 0 {
-		return nil, errcode.New(errcode.UsageInvalid, "driver calls are kept a positive age, not %s", c.DriverCallAge)
+	for _, a := range []struct {
+		what string
+		age  time.Duration
+	}{{"driver calls", c.DriverCallAge}, {"jobs", c.JobAge}, {"incidents", c.IncidentAge}} {
+		if a.age <= 0 {
+			return nil, errcode.New(errcode.UsageInvalid, "%s are kept a positive age, not %s", a.what, a.age)
+		}
 	}
 	if c.Holder == "" {
 		c.Holder = services.NewHolder()
@@ -102,7 +121,8 @@ func (p *Pruner) Prune(ctx context.Context) (bool, error) {
 		what  string
 		age   time.Duration
 		prune func(context.Context, store.PruneParams) (int64, error)
-	}{{"audit events", p.c.AuditAge, p.c.Store.AuditEventPrune}, {"driver calls", p.c.DriverCallAge, p.c.Store.DriverCallPrune}} {
+	}{{"audit events", p.c.AuditAge, p.c.Store.AuditEventPrune}, {"driver calls", p.c.DriverCallAge, p.c.Store.DriverCallPrune},
+		{"jobs", p.c.JobAge, p.c.Store.JobPrune}, {"incidents", p.c.IncidentAge, p.c.Store.IncidentPrune}} {
 		var total int64
 		for ctx.Err() == nil {
 			n, err := job.prune(ctx, store.PruneParams{Before: now.Add(-job.age)})

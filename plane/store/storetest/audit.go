@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -152,5 +153,54 @@ var pruneTests = []test{
 		}
 		_, err = f.s.AuditEventPrune(f.ctx, store.PruneParams{})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
+	{"Retention/Jobs", func(f *fx) {
+		n := f.node("web-1", "disk_usage", "backup")
+		backedUp := Completed(f, f.s, n.ID, "backup", json.RawMessage(`{}`), f.at(0))
+		_, err := f.s.BackupJobCreate(f.ctx, store.BackupJobCreateParams{Job: store.BackupJob{JobID: backedUp.ID, NodeID: n.ID,
+			Purpose: store.BackupPurposeRun, Target: "b2", Objects: 1}, Now: f.at(0)})
+		noErr(f, err, "BackupJobCreate")
+		old := Completed(f, f.s, n.ID, "disk_usage", json.RawMessage(`{"used":1}`), f.at(0))
+		f.batch(f.batchParams("disk_usage", n))
+		inBatch := f.finishAs(n, time.Minute, store.JobCompleted, "")
+		recent := Completed(f, f.s, n.ID, "disk_usage", json.RawMessage(`{"used":2}`), f.at(3*time.Hour))
+		queued, err := f.s.JobCreate(f.ctx, store.JobCreateParams{NodeID: n.ID, Word: "disk_usage", Class: "look",
+			Params: json.RawMessage(`{}`), CreatedBy: "test", Now: f.at(0)})
+		noErr(f, err, "JobCreate")
+		pruned, err := f.s.JobPrune(f.ctx, store.PruneParams{Before: f.at(2 * time.Hour)})
+		noErr(f, err, "JobPrune")
+		if pruned != 1 {
+			f.Fatalf("pruned %d jobs, want 1 (the old finished one)", pruned)
+		}
+		_, err = f.s.JobGet(f.ctx, store.JobGetParams{ID: old.ID})
+		testkit.WantCode(f, err, errcode.JobNotFound)
+		for _, id := range []string{backedUp.ID, inBatch.ID, recent.ID, queued.ID} {
+			_, err = f.s.JobGet(f.ctx, store.JobGetParams{ID: id})
+			noErr(f, err, "JobGet of a job retention keeps")
+		}
+		_, err = f.s.JobPrune(f.ctx, store.PruneParams{Before: f.at(time.Hour), Limit: -1})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
+	{"Retention/Incidents", func(f *fx) {
+		settled, open := f.node("web-1"), f.node("web-2")
+		same(f, "silent", kinds(f.reconcile(11*time.Minute, hooks)), []string{"plane:agent_silent/opened", "plane:agent_silent/opened"})
+		inc := f.only(settled, f.at(11*time.Minute))
+		_, err := f.s.IncidentNote(f.ctx, store.IncidentNoteParams{ID: inc.ID, By: "carol", Text: "rebooting", Now: f.at(12 * time.Minute)})
+		noErr(f, err, "IncidentNote")
+		f.seen(settled, 20*time.Minute, "")
+		f.reconcile(20*time.Minute, hooks)
+		if got := f.incident(inc.ID, 20*time.Minute); got.Condition != store.ConditionCleared || got.Triage != store.TriageResolved {
+			f.Fatalf("incident not settled: %+v", got)
+		}
+		pruned, err := f.s.IncidentPrune(f.ctx, store.PruneParams{Before: f.at(10 * time.Hour)})
+		noErr(f, err, "IncidentPrune")
+		if pruned != 1 {
+			f.Fatalf("pruned %d incidents, want 1 (the settled one)", pruned)
+		}
+		_, err = f.s.IncidentGet(f.ctx, store.IncidentGetParams{ID: inc.ID, Now: f.at(10 * time.Hour)})
+		testkit.WantCode(f, err, errcode.IncidentNotFound)
+		if got := f.only(open, f.at(10*time.Hour)); got.Condition != store.ConditionOpen || len(f.timeline(got.ID)) == 0 {
+			f.Fatalf("the open incident was touched: %+v", got)
+		}
 	}},
 }

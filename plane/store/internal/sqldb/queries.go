@@ -165,6 +165,9 @@ type AuditQueries struct {
 	AuditEventInsert, AuditEventFinish, AuditEventList string
 	EnrolmentInsert, EnrolmentGetByToken, EnrolmentUse string
 	AuditEventPrune, DriverCallPrune                   string
+	JobPrune, IncidentPruneLock, IncidentPruneAttempts string
+	IncidentPruneNotifications, IncidentPruneEvents    string
+	IncidentPrune                                      string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and

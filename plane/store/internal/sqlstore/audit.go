@@ -140,8 +140,8 @@ func (s *sqlStore) AuditEventList(ctx context.Context, p AuditEventListParams) (
 	return res, nil
 }
 
-// prune runs a retention statement: the rows older than p.Before, at most p.Limit of them.
-func (s *sqlStore) prune(ctx context.Context, q, what string, p PruneParams) (int64, error) {
+// pruneLimit checks a prune's parameters and gives its batch size.
+func pruneLimit(p PruneParams) (int64, error) {
 	if p.Before.IsZero() {
 		return 0, invalid("before", "a prune names the age it removes before")
 	}
@@ -152,10 +152,19 @@ func (s *sqlStore) prune(ctx context.Context, q, what string, p PruneParams) (in
 	if limit < 0 || limit > 100000 {
 		return 0, invalid("limit", "limit %d is outside 1..100000", limit)
 	}
+	return int64(limit), nil
+}
+
+// prune runs a retention statement: the rows older than p.Before, at most p.Limit of them.
+func (s *sqlStore) prune(ctx context.Context, q, what string, p PruneParams) (int64, error) {
+	limit, err := pruneLimit(p)
+	if err != nil {
+		return 0, err
+	}
 	if err := s.usable(); err != nil {
 		return 0, err
 	}
-	n, err := s.drv.Writer().Exec(ctx, q, p.Before.UTC(), int64(limit))
+	n, err := s.drv.Writer().Exec(ctx, q, p.Before.UTC(), limit)
 	if err != nil {
 		return 0, s.fail(err, "prune "+what)
 	}
@@ -168,4 +177,32 @@ func (s *sqlStore) AuditEventPrune(ctx context.Context, p PruneParams) (int64, e
 
 func (s *sqlStore) DriverCallPrune(ctx context.Context, p PruneParams) (int64, error) {
 	return s.prune(ctx, s.q.DriverCallPrune, "driver calls", p)
+}
+
+// JobPrune's statement leaves out the jobs a batch, a rollout step or a backup record names: those
+// records outlive their jobs' rows only by keeping them (see RATIONALE.md, retention).
+func (s *sqlStore) JobPrune(ctx context.Context, p PruneParams) (int64, error) {
+	return s.prune(ctx, s.q.JobPrune, "jobs", p)
+}
+
+// IncidentPrune removes a batch of settled incidents with their events (notes among them),
+// notifications and delivery attempts in one transaction, children first, after locking the batch so
+// that an incident reopened meanwhile is neither half-removed nor removed.
+func (s *sqlStore) IncidentPrune(ctx context.Context, p PruneParams) (int64, error) {
+	limit, err := pruneLimit(p)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = s.tx(ctx, "prune incidents", func(ex sqldb.Execer) error {
+		before := p.Before.UTC()
+		for _, q := range []string{s.q.IncidentPruneLock, s.q.IncidentPruneAttempts, s.q.IncidentPruneNotifications, s.q.IncidentPruneEvents} {
+			if _, err := ex.Exec(ctx, q, before, limit); err != nil {
+				return err
+			}
+		}
+		n, err = ex.Exec(ctx, s.q.IncidentPrune, before, limit)
+		return err
+	})
+	return n, err
 }

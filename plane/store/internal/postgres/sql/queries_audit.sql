@@ -38,3 +38,29 @@ DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < $1 
 
 -- name: DriverCallPrune
 DELETE FROM driver_calls WHERE id IN (SELECT id FROM driver_calls WHERE at < $1 ORDER BY at LIMIT $2)
+
+-- name: JobPrune
+DELETE FROM jobs WHERE id IN (SELECT j.id FROM jobs j WHERE j.finished_at < $1
+    AND j.state IN ('completed', 'failed', 'refused', 'lost', 'cancelled') AND j.batch_id IS NULL
+    AND NOT EXISTS (SELECT 1 FROM backup_jobs b WHERE b.job_id = j.id)
+    AND NOT EXISTS (SELECT 1 FROM rollout_steps r WHERE r.job_id = j.id)
+    ORDER BY j.finished_at LIMIT $2)
+
+-- fragment: incidents_past
+SELECT i.id FROM incidents i WHERE i.condition = 'cleared' AND i.triage IN ('resolved', 'ignored') AND i.changed_at < $1
+    ORDER BY i.changed_at, i.id LIMIT $2
+
+-- name: IncidentPruneLock
+SELECT id FROM incidents WHERE id IN ({{incidents_past}}) FOR UPDATE
+
+-- name: IncidentPruneAttempts
+DELETE FROM notification_attempts WHERE notification_id IN (SELECT n.id FROM notifications n WHERE n.incident_id IN ({{incidents_past}}))
+
+-- name: IncidentPruneNotifications
+DELETE FROM notifications WHERE incident_id IN ({{incidents_past}})
+
+-- name: IncidentPruneEvents
+DELETE FROM incident_events WHERE incident_id IN ({{incidents_past}})
+
+-- name: IncidentPrune
+DELETE FROM incidents WHERE id IN ({{incidents_past}})
