@@ -106,6 +106,9 @@ type RolloutStep struct {
 	// Machine is the machine the node runs on, when the rollout knows it: two steps of one machine
 	// never run at once.
 	Machine string `json:"machine,omitempty"`
+	// UpdatePhase is where the node's agent update stood in its last report, on a release step under
+	// way whose release pins an agent: fetching, restarting, on trial (a release step includes the trial).
+	UpdatePhase string `json:"update_phase,omitempty"`
 }
 
 // RolloutEvent is one entry of a rollout's audit.

@@ -359,7 +359,50 @@ func (e *Engine) timeout(ctx context.Context, ro store.Rollout, st store.Rollout
 	if st.JobID != "" {
 		_, _ = e.Store.JobMarkFailed(ctx, store.JobMarkFailedParams{ID: st.JobID, By: "rollout " + ro.ID, Message: "the rollout's step timed out", Now: e.Time()})
 	}
-	return fmt.Sprintf("%s did not report back within %s", st.Phase, ro.StepTimeout)
+	reason := fmt.Sprintf("%s did not report back within %s", st.Phase, ro.StepTimeout)
+	if ro.Kind != store.RolloutRelease || st.Phase != store.PhaseChange {
+		return reason
+	}
+	// A release step includes the agent's update and its trial: say where the node last stood, so a
+	// node on trial is not mistaken for one that never answered. A failed read only loses the detail.
+	node, err := e.Store.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
+	if err != nil {
+		return reason
+	}
+	agent, err := e.catalogFor().Agent(ctx, ro.ReleaseSequence)
+	if err != nil {
+		return reason
+	}
+	if phase := UpdatePhase(node, agent); phase != "" {
+		reason += "; the node was " + phase
+	}
+	return reason
+}
+
+// UpdatePhase names where the node's update to agent stood in its last report: fetching the new
+// agent, restarting into it (installed, the old agent's last word), on trial, or back on the old one
+// after a refusal; "" when agent is not being updated to (no agent pinned, updates off, or current).
+// Probing is not told apart from fetching: the agent reports pending through both.
+func UpdatePhase(n store.Node, agent string) string {
+	u := n.Update
+	if agent == "" || u.State == "" || u.State == channel.UpdateNone {
+		return ""
+	}
+	switch {
+	case u.State == channel.UpdateTrial && n.AgentVersion == agent:
+		return "on trial with agent " + agent
+	case u.State == channel.UpdateTrial:
+		return "restarting into agent " + u.Offered
+	case u.State == channel.UpdatePending && u.Reason != "":
+		return "waiting to fetch agent " + u.Offered + ": " + u.Reason
+	case u.State == channel.UpdatePending:
+		return "fetching and probing agent " + u.Offered
+	case u.State == channel.UpdateFetchFailed:
+		return "failing to fetch agent " + u.Offered + ": " + u.Reason
+	case u.State == channel.UpdateCurrent && n.AgentVersion != agent:
+		return "still on agent " + n.AgentVersion + " (the update to " + agent + " not begun, or its restart not reported)"
+	}
+	return ""
 }
 
 // phaseClock is when a step's phase timeout started counting: when the phase began, or when the

@@ -79,7 +79,26 @@ func (r *Room) List(ctx context.Context, who api.Token, q api.RolloutsListQuery)
 // Show answers a rollout with its steps and events.
 func (r *Room) Show(ctx context.Context, who api.Token, id string) (api.Rollout, error) {
 	ro, err := r.c.Store.RolloutGet(ctx, store.RolloutGetParams{ID: id})
-	return apiconv.Rollout(ro), err
+	if err != nil {
+		return api.Rollout{}, err
+	}
+	a := apiconv.Rollout(ro)
+	if ro.Kind != store.RolloutRelease || r.c.Words == nil {
+		return a, nil
+	}
+	agent, err := r.c.Words.Agent(ctx, ro.ReleaseSequence)
+	if err != nil || agent == "" {
+		return a, nil // the phase is a detail: the rollout is shown without it
+	}
+	for i, st := range ro.Steps {
+		if st.State != store.StepRunning || st.Phase != store.PhaseChange {
+			continue
+		}
+		if n, err := r.c.Store.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID}); err == nil {
+			a.Steps[i].UpdatePhase = UpdatePhase(n, agent)
+		}
+	}
+	return a, nil
 }
 
 // Start checks everything a rollout will need before it makes one: the selection and its stages, the

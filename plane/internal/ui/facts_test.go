@@ -3,6 +3,7 @@ package ui_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -120,5 +121,35 @@ func TestNodeSilentSinceUpdate(t *testing.T) {
 	}
 	if list := b.get("/ui/nodes", http.StatusOK); !strings.Contains(list, "silent since update to") {
 		t.Fatalf("the list does not say silent since update:\n%s", list)
+	}
+}
+
+// TestRolloutStepNamesUpdatePhase: a release rollout's step under way on a node that runs the release's
+// agent on trial says so on its row, beside the step's phase.
+func TestRolloutStepNamesUpdatePhase(t *testing.T) {
+	p := newTrusted(t)
+	admin, _ := p.token(store.RoleAdmin)
+	n := storetest.Node(t, p.store, "web-8", "0.0.1", time.Now())
+	a := p.browser()
+	a.signIn(admin)
+	a.get("/ui/releases", http.StatusOK)
+	a.upload(releaseTarWithAgent(t, p.pub, 1, map[string]string{"probe": "v1"}), a.csrf, http.StatusCreated)
+	res, _ := a.do(http.MethodPost, "/ui/rollouts", url.Values{"csrf": {a.csrf}, "release": {"1"}, "selector": {"web-8"}})
+	m := rolloutLoc.FindStringSubmatch(res.Header.Get("Location"))
+	if res.StatusCode != http.StatusSeeOther || m == nil {
+		t.Fatalf("starting a rollout: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	// The step starts as the engine starts it; this plane runs no engine.
+	if _, err := p.store.RolloutStepUpdate(t.Context(), store.RolloutStepUpdateParams{RolloutID: m[1], NodeID: n.ID,
+		FromState: store.StepPending, State: store.StepRunning, Phase: store.PhaseChange, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.store.NodeReport(t.Context(), store.NodeReportParams{ID: n.ID, Now: time.Now(), AgentVersion: "1.1.0",
+		Idle: true, Update: store.NodeUpdate{State: "trial", Offered: "1.1.0"}}); err != nil {
+		t.Fatal(err)
+	}
+	page := a.get("/ui/rollouts/"+m[1], http.StatusOK)
+	if !strings.Contains(page, `<small class="update-phase">on trial with agent 1.1.0</small>`) {
+		t.Fatalf("the step row does not name the trial:\n%s", page)
 	}
 }
