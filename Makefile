@@ -130,18 +130,19 @@ packages: agents
 
 # debian-root makes build/debian-12/root, the Debian 12 machine the package tests run real apt and dpkg
 # in and the netns cloud's debian-12 image overlays: Debian's own packages from deb.debian.org
-# (mmdebstrap, minbase, with curl and ca-certificates for provisioning and nftables for the firewall
-# converge applies), its apt sources removed (each test names its own repository). It is made once into
-# a temporary folder and renamed, so a run cut short never leaves half a root, and kept until `make
-# clean`; its check file is the newest thing it must hold (nft), so a root made before that is remade
-# whole. A run against a slow mirror takes about four minutes. Tests read it, never write it: each mounts its own overlay on it.
+# (mmdebstrap, minbase, with curl and ca-certificates for provisioning, nftables for the firewall
+# converge applies, and netbase, whose /etc/protocols nft resolves protocol names such as ipv6-icmp
+# with, as on every real Debian), its apt sources removed (each test names its own repository). It is
+# made once into a temporary folder and renamed, so a run cut short never leaves half a root, and kept
+# until `make clean`; its check file is the newest thing it must hold (/etc/protocols), so a root made
+# before that is remade whole. A run against a slow mirror takes about four minutes. Tests read it, never write it: each mounts its own overlay on it.
 DEBIAN_ROOT := $(BUILD)/debian-12/root
 DEBIAN_MIRROR ?= http://deb.debian.org
-debian-root: $(DEBIAN_ROOT)/usr/sbin/nft
+debian-root: $(DEBIAN_ROOT)/etc/protocols
 
-$(DEBIAN_ROOT)/usr/sbin/nft:
+$(DEBIAN_ROOT)/etc/protocols:
 	@rm -rf $(DEBIAN_ROOT).tmp && mkdir -p $(dir $(DEBIAN_ROOT))
-	mmdebstrap --variant=minbase --include=ca-certificates,curl,nftables --customize-hook='rm -f "$$1/etc/apt/sources.list"' \
+	mmdebstrap --variant=minbase --include=ca-certificates,curl,nftables,netbase --customize-hook='rm -f "$$1/etc/apt/sources.list"' \
 	  bookworm $(DEBIAN_ROOT).tmp "deb $(DEBIAN_MIRROR)/debian bookworm main" "deb $(DEBIAN_MIRROR)/debian-security bookworm-security main"
 	rm -rf $(DEBIAN_ROOT) && mv $(DEBIAN_ROOT).tmp $(DEBIAN_ROOT)
 

@@ -97,7 +97,8 @@ func newMachineOn(t *testing.T, lower string, binds map[string]string) *machine 
 	} else if root, err := filepath.Abs("../../build/debian-12/root"); err == nil {
 		_, errUseradd := os.Stat(filepath.Join(root, "usr/sbin/useradd"))
 		_, errNft := os.Stat(filepath.Join(root, "usr/sbin/nft"))
-		if errUseradd == nil && errNft == nil {
+		_, errProtocols := os.Stat(filepath.Join(root, "etc/protocols")) // nft resolves ipv6-icmp with it
+		if errUseradd == nil && errNft == nil && errProtocols == nil {
 			m.lower = root
 		}
 	}
