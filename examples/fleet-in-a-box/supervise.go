@@ -64,6 +64,8 @@ func (s *supervisor) loop() {
 			// Its own process group, as a service's: Ctrl-C reaches the demo, which stops the agent
 			// through the supervisor, never the agent behind the supervisor's back.
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			// A child the agent left behind may hold its output open; Wait must not wait on it.
+			cmd.WaitDelay = 5 * time.Second
 			s.mu.Lock()
 			if s.stopped {
 				s.mu.Unlock()
@@ -97,7 +99,8 @@ func (s *supervisor) loop() {
 	}
 }
 
-// stop ends the agent (SIGTERM, SIGKILL after 10 s) and starts no other.
+// stop ends the agent and what it started, its whole process group (SIGTERM, SIGKILL after 10 s), and
+// starts no other.
 func (s *supervisor) stop() {
 	s.mu.Lock()
 	if s.stopped {
@@ -110,11 +113,11 @@ func (s *supervisor) stop() {
 	cur := s.cur
 	s.mu.Unlock()
 	if cur != nil {
-		_ = cur.Process.Signal(syscall.SIGTERM)
+		_ = syscall.Kill(-cur.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-s.done:
 		case <-time.After(10 * time.Second):
-			_ = cur.Process.Kill()
+			_ = syscall.Kill(-cur.Process.Pid, syscall.SIGKILL)
 		}
 	}
 	<-s.done
