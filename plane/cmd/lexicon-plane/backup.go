@@ -49,6 +49,7 @@ func (r backupResult) Text(w io.Writer) {
 	fmt.Fprintf(w, "%s: %s store and master key %s, %d bytes; keep it as secret as the key\n", r.File, r.Store, r.MasterKeyID, r.Bytes)
 }
 
+// url is the store the flags name: --db, else SQLite in the data folder.
 func (f *storeFlags) url() string {
 	if f.db != "" {
 		return f.db
@@ -56,6 +57,7 @@ func (f *storeFlags) url() string {
 	return filepath.Join(f.data, "plane.db")
 }
 
+// keyPath is the master key file: --master-key, else master.key in the data folder.
 func keyPath(data, keyFile string) string {
 	if keyFile == "" {
 		return filepath.Join(data, "master.key")

@@ -65,11 +65,7 @@ func (f *storeFlags) open(ctx context.Context, opts ...open.Option) (store.Store
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return nil, errcode.Wrap(err, errcode.IOFailed, "cannot create data folder %s", f.data)
 	}
-	url := f.db
-	if url == "" {
-		url = filepath.Join(f.data, "plane.db")
-	}
-	return open.URL(ctx, url, opts...)
+	return open.URL(ctx, f.url(), opts...)
 }
 
 type readyLine struct {
@@ -577,11 +573,10 @@ func provisionBootstrap(planeURL, caFile, trustDir, policyFile string) (provisio
 }
 
 // driverManager loads (or, on first start, makes) the master key and sets up the drivers, whose
-// processes run with plugin. It returns the key's id too (/readyz reports it loaded).
+// processes run with plugin. It returns the key too: it seals single sign-on's refresh tokens and
+// the backup targets' secrets, and /readyz reports its id.
 func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options, pm *metrics.Plane) (*drivers.Manager, *seal.Key, error) {
-	if keyFile == "" {
-		keyFile = filepath.Join(data, "master.key")
-	}
+	keyFile = keyPath(data, keyFile)
 	_, statErr := os.Lstat(keyFile)
 	key, err := seal.LoadOrCreate(keyFile)
 	if err != nil {
