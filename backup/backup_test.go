@@ -300,3 +300,18 @@ func TestPolicy(t *testing.T) {
 		}
 	}
 }
+
+// Two nodes that verify one database on one server at once must not share a scratch database (one
+// drops the other's mid-restore), while one node's next run finds the one its killed run left.
+func TestScratchDatabaseIsOneNodes(t *testing.T) {
+	a, b := backup.ScratchDatabase("verify", "node_a", "app"), backup.ScratchDatabase("verify", "node_b", "app")
+	if a == b {
+		t.Fatalf("two nodes share the scratch database %s", a)
+	}
+	if again := backup.ScratchDatabase("verify", "node_a", "app"); again != a {
+		t.Fatalf("one node's scratch database moved: %s then %s", a, again)
+	}
+	if r := backup.ScratchDatabase("restore", "node_a", "app"); r == a {
+		t.Fatalf("a restore and a verify share %s", r)
+	}
+}

@@ -265,10 +265,11 @@ func ValidDatabaseName(s string) bool {
 }
 
 // ScratchDatabase is the name of the database a restore ("restore") or a verify ("verify") of database
-// works in: one name per database and purpose, so that one left behind by a killed run is found, and
-// dropped, by the next.
-func ScratchDatabase(purpose, database string) string {
-	sum := sha256.Sum256([]byte(database))
+// by node works in: one name per node, database and purpose, so that one left behind by a killed run is
+// found, and dropped, by the node's next, while two nodes that verify the same database on one server
+// at once each work in their own.
+func ScratchDatabase(purpose, node, database string) string {
+	sum := sha256.Sum256([]byte(node + "\x00" + database))
 	return "lexicon_" + purpose + "_" + hex.EncodeToString(sum[:8])
 }
 

@@ -393,7 +393,7 @@ func (n *node) killedRestores(t *testing.T, chain []*backup.Manifest, wantDump [
 	if got := backuptest.Dump(t, n.pg, target); !bytes.Equal(got, wantDump) {
 		t.Fatal("the database restored after a killed restore is not the database backed up")
 	}
-	scratch := backup.ScratchDatabase("restore", target)
+	scratch := backup.ScratchDatabase("restore", n.id, target)
 	if out, _ := backuptest.Psql(n.pg, "postgres", "SELECT count(*) FROM pg_database WHERE datname = '"+scratch+"'"); strings.TrimSpace(string(out)) != "0" {
 		t.Fatalf("the scratch database %s was left behind", scratch)
 	}

@@ -54,6 +54,27 @@ func (b *Buffer) WaitFor(t testing.TB, s string) {
 	}
 }
 
+// WaitForAny returns the first of ss the buffer holds, once it holds one: a test that waits for an
+// outcome names the bad ones too, and fails on one at once rather than at its deadline.
+func (b *Buffer) WaitForAny(t testing.TB, ss ...string) string {
+	t.Helper()
+	var found string
+	held := func() bool {
+		out := b.String()
+		for _, s := range ss {
+			if strings.Contains(out, s) {
+				found = s
+				return true
+			}
+		}
+		return false
+	}
+	if !b.written.until(t, held) {
+		t.Fatalf("timed out waiting for the output to hold one of %q; it ends:\n%s", ss, tail(b.String(), 4096))
+	}
+	return found
+}
+
 // tail is the last n bytes of s at most, cut at a line start when one is near.
 func tail(s string, n int) string {
 	if len(s) <= n {

@@ -167,6 +167,16 @@ func TestBufferWaitFor(t *testing.T) {
 	checkFailure(t, r, "it ends:\nline 6\n", true)
 }
 
+func TestBufferWaitForAny(t *testing.T) {
+	var b testkit.Buffer
+	go fmt.Fprint(&b, "state: failed\n")
+	if got := b.WaitForAny(t, "state: ok", "state: failed"); got != "state: failed" {
+		t.Fatalf("WaitForAny found %q", got)
+	}
+	r := run(t, func(tb testing.TB) { b.WaitForAny(tb, "x", "y") })
+	checkFailure(t, r, `timed out waiting for the output to hold one of ["x" "y"]`, true)
+}
+
 func TestClock(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	c := testkit.NewClock(t0)

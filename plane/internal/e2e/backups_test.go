@@ -53,7 +53,10 @@ func TestFleetDefaultBacksUpNodes(t *testing.T) {
 	// Each node's run is judged witnessed, then its first verify passes.
 	for _, a := range agents {
 		f.planeLog.WaitFor(t, `"node":"`+a.nodeID+`","purpose":"backup","state":"witnessed"`)
-		f.planeLog.WaitFor(t, `"node":"`+a.nodeID+`","purpose":"verify","state":"verified"`)
+		verified := `"node":"` + a.nodeID + `","purpose":"verify","state":"verified"`
+		if got := f.planeLog.WaitForAny(t, verified, `"node":"`+a.nodeID+`","purpose":"verify","state":"verify_failed"`); got != verified {
+			t.Fatalf("%s's first verify failed (the plane's log below says why)", a.name)
+		}
 	}
 	list := f.lexicon(false, "backups", "list")
 	nodes, _ := list["nodes"].([]any)

@@ -208,7 +208,7 @@ func pgRestoreInto(ctx context.Context, pg *backup.Postgres, scratch string, dum
 // pgRestoreNew restores dump into database, which must not exist. The dump is restored into a scratch
 // database and renamed to database only once all of it is in: a restore that fails, or is killed,
 // never leaves a database of that name behind.
-func pgRestoreNew(ctx context.Context, pg *backup.Postgres, database string, dump io.Reader) error {
+func pgRestoreNew(ctx context.Context, pg *backup.Postgres, node, database string, dump io.Reader) error {
 	out, err := pgScript(ctx, pg, "SELECT count(*) FROM pg_database WHERE datname = :'target';", "target="+database)
 	if err != nil {
 		return err
@@ -217,7 +217,7 @@ func pgRestoreNew(ctx context.Context, pg *backup.Postgres, database string, dum
 		return errcode.New(errcode.BackupRestoreTargetNotEmpty, "the database %s exists: a restore goes only into a database that does not exist yet", database).
 			With(errcode.DetailName, database)
 	}
-	scratch := backup.ScratchDatabase("restore", database)
+	scratch := backup.ScratchDatabase("restore", node, database)
 	if err := pgRestoreInto(ctx, pg, scratch, dump); err != nil {
 		return err
 	}
@@ -234,8 +234,8 @@ func pgRestoreNew(ctx context.Context, pg *backup.Postgres, database string, dum
 }
 
 // pgVerify restores dump into a scratch database and drops it again.
-func pgVerify(ctx context.Context, pg *backup.Postgres, database string, dump io.Reader) error {
-	scratch := backup.ScratchDatabase("verify", database)
+func pgVerify(ctx context.Context, pg *backup.Postgres, node, database string, dump io.Reader) error {
+	scratch := backup.ScratchDatabase("verify", node, database)
 	if err := pgRestoreInto(ctx, pg, scratch, dump); err != nil {
 		return err
 	}

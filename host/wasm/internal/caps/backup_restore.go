@@ -49,7 +49,7 @@ func backupVerify(ctx context.Context, d *Dispatcher, c manifest.Capability, raw
 		if err := allowDatabase(env, c.Cap, database); err != nil {
 			return err
 		}
-		return pgVerify(ctx, env.Policy.Postgres, database, dump)
+		return pgVerify(ctx, env.Policy.Postgres, d.grant.Node, database, dump)
 	}
 	res, err := r.Verify(ctx, check)
 	if err != nil {
@@ -177,7 +177,7 @@ func restoreDatabase(ctx context.Context, d *Dispatcher, env *BackupEnv, c manif
 	}
 	defer dump.Close()
 	counted := &countingReader{r: dump}
-	if err := pgRestoreNew(ctx, env.Policy.Postgres, into, counted); err != nil {
+	if err := pgRestoreNew(ctx, env.Policy.Postgres, d.grant.Node, into, counted); err != nil {
 		return nil, err
 	}
 	return capv1.BackupRestoreResult{Run: r.Last().Run, Database: req.Database, IntoDatabase: into, DumpBytes: counted.n}, nil
