@@ -250,6 +250,15 @@ func (r *Room) MarkFailed(ctx context.Context, who api.Token, id string, req api
 	return r.answer(ctx, j, err)
 }
 
+// Ended takes in jobs another room ended (a pairing that ended cancels its node's queued jobs and
+// loses its running one): they are counted, and their batches move on as if each had ended here.
+func (r *Room) Ended(ctx context.Context, ended ...store.Job) {
+	for _, j := range ended {
+		r.c.Metrics.JobEnded(j.Word, string(j.State))
+	}
+	r.advance(ctx, ended...)
+}
+
 // advance moves on the batches of jobs that just ended.
 func (r *Room) advance(ctx context.Context, ended ...store.Job) {
 	r.batches.advance(ctx, r.c.Now(), ended...)

@@ -17,7 +17,6 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/apiconv"
 	"github.com/lexicon-fleet/lexicon/plane/internal/lease"
-	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodetext"
 	"github.com/lexicon-fleet/lexicon/plane/internal/releases"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
@@ -60,8 +59,14 @@ type Config struct {
 	Leases *lease.Room
 	// Cases takes in the cases a claim carries; nil drops them.
 	Cases Intaker
-	// Metrics counts the jobs a disconnect ends (nil: not counted).
-	Metrics *metrics.Plane
+	// Jobs is told of the jobs an ended pairing cancelled or lost (nil: no one is).
+	Jobs JobsEnder
+}
+
+// JobsEnder takes in the jobs a room other than the jobs room ended: the jobs room counts them and
+// moves their batches on, so that a batch never waits on the job of a node that is gone.
+type JobsEnder interface {
+	Ended(ctx context.Context, ended ...store.Job)
 }
 
 // Room is the nodes' Go API, which the HTTP server and the web UI both call.
@@ -294,6 +299,7 @@ func (r *Room) Leave(ctx context.Context, node Proven, req channel.LeaveRequest)
 		return channel.LeaveResponse{}, err
 	}
 	r.log.Info("node left", "node", node.n.ID, "name", node.n.Name, "reason", req.Reason, "cancelled", len(res.Cancelled), "lost", len(res.Lost))
+	r.JobsEnded(ctx, res.Cancelled, res.Lost)
 	return channel.LeaveResponse{NodeID: node.n.ID, State: string(res.Node.State)}, nil
 }
 
@@ -433,17 +439,18 @@ func (r *Room) Disconnect(ctx context.Context, who api.Token, ref string) (api.D
 		return api.Disconnected{}, err
 	}
 	r.log.Info("node disconnected", "node", n.ID, "name", n.Name, "by", who.Name)
-	r.JobsEnded(res.Cancelled, res.Lost)
+	r.JobsEnded(ctx, res.Cancelled, res.Lost)
 	named := func(j store.Job) api.Job { return apiconv.Job(j, n.Name) }
 	return api.Disconnected{Node: apiconv.Node(res.Node), Cancelled: apiconv.Each(res.Cancelled, named), Lost: apiconv.Each(res.Lost, named)}, nil
 }
 
-// JobsEnded counts the jobs an ended pairing cancelled or lost.
-func (r *Room) JobsEnded(lists ...[]store.Job) {
+// JobsEnded hands the jobs an ended pairing cancelled or lost to the jobs room.
+func (r *Room) JobsEnded(ctx context.Context, lists ...[]store.Job) {
+	if r.c.Jobs == nil {
+		return
+	}
 	for _, list := range lists {
-		for _, j := range list {
-			r.c.Metrics.JobEnded(j.Word, string(j.State))
-		}
+		r.c.Jobs.Ended(ctx, list...)
 	}
 }
 

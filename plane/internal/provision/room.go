@@ -131,7 +131,7 @@ func (r *Room) Decommission(ctx context.Context, who api.Token, nodeRef string, 
 	if err != nil {
 		return api.Decommissioned{}, err
 	}
-	r.c.Nodes.JobsEnded(d.Node.Cancelled, d.Node.Lost)
+	r.c.Nodes.JobsEnded(ctx, d.Node.Cancelled, d.Node.Lost)
 	named := func(j store.Job) api.Job { return apiconv.Job(j, n.Name) }
 	node := n
 	if d.Node.Node.ID != "" {

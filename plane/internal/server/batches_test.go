@@ -217,3 +217,45 @@ func TestBatchErrorBudgetStops(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchMovesOnWhenANodeGoes: a node disconnected (or gone by its own goodbye) while its job is in a
+// batch cancels the job, and the batch moves on as if the job had ended: the room its bound held is
+// given to a waiting job, and the batch ends rather than waiting on a node that is gone.
+func TestBatchMovesOnWhenANodeGoes(t *testing.T) {
+	f := newBatchFleet(t, 3)
+	b := f.start(api.BatchRequest{Word: "peek", Selector: "role=web", MaxParallel: 1})
+	jobs := func(state string) []api.Job {
+		var l api.BatchJobList
+		f.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/batches/"+b.ID+"/jobs?state="+state, nil, &l)
+		return l.Jobs
+	}
+	waiting := jobs("waiting")
+	var inRoom api.Job
+	for _, j := range jobs("queued") {
+		if j.NodeID != waiting[0].NodeID && j.NodeID != waiting[1].NodeID {
+			inRoom = j
+		}
+	}
+	if len(waiting) != 2 || inRoom.ID == "" {
+		t.Fatalf("waiting %+v, in the room %+v", waiting, inRoom)
+	}
+	// The node whose job holds the batch's only place goes, and so does one that waits.
+	for _, id := range []string{inRoom.NodeID, waiting[0].NodeID} {
+		f.want(http.StatusOK, "", store.RoleAdmin, http.MethodPost, "/nodes/"+id+"/disconnect", nil, nil)
+	}
+	if got := f.show(b.ID); got.Counts != (api.BatchCounts{Queued: 1, Cancelled: 2}) || got.State != api.BatchRunning {
+		t.Fatalf("after two nodes went: %+v", got)
+	}
+	last := -1
+	for i, k := range f.keys {
+		if n, err := f.st.NodeGetByKey(t.Context(), store.NodeGetByKeyParams{Fingerprint: k.Public().Fingerprint()}); err == nil && n.ID == waiting[1].NodeID {
+			last = i
+		}
+	}
+	if !f.run(last, channel.OutcomeCompleted, `{}`) {
+		t.Fatal("the job the bound released was not handed out")
+	}
+	if got := f.show(b.ID); got.State != api.BatchDone || got.Counts != (api.BatchCounts{Completed: 1, Cancelled: 2}) {
+		t.Fatalf("done %+v", got)
+	}
+}

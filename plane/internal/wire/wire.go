@@ -138,9 +138,10 @@ func New(cfg Config) *server.Server {
 	rels := releases.New(releases.Config{Store: st, TrustDir: cfg.TrustDir, Log: log, Now: now, Catalog: catalog, Deployer: rolls, Published: published})
 	leases := lease.New(st)
 	cs := cases.New(cases.Config{Store: st, Log: log, Now: now, MaxOpen: cfg.MaxOpenCases, Webhooks: cfg.WebhookNames, Queued: cfg.NotificationsQueued})
-	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Metrics: cfg.Metrics})
-	// The backups room queues jobs through the jobs room, which asks it for their grants at hand-out.
+	// The backups room queues jobs through the jobs room, which asks it for their grants at hand-out;
+	// the nodes room hands it the jobs an ended pairing ends.
 	var js *jobs.Room
+	ns := nodes.New(nodes.Config{Store: st, Log: log, Now: now, Releases: rels, Leases: leases, Cases: cs, Jobs: lateJobs{&js}})
 	bk := backups.New(backups.Config{Store: st, Key: cfg.Key, Nodes: ns, Log: log, Now: now, Jobs: lateJobs{&js}})
 	js = jobs.NewRoom(jobs.RoomConfig{Store: st, Log: log, Now: now, Nodes: ns, Manifests: catalog, Leases: leases, Metrics: cfg.Metrics,
 		Grants: bk})
@@ -192,13 +193,15 @@ func idTokens(s *sso.SSO) tokens.IDTokenVerifier {
 	return s
 }
 
-// lateJobs is the jobs room the backups room queues through, made after it: the jobs room asks the
-// backups room for grants, so one of the two is given the other once both exist.
+// lateJobs is the jobs room as the backups and nodes rooms take it, made after them: the jobs room asks
+// the backups room for grants and the nodes room for nodes, so each is given the other once both exist.
 type lateJobs struct{ r **jobs.Room }
 
 func (l lateJobs) CreateBackup(ctx context.Context, who api.Token, req api.JobRequest, b store.BackupJob) (api.Job, error) {
 	return (*l.r).CreateBackup(ctx, who, req, b)
 }
+
+func (l lateJobs) Ended(ctx context.Context, ended ...store.Job) { (*l.r).Ended(ctx, ended...) }
 
 // bootstrap reads what an install command gives a machine: the provisioning engine's (set once the
 // plane knows its URL and CA), else the configuration's; nil when neither is there.
