@@ -394,6 +394,9 @@ type Store interface {
 	// IncidentPrune removes cleared incidents triaged resolved or ignored whose last change is before
 	// p.Before, with their events, notes and notifications, oldest first; it says how many.
 	IncidentPrune(ctx context.Context, p PruneParams) (int64, error)
+	// BatchPrune removes batches every job of which ended before p.Before, with their jobs and skipped
+	// nodes, oldest first; it says how many batches. A batch goes whole or not at all.
+	BatchPrune(ctx context.Context, p PruneParams) (int64, error)
 
 	// Cases. The store keeps the cases nodes report on their claims: one escalation of one recipe on one node,
 	// numbered by the node. Intake is the only way in, and it holds these rules: a new id is stored, notes are

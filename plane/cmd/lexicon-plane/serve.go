@@ -152,7 +152,7 @@ func serveCmd() *cli.Command {
 			fs.StringVar(&auditWebhook, "audit-webhook", "", "also POST every audit event to this http(s) URL as JSON lines (application/x-ndjson), in batches, retried while it fails")
 			fs.DurationVar(&retainAudit, "retain-audit", retention.DefaultAuditAge, "keep audit events this long (at least 720h); one replica prunes older ones")
 			fs.DurationVar(&retainCalls, "retain-driver-calls", retention.DefaultDriverCallAge, "keep driver-call records this long; one replica prunes older ones")
-			fs.DurationVar(&retainJobs, "retain-jobs", retention.DefaultJobAge, "keep finished jobs (outputs, transcripts) this long; one replica prunes older ones not named by a batch, rollout or backup")
+			fs.DurationVar(&retainJobs, "retain-jobs", retention.DefaultJobAge, "keep finished jobs (outputs, transcripts) and ended batches this long; one replica prunes older ones (jobs a rollout or a backup record names stay with it)")
 			fs.DurationVar(&retainIncidents, "retain-incidents", retention.DefaultIncidentAge, "keep resolved or ignored, cleared incidents (events, notes) this long; one replica prunes older ones")
 			fs.Func("log-url", "read URL of a transparency log whose key the trust folder holds (repeatable): nodes get consistency proofs from it, and the plane compares their views of it",
 				func(v string) error {

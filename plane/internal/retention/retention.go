@@ -1,5 +1,5 @@
 // Package retention removes what the plane keeps past its configured age: audit events, driver-call
-// records, finished jobs and settled incidents. One replica prunes at a time, under a plane-wide lease; the ages come from the plane's
+// records, finished jobs and batches, and settled incidents. One replica prunes at a time, under a plane-wide lease; the ages come from the plane's
 // configuration (lexicon-plane serve flags), never from an API call, so that no token can shorten the
 // audit trail.
 package retention
@@ -42,6 +42,7 @@ type Store interface {
 	DriverCallPrune(ctx context.Context, p store.PruneParams) (int64, error)
 	JobPrune(ctx context.Context, p store.PruneParams) (int64, error)
 	IncidentPrune(ctx context.Context, p store.PruneParams) (int64, error)
+	BatchPrune(ctx context.Context, p store.PruneParams) (int64, error)
 	LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) (store.Lease, error)
 }
 
@@ -122,7 +123,8 @@ func (p *Pruner) Prune(ctx context.Context) (bool, error) {
 		age   time.Duration
 		prune func(context.Context, store.PruneParams) (int64, error)
 	}{{"audit events", p.c.AuditAge, p.c.Store.AuditEventPrune}, {"driver calls", p.c.DriverCallAge, p.c.Store.DriverCallPrune},
-		{"jobs", p.c.JobAge, p.c.Store.JobPrune}, {"incidents", p.c.IncidentAge, p.c.Store.IncidentPrune}} {
+		{"jobs", p.c.JobAge, p.c.Store.JobPrune}, {"batches", p.c.JobAge, p.c.Store.BatchPrune},
+		{"incidents", p.c.IncidentAge, p.c.Store.IncidentPrune}} {
 		var total int64
 		for ctx.Err() == nil {
 			n, err := job.prune(ctx, store.PruneParams{Before: now.Add(-job.age)})

@@ -181,6 +181,33 @@ var pruneTests = []test{
 		_, err = f.s.JobPrune(f.ctx, store.PruneParams{Before: f.at(time.Hour), Limit: -1})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
+	{"Retention/Batches", func(f *fx) {
+		n, m := f.node("web-1", "disk_usage"), f.node("web-2", "disk_usage")
+		ended := f.batch(f.batchParams("disk_usage", n))
+		f.finishAs(n, time.Minute, store.JobCompleted, `{"used":1}`)
+		open := f.batch(f.batchParams("disk_usage", m)) // its job never ends
+		late := f.batch(f.batchParams("disk_usage", n))
+		f.finishAs(n, 3*time.Hour, store.JobCompleted, `{"used":2}`) // ended after the age
+		pruned, err := f.s.BatchPrune(f.ctx, store.PruneParams{Before: f.at(2 * time.Hour)})
+		noErr(f, err, "BatchPrune")
+		if pruned != 1 {
+			f.Fatalf("pruned %d batches, want 1 (the one whose jobs all ended before the age)", pruned)
+		}
+		_, err = f.s.BatchGet(f.ctx, store.BatchGetParams{ID: ended.ID})
+		testkit.WantCode(f, err, errcode.JobBatchNotFound)
+		for _, b := range []store.Batch{open, late} {
+			if got := f.getBatch(b.ID); got.Jobs != 1 || len(f.batchJobs(b.ID, "", "")) != 1 {
+				f.Fatalf("a batch retention keeps lost its job: %+v", got)
+			}
+		}
+		jobs, err := f.s.JobList(f.ctx, store.JobListParams{NodeID: n.ID})
+		noErr(f, err, "JobList")
+		if len(jobs.Jobs) != 1 {
+			f.Fatalf("web-1 keeps %d jobs, want the late batch's one", len(jobs.Jobs))
+		}
+		_, err = f.s.BatchPrune(f.ctx, store.PruneParams{Before: f.at(time.Hour), Limit: -1})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
 	{"Retention/Incidents", func(f *fx) {
 		settled, open := f.node("web-1"), f.node("web-2")
 		same(f, "silent", kinds(f.reconcile(11*time.Minute, hooks)), []string{"plane:agent_silent/opened", "plane:agent_silent/opened"})

@@ -185,6 +185,28 @@ func (s *sqlStore) JobPrune(ctx context.Context, p PruneParams) (int64, error) {
 	return s.prune(ctx, s.q.JobPrune, "jobs", p)
 }
 
+// BatchPrune removes the batches whose jobs all ended before p.Before with their jobs and skips, in one
+// transaction, children first. No lock is needed: a job that has ended never opens again, so a batch
+// past its age stays past it.
+func (s *sqlStore) BatchPrune(ctx context.Context, p PruneParams) (int64, error) {
+	limit, err := pruneLimit(p)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = s.tx(ctx, "prune batches", func(ex sqldb.Execer) error {
+		before := p.Before.UTC()
+		for _, q := range []string{s.q.BatchPruneJobs, s.q.BatchPruneSkips} {
+			if _, err := ex.Exec(ctx, q, before, limit); err != nil {
+				return err
+			}
+		}
+		n, err = ex.Exec(ctx, s.q.BatchPrune, before, limit)
+		return err
+	})
+	return n, err
+}
+
 // IncidentPrune removes a batch of settled incidents with their events (notes among them),
 // notifications and delivery attempts in one transaction, children first, after locking the batch so
 // that an incident reopened meanwhile is neither half-removed nor removed.

@@ -90,3 +90,18 @@ SELECT node_id, node_name, reason FROM batch_skips
 WHERE batch_id = ?1 AND (?2 = '' OR node_id > ?2)
 ORDER BY node_id
 LIMIT ?3
+
+-- fragment: batches_past
+-- The batches every job of which ended before ?1 (a batch holds at least one job), oldest first.
+SELECT b.id FROM batches b WHERE b.created_at < ?1
+    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.batch_id = b.id AND (j.finished_at IS NULL OR j.finished_at >= ?1))
+    ORDER BY b.created_at, b.id LIMIT ?2
+
+-- name: BatchPruneJobs
+DELETE FROM jobs WHERE batch_id IN ({{batches_past}})
+
+-- name: BatchPruneSkips
+DELETE FROM batch_skips WHERE batch_id IN ({{batches_past}})
+
+-- name: BatchPrune
+DELETE FROM batches WHERE id IN ({{batches_past}})
