@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lexicon-fleet/lexicon/host/wasm/pkgmgr/apttest"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
@@ -17,7 +18,21 @@ import (
 // runs on the node.
 func TestInstallCommandOnNetns(t *testing.T) {
 	needNamespaces(t)
-	const gateway, rng = "10.213.92.1", "10.213.92.0/24"
+	installCommand(t, "10.213.92.1", "10.213.92.0/24", "host", "")
+}
+
+// TestInstallCommandOnDebianRoot pastes the same command on a fresh Debian 12 (the root `make
+// debian-root` builds with mmdebstrap, overlaid as the instance's own /): it must work with nothing but
+// what a minimal Debian has (curl, sha256sum, install), and write its trust folder, policy and agent
+// into that machine's root, not the host's.
+func TestInstallCommandOnDebianRoot(t *testing.T) {
+	needNamespaces(t)
+	installCommand(t, "10.213.93.1", "10.213.93.0/24", "debian-12", apttest.DebianRoot(t))
+}
+
+// installCommand enrols a machine of the netns cloud's image (root: the image's machine root, "" for
+// the host) through the install command.
+func installCommand(t *testing.T, gateway, rng, image, root string) {
 	f := netnsFleet(t, gateway, "1.2.0")
 	tr := &testkit.Buffer{}
 	defer func() {
@@ -25,7 +40,12 @@ func TestInstallCommandOnNetns(t *testing.T) {
 			t.Logf("commands:\n%s", tr.String())
 		}
 	}()
-	state := f.netnsAccount(tr, "local", rng)
+	var state string
+	if root == "" {
+		state = f.netnsAccount(tr, "local", rng)
+	} else {
+		state = f.netnsAccount(tr, "local", rng, map[string]string{image: root})
+	}
 	ic := f.cli(tr, 0, "nodes", "install-command", "--labels", "role=db,env=e2e", "--expires", "10m")
 	cmd, _ := ic["command"].(string)
 	b64, ok := strings.CutPrefix(cmd, "echo ")
@@ -38,7 +58,7 @@ func TestInstallCommandOnNetns(t *testing.T) {
 	text := strings.Replace(string(script), "set -eu\n", "set -eu\nLEXICON_NAME=db-1\n", 1)
 	userData := filepath.Join(f.dir, "install.sh")
 	must(t, os.WriteFile(userData, []byte(text), 0o600))
-	inst := f.cli(tr, 0, "cloud", "create", "--account", "local", "--region", "local", "--type", "ns-1", "--image", "host",
+	inst := f.cli(tr, 0, "cloud", "create", "--account", "local", "--region", "local", "--type", "ns-1", "--image", image,
 		"--label", "db-1", "--user-data-file", userData)
 	instanceID := inst["id"].(string)
 
@@ -64,5 +84,19 @@ func TestInstallCommandOnNetns(t *testing.T) {
 	}
 	if got := f.cli(tr, 0, "audit", "list", "--operation", "NodesInstallCommand"); len(got["events"].([]any)) != 1 {
 		t.Errorf("the trail: %v", got)
+	}
+	if root != "" {
+		// The agent, its trust folder and its policy are the instance's (its bound folders, under the
+		// netns state, as on the host image); nothing was written into the image.
+		fs := filepath.Join(state, "instances", instanceID, "fs")
+		for _, p := range [][2]string{{"usr-local-bin/lexicon-agent", "/usr/local/bin/lexicon-agent"},
+			{"etc-lexicon-agent/trust", "/etc/lexicon-agent/trust"}, {"etc-lexicon-agent/policy.json", "/etc/lexicon-agent/policy.json"}} {
+			if _, err := os.Stat(filepath.Join(fs, p[0])); err != nil {
+				t.Errorf("%s is not the instance's: %v", p[1], err)
+			}
+			if _, err := os.Stat(filepath.Join(root, p[1])); err == nil {
+				t.Errorf("%s was written into the image", p[1])
+			}
+		}
 	}
 }

@@ -80,14 +80,18 @@ func (f *fleet) pinAgent(version, binary string) {
 
 // netnsAccount enables the netns driver unconfined and adds an account whose state root is the test's
 // and whose range is rng.
-func (f *fleet) netnsAccount(tr *testkit.Buffer, name, rng string) string {
+func (f *fleet) netnsAccount(tr *testkit.Buffer, name, rng string, images ...map[string]string) string {
 	t := f.t.(*testing.T)
 	if got := f.cli(tr, 1, "drivers", "enable", "cloud-netns"); errCode(got) != "driver.unconfined" {
 		t.Fatalf("enable of the privileged netns driver without --unconfined: %v", got)
 	}
 	f.cli(tr, 0, "drivers", "enable", "cloud-netns", "--unconfined")
 	state := filepath.Join(t.TempDir(), "netns")
-	settings := writeJSON(t, filepath.Join(f.dir, name+".json"), map[string]any{"root": state, "range": rng, "test": true})
+	s := map[string]any{"root": state, "range": rng, "test": true}
+	if len(images) > 0 {
+		s["images"] = images[0] // image name -> machine root, beside the host image
+	}
+	settings := writeJSON(t, filepath.Join(f.dir, name+".json"), s)
 	f.cli(tr, 0, "accounts", "add", "--driver", "cloud-netns", "--name", name, "--credential-file", writeSecret(t, f.dir, "local"), "--settings-file", settings)
 	// Instances outlive the plane (namespaces and their agents): whatever a failed test left is
 	// deleted through the plane before it stops (cleanups run last-registered first).

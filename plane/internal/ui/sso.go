@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -125,8 +126,23 @@ func (u *UI) ssoCallback(w http.ResponseWriter, r *http.Request) {
 	audit.NoteActor(r.Context(), who.ID, who.Name)
 	u.cfg.Log.Info("ui session started", "user", id.Name, "role", id.Role, "via", "sso")
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.id, Path: Prefix, Expires: s.expires, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+	// Not a redirect: the browser came here from the provider's site, and a browser does not send a
+	// SameSite=Strict cookie on any step of a navigation another site started, so a 303 to the
+	// overview landed on the sign-in page again (headless Chromium showed it; Go's cookie jar does not
+	// know SameSite). A page of the plane's own that moves on starts a same-site navigation, which
+	// carries the cookie. Rejected: a Lax session cookie, which would send it on every cross-site GET.
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, ssoContinuePage)
 }
+
+// ssoContinuePage moves a browser just signed in on to the overview: at once by its meta refresh, or by
+// its link (a browser that refuses refreshes).
+const ssoContinuePage = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=` + Prefix + `/"><title>Signed in · Lexicon</title></head>
+<body><p>Signed in. <a href="` + Prefix + `/" id="sso-continue">Continue to the overview</a>.</p></body></html>
+`
 
 // ssoViewer reads a single sign-on session, asking the provider again once its refresh is due: a
 // person the provider no longer vouches for, or whose groups map to no role now, is signed out. The

@@ -208,6 +208,7 @@ func (u *UI) Handler() http.Handler {
 		r.Post("/rollouts/{id}/revert", u.rolloutMove(api.RolloutsRevert, u.cfg.Rollouts.Revert))
 		r.Get("/machines", u.machines)
 		r.Post("/machines", u.machineAdd)
+		r.Post("/machines/{id}/edit", u.machineEdit)
 		r.Post("/machines/{id}/confirm", u.machineMove(api.MachinesConfirm, u.machineConfirm))
 		r.Post("/machines/{id}/remove", u.machineMove(api.MachinesRemove, u.machineRemove))
 		r.Get("/security", u.security)
