@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -295,6 +296,89 @@ func TestRolesOnAgent(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(index); string(b) != "<h1>three</h1>\n" {
 			t.Fatalf("the apply from the page: %q", b)
+		}
+	}
+}
+
+// TestRolesApplyPlaneKilled kills the plane (SIGKILL, as a crash) at each of its steps of a role
+// apply, on a real agent: once the apply's rollout is stored, once the node's converge job is queued
+// (its step started), and once the node's result is stored but before the step is judged. Each time
+// the plane starts again on the same store, and the apply finishes (the rollout completes, the node
+// ran its converge once) or, when the plane died between handing the job out and the node hearing of
+// it, is reported: the job lost, the rollout halted naming the node, and a new apply completes. Either
+// way the file is on the node, whole, and the node's footprint shows it changed. Each
+// kill point has a role of its own (each adds one file to the node's footprint), so the plane's log
+// lines of one apply are told from another's.
+func TestRolesApplyPlaneKilled(t *testing.T) {
+	dir := filepath.Join(testkit.SafeDir(t), "machine")
+	must(t, os.Mkdir(dir, 0o755))
+	f := newFleet(t, "sqlite", fleetOptions{serveArgs: rolloutServe, claimWait: "2s",
+		stage: func(modules string) { stageConverge(t, modules, dir) }})
+	a := f.enrol("web-1", fmt.Sprintf(`{"classes": {"look": "accept", "change": "accept", "destructive": "refuse"}, "converge": {"paths": [%q]}}`, dir))
+	rolloutRE := regexp.MustCompile(`"msg":"roles apply started","role":"([a-z0-9-]+)","rollout":"(ro_[0-9a-z]+)"`)
+	queuedRE := regexp.MustCompile(`"msg":"rollout job queued","rollout":"(ro_[0-9a-z]+)","node":"web-1","phase":"change","job":"(job_[0-9a-z]+)"`)
+	find := func(re *regexp.Regexp, key string) []string {
+		t.Helper()
+		for _, m := range re.FindAllStringSubmatch(f.planeLog.String(), -1) {
+			if m[1] == key {
+				return m
+			}
+		}
+		t.Fatalf("no %s line for %s in the plane's log", re, key)
+		return nil
+	}
+	for i, point := range []string{"rollout stored", "job queued", "result stored"} {
+		role := fmt.Sprintf("kill-%d", i)
+		path := filepath.Join(dir, role+".conf")
+		content := fmt.Sprintf("# %s: killed at %s\n", role, point)
+		b, err := json.Marshal(map[string]any{"name": role, "files": []map[string]any{{"path": path, "content": content}}})
+		must(t, err)
+		file := filepath.Join(f.dir, role+".json")
+		must(t, os.WriteFile(file, b, 0o600))
+		f.lexicon(false, "roles", "create", file)
+		f.lexicon(false, "roles", "assign", role, "web-1")
+
+		// The apply's CLI runs on its own; the plane may die under it.
+		start(t, "lexicon", "roles", "apply", role, "--plane", f.url, "--ca", f.ca, "--token-file", f.tokenFile, "-o", "json")
+		f.planeLog.WaitFor(t, `"msg":"roles apply started","role":"`+role+`"`)
+		id := find(rolloutRE, role)[2]
+		switch point {
+		case "job queued":
+			f.planeLog.WaitFor(t, `"msg":"rollout job queued","rollout":"`+id+`"`)
+		case "result stored":
+			f.planeLog.WaitFor(t, `"msg":"rollout job queued","rollout":"`+id+`"`)
+			f.planeLog.WaitFor(t, jobLogged("job finished", find(queuedRE, id)[2]))
+		}
+		f.plane.kill()
+		f.listen = strings.TrimPrefix(f.url, "https://") // the agent knows this address
+		f.startPlane("2s")
+
+		ro, status := f.waitRollout(id)
+		if status != 0 && ro["state"] == "halted" && ro["halt_node"] == "web-1" && strings.Contains(fmt.Sprint(ro["halt_reason"]), "job.lost") {
+			// The plane died after handing the job out and before the node had the answer: a job is
+			// handed out at most once, so the node, claiming idle, has it counted lost, and the
+			// rollout halts naming the node and why. Nothing ran; the apply is run again.
+			t.Logf("killed at %s: the apply was reported halted: %v", point, ro["halt_reason"])
+			f.oneJobEach(ro, id)
+			ro, status = f.lexiconStatus("roles", "apply", role, "--wait")
+			id, _ = ro["id"].(string)
+		}
+		if status != 0 || ro["state"] != "completed" {
+			t.Fatalf("killed at %s: the apply after the restart: exit status %d, %v", point, status, ro)
+		}
+		f.oneJobEach(ro, id)
+		if got, err := os.ReadFile(path); err != nil || string(got) != content {
+			t.Fatalf("killed at %s: the file on the node: %q %v", point, got, err)
+		}
+		fp := f.lexicon(false, "nodes", "footprint", a.nodeID)
+		for _, it := range fp["items"].([]any) {
+			it := it.(map[string]any)
+			if it["id"] == "file:"+path && it["state"] != "changed" {
+				t.Errorf("killed at %s: the footprint shows %v", point, it)
+			}
+		}
+		if jobs := f.rolloutJobs(ro); outputOf(t, jobs[a.nodeID]).Result != "converged" {
+			t.Errorf("killed at %s: the converge: %v", point, jobs[a.nodeID])
 		}
 	}
 }
