@@ -157,6 +157,22 @@ func TestRolesOnAgent(t *testing.T) {
 	}
 	fileID := "file:" + index
 
+	// Bad input, through the CLI: a role file that fails its schema is refused naming the field, an
+	// assignment whose selector picks no node is refused, and a role no node carries has nothing to
+	// plan.
+	bad := filepath.Join(f.dir, "bad-role.yaml")
+	must(t, os.WriteFile(bad, []byte("name: bad\nfiles:\n  - {path: /etc/x, content: x, mode: banana}\n"), 0o600))
+	if got := f.lexicon(true, "roles", "create", bad); got["code"] != "role.invalid" || !strings.Contains(fmt.Sprint(got), "/files/0/mode") {
+		t.Errorf("a role file failing its schema: %v", got)
+	}
+	f.lexicon(false, "roles", "create", roleFile("lonely", map[string]string{filepath.Join(www, "lonely"): "x\n"}))
+	if got := f.lexicon(true, "roles", "assign", "lonely", "tier=nowhere"); got["code"] != "role.no_match" {
+		t.Errorf("an assignment whose selector picks no node: %v", got)
+	}
+	if got := f.lexicon(true, "roles", "plan", "lonely"); got["code"] != "role.no_nodes" {
+		t.Errorf("a plan of a role no node carries: %v", got)
+	}
+
 	// Plan changes nothing.
 	{
 		o := plan()
