@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
@@ -113,15 +114,26 @@ func benchRoles(b *testing.B) []Spec {
 }
 
 // BenchmarkRender10000Nodes renders the footprints of 10,000 nodes, each carrying three roles of 20
-// items: the plane's cost of answering what every node of a large fleet should carry.
+// items: the plane's cost of answering what every node of a large fleet should carry. Each node is
+// rendered on its own, the worst case: the room renders once per distinct set of roles (fleet.render),
+// so a fleet of few combinations costs far less. It prints the median pass with its range beside the
+// goal; issue 26 asks for the figure to be printed and sets no number for it, so the line says so.
 func BenchmarkRender10000Nodes(b *testing.B) {
 	specs := benchRoles(b)
 	b.ReportAllocs()
+	var passes []time.Duration
 	for b.Loop() {
+		start := time.Now()
 		for range 10000 {
 			if _, err := Render(specs); err != nil {
 				b.Fatal(err)
 			}
 		}
+		passes = append(passes, time.Since(start))
 	}
+	slices.Sort(passes)
+	med := passes[len(passes)/2]
+	b.ReportMetric(med.Seconds(), "s/10k-nodes")
+	fmt.Printf("roles render for 10,000 nodes (3 roles, 60 items each, every node rendered): median %.2f s (range %.2f-%.2f s, %d passes), goal: none set by issue 26 (it asks that the figure be printed)\n",
+		med.Seconds(), passes[0].Seconds(), passes[len(passes)-1].Seconds(), len(passes))
 }

@@ -38,7 +38,7 @@ func TestRolePages(t *testing.T) {
 		t.Fatalf("roles list lacks web: %s", page)
 	}
 	page := b.get("/ui/roles/web", http.StatusOK)
-	for _, want := range []string{"package:nginx", "tier=web", `href="/ui/nodes/` + res.Node.ID + `/footprint"`, `id="role-plan"`, `id="role-apply"`} {
+	for _, want := range []string{"package:nginx", "tier=web", `href="/ui/nodes/` + res.Node.ID + `/footprint"`, `id="role-plan"`, `class="danger role-apply"`, `class="danger role-apply-confirm"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("role page lacks %q", want)
 		}
@@ -53,7 +53,7 @@ func TestRolePages(t *testing.T) {
 	viewer, _ := p.token(store.RoleViewer)
 	v := p.browser()
 	v.signIn(viewer)
-	if page := v.get("/ui/roles/web", http.StatusOK); strings.Contains(page, `id="role-apply"`) || strings.Contains(page, `id="role-plan"`) {
+	if page := v.get("/ui/roles/web", http.StatusOK); strings.Contains(page, `role-apply`) || strings.Contains(page, `id="role-plan"`) {
 		t.Error("a viewer is offered plan or apply")
 	}
 }
