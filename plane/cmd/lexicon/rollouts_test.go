@@ -27,3 +27,26 @@ func TestRolloutShowNamesUpdatePhase(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeWordShowsNodeReach: nodes word prints, after the manifest's reach, what the node's policy
+// leaves of each capability: narrowed bounds, denials and a refused class, escaped.
+func TestNodeWordShowsNodeReach(t *testing.T) {
+	var out bytes.Buffer
+	wordOne{api.Word{Name: "converge", Class: "change", Params: []byte(`{}`),
+		Reach: []api.WordReach{{Cap: "fs.install", Roots: []string{"/etc", "/srv"}}, {Cap: "nft.apply"}},
+		NodeReach: &api.NodeWordReach{Refused: hostile, Caps: []api.WordReach{
+			{Cap: "fs.install", Roots: []string{"/etc/nginx"}, Narrowed: true, Note: "never beneath the agent's own folders /etc/lexicon"},
+			{Cap: "nft.apply", Narrowed: true, Denied: "this node's policy does not make the inbound firewall Lexicon's"}}}}}.Text(&out)
+	noControls(t, "nodes word", out.String())
+	for _, want := range []string{"reach fs.install       roots /etc /srv", "on node fs.install     roots /etc/nginx (narrowed by the node's policy); never beneath",
+		"on node nft.apply      denied: this node's policy does not make", "on this node: refused: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("nodes word lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	wordOne{api.Word{Name: "uptime", Params: []byte(`{}`)}}.Text(&out)
+	if !strings.Contains(out.String(), "on this node: not reported") {
+		t.Fatalf("a node that reports no reach:\n%s", out.String())
+	}
+}
