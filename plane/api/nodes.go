@@ -200,6 +200,9 @@ type WordRef struct {
 	Version string `json:"version"`
 	Digest  string `json:"digest"`
 	Class   string `json:"class"`
+	// NodeReach is the word's reach on the node as its policy narrows it (see Word.NodeReach); only
+	// GET /nodes/{id} answers it, never the node list.
+	NodeReach *NodeWordReach `json:"node_reach,omitempty"`
 }
 
 // Word is the answer of GET /nodes/{id}/words/{word}: the word as the node runs it (the module with

@@ -419,6 +419,13 @@ func (r *Room) Show(ctx context.Context, who api.Token, ref string) (api.Node, e
 	out.Leases = apiconv.Leases(leases)
 	out.ReleasesBehind = behind(agents, n.AgentVersion)
 	out.Checkpoints = apiconv.Checkpoints(cps)
+	reach, err := r.c.Store.NodeReachGet(ctx, store.NodeReachGetParams{ID: n.ID})
+	if err != nil {
+		return api.Node{}, err
+	}
+	for i, w := range out.Vocabulary {
+		out.Vocabulary[i].NodeReach = wordOnNode(reach, w.Name, w.Digest)
+	}
 	r.updating(ctx, &out)
 	return out, nil
 }
