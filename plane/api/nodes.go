@@ -200,6 +200,9 @@ type WordRef struct {
 	Version string `json:"version"`
 	Digest  string `json:"digest"`
 	Class   string `json:"class"`
+	// NodeReach is the word's reach on the node as its policy narrows it (see Word.NodeReach); only
+	// GET /nodes/{id} answers it, never the node list.
+	NodeReach *NodeWordReach `json:"node_reach,omitempty"`
 }
 
 // Word is the answer of GET /nodes/{id}/words/{word}: the word as the node runs it (the module with
@@ -212,13 +215,26 @@ type Word struct {
 	Class   string          `json:"class"`
 	Summary string          `json:"summary"`
 	Params  json.RawMessage `json:"params"`
-	// Reach is what the word may touch on the machine: each capability its signed manifest declares
-	// with its bounds (roots, units, hosts, names, packages). The node's own policy may narrow it
-	// further; "@self" in Hosts is the node's own names, which its configuration supplies.
+	// Reach is what the word may touch on any machine: each capability its signed manifest declares
+	// with its bounds (roots, units, hosts, names, packages). "@self" in Hosts is a node's own names,
+	// which its policy supplies.
 	Reach []WordReach `json:"reach"`
+	// NodeReach is what the word may touch on this node: the same capabilities as this node's policy
+	// narrows them, as its agent computed and last reported them. Nil when the node reports none for
+	// this module (an agent older than reach, or a report not yet sent since the word changed).
+	NodeReach *NodeWordReach `json:"node_reach,omitempty"`
 }
 
-// WordReach is one capability a word's signed manifest declares, with its bounds.
+// NodeWordReach is a word's reach on one node.
+type NodeWordReach struct {
+	// Refused is why the node runs the word not at all (its policy refuses the word's class, or cannot
+	// be trusted).
+	Refused string      `json:"refused,omitempty"`
+	Caps    []WordReach `json:"caps"`
+}
+
+// WordReach is one capability of a word with its bounds: as the signed manifest declares them (Reach),
+// or as a node's policy narrows them (NodeReach). A pattern given as "x & y" must match both.
 type WordReach struct {
 	Cap      string   `json:"cap"`
 	Roots    []string `json:"roots,omitempty"`
@@ -226,7 +242,14 @@ type WordReach struct {
 	Hosts    []string `json:"hosts,omitempty"`
 	Names    []string `json:"names,omitempty"`
 	Packages []string `json:"packages,omitempty"`
+	Origins  []string `json:"origins,omitempty"`
 	Programs []string `json:"programs,omitempty"`
+	// Narrowed is true when the node's policy bounds this capability (NodeReach only).
+	Narrowed bool `json:"narrowed,omitempty"`
+	// Denied is why the node's policy leaves this capability nothing (NodeReach only).
+	Denied string `json:"denied,omitempty"`
+	// Note is what else bounds it on the node (NodeReach only).
+	Note string `json:"note,omitempty"`
 }
 
 // Fleet is the answer of GET /fleet: the nodes counted by state, and the active ones by liveness,

@@ -159,6 +159,18 @@ type NodeReportParams struct {
 	// Facts are the node's host facts, each text at most channel.MaxFactText bytes and at most
 	// channel.MaxFactAddresses addresses; each report replaces them, the zero value recording none.
 	Facts NodeFacts
+	// Reach is each word's reach (channel.WordReach) within the channel's caps (MaxReachWords words,
+	// MaxReachCaps capabilities a word, MaxReachList entries a list, MaxReachText bytes a text); each
+	// report replaces it, nil recording none.
+	Reach []WordReach
+}
+
+// WordReach is one word's capabilities as the node's policy narrows them, in the channel's form.
+type WordReach = channel.WordReach
+
+// NodeReachGetParams names the node whose reach NodeReachGet answers.
+type NodeReachGetParams struct {
+	ID string
 }
 
 type NodeSeenParams struct {

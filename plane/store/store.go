@@ -88,6 +88,9 @@ type Store interface {
 	NodeCount(ctx context.Context, p NodeCountParams) (NodeCounts, error)
 	// NodeReport records what an active node said on a claim, and when. Refused: node.not_active.
 	NodeReport(ctx context.Context, p NodeReportParams) (Node, error)
+	// NodeReachGet returns each word's reach as the node's last full report said it (NodeReport),
+	// sorted by word; empty for an agent that reports none. Refused: node.not_found.
+	NodeReachGet(ctx context.Context, p NodeReachGetParams) ([]WordReach, error)
 	// NodeSeen records only when an active node was seen and whether it is idle: a claim whose report
 	// the plane already holds (Node.ReportDigest). Refused: node.not_active.
 	NodeSeen(ctx context.Context, p NodeSeenParams) error

@@ -177,6 +177,9 @@ type ClaimRequest struct {
 	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
 	// Facts are the node's host facts (HostFacts); absent from agents older than facts.
 	Facts *HostFacts `json:"facts,omitempty"`
+	// Reach is each word's capabilities as the node's policy narrows them (WordReach), sorted by word;
+	// absent from agents older than it.
+	Reach []WordReach `json:"reach,omitempty"`
 
 	ReportDigest  string `json:"report_digest,omitempty"`  // Digest of this claim's report
 	ReportOmitted bool   `json:"report_omitted,omitempty"` // the report fields are left out; see Brief

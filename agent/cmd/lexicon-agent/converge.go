@@ -29,8 +29,13 @@ func (d *dirs) hostConfig(sd state.Dir, pol *policy.Policy, plane wasm.Fetcher, 
 		Converge:      func() (*footprint.Bounds, error) { return policy.Load(policyFile).ConvergeBounds() },
 		Artifacts:     plane,
 		ConvergeDir:   sd.ConvergeDir(),
-		Reserved:      []string{absolute(d.config), absolute(string(sd))},
+		Reserved:      d.reserved(sd),
 	}
+}
+
+// reserved are the agent's own folders, which no footprint capability writes beneath.
+func (d *dirs) reserved(sd state.Dir) []string {
+	return []string{absolute(d.config), absolute(string(sd))}
 }
 
 func absolute(p string) string {

@@ -159,6 +159,17 @@ func runCmd() *cli.Command {
 			}
 			dm := &daemon.Daemon{Client: c, Vocab: v, Version: agent.Version, Log: log, Runner: rn, Recipes: loop, Update: up,
 				Facts: (&facts.Reader{}).Facts,
+				// The reach is computed again for each claim from the policy file as the word host
+				// and the runner would read it; an unchanged reach keeps claims brief.
+				Reach: func() []channel.WordReach {
+					run := policy.Running(pol, policy.Load(d.policyFile()))
+					reserved := d.reserved(sd)
+					var out []channel.WordReach
+					for _, w := range v.Words() {
+						out = append(out, run.Reach(w.Manifest, w.Module, reserved))
+					}
+					return out
+				},
 				UpdateOff: func() (bool, string) {
 					if policy.Load(d.policyFile()).UpdatesOff() {
 						return true, "turned off by this node's policy (update: off)"

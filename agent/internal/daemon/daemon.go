@@ -32,6 +32,9 @@ type Daemon struct {
 	Update *update.Updater
 	// Facts answers the host facts each claim reports, kept between refreshes; nil reports none.
 	Facts func() *channel.HostFacts
+	// Reach answers each word's capabilities as the node's policy narrows them, for each claim's
+	// report; nil reports none.
+	Reach func() []channel.WordReach
 	// UpdateOff, when it answers true, turns updates off with the reason given (the node's policy).
 	UpdateOff func() (bool, string)
 
@@ -187,6 +190,9 @@ func (d *Daemon) claim() (full, send channel.ClaimRequest) {
 	}
 	if d.Facts != nil {
 		req.Facts = d.Facts()
+	}
+	if d.Reach != nil {
+		req.Reach = d.Reach()
 	}
 	if n := size(req); n > channel.DefaultBodyCap/2 {
 		req.ClaimSize = min(2*n, channel.MaxClaimCap)

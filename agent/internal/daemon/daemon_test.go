@@ -290,3 +290,28 @@ func TestClaimCarriesFacts(t *testing.T) {
 		t.Fatalf("changed facts: %+v", send)
 	}
 }
+
+// TestClaimCarriesReach: each word's reach rides in the claim's report like the facts: an unchanged
+// reach keeps claims brief, and a policy that narrowed it sends the report in full.
+func TestClaimCarriesReach(t *testing.T) {
+	v, err := vocab.Open(filepath.Join(t.TempDir(), "trust"), filepath.Join(t.TempDir(), "modules"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := []string{"/etc/nginx"}
+	d := &Daemon{Vocab: v, Version: "test", Reach: func() []channel.WordReach {
+		return []channel.WordReach{{Word: "file_head", Digest: "d", Caps: []channel.CapReach{{Cap: "fs.read", Roots: slices.Clone(roots)}}}}
+	}}
+	full, send := d.claim()
+	if len(send.Reach) != 1 || send.Reach[0].Caps[0].Roots[0] != "/etc/nginx" || send.ReportOmitted {
+		t.Fatalf("first claim: %+v", send)
+	}
+	d.held = full.ReportDigest
+	if _, send = d.claim(); !send.ReportOmitted || send.Reach != nil {
+		t.Fatalf("unchanged reach: the claim is not brief: %+v", send)
+	}
+	roots = []string{"/etc/nginx/sites"}
+	if _, send = d.claim(); send.ReportOmitted || send.Reach[0].Caps[0].Roots[0] != "/etc/nginx/sites" {
+		t.Fatalf("narrowed reach: %+v", send)
+	}
+}

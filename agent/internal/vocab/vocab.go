@@ -412,6 +412,18 @@ func (v *Vocabulary) Report() []channel.Word {
 	return out
 }
 
+// Words lists the words of the vocabulary with their manifests, sorted by name.
+func (v *Vocabulary) Words() []Word {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]Word, 0, len(v.words))
+	for _, w := range v.words {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Manifest.Name < out[j].Manifest.Name })
+	return out
+}
+
 // Word returns a word of the vocabulary.
 func (v *Vocabulary) Word(name string) (Word, bool) {
 	v.mu.Lock()

@@ -282,6 +282,30 @@ func (w wordOne) Text(out io.Writer) {
 	for _, r := range w.Reach {
 		fmt.Fprintf(out, "reach %-16s%s\n", esc(r.Cap), reachText(r))
 	}
+	// What this node's policy leaves of it, as the node reported: so a refusal is no surprise.
+	switch nr := w.NodeReach; {
+	case nr == nil:
+		fmt.Fprintln(out, "on this node: not reported (the agent reports no reach for this module yet)")
+	default:
+		if nr.Refused != "" {
+			fmt.Fprintf(out, "on this node: refused: %s\n", clip(esc(nr.Refused), 200))
+		}
+		for _, r := range nr.Caps {
+			line := fmt.Sprintf("on node %-14s", esc(r.Cap))
+			switch {
+			case r.Denied != "":
+				line += " denied: " + clip(esc(r.Denied), 200)
+			case r.Narrowed:
+				line += reachText(r) + " (narrowed by the node's policy)"
+			default:
+				line += reachText(r)
+			}
+			if r.Note != "" {
+				line += "; " + clip(esc(r.Note), 200)
+			}
+			fmt.Fprintln(out, line)
+		}
+	}
 	fmt.Fprintf(out, "params schema:\n%s\n", esc(string(w.Params)))
 }
 
@@ -291,7 +315,7 @@ func reachText(r api.WordReach) string {
 	for _, part := range []struct {
 		name string
 		list []string
-	}{{"roots", r.Roots}, {"units", r.Units}, {"hosts", r.Hosts}, {"names", r.Names}, {"packages", r.Packages}, {"programs", r.Programs}} {
+	}{{"roots", r.Roots}, {"units", r.Units}, {"hosts", r.Hosts}, {"names", r.Names}, {"packages", r.Packages}, {"origins", r.Origins}, {"programs", r.Programs}} {
 		if len(part.list) > 0 {
 			fmt.Fprintf(&b, " %s %s", part.name, esc(strings.Join(part.list, " ")))
 		}
@@ -300,7 +324,7 @@ func reachText(r api.WordReach) string {
 }
 
 func nodesWordCmd() *cli.Command {
-	return simple("nodes word", "NODE WORD", "show a word a node reports, with its params schema from the signed manifest", 2, 2, nil,
+	return simple("nodes word", "NODE WORD", "show a word a node reports: its params schema and capabilities from the signed manifest, and each capability as the node's policy narrows it", 2, 2, nil,
 		func(ctx context.Context, _ *cli.Env, c *client, args []string) (any, error) {
 			var w wordOne
 			return w, c.call(ctx, api.NodesWord, args, nil, nil, &w)

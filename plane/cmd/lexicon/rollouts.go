@@ -48,6 +48,11 @@ func (r rolloutOne) Text(w io.Writer) {
 		if st.Reason != "" {
 			line += "  " + clip(esc(st.Reason), 160)
 		}
+		// A release step under way includes the agent's update and trial: say where the node stands,
+		// so a node on trial is not read as one that never answered.
+		if st.UpdatePhase != "" {
+			line += "  update: " + clip(esc(st.UpdatePhase), 160)
+		}
 		fmt.Fprintln(w, line)
 	}
 	for _, e := range r.Events {

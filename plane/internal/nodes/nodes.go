@@ -34,6 +34,7 @@ type Store interface {
 	NodeCount(ctx context.Context, p store.NodeCountParams) (store.NodeCounts, error)
 	FleetTarget(ctx context.Context) (int64, error)
 	NodeReport(ctx context.Context, p store.NodeReportParams) (store.Node, error)
+	NodeReachGet(ctx context.Context, p store.NodeReachGetParams) ([]store.WordReach, error)
 	NodeCheckpointList(ctx context.Context, p store.NodeCheckpointListParams) ([]store.NodeCheckpoint, error)
 	NodeSeen(ctx context.Context, p store.NodeSeenParams) error
 	NodeDisconnect(ctx context.Context, p store.NodeEndParams) (store.NodeEndResult, error)
@@ -178,6 +179,7 @@ func (r *Room) record(ctx context.Context, node store.Node, req *channel.ClaimRe
 		ID: node.ID, Now: r.c.Now(), AgentVersion: req.Version, StatementSequence: int64(req.Statement.Sequence),
 		StatementDigest: req.Statement.Digest, Vocabulary: vocab, Recipes: recipes, Idle: req.Idle, ClaimSizeCap: claimCap,
 		Untrusted: untrusted, ReportDigest: digest, Update: upd, Checkpoints: cps, Facts: factsFromClaim(req.Facts),
+		Reach: reachFromClaim(req.Reach),
 	}); err != nil {
 		return err
 	}
@@ -257,6 +259,41 @@ func factsFromClaim(f *channel.HostFacts) store.NodeFacts {
 	out.CPUs = max(out.CPUs, 0)
 	out.MemoryBytes, out.MemoryFreeBytes = max(out.MemoryBytes, 0), max(out.MemoryFreeBytes, 0)
 	out.DiskBytes, out.DiskFreeBytes = max(out.DiskBytes, 0), max(out.DiskFreeBytes, 0)
+	return out
+}
+
+// reachFromClaim takes a claim's reach into the store's form, cut to the channel's caps (words,
+// capabilities, list entries, text), so that a node's reach is always storable; a word without a name
+// is dropped.
+func reachFromClaim(in []channel.WordReach) []store.WordReach {
+	out := []store.WordReach{}
+	for _, w := range in {
+		if len(out) == channel.MaxReachWords {
+			break
+		}
+		if w.Word == "" {
+			continue
+		}
+		cw := channel.WordReach{Caps: []channel.CapReach{}}
+		cw.Word, _ = nodetext.Cap(w.Word, channel.MaxReachText)
+		cw.Digest, _ = nodetext.Cap(w.Digest, channel.MaxReachText)
+		cw.Refused, _ = nodetext.Cap(w.Refused, channel.MaxReachText)
+		for _, c := range w.Caps[:min(len(w.Caps), channel.MaxReachCaps)] {
+			cc := channel.CapReach{Narrowed: c.Narrowed}
+			cc.Cap, _ = nodetext.Cap(c.Cap, channel.MaxReachText)
+			cc.Denied, _ = nodetext.Cap(c.Denied, channel.MaxReachText)
+			cc.Note, _ = nodetext.Cap(c.Note, channel.MaxReachText)
+			src, dst := c.Lists(), cc.Lists()
+			for i := range src {
+				for _, e := range (*src[i].List)[:min(len(*src[i].List), channel.MaxReachList)] {
+					e, _ = nodetext.Cap(e, channel.MaxReachText)
+					*dst[i].List = append(*dst[i].List, e)
+				}
+			}
+			cw.Caps = append(cw.Caps, cc)
+		}
+		out = append(out, cw)
+	}
 	return out
 }
 
@@ -388,6 +425,13 @@ func (r *Room) Show(ctx context.Context, who api.Token, ref string) (api.Node, e
 	out.Leases = apiconv.Leases(leases)
 	out.ReleasesBehind = behind(agents, n.AgentVersion)
 	out.Checkpoints = apiconv.Checkpoints(cps)
+	reach, err := r.c.Store.NodeReachGet(ctx, store.NodeReachGetParams{ID: n.ID})
+	if err != nil {
+		return api.Node{}, err
+	}
+	for i, w := range out.Vocabulary {
+		out.Vocabulary[i].NodeReach = wordOnNode(reach, w.Name, w.Digest)
+	}
 	r.updating(ctx, &out)
 	return out, nil
 }
@@ -418,13 +462,36 @@ func (r *Room) Word(ctx context.Context, who api.Token, ref, word string) (api.W
 	}
 	reach := []api.WordReach{}
 	for _, c := range m.Capabilities {
-		wr := api.WordReach{Cap: c.Cap, Roots: c.Paths, Units: c.Units, Hosts: c.Hosts, Names: c.Names, Packages: c.Packages}
+		wr := api.WordReach{Cap: c.Cap, Roots: c.Paths, Units: c.Units, Hosts: c.Hosts, Names: c.Names, Packages: c.Packages, Origins: c.Origins}
 		for _, p := range c.Programs {
 			wr.Programs = append(wr.Programs, p.Path)
 		}
 		reach = append(reach, wr)
 	}
-	return api.Word{Name: m.Name, Version: m.Version, Digest: w.Digest, Class: string(m.Class), Summary: m.Summary, Params: params, Reach: reach}, nil
+	out := api.Word{Name: m.Name, Version: m.Version, Digest: w.Digest, Class: string(m.Class), Summary: m.Summary, Params: params, Reach: reach}
+	nodeReach, err := r.c.Store.NodeReachGet(ctx, store.NodeReachGetParams{ID: node.ID})
+	if err != nil {
+		return api.Word{}, err
+	}
+	out.NodeReach = wordOnNode(nodeReach, word, w.Digest)
+	return out, nil
+}
+
+// wordOnNode picks a word's reach out of the node's report: only one of the module the node reports
+// now, so a reach reported for an older module is never shown as this one's.
+func wordOnNode(reach []store.WordReach, word, digest string) *api.NodeWordReach {
+	for _, wr := range reach {
+		if wr.Word != word || wr.Digest != digest {
+			continue
+		}
+		out := &api.NodeWordReach{Refused: wr.Refused, Caps: []api.WordReach{}}
+		for _, c := range wr.Caps {
+			out.Caps = append(out.Caps, api.WordReach{Cap: c.Cap, Roots: c.Roots, Units: c.Units, Hosts: c.Hosts, Names: c.Names,
+				Packages: c.Packages, Origins: c.Origins, Programs: c.Programs, Narrowed: c.Narrowed, Denied: c.Denied, Note: c.Note})
+		}
+		return out
+	}
+	return nil
 }
 
 // Disconnect ends a node's pairing from the plane's side: its key is retired, its queued jobs are

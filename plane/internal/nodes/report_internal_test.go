@@ -67,3 +67,55 @@ func TestFactsFromClaim(t *testing.T) {
 		t.Error("the claim's own facts were changed")
 	}
 }
+
+// FuzzReachFromClaim feeds claim bodies through the plane's reach intake: whatever a node sends, each
+// word's reach comes out storable (valid UTF-8 without NUL, every list and text within its cap, every
+// word named).
+func FuzzReachFromClaim(f *testing.F) {
+	f.Add([]byte(`{"reach":[{"word":"converge","digest":"d","caps":[{"cap":"fs.install","roots":["/etc/nginx","\u0000\u001b[2J"],"narrowed":true,"denied":"\xff"}]},{"word":""}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req channel.ClaimRequest
+		if json.Unmarshal(body, &req) != nil {
+			return
+		}
+		ok := func(s string) bool {
+			return utf8.ValidString(s) && !strings.Contains(s, "\x00") && len(s) <= channel.MaxReachText
+		}
+		out := reachFromClaim(req.Reach)
+		if len(out) > channel.MaxReachWords {
+			t.Fatalf("%d words", len(out))
+		}
+		for _, w := range out {
+			if w.Word == "" || !ok(w.Word) || !ok(w.Digest) || !ok(w.Refused) || len(w.Caps) > channel.MaxReachCaps {
+				t.Fatalf("word %+v", w)
+			}
+			for _, c := range w.Caps {
+				if !ok(c.Cap) || !ok(c.Denied) || !ok(c.Note) {
+					t.Fatalf("capability %+v", c)
+				}
+				for _, l := range c.Lists() {
+					if len(*l.List) > channel.MaxReachList {
+						t.Fatalf("%s: %d entries", l.Name, len(*l.List))
+					}
+					for _, e := range *l.List {
+						if !ok(e) {
+							t.Fatalf("%s entry %q", l.Name, e)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestReachFromClaimCuts(t *testing.T) {
+	in := make([]channel.WordReach, channel.MaxReachWords+2)
+	for i := range in {
+		in[i] = channel.WordReach{Word: "w", Caps: []channel.CapReach{{Cap: "fs.read", Roots: make([]string, channel.MaxReachList+5), Denied: strings.Repeat("x", channel.MaxReachText+9)}}}
+	}
+	in[0].Word = ""
+	out := reachFromClaim(in)
+	if len(out) != channel.MaxReachWords || len(out[0].Caps[0].Roots) != channel.MaxReachList || len(out[0].Caps[0].Denied) > channel.MaxReachText {
+		t.Fatalf("cut to %d words, %d roots, denied of %d bytes", len(out), len(out[0].Caps[0].Roots), len(out[0].Caps[0].Denied))
+	}
+}

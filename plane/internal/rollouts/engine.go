@@ -399,6 +399,9 @@ func UpdatePhase(n store.Node, agent string) string {
 		return "fetching and probing agent " + u.Offered
 	case u.State == channel.UpdateFetchFailed:
 		return "failing to fetch agent " + u.Offered + ": " + u.Reason
+	case channel.UpdateRefused(u.State):
+		// verify_failed and probe_failed end fetching and probing; rejected ends a trial.
+		return "refusing agent " + u.Offered + " (" + u.State + "): " + u.Reason
 	case u.State == channel.UpdateCurrent && n.AgentVersion != agent:
 		return "still on agent " + n.AgentVersion + " (the update to " + agent + " not begun, or its restart not reported)"
 	}

@@ -83,6 +83,8 @@ func TestUpdatePhase(t *testing.T) {
 		{node("1.3.0", store.NodeUpdate{State: channel.UpdateTrial, Offered: phaseAgent}), "restarting into agent 1.4.0"},
 		{node(phaseAgent, store.NodeUpdate{State: channel.UpdateTrial, Offered: phaseAgent}), "on trial with agent 1.4.0"},
 		{node("1.3.0", store.NodeUpdate{State: channel.UpdateFetchFailed, Offered: phaseAgent, Reason: "503"}), "failing to fetch agent 1.4.0: 503"},
+		{node("1.3.0", store.NodeUpdate{State: channel.UpdateProbeFailed, Offered: phaseAgent, Reason: "it answered version 1.3.9"}), "refusing agent 1.4.0 (probe_failed): it answered version 1.3.9"},
+		{node("1.3.0", store.NodeUpdate{State: channel.UpdateRejected, Offered: phaseAgent, Reason: "no claim within the trial"}), "refusing agent 1.4.0 (rejected): no claim within the trial"},
 		{node("1.3.0", store.NodeUpdate{State: channel.UpdateCurrent}), "still on agent 1.3.0 (the update to 1.4.0 not begun, or its restart not reported)"},
 		{node(phaseAgent, store.NodeUpdate{State: channel.UpdateCurrent}), ""},
 		{node("1.3.0", store.NodeUpdate{State: channel.UpdateNone}), ""},

@@ -115,6 +115,7 @@ type testWord struct {
 	wallMS int64
 	params string // the params schema's properties; "" is {"n": {"type": "integer"}}
 	module string // the module's bytes after the wasm header; "" is the word's name
+	caps   string // the manifest's capabilities array; "" declares none
 }
 
 // testRelease is a built release folder and the words it pins, as a node reports them.
@@ -135,7 +136,7 @@ func (p *trustedPlane) build(key keys.PublisherPrivate, words []testWord, agents
 		}
 		mf := fmt.Sprintf(`{"schema":"lexicon/manifest/v1","name":%q,"kind":"word","version":"1.0.0","class":%q,"summary":"test",`+
 			`"params":{"type":"object","additionalProperties":false,"properties":%s},"output":{"type":"object"},`+
-			`"limits":{"wall_time_ms":%d},"module":{"file":"%s.wasm"}}`, w.name, w.class, w.params, w.wallMS, w.name)
+			`"limits":{"wall_time_ms":%d},"module":{"file":"%s.wasm"}%s}`, w.name, w.class, w.params, w.wallMS, w.name, capsField(w.caps))
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			p.t.Fatal(err)
 		}
@@ -160,6 +161,13 @@ func (p *trustedPlane) build(key keys.PublisherPrivate, words []testWord, agents
 		rel.words[m.Name] = channel.Word{Name: m.Name, Version: m.Version, Digest: m.SHA256, Class: m.Class}
 	}
 	return rel
+}
+
+func capsField(caps string) string {
+	if caps == "" {
+		return ""
+	}
+	return `,"capabilities":` + caps
 }
 
 // publish builds a release signed by the trusted publisher and publishes it as an admin.

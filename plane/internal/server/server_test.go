@@ -579,3 +579,38 @@ func TestJobStatusAnswersOnlyTheNodesOwnJob(t *testing.T) {
 		t.Fatalf("unsigned: %d %s", s, code)
 	}
 }
+
+// TestWordShowsNodeReach: a node's claim carries each word's reach as its policy narrows it; the word
+// route answers it beside the manifest's, and only for the module the node reports now.
+func TestWordShowsNodeReach(t *testing.T) {
+	p := newTrustedPlane(t, wire.Config{})
+	rel := p.publish([]testWord{{name: "probe", class: manifest.ClassLook, params: `{}`,
+		caps: `[{"cap":"net.http","hosts":["@self"]},{"cap":"fs.read","paths":["/etc/nginx"]}]`}}, nil)
+	w := rel.words["probe"]
+	claim := func(digest string) {
+		t.Helper()
+		body, _ := json.Marshal(channel.ClaimRequest{Version: "test", Vocabulary: []channel.Word{w}, Recipes: []channel.RecipeReport{},
+			Reach: []channel.WordReach{{Word: "probe", Digest: digest, Caps: []channel.CapReach{
+				{Cap: "net.http", Hosts: []string{"www.example.test"}, Narrowed: true},
+				{Cap: "fs.read", Roots: []string{"/etc/nginx"}}}}}})
+		if status, code := p.post(channel.PathClaim, body, p.key); status != http.StatusOK {
+			t.Fatalf("claim: %d %s", status, code)
+		}
+	}
+	claim(w.Digest)
+	var got api.Word
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/nodes/"+p.node.ID+"/words/probe", nil, &got)
+	if len(got.Reach) != 2 || got.Reach[0].Hosts[0] != "@self" {
+		t.Fatalf("the manifest's reach: %+v", got.Reach)
+	}
+	if got.NodeReach == nil || len(got.NodeReach.Caps) != 2 || got.NodeReach.Caps[0].Hosts[0] != "www.example.test" || !got.NodeReach.Caps[0].Narrowed {
+		t.Fatalf("the node's reach: %+v", got.NodeReach)
+	}
+	// A reach reported for another module of the word is not this one's.
+	claim(strings.Repeat("0", 64))
+	got = api.Word{}
+	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/nodes/"+p.node.ID+"/words/probe", nil, &got)
+	if got.NodeReach != nil || len(got.Reach) != 2 {
+		t.Fatalf("a reach of another module shown: %+v", got.NodeReach)
+	}
+}

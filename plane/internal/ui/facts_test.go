@@ -11,6 +11,8 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
+	"github.com/lexicon-fleet/lexicon/registry/cas"
+	"github.com/lexicon-fleet/lexicon/registry/channel"
 )
 
 // TestNodePageShowsFactsAndRecipes: the host facts a node reported are on its page with when the agent
@@ -151,5 +153,44 @@ func TestRolloutStepNamesUpdatePhase(t *testing.T) {
 	page := a.get("/ui/rollouts/"+m[1], http.StatusOK)
 	if !strings.Contains(page, `<small class="update-phase">on trial with agent 1.1.0</small>`) {
 		t.Fatalf("the step row does not name the trial:\n%s", page)
+	}
+}
+
+// TestWordReachOnNodeAndRunForm: the reach a node reported for a word, as its policy narrows it, is on
+// the node page beside the word and on the run form once the word is chosen; a denial and a refused
+// class are drawn as errors; a word the node reported no reach for says so.
+func TestWordReachOnNodeAndRunForm(t *testing.T) {
+	p := newTrusted(t)
+	admin, _ := p.token(store.RoleAdmin)
+	b := p.browser()
+	b.signIn(admin)
+	b.get("/ui/releases", http.StatusOK)
+	b.upload(releaseTar(t, p.pub, 1, map[string]string{"probe": "v1", "other": "o1"}), b.csrf, http.StatusCreated)
+	now := time.Now().UTC().Truncate(time.Second)
+	fleet := storetest.Fleet(t, p.store, "node", 1, now)
+	probe := cas.Sum([]byte("\x00asm\x01\x00\x00\x00v1"))
+	other := cas.Sum([]byte("\x00asm\x01\x00\x00\x00o1"))
+	if _, err := p.store.NodeReport(t.Context(), store.NodeReportParams{ID: fleet[0].ID, Now: now, AgentVersion: "0.3.0", Idle: true,
+		Vocabulary: []store.WordRef{{Name: "other", Version: "1.0.0", Digest: other, Class: "look"}, {Name: "probe", Version: "1.0.0", Digest: probe, Class: "look"}},
+		Reach: []store.WordReach{{Word: "probe", Digest: probe, Refused: "this node's policy does not accept <look> words", Caps: []channel.CapReach{
+			{Cap: "fs.install", Roots: []string{"/etc/nginx"}, Narrowed: true, Note: "never beneath the agent's own folders /etc/lexicon"},
+			{Cap: "nft.apply", Narrowed: true, Denied: "no converge.firewall"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	node := b.get("/ui/nodes/"+fleet[0].ID, http.StatusOK)
+	for _, want := range []string{`id="reach-probe"><summary>refused</summary>`, `Refused on this node: this node&#39;s policy does not accept &lt;look&gt; words`,
+		`roots <code>/etc/nginx</code> <small>(narrowed by the node's policy)</small>`, `<span class="error">denied: no converge.firewall</span>`,
+		`id="reach-other"><summary>not reported</summary>`} {
+		if !strings.Contains(node, want) {
+			t.Fatalf("the node page lacks %s:\n%s", want, node)
+		}
+	}
+	form := b.get("/ui/run?node="+fleet[0].ID+"&word=probe", http.StatusOK)
+	i := strings.Index(form, `<div id="node-reach">`)
+	if i < 0 || !strings.Contains(form[i:], `roots <code>/etc/nginx</code>`) || !strings.Contains(form[i:], `denied: no converge.firewall`) {
+		t.Fatalf("the run form lacks the node's reach:\n%s", form)
+	}
+	if form := b.get("/ui/run?node="+fleet[0].ID+"&word=other", http.StatusOK); !strings.Contains(form, `class="node-reach-none"`) {
+		t.Fatalf("the run form of a word with no reported reach:\n%s", form)
 	}
 }

@@ -95,6 +95,69 @@ var nodeTests = []test{
 		_, err = f.s.NodeReport(f.ctx, store.NodeReportParams{ID: "node_missing"})
 		testkit.WantCode(f, err, errcode.NodeNotFound)
 	}},
+	{"Node/Reach", func(f *fx) {
+		n := f.node("web-1")
+		none, err := f.s.NodeReachGet(f.ctx, store.NodeReachGetParams{ID: n.ID})
+		noErr(f, err, "NodeReachGet before any report")
+		if none == nil || len(none) != 0 {
+			f.Fatalf("reach before a report: %#v", none)
+		}
+		reach := []store.WordReach{
+			{Word: "converge", Digest: digest([]byte("c")), Caps: []channel.CapReach{
+				{Cap: "fs.install", Roots: []string{"/etc/nginx"}, Narrowed: true, Note: "never beneath the agent's own folders /etc/lexicon"},
+				{Cap: "nft.apply", Narrowed: true, Denied: "this node's policy does not make the inbound firewall Lexicon's"},
+				{Cap: "pkg.ensure", Packages: []string{"nginx"}, Origins: []string{"origin=Debian"}, Narrowed: true}}},
+			{Word: "restore", Digest: digest([]byte("r")), Refused: "this node's policy does not accept destructive words", Caps: []channel.CapReach{}},
+		}
+		p := store.NodeReportParams{ID: n.ID, Now: f.at(time.Minute), AgentVersion: "1.2.3", Vocabulary: words("converge", "restore"), Reach: reach}
+		_, err = f.s.NodeReport(f.ctx, p)
+		noErr(f, err, "NodeReport with reach")
+		got, err := f.s.NodeReachGet(f.ctx, store.NodeReachGetParams{ID: n.ID})
+		noErr(f, err, "NodeReachGet")
+		same(f, "reach", got, reach)
+
+		bad := []func(*store.NodeReportParams){
+			func(p *store.NodeReportParams) { p.Reach = make([]store.WordReach, channel.MaxReachWords+1) },
+			func(p *store.NodeReportParams) { p.Reach = []store.WordReach{{Digest: "d"}} },
+			func(p *store.NodeReportParams) {
+				p.Reach = []store.WordReach{{Word: "w", Caps: make([]channel.CapReach, channel.MaxReachCaps+1)}}
+			},
+			func(p *store.NodeReportParams) {
+				p.Reach = []store.WordReach{{Word: "w", Caps: []channel.CapReach{{Cap: "fs.read", Roots: make([]string, channel.MaxReachList+1)}}}}
+			},
+			func(p *store.NodeReportParams) {
+				p.Reach = []store.WordReach{{Word: "w", Caps: []channel.CapReach{{Cap: "fs.read", Roots: []string{"/a\x00"}}}}}
+			},
+			func(p *store.NodeReportParams) {
+				p.Reach = []store.WordReach{{Word: "w", Refused: strings.Repeat("r", channel.MaxReachText+1)}}
+			},
+		}
+		for i, edit := range bad {
+			q := p
+			edit(&q)
+			_, err := f.s.NodeReport(f.ctx, q)
+			if !errcode.Has(err, errcode.StoreParamInvalid) {
+				f.Fatalf("bad reach %d: %v", i, err)
+			}
+		}
+		got, err = f.s.NodeReachGet(f.ctx, store.NodeReachGetParams{ID: n.ID})
+		noErr(f, err, "NodeReachGet after refused reports")
+		same(f, "reach after refused reports", got, reach)
+
+		// A report without reach (an older agent) clears it: each report replaces the last.
+		p.Reach = nil
+		_, err = f.s.NodeReport(f.ctx, p)
+		noErr(f, err, "NodeReport without reach")
+		got, err = f.s.NodeReachGet(f.ctx, store.NodeReachGetParams{ID: n.ID})
+		noErr(f, err, "NodeReachGet after a report of none")
+		if len(got) != 0 {
+			f.Fatalf("reach after a report of none: %+v", got)
+		}
+		_, err = f.s.NodeReachGet(f.ctx, store.NodeReachGetParams{ID: "node_missing"})
+		testkit.WantCode(f, err, errcode.NodeNotFound)
+		_, err = f.s.NodeReachGet(f.ctx, store.NodeReachGetParams{})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
 	{"Node/Disconnect", func(f *fx) {
 		n := f.node("web-1", "disk_usage")
 		running := f.job(n, "disk_usage")

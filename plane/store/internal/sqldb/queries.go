@@ -37,8 +37,8 @@ type Queries struct {
 	JoinLock, JoinCount, JoinPendingByKey, JoinInsert, JoinSetExpires, JoinSetStatus      string
 	JoinGet, JoinGetForUpdate, JoinList, JoinDecide, JoinExpireAll, KeyRetired, KeyRetire string
 
-	NodeInsert, NodeGet, NodeGetByName, NodeGetByKey, NodeList, NodeReport, NodeLockShared string
-	NodeLock, NodeEndLockJobs, NodeEnd, NodeRefusalAdd, RelaxCommit, NodeSeen              string
+	NodeInsert, NodeGet, NodeGetByName, NodeGetByKey, NodeList, NodeReport, NodeLockShared  string
+	NodeLock, NodeEndLockJobs, NodeEnd, NodeRefusalAdd, RelaxCommit, NodeSeen, NodeReachGet string
 
 	NonceUse, NoncePurge string
 

@@ -140,6 +140,9 @@ func checkNodeReport(p *NodeReportParams) error {
 	if err := checkNodeFacts(p.Facts); err != nil {
 		return err
 	}
+	if err := checkNodeReach(p.Reach); err != nil {
+		return err
+	}
 	if p.StatementSequence < 0 || p.ClaimSizeCap < 0 {
 		return invalid("statement_sequence", "statement sequence and claim size cap cannot be negative")
 	}
@@ -190,6 +193,11 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 	if !p.Facts.CollectedAt.IsZero() {
 		factsJSON, _ = json.Marshal(p.Facts)
 	}
+	reach := p.Reach
+	if reach == nil {
+		reach = []WordReach{}
+	}
+	reachJSON, _ := json.Marshal(reach)
 	t := now(p.Now)
 	var n Node
 	var matched bool
@@ -199,7 +207,7 @@ func (s *sqlStore) NodeReport(ctx context.Context, p NodeReportParams) (Node, er
 		{Query: s.q.RelaxCommit},
 		{Query: s.q.NodeReport, Args: []any{p.ID, t, p.AgentVersion, p.StatementSequence, p.StatementDigest,
 			string(vocabJSON), string(recipes), p.Idle, p.ClaimSizeCap, p.Untrusted, p.ReportDigest,
-			p.Update.State, p.Update.Offered, string(updateJSON), string(factsJSON)}, Scan: func(r sqldb.Row) error {
+			p.Update.State, p.Update.Offered, string(updateJSON), string(factsJSON), string(reachJSON)}, Scan: func(r sqldb.Row) error {
 			var err error
 			n, err = scanNode(r)
 			if s.drv.Kind(err) == sqldb.ErrNoRows {
@@ -330,6 +338,70 @@ func scanNode(r sqldb.Row) (Node, error) {
 	}
 	n.Recipes = json.RawMessage(recipes)
 	return n, nil
+}
+
+// checkNodeReach holds a report's reach to the channel's caps: the node's own text, shown on the node
+// and word pages.
+func checkNodeReach(reach []WordReach) error {
+	if len(reach) > channel.MaxReachWords {
+		return invalid("reach", "at most %d words", channel.MaxReachWords)
+	}
+	text := func(field, t string) error {
+		if len(t) > channel.MaxReachText || !ValidText(t) {
+			return invalid(field, "at most %d bytes of UTF-8 without NUL", channel.MaxReachText)
+		}
+		return nil
+	}
+	for _, w := range reach {
+		if w.Word == "" {
+			return invalid("reach.word", "each reach names its word")
+		}
+		if len(w.Caps) > channel.MaxReachCaps {
+			return invalid("reach.caps", "at most %d capabilities a word", channel.MaxReachCaps)
+		}
+		for _, t := range []string{w.Word, w.Digest, w.Refused} {
+			if err := text("reach", t); err != nil {
+				return err
+			}
+		}
+		for _, c := range w.Caps {
+			for _, t := range []string{c.Cap, c.Denied, c.Note} {
+				if err := text("reach.caps", t); err != nil {
+					return err
+				}
+			}
+			for _, l := range c.Lists() {
+				if len(*l.List) > channel.MaxReachList {
+					return invalid("reach.caps."+l.Name, "at most %d entries", channel.MaxReachList)
+				}
+				for _, t := range *l.List {
+					if err := text("reach.caps."+l.Name, t); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (s *sqlStore) NodeReachGet(ctx context.Context, p NodeReachGetParams) ([]WordReach, error) {
+	if err := checkID("id", p.ID); err != nil {
+		return nil, err
+	}
+	var raw []byte
+	err := s.read(ctx, "get node reach", func(ex sqldb.Execer) error {
+		return ex.QueryRow(ctx, s.q.NodeReachGet, p.ID).Scan(&raw)
+	})
+	if s.drv.Kind(err) == sqldb.ErrNoRows {
+		return nil, errcode.New(errcode.NodeNotFound, "no node %s", p.ID).With(errcode.DetailID, p.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []WordReach{}
+	_ = json.Unmarshal(raw, &out) // as the facts: what the store took was valid
+	return out, nil
 }
 
 // checkNodeFacts holds a report's host facts to the channel's caps: the node's own text, shown and

@@ -139,9 +139,13 @@ SET LOCAL synchronous_commit TO OFF
 UPDATE nodes
 SET last_seen_at = $2, agent_version = $3, statement_sequence = $4, statement_digest = $5,
     vocabulary = $6, recipes = $7, idle = $8, claim_size_cap = $9, untrusted = $10,
-    report_digest = $11, update_state = $12, update_offered = $13, update_report = $14, facts = $15
+    report_digest = $11, update_state = $12, update_offered = $13, update_report = $14, facts = $15, reach = $16
 WHERE id = $1 AND state = 'active'
 RETURNING {{node_columns}}
+
+-- name: NodeReachGet
+-- A node's words' reach, read apart from the node's columns: lists and pages never carry it.
+SELECT reach FROM nodes WHERE id = $1
 
 -- name: NodeSeen
 -- A claim whose report the plane already holds: only when the node was last seen and whether it is idle.
