@@ -456,11 +456,11 @@ func firstCalls(module, digest string, runs, n int, busy bool) {
 			fail(err)
 		}
 	}
-	machine := "quiet machine"
+	machine := "no burner (load as printed above)"
 	if busy {
 		stop := burn(exe)
 		defer stop()
-		machine = "busy machine (a CPU burner on one core)"
+		machine = "busy: a CPU burner spinning one core"
 	}
 	wall := make([]sample, len(kinds))
 	cpu := make([]sample, len(kinds))
