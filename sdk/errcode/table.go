@@ -3,6 +3,7 @@ package errcode
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Spec is what one code means for the caller.
@@ -83,9 +84,12 @@ var areas = []*Area{
 	&areaUsage, &areaWebhook, &areaWord,
 }
 
+// The indexes are built on first use, not at package initialisation: every word links this package,
+// and a map of every code built at start was most of what the word SDK added to a word's start
+// (issue 29). A word that never fails or asks about a code never builds them.
 var (
-	table     = indexCodes()
-	areaIndex = indexAreas()
+	table     = sync.OnceValue(indexCodes)
+	areaIndex = sync.OnceValue(indexAreas)
 )
 
 func indexCodes() map[string]Spec {
@@ -109,14 +113,14 @@ func indexAreas() map[string]*Area {
 // Lookup returns what code means, and false when Lexicon declares no such code (a word's own code, or
 // one from a newer or older release).
 func Lookup(code string) (Spec, bool) {
-	s, ok := table[code]
+	s, ok := table()[code]
 	return s, ok
 }
 
 // Status returns the HTTP status for code. A code the table does not hold is 500: the plane answering
 // with a code it does not declare is its own failure.
 func Status(code string) int {
-	if s, ok := table[code]; ok {
+	if s, ok := table()[code]; ok {
 		return s.Status
 	}
 	return statusInternal
@@ -125,7 +129,7 @@ func Status(code string) int {
 // ReservedArea reports whether area is one only Lexicon may report (see Area.Reserved). An area the
 // table does not know is a word's own.
 func ReservedArea(area string) bool {
-	a, ok := areaIndex[area]
+	a, ok := areaIndex()[area]
 	return ok && a.Reserved
 }
 
@@ -137,14 +141,14 @@ func Reserved(code string) bool {
 
 // KnownArea reports whether area is one of Lexicon's areas, reserved or not.
 func KnownArea(area string) bool {
-	_, ok := areaIndex[area]
+	_, ok := areaIndex()[area]
 	return ok
 }
 
 // All returns every declared code's spec, sorted by code.
 func All() []Spec {
-	all := make([]Spec, 0, len(table))
-	for _, s := range table {
+	all := make([]Spec, 0, len(table()))
+	for _, s := range table() {
 		all = append(all, s)
 	}
 	slices.SortFunc(all, func(a, b Spec) int { return strings.Compare(a.Code, b.Code) })

@@ -60,7 +60,9 @@ func main() {
 	calls := flag.Int("calls", 400, "calls per fresh-state run")
 	first := flag.Int("first", 15, "new processes per first-call figure")
 	rss := flag.Int("rss", 3, "runs of the RSS figure")
-	only := flag.String("only", "", "comma-separated figures to run (call,first,rss); empty runs all")
+	only := flag.String("only", "", "comma-separated figures to run (call,start,first,rss); empty runs all")
+	empty := flag.String("empty", "", "the empty word built with sdk/word (default: empty.wasm beside -module)")
+	bare := flag.String("bare", "", "the bare wasip1 command (default: bare.wasm beside -module)")
 	flag.Parse()
 	abs, err := filepath.Abs(*module)
 	if err != nil {
@@ -75,12 +77,24 @@ func main() {
 	if want("call") {
 		freshCalls(b, *runs, *calls)
 	}
+	if want("start") {
+		starts(b, beside(abs, *empty, "empty.wasm"), beside(abs, *bare, "bare.wasm"), *runs, *calls)
+	}
 	if want("first") {
-		firstCalls(abs, sha256Hex(b), *runs, *first)
+		firstCalls(abs, sha256Hex(b), *runs, *first, false)
+		firstCalls(abs, sha256Hex(b), *runs, *first, true)
 	}
 	if want("rss") {
 		rssPerWord(abs, sha256Hex(b), *rss)
 	}
+}
+
+// beside is path, or name in module's folder when path is empty.
+func beside(module, path, name string) string {
+	if path == "" {
+		return filepath.Join(filepath.Dir(module), name)
+	}
+	return path
 }
 
 func sha256Hex(b []byte) string {
@@ -258,7 +272,7 @@ func freshCalls(module []byte, runs, calls int) {
 	cpu := make([]sample, len(hosts))
 	var floor sample
 	for range runs {
-		f, err := guestRun(ctx, module, calls)
+		f, err := guestRun(ctx, module, params, calls)
 		if err != nil {
 			fail(fmt.Errorf("guest run: %w", err))
 		}
@@ -295,12 +309,14 @@ func freshCalls(module []byte, runs, calls int) {
 	fmt.Printf("  extism / lexicon inprocess   %s x faster (p50)\n", ratios(p50[2], p50[1]))
 	fmt.Printf("  guest's own run (floor)      p50 %s ms   (_start alone on a made instance, warm memory: no host running a fresh instance per call is faster)\n", floor)
 	fmt.Printf("  extism / floor               %s x   the most any host can be faster than extism here\n", ratios(p50[2], floor))
+	fmt.Printf("  lexicon process / floor      %s x   goal <= 1.15x\n", ratios(p50[0], floor))
+	fmt.Printf("  lexicon inprocess / floor    %s x\n", ratios(p50[1], floor))
 }
 
 // guestRun is the floor of a fresh-state call: _start alone, timed on an instance made beforehand in
 // memory already faulted in, so neither instantiation nor page faults nor any host's plumbing count.
 // Whatever a host does around it, a call that runs a fresh instance's _start takes at least this.
-func guestRun(ctx context.Context, module []byte, calls int) (float64, error) {
+func guestRun(ctx context.Context, module, input []byte, calls int) (float64, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
 	defer rt.Close(ctx)
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
@@ -321,7 +337,7 @@ func guestRun(ctx context.Context, module []byte, calls int) (float64, error) {
 	ds := make([]float64, 0, calls)
 	for i := range calls + 20 {
 		var out bytes.Buffer
-		cfg := wazero.NewModuleConfig().WithName("").WithStdin(bytes.NewReader(params)).WithStdout(&out).
+		cfg := wazero.NewModuleConfig().WithName("").WithStdin(bytes.NewReader(input)).WithStdout(&out).
 			WithSysWalltime().WithSysNanotime().WithSysNanosleep().WithRandSource(rand.Reader).WithArgs("ref").WithStartFunctions()
 		m, err := rt.InstantiateModule(ctx, cm, cfg)
 		if err != nil {
@@ -340,6 +356,46 @@ func guestRun(ctx context.Context, module []byte, calls int) (float64, error) {
 		}
 	}
 	return median(ds), nil
+}
+
+// starts times the guest's own start (guestRun) of three modules in turn, run after run: the bare
+// wasip1 command (the Go runtime's own start), the empty word built with sdk/word (what the SDK and its
+// imports add) and the reference word (the floor of the fresh-state call).
+func starts(ref []byte, emptyPath, barePath string, runs, calls int) {
+	ctx := context.Background()
+	empty, err := os.ReadFile(emptyPath)
+	if err != nil {
+		fail(fmt.Errorf("%v (run make wasm)", err))
+	}
+	bare, err := os.ReadFile(barePath)
+	if err != nil {
+		fail(fmt.Errorf("%v (run make wasm)", err))
+	}
+	mods := []struct {
+		name   string
+		module []byte
+		input  []byte
+	}{
+		{"bare wasip1 main", bare, params},
+		{"empty word (sdk/word)", empty, []byte(`{}`)},
+		{"reference word", ref, params},
+	}
+	p50 := make([]sample, len(mods))
+	for range runs {
+		for i, m := range mods {
+			f, err := guestRun(ctx, m.module, m.input, calls)
+			if err != nil {
+				fail(fmt.Errorf("%s: %w", m.name, err))
+			}
+			p50[i] = append(p50[i], f)
+		}
+	}
+	fmt.Printf("\nguest's own start (_start on a made instance, warm memory), %d runs of %d: median of run p50s (range)\n", runs, calls)
+	for i, m := range mods {
+		fmt.Printf("  %-28s p50 %s ms   %d KiB\n", m.name, p50[i], len(m.module)>>10)
+	}
+	fmt.Printf("  empty word / bare main       %s x   goal <= 1.3x\n", ratios(p50[1], p50[0]))
+	fmt.Printf("  reference word / bare main   %s x\n", ratios(p50[2], p50[0]))
 }
 
 // warmMemory is one linear memory reused by every instance, zeroed when given back, so its pages stay
@@ -372,7 +428,10 @@ func cpuSelfAndChildren() time.Duration {
 
 // --- first call ----------------------------------------------------------------------------------
 
-func firstCalls(module, digest string, runs, n int) {
+// firstCalls times the first call of a new process, on a quiet machine or, with busy, beside a CPU
+// burner (burn) that keeps one core busy for the whole figure: a node's agent starts words while the
+// machine works, and a host that wins only on idle cores does not win.
+func firstCalls(module, digest string, runs, n int, busy bool) {
 	exe, err := os.Executable()
 	if err != nil {
 		fail(err)
@@ -397,6 +456,12 @@ func firstCalls(module, digest string, runs, n int) {
 			fail(err)
 		}
 	}
+	machine := "no burner (load as printed above)"
+	if busy {
+		stop := burn(exe)
+		defer stop()
+		machine = "busy: a CPU burner spinning one core"
+	}
 	wall := make([]sample, len(kinds))
 	cpu := make([]sample, len(kinds))
 	for range runs {
@@ -417,12 +482,34 @@ func firstCalls(module, digest string, runs, n int) {
 			cpu[i] = append(cpu[i], median(cs[i]))
 		}
 	}
-	fmt.Printf("\nfirst call in a new process, warm compile cache (exec to exit), %d runs of %d: median (range)\n", runs, n)
+	fmt.Printf("\nfirst call in a new process, warm compile cache (exec to exit), %s, %d runs of %d: median (range)\n", machine, runs, n)
 	for i := range kinds {
 		fmt.Printf("  %-28s wall %s ms   cpu %s ms\n", names[i], wall[i], cpu[i])
 	}
 	fmt.Printf("  lexicon process / extism     %s x (wall), %s x (cpu)   goal <= 1x\n", ratios(wall[0], wall[2]), ratios(cpu[0], cpu[2]))
 	fmt.Printf("  lexicon inprocess / extism   %s x (wall), %s x (cpu)\n", ratios(wall[1], wall[2]), ratios(cpu[1], cpu[2]))
+}
+
+// burn starts a child that spins one thread until stopped: one core of the machine busy. The burner is
+// a process of its own so its CPU is not counted as the measured children's.
+func burn(exe string) (stop func()) {
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), childEnv+"=burn", "GOMAXPROCS=1")
+	if err := cmd.Start(); err != nil {
+		fail(fmt.Errorf("burner: %w", err))
+	}
+	return func() { cmd.Process.Kill(); cmd.Wait() }
+}
+
+// spin keeps one core busy until the process is killed.
+func spin() int {
+	x := uint64(1)
+	for {
+		x = x*6364136223846793005 + 1442695040888963407
+		if x == 0 {
+			return 0 // never: keeps the loop from being optimised away
+		}
+	}
 }
 
 // --- RSS per running word ------------------------------------------------------------------------
@@ -469,6 +556,9 @@ func rssPerWord(module, digest string, runs int) {
 // --- children ------------------------------------------------------------------------------------
 
 func child(kind string) int {
+	if kind == "burn" {
+		return spin()
+	}
 	ctx := context.Background()
 	module, err := os.ReadFile(os.Getenv(childEnv + "_MODULE"))
 	if err != nil {
