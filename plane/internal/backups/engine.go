@@ -265,7 +265,7 @@ func (r *Room) judge(ctx context.Context, bj store.BackupJob, job store.Job, pol
 		if v.State == store.BackupWitnessed {
 			b, _ := pol.For(bj.NodeID)
 			keep := time.Duration(b.KeepDays) * 24 * time.Hour
-			res, err := Prune(ctx, client, t, bj.NodeID, keep, time.Duration(r.c.FloorDays)*24*time.Hour, r.now())
+			res, err := Prune(ctx, client, t, bj.NodeID, keep, FloorDays*24*time.Hour, r.now())
 			if err != nil {
 				r.log.Warn("backup retention failed", "node", bj.NodeID, "target", t.Name, "err", err)
 			} else if len(res.Chains)+len(res.Orphans) > 0 {
