@@ -141,3 +141,17 @@ type BackupNode struct {
 	Policy BackupPolicy `json:"policy"`
 	Runs   []BackupRun  `json:"runs"`
 }
+
+// BackupRestoreRequest is the body of POST /backups/nodes/{id}/restore: a restore of one of the node's
+// witnessed runs (its chain applied in order) by the backup_restore word, queued as a job that the
+// plane hands a read grant of that chain when the node claims it. Either files (Into, and Path for
+// one folder of the tree rather than all of it) or a database (Database, restored into IntoDatabase or
+// its own name), which must not exist yet on the node.
+type BackupRestoreRequest struct {
+	// Run is the run restored; "": the node's newest witnessed run.
+	Run          string `json:"run,omitempty"`
+	Into         string `json:"into,omitempty"`
+	Path         string `json:"path,omitempty"`
+	Database     string `json:"database,omitempty"`
+	IntoDatabase string `json:"into_database,omitempty"`
+}

@@ -326,6 +326,10 @@ var (
 	BackupsNode = Route{Method: http.MethodGet, Pattern: "/backups/nodes/{id}", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "A node's backup health, the policy it follows and its recent backup jobs", Answer: BackupNode{},
 		Errors: []string{errcode.NodeNotFound}}
+	BackupsRestore = Route{Method: http.MethodPost, Pattern: "/backups/nodes/{id}/restore", Role: RoleAdmin, Status: http.StatusCreated,
+		Summary: "Queue a restore of one of the node's witnessed runs into a new folder or database, with a read grant of its chain",
+		Body:    BackupRestoreRequest{}, Answer: Job{},
+		Errors: []string{errcode.NodeNotFound, errcode.BackupRunNotFound, errcode.UsageInvalid, errcode.JobWordUnavailable, "backup.*"}}
 	BackupTargetsList = Route{Method: http.MethodGet, Pattern: "/backups/targets", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "List backup targets (never their secrets)", Answer: BackupTargetList{}}
 	BackupTargetsAdd = Route{Method: http.MethodPost, Pattern: "/backups/targets", Role: RoleAdmin, Status: http.StatusCreated,
@@ -454,7 +458,7 @@ func Routes() []Route {
 		CloudCreate, CloudGet, CloudDelete, CloudPowerOn, CloudPowerOff, CloudReboot, CloudReverseDNS, CloudTransfer,
 		CloudSwapIPv4, CloudAccount,
 		NodesProvision, ProvisioningsList, ProvisioningsShow, NodesAdopt, NodesDecommission, NodesInstallCommand,
-		BackupsFleet, BackupsNode, BackupTargetsList, BackupTargetsAdd, BackupTargetsShow, BackupTargetsRemove, BackupTargetsCheck,
+		BackupsFleet, BackupsNode, BackupsRestore, BackupTargetsList, BackupTargetsAdd, BackupTargetsShow, BackupTargetsRemove, BackupTargetsCheck,
 		BackupPoliciesList, BackupPolicyFleet, BackupPolicyShow, BackupPolicySet, BackupPolicyClear,
 		AuditList,
 		Metrics,

@@ -85,6 +85,8 @@ type BackupJobPurpose string
 const (
 	BackupPurposeRun    BackupJobPurpose = "backup"
 	BackupPurposeVerify BackupJobPurpose = "verify"
+	// BackupPurposeRestore: a restore someone queued from the plane (never the schedule).
+	BackupPurposeRestore BackupJobPurpose = "restore"
 )
 
 // BackupJobState is where the plane's judgement of a dispatched job stands.
@@ -105,6 +107,9 @@ const (
 	// BackupVerified and BackupVerifyFailed: a verify job's verdict.
 	BackupVerified     BackupJobState = "verified"
 	BackupVerifyFailed BackupJobState = "verify_failed"
+	// BackupRestored and BackupRestoreFailed: a restore job's verdict.
+	BackupRestored      BackupJobState = "restored"
+	BackupRestoreFailed BackupJobState = "restore_failed"
 )
 
 // BackupJob is one job the plane dispatched for a node's backups: the run it was granted, and the
@@ -116,7 +121,8 @@ type BackupJob struct {
 	Target  string           `json:"target"`
 	// Run is the run granted (a backup), or the run verified; "" until the grant is made at claim.
 	Run string `json:"run,omitempty"`
-	// Parent is the run an incremental may build on; Chain the runs a verify reads, full run first.
+	// Parent is the run an incremental may build on; Chain the runs a verify or restore reads, full
+	// run first.
 	Parent    string         `json:"parent,omitempty"`
 	Chain     []string       `json:"chain,omitempty"`
 	Objects   int            `json:"objects"` // the fresh keys granted (a backup)

@@ -62,6 +62,9 @@ const (
 	// BackupKeepBelowFloor: a policy keeps runs for fewer days than the fleet's floor (details.limit):
 	// no policy, and so no node, can shorten the history the plane keeps. Nothing changed.
 	BackupKeepBelowFloor = "backup.keep_below_floor"
+	// BackupRunNotFound: the node has no witnessed run of that id (details.name), or none at all, to
+	// restore. Nothing was queued.
+	BackupRunNotFound = "backup.run_not_found"
 )
 
 var areaBackup = Area{Name: "backup", Reserved: false, Codes: []Spec{
@@ -85,4 +88,5 @@ var areaBackup = Area{Name: "backup", Reserved: false, Codes: []Spec{
 	{BackupTargetExists, statusConflict, Unchanged},
 	{BackupTargetNotFound, statusNotFound, Unchanged},
 	{BackupKeepBelowFloor, statusBadRequest, Unchanged},
+	{BackupRunNotFound, statusNotFound, Unchanged},
 }}

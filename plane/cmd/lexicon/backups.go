@@ -13,7 +13,7 @@ import (
 
 func backupsCmds() []*cli.Command {
 	return []*cli.Command{
-		backupsListCmd(), backupsShowCmd(),
+		backupsListCmd(), backupsShowCmd(), backupsRestoreCmd(),
 		backupTargetsListCmd(), backupTargetsAddCmd(), backupTargetsShowCmd(), backupTargetsRemoveCmd(), backupTargetsCheckCmd(),
 		backupPolicyShowCmd(), backupPolicySetCmd(), backupPolicyClearCmd(),
 	}
@@ -72,6 +72,40 @@ func backupsShowCmd() *cli.Command {
 			var n backupNode
 			return n, c.call(ctx, api.BackupsNode, args, nil, nil, &n)
 		})
+}
+
+func backupsRestoreCmd() *cli.Command {
+	var req api.BackupRestoreRequest
+	var wait bool
+	return ending(simple("backups restore", "NODE [--run R] (--into DIR [--path P] | --database D [--into-database X]) [--wait]",
+		"queue a restore (admin) of one of the node's witnessed runs, its chain in order, into an empty or new folder or a database that does not exist yet; the plane grants the node reading that chain", 1, 1,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&req.Run, "run", "", "the run to restore (lexicon backups show NODE); default the newest witnessed one")
+			fs.StringVar(&req.Into, "into", "", "restore files into this folder on the node, which must be empty or not exist")
+			fs.StringVar(&req.Path, "path", "", "with --into: restore only this folder of the tree (its contents go into --into)")
+			fs.StringVar(&req.Database, "database", "", "restore this database's dump")
+			fs.StringVar(&req.IntoDatabase, "into-database", "", "with --database: restore into this database, which must not exist (default the same name)")
+			fs.BoolVar(&wait, "wait", false, "wait for the restore to finish; the exit status says how it ended")
+		},
+		func(ctx context.Context, env *cli.Env, c *client, args []string) (any, error) {
+			switch {
+			case (req.Into == "") == (req.Database == ""):
+				return nil, cli.UsageError("give --into DIR (files) or --database D, one of them")
+			case req.Path != "" && req.Into == "":
+				return nil, cli.UsageError("--path goes with --into")
+			case req.IntoDatabase != "" && req.Database == "":
+				return nil, cli.UsageError("--into-database goes with --database")
+			}
+			var j jobOne
+			if err := c.call(ctx, api.BackupsRestore, args, nil, req, &j); err != nil {
+				return nil, err
+			}
+			env.Progressf("job %s queued: %s on %s", j.ID, j.Word, args[0])
+			if !wait {
+				return j, nil
+			}
+			return watch(ctx, env, c, j.ID)
+		}), jobExits...)
 }
 
 type backupTarget struct{ api.BackupTarget }

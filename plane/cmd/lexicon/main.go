@@ -9,10 +9,10 @@
 //	1  it failed: the error's code says why
 //	2  usage: an unknown command or flag, or wrong arguments; nothing was done
 //	3  conflicts remain; the report names each (dns reconcile)
-//	4  the job failed: its word ran and failed (a capability denied included), or an operator failed it (jobs run, jobs watch)
-//	5  the node did not run the job's word: its policy, or its own check of the word or params, refused it (jobs run, jobs watch)
-//	6  the job was lost: handed out and never reported (jobs run, jobs watch)
-//	7  the job was cancelled before it ran (jobs run, jobs watch)
+//	4  the job failed: its word ran and failed (a capability denied included), or an operator failed it (jobs run, jobs watch, backups restore)
+//	5  the node did not run the job's word: its policy, or its own check of the word or params, refused it (jobs run, jobs watch, backups restore)
+//	6  the job was lost: handed out and never reported (jobs run, jobs watch, backups restore)
+//	7  the job was cancelled before it ran (jobs run, jobs watch, backups restore)
 //	8  the rollout halted, was aborted or was reverted (rollouts start, rollouts show, fleet patch, roles apply)
 //	9  the provisioning failed: the machine did not join (nodes provision, provisionings show)
 //	10 the batch did not complete on every node: a job failed, was refused, lost or cancelled, a node lacked the word, or the batch stopped (jobs run, jobs batch show)

@@ -179,16 +179,7 @@ func (r *Room) dispatch(ctx context.Context, n store.Node, b store.BackupPolicy,
 		}
 		return r.queue(ctx, n, WordBackup, params, bj)
 	case parent != nil && (lastVerify == nil || !now.Before(lastVerify.StartedAt.Add(b.VerifyEvery))):
-		chain := []string{}
-		for i := len(jobs) - 1; i >= 0; i-- { // oldest first: the witnessed runs of the parent's chain
-			j := jobs[i]
-			if j.Purpose == store.BackupPurposeRun && j.State == store.BackupWitnessed && j.Target == b.Target && j.Run <= parent.Run {
-				if j.Kind == "full" {
-					chain = chain[:0]
-				}
-				chain = append(chain, j.Run)
-			}
-		}
+		chain := chainOf(jobs, b.Target, parent.Run)
 		return r.queue(ctx, n, WordVerify, map[string]any{}, store.BackupJob{NodeID: n.ID, Purpose: store.BackupPurposeVerify,
 			Target: b.Target, Run: parent.Run, Chain: chain})
 	}
@@ -210,7 +201,7 @@ func (r *Room) queue(ctx context.Context, n store.Node, word string, params map[
 
 // JudgeEnded judges every dispatched job whose job has ended: a backup the node reported committed
 // is witnessed against the bucket (and the node's prefix then pruned), a failed one recorded failed;
-// a verify is verified or failed as the node reported.
+// a verify or a restore is verified (restored) or failed as the node reported.
 func (r *Room) JudgeEnded(ctx context.Context) error {
 	list, err := r.c.Store.BackupJobList(ctx, store.BackupJobListParams{Dispatched: true, Limit: store.MaxListLimit})
 	if err != nil {
@@ -243,6 +234,10 @@ func (r *Room) judge(ctx context.Context, bj store.BackupJob, job store.Job, pol
 		p.State, p.Detail = store.BackupVerified, "verified restorable"
 	case bj.Purpose == store.BackupPurposeVerify:
 		p.State, p.Detail = store.BackupVerifyFailed, outcome(job)
+	case bj.Purpose == store.BackupPurposeRestore && ok:
+		p.State, p.Detail = store.BackupRestored, "restored"
+	case bj.Purpose == store.BackupPurposeRestore:
+		p.State, p.Detail = store.BackupRestoreFailed, outcome(job)
 	case !ok:
 		p.State, p.Detail = store.BackupFailed, outcome(job)
 	default:
@@ -270,7 +265,7 @@ func (r *Room) judge(ctx context.Context, bj store.BackupJob, job store.Job, pol
 		if v.State == store.BackupWitnessed {
 			b, _ := pol.For(bj.NodeID)
 			keep := time.Duration(b.KeepDays) * 24 * time.Hour
-			res, err := Prune(ctx, client, t, bj.NodeID, keep, time.Duration(r.c.FloorDays)*24*time.Hour, r.now())
+			res, err := Prune(ctx, client, t, bj.NodeID, keep, FloorDays*24*time.Hour, r.now())
 			if err != nil {
 				r.log.Warn("backup retention failed", "node", bj.NodeID, "target", t.Name, "err", err)
 			} else if len(res.Chains)+len(res.Orphans) > 0 {

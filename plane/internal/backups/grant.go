@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/backup/presign"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -17,8 +16,9 @@ const GrantExpires = time.Hour
 
 // Grant is the grant a backup or verify job the schedule dispatched carries, made when the node
 // claims the job (so the requests' hour starts then, and no presigned request is ever stored): a write
-// grant of fresh keys for a backup, a read grant of the run's chain for a verify. A job the backups
-// room did not dispatch gets none (nil, nil).
+// grant of fresh keys for a backup, a read grant of the run's chain for a verify or a restore. A job
+// the backups room did not record (a backup_restore queued by hand with lexicon jobs run) gets none
+// (nil, nil).
 func (r *Room) Grant(ctx context.Context, job store.Job) (*channel.BackupGrant, error) {
 	bj, err := r.c.Store.BackupJobGet(ctx, store.BackupJobGetParams{JobID: job.ID})
 	if errcode.Has(err, errcode.JobNotFound) {
@@ -35,7 +35,7 @@ func (r *Room) Grant(ctx context.Context, job store.Job) (*channel.BackupGrant, 
 	if err != nil {
 		return nil, err
 	}
-	if bj.Purpose == store.BackupPurposeVerify {
+	if bj.Purpose == store.BackupPurposeVerify || bj.Purpose == store.BackupPurposeRestore {
 		return r.readGrant(ctx, signer, t, bj)
 	}
 	row, err := r.c.Store.BackupTargetGet(ctx, store.BackupTargetGetParams{Name: bj.Target})
@@ -55,24 +55,14 @@ func (r *Room) Grant(ctx context.Context, job store.Job) (*channel.BackupGrant, 
 
 // readGrant grants reading the chain of the job's run, from the manifests the plane reads itself.
 func (r *Room) readGrant(ctx context.Context, signer *presign.Signer, t presign.Target, bj store.BackupJob) (*channel.BackupGrant, error) {
-	client, err := presign.Client(t)
-	if err != nil {
-		return nil, err
-	}
-	have := map[string]*backup.Manifest{}
-	for _, run := range bj.Chain {
-		m, err := readManifest(ctx, client, t, backup.ManifestKey(t.Prefix, bj.NodeID, run))
-		if err != nil {
-			return nil, err
-		}
-		have[run] = m
-	}
-	chain, err := backup.ChainOf(have, bj.Run)
+	chain, err := r.chainManifests(ctx, t, bj.NodeID, bj.Chain, bj.Run)
 	if err != nil {
 		return nil, err
 	}
 	return signer.ReadGrant(ctx, bj.NodeID, chain, GrantExpires)
 }
 
-// Needs says whether a job of word may carry a grant: the words the schedule dispatches.
-func (r *Room) Needs(word string) bool { return word == WordBackup || word == WordVerify }
+// Needs says whether a job of word may carry a grant: the words the schedule dispatches, and restores.
+func (r *Room) Needs(word string) bool {
+	return word == WordBackup || word == WordVerify || word == WordRestore
+}

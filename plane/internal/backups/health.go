@@ -51,6 +51,9 @@ func (r *Room) health(n store.Node, b store.BackupPolicy, jobs []store.BackupJob
 			}
 			continue
 		}
+		if j.Purpose != store.BackupPurposeVerify { // a restore says nothing of the backups' health
+			continue
+		}
 		if lastVerify == nil && j.State != store.BackupDispatched {
 			lastVerify = j
 		}

@@ -161,9 +161,9 @@ func (r *Room) policyOf(ctx context.Context, req api.BackupPolicy) (store.Backup
 	if b.KeepDays == 0 {
 		b.KeepDays = DefaultKeepDays
 	}
-	if b.KeepDays < r.c.FloorDays {
-		return b, errcode.New(errcode.BackupKeepBelowFloor, "keep_days %d is below the fleet's floor of %d days", b.KeepDays, r.c.FloorDays).
-			With(errcode.DetailLimit, r.c.FloorDays).With(errcode.DetailField, "keep_days")
+	if b.KeepDays < FloorDays {
+		return b, errcode.New(errcode.BackupKeepBelowFloor, "keep_days %d is below the fleet's floor of %d days", b.KeepDays, FloorDays).
+			With(errcode.DetailLimit, FloorDays).With(errcode.DetailField, "keep_days")
 	}
 	for _, p := range b.Paths {
 		if !backup.ValidRoot(p) {

@@ -48,8 +48,10 @@ const (
 	DefaultEvery       = 24 * time.Hour
 	DefaultKeepDays    = 14
 	DefaultVerifyEvery = 7 * 24 * time.Hour
-	// DefaultFloorDays is the fewest days of runs retention keeps, whatever a policy says.
-	DefaultFloorDays = 7
+	// FloorDays is the fewest days of runs retention keeps, whatever a policy says. It is a constant
+	// of the build, not a setting: a floor anyone with the plane's configuration could lower would
+	// not stop a mistaken or hostile change from shortening the fleet's history.
+	FloorDays = 7
 )
 
 // Config sets up the room.
@@ -61,10 +63,8 @@ type Config struct {
 	Jobs Jobs
 	// Nodes finds a node by id or name; nil takes every reference as an id.
 	Nodes *nodes.Room
-	// FloorDays is the fewest days of runs kept; 0: DefaultFloorDays.
-	FloorDays int
-	Log       *slog.Logger
-	Now       func() time.Time
+	Log *slog.Logger
+	Now func() time.Time
 }
 
 // Room is the backups' Go API, which the HTTP server, the web UI and the schedule call.
@@ -77,9 +77,6 @@ type Room struct {
 func New(c Config) *Room {
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-	if c.FloorDays <= 0 {
-		c.FloorDays = DefaultFloorDays
 	}
 	return &Room{c: c, log: services.Logger(c.Log)}
 }

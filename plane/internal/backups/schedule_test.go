@@ -32,7 +32,7 @@ func (e *env) backupNode(name string) store.Node {
 	e.t.Helper()
 	n := storetest.Node(e.t, e.s, name, "1.0.0", e.now)
 	var vocab []store.WordRef
-	for _, w := range []string{backups.WordBackup, backups.WordVerify} {
+	for _, w := range []string{backups.WordBackup, backups.WordVerify, backups.WordRestore} {
 		vocab = append(vocab, store.WordRef{Name: w, Version: "1.0.0", Digest: strings.Repeat("ab", 32), Class: "change"})
 	}
 	n, err := e.s.NodeReport(e.ctx, store.NodeReportParams{ID: n.ID, Now: e.now, AgentVersion: "1.0.0", Idle: true, Vocabulary: vocab})

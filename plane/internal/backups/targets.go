@@ -216,6 +216,8 @@ func s3Error(err error, target string) *errcode.Error {
 		switch api.ErrorCode() {
 		case "SignatureDoesNotMatch", "InvalidAccessKeyId", "AuthorizationHeaderMalformed", "InvalidToken", "ExpiredToken":
 			out = errcode.New(errcode.BackupCredentialsInvalid, "%s", msg)
+		case "NoSuchKey":
+			out = errcode.New(errcode.BackupObjectMissing, "%s", msg)
 		default:
 			if status >= 500 {
 				out = errcode.New(errcode.BackupTargetUnreachable, "%s", msg)

@@ -38,7 +38,12 @@ func List(ctx context.Context, client *s3.Client, t presign.Target, node string)
 func readManifest(ctx context.Context, client *s3.Client, t presign.Target, key string) (*backup.Manifest, error) {
 	out, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(t.Bucket), Key: aws.String(key)})
 	if err != nil {
-		return nil, s3Error(err, t.Name).With(errcode.DetailOperation, "get")
+		e := s3Error(err, t.Name)
+		if e.Code == errcode.BackupObjectMissing {
+			return nil, errcode.New(errcode.BackupObjectMissing, "the manifest %s is not in the bucket (removed by retention, or behind the plane's back)", key).
+				With(errcode.DetailOperation, "get")
+		}
+		return nil, e.With(errcode.DetailOperation, "get")
 	}
 	defer out.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(out.Body, backup.MaxManifestSize+1))

@@ -2,19 +2,30 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/backup/backuptest"
+	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
 // TestFleetDefaultBacksUpNodes: on real agents running the signed backup words, the fleet's default
 // policy backs up two nodes' folders and a PostgreSQL database to versitygw; the plane dispatches each
 // run with its grant, witnesses every object in the bucket with its own listing, verifies the run on
-// the node, and shows both nodes green.
+// the node, and shows both nodes green. Then, still on the real agents: a restore queued with lexicon
+// backups restore brings web-1's files and database back byte for byte; an object of web-2's run
+// corrupted in the bucket fails its next verify (plane:backup_verify); and web-1 backing up through a
+// proxy that drops one object's PUT (answering 200) is judged incomplete (plane:backup_incomplete),
+// and through one that drops every PUT not landing (plane:backups_not_landing).
 func TestFleetDefaultBacksUpNodes(t *testing.T) {
 	srv := backuptest.Start(t)
 	bucket := srv.Bucket(t, "backups")
@@ -23,8 +34,8 @@ func TestFleetDefaultBacksUpNodes(t *testing.T) {
 	if out, err := backuptest.Psql(pg, db, `CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 100);`); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	f := newFleet(t, "sqlite", fleetOptions{serveArgs: []string{"--backup-every", "1s"}, stage: func(dir string) {
-		for _, name := range []string{"backup", "backup_verify"} {
+	f := newFleet(t, "sqlite", fleetOptions{serveArgs: []string{"--backup-every", "1s", "--reconcile-every", "1s"}, stage: func(dir string) {
+		for _, name := range []string{"backup", "backup_verify", "backup_restore"} {
 			m, err := os.ReadFile(filepath.Join(root, "primitives", name, "manifest.json"))
 			must(t, err)
 			stage(t, dir, name, m, filepath.Join(root, "build", "wasm", name+".wasm"), name+".wasm")
@@ -37,14 +48,21 @@ func TestFleetDefaultBacksUpNodes(t *testing.T) {
 	f.lexicon(false, "backups", "targets", "add", "--name", "main", "--endpoint", srv.Endpoint, "--region", backuptest.Region,
 		"--bucket", bucket, "--prefix", "fleet", "--access-key-id", srv.AccessKey, "--secret-file", secret, "--recovery", kg["recipient"].(string))
 
+	restored, restoredDB := testkit.SafeDir(t), db+"_r" // a restore writes only beneath folders no one but root (or us) can swap
+	t.Cleanup(func() { backuptest.DropDatabase(t, pg, restoredDB) })
 	var agents []*agent
 	for _, name := range []string{"web-1", "web-2"} {
 		data := filepath.Join(f.dir, "data", name)
 		must(t, os.MkdirAll(filepath.Join(data, "sub"), 0o755))
 		must(t, os.WriteFile(filepath.Join(data, "sub", "a.txt"), []byte("hello from "+name), 0o644))
+		// web-1 takes destructive words (a restore), into its restore folder and database only.
+		destructive, bp := "refuse", backup.Policy{Paths: []string{filepath.Join(f.dir, "data")}, Databases: []string{db}, Postgres: pg}
+		if name == "web-1" {
+			destructive, bp.RestorePaths, bp.Databases = "accept", []string{restored}, []string{db, restoredDB}
+		}
 		pol, _ := json.Marshal(map[string]any{
-			"classes": map[string]string{"look": "accept", "change": "accept", "destructive": "refuse"},
-			"backup":  backup.Policy{Paths: []string{filepath.Join(f.dir, "data")}, Databases: []string{db}, Postgres: pg},
+			"classes": map[string]string{"look": "accept", "change": "accept", "destructive": destructive},
+			"backup":  bp,
 		})
 		agents = append(agents, f.enrol(name, string(pol)))
 	}
@@ -82,4 +100,78 @@ func TestFleetDefaultBacksUpNodes(t *testing.T) {
 			t.Fatalf("%s: %v", a.name, show)
 		}
 	}
+
+	web1, web2 := agents[0], agents[1]
+
+	// A restore queued from the plane: files, then the database, each waited for.
+	into := filepath.Join(restored, "files")
+	if j := f.lexicon(false, "backups", "restore", "web-1", "--into", into, "--path", filepath.Join(f.dir, "data", "web-1"), "--wait"); j["state"] != "completed" {
+		t.Fatalf("files restore: %v", j)
+	}
+	if got, err := os.ReadFile(filepath.Join(into, "sub", "a.txt")); err != nil || string(got) != "hello from web-1" {
+		t.Fatalf("restored a.txt %q %v", got, err)
+	}
+	if j := f.lexicon(false, "backups", "restore", "web-1", "--database", db, "--into-database", restoredDB, "--wait"); j["state"] != "completed" {
+		t.Fatalf("database restore: %v", j)
+	}
+	if a, b := backuptest.Dump(t, pg, db), backuptest.Dump(t, pg, restoredDB); !equalDumps(a, b, db, restoredDB) {
+		t.Fatalf("the restored database differs from its source")
+	}
+	f.planeLog.WaitFor(t, `"node":"`+web1.nodeID+`","purpose":"restore","state":"restored"`)
+	// A node that refuses destructive words refuses the restore; nothing is written.
+	if j := f.lexicon(true, "backups", "restore", "web-2", "--into", filepath.Join(f.dir, "nope"), "--wait"); j["state"] == "completed" {
+		t.Fatalf("web-2 restored: %v", j)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "nope")); !os.IsNotExist(err) {
+		t.Fatalf("a refused restore wrote: %v", err)
+	}
+
+	// An object of web-2's run altered in the bucket: its next verify fails. A policy's intervals are a
+	// minute at least, and the first verify started about that long ago.
+	for _, k := range srv.Keys(t, bucket, "fleet/"+web2.nodeID+"/") {
+		if strings.HasSuffix(k, ".age") {
+			srv.Corrupt(t, bucket, k)
+			break
+		}
+	}
+	f.lexicon(false, "backups", "policy", "set", "--node", "web-2", "--target", "main", "--path", filepath.Join(f.dir, "data"),
+		"--database", db, "--verify-every", "1m")
+	f.planeLog.WaitFor(t, `"node":"`+web2.nodeID+`","purpose":"verify","state":"verify_failed"`)
+	f.planeLog.WaitFor(t, `"node":"`+web2.nodeID+`","source":"plane:backup_verify"`)
+
+	// web-1 backs up every minute through a proxy in front of the same versitygw, which first drops the
+	// PUT of each run's first object (answering 200), then every PUT.
+	var drop atomic.Int32 // 0: pass, 1: the first object of a run, 2: every PUT
+	up, _ := url.Parse(srv.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(up) // keeps the Host the requests were signed for
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mode := drop.Load()
+		if r.Method == http.MethodPut && (mode == 2 || mode == 1 && strings.HasSuffix(r.URL.Path, "/000001.age")) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	f.lexicon(false, "backups", "targets", "add", "--name", "proxied", "--endpoint", proxy.URL, "--region", backuptest.Region,
+		"--bucket", bucket, "--prefix", "fleet", "--access-key-id", srv.AccessKey, "--secret-file", secret, "--recovery", kg["recipient"].(string))
+	drop.Store(1)
+	f.lexicon(false, "backups", "policy", "set", "--node", "web-1", "--target", "proxied", "--path", filepath.Join(f.dir, "data"),
+		"--database", db, "--every", "1m")
+	f.planeLog.WaitFor(t, `"node":"`+web1.nodeID+`","purpose":"backup","state":"incomplete"`)
+	f.planeLog.WaitFor(t, `"node":"`+web1.nodeID+`","source":"plane:backup_incomplete"`)
+	drop.Store(2)
+	f.planeLog.WaitFor(t, `"node":"`+web1.nodeID+`","purpose":"backup","state":"not_landing"`)
+	f.planeLog.WaitFor(t, `"node":"`+web1.nodeID+`","source":"plane:backups_not_landing"`)
+	show := f.lexicon(false, "backups", "show", "web-1")
+	if h := show["health"].(map[string]any); h["green"] == true {
+		t.Fatalf("web-1 green after runs that did not land: %v", h)
+	}
+	f.lexicon(false, "backups", "policy", "set", "--node", "web-1", "--off")
+}
+
+// equalDumps compares two plain dumps of databases that differ only in name.
+func equalDumps(a, b []byte, nameA, nameB string) bool {
+	return strings.ReplaceAll(string(a), nameA, "X") == strings.ReplaceAll(string(b), nameB, "X")
 }

@@ -16,7 +16,7 @@ const maxBackupBody = 512 << 10
 func (s *Server) backupRoutes(r chi.Router) {
 	b := s.cfg.Backups
 	if b == nil {
-		for _, rt := range []api.Route{api.BackupsFleet, api.BackupsNode, api.BackupTargetsList, api.BackupTargetsAdd, api.BackupTargetsShow,
+		for _, rt := range []api.Route{api.BackupsFleet, api.BackupsNode, api.BackupsRestore, api.BackupTargetsList, api.BackupTargetsAdd, api.BackupTargetsShow,
 			api.BackupTargetsRemove, api.BackupTargetsCheck, api.BackupPoliciesList, api.BackupPolicyFleet, api.BackupPolicyShow,
 			api.BackupPolicySet, api.BackupPolicyClear} {
 			s.handle(r, rt, func(*http.Request) (any, error) {
@@ -27,6 +27,13 @@ func (s *Server) backupRoutes(r chi.Router) {
 	}
 	s.handle(r, api.BackupsFleet, func(r *http.Request) (any, error) { return b.Fleet(r.Context(), tokenFrom(r.Context())) })
 	s.handle(r, api.BackupsNode, byID(b.Node))
+	s.handle(r, api.BackupsRestore, func(r *http.Request) (any, error) {
+		var req api.BackupRestoreRequest
+		if err := readJSON(r, maxBackupBody, &req); err != nil {
+			return nil, err
+		}
+		return b.Restore(r.Context(), tokenFrom(r.Context()), chi.URLParam(r, "id"), req)
+	})
 	s.handle(r, api.BackupTargetsList, func(r *http.Request) (any, error) { return b.ListTargets(r.Context(), tokenFrom(r.Context())) })
 	s.handle(r, api.BackupTargetsAdd, func(r *http.Request) (any, error) {
 		var req api.BackupTargetRequest

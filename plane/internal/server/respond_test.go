@@ -16,6 +16,7 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.BackupTargetExists:          http.StatusConflict,
 		errcode.BackupTargetNotFound:        http.StatusNotFound,
 		errcode.BackupKeepBelowFloor:        http.StatusBadRequest,
+		errcode.BackupRunNotFound:           http.StatusNotFound,
 		errcode.AccountKeyMismatch:          http.StatusInternalServerError,
 		errcode.AccountNotFound:             http.StatusNotFound,
 		errcode.AccountSealBroken:           http.StatusInternalServerError,

@@ -96,6 +96,23 @@ func (u *UI) backupPolicyClear(w http.ResponseWriter, r *http.Request) {
 	u.backupsDone(w, r, err, "/backups/nodes/"+node)
 }
 
+// backupRestore queues a restore from the node page's form (asked for twice: the form opens from a
+// "Restore…" summary) and shows the queued job.
+func (u *UI) backupRestore(w http.ResponseWriter, r *http.Request) {
+	node := chi.URLParam(r, "id")
+	req := api.BackupRestoreRequest{Run: r.PostFormValue("run"), Into: strings.TrimSpace(r.PostFormValue("into")),
+		Path: strings.TrimSpace(r.PostFormValue("path")), Database: strings.TrimSpace(r.PostFormValue("database")),
+		IntoDatabase: strings.TrimSpace(r.PostFormValue("into_database"))}
+	j, err := run(u, r, api.BackupsRestore, func(ctx context.Context, who api.Token, req api.BackupRestoreRequest) (api.Job, error) {
+		return u.cfg.Backups.Restore(ctx, who, node, req)
+	}, req)
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"/jobs/"+j.ID, http.StatusSeeOther)
+}
+
 func (u *UI) backupsDone(w http.ResponseWriter, r *http.Request, err error, to string) {
 	if err != nil {
 		u.fail(w, r, nil, err)

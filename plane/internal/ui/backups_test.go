@@ -72,8 +72,15 @@ func TestBackupsPages(t *testing.T) {
 	}
 	b.post("/ui/backups/nodes/"+n.ID+"/policy/clear", nil, http.StatusSeeOther)
 	node = b.get("/ui/backups/nodes/"+n.ID, http.StatusOK)
-	if !strings.Contains(node, "on (fleet)") {
+	if !strings.Contains(node, "on (fleet)") || !strings.Contains(node, `id="node-restore"`) || !strings.Contains(node, `action="/ui/backups/nodes/`+n.ID+`/restore"`) {
 		t.Fatalf("a node following the fleet again:\n%s", node)
+	}
+	// The restore form asks for files or a database, and only a witnessed run restores.
+	if bad := b.post("/ui/backups/nodes/"+n.ID+"/restore", url.Values{"into": {"/srv/r"}, "database": {"app"}}, http.StatusBadRequest); !strings.Contains(bad, errcode.UsageInvalid) {
+		t.Fatalf("a restore of files and a database:\n%s", bad)
+	}
+	if none := b.post("/ui/backups/nodes/"+n.ID+"/restore", url.Values{"into": {"/srv/r"}}, http.StatusNotFound); !strings.Contains(none, errcode.BackupRunNotFound) {
+		t.Fatalf("a restore of a node with no witnessed run:\n%s", none)
 	}
 	low := b.post("/ui/backups/policy", url.Values{"target": {"main"}, "paths": {"/srv"}, "keep_days": {"2"}}, http.StatusBadRequest)
 	if !strings.Contains(low, errcode.BackupKeepBelowFloor) {
@@ -91,6 +98,7 @@ func TestBackupsPages(t *testing.T) {
 		}
 	}
 	v.post("/ui/backups/targets/main/remove", nil, http.StatusForbidden)
+	v.post("/ui/backups/nodes/"+n.ID+"/restore", url.Values{"into": {"/srv/r"}}, http.StatusForbidden)
 	for _, br := range []*browser{b, v} {
 		for page, body := range br.pages {
 			for _, s := range p.secrets {

@@ -252,6 +252,7 @@ func (u *UI) Handler() http.Handler {
 		r.Get("/backups/nodes/{id}", u.backupNode)
 		r.Post("/backups/nodes/{id}/policy", u.backupPolicySet)
 		r.Post("/backups/nodes/{id}/policy/clear", u.backupPolicyClear)
+		r.Post("/backups/nodes/{id}/restore", u.backupRestore)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, errcode.New(errcode.RouteNotFound, "no page %s", r.URL.Path))

@@ -115,6 +115,28 @@ var backupTests = []test{
 			f.Fatalf("recorded %+v", bj)
 		}
 	}},
+	{"Backup/RestoreRecordedAndJudged", func(f *fx) {
+		// A restore queued from the plane is recorded with its job, names the run and chain its read
+		// grant covers, and takes a restore's verdicts only.
+		n := f.node("db-1", "backup_restore")
+		p := f.jobParams(n, "backup_restore")
+		p.Backup = &store.BackupJob{Purpose: store.BackupPurposeRestore, Target: "b2", Run: "r2", Chain: []string{"r1", "r2"}}
+		j, err := f.s.JobCreate(f.ctx, p)
+		noErr(f, err, "JobCreate")
+		bj, err := f.s.BackupJobGet(f.ctx, store.BackupJobGetParams{JobID: j.ID})
+		noErr(f, err, "BackupJobGet")
+		if bj.Purpose != store.BackupPurposeRestore || bj.Run != "r2" || len(bj.Chain) != 2 || bj.Chain[0] != "r1" || bj.State != store.BackupDispatched {
+			f.Fatalf("recorded %+v", bj)
+		}
+		moved, err := f.s.BackupJobJudge(f.ctx, store.BackupJobJudgeParams{JobID: j.ID, State: store.BackupRestored, Detail: "restored", Now: f.at(time.Minute)})
+		noErr(f, err, "BackupJobJudge")
+		if !moved {
+			f.Fatal("not judged")
+		}
+		got, err := f.s.BackupJobGet(f.ctx, store.BackupJobGetParams{JobID: j.ID})
+		noErr(f, err, "BackupJobGet")
+		same(f, "state", got.State, store.BackupRestored)
+	}},
 	{"Backup/FindingsRaiseAndClearIncidents", func(f *fx) {
 		n := f.node("db-1")
 		noErr(f, f.s.BackupFindingsSet(f.ctx, store.BackupFindingsSetParams{NodeID: n.ID, Findings: []store.BackupFinding{

@@ -196,7 +196,8 @@ func (s *sqlStore) BackupPolicyDelete(ctx context.Context, p BackupPolicyDeleteP
 
 func checkBackupJobState(st BackupJobState) error {
 	switch st {
-	case BackupFailed, BackupWitnessed, BackupIncomplete, BackupNotLanding, BackupVerified, BackupVerifyFailed:
+	case BackupFailed, BackupWitnessed, BackupIncomplete, BackupNotLanding, BackupVerified, BackupVerifyFailed, BackupRestored,
+		BackupRestoreFailed:
 		return nil
 	}
 	return invalid("state", "state %q is not a verdict", st)
@@ -204,8 +205,8 @@ func checkBackupJobState(st BackupJobState) error {
 
 // checkBackupJob checks what a backup job record holds besides its ids.
 func checkBackupJob(j BackupJob) error {
-	if j.Purpose != BackupPurposeRun && j.Purpose != BackupPurposeVerify {
-		return invalid("purpose", "purpose is backup or verify")
+	if j.Purpose != BackupPurposeRun && j.Purpose != BackupPurposeVerify && j.Purpose != BackupPurposeRestore {
+		return invalid("purpose", "purpose is backup, verify or restore")
 	}
 	for _, f := range [][2]string{{"target", j.Target}, {"run", j.Run}, {"parent", j.Parent}} {
 		if err := checkRef(f[0], f[1]); err != nil {
