@@ -42,7 +42,7 @@ type Queries struct {
 
 	NonceUse, NoncePurge string
 
-	JobInsert, JobClaimLose, JobClaimLock, JobClaim, JobGet, JobFinish, JobFinishClaim, JobFinishRefusal string
+	JobInsert, JobClaimLose, JobClaimLock, JobClaim, JobGet, JobFinish, JobFinishClaim, JobFinishRefusal, JobFinishNonce string
 	JobLoseRunning, JobCancelQueuedForNode, JobExpire                                                    string
 	JobCancel, JobMarkFailed, JobList                                                                    string
 
