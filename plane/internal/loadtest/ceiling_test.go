@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +16,7 @@ import (
 
 // storeCeiling is what the store itself sustains of the plane's steady-state round trip, with the
 // plane left out: the same agents, each running the statements and commits the plane runs for one
-// job result that carries the next claim (the node's key looked up, the signature's nonce recorded,
+// job result that carries the next claim (the node's key looked up; the signature's nonce recorded,
 // the job finished and the next one claimed in one transaction), straight against the store, in
 // this process, with no HTTP, TLS, signatures or JSON. It is the figure a plane on SQLite is judged
 // against (SQLite has no pgbench), and on PostgreSQL it tells the plane's own overhead apart from the
@@ -35,13 +36,14 @@ func storeCeiling(b *testing.B, st store.Store, fleet []*simAgent, jobs int) flo
 				if _, err = st.NodeGetByKey(ctx, store.NodeGetByKeyParams{Fingerprint: fp}); err != nil {
 					break
 				}
-				var ok bool
-				if ok, err = st.NonceUse(ctx, store.NonceUseParams{KeyID: fp, Nonce: nonce(), ExpiresAt: time.Now().Add(5 * time.Minute), Now: time.Now()}); err != nil || !ok {
+				var res store.JobFinishClaimResult
+				res, err = st.JobFinishClaim(ctx, store.JobFinishParams{ID: job.ID, NodeID: a.id, Outcome: store.JobCompleted, Output: json.RawMessage(`{}`), Now: time.Now(),
+					Nonce: &store.NonceUseParams{KeyID: fp, Nonce: nonce(), ExpiresAt: time.Now().Add(5 * time.Minute)}})
+				if err != nil {
 					break
 				}
-				var res store.JobFinishClaimResult
-				res, err = st.JobFinishClaim(ctx, store.JobFinishParams{ID: job.ID, NodeID: a.id, Outcome: store.JobCompleted, Output: json.RawMessage(`{}`), Now: time.Now()})
-				if err != nil {
+				if res.Replayed {
+					err = fmt.Errorf("a fresh nonce refused as a replay")
 					break
 				}
 				done.Add(1)

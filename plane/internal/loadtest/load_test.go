@@ -132,6 +132,52 @@ func fleet(b *testing.B, kind string) {
 	if b.Failed() {
 		return
 	}
+	rounds := 3
+	if n, err := strconv.Atoi(os.Getenv("LEXICON_LOAD_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	var figs []roundFigures
+	for range rounds {
+		figs = append(figs, roundTrips(b, kind, st, plane, client, pg, rt))
+	}
+	report := func(name string, pick func(roundFigures) float64) (med, lo, hi float64) {
+		var v []float64
+		for _, f := range figs {
+			v = append(v, pick(f))
+		}
+		slices.Sort(v)
+		med, lo, hi = v[len(v)/2], v[0], v[len(v)-1]
+		b.ReportMetric(med, name)
+		return med, lo, hi
+	}
+	m, lo, hi := report("roundtrips/s", func(f roundFigures) float64 { return f.perSec })
+	line := fmt.Sprintf("fleet load (%s), %d rounds, median (range): %.0f (%.0f–%.0f) round trips/s", kind, rounds, m, lo, hi)
+	if figs[0].statements > 0 {
+		m, lo, hi = report("statements/roundtrip", func(f roundFigures) float64 { return f.statements })
+		line += fmt.Sprintf("; %.2f (%.2f–%.2f) statements per round trip (goal ≤ 3)", m, lo, hi)
+	}
+	m, lo, hi = report("ratio-to-store-ceiling", func(f roundFigures) float64 { return f.perSec / f.ceiling })
+	line += fmt.Sprintf("; plane / store alone %.3f (%.3f–%.3f)", m, lo, hi)
+	if pg == nil {
+		line += " (goal ≥ 0.5)"
+	} else {
+		m, lo, hi = report("ratio-to-pgbench", func(f roundFigures) float64 { return f.perSec / f.pgbench })
+		line += fmt.Sprintf("; round trips / pgbench -N tps %.3f (%.3f–%.3f) (goal ≥ 0.6)", m, lo, hi)
+	}
+	fmt.Println(line)
+}
+
+// roundFigures are one round's: round trips per second, statements per round trip (0: not counted),
+// and the store alone and pgbench (PostgreSQL) in the same round.
+type roundFigures struct {
+	perSec, statements, ceiling, pgbench float64
+}
+
+// roundTrips queues jobs for rt and times the agents working through them, then the store alone on
+// the same pattern and, on PostgreSQL, pgbench -N; it prints the round's figures.
+func roundTrips(b *testing.B, kind string, st store.Store, plane *plane, client *http.Client, pg *pgServer, rt []*simAgent) roundFigures {
+	ctx := context.Background()
+	var fig roundFigures
 	queue(b, st, rt, roundTripJobs)
 	total := int64(len(rt) * roundTripJobs)
 	var done atomic.Int64
@@ -164,27 +210,22 @@ func fleet(b *testing.B, kind string) {
 	perSec := n / elapsed.Seconds()
 
 	cpu := func(d time.Duration) float64 { return 100 * d.Seconds() / elapsed.Seconds() }
-	b.ReportMetric(perSec, "roundtrips/s")
-	b.ReportMetric(cpu(after.plane-before.plane), "plane-CPU-%")
-	b.ReportMetric(cpu(after.self-before.self), "loadgen-CPU-%")
+	fig.perSec = perSec
 	line := fmt.Sprintf("fleet load (%s): %.0f job round trips/s (%d agents, %d jobs); CPU %% of one core: plane %.0f, load generator %.0f",
 		kind, perSec, len(rt), int64(n), cpu(after.plane-before.plane), cpu(after.self-before.self))
 	if pg != nil {
-		b.ReportMetric(cpu(pgPlane), "postgres-backends-CPU-%")
 		line += fmt.Sprintf(", postgres backends of the plane %.0f, all postgres processes %.0f (other users' included)",
 			cpu(pgPlane), cpu(pgAll))
 	}
 	if after.stats.ok && before.stats.ok {
-		st := float64(after.stats.statements-before.stats.statements) / n
+		fig.statements = float64(after.stats.statements-before.stats.statements) / n
 		tx := float64(after.stats.transactions-before.stats.transactions) / n
-		b.ReportMetric(st, "statements/roundtrip")
-		line += fmt.Sprintf("; %.2f statements (goal ≤ 3) and %.2f explicit transactions per round trip (plane's counter)", st, tx)
+		line += fmt.Sprintf("; %.2f statements (goal ≤ 3) and %.2f explicit transactions per round trip (plane's counter)", fig.statements, tx)
 	} else {
 		line += "; statements per round trip: the plane does not count them"
 	}
 	if pg != nil {
 		commits := float64(after.commits-before.commits) / n
-		b.ReportMetric(commits, "pg-xacts/roundtrip")
 		line += fmt.Sprintf("; %.2f PostgreSQL transactions per round trip (pg_stat_database)", commits)
 	}
 	fmt.Println(line)
@@ -192,8 +233,7 @@ func fleet(b *testing.B, kind string) {
 	// The same commit pattern without the plane, in the same run: SQLite's ceiling (it has no pgbench),
 	// and on PostgreSQL what the plane's HTTP, TLS and signatures cost beside it.
 	ceiling := storeCeiling(b, st, rt, roundTripJobs)
-	b.ReportMetric(ceiling, "store-ceiling-roundtrips/s")
-	b.ReportMetric(perSec/ceiling, "ratio-to-store-ceiling")
+	fig.ceiling = ceiling
 	goal := ""
 	if pg == nil {
 		goal = " (goal ≥ 0.5)"
@@ -203,11 +243,11 @@ func fleet(b *testing.B, kind string) {
 
 	if pg != nil {
 		tps := pg.pgbench(b)
-		b.ReportMetric(tps, "pgbench-N-tps")
-		b.ReportMetric(perSec/tps, "ratio-to-pgbench")
+		fig.pgbench = tps
 		fmt.Printf("fleet load (%s): pgbench -N -M prepared -c %d in the same run: %.0f tps; round trips / pgbench tps = %.3f (goal ≥ 0.6)\n",
 			kind, pgbenchClients, tps, perSec/tps)
 	}
+	return fig
 }
 
 // hold connects every agent on long poll, measures the plane idle under them, then times dispatches.
