@@ -97,6 +97,11 @@ type JobFinishParams struct {
 	Audit      json.RawMessage // nil for none
 	Duration   time.Duration
 	Now        time.Time
+	// Nonce, when set (JobFinishClaim only), is the result request's signature nonce, recorded in the
+	// same transaction as the result: a nonce already recorded refuses the whole transaction
+	// (JobFinishClaimResult.Replayed), so the request's nonce and its effects commit together, in one
+	// durable commit. Nil: the caller recorded it already (NonceUse).
+	Nonce *NonceUseParams
 }
 
 type JobClaimIdleResult struct {
@@ -107,6 +112,8 @@ type JobClaimIdleResult struct {
 type JobFinishClaimResult struct {
 	Job  Job  // the job finished
 	Next *Job // the job handed out, nil for none
+	// Replayed: JobFinishParams.Nonce was recorded already; nothing changed (Job and Next are empty).
+	Replayed bool
 }
 
 type JobLoseRunningParams struct {

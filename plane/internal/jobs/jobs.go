@@ -351,7 +351,13 @@ func (r *Room) handOut(ctx context.Context, node nodes.Proven, job *store.Job) *
 // fails the job rather than being stored, a long transcript is cut, and the audit list is capped. A
 // result that carries the node's next claim is taken with it: the claim's report first, then the result
 // and the next job in one transaction, never held (with no job the node long-polls a claim of its own).
-func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.ResultRequest) (channel.ResultResponse, error) {
+//
+// nonce is the request's signature nonce, which the verifier left to Result to record (the server's
+// result route): it is recorded before anything changes, or, when the result carries an idle claim
+// that writes nothing (nodes.Room.ReportQuiet, the steady state of a busy node), in the transaction
+// of the result and the next claim, so that a round trip costs one durable commit. Either way a
+// replay changes nothing and is refused as channel.replayed.
+func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.ResultRequest, nonce Nonce) (channel.ResultResponse, error) {
 	outcome := req.Outcome
 	switch req.Outcome {
 	case channel.OutcomeCompleted, channel.OutcomeFailed, channel.OutcomeRefused:
@@ -381,6 +387,16 @@ func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.Result
 		ID: req.JobID, NodeID: node.ID(), Outcome: outcome, Code: code, Message: message, Output: output,
 		Transcript: transcript, Audit: auditJSON, Duration: time.Duration(req.DurationMS) * time.Millisecond, Now: r.c.Now(),
 	}
+	var claim channel.ClaimResponse
+	quiet := false
+	if req.Claim != nil && req.Claim.Idle {
+		claim, quiet = r.c.Nodes.ReportQuiet(ctx, node, req.Claim)
+	}
+	if quiet {
+		finish.Nonce = &nonce
+	} else if err := r.useNonce(ctx, nonce); err != nil {
+		return channel.ResultResponse{}, err
+	}
 	if req.Claim == nil {
 		job, err := r.c.Store.JobFinish(ctx, finish)
 		if err != nil {
@@ -390,9 +406,11 @@ func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.Result
 		r.advance(ctx, job)
 		return channel.ResultResponse{JobID: job.ID, State: job.State}, nil
 	}
-	claim, err := r.c.Nodes.Report(ctx, node, req.Claim)
-	if err != nil {
-		return channel.ResultResponse{}, err
+	var err error
+	if !quiet {
+		if claim, err = r.c.Nodes.Report(ctx, node, req.Claim); err != nil {
+			return channel.ResultResponse{}, err
+		}
 	}
 	var res store.JobFinishClaimResult
 	if req.Claim.Idle {
@@ -403,6 +421,9 @@ func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.Result
 	if err != nil {
 		return channel.ResultResponse{}, err
 	}
+	if res.Replayed {
+		return channel.ResultResponse{}, replayed(nonce)
+	}
 	r.log.Info("job finished", "job", res.Job.ID, "node", node.ID(), "word", res.Job.Word, "state", res.Job.State, "code", code)
 	r.c.Metrics.JobEnded(res.Job.Word, string(res.Job.State))
 	r.advance(ctx, res.Job)
@@ -410,6 +431,27 @@ func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.Result
 		claim.Job = r.handOut(ctx, node, res.Next)
 	}
 	return channel.ResultResponse{JobID: res.Job.ID, State: res.Job.State, Claim: &claim}, nil
+}
+
+// Nonce is a signed request's nonce, for Result to record: the key id, the nonce and when it may be
+// forgotten, as httpsig.Verifier would record it.
+type Nonce = store.NonceUseParams
+
+// useNonce records a request's nonce on its own, refusing a replay.
+func (r *Room) useNonce(ctx context.Context, nonce store.NonceUseParams) error {
+	fresh, err := r.c.Nodes.NonceUse(ctx, nonce.KeyID, nonce.Nonce, nonce.ExpiresAt)
+	if err != nil {
+		return err
+	}
+	if !fresh {
+		return replayed(nonce)
+	}
+	return nil
+}
+
+// replayed is httpsig.Verifier's refusal of a nonce already used.
+func replayed(nonce store.NonceUseParams) error {
+	return errcode.New(errcode.ChannelReplayed, "nonce already used: this request was replayed").With(errcode.DetailKeyID, nonce.KeyID)
 }
 
 // Status answers the node asking after one of its jobs; another node's job is not found.

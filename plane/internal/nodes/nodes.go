@@ -135,14 +135,14 @@ func (r *Room) Report(ctx context.Context, node Proven, req *channel.ClaimReques
 	n := node.n
 	resp := channel.ClaimResponse{Statement: r.c.Releases.Statement(ctx, n.TargetSequence)}
 	held := n.ReportDigest
-	known := req.ReportDigest != "" && req.ReportDigest == held
+	known, record, seen := r.writes(n, req)
 	switch {
-	case !req.ReportOmitted && !known:
+	case record:
 		if err := r.record(ctx, n, req); err != nil {
 			return resp, err
 		}
 		held = req.ReportDigest
-	case n.Idle != req.Idle || r.c.Now().Sub(n.LastSeenAt) >= seenEvery:
+	case seen:
 		if err := r.c.Store.NodeSeen(ctx, store.NodeSeenParams{ID: n.ID, Now: r.c.Now(), Idle: req.Idle}); err != nil {
 			return resp, err
 		}
@@ -154,6 +154,29 @@ func (r *Room) Report(ctx context.Context, node Proven, req *channel.ClaimReques
 		return resp, nil
 	}
 	return resp, r.c.Cases.Intake(ctx, n.ID, n.Name, req.Cases)
+}
+
+// writes is what Report writes for req: the whole report (record), or the node's last-seen time and
+// idle flag (seen), or nothing; known is whether the plane holds the report req names.
+func (r *Room) writes(n store.Node, req *channel.ClaimRequest) (known, record, seen bool) {
+	known = req.ReportDigest != "" && req.ReportDigest == n.ReportDigest
+	record = !req.ReportOmitted && !known
+	seen = !record && (n.Idle != req.Idle || r.c.Now().Sub(n.LastSeenAt) >= seenEvery)
+	return known, record, seen
+}
+
+// ReportQuiet is Report for a claim it would write nothing for (no report, no last-seen time, no
+// cases): it answers as Report would, with quiet true. For any other claim it does nothing and returns
+// quiet false. A result whose claim is quiet may record its nonce in its own transaction, after the
+// claim (jobs.Room.Result): a replay of it changes nothing before that transaction refuses it.
+func (r *Room) ReportQuiet(ctx context.Context, node Proven, req *channel.ClaimRequest) (resp channel.ClaimResponse, quiet bool) {
+	known, record, seen := r.writes(node.n, req)
+	if record || seen || (r.c.Cases != nil && len(req.Cases) > 0) {
+		return channel.ClaimResponse{}, false
+	}
+	n := node.n
+	return channel.ClaimResponse{Statement: r.c.Releases.Statement(ctx, n.TargetSequence), ReportDigest: n.ReportDigest,
+		SendReport: req.ReportOmitted && !known}, true
 }
 
 // record writes a claim's full report.

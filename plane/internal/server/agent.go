@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/internal/joins"
 	"github.com/lexicon-fleet/lexicon/plane/internal/nodes"
 	"github.com/lexicon-fleet/lexicon/registry/channel"
@@ -29,7 +30,12 @@ func sourceAddr(r *http.Request) string {
 // verify checks a signed request with keys looked up by lookup. A request that proves no node is
 // charged to its source address, never to a node, so a bad neighbour cannot exhaust a node's budget.
 func (s *Server) verify(r *http.Request, body []byte, lookup httpsig.KeyLookup) (httpsig.Proof, error) {
-	v := &httpsig.Verifier{Base: s.cfg.Base, Keys: lookup, Nonces: s.cfg.Nodes}
+	return s.verifyNonces(r, body, lookup, s.cfg.Nodes)
+}
+
+// verifyNonces is verify with the nonces recorded by nonces.
+func (s *Server) verifyNonces(r *http.Request, body []byte, lookup httpsig.KeyLookup, nonces httpsig.NonceStore) (httpsig.Proof, error) {
+	v := &httpsig.Verifier{Base: s.cfg.Base, Keys: lookup, Nonces: nonces}
 	proof, err := v.Verify(r, body, s.now())
 	if err != nil {
 		s.signatureFailed(err)
@@ -46,27 +52,58 @@ func (s *Server) verify(r *http.Request, body []byte, lookup httpsig.KeyLookup) 
 // never trusts an id in the body.
 func (s *Server) signed(limit int64, h func(http.ResponseWriter, *http.Request, nodes.Proven, []byte)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, err := readBody(r, limit)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
+		if node, body, ok := s.prove(w, r, limit, s.cfg.Nodes); ok {
+			h(w, r, node, body)
 		}
-		var node nodes.Proven
-		_, err = s.verify(r, body, func(ctx context.Context, keyID string) (keys.NodePublic, bool, error) {
-			k, n, ok, err := s.cfg.Nodes.Key(ctx, keyID)
-			node = n
-			return k, ok, err
-		})
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if err := s.nodeLimit.allow(node.ID(), s.now()); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		h(w, r, node, body)
 	}
+}
+
+// signedResult is signed for the result route, whose nonce the handler records (jobs.Room.Result,
+// in the result's own transaction when it can: one durable commit per job round trip, not two). The
+// verifier's nonce store only keeps the nonce for it; everything else is checked as for every route.
+func (s *Server) signedResult(limit int64, h func(http.ResponseWriter, *http.Request, nodes.Proven, []byte, jobs.Nonce)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var kept keptNonce
+		if node, body, ok := s.prove(w, r, limit, &kept); ok {
+			h(w, r, node, body, jobs.Nonce{KeyID: kept.keyID, Nonce: kept.nonce, ExpiresAt: kept.expires, Now: s.now()})
+		}
+	}
+}
+
+// keptNonce is a NonceStore that records nothing: it keeps the one nonce of a verified request for
+// the handler that must record it (signedResult).
+type keptNonce struct {
+	keyID, nonce string
+	expires      time.Time
+}
+
+func (k *keptNonce) NonceUse(_ context.Context, keyID, nonce string, expires time.Time) (bool, error) {
+	k.keyID, k.nonce, k.expires = keyID, nonce, expires
+	return true, nil
+}
+
+// prove reads the body under limit and checks that its signature proves an active node, and the
+// node's own rate limit; on a refusal it has written the error and ok is false.
+func (s *Server) prove(w http.ResponseWriter, r *http.Request, limit int64, nonces httpsig.NonceStore) (node nodes.Proven, body []byte, ok bool) {
+	body, err := readBody(r, limit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return node, nil, false
+	}
+	_, err = s.verifyNonces(r, body, func(ctx context.Context, keyID string) (keys.NodePublic, bool, error) {
+		k, n, ok, err := s.cfg.Nodes.Key(ctx, keyID)
+		node = n
+		return k, ok, err
+	}, nonces)
+	if err != nil {
+		s.writeError(w, r, err)
+		return node, nil, false
+	}
+	if err := s.nodeLimit.allow(node.ID(), s.now()); err != nil {
+		s.writeError(w, r, err)
+		return node, nil, false
+	}
+	return node, body, true
 }
 
 // join records a pending join. It is unauthenticated and grants nothing, so it is charged to its
@@ -171,14 +208,17 @@ func (s *Server) holdFor(ctx context.Context) time.Duration {
 }
 
 // result records how a job ended (and, when the result carries one, takes the node's next claim).
-func (s *Server) result(w http.ResponseWriter, r *http.Request, node nodes.Proven, body []byte) {
+func (s *Server) result(w http.ResponseWriter, r *http.Request, node nodes.Proven, body []byte, nonce jobs.Nonce) {
 	var req channel.ResultRequest
 	if err := decodeLenient(body, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	resp, err := s.cfg.Jobs.Result(r.Context(), node, req)
+	resp, err := s.cfg.Jobs.Result(r.Context(), node, req, nonce)
 	if err != nil {
+		if errcode.Has(err, errcode.ChannelReplayed) {
+			s.signatureFailed(err) // counted as the verifier's refusals are
+		}
 		s.writeError(w, r, err)
 		return
 	}

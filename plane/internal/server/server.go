@@ -135,7 +135,7 @@ func (s *Server) Handler() http.Handler {
 	r.Post(channel.PathJoin, s.join)
 	r.Post(channel.PathJoinStatus, s.joinStatus)
 	r.Post(channel.PathClaim, s.signed(channel.MaxClaimCap, s.claim))
-	r.Post(channel.PathResult, s.signed(channel.ResultCap, s.result))
+	r.Post(channel.PathResult, s.signedResult(channel.ResultCap, s.result))
 	r.Post(channel.PathJobStatus, s.signed(channel.DefaultBodyCap, s.jobStatus))
 	r.Post(channel.PathLeave, s.signed(channel.DefaultBodyCap, s.leave))
 	r.Get(channel.PathArtifact, s.artifactRoute(s.signed(0, s.artifact)))

@@ -98,6 +98,44 @@ var roundTripTests = []test{
 			f.Fatalf("%d refusals counted after refused results, want 1", got.Refusals)
 		}
 	}},
+	{"RoundTrip/FinishClaimRecordsNonce", func(f *fx) {
+		// The result's nonce commits with the result: a replay of it changes nothing, and is told apart.
+		n := f.node("web-1", "w")
+		first := f.job(n, "w")
+		second := f.job(n, "w")
+		third := f.job(n, "w")
+		f.claim(n, f.at(time.Second))
+		nonce := &store.NonceUseParams{KeyID: "key-1", Nonce: "nonce-1", ExpiresAt: f.at(time.Hour), Now: f.at(2 * time.Second)}
+		res, err := f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: first.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(2 * time.Second), Nonce: nonce})
+		noErr(f, err, "JobFinishClaim")
+		if res.Replayed || res.Job.State != store.JobCompleted || res.Next == nil || res.Next.ID != second.ID {
+			f.Fatalf("finish-and-claim with a fresh nonce: %+v", res)
+		}
+		fresh, err := f.s.NonceUse(f.ctx, store.NonceUseParams{KeyID: "key-1", Nonce: "nonce-1", ExpiresAt: f.at(time.Hour), Now: f.at(3 * time.Second)})
+		noErr(f, err, "NonceUse")
+		if fresh {
+			f.Fatalf("the nonce of a finish-and-claim was not recorded")
+		}
+		// The same nonce again, on the job now running: refused whole.
+		res, err = f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: second.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(4 * time.Second), Nonce: nonce})
+		noErr(f, err, "JobFinishClaim (replayed)")
+		if !res.Replayed || res.Next != nil || res.Job.ID != "" {
+			f.Fatalf("a replayed finish-and-claim: %+v", res)
+		}
+		if got := f.getJob(second.ID); got.State != store.JobRunning {
+			f.Fatalf("a replayed result finished job %s: %s", second.ID, got.State)
+		}
+		if got := f.getJob(third.ID); got.State != store.JobQueued {
+			f.Fatalf("a replayed result claimed job %s: %s", third.ID, got.State)
+		}
+		// A fresh nonce on a result that is refused: the refusal, and the nonce is used up.
+		other := &store.NonceUseParams{KeyID: "key-1", Nonce: "nonce-2", ExpiresAt: f.at(time.Hour), Now: f.at(5 * time.Second)}
+		_, err = f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: first.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(5 * time.Second), Nonce: other})
+		testkit.WantCode(f, err, errcode.JobNotRunning)
+		bad := &store.NonceUseParams{KeyID: "key-1", Nonce: "", ExpiresAt: f.at(time.Hour)}
+		_, err = f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: second.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(6 * time.Second), Nonce: bad})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
 	{"RoundTrip/Counted", func(f *fx) {
 		c, ok := f.s.(store.Counter)
 		if !ok {

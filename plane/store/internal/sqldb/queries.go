@@ -42,9 +42,9 @@ type Queries struct {
 
 	NonceUse, NoncePurge string
 
-	JobInsert, JobClaimLose, JobClaimLock, JobClaim, JobGet, JobFinish, JobFinishClaim, JobFinishRefusal string
-	JobLoseRunning, JobCancelQueuedForNode, JobExpire                                                    string
-	JobCancel, JobMarkFailed, JobList                                                                    string
+	JobInsert, JobClaimLose, JobClaimLock, JobClaim, JobGet, JobFinish, JobFinishClaim, JobFinishRefusal, JobFinishNonce string
+	JobLoseRunning, JobCancelQueuedForNode, JobExpire                                                                    string
+	JobCancel, JobMarkFailed, JobList                                                                                    string
 
 	TokenInsert, TokenGetByHash, TokenList, TokenGet, TokenRevoke string
 

@@ -312,9 +312,24 @@ func (s *sqlStore) JobFinishClaim(ctx context.Context, p JobFinishParams) (JobFi
 	if p.Outcome == JobRefused {
 		refusal = s.q.JobFinishRefusal
 	}
-	err := s.pipeline(ctx, "finish job",
-		sqldb.Step{Query: s.q.JobFinishClaim, Args: []any{p.ID, p.NodeID, string(p.Outcome), t, p.Code, p.Message,
-			jsonText(p.Output), p.Transcript, jsonText(p.Audit), p.Duration.Milliseconds()}, Scan: func(r sqldb.Row) error {
+	args := []any{p.ID, p.NodeID, string(p.Outcome), t, p.Code, p.Message, jsonText(p.Output), p.Transcript, jsonText(p.Audit), p.Duration.Milliseconds()}
+	// The nonce: its own first step (SQLite), or folded into JobFinishClaim (PostgreSQL, whose
+	// JobFinishNonce is empty and whose JobFinishClaim always takes it, null for none).
+	var nonce sqldb.Step
+	if n := p.Nonce; n != nil {
+		if err := checkNonce(*n, t); err != nil {
+			return res, err
+		}
+		if s.q.JobFinishNonce != "" {
+			nonce = sqldb.Step{Query: s.q.JobFinishNonce, Args: []any{n.KeyID, n.Nonce, now(n.ExpiresAt)}}
+		} else {
+			args = append(args, n.KeyID, n.Nonce, now(n.ExpiresAt))
+		}
+	} else if s.q.JobFinishNonce == "" {
+		args = append(args, nil, nil, nil)
+	}
+	err := s.pipeline(ctx, "finish job", nonce,
+		sqldb.Step{Query: s.q.JobFinishClaim, Args: args, Scan: func(r sqldb.Row) error {
 			var err error
 			res.Job, err = scanJob(r)
 			if s.drv.Kind(err) == sqldb.ErrNoRows {
@@ -325,6 +340,14 @@ func (s *sqlStore) JobFinishClaim(ctx context.Context, p JobFinishParams) (JobFi
 		}},
 		sqldb.Step{Query: refusal, Args: []any{p.ID, p.NodeID, string(p.Outcome), t}},
 		sqldb.Step{Query: s.q.JobClaim, Args: []any{p.NodeID, t, p.ID}, Scan: s.scanClaimed(p.NodeID, &res.Next)})
+	if err != nil && p.Nonce != nil && s.drv.Kind(err) == sqldb.ErrUnique {
+		// Most likely the nonce: recording it again tells (a live row is a replay). A fresh one is
+		// recorded now, which the request, refused with the original error, has used up anyway.
+		fresh, nerr := s.NonceUse(ctx, *p.Nonce)
+		if nerr == nil && !fresh {
+			return JobFinishClaimResult{Replayed: true}, nil
+		}
+	}
 	if err != nil {
 		return JobFinishClaimResult{}, err
 	}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store/internal/sqldb"
 
@@ -11,15 +12,9 @@ import (
 const maxNonceLen = 255
 
 func (s *sqlStore) NonceUse(ctx context.Context, p NonceUseParams) (bool, error) {
-	if p.KeyID == "" || len(p.KeyID) > maxNonceLen {
-		return false, invalid("key_id", "key id must be 1 to %d bytes", maxNonceLen)
-	}
-	if p.Nonce == "" || len(p.Nonce) > maxNonceLen {
-		return false, invalid("nonce", "nonce must be 1 to %d bytes", maxNonceLen)
-	}
 	t := now(p.Now)
-	if !p.ExpiresAt.After(t) {
-		return false, invalid("expires_at", "a nonce must expire after now")
+	if err := checkNonce(p, t); err != nil {
+		return false, err
 	}
 	// One autocommit statement: an insert that changes no row met a live nonce.
 	var n int64
@@ -39,4 +34,18 @@ func (s *sqlStore) NoncePurge(ctx context.Context, p NoncePurgeParams) (int64, e
 		return err
 	})
 	return n, err
+}
+
+// checkNonce checks a nonce to be recorded at t.
+func checkNonce(p NonceUseParams, t time.Time) error {
+	if p.KeyID == "" || len(p.KeyID) > maxNonceLen {
+		return invalid("key_id", "key id must be 1 to %d bytes", maxNonceLen)
+	}
+	if p.Nonce == "" || len(p.Nonce) > maxNonceLen {
+		return invalid("nonce", "nonce must be 1 to %d bytes", maxNonceLen)
+	}
+	if !p.ExpiresAt.After(t) {
+		return invalid("expires_at", "a nonce must expire after now")
+	}
+	return nil
 }

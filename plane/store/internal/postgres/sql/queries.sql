@@ -263,8 +263,14 @@ SELECT * FROM done
 -- name: JobFinishClaim
 -- JobFinish as the first statement of a finish-and-claim (JobClaim follows): when the result is
 -- recorded and the node has a queued job, it also takes the node's row lock JobClaimLock takes, after
--- the job's row.
-WITH done AS (
+-- the job's row. $11-$13, when $11 is not null, are the request's nonce (key id, nonce, expiry),
+-- recorded here so that it commits with the result (JobFinishNonce): a plain insert, so a nonce
+-- already recorded fails the statement (unique violation on nonces' key) and nothing commits.
+WITH nonce AS (
+    INSERT INTO nonces (key_id, nonce, expires_at)
+    SELECT $11::text, $12::text, $13::timestamptz WHERE $11::text IS NOT NULL
+    RETURNING 1
+), done AS (
     UPDATE jobs
     SET state = $3, finished_at = $4, outcome_code = $5, outcome_message = $6, output = $7,
         transcript = $8, audit = $9, duration_ms = $10
@@ -283,6 +289,9 @@ SELECT * FROM done WHERE (SELECT count(*) FROM locked) >= 0
 
 -- name: JobFinishRefusal
 -- Nothing: JobFinishClaim counts a refusal itself.
+
+-- name: JobFinishNonce
+-- Nothing: JobFinishClaim records the nonce itself.
 
 -- name: JobLoseRunning
 UPDATE jobs SET state = 'lost', finished_at = $2, outcome_code = $3, outcome_message = $4

@@ -240,6 +240,11 @@ UPDATE nodes SET refusals = refusals + 1
 WHERE id = ?2 AND ?3 = 'refused'
   AND EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND node_id = ?2 AND state = 'refused' AND finished_at = ?4)
 
+-- name: JobFinishNonce
+-- First in a finish-and-claim's transaction when the result's nonce is recorded with it: a plain
+-- insert, so a nonce already recorded fails it (unique violation) and nothing commits.
+INSERT INTO nonces (key_id, nonce, expires_at) VALUES (?1, ?2, ?3)
+
 -- name: JobLoseRunning
 UPDATE jobs SET state = 'lost', finished_at = ?2, outcome_code = ?3, outcome_message = ?4
 WHERE node_id = ?1 AND state = 'running'
