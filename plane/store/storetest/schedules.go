@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -221,6 +223,54 @@ func init() {
 		}
 		if cleared != 2 {
 			f.Fatalf("cleared %d: %+v", cleared, res.Changes)
+		}
+	}})
+}
+
+func init() {
+	rolloutTests = append(rolloutTests, test{"SecuritySettings/SetResetRefuse", func(f *fx) {
+		// SecuritySettings/SetResetRefuse: nothing is set on a fresh store; a list set is read back with
+		// who set it and when (an empty list too: no package is critical); a reset forgets it; a bad list
+		// is refused with security.critical_invalid naming the pattern, and the list in force is kept.
+		got, err := f.s.SecuritySettingsGet(f.ctx)
+		noErr(f, err, "SecuritySettingsGet")
+		if got.Set || got.Critical != nil {
+			f.Fatalf("fresh store %+v", got)
+		}
+		set, err := f.s.SecuritySettingsSet(f.ctx, store.SecuritySettingsSetParams{Critical: []string{"openssl", "lib*fix[0-9]"}, By: "token:alice", Now: f.at(time.Hour)})
+		noErr(f, err, "SecuritySettingsSet")
+		got, err = f.s.SecuritySettingsGet(f.ctx)
+		noErr(f, err, "SecuritySettingsGet")
+		if !got.Set || !slices.Equal(got.Critical, []string{"openssl", "lib*fix[0-9]"}) || got.UpdatedBy != "token:alice" ||
+			!got.UpdatedAt.Equal(f.at(time.Hour)) || !got.UpdatedAt.Equal(set.UpdatedAt) {
+			f.Fatalf("after set %+v", got)
+		}
+		for i, bad := range [][]string{{"openssl", ""}, {"Openssl"}, {"a b"}, {"lib[ssl"}, {"sudo", "sudo"}, slices.Repeat([]string{"x"}, store.MaxCriticalPatterns+1)} {
+			_, err := f.s.SecuritySettingsSet(f.ctx, store.SecuritySettingsSetParams{Critical: bad, By: "token:mallory"})
+			testkit.WantCode(f, err, errcode.SecurityCriticalInvalid)
+			var e *errcode.Error
+			if i < 3 && (!errors.As(err, &e) || e.Details[errcode.DetailIndex] == nil) {
+				f.Fatalf("%q: no index in %v", bad, err)
+			}
+		}
+		got, err = f.s.SecuritySettingsGet(f.ctx)
+		noErr(f, err, "SecuritySettingsGet")
+		if got.UpdatedBy != "token:alice" || len(got.Critical) != 2 {
+			f.Fatalf("a refused set changed the list: %+v", got)
+		}
+		_, err = f.s.SecuritySettingsSet(f.ctx, store.SecuritySettingsSetParams{Critical: []string{}, By: "token:bob", Now: f.at(2 * time.Hour)})
+		noErr(f, err, "SecuritySettingsSet empty")
+		got, err = f.s.SecuritySettingsGet(f.ctx)
+		noErr(f, err, "SecuritySettingsGet")
+		if !got.Set || got.Critical == nil || len(got.Critical) != 0 || got.UpdatedBy != "token:bob" {
+			f.Fatalf("after an empty set %+v", got)
+		}
+		_, err = f.s.SecuritySettingsSet(f.ctx, store.SecuritySettingsSetParams{Reset: true, By: "token:bob"})
+		noErr(f, err, "SecuritySettingsSet reset")
+		got, err = f.s.SecuritySettingsGet(f.ctx)
+		noErr(f, err, "SecuritySettingsGet")
+		if got.Set {
+			f.Fatalf("after a reset %+v", got)
 		}
 	}})
 }

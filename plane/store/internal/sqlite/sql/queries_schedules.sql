@@ -57,3 +57,13 @@ LEFT JOIN jobs f ON ?3 IS NOT NULL AND f.id = (SELECT id FROM jobs WHERE node_id
     AND finished_at <= ?3 ORDER BY id DESC LIMIT 1)
 WHERE n.state = 'active'
 ORDER BY n.name
+
+-- name: SecuritySettingsGet
+SELECT critical, updated_by, updated_at FROM security_settings WHERE id = 1
+
+-- name: SecuritySettingsPut
+INSERT INTO security_settings (id, critical, updated_by, updated_at) VALUES (1, ?1, ?2, ?3)
+ON CONFLICT (id) DO UPDATE SET critical = excluded.critical, updated_by = excluded.updated_by, updated_at = excluded.updated_at
+
+-- name: SecuritySettingsDelete
+DELETE FROM security_settings WHERE id = 1
