@@ -51,7 +51,7 @@ func commands() []*cli.Command {
 		machinesListCmd(), machinesAddCmd(), machinesEditCmd(), machinesConfirmCmd(), machinesRemoveCmd(),
 		auditListCmd(),
 		apiSpecCmd(),
-	), append(append(append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd()), rolesCmds()...), backupsCmds()...)...)
+	), append(append(append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd()), append(fleetCriticalCmds(), rolesCmds()...)...), backupsCmds()...)...)
 }
 
 // groups gives each group of commands the summary its help shows.

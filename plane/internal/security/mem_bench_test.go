@@ -17,6 +17,14 @@ func (r rows) PackageReportList(context.Context, store.PackageReportListParams) 
 	return r, nil
 }
 
+func (rows) SecuritySettingsGet(context.Context) (store.SecuritySettings, error) {
+	return store.SecuritySettings{}, nil
+}
+
+func (rows) SecuritySettingsSet(context.Context, store.SecuritySettingsSetParams) (store.SecuritySettings, error) {
+	return store.SecuritySettings{}, nil
+}
+
 // BenchmarkJudge10000 measures the view's own work for 10,000 nodes (decoding each report, the
 // classifier, the sort) without the database: what the plane adds to the query's time.
 func BenchmarkJudge10000(b *testing.B) {
