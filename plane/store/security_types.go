@@ -26,6 +26,9 @@ type PackageReport struct {
 	// HasWord: the node's vocabulary has the word.
 	HasWord bool
 	// JobID, FinishedAt and Output are the newest completed report's; JobID is "" when there is none.
+	// Output is the part the view reads, cut when the result was taken in (known, unknown,
+	// security_upgrades, half_configured, stale_services, reboot.owed, os.pretty_name), or the whole
+	// output of a report taken in before the store kept that part.
 	JobID      string
 	FinishedAt time.Time
 	Output     json.RawMessage

@@ -154,7 +154,7 @@ func init() {
 		NodeWords(f, f.s, "c-node", "1.0.0", f.at(0), words("w"))
 		Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":true},"security_upgrades":[{"name":"openssl"}]}`), f.at(time.Hour))
 		Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":true},"security_upgrades":[]}`), f.at(30*time.Hour))
-		last := Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":false},"n":3}`), f.at(40*time.Hour))
+		last := Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":false},"n":3,"other_upgrades":[{"name":"vim"}],"security_upgrades":[{"name":"curl"}],"os":{"pretty_name":"Debian 12","id":"debian"}}`), f.at(40*time.Hour))
 		list, err := f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "packages_report", RebootCutoff: f.at(31 * time.Hour), FixCutoff: f.at(2 * time.Hour)})
 		noErr(f, err, "PackageReportList")
 		if len(list) != 3 || list[0].NodeID != a.ID || list[1].NodeID != b.ID || list[2].NodeName != "c-node" {
@@ -164,9 +164,18 @@ func init() {
 		if !ra.HasWord || ra.JobID != last.ID || !ra.FinishedAt.Equal(f.at(40*time.Hour)) || !ra.OwedBefore || string(ra.FixesBefore) == "" {
 			f.Fatalf("a-node %+v", ra)
 		}
-		var out struct{ N int }
+		// Output is the report's summary, cut when it was taken in: what the view reads, nothing else.
+		var out struct {
+			N     *int
+			Other []any                   `json:"other_upgrades"`
+			Fixes []struct{ Name string } `json:"security_upgrades"`
+			OS    map[string]any
+			Boot  struct{ Owed *bool } `json:"reboot"`
+		}
 		var fixes []struct{ Name string }
-		if json.Unmarshal(ra.Output, &out) != nil || out.N != 3 || json.Unmarshal(ra.FixesBefore, &fixes) != nil || len(fixes) != 1 || fixes[0].Name != "openssl" {
+		if json.Unmarshal(ra.Output, &out) != nil || out.N != nil || out.Other != nil || len(out.Fixes) != 1 || out.Fixes[0].Name != "curl" ||
+			out.OS["pretty_name"] != "Debian 12" || out.OS["id"] != nil || out.Boot.Owed == nil || *out.Boot.Owed ||
+			json.Unmarshal(ra.FixesBefore, &fixes) != nil || len(fixes) != 1 || fixes[0].Name != "openssl" {
 			f.Fatalf("a-node output %s, fixes %s", ra.Output, ra.FixesBefore)
 		}
 		if rb := list[1]; !rb.HasWord || rb.JobID != "" || rb.Output != nil || rb.OwedBefore || rb.FixesBefore != nil {
