@@ -44,7 +44,8 @@ type SecurityCritical struct {
 
 // SecurityCriticalRequest sets the critical package list (path.Match patterns of package names:
 // openssl, linux-image-*; an empty list: no package is critical), or with Reset (and no list) goes
-// back to the plane's own list.
+// back to the plane's own list. The list is required (empty with Reset): a body without it is refused,
+// not read as "nothing is critical".
 type SecurityCriticalRequest struct {
 	Critical []string `json:"critical"`
 	Reset    bool     `json:"reset,omitempty"`

@@ -76,7 +76,7 @@ func fleetCriticalCmds() []*cli.Command {
 		simple("fleet critical reset", "", "forget the list set at run time: the plane's own list is in force again; admin", 0, 0, nil,
 			func(ctx context.Context, _ *cli.Env, c *client, _ []string) (any, error) {
 				var v securityCritical
-				return v, c.call(ctx, api.FleetSecurityCriticalSet, nil, nil, api.SecurityCriticalRequest{Reset: true}, &v)
+				return v, c.call(ctx, api.FleetSecurityCriticalSet, nil, nil, api.SecurityCriticalRequest{Critical: []string{}, Reset: true}, &v)
 			}),
 	}
 }

@@ -154,6 +154,9 @@ func TestCriticalSetAtRunTime(t *testing.T) {
 	testkit.WantCode(t, err, errcode.SecurityCriticalInvalid)
 	_, err = room.CriticalSet(t.Context(), admin, api.SecurityCriticalRequest{Critical: []string{"curl"}, Reset: true})
 	testkit.WantCode(t, err, errcode.SecurityCriticalInvalid)
+	// A request without the list is refused, not read as "nothing is critical".
+	_, err = room.CriticalSet(t.Context(), admin, api.SecurityCriticalRequest{})
+	testkit.WantCode(t, err, errcode.SecurityCriticalInvalid)
 	if _, err := room.CriticalSet(t.Context(), admin, api.SecurityCriticalRequest{Critical: []string{}}); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +164,7 @@ func TestCriticalSetAtRunTime(t *testing.T) {
 	if err != nil || v.Counts[api.SecurityRed] != 0 || v.Counts[api.SecurityAmber] != 2 || len(v.Critical) != 0 {
 		t.Fatalf("with nothing critical: %v %+v %v", err, v.Counts, v.Critical)
 	}
-	if _, err := room.CriticalSet(t.Context(), admin, api.SecurityCriticalRequest{Reset: true}); err != nil {
+	if _, err := room.CriticalSet(t.Context(), admin, api.SecurityCriticalRequest{Critical: []string{}, Reset: true}); err != nil {
 		t.Fatal(err)
 	}
 	if th, err := room.Thresholds(t.Context()); err != nil || len(th.Critical) != len(security.DefaultConfig().Critical) {

@@ -120,11 +120,13 @@ func (r *Room) CriticalSet(ctx context.Context, who api.Token, req api.SecurityC
 	if req.Reset && len(req.Critical) > 0 {
 		return api.SecurityCritical{}, errcode.New(errcode.SecurityCriticalInvalid, "a reset takes no list").With(errcode.DetailReason, "reset_with_list")
 	}
-	list := req.Critical
-	if list == nil {
-		list = []string{}
+	// A body without the list is refused, not read as an empty one: that would make no package
+	// critical, a change nobody asked for.
+	if req.Critical == nil && !req.Reset {
+		return api.SecurityCritical{}, errcode.New(errcode.SecurityCriticalInvalid, "name the critical list (an empty one for none), or reset").
+			With(errcode.DetailReason, "missing")
 	}
-	set, err := r.c.Store.SecuritySettingsSet(ctx, store.SecuritySettingsSetParams{Critical: list, Reset: req.Reset, By: who.Name, Now: r.c.Now()})
+	set, err := r.c.Store.SecuritySettingsSet(ctx, store.SecuritySettingsSetParams{Critical: req.Critical, Reset: req.Reset, By: who.Name, Now: r.c.Now()})
 	if err != nil {
 		return api.SecurityCritical{}, err
 	}

@@ -49,7 +49,7 @@ func (u *UI) securityCritical(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	req := api.SecurityCriticalRequest{Critical: []string{}, Reset: f.Get("reset") != ""}
 	if !req.Reset {
-		req.Critical = strings.FieldsFunc(f.Get("critical"), func(c rune) bool { return c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t' })
+		req.Critical = append(req.Critical, strings.FieldsFunc(f.Get("critical"), func(c rune) bool { return c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t' })...)
 	}
 	if _, err := run(u, r, api.FleetSecurityCriticalSet, u.cfg.Security.CriticalSet, req); err != nil {
 		if errcode.Has(err, errcode.AuthForbidden) || errcode.Code(err) == "" {
