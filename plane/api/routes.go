@@ -222,6 +222,13 @@ var (
 	FleetSecurity = Route{Method: http.MethodGet, Pattern: "/fleet/security", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "Every node's package security, red, amber, grey or green with its reasons, red rows first", Answer: SecurityView{},
 		Errors: []string{errcode.StoreParamInvalid}}
+	FleetSecurityCritical = Route{Method: http.MethodGet, Pattern: "/fleet/security/critical", Role: RoleViewer, Status: http.StatusOK,
+		Summary: "The critical package list in force, where it comes from, and the plane's own", Answer: SecurityCritical{}}
+	// FleetSecurityCriticalSet needs admin: the list decides which nodes the page shows red and which
+	// incidents open.
+	FleetSecurityCriticalSet = Route{Method: http.MethodPost, Pattern: "/fleet/security/critical", Role: RoleAdmin, Status: http.StatusOK,
+		Summary: "Set the critical package list (stored, audited), or reset it to the plane's own", Body: SecurityCriticalRequest{},
+		Answer: SecurityCritical{}, Errors: []string{errcode.SecurityCriticalInvalid, errcode.StoreParamInvalid}}
 
 	// Schedules: SchedulesCreate and SchedulesEdit need operator, and the plane then checks the role the
 	// word's class needs (as JobsCreate does): the schedule's jobs are queued with that token's role.
@@ -448,7 +455,7 @@ func Routes() []Route {
 		ReleasesList, ReleasesShow, ReleasesDiff, ReleasesPublish,
 		RolloutsStart, RolloutsList, RolloutsShow, FleetPatch,
 		MachinesList, MachinesAdd, MachinesEdit, MachinesConfirm, MachinesRemove, RolloutsPause, RolloutsResume, RolloutsAbort, RolloutsRevert,
-		FleetSecurity,
+		FleetSecurity, FleetSecurityCritical, FleetSecurityCriticalSet,
 		SchedulesCreate, SchedulesList, SchedulesShow, SchedulesEdit, SchedulesPause, SchedulesResume, SchedulesDelete,
 		RolesList, RolesCreate, RolesShow, RolesEdit, RolesHistory, RolesAssign, RolesUnassign, RolesPlan, RolesApply, NodesFootprint,
 		DriversList, DriversStatus, DriversAudit, DriversEnable, DriversDisable, DriversSchema,

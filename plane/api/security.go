@@ -19,8 +19,36 @@ type SecurityView struct {
 	Rows   []SecurityRow  `json:"rows"`
 	Counts map[string]int `json:"counts"`
 	// Critical is the list of package name patterns this plane counts as critical.
-	Critical []string  `json:"critical"`
-	At       time.Time `json:"at"`
+	Critical []string `json:"critical"`
+	// CriticalSource says where Critical comes from: "plane" (serve's --critical-packages) or "set"
+	// (an admin set it at run time: POST /fleet/security/critical).
+	CriticalSource string    `json:"critical_source"`
+	At             time.Time `json:"at"`
+}
+
+// Where the critical package list in force comes from.
+const (
+	CriticalFromPlane = "plane"
+	CriticalFromSet   = "set"
+)
+
+// SecurityCritical is the critical package list in force: the answer of GET and POST
+// /fleet/security/critical. Plane is serve's own list, in force again after a reset.
+type SecurityCritical struct {
+	Critical  []string  `json:"critical"`
+	Source    string    `json:"source"`
+	Plane     []string  `json:"plane"`
+	UpdatedBy string    `json:"updated_by,omitempty"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// SecurityCriticalRequest sets the critical package list (path.Match patterns of package names:
+// openssl, linux-image-*; an empty list: no package is critical), or with Reset (and no list) goes
+// back to the plane's own list. The list is required (empty with Reset): a body without it is refused,
+// not read as "nothing is critical".
+type SecurityCriticalRequest struct {
+	Critical []string `json:"critical"`
+	Reset    bool     `json:"reset,omitempty"`
 }
 
 // SecurityRow is one node: its level and every reason for it, worst first, from its newest

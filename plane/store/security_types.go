@@ -2,7 +2,10 @@ package store
 
 import (
 	"encoding/json"
+	"path"
 	"time"
+
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // PackageReportListParams asks for every active node's newest completed report of word (the fleet
@@ -23,6 +26,9 @@ type PackageReport struct {
 	// HasWord: the node's vocabulary has the word.
 	HasWord bool
 	// JobID, FinishedAt and Output are the newest completed report's; JobID is "" when there is none.
+	// Output is the part the view reads, cut when the result was taken in (known, unknown,
+	// security_upgrades, half_configured, stale_services, reboot.owed, os.pretty_name), or the whole
+	// output of a report taken in before the store kept that part.
 	JobID      string
 	FinishedAt time.Time
 	Output     json.RawMessage
@@ -48,4 +54,63 @@ const (
 type PackageThresholds struct {
 	Critical []string
 	FixAge   time.Duration
+}
+
+// SecuritySettings is what an admin set at run time for the fleet security view: the critical package
+// name patterns (path.Match). Set is false until someone sets them; then the plane's own list (serve's
+// --critical-packages) is in force.
+type SecuritySettings struct {
+	Set       bool
+	Critical  []string
+	UpdatedBy string
+	UpdatedAt time.Time
+}
+
+// SecuritySettingsSetParams sets the critical list (an empty list: no package is critical), or with
+// Reset forgets it, so the plane's own list is in force again.
+type SecuritySettingsSetParams struct {
+	Critical []string
+	Reset    bool
+	By       string
+	Now      time.Time
+}
+
+// MaxCriticalPatterns bounds the critical list: every report of the fleet is matched against each.
+const MaxCriticalPatterns = 100
+
+// maxCriticalPattern bounds one critical pattern: a Debian package name is at most a few dozen bytes.
+const maxCriticalPattern = 128
+
+// CheckCritical refuses a critical list that is not 0 to MaxCriticalPatterns patterns, each 1 to 128
+// bytes of a package name's characters and the wildcards, that path.Match accepts: the list is
+// matched against every report of the fleet, and a pattern path.Match refuses would match nothing
+// without saying so.
+func CheckCritical(list []string) error {
+	if len(list) > MaxCriticalPatterns {
+		return errcode.New(errcode.SecurityCriticalInvalid, "the critical list has %d patterns, over %d", len(list), MaxCriticalPatterns).
+			With(errcode.DetailReason, "too_many")
+	}
+	seen := map[string]bool{}
+	for i, p := range list {
+		bad := func(reason, format string, args ...any) error {
+			return errcode.New(errcode.SecurityCriticalInvalid, format, args...).With(errcode.DetailIndex, i).With(errcode.DetailReason, reason)
+		}
+		if p == "" || len(p) > maxCriticalPattern {
+			return bad("length", "critical pattern %d must be 1 to %d bytes", i, maxCriticalPattern)
+		}
+		for _, r := range p {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.' || r == '*' || r == '?' || r == '[' ||
+				r == ']' || r == '^') {
+				return bad("character", "critical pattern %d holds %q: a package name's characters (a-z 0-9 + - .) and * ? [ ] only", i, r)
+			}
+		}
+		if _, err := path.Match(p, ""); err != nil {
+			return bad("syntax", "critical pattern %d is not a pattern: %v", i, err)
+		}
+		if seen[p] {
+			return bad("duplicate", "critical pattern %d repeats %q", i, p)
+		}
+		seen[p] = true
+	}
+	return nil
 }

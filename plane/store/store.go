@@ -530,6 +530,12 @@ type Store interface {
 	// PackageReportList returns every active node, by name, with its newest completed report of
 	// p.Word and what two older reports said (the fleet security view), in one query.
 	PackageReportList(ctx context.Context, p PackageReportListParams) ([]PackageReport, error)
+	// SecuritySettingsGet returns the critical package list an admin set at run time (Set false when
+	// none is, or it was reset).
+	SecuritySettingsGet(ctx context.Context) (SecuritySettings, error)
+	// SecuritySettingsSet stores the critical package list, or forgets it (Reset). Refused:
+	// security.critical_invalid, store.param_invalid.
+	SecuritySettingsSet(ctx context.Context, p SecuritySettingsSetParams) (SecuritySettings, error)
 	// Backups. The store keeps the buckets nodes back up to (their secrets sealed by the caller), the
 	// backup policies (NodeID "" the fleet's), the jobs the plane dispatched for backups with its
 	// verdict on each, and the findings the backup detectors read.

@@ -79,7 +79,7 @@ var areas = []*Area{
 	&areaAccount, &areaAgent, &areaArtifact, &areaAuth, &areaBackup, &areaCapability, &areaCase, &areaChannel, &areaCloud,
 	&areaContract, &areaDNS, &areaDriver, &areaFootprint, &areaIncident, &areaInternal, &areaIO, &areaJob, &areaJoin,
 	&areaKey, &areaLease, &areaLog, &areaMachine, &areaManifest, &areaModule, &areaNode, &areaNotification, &areaPkg, &areaPlane, &areaPolicy, &areaProvision,
-	&areaRebuild, &areaRecipe, &areaRelease, &areaReplica, &areaRequest, &areaRole, &areaRollout, &areaRoute, &areaSSO, &areaSchedule, &areaStatement, &areaStore,
+	&areaRebuild, &areaRecipe, &areaRelease, &areaReplica, &areaRequest, &areaRole, &areaRollout, &areaRoute, &areaSSO, &areaSchedule, &areaSecurity, &areaStatement, &areaStore,
 	&areaToken,
 	&areaUsage, &areaWebhook, &areaWord,
 }

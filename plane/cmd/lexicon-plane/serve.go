@@ -493,7 +493,9 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 		queued = deliver.Wake
 	}
 	bg = append(bg, incidents.NewReconciler(incidents.Config{Store: st, Log: log, Every: reconcileEvery, ExpiryLead: expiryLead,
-		Webhooks: webhook.Names(hooks), Queued: queued, Packages: pkgs.Thresholds()}))
+		Webhooks: webhook.Names(hooks), Queued: queued, Packages: pkgs.Thresholds(),
+		// The list an admin set at run time stands in for the flag's: the same room's reading the page uses.
+		PackagesNow: security.NewRoom(security.RoomConfig{Store: st, Config: pkgs}).Thresholds}))
 	if deliver != nil {
 		bg = append(bg, deliver)
 	}

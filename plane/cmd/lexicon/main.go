@@ -51,7 +51,7 @@ func commands() []*cli.Command {
 		machinesListCmd(), machinesAddCmd(), machinesEditCmd(), machinesConfirmCmd(), machinesRemoveCmd(),
 		auditListCmd(),
 		apiSpecCmd(),
-	), append(append(append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd()), rolesCmds()...), backupsCmds()...)...)
+	), append(append(append(append(rolloutsCmds(), schedulesCmds()...), fleetSecurityCmd()), append(fleetCriticalCmds(), rolesCmds()...)...), backupsCmds()...)...)
 }
 
 // groups gives each group of commands the summary its help shows.
@@ -74,6 +74,7 @@ func groups() []*cli.Command {
 		{Path: "plane", Summary: "see the plane's own replicas and their health; forget a replica that stopped"},
 		{Path: "rollouts", Summary: "take a release or a word to the fleet in stages, halting on the first miss"},
 		{Path: "machines", Summary: "the machine inventory: every machine we pay for, red first; write machines down, confirm, remove"},
+		{Path: "fleet critical", Summary: "the critical package list the fleet security view judges by: show it, set it at run time (admin), reset it to the plane's own"},
 		{Path: "fleet", Summary: "the fleet's package security at a glance, and patching it: security fixes installed in stages, each node verified"},
 		{Path: "schedules", Summary: "run words on a selection of nodes on an interval or a cron expression"},
 		{Path: "backups", Summary: "the fleet's and each node's backup health, the targets nodes back up to, and the policies"},

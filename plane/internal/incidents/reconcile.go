@@ -45,6 +45,10 @@ type Config struct {
 	// (lexicon-plane serve gives the fleet security view's); no patterns: plane:critical_fix_waiting
 	// is not judged.
 	Packages store.PackageThresholds
+	// PackagesNow, when set, is asked each pass instead of Packages: the critical list can change at
+	// run time (the fleet security room's Thresholds), and the incidents must judge by the list the
+	// page shows. An error skips the pass, logged.
+	PackagesNow func(ctx context.Context) (store.PackageThresholds, error)
 	// ExpiryLead is how long before the release the fleet is served expires plane:release_expiring
 	// opens; 0 means store.DefaultExpiryLead (14 days).
 	ExpiryLead time.Duration
@@ -79,9 +83,19 @@ func NewReconciler(c Config) *Reconciler {
 
 // Reconcile runs the detectors once.
 func (r *Reconciler) Reconcile(ctx context.Context) {
+	pkgs := r.c.Packages
+	if r.c.PackagesNow != nil {
+		var err error
+		if pkgs, err = r.c.PackagesNow(ctx); err != nil {
+			if ctx.Err() == nil {
+				r.c.Log.Warn("incident reconciliation skipped: the critical package list could not be read", "err", err)
+			}
+			return
+		}
+	}
 	res, err := r.c.Store.IncidentReconcile(ctx, store.IncidentReconcileParams{
 		Now: r.c.Now(), Up: r.c.Up, Notify: r.c.Webhooks, SilentAfter: r.c.SilentAfter, RefusalThreshold: r.c.RefusalThreshold,
-		Health: r.c.Health, Packages: r.c.Packages, ExpiryLead: r.c.ExpiryLead,
+		Health: r.c.Health, Packages: pkgs, ExpiryLead: r.c.ExpiryLead,
 	})
 	if err != nil {
 		if ctx.Err() == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/store"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
 // Word is the word whose reports the view reads.
@@ -20,12 +21,16 @@ const Word = "packages_report"
 // Store is what the room reads.
 type Store interface {
 	PackageReportList(ctx context.Context, p store.PackageReportListParams) ([]store.PackageReport, error)
+	SecuritySettingsGet(ctx context.Context) (store.SecuritySettings, error)
+	SecuritySettingsSet(ctx context.Context, p store.SecuritySettingsSetParams) (store.SecuritySettings, error)
 }
 
 // RoomConfig sets up the room.
 type RoomConfig struct {
 	Store Store
 	// Config is what counts as critical and how long things may wait; zero fields take DefaultConfig's.
+	// Its Critical is the plane's own list: a list an admin set at run time (the store's
+	// SecuritySettings) stands in for it until reset.
 	Config Config
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -69,11 +74,89 @@ type Judged struct {
 	Verdict Verdict
 }
 
-// Judge reads every active node's reports in one query and classifies each.
+// Effective is the config in force: the plane's, with the critical list an admin set at run time in
+// place of its own when one is set. It is read from the store each time (one row), so every replica
+// judges by the list last set, without a restart or a message between them.
+func (r *Room) Effective(ctx context.Context) (Config, store.SecuritySettings, error) {
+	c := r.c.Config
+	set, err := r.c.Store.SecuritySettingsGet(ctx)
+	if err != nil {
+		return c, set, err
+	}
+	if set.Set {
+		c.Critical = set.Critical
+	}
+	return c, set, nil
+}
+
+// Thresholds is what the package detectors judge by now: Effective's list and fix age, so the page and
+// the incidents agree after a change at run time too.
+func (r *Room) Thresholds(ctx context.Context) (store.PackageThresholds, error) {
+	c, _, err := r.Effective(ctx)
+	return c.Thresholds(), err
+}
+
+// Critical answers the critical list in force, where it comes from, and the plane's own.
+func (r *Room) Critical(ctx context.Context, _ api.Token) (api.SecurityCritical, error) {
+	c, set, err := r.Effective(ctx)
+	if err != nil {
+		return api.SecurityCritical{}, err
+	}
+	return r.critical(c, set), nil
+}
+
+func (r *Room) critical(c Config, set store.SecuritySettings) api.SecurityCritical {
+	out := api.SecurityCritical{Critical: nonNil(c.Critical), Source: api.CriticalFromPlane, Plane: nonNil(r.c.Config.Critical)}
+	if set.Set {
+		out.Source, out.UpdatedBy, out.UpdatedAt = api.CriticalFromSet, set.UpdatedBy, set.UpdatedAt
+	}
+	return out
+}
+
+// CriticalSet stores the critical list an admin gave (stored, so every replica and a restart keep it;
+// the audit middleware records who asked), or forgets it on Reset. Refused:
+// security.critical_invalid, nothing changed.
+func (r *Room) CriticalSet(ctx context.Context, who api.Token, req api.SecurityCriticalRequest) (api.SecurityCritical, error) {
+	if req.Reset && len(req.Critical) > 0 {
+		return api.SecurityCritical{}, errcode.New(errcode.SecurityCriticalInvalid, "a reset takes no list").With(errcode.DetailReason, "reset_with_list")
+	}
+	// A body without the list is refused, not read as an empty one: that would make no package
+	// critical, a change nobody asked for.
+	if req.Critical == nil && !req.Reset {
+		return api.SecurityCritical{}, errcode.New(errcode.SecurityCriticalInvalid, "name the critical list (an empty one for none), or reset").
+			With(errcode.DetailReason, "missing")
+	}
+	set, err := r.c.Store.SecuritySettingsSet(ctx, store.SecuritySettingsSetParams{Critical: req.Critical, Reset: req.Reset, By: who.Name, Now: r.c.Now()})
+	if err != nil {
+		return api.SecurityCritical{}, err
+	}
+	c := r.c.Config
+	if set.Set {
+		c.Critical = set.Critical
+	}
+	return r.critical(c, set), nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Judge reads every active node's reports in one query and classifies each, by the config in force.
 func (r *Room) Judge(ctx context.Context) ([]Judged, time.Time, error) {
+	cfg, _, err := r.Effective(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return r.judge(ctx, cfg)
+}
+
+func (r *Room) judge(ctx context.Context, cfg Config) ([]Judged, time.Time, error) {
 	now := r.c.Now().UTC()
 	reports, err := r.c.Store.PackageReportList(ctx, store.PackageReportListParams{Word: Word,
-		RebootCutoff: now.Add(-r.c.Config.RebootAfter), FixCutoff: now.Add(-r.c.Config.FixAge)})
+		RebootCutoff: now.Add(-cfg.RebootAfter), FixCutoff: now.Add(-cfg.FixAge)})
 	if err != nil {
 		return nil, now, err
 	}
@@ -89,7 +172,7 @@ func (r *Room) Judge(ctx context.Context) ([]Judged, time.Time, error) {
 				_ = json.Unmarshal(p.FixesBefore, &in.FixesBefore) // not a list: nothing aged
 			}
 		}
-		v := Classify(r.c.Config, in)
+		v := Classify(cfg, in)
 		row := api.SecurityRow{NodeID: p.NodeID, Node: p.NodeName, Level: v.Level, JobID: p.JobID, ReportedAt: p.FinishedAt,
 			Reasons: make([]api.SecurityReason, 0, len(v.Reasons))}
 		if in.Report != nil {
@@ -105,11 +188,16 @@ func (r *Room) Judge(ctx context.Context) ([]Judged, time.Time, error) {
 
 // View answers the fleet security view: red rows first, then amber, grey and green, each by name.
 func (r *Room) View(ctx context.Context, who api.Token) (api.SecurityView, error) {
-	judged, now, err := r.Judge(ctx)
+	cfg, set, err := r.Effective(ctx)
 	if err != nil {
 		return api.SecurityView{}, err
 	}
-	v := api.SecurityView{Rows: make([]api.SecurityRow, 0, len(judged)), At: now, Critical: r.c.Config.Critical,
+	judged, now, err := r.judge(ctx, cfg)
+	if err != nil {
+		return api.SecurityView{}, err
+	}
+	crit := r.critical(cfg, set)
+	v := api.SecurityView{Rows: make([]api.SecurityRow, 0, len(judged)), At: now, Critical: crit.Critical, CriticalSource: crit.Source,
 		Counts: map[string]int{api.SecurityRed: 0, api.SecurityAmber: 0, api.SecurityGrey: 0, api.SecurityGreen: 0}}
 	for _, j := range judged {
 		v.Rows = append(v.Rows, j.Row)

@@ -157,6 +157,7 @@ func TestStatusOfCodes(t *testing.T) {
 		errcode.MachineNotFound:             http.StatusNotFound,
 		errcode.MachineNameTaken:            http.StatusConflict,
 		errcode.MachineFieldInvalid:         http.StatusBadRequest,
+		errcode.SecurityCriticalInvalid:     http.StatusBadRequest,
 		errcode.MachineOSReleaseInvalid:     http.StatusBadRequest,
 		errcode.MachineRetireByInvalid:      http.StatusBadRequest,
 		errcode.RolloutNotFound:             http.StatusNotFound,

@@ -212,6 +212,8 @@ func (u *UI) Handler() http.Handler {
 		r.Post("/machines/{id}/confirm", u.machineMove(api.MachinesConfirm, u.machineConfirm))
 		r.Post("/machines/{id}/remove", u.machineMove(api.MachinesRemove, u.machineRemove))
 		r.Get("/security", u.security)
+		// The path is the API route's, so the audit trail names the form as the route it calls.
+		r.Post("/fleet/security/critical", u.securityCritical)
 		r.Get("/schedules", u.schedules)
 		r.Post("/schedules", u.scheduleCreate)
 		r.Get("/schedules/{id}", u.schedule)

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,7 +154,7 @@ func init() {
 		NodeWords(f, f.s, "c-node", "1.0.0", f.at(0), words("w"))
 		Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":true},"security_upgrades":[{"name":"openssl"}]}`), f.at(time.Hour))
 		Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":true},"security_upgrades":[]}`), f.at(30*time.Hour))
-		last := Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":false},"n":3}`), f.at(40*time.Hour))
+		last := Completed(f, f.s, a.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":false},"n":3,"other_upgrades":[{"name":"vim"}],"security_upgrades":[{"name":"curl"}],"os":{"pretty_name":"Debian 12","id":"debian"}}`), f.at(40*time.Hour))
 		list, err := f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "packages_report", RebootCutoff: f.at(31 * time.Hour), FixCutoff: f.at(2 * time.Hour)})
 		noErr(f, err, "PackageReportList")
 		if len(list) != 3 || list[0].NodeID != a.ID || list[1].NodeID != b.ID || list[2].NodeName != "c-node" {
@@ -162,9 +164,18 @@ func init() {
 		if !ra.HasWord || ra.JobID != last.ID || !ra.FinishedAt.Equal(f.at(40*time.Hour)) || !ra.OwedBefore || string(ra.FixesBefore) == "" {
 			f.Fatalf("a-node %+v", ra)
 		}
-		var out struct{ N int }
+		// Output is the report's summary, cut when it was taken in: what the view reads, nothing else.
+		var out struct {
+			N     *int
+			Other []any                   `json:"other_upgrades"`
+			Fixes []struct{ Name string } `json:"security_upgrades"`
+			OS    map[string]any
+			Boot  struct{ Owed *bool } `json:"reboot"`
+		}
 		var fixes []struct{ Name string }
-		if json.Unmarshal(ra.Output, &out) != nil || out.N != 3 || json.Unmarshal(ra.FixesBefore, &fixes) != nil || len(fixes) != 1 || fixes[0].Name != "openssl" {
+		if json.Unmarshal(ra.Output, &out) != nil || out.N != nil || out.Other != nil || len(out.Fixes) != 1 || out.Fixes[0].Name != "curl" ||
+			out.OS["pretty_name"] != "Debian 12" || out.OS["id"] != nil || out.Boot.Owed == nil || *out.Boot.Owed ||
+			json.Unmarshal(ra.FixesBefore, &fixes) != nil || len(fixes) != 1 || fixes[0].Name != "openssl" {
 			f.Fatalf("a-node output %s, fixes %s", ra.Output, ra.FixesBefore)
 		}
 		if rb := list[1]; !rb.HasWord || rb.JobID != "" || rb.Output != nil || rb.OwedBefore || rb.FixesBefore != nil {
@@ -221,6 +232,54 @@ func init() {
 		}
 		if cleared != 2 {
 			f.Fatalf("cleared %d: %+v", cleared, res.Changes)
+		}
+	}})
+}
+
+func init() {
+	rolloutTests = append(rolloutTests, test{"SecuritySettings/SetResetRefuse", func(f *fx) {
+		// SecuritySettings/SetResetRefuse: nothing is set on a fresh store; a list set is read back with
+		// who set it and when (an empty list too: no package is critical); a reset forgets it; a bad list
+		// is refused with security.critical_invalid naming the pattern, and the list in force is kept.
+		got, err := f.s.SecuritySettingsGet(f.ctx)
+		noErr(f, err, "SecuritySettingsGet")
+		if got.Set || got.Critical != nil {
+			f.Fatalf("fresh store %+v", got)
+		}
+		set, err := f.s.SecuritySettingsSet(f.ctx, store.SecuritySettingsSetParams{Critical: []string{"openssl", "lib*fix[0-9]"}, By: "token:alice", Now: f.at(time.Hour)})
+		noErr(f, err, "SecuritySettingsSet")
+		got, err = f.s.SecuritySettingsGet(f.ctx)
+		noErr(f, err, "SecuritySettingsGet")
+		if !got.Set || !slices.Equal(got.Critical, []string{"openssl", "lib*fix[0-9]"}) || got.UpdatedBy != "token:alice" ||
+			!got.UpdatedAt.Equal(f.at(time.Hour)) || !got.UpdatedAt.Equal(set.UpdatedAt) {
+			f.Fatalf("after set %+v", got)
+		}
+		for i, bad := range [][]string{{"openssl", ""}, {"Openssl"}, {"a b"}, {"lib[ssl"}, {"sudo", "sudo"}, slices.Repeat([]string{"x"}, store.MaxCriticalPatterns+1)} {
+			_, err := f.s.SecuritySettingsSet(f.ctx, store.SecuritySettingsSetParams{Critical: bad, By: "token:mallory"})
+			testkit.WantCode(f, err, errcode.SecurityCriticalInvalid)
+			var e *errcode.Error
+			if i < 3 && (!errors.As(err, &e) || e.Details[errcode.DetailIndex] == nil) {
+				f.Fatalf("%q: no index in %v", bad, err)
+			}
+		}
+		got, err = f.s.SecuritySettingsGet(f.ctx)
+		noErr(f, err, "SecuritySettingsGet")
+		if got.UpdatedBy != "token:alice" || len(got.Critical) != 2 {
+			f.Fatalf("a refused set changed the list: %+v", got)
+		}
+		_, err = f.s.SecuritySettingsSet(f.ctx, store.SecuritySettingsSetParams{Critical: []string{}, By: "token:bob", Now: f.at(2 * time.Hour)})
+		noErr(f, err, "SecuritySettingsSet empty")
+		got, err = f.s.SecuritySettingsGet(f.ctx)
+		noErr(f, err, "SecuritySettingsGet")
+		if !got.Set || got.Critical == nil || len(got.Critical) != 0 || got.UpdatedBy != "token:bob" {
+			f.Fatalf("after an empty set %+v", got)
+		}
+		_, err = f.s.SecuritySettingsSet(f.ctx, store.SecuritySettingsSetParams{Reset: true, By: "token:bob"})
+		noErr(f, err, "SecuritySettingsSet reset")
+		got, err = f.s.SecuritySettingsGet(f.ctx)
+		noErr(f, err, "SecuritySettingsGet")
+		if got.Set {
+			f.Fatalf("after a reset %+v", got)
 		}
 	}})
 }

@@ -114,9 +114,9 @@ type UIQueries struct {
 // ScheduleQueries are the statements of queries_schedules.sql: schedules and their firings, and the
 // fleet security view's reports (what the default schedule gathers).
 type ScheduleQueries struct {
-	ScheduleInsert, ScheduleGet, ScheduleGetByName, ScheduleList, ScheduleListDue string
-	ScheduleUpdate, ScheduleFire, ScheduleRunRecord, ScheduleDelete               string
-	PackageReportList                                                             string
+	ScheduleInsert, ScheduleGet, ScheduleGetByName, ScheduleList, ScheduleListDue       string
+	ScheduleUpdate, ScheduleFire, ScheduleRunRecord, ScheduleDelete                     string
+	PackageReportList, SecuritySettingsGet, SecuritySettingsPut, SecuritySettingsDelete string
 }
 
 // LogViewQueries are the statements of queries_logviews.sql: the log checkpoints nodes hold and the

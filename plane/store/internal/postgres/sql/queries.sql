@@ -244,6 +244,15 @@ RETURNING {{job_columns}}
 -- name: JobGet
 SELECT {{job_columns}} FROM jobs WHERE id = $1
 
+-- fragment: package_summary
+-- The fleet security view's part of a completed packages_report output ($7), NULL for anything else
+-- (see migration 0025).
+CASE WHEN $3 = 'completed' AND word = 'packages_report' AND json_typeof($7::json) = 'object' THEN (SELECT jsonb_build_object(
+    'known', o -> 'known', 'unknown', o -> 'unknown', 'security_upgrades', o -> 'security_upgrades',
+    'half_configured', o -> 'half_configured', 'stale_services', o -> 'stale_services',
+    'reboot', jsonb_build_object('owed', o -> 'reboot' -> 'owed'), 'os', jsonb_build_object('pretty_name', o -> 'os' -> 'pretty_name'))
+    FROM (SELECT $7::jsonb AS o) x) END
+
 -- name: JobFinish
 -- One statement, so one autocommit round trip: the result and, for a refusal, the node's count, taken
 -- in the order every transaction keeps (the job's row, then the node's). The count moves only if the
@@ -251,7 +260,7 @@ SELECT {{job_columns}} FROM jobs WHERE id = $1
 WITH done AS (
     UPDATE jobs
     SET state = $3, finished_at = $4, outcome_code = $5, outcome_message = $6, output = $7,
-        transcript = $8, audit = $9, duration_ms = $10
+        transcript = $8, audit = $9, duration_ms = $10, summary = {{package_summary}}
     WHERE id = $1 AND node_id = $2 AND state = 'running'
     RETURNING {{job_columns}}
 ), counted AS (
@@ -273,7 +282,7 @@ WITH nonce AS (
 ), done AS (
     UPDATE jobs
     SET state = $3, finished_at = $4, outcome_code = $5, outcome_message = $6, output = $7,
-        transcript = $8, audit = $9, duration_ms = $10
+        transcript = $8, audit = $9, duration_ms = $10, summary = {{package_summary}}
     WHERE id = $1 AND node_id = $2 AND state = 'running'
     RETURNING {{job_columns}}
 ), counted AS (

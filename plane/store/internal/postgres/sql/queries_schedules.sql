@@ -44,11 +44,12 @@ DELETE FROM schedules WHERE id = $1
 
 -- name: PackageReportList
 -- $1: the word; $2, $3: the reboot and fix cutoffs (NULL: not looked up). Each report is found by
--- jobs_word_completed, newest first, one index probe per node and report.
+-- jobs_word_completed, newest first, one index probe per node and report; its summary (migration 0025)
+-- is read where it has one, its whole output where not.
 SELECT n.id, n.name, n.vocabulary @> jsonb_build_array(jsonb_build_object('name', $1::text)),
-    COALESCE(j.id, ''), j.finished_at, j.output,
-    COALESCE((r.output -> 'reboot' ->> 'owed') = 'true', false),
-    f.output -> 'security_upgrades'
+    COALESCE(j.id, ''), j.finished_at, COALESCE(j.summary::text, j.output::text),
+    COALESCE(COALESCE(r.summary -> 'reboot' ->> 'owed', r.output -> 'reboot' ->> 'owed') = 'true', false),
+    COALESCE(f.summary -> 'security_upgrades', f.output::jsonb -> 'security_upgrades')
 FROM nodes n
 LEFT JOIN jobs j ON j.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = $1 AND state = 'completed' ORDER BY id DESC LIMIT 1)
 LEFT JOIN jobs r ON $2::timestamptz IS NOT NULL AND r.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = $1 AND state = 'completed'
@@ -57,3 +58,13 @@ LEFT JOIN jobs f ON $3::timestamptz IS NOT NULL AND f.id = (SELECT id FROM jobs 
     AND finished_at <= $3::timestamptz ORDER BY id DESC LIMIT 1)
 WHERE n.state = 'active'
 ORDER BY n.name
+
+-- name: SecuritySettingsGet
+SELECT critical, updated_by, updated_at FROM security_settings WHERE id = 1
+
+-- name: SecuritySettingsPut
+INSERT INTO security_settings (id, critical, updated_by, updated_at) VALUES (1, $1::jsonb, $2, $3)
+ON CONFLICT (id) DO UPDATE SET critical = excluded.critical, updated_by = excluded.updated_by, updated_at = excluded.updated_at
+
+-- name: SecuritySettingsDelete
+DELETE FROM security_settings WHERE id = 1

@@ -219,10 +219,19 @@ RETURNING {{job_columns}}
 -- name: JobGet
 SELECT {{job_columns}} FROM jobs WHERE id = ?1
 
+-- fragment: package_summary
+-- The fleet security view's part of a completed packages_report output (?7), NULL for anything else
+-- (see migration 0025). json() keeps each value JSON inside json_object.
+CASE WHEN ?3 = 'completed' AND word = 'packages_report' AND json_valid(?7) THEN json_object(
+    'known', json(?7 -> '$.known'), 'unknown', json(?7 -> '$.unknown'),
+    'security_upgrades', json(?7 -> '$.security_upgrades'), 'half_configured', json(?7 -> '$.half_configured'),
+    'stale_services', json(?7 -> '$.stale_services'),
+    'reboot', json_object('owed', json(?7 -> '$.reboot.owed')), 'os', json_object('pretty_name', json(?7 -> '$.os.pretty_name'))) END
+
 -- name: JobFinish
 UPDATE jobs
 SET state = ?3, finished_at = ?4, outcome_code = ?5, outcome_message = ?6, output = ?7,
-    transcript = ?8, audit = ?9, duration_ms = ?10
+    transcript = ?8, audit = ?9, duration_ms = ?10, summary = {{package_summary}}
 WHERE id = ?1 AND node_id = ?2 AND state = 'running'
 RETURNING {{job_columns}}
 
@@ -230,7 +239,7 @@ RETURNING {{job_columns}}
 -- JobFinish as the first statement of a finish-and-claim; the write lock is the node's lock.
 UPDATE jobs
 SET state = ?3, finished_at = ?4, outcome_code = ?5, outcome_message = ?6, output = ?7,
-    transcript = ?8, audit = ?9, duration_ms = ?10
+    transcript = ?8, audit = ?9, duration_ms = ?10, summary = {{package_summary}}
 WHERE id = ?1 AND node_id = ?2 AND state = 'running'
 RETURNING {{job_columns}}
 

@@ -44,11 +44,12 @@ DELETE FROM schedules WHERE id = ?1
 
 -- name: PackageReportList
 -- ?1: the word; ?2, ?3: the reboot and fix cutoffs (NULL: not looked up). Each report is found by
--- jobs_word_completed, newest first, one index probe per node and report.
+-- jobs_word_completed, newest first, one index probe per node and report; its summary (migration 0025)
+-- is read where it has one, its whole output where not.
 SELECT n.id, n.name, EXISTS (SELECT 1 FROM json_each(n.vocabulary) WHERE json_extract(value, '$.name') = ?1),
-    COALESCE(j.id, ''), j.finished_at, j.output,
-    COALESCE(json_extract(r.output, '$.reboot.owed') = 1, 0),
-    json_extract(f.output, '$.security_upgrades')
+    COALESCE(j.id, ''), j.finished_at, COALESCE(j.summary, j.output),
+    COALESCE(json_extract(COALESCE(r.summary, r.output), '$.reboot.owed') = 1, 0),
+    json_extract(COALESCE(f.summary, f.output), '$.security_upgrades')
 FROM nodes n
 LEFT JOIN jobs j ON j.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed' ORDER BY id DESC LIMIT 1)
 LEFT JOIN jobs r ON ?2 IS NOT NULL AND r.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed'
@@ -57,3 +58,13 @@ LEFT JOIN jobs f ON ?3 IS NOT NULL AND f.id = (SELECT id FROM jobs WHERE node_id
     AND finished_at <= ?3 ORDER BY id DESC LIMIT 1)
 WHERE n.state = 'active'
 ORDER BY n.name
+
+-- name: SecuritySettingsGet
+SELECT critical, updated_by, updated_at FROM security_settings WHERE id = 1
+
+-- name: SecuritySettingsPut
+INSERT INTO security_settings (id, critical, updated_by, updated_at) VALUES (1, ?1, ?2, ?3)
+ON CONFLICT (id) DO UPDATE SET critical = excluded.critical, updated_by = excluded.updated_by, updated_at = excluded.updated_at
+
+-- name: SecuritySettingsDelete
+DELETE FROM security_settings WHERE id = 1

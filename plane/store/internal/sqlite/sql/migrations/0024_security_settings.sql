@@ -1,0 +1,8 @@
+-- The fleet security view's settings an admin set at run time (one row, absent until set): the
+-- critical package name patterns as a JSON array. Absent: serve's --critical-packages is in force.
+CREATE TABLE security_settings (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    critical   TEXT NOT NULL,
+    updated_by TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+) STRICT;
