@@ -27,6 +27,7 @@ import (
 // proxy that drops one object's PUT (answering 200) is judged incomplete (plane:backup_incomplete),
 // and through one that drops every PUT not landing (plane:backups_not_landing).
 func TestFleetDefaultBacksUpNodes(t *testing.T) {
+	t.Parallel() // waits mostly (on intervals, a browser, a machine): it overlaps the others that do
 	srv := backuptest.Start(t)
 	bucket := srv.Bucket(t, "backups")
 	pg := backuptest.Postgres(t)

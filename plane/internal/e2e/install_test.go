@@ -26,6 +26,7 @@ func TestInstallCommandOnNetns(t *testing.T) {
 // what a minimal Debian has (curl, sha256sum, install), and write its trust folder, policy and agent
 // into that machine's root, not the host's.
 func TestInstallCommandOnDebianRoot(t *testing.T) {
+	t.Parallel() // waits mostly (on intervals, a browser, a machine): it overlaps the others that do
 	needNamespaces(t)
 	installCommand(t, "10.213.93.1", "10.213.93.0/24", "debian-12", apttest.DebianRoot(t))
 }

@@ -19,6 +19,7 @@ import (
 // overview as the person with the role their groups map to; sign out ends the session, and the next
 // person lands with theirs. An admin sees the forms to change things, a viewer none.
 func TestSSOWebUI(t *testing.T) {
+	t.Parallel() // waits mostly (on intervals, a browser, a machine): it overlaps the others that do
 	ctx := chromium(t)
 	port := freePort(t) // the provider must know the plane's callback before the plane starts
 	base := fmt.Sprintf("https://127.0.0.1:%d", port)
