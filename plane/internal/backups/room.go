@@ -63,8 +63,8 @@ type Config struct {
 	Jobs Jobs
 	// Nodes finds a node by id or name; nil takes every reference as an id.
 	Nodes *nodes.Room
-	Log *slog.Logger
-	Now func() time.Time
+	Log   *slog.Logger
+	Now   func() time.Time
 }
 
 // Room is the backups' Go API, which the HTTP server, the web UI and the schedule call.
