@@ -237,3 +237,33 @@ func TestRotateRefusesAnUntrustedNextKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRotateWhileAReplicaWrites: a replica holding the old key rewrites a session's refresh token
+// (sealed under the old key) in the middle of the re-seal, after that row was moved: the rotation
+// still ends with every value under the new key, the rewritten one included.
+func TestRotateWhileAReplicaWrites(t *testing.T) {
+	st := storetest.SQLiteOpener(t).Store
+	keyFile := filepath.Join(t.TempDir(), "data", "master.key")
+	replica, err := seal.OpenRing(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := replica.ID()
+	old, _ := seal.Load(keyFile)
+	want := plant(t, st, keyFile)
+	sid := fmt.Sprintf("%064x", 1)
+	wrote := false
+	_, err = keyrotate.Rotate(t.Context(), keyrotate.Options{KeyFile: keyFile, Store: st, Batch: 2, Hook: func(step string) error {
+		if step != keyrotate.StepResealed || wrote {
+			return nil
+		}
+		wrote = true
+		want["session "+sid] = "refresh-rewritten"
+		return st.SSOSessionRefresh(t.Context(), store.SSOSessionRefreshParams{IDHash: sid, Name: "ada", Role: store.RoleViewer,
+			RefreshSealed: old.Seal([]byte("refresh-rewritten"), seal.SSORefreshContext(sid)), RefreshAt: time.Now().Add(time.Hour)})
+	}})
+	if err != nil || !wrote {
+		t.Fatalf("rotation: %v (replica wrote: %v)", err, wrote)
+	}
+	check(t, st, keyFile, from, want)
+}
