@@ -291,6 +291,14 @@ type Store interface {
 	// SSOSessionDelete ends a session (sign-out, or a refresh the provider refused).
 	SSOSessionDelete(ctx context.Context, p SSOSessionDeleteParams) error
 
+	// Sealed values, for the master key rotation (plane/internal/keyrotate).
+
+	// SealedValueList pages through one kind's sealed values in Ref order. Refused: store.param_invalid.
+	SealedValueList(ctx context.Context, p SealedValueListParams) ([]SealedValue, error)
+	// SealedValueReseal replaces a sealed value (and its key id) if the row still holds p.Old; false
+	// when it does not (changed or gone). Refused: store.param_invalid.
+	SealedValueReseal(ctx context.Context, p SealedValueResealParams) (bool, error)
+
 	// Releases. The store keeps published releases and their artifacts. Artifact bytes live in the database, so
 	// that every replica can serve every artifact.
 

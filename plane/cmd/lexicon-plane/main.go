@@ -10,7 +10,8 @@ func main() {
 
 func commands() []*cli.Command {
 	return []*cli.Command{
-		serveCmd(), backupCmd(), restoreCmd(), tokenCreateCmd(), tokenListCmd(), tokenRevokeCmd(),
+		serveCmd(), backupCmd(), restoreCmd(), keyRotateCmd(), tokenCreateCmd(), tokenListCmd(), tokenRevokeCmd(),
+		{Path: "key", Summary: "rotate the master key that seals credentials"},
 		{Path: "token", Summary: "create, list and revoke admin tokens"},
 	}
 }

@@ -577,10 +577,12 @@ func provisionBootstrap(planeURL, caFile, trustDir, policyFile string) (provisio
 // driverManager loads (or, on first start, makes) the master key and sets up the drivers, whose
 // processes run with plugin. It returns the key too: it seals single sign-on's refresh tokens and
 // the backup targets' secrets, and /readyz reports its id.
-func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options, pm *metrics.Plane) (*drivers.Manager, *seal.Key, error) {
+func driverManager(data, keyFile string, st store.Store, log *slog.Logger, plugin goplugin.Options, pm *metrics.Plane) (*drivers.Manager, *seal.Ring, error) {
 	keyFile = keyPath(data, keyFile)
 	_, statErr := os.Lstat(keyFile)
-	key, err := seal.LoadOrCreate(keyFile)
+	// A ring, not one key: it opens values under the key a rotation retires or brings in too, and
+	// follows a rotation that `lexicon-plane key rotate` runs beside this replica.
+	key, err := seal.OpenRing(keyFile)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -58,7 +58,7 @@ const (
 type Config struct {
 	Store Store
 	// Key seals and opens the targets' secrets.
-	Key *seal.Key
+	Key seal.Keyring
 	// Jobs queues backup and verify jobs; nil: the schedule dispatches nothing.
 	Jobs Jobs
 	// Nodes finds a node by id or name; nil takes every reference as an id.

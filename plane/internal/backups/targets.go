@@ -46,10 +46,11 @@ func (r *Room) AddTarget(ctx context.Context, who api.Token, req api.BackupTarge
 	if err := Probe(ctx, t).Err(); err != nil {
 		return api.BackupTarget{}, err
 	}
+	sealed, keyID := r.c.Key.SealWithID([]byte(t.SecretAccessKey), seal.BackupTargetContext(t.Name))
 	row, err := r.c.Store.BackupTargetCreate(ctx, store.BackupTargetCreateParams{Now: r.now(), Target: store.BackupTarget{
 		Name: t.Name, Endpoint: t.Endpoint, Region: t.Region, Bucket: t.Bucket, Prefix: t.Prefix, AccessKeyID: t.AccessKeyID,
-		VirtualHosted: t.VirtualHosted, Recovery: req.Recovery, KeyID: r.c.Key.ID(), CreatedBy: who.Name,
-		Sealed: r.c.Key.Seal([]byte(t.SecretAccessKey), seal.BackupTargetContext(t.Name)),
+		VirtualHosted: t.VirtualHosted, Recovery: req.Recovery, KeyID: keyID, CreatedBy: who.Name,
+		Sealed: sealed,
 	}})
 	if err != nil {
 		return api.BackupTarget{}, err
@@ -106,7 +107,7 @@ func (r *Room) target(ctx context.Context, name string) (presign.Target, error) 
 	if r.c.Key == nil {
 		return presign.Target{}, errcode.New(errcode.InternalError, "the plane has no master key to open the target's secret")
 	}
-	secret, err := r.c.Key.Open(row.Sealed, seal.BackupTargetContext(row.Name))
+	secret, err := r.c.Key.OpenAs(row.Sealed, seal.BackupTargetContext(row.Name), row.KeyID)
 	if err != nil {
 		return presign.Target{}, err
 	}

@@ -89,9 +89,10 @@ func (m *Manager) accountAdd(ctx context.Context, actor string, req AccountAddRe
 	if err != nil {
 		return store.Account{}, err
 	}
+	sealed, keyID := m.cfg.Key.SealWithID([]byte(req.Credential.Reveal()), seal.AccountContext(req.Name, req.Driver))
 	a, err := m.store.AccountCreate(ctx, store.AccountCreateParams{
-		Name: req.Name, Driver: req.Driver, Settings: req.Settings, KeyID: m.cfg.Key.ID(),
-		Sealed: m.cfg.Key.Seal([]byte(req.Credential.Reveal()), seal.AccountContext(req.Name, req.Driver)),
+		Name: req.Name, Driver: req.Driver, Settings: req.Settings, KeyID: keyID,
+		Sealed: sealed,
 		Test:   req.Test, By: actor, Now: m.cfg.Now(),
 	})
 	if err != nil {
@@ -264,12 +265,9 @@ func (m *Manager) resolve(ctx context.Context, actor, account string, kind drive
 
 // unseal opens an account's credential with the plane's master key.
 func (m *Manager) unseal(a store.Account) (driver.Secret, error) {
-	if a.KeyID != m.cfg.Key.ID() {
-		return driver.Secret{}, errcode.New(errcode.AccountKeyMismatch,
-			"account %s was sealed under master key %s, this plane holds %s: every replica needs the same master key file",
-			a.Name, a.KeyID, m.cfg.Key.ID()).With(errcode.DetailKeyID, a.KeyID).With(errcode.DetailPlaneKeyID, m.cfg.Key.ID())
-	}
-	plain, err := m.cfg.Key.Open(a.Sealed, seal.AccountContext(a.Name, a.Driver))
+	// The row names its key: during a master key rotation some rows are under the old key and some
+	// under the new, and the ring opens both (reading the key files again for an id it does not hold).
+	plain, err := m.cfg.Key.OpenAs(a.Sealed, seal.AccountContext(a.Name, a.Driver), a.KeyID)
 	if err != nil {
 		return driver.Secret{}, err
 	}

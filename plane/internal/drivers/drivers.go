@@ -57,7 +57,7 @@ type Config struct {
 	// filled from the plane store by digest. go-plugin hashes each copy again before it runs.
 	Dir string
 	// Key seals and opens account credentials; every replica needs the same one.
-	Key *seal.Key
+	Key seal.Keyring
 	Log *slog.Logger
 	// Plugin tunes every driver process (timeouts, backoff); its Logger is set from Log.
 	Plugin goplugin.Options

@@ -172,3 +172,22 @@ func Load(path string) (*Key, error) {
 	}
 	return New(raw)
 }
+
+// SealWithID seals under k and returns its id: a Key is a ring of one key.
+func (k *Key) SealWithID(plaintext, context []byte) ([]byte, string) {
+	return k.Seal(plaintext, context), k.ID()
+}
+
+// OpenAs opens a value its row says keyID sealed; another key id is account.key_mismatch.
+func (k *Key) OpenAs(sealed, context []byte, keyID string) ([]byte, error) {
+	if keyID != k.id {
+		return nil, errcode.New(errcode.AccountKeyMismatch,
+			"the value was sealed under master key %s, this plane holds %s: every replica needs the same master key file",
+			keyID, k.id).With(errcode.DetailKeyID, keyID).With(errcode.DetailPlaneKeyID, k.id)
+	}
+	return k.Open(sealed, context)
+}
+
+// SSORefreshContext binds a sealed single sign-on refresh token to its session (the sha256 of its
+// cookie): one copied to another row does not open.
+func SSORefreshContext(idHash string) []byte { return []byte("lexicon ui sso refresh " + idHash) }

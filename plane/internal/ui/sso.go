@@ -12,6 +12,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/audit"
+	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
 	"github.com/lexicon-fleet/lexicon/plane/internal/sso"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
@@ -54,7 +55,8 @@ func noSSO() error {
 }
 
 // sealContext binds a sealed refresh token to its session: one copied to another row does not open.
-func sealContext(idHash string) []byte { return []byte("lexicon ui sso refresh " + idHash) }
+// The master key rotation re-seals these rows, so the seal package owns the context.
+func sealContext(idHash string) []byte { return seal.SSORefreshContext(idHash) }
 
 func (u *UI) ssoOn() bool { return u.cfg.SSO.Provider != nil }
 

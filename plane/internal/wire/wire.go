@@ -106,7 +106,7 @@ type Config struct {
 	// SSO signs people in through an OpenID Connect provider (lexicon-plane serve --sso); nil: tokens
 	// only. Key seals the provider's refresh tokens that web UI sessions keep.
 	SSO *sso.SSO
-	Key *seal.Key
+	Key seal.Keyring
 	// BackupEngine, when not nil, is the process's backup schedule: New gives it the backups room.
 	BackupEngine *backups.Engine
 	// AuditExporters are sent every audit event as it is written (lexicon-plane serve --audit-file,

@@ -31,6 +31,7 @@ type Queries struct {
 	RoleQueries      // queries_roles.sql
 	BackupQueries    // queries_backups.sql
 	AuditQueries     // queries_audit.sql
+	SealQueries      // queries_seal.sql
 
 	MigrationLock, MigrationTable, MigrationList, MigrationInsert string
 
@@ -169,6 +170,14 @@ type AuditQueries struct {
 	JobPrune, IncidentPruneLock, IncidentPruneAttempts string
 	IncidentPruneNotifications, IncidentPruneEvents    string
 	IncidentPrune                                      string
+}
+
+// SealQueries are the statements of queries_seal.sql: the sealed values a master key rotation pages
+// through and re-seals, compare-and-set on the sealed bytes.
+type SealQueries struct {
+	SealedAccountList, SealedAccountReseal string
+	SealedTargetList, SealedTargetReseal   string
+	SealedSessionList, SealedSessionReseal string
 }
 
 // Load reads a dialect's SQL folder (sql/ in files): its queries, with {{fragment}}s expanded and
