@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -243,6 +244,16 @@ func TestRolesOnDebianInstance(t *testing.T) {
 		if _, err := dial(8081); !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Fatalf("the closed port must be refused by the firewall's reset: %v", err)
 		}
+		// The rendered table, as nft lists it in the instance's network namespace, beside no other.
+		ruleset, err := exec.Command("ip", "netns", "exec", "lexicon-"+instanceID, "nft", "list", "ruleset").CombinedOutput()
+		if err != nil {
+			t.Fatalf("nft list ruleset in the instance: %v\n%s", err, ruleset)
+		}
+		for _, want := range []string{"table inet lexicon {", "tcp dport 8080 accept", "meta l4proto tcp reject with tcp reset"} {
+			if !strings.Contains(string(ruleset), want) {
+				t.Errorf("the instance's ruleset has no %q:\n%s", want, ruleset)
+			}
+		}
 		// The machine: the package from the local repository in the instance's own dpkg, the user with
 		// its key, the unit enabled (the shim's multi-user.target.wants link).
 		if st := readFile(filepath.Join(upper, "var", "lib", "dpkg", "status")); !strings.Contains(st, "Package: "+apttest.Tool+"\nStatus: install ok installed") {
@@ -250,6 +261,11 @@ func TestRolesOnDebianInstance(t *testing.T) {
 		}
 		if pw := readFile(filepath.Join(upper, "etc", "passwd")); !strings.Contains(pw, "\nweb:x:") {
 			t.Errorf("no user web in the instance's /etc/passwd:\n%s", pw)
+		}
+		if fi, err := os.Stat(filepath.Join(upper, "etc", "web", "web.conf")); err != nil || fi.Mode().Perm() != 0o640 || fi.Sys().(*syscall.Stat_t).Uid != 0 {
+			t.Errorf("web.conf: %v %v", fi, err)
+		} else if grp := readFile(filepath.Join(upper, "etc", "group")); !strings.Contains(grp, fmt.Sprintf("\nweb:x:%d:", fi.Sys().(*syscall.Stat_t).Gid)) {
+			t.Errorf("web.conf's group (%d) is not web:\n%s", fi.Sys().(*syscall.Stat_t).Gid, grp)
 		}
 		if keys := readFile(filepath.Join(upper, "home", "web", ".ssh", "authorized_keys")); keys != sshKeyE2E+"\n" {
 			t.Errorf("web's authorized_keys: %q", keys)
