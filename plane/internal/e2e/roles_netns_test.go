@@ -313,6 +313,32 @@ func TestRolesOnDebianInstance(t *testing.T) {
 				t.Errorf("item %s is %s", it.ID, it.Status)
 			}
 		}
+		fp := f.lexicon(false, "nodes", "footprint", "web-1")
+		states := map[string]any{}
+		for _, it := range fp["items"].([]any) {
+			it := it.(map[string]any)
+			states[fmt.Sprint(it["id"])] = it["state"]
+		}
+		// The server was not restarted: the working unit's only change is the service manager's reload
+		// (converge reports the one daemon-reload on the first unit).
+		var items struct {
+			Items []struct {
+				ID      string   `json:"id"`
+				Changes []string `json:"changes"`
+			} `json:"items"`
+		}
+		raw, _ := json.Marshal(j["output"])
+		must(t, json.Unmarshal(raw, &items))
+		for _, it := range items.Items {
+			if it.ID == "unit:web.service" && len(it.Changes) > 0 && (len(it.Changes) != 1 || it.Changes[0] != "daemon-reload") {
+				t.Errorf("web.service was touched by the halted apply: %v", it.Changes)
+			}
+		}
+		for _, it := range o.Items {
+			if states[it.ID] != it.Status {
+				t.Errorf("the footprint shows %s %v, the node reported %s", it.ID, states[it.ID], it.Status)
+			}
+		}
 		// The rest of the node is as it was: the server still answers.
 		if got, err := dial(8080); err != nil || got != webPage {
 			t.Errorf("the open port after the halted apply: %q %v", got, err)
