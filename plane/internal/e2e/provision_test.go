@@ -62,10 +62,16 @@ func freePort(t *testing.T) int {
 // pins the netns driver, the RFC 2136 driver and an agent built as version agentVersion.
 func netnsFleet(t *testing.T, gateway, agentVersion string, serveArgs ...string) *fleet {
 	t.Helper()
+	return netnsFleetStaged(t, gateway, agentVersion, nil, serveArgs...)
+}
+
+// netnsFleetStaged is netnsFleet whose release also carries what stage stages (nil: nothing more).
+func netnsFleetStaged(t *testing.T, gateway, agentVersion string, stage func(modules string), serveArgs ...string) *fleet {
+	t.Helper()
 	port := freePort(t)
 	args := append([]string{"--provision-url", fmt.Sprintf("https://%s:%d", gateway, port), "--tls-names", gateway,
 		"--provision-every", "250ms"}, serveArgs...)
-	f := newFleet(t, "sqlite", fleetOptions{serveArgs: args, listen: fmt.Sprintf("0.0.0.0:%d", port)})
+	f := newFleet(t, "sqlite", fleetOptions{serveArgs: args, listen: fmt.Sprintf("0.0.0.0:%d", port), stage: stage})
 	f.stageDrivers("cloud-netns", "dns-rfc2136")
 	f.pinAgent(agentVersion, buildAgent(t, agentVersion, "", "amd64"))
 	return f
