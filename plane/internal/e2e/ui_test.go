@@ -493,7 +493,7 @@ func TestWebUI(t *testing.T) {
 	jobLink := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#jobs a[href^="/ui/jobs/"]`), "href")).Value
 	for _, page := range []string{ui + "/", ui + "/joins", ui + "/nodes", ui + "/nodes/" + a.nodeID, f.url + jobLink, incidentURL, ui + "/run",
 		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/schedules", ui + "/security", ui + "/plane", ui + "/machines",
-		ui + "/batches", batchURL} {
+		ui + "/batches", batchURL, ui + "/roles"} {
 		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
 		forms := value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('form[method="post"]')).map(f => f.getAttribute("action")).filter(a => a !== "/ui/signout")`))
 		if len(forms) != 0 {
@@ -513,7 +513,7 @@ func TestWebUI(t *testing.T) {
 
 	// Lighthouse on the main pages, at a phone's width, in a browser of its own with a session of its
 	// own: last, as it takes minutes the steps above are not bounded by.
-	lighthouse(t, f, string(adminTok), ui+"/", ui+"/nodes/"+a.nodeID, jobURL, incidentURL, rolloutURL, ui+"/tokens")
+	lighthouse(t, f, string(adminTok), ui+"/", ui+"/nodes/"+a.nodeID, jobURL, incidentURL, rolloutURL, ui+"/tokens", ui+"/roles")
 }
 
 // tarFolder packs a release folder as lexicon releases publish sends it: statement.bundle.json and
