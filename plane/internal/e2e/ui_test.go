@@ -407,6 +407,17 @@ func TestWebUI(t *testing.T) {
 	browse(t, ctx, chromedp.Navigate(ui+"/rollouts"), chromedp.WaitVisible(chromedp.CSS(`#rollouts a[href^="/ui/rollouts/"]`)))
 	sh.take(ctx, "rollouts")
 
+	// A role made from the create form, pasted as a file; its page then offers edit and assign.
+	browse(t, ctx, chromedp.Navigate(ui+"/roles"), chromedp.WaitVisible(chromedp.CSS("#role-create-form")),
+		setValue("#role-create-file", "name: web-e2e\npackages:\n  - name: nginx\n"),
+		chromedp.Click(chromedp.CSS("#role-create")),
+		chromedp.WaitVisible(chromedp.CSS("#role-edit-form")))
+	if items := textOf(t, ctx, "#role-items"); !strings.Contains(items, "package:nginx") {
+		t.Fatalf("the created role's items: %q", items)
+	}
+	roleURL := ui + "/roles/web-e2e"
+	sh.take(ctx, "role")
+
 	// Schedules: the default packages_report schedule is listed; a bad cron expression is refused on
 	// the page with its code; a good one is stored with its next run, then paused.
 	browse(t, ctx, chromedp.Navigate(ui+"/schedules"), chromedp.WaitVisible(chromedp.CSS("#schedule-form")))
@@ -493,7 +504,7 @@ func TestWebUI(t *testing.T) {
 	jobLink := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#jobs a[href^="/ui/jobs/"]`), "href")).Value
 	for _, page := range []string{ui + "/", ui + "/joins", ui + "/nodes", ui + "/nodes/" + a.nodeID, f.url + jobLink, incidentURL, ui + "/run",
 		ui + "/releases", ui + "/releases/2", ui + "/releases/diff", ui + "/drivers", ui + "/drivers/audit", ui + "/rollouts", ui + "/schedules", ui + "/security", ui + "/plane", ui + "/machines",
-		ui + "/batches", batchURL} {
+		ui + "/batches", batchURL, ui + "/roles", roleURL} {
 		browse(t, ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
 		forms := value(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('form[method="post"]')).map(f => f.getAttribute("action")).filter(a => a !== "/ui/signout")`))
 		if len(forms) != 0 {
@@ -513,7 +524,7 @@ func TestWebUI(t *testing.T) {
 
 	// Lighthouse on the main pages, at a phone's width, in a browser of its own with a session of its
 	// own: last, as it takes minutes the steps above are not bounded by.
-	lighthouse(t, f, string(adminTok), ui+"/", ui+"/nodes/"+a.nodeID, jobURL, incidentURL, rolloutURL, ui+"/tokens")
+	lighthouse(t, f, string(adminTok), ui+"/", ui+"/nodes/"+a.nodeID, jobURL, incidentURL, rolloutURL, ui+"/tokens", ui+"/roles", roleURL)
 }
 
 // tarFolder packs a release folder as lexicon releases publish sends it: statement.bundle.json and

@@ -18,7 +18,7 @@ import (
 )
 
 // destructive are the form actions that cannot be taken back; each sits behind a confirmation.
-var destructive = regexp.MustCompile(`action="[^"]*/(revoke|remove|disable|abort|revert|reject|delete)"`)
+var destructive = regexp.MustCompile(`action="[^"]*/(revoke|remove|disable|abort|revert|reject|delete|unassign)(\?[^"]*)?"`)
 
 // TestDestructiveActionsAskFirst: every form of a destructive action is either inside the "confirm"
 // second step (a panel opened by a first button, saying what will happen) or, as cloud delete, makes
