@@ -38,14 +38,19 @@ func chromium(t *testing.T) context.Context {
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	// The first run starts the browser, which lives as long as that run's context: it gets no
-	// timeout. Every later step is bounded, so a page that never shows what a step waits for fails
-	// the test rather than hanging it.
+	// timeout. Every later step is bounded by the test's own deadline (less a margin to report in), so
+	// a page that never shows what a step waits for fails the test rather than hanging it, and a slow,
+	// shared machine is not mistaken for a broken page.
 	if err := chromedp.Do(ctx); err != nil {
 		cancelCtx()
 		cancelAlloc()
 		t.Fatalf("starting chromium: %v", err)
 	}
-	tctx, cancelTime := context.WithTimeout(ctx, 4*time.Minute)
+	deadline, ok := t.Deadline()
+	if !ok {
+		deadline = time.Now().Add(10 * time.Minute)
+	}
+	tctx, cancelTime := context.WithDeadline(ctx, deadline.Add(-time.Minute))
 	t.Cleanup(func() { cancelTime(); cancelCtx(); cancelAlloc() })
 	return tctx
 }
