@@ -360,3 +360,21 @@ func TestSwapTellsProbingBeforeTheProbe(t *testing.T) {
 		t.Fatalf("after the swap: %+v", r)
 	}
 }
+
+// TestRefusedFetchTellsNothing: bytes that do not hash to the pin are refused before any tell: the
+// plane hears probing only of a binary that was verified.
+func TestRefusedFetchTellsNothing(t *testing.T) {
+	n := newNode(t, script("1.0.0", "linux-amd64"))
+	u, err := n.start("1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := script("2.0.0", "linux-amd64")
+	f := &teller{served: served{data: script("6.6.6", "linux-amd64")}, probed: filepath.Join(t.TempDir(), "probed")}
+	if err := u.Check(context.Background(), f, release("2.0.0", 2, cas.Sum(v2)), false, ""); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	if r := u.Report(""); r.State != channel.UpdateVerifyFailed || len(f.told) != 0 {
+		t.Fatalf("after a bad fetch: %+v, told %+v", r, f.told)
+	}
+}
