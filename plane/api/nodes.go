@@ -174,8 +174,8 @@ type Checkpoint struct {
 	ReportedAt time.Time `json:"reported_at"`
 }
 
-// NodeUpdate is a node's report of its own update: state is one of none, current, pending, trial,
-// fetch_failed, verify_failed, probe_failed, rejected.
+// NodeUpdate is a node's report of its own update: state is one of none, current, pending, probing,
+// trial, fetch_failed, verify_failed, probe_failed, rejected.
 type NodeUpdate struct {
 	State           string            `json:"state"`
 	Offered         string            `json:"offered,omitempty"`

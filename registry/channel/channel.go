@@ -218,6 +218,7 @@ const (
 	UpdateNone         = "none"          // no update applies: turned off by policy, or nothing pinned for this platform
 	UpdateCurrent      = "current"       // the agent runs the binary its statement pins
 	UpdatePending      = "pending"       // a pinned agent is offered and not installed yet
+	UpdateProbing      = "probing"       // the pinned agent is fetched and verified, and its probe is under way
 	UpdateTrial        = "trial"         // the new agent runs on trial; the old one is kept as fallback
 	UpdateFetchFailed  = "fetch_failed"  // the pinned binary could not be fetched; tried again later
 	UpdateVerifyFailed = "verify_failed" // the bytes served do not hash to the pin
@@ -226,7 +227,7 @@ const (
 )
 
 // UpdateStates lists every update state.
-var UpdateStates = []string{UpdateNone, UpdateCurrent, UpdatePending, UpdateTrial, UpdateFetchFailed,
+var UpdateStates = []string{UpdateNone, UpdateCurrent, UpdatePending, UpdateProbing, UpdateTrial, UpdateFetchFailed,
 	UpdateVerifyFailed, UpdateProbeFailed, UpdateRejected}
 
 // UpdateRefused reports whether state is one of the refusals.

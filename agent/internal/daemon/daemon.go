@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"net/url"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/client"
@@ -141,7 +142,7 @@ func (d *Daemon) checkUpdate(ctx context.Context) error {
 	if d.UpdateOff != nil {
 		off, why = d.UpdateOff()
 	}
-	err := d.Update.Check(ctx, d.Client, d.Vocab.Offer(), off, why)
+	err := d.Update.Check(ctx, teller{d}, d.Vocab.Offer(), off, why)
 	if err != nil && !errors.Is(err, update.ErrRestart) {
 		if ctx.Err() != nil {
 			return nil
@@ -150,6 +151,42 @@ func (d *Daemon) checkUpdate(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// tellWithin bounds the claim that tells the plane an update is probing: a plane that does not answer
+// must not hold up the swap, which holds the job lock.
+const tellWithin = 10 * time.Second
+
+// teller is the client as the updater uses it: it fetches the agent, and tells the plane mid-swap
+// where the update stands (update.Teller).
+type teller struct{ d *Daemon }
+
+func (t teller) Artifact(ctx context.Context, query url.Values, limit int64) ([]byte, error) {
+	return t.d.Client.Artifact(ctx, query, limit)
+}
+
+// Tell sends the node's claim with r as its update, as a busy claim: the plane records the report and
+// answers at once, with no job, and loses none (only an idle claim counts the plane's running job
+// lost). A swap is between jobs, so no job is running, and none may be handed to a process about to
+// exit. A failed tell is only logged: the next claim reports the update as it then stands.
+func (t teller) Tell(ctx context.Context, r *channel.UpdateReport) {
+	d := t.d
+	r.NeedsNewerAgent = d.Vocab.BelowFloor()
+	full, req := d.claimWith(r)
+	full.Idle, req.Idle = false, false
+	ctx, cancel := context.WithTimeout(ctx, tellWithin)
+	defer cancel()
+	resp, err := d.Client.Claim(ctx, req)
+	if err != nil {
+		d.Log.Warn("could not tell the plane the update is probing", "err", err)
+		return
+	}
+	d.answered(full, resp)
+	if resp.Job != nil {
+		// A plane answers a busy claim with no job; one that did anyway is not run here (the node is
+		// about to swap), and the plane counts it lost at the next idle claim: never run twice.
+		d.Log.Warn("the plane handed a job to a busy claim; not run", "job", resp.Job.ID)
+	}
 }
 
 // sync brings the vocabulary up to the plane's statement and says what it refused.
@@ -178,12 +215,20 @@ func (d *Daemon) sync(ctx context.Context, want channel.StatementRef) {
 // claim builds the next claim: full, with its report, and the form to send, which leaves the report
 // out (Brief) while the plane holds one of the same digest.
 func (d *Daemon) claim() (full, send channel.ClaimRequest) {
+	var u *channel.UpdateReport
+	if d.Update != nil {
+		u = d.Update.Report(d.Vocab.BelowFloor())
+	}
+	return d.claimWith(u)
+}
+
+// claimWith is claim with u as the update's report: the updater, mid-swap, gives its own (its lock is
+// held, so Report would wait on it).
+func (d *Daemon) claimWith(u *channel.UpdateReport) (full, send channel.ClaimRequest) {
 	req := channel.ClaimRequest{
 		Idle: true, Version: d.Version, Statement: d.Vocab.Ref(), Vocabulary: d.Vocab.Report(),
 		Untrusted: d.Vocab.Untrusted(), Recipes: []channel.RecipeReport{}, Checkpoints: d.Vocab.Checkpoints(),
-	}
-	if d.Update != nil {
-		req.Update = d.Update.Report(d.Vocab.BelowFloor())
+		Update: u,
 	}
 	if d.Recipes != nil {
 		req.Recipes, req.Cases = d.Recipes.Report()

@@ -315,3 +315,47 @@ func TestClaimCarriesReach(t *testing.T) {
 		t.Fatalf("narrowed reach: %+v", send)
 	}
 }
+
+// TestTellIsABusyClaim: the updater's tell, mid-swap, reaches the plane as a busy claim (it takes no
+// job and loses none) carrying the update's state in a full report, whose digest the plane then holds.
+// A job a plane hands out anyway is not run.
+func TestTellIsABusyClaim(t *testing.T) {
+	var mu sync.Mutex
+	var got []channel.ClaimRequest
+	plane := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		var req channel.ClaimRequest
+		if r.URL.Path != channel.PathClaim || json.NewDecoder(r.Body).Decode(&req) != nil {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		got = append(got, req)
+		json.NewEncoder(w).Encode(channel.ClaimResponse{ReportDigest: req.ReportDigest, Job: &channel.Job{ID: "job_1", Word: "absent"}})
+	}))
+	defer plane.Close()
+	c, err := client.New(plane.URL, "", keys.NewNode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := vocab.Open(filepath.Join(t.TempDir(), "trust"), filepath.Join(t.TempDir(), "modules"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No runner: a job run here would panic.
+	d := &Daemon{Client: c, Vocab: v, Version: "1.0.0", Log: slog.New(slog.DiscardHandler)}
+	teller{d}.Tell(context.Background(), &channel.UpdateReport{State: channel.UpdateProbing, Offered: "2.0.0"})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 {
+		t.Fatalf("the plane saw %d claims, want 1", len(got))
+	}
+	req := got[0]
+	if req.Idle || req.ReportOmitted || req.Update == nil || req.Update.State != channel.UpdateProbing ||
+		req.Update.Offered != "2.0.0" || req.ReportDigest != req.Digest() {
+		t.Fatalf("the tell sent %+v (update %+v), want a busy full claim naming probing 2.0.0", req, req.Update)
+	}
+	if d.held != req.ReportDigest {
+		t.Fatalf("the daemon holds digest %q, want the told report's %q", d.held, req.ReportDigest)
+	}
+}

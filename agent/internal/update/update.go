@@ -64,6 +64,15 @@ type Fetcher interface {
 	Artifact(ctx context.Context, query url.Values, limit int64) ([]byte, error)
 }
 
+// Teller is a Fetcher that can also tell the plane where the update stands in the middle of a swap:
+// fetched and verified, its probe about to run. The swap runs inside one check, with no claim out, so
+// without it the plane would see the node pending until the swap ended. Tell must take no job (the
+// daemon sends a busy claim) and is bounded by ctx; whether it reached the plane changes nothing here.
+type Teller interface {
+	Fetcher
+	Tell(ctx context.Context, r *channel.UpdateReport)
+}
+
 // Trial is the version on trial and the one to fall back to.
 type Trial struct {
 	Version string `json:"version"`
@@ -426,6 +435,11 @@ func (u *Updater) passIfDue() {
 func (u *Updater) Report(belowFloor string) *channel.UpdateReport {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	return u.report(belowFloor)
+}
+
+// report is Report with mu held.
+func (u *Updater) report(belowFloor string) *channel.UpdateReport {
 	r := &channel.UpdateReport{State: u.state, Offered: u.offered, Reason: u.reason, NeedsNewerAgent: belowFloor,
 		History: append([]channel.UpdateEvent(nil), u.rec.History...)}
 	return r
@@ -532,6 +546,12 @@ func (u *Updater) swap(ctx context.Context, f Fetcher, rel *registry.Release, pi
 		return err
 	}
 	u.step("fetch")
+	u.set(channel.UpdateProbing, version, "")
+	if t, ok := f.(Teller); ok {
+		// Told before the probe runs, so a step that times out while it runs names probing. The
+		// floor is the daemon's to add: this report leaves it empty.
+		t.Tell(ctx, u.report(""))
+	}
 	if err := u.probe(ctx, staged, version); err != nil {
 		return fail(channel.UpdateProbeFailed, err)
 	}

@@ -320,3 +320,61 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("update off: %+v", r)
 	}
 }
+
+// teller is a served agent that records what the swap told the plane, and whether the staged binary's
+// probe had run by then (the probe touches probed).
+type teller struct {
+	served
+	probed string
+	told   []channel.UpdateReport
+	before []bool // per Tell: the probe had not run yet
+}
+
+func (s *teller) Tell(_ context.Context, r *channel.UpdateReport) {
+	_, err := os.Stat(s.probed)
+	s.told, s.before = append(s.told, *r), append(s.before, errors.Is(err, os.ErrNotExist))
+}
+
+// TestSwapTellsProbingBeforeTheProbe: a swap tells the plane, once, that it is probing the fetched
+// agent before the probe runs; the probe then runs and the swap goes on to the trial.
+func TestSwapTellsProbingBeforeTheProbe(t *testing.T) {
+	v1 := script("1.0.0", "linux-amd64")
+	n := newNode(t, v1)
+	probed := filepath.Join(t.TempDir(), "probed")
+	v2 := []byte("#!/bin/sh\ntouch '" + probed + "'\necho '{\"version\": \"2.0.0\", \"platform\": \"linux-amd64\"}'\n")
+	u, err := n.start("1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &teller{served: served{data: v2}, probed: probed}
+	if err := u.Check(context.Background(), f, release("2.0.0", 2, cas.Sum(v2)), false, ""); !errors.Is(err, ErrRestart) {
+		t.Fatalf("check: %v", err)
+	}
+	if len(f.told) != 1 || f.told[0].State != channel.UpdateProbing || f.told[0].Offered != "2.0.0" || !f.before[0] {
+		t.Fatalf("told %+v (before the probe: %v), want probing 2.0.0 once, before the probe", f.told, f.before)
+	}
+	if _, err := os.Stat(probed); err != nil {
+		t.Fatalf("the probe did not run after the tell: %v", err)
+	}
+	if r := u.Report(""); r.State != channel.UpdateTrial {
+		t.Fatalf("after the swap: %+v", r)
+	}
+}
+
+// TestRefusedFetchTellsNothing: bytes that do not hash to the pin are refused before any tell: the
+// plane hears probing only of a binary that was verified.
+func TestRefusedFetchTellsNothing(t *testing.T) {
+	n := newNode(t, script("1.0.0", "linux-amd64"))
+	u, err := n.start("1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := script("2.0.0", "linux-amd64")
+	f := &teller{served: served{data: script("6.6.6", "linux-amd64")}, probed: filepath.Join(t.TempDir(), "probed")}
+	if err := u.Check(context.Background(), f, release("2.0.0", 2, cas.Sum(v2)), false, ""); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	if r := u.Report(""); r.State != channel.UpdateVerifyFailed || len(f.told) != 0 {
+		t.Fatalf("after a bad fetch: %+v, told %+v", r, f.told)
+	}
+}

@@ -391,8 +391,9 @@ func fileSum(t testing.TB, path string) string {
 }
 
 // TestAgentUpdateSurvivesKills kills the old agent after each step of the swap (fetch, probe, rename)
-// and the new one during its trial: every machine starts a working agent again and ends on v2 or v4
-// (v4 still on trial: the trial's own ending is TestAgentUpdateTrialAndRollback's).
+// and the new one during its trial (the plane having heard "probing" from those past the fetch):
+// every machine starts a working agent again and ends on v2 or v4 (v4 still on trial: the trial's own
+// ending is TestAgentUpdateTrialAndRollback's).
 func TestAgentUpdateSurvivesKills(t *testing.T) {
 	v2, v4 := buildAgent(t, "2.0.0", "pause", "amd64"), buildAgent(t, "4.0.0", "", "amd64")
 	f := newFleet(t, "sqlite", fleetOptions{claimWait: "2s"})
@@ -415,6 +416,10 @@ func TestAgentUpdateSurvivesKills(t *testing.T) {
 			s.log.WaitFor(t, `"msg":"update trial started"`)
 		} else {
 			s.log.WaitFor(t, `"msg":"agent update paused for the test"`)
+		}
+		if step == "probe" || step == "rename" {
+			// Past the fetch, the agent told the plane it was probing before the probe ran.
+			f.planeLog.WaitFor(t, updateState(agents[step].nodeID, "2.0.0", "probing"))
 		}
 		s.kill()
 	}

@@ -380,9 +380,10 @@ func (e *Engine) timeout(ctx context.Context, ro store.Rollout, st store.Rollout
 }
 
 // UpdatePhase names where the node's update to agent stood in its last report: fetching the new
-// agent, restarting into it (installed, the old agent's last word), on trial, or back on the old one
-// after a refusal; "" when agent is not being updated to (no agent pinned, updates off, or current).
-// Probing is not told apart from fetching: the agent reports pending through both.
+// agent, probing it (the agent tells the plane before it runs the probe), restarting into it
+// (installed, the old agent's last word), on trial, or back on the old one after a refusal; "" when
+// agent is not being updated to (no agent pinned, updates off, or current). An agent older than the
+// probing state reports pending through its probe too, which then reads as fetching.
 func UpdatePhase(n store.Node, agent string) string {
 	u := n.Update
 	if agent == "" || u.State == "" || u.State == channel.UpdateNone {
@@ -396,7 +397,9 @@ func UpdatePhase(n store.Node, agent string) string {
 	case u.State == channel.UpdatePending && u.Reason != "":
 		return "waiting to fetch agent " + u.Offered + ": " + u.Reason
 	case u.State == channel.UpdatePending:
-		return "fetching and probing agent " + u.Offered
+		return "fetching agent " + u.Offered
+	case u.State == channel.UpdateProbing:
+		return "probing agent " + u.Offered
 	case u.State == channel.UpdateFetchFailed:
 		return "failing to fetch agent " + u.Offered + ": " + u.Reason
 	case channel.UpdateRefused(u.State):

@@ -31,6 +31,21 @@ func (agentWords) Agent(context.Context, int64) (string, error) { return phaseAg
 // agent on trial, and is still on trial when the step times out, fails with a reason that names the
 // trial, not only that the node did not report back.
 func TestReleaseStepTimeoutNamesTheTrial(t *testing.T) {
+	stepTimesOut(t, phaseAgent, store.NodeUpdate{State: channel.UpdateTrial, Offered: phaseAgent},
+		"change did not report back within 1m0s; the node was on trial with agent 1.4.0")
+}
+
+// TestReleaseStepTimeoutNamesProbing: a node whose last word was that it is probing the fetched agent
+// (the busy claim the agent sends before the probe runs), and that says nothing more before the step
+// times out, fails with a reason that names the probe.
+func TestReleaseStepTimeoutNamesProbing(t *testing.T) {
+	stepTimesOut(t, "1.3.0", store.NodeUpdate{State: channel.UpdateProbing, Offered: phaseAgent},
+		"change did not report back within 1m0s; the node was probing agent 1.4.0")
+}
+
+// stepTimesOut runs a release rollout of one node whose last report is agent version with update u,
+// and checks the step stays running until it times out, with want as its reason.
+func stepTimesOut(t *testing.T, version string, u store.NodeUpdate, want string) {
 	eachBackend(t, func(t *testing.T, backend string) {
 		ctx := context.Background()
 		url := filepath.Join(t.TempDir(), "plane.db")
@@ -54,18 +69,17 @@ func TestReleaseStepTimeoutNamesTheTrial(t *testing.T) {
 		f := &missFixture{t: t, st: st, nodes: nodes, ro: ro, e: e, clock: c}
 		f.pass() // moves the node's target to the release
 		n := nodes[0]
-		if _, err := st.NodeReport(ctx, store.NodeReportParams{ID: n.ID, Now: c.now(), AgentVersion: phaseAgent,
+		if _, err := st.NodeReport(ctx, store.NodeReportParams{ID: n.ID, Now: c.now(), AgentVersion: version,
 			StatementSequence: phaseSeq, StatementDigest: phaseDigest, Idle: true,
-			Vocabulary: []store.WordRef{{Name: "noop", Digest: noopDigest}},
-			Update:     store.NodeUpdate{State: channel.UpdateTrial, Offered: phaseAgent}}); err != nil {
+			Vocabulary: []store.WordRef{{Name: "noop", Digest: noopDigest}}, Update: u}); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.pass(); got.Steps[0].State != store.StepRunning {
-			t.Fatalf("a node on trial passed its step: %+v", got.Steps[0])
+			t.Fatalf("a node %s passed its step: %+v", u.State, got.Steps[0])
 		}
 		c.add(2 * time.Minute)
 		got := f.pass()
-		wantStep(t, got.Steps[0], store.StepFailed, "change did not report back within 1m0s; the node was on trial with agent 1.4.0", c.now())
+		wantStep(t, got.Steps[0], store.StepFailed, want, c.now())
 	})
 }
 
@@ -78,7 +92,8 @@ func TestUpdatePhase(t *testing.T) {
 		node store.Node
 		want string
 	}{
-		{node("1.3.0", store.NodeUpdate{State: channel.UpdatePending, Offered: phaseAgent}), "fetching and probing agent 1.4.0"},
+		{node("1.3.0", store.NodeUpdate{State: channel.UpdatePending, Offered: phaseAgent}), "fetching agent 1.4.0"},
+		{node("1.3.0", store.NodeUpdate{State: channel.UpdateProbing, Offered: phaseAgent}), "probing agent 1.4.0"},
 		{node("1.3.0", store.NodeUpdate{State: channel.UpdatePending, Offered: phaseAgent, Reason: "waiting for the job lock"}), "waiting to fetch agent 1.4.0: waiting for the job lock"},
 		{node("1.3.0", store.NodeUpdate{State: channel.UpdateTrial, Offered: phaseAgent}), "restarting into agent 1.4.0"},
 		{node(phaseAgent, store.NodeUpdate{State: channel.UpdateTrial, Offered: phaseAgent}), "on trial with agent 1.4.0"},
