@@ -26,8 +26,20 @@ import (
 // corrupted in the bucket fails its next verify (plane:backup_verify); and web-1 backing up through a
 // proxy that drops one object's PUT (answering 200) is judged incomplete (plane:backup_incomplete),
 // and through one that drops every PUT not landing (plane:backups_not_landing).
+//
+// It runs on both stores, side by side: each has its own versitygw (folder, port, bucket), PostgreSQL
+// databases, plane and agents, so the two share nothing.
 func TestFleetDefaultBacksUpNodes(t *testing.T) {
 	t.Parallel() // waits mostly (on intervals, a browser, a machine): it overlaps the others that do
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			fleetDefaultBacksUpNodes(t, backend)
+		})
+	}
+}
+
+func fleetDefaultBacksUpNodes(t *testing.T, backend string) {
 	srv := backuptest.Start(t)
 	bucket := srv.Bucket(t, "backups")
 	pg := backuptest.Postgres(t)
@@ -35,7 +47,7 @@ func TestFleetDefaultBacksUpNodes(t *testing.T) {
 	if out, err := backuptest.Psql(pg, db, `CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 100);`); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	f := newFleet(t, "sqlite", fleetOptions{serveArgs: []string{"--backup-every", "1s", "--reconcile-every", "1s"}, stage: func(dir string) {
+	f := newFleet(t, backend, fleetOptions{serveArgs: []string{"--backup-every", "1s", "--reconcile-every", "1s"}, stage: func(dir string) {
 		for _, name := range []string{"backup", "backup_verify", "backup_restore"} {
 			m, err := os.ReadFile(filepath.Join(root, "primitives", name, "manifest.json"))
 			must(t, err)
