@@ -1,6 +1,8 @@
 package e2e_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,13 +10,22 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/lexicon-fleet/lexicon/backup"
 	"github.com/lexicon-fleet/lexicon/backup/backuptest"
+	"github.com/lexicon-fleet/lexicon/plane/internal/backups"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 )
 
@@ -25,9 +36,23 @@ import (
 // backups restore brings web-1's files and database back byte for byte; an object of web-2's run
 // corrupted in the bucket fails its next verify (plane:backup_verify); and web-1 backing up through a
 // proxy that drops one object's PUT (answering 200) is judged incomplete (plane:backup_incomplete),
-// and through one that drops every PUT not landing (plane:backups_not_landing).
+// and through one that drops every PUT not landing (plane:backups_not_landing). Last, retention: a
+// keep below the fleet's floor is refused, and web-1's next witnessed run prunes a planted chain older
+// than the floor whole and keeps one inside it.
+//
+// It runs on both stores, side by side: each has its own versitygw (folder, port, bucket), PostgreSQL
+// databases, plane and agents, so the two share nothing.
 func TestFleetDefaultBacksUpNodes(t *testing.T) {
 	t.Parallel() // waits mostly (on intervals, a browser, a machine): it overlaps the others that do
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			fleetDefaultBacksUpNodes(t, backend)
+		})
+	}
+}
+
+func fleetDefaultBacksUpNodes(t *testing.T, backend string) {
 	srv := backuptest.Start(t)
 	bucket := srv.Bucket(t, "backups")
 	pg := backuptest.Postgres(t)
@@ -35,7 +60,7 @@ func TestFleetDefaultBacksUpNodes(t *testing.T) {
 	if out, err := backuptest.Psql(pg, db, `CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 100);`); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	f := newFleet(t, "sqlite", fleetOptions{serveArgs: []string{"--backup-every", "1s", "--reconcile-every", "1s"}, stage: func(dir string) {
+	f := newFleet(t, backend, fleetOptions{serveArgs: []string{"--backup-every", "1s", "--reconcile-every", "1s"}, stage: func(dir string) {
 		for _, name := range []string{"backup", "backup_verify", "backup_restore"} {
 			m, err := os.ReadFile(filepath.Join(root, "primitives", name, "manifest.json"))
 			must(t, err)
@@ -168,6 +193,59 @@ func TestFleetDefaultBacksUpNodes(t *testing.T) {
 	show := f.lexicon(false, "backups", "show", "web-1")
 	if h := show["health"].(map[string]any); h["green"] == true {
 		t.Fatalf("web-1 green after runs that did not land: %v", h)
+	}
+
+	// Retention, which only the plane does, from its own listing once a run of the node is witnessed.
+	// Copies of web-1's first run planted under older run ids make two older chains: a full run and
+	// its incremental 30 days old, and a full run 6 days old. web-1 keeps the floor's days (fewer is
+	// refused); its next run through the proxy, now passing everything, prunes the old chain whole and
+	// keeps the one inside the floor.
+	if j := f.lexicon(true, "backups", "policy", "set", "--node", "web-1", "--target", "proxied", "--path", filepath.Join(f.dir, "data"),
+		"--database", db, "--every", "1m", "--keep-days", strconv.Itoa(backups.FloorDays-1)); j["code"] != errcode.BackupKeepBelowFloor {
+		t.Fatalf("a keep below the floor: %v", j)
+	}
+	target := srv.Target(bucket, "fleet")
+	var first *backup.Manifest
+	for _, m := range srv.Manifests(t, target, web1.nodeID) {
+		if m.Kind == backup.KindFull && (first == nil || m.Run < first.Run) {
+			first = m // the run witnessed on the direct target: every object of it is there
+		}
+	}
+	put := func(key string, b []byte) {
+		_, err := srv.Client(t).PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(b)})
+		must(t, err)
+	}
+	now := time.Now()
+	plant := func(age time.Duration, chain ...string) string {
+		m := *first
+		m.Run, m.Kind, m.Started, m.Finished = backup.NewRunID(now.Add(-age), ""), backup.KindFull, now.Add(-age), now.Add(-age)
+		if len(chain) > 0 {
+			m.Kind = backup.KindIncremental
+		}
+		m.Chain, m.Objects = append(slices.Clone(chain), m.Run), slices.Clone(first.Objects)
+		for i, o := range m.Objects {
+			m.Objects[i].Key = backup.RunPrefix(target.Prefix, web1.nodeID, m.Run) + path.Base(o.Key)
+			put(m.Objects[i].Key, srv.Object(t, bucket, o.Key))
+		}
+		b, err := json.Marshal(m)
+		must(t, err)
+		put(backup.ManifestKey(target.Prefix, web1.nodeID, m.Run), b)
+		return m.Run
+	}
+	old := plant(30 * 24 * time.Hour)
+	oldIncremental := plant(29*24*time.Hour, old)
+	inFloor := plant(time.Duration(backups.FloorDays-1) * 24 * time.Hour)
+	f.lexicon(false, "backups", "policy", "set", "--node", "web-1", "--target", "proxied", "--path", filepath.Join(f.dir, "data"),
+		"--database", db, "--every", "1m", "--keep-days", strconv.Itoa(backups.FloorDays))
+	drop.Store(0)
+	f.planeLog.WaitFor(t, `"node":"`+web1.nodeID+`","target":"proxied","chains":["`+old+`"]`)
+	runs := map[string]int{}
+	for _, k := range srv.Keys(t, bucket, backup.NodePrefix(target.Prefix, web1.nodeID)) {
+		run, _, _ := backup.RunOfKey(backup.NodePrefix(target.Prefix, web1.nodeID), k)
+		runs[run]++
+	}
+	if runs[old] != 0 || runs[oldIncremental] != 0 || runs[inFloor] != len(first.Objects)+1 || runs[first.Run] != len(first.Objects)+1 {
+		t.Fatalf("after retention web-1's prefix holds, by run: %v (pruned %s and %s; kept %s and %s)", runs, old, oldIncremental, inFloor, first.Run)
 	}
 	f.lexicon(false, "backups", "policy", "set", "--node", "web-1", "--off")
 }

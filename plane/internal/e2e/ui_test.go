@@ -323,6 +323,28 @@ func TestWebUI(t *testing.T) {
 		t.Fatalf("the backups page: %q", h)
 	}
 	sh.take(ctx, "backups")
+	// The node's backups page, reached from its row: its health, policy and runs, and the restore form,
+	// which asks first (its button is hidden until the panel saying what a restore does is opened).
+	// Submitted, it reaches the plane, which refuses it: web-1 has no witnessed run to restore.
+	browse(t, ctx, chromedp.Click(chromedp.CSS(`#backup-web-1 a`)), chromedp.WaitVisible(chromedp.CSS("#backup-runs")))
+	if h, pol, runs := textOf(t, ctx, "#backup-health"), textOf(t, ctx, "#backup-policy"), textOf(t, ctx, "#backup-runs tbody"); !strings.Contains(h, "red") ||
+		pol == "" || !strings.Contains(runs, "None yet.") {
+		t.Fatalf("web-1's backups page: %q %q %q", h, pol, runs)
+	}
+	if value(t, ctx, chromedp.Evaluate[bool](`(() => { const b = document.querySelector("#node-restore button.restore-confirm"); return !!b && !b.closest("details").open && !b.checkVisibility(); })()`)) != true {
+		t.Fatal("the restore button shows before the operator asked for it")
+	}
+	browse(t, ctx, chromedp.Click(chromedp.CSS("#node-restore summary.restore")), chromedp.WaitVisible(chromedp.CSS("#node-restore button.restore-confirm")))
+	if msg := textOf(t, ctx, "#node-restore form p"); !strings.Contains(msg, "destructive word backup_restore") {
+		t.Fatalf("the restore confirmation says %q", msg)
+	}
+	sh.take(ctx, "backup-node")
+	browse(t, ctx, chromedp.SendKeys(chromedp.CSS(`#node-restore input[name="into"]`), "/srv/restored"),
+		chromedp.Click(chromedp.CSS("#node-restore button.restore-confirm")),
+		chromedp.WaitVisible(chromedp.CSS("#error")))
+	if msg := textOf(t, ctx, "#error"); !strings.Contains(msg, "backup.run_not_found") {
+		t.Fatalf("a restore with no witnessed run: %q", msg)
+	}
 
 	// Publish release 2, which adds the in-memory DNS driver, by uploading it on the releases page: the
 	// plane's verdicts are shown line by line. Then its words and drivers, and the diff from release 1.
