@@ -26,7 +26,7 @@ func (rows) SecuritySettingsSet(context.Context, store.SecuritySettingsSetParams
 	return store.SecuritySettings{}, nil
 }
 
-// summary is report(i) as the store keeps it for the view (migration 0025): the fields the view reads.
+// summary is report(i) as the store keeps it for the view (migration 0027): the fields the view reads.
 func summary(i int) json.RawMessage {
 	var full map[string]json.RawMessage
 	if err := json.Unmarshal(report(i), &full); err != nil {

@@ -61,15 +61,7 @@ func (p *trustedPlane) admin(role store.Role, method, path string, body []byte) 
 		p.t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+p.tokens[role])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	var env errcode.Envelope
-	_ = json.Unmarshal(data, &env)
-	return resp.StatusCode, env.Error.Code, data
+	return exchange(p.t, req)
 }
 
 // want fails the test unless the admin request answers status with code ("" for a success), and

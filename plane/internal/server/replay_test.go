@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -104,14 +103,6 @@ func (p *plane) signedOnce(path string, body []byte) func() (int, string, []byte
 		p.t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, p.url+path, bytes.NewReader(body))
 		req.Header = signed.Header.Clone()
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		var env errcode.Envelope
-		_ = json.Unmarshal(data, &env)
-		return resp.StatusCode, env.Error.Code, data
+		return exchange(p.t, req)
 	}
 }

@@ -94,6 +94,20 @@ func (p *plane) call(path string, body []byte, key keys.NodePrivate, out any) (i
 	return resp.StatusCode, env.Error.Code
 }
 
+// exchange sends req and returns the status, the error envelope's code ("" for none) and the body.
+func exchange(t testing.TB, req *http.Request) (int, string, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var env errcode.Envelope
+	_ = json.Unmarshal(data, &env)
+	return resp.StatusCode, env.Error.Code, data
+}
+
 func claimBody(extra string) []byte {
 	b, _ := json.Marshal(channel.ClaimRequest{Idle: true, Version: "test", Vocabulary: []channel.Word{}, Recipes: []channel.RecipeReport{}})
 	return append(b[:len(b)-1], []byte(extra+"}")...)

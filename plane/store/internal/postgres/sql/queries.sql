@@ -246,7 +246,7 @@ SELECT {{job_columns}} FROM jobs WHERE id = $1
 
 -- fragment: package_summary
 -- The fleet security view's part of a completed packages_report output ($7), NULL for anything else
--- (see migration 0025).
+-- (see migration 0027).
 CASE WHEN $3 = 'completed' AND word = 'packages_report' AND json_typeof($7::json) = 'object' THEN (SELECT jsonb_build_object(
     'known', o -> 'known', 'unknown', o -> 'unknown', 'security_upgrades', o -> 'security_upgrades',
     'half_configured', o -> 'half_configured', 'stale_services', o -> 'stale_services',

@@ -44,7 +44,7 @@ DELETE FROM schedules WHERE id = $1
 
 -- name: PackageReportList
 -- $1: the word; $2, $3: the reboot and fix cutoffs (NULL: not looked up). Each report is found by
--- jobs_word_completed, newest first, one index probe per node and report; its summary (migration 0025)
+-- jobs_word_completed, newest first, one index probe per node and report; its summary (migration 0027)
 -- is read where it has one, its whole output where not.
 SELECT n.id, n.name, n.vocabulary @> jsonb_build_array(jsonb_build_object('name', $1::text)),
     COALESCE(j.id, ''), j.finished_at, COALESCE(j.summary::text, j.output::text),

@@ -221,7 +221,7 @@ SELECT {{job_columns}} FROM jobs WHERE id = ?1
 
 -- fragment: package_summary
 -- The fleet security view's part of a completed packages_report output (?7), NULL for anything else
--- (see migration 0025). json() keeps each value JSON inside json_object.
+-- (see migration 0027). json() keeps each value JSON inside json_object.
 CASE WHEN ?3 = 'completed' AND word = 'packages_report' AND json_valid(?7) THEN json_object(
     'known', json(?7 -> '$.known'), 'unknown', json(?7 -> '$.unknown'),
     'security_upgrades', json(?7 -> '$.security_upgrades'), 'half_configured', json(?7 -> '$.half_configured'),
