@@ -39,7 +39,11 @@ func (p *Policy) Reach(m *manifest.Manifest, digest string, reserved []string) c
 func (p *Policy) narrow(r *channel.CapReach, reserved []string) {
 	conv := p.Converge
 	deny := func(why string) { r.Narrowed, r.Denied = true, why }
-	noConverge := "this node's policy has no converge section, so converge touches nothing here"
+	convergeCaps := []string{capv1.CapFSInstall, capv1.CapSystemdEnsure, capv1.CapAccountEnsure, capv1.CapSysctlApply, capv1.CapNFTApply}
+	if conv == nil && slices.Contains(convergeCaps, r.Cap) {
+		deny("this node's policy has no converge section, so converge touches nothing here")
+		return
+	}
 	switch r.Cap {
 	case capv1.CapNetHTTP, capv1.CapTLSPeer:
 		if !slices.Contains(r.Hosts, manifest.SelfHost) {
@@ -77,45 +81,25 @@ func (p *Policy) narrow(r *channel.CapReach, reserved []string) {
 			deny("@renewal is the renewal program this node's policy pins, and it pins none")
 		}
 	case capv1.CapFSInstall:
-		if conv == nil {
-			deny(noConverge)
-			return
-		}
 		r.Narrowed, r.Roots = true, intersectRoots(r.Roots, conv.Paths)
 		if len(reserved) > 0 {
 			r.Note = "never beneath the agent's own folders " + strings.Join(reserved, ", ")
 		}
 		emptyDenied(r, r.Roots, "no folder is beneath both the manifest's paths and the policy's converge paths")
 	case capv1.CapSystemdEnsure:
-		if conv == nil {
-			deny(noConverge)
-			return
-		}
 		r.Narrowed, r.Units = true, intersectPatterns(r.Units, conv.Units)
 		emptyDenied(r, r.Units, "no unit both the manifest and the policy's converge units allow")
 	case capv1.CapAccountEnsure:
-		if conv == nil {
-			deny(noConverge)
-			return
-		}
 		r.Narrowed, r.Names = true, intersectPatterns(r.Names, append(slices.Clone(conv.Users), conv.Groups...))
 		r.Note = "users as the policy's converge users, groups as its converge groups"
 		emptyDenied(r, r.Names, "no user or group both the manifest and the policy's converge section allow")
 	case capv1.CapSysctlApply:
-		if conv == nil {
-			deny(noConverge)
-			return
-		}
 		r.Narrowed, r.Names = true, intersectPatterns(r.Names, conv.Sysctl)
 		emptyDenied(r, r.Names, "no sysctl key both the manifest and the policy's converge sysctl allow")
 	case capv1.CapNFTApply:
-		switch {
-		case conv == nil:
-			deny(noConverge)
-		case !conv.Firewall:
+		r.Narrowed = true
+		if !conv.Firewall {
 			deny("this node's policy does not make the inbound firewall Lexicon's (converge.firewall)")
-		default:
-			r.Narrowed = true
 		}
 	case capv1.CapPkgQuery, capv1.CapPkgRestarts, capv1.CapPkgRefresh, capv1.CapPkgRepair, capv1.CapPkgUpgrade, capv1.CapPkgEnsure:
 		p.narrowPackages(r)
