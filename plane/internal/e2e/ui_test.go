@@ -35,6 +35,7 @@ func chromium(t *testing.T) context.Context {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 	}
+	opts = append(opts, browserNetwork(t)...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	// The first run starts the browser, which lives as long as that run's context: it gets no
@@ -119,23 +120,11 @@ func (s shots) take(ctx context.Context, name string) {
 // phoneWidth is the narrowest screen the UI is made for (an iPhone 12 to 15's CSS pixels).
 const phoneWidth = 390
 
-// browse runs steps in the browser, failing the test at the first that fails. A step Chromium
-// abandons with net::ERR_NETWORK_CHANGED is run again, at most twice: Chromium drops a
-// load in flight whenever the host's addresses change, and the netns tests of other packages make
-// and remove veth pairs on this machine while these run. Only a load reports that error, and every
-// load a step starts here is a GET of a page.
+// browse runs steps in the browser, failing the test at the first that fails.
 func browse(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	for _, step := range steps {
-		for attempt := 1; ; attempt++ {
-			err := chromedp.Do(ctx, step)
-			if err == nil {
-				break
-			}
-			if attempt < 3 && strings.Contains(err.Error(), "net::ERR_NETWORK_CHANGED") {
-				t.Logf("a page load was dropped on a network change; loading it again: %v", err)
-				continue
-			}
+		if err := chromedp.Do(ctx, step); err != nil {
 			t.Fatal(err)
 		}
 	}
