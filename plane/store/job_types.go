@@ -102,6 +102,10 @@ type JobFinishParams struct {
 	// (JobFinishClaimResult.Replayed), so the request's nonce and its effects commit together, in one
 	// durable commit. Nil: the caller recorded it already (NonceUse).
 	Nonce *NonceUseParams
+	// Seen (JobFinishClaim only) also records the node as seen at Now and idle, as NodeSeen would, in
+	// the same transaction (on PostgreSQL the same statement): the idle claim the result carries then
+	// costs no statement of its own.
+	Seen bool
 }
 
 type JobClaimIdleResult struct {

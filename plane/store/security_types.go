@@ -9,7 +9,8 @@ import (
 )
 
 // PackageReportListParams asks for every active node's newest completed report of word (the fleet
-// security view reads packages_report), in one query.
+// security view reads packages_report, the only word whose newest report the store keeps per node;
+// any other is refused), in one query.
 type PackageReportListParams struct {
 	Word string
 	// RebootCutoff and FixCutoff are times in the past: each row also says whether the newest report
@@ -17,6 +18,11 @@ type PackageReportListParams struct {
 	// finished at or before FixCutoff had waiting, so that how long a reboot or a fix has waited is
 	// read from two reports, not from a node's whole history. Zero: not looked up.
 	RebootCutoff, FixCutoff time.Time
+	// Narrow looks the older reports up only where what they said is read: OwedBefore only where the
+	// newest report owes a reboot (a reboot owed then and now), FixesBefore only where it has security
+	// fixes waiting (a fix waiting then and now); elsewhere they are left zero. Each lookup is an index
+	// probe per node, and most of a fleet owes nothing.
+	Narrow bool
 }
 
 // PackageReport is one active node and its newest completed report of the word, if any.

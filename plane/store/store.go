@@ -536,7 +536,8 @@ type Store interface {
 	ScheduleDelete(ctx context.Context, p ScheduleDeleteParams) error
 
 	// PackageReportList returns every active node, by name, with its newest completed report of
-	// p.Word and what two older reports said (the fleet security view), in one query.
+	// p.Word and what two older reports said (the fleet security view), in one query. Refused:
+	// store.param_invalid for any word but packages_report.
 	PackageReportList(ctx context.Context, p PackageReportListParams) ([]PackageReport, error)
 	// SecuritySettingsGet returns the critical package list an admin set at run time (Set false when
 	// none is, or it was reset).

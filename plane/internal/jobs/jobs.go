@@ -354,9 +354,10 @@ func (r *Room) handOut(ctx context.Context, node nodes.Proven, job *store.Job) *
 //
 // nonce is the request's signature nonce, which the verifier left to Result to record (the server's
 // result route): it is recorded before anything changes, or, when the result carries an idle claim
-// that writes nothing (nodes.Room.ReportQuiet, the steady state of a busy node), in the transaction
-// of the result and the next claim, so that a round trip costs one durable commit. Either way a
-// replay changes nothing and is refused as channel.replayed.
+// that writes nothing but perhaps the node's last-seen time (nodes.Room.ReportQuiet, the steady state
+// of a busy node), in the transaction of the result and the next claim, with that time
+// (store.JobFinishParams.Seen), so that a round trip costs one durable commit. Either way a replay
+// changes nothing and is refused as channel.replayed.
 func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.ResultRequest, nonce Nonce) (channel.ResultResponse, error) {
 	outcome := req.Outcome
 	switch req.Outcome {
@@ -390,7 +391,7 @@ func (r *Room) Result(ctx context.Context, node nodes.Proven, req channel.Result
 	var claim channel.ClaimResponse
 	quiet := false
 	if req.Claim != nil && req.Claim.Idle {
-		claim, quiet = r.c.Nodes.ReportQuiet(ctx, node, req.Claim)
+		claim, quiet, finish.Seen = r.c.Nodes.ReportQuiet(ctx, node, req.Claim)
 	}
 	if quiet {
 		finish.Nonce = &nonce

@@ -165,18 +165,21 @@ func (r *Room) writes(n store.Node, req *channel.ClaimRequest) (known, record, s
 	return known, record, seen
 }
 
-// ReportQuiet is Report for a claim it would write nothing for (no report, no last-seen time, no
-// cases): it answers as Report would, with quiet true. For any other claim it does nothing and returns
-// quiet false. A result whose claim is quiet may record its nonce in its own transaction, after the
-// claim (jobs.Room.Result): a replay of it changes nothing before that transaction refuses it.
-func (r *Room) ReportQuiet(ctx context.Context, node Proven, req *channel.ClaimRequest) (resp channel.ClaimResponse, quiet bool) {
+// ReportQuiet is Report for a claim it would write nothing for (no report, no cases) but perhaps the
+// node's last-seen time and idle flag: it answers as Report would, with quiet true, and seen true when
+// the caller must record the node as seen at the plane's now and idle, as NodeSeen would (the result's
+// own transaction does: store.JobFinishParams.Seen, so a round trip costs no statement for it). For any
+// other claim it does nothing and returns quiet false. A result whose claim is quiet may record its
+// nonce in its own transaction, after the claim (jobs.Room.Result): a replay of it changes nothing
+// before that transaction refuses it.
+func (r *Room) ReportQuiet(ctx context.Context, node Proven, req *channel.ClaimRequest) (resp channel.ClaimResponse, quiet, seen bool) {
 	known, record, seen := r.writes(node.n, req)
-	if record || seen || (r.c.Cases != nil && len(req.Cases) > 0) {
-		return channel.ClaimResponse{}, false
+	if record || (seen && !req.Idle) || (r.c.Cases != nil && len(req.Cases) > 0) {
+		return channel.ClaimResponse{}, false, false
 	}
 	n := node.n
 	return channel.ClaimResponse{Statement: r.c.Releases.Statement(ctx, n.TargetSequence), ReportDigest: n.ReportDigest,
-		SendReport: req.ReportOmitted && !known}, true
+		SendReport: req.ReportOmitted && !known}, true, seen
 }
 
 // record writes a claim's full report.

@@ -156,18 +156,27 @@ func (r *Room) Judge(ctx context.Context) ([]Judged, time.Time, error) {
 func (r *Room) judge(ctx context.Context, cfg Config) ([]Judged, time.Time, error) {
 	now := r.c.Now().UTC()
 	reports, err := r.c.Store.PackageReportList(ctx, store.PackageReportListParams{Word: Word,
-		RebootCutoff: now.Add(-cfg.RebootAfter), FixCutoff: now.Add(-cfg.FixAge)})
+		RebootCutoff: now.Add(-cfg.RebootAfter), FixCutoff: now.Add(-cfg.FixAge), Narrow: true})
 	if err != nil {
 		return nil, now, err
 	}
 	out := make([]Judged, 0, len(reports))
+	// Nodes on one release with nothing waiting send the same bytes, as do nodes waiting for the same
+	// fixes: each distinct report is decoded once (Classify only reads it), and decoding was most of the
+	// plane's own part of a view.
+	decoded := map[string]*Report{}
 	for _, p := range reports {
 		in := Input{HasWord: p.HasWord, ReportedAt: p.FinishedAt, OwedBefore: p.OwedBefore, Now: now}
 		if p.JobID != "" {
-			var rep Report
-			if json.Unmarshal(p.Output, &rep) == nil {
-				in.Report = &rep
+			rep, seen := decoded[string(p.Output)]
+			if !seen {
+				rep = new(Report)
+				if json.Unmarshal(p.Output, rep) != nil {
+					rep = nil
+				}
+				decoded[string(p.Output)] = rep
 			}
+			in.Report = rep
 			if len(p.FixesBefore) > 0 {
 				_ = json.Unmarshal(p.FixesBefore, &in.FixesBefore) // not a list: nothing aged
 			}

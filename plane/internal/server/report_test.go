@@ -90,3 +90,60 @@ func TestReportWrittenOnlyWhenChanged(t *testing.T) {
 		t.Fatalf("finish-and-claim after a refused one: %d %s %+v", status, code, resp)
 	}
 }
+
+// TestResultCarriesTheSighting: a result whose idle claim needs only the node's last-seen time written
+// (the time grew stale) writes it in the result's own transaction, beside the result and the next
+// claim, with the nonce: no statement of its own and no transaction of its own, so it costs what a
+// quiet result costs but that one step (none on PostgreSQL, where it rides in the result's statement).
+func TestResultCarriesTheSighting(t *testing.T) {
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	p := newPlane(t, wire.Config{Now: func() time.Time { return at }})
+	counter := p.st.(store.Counter)
+	word := channel.Word{Name: "noop", Version: "1.0.0", Digest: strings.Repeat("a", 64), Class: "look"}
+	full := channel.ClaimRequest{Version: "test", Vocabulary: []channel.Word{word}, Recipes: []channel.RecipeReport{}}
+	full.ReportDigest = full.Digest()
+	idle := full.Brief()
+	idle.Idle = true
+	call := func(path string, req any, out any) {
+		t.Helper()
+		body, _ := json.Marshal(req)
+		if status, code := p.call(path, body, p.key, out); status != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, status, code)
+		}
+	}
+	var claimed channel.ClaimResponse
+	call(channel.PathClaim, full, &claimed) // busy: reports and returns at once
+	var jobs []store.Job
+	for range 3 {
+		j, err := p.st.JobCreate(t.Context(), store.JobCreateParams{NodeID: p.node.ID, Word: "noop", Class: "look", Params: json.RawMessage(`{}`), CreatedBy: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+	call(channel.PathClaim, idle, &claimed)
+	if claimed.Job == nil || claimed.Job.ID != jobs[0].ID {
+		t.Fatalf("claim: %+v", claimed)
+	}
+	result := func(id string) store.StatementCounts {
+		t.Helper()
+		before := counter.Statements()
+		var resp channel.ResultResponse
+		call(channel.PathResult, channel.ResultRequest{JobID: id, Outcome: channel.OutcomeCompleted, Output: json.RawMessage(`{}`), Claim: &idle}, &resp)
+		if resp.Claim == nil || resp.Claim.Job == nil {
+			t.Fatalf("finish-and-claim of %s handed out nothing: %+v", id, resp)
+		}
+		after := counter.Statements()
+		return store.StatementCounts{Statements: after.Statements - before.Statements, Transactions: after.Transactions - before.Transactions}
+	}
+	quiet := result(jobs[0].ID)
+	at = at.Add(2 * time.Minute) // past the interval a sighting may go unwritten
+	seen := result(jobs[1].ID)
+	n, err := p.st.NodeGet(t.Context(), store.NodeGetParams{ID: p.node.ID})
+	if err != nil || !n.LastSeenAt.Equal(at) || !n.Idle {
+		t.Fatalf("after a result with a stale sighting: seen %s idle %v (%v), want %s", n.LastSeenAt, n.Idle, err, at)
+	}
+	if seen.Transactions != quiet.Transactions || seen.Statements > quiet.Statements+1 {
+		t.Fatalf("a result writing the sighting cost %+v, a quiet one %+v", seen, quiet)
+	}
+}

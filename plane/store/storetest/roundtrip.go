@@ -136,6 +136,40 @@ var roundTripTests = []test{
 		_, err = f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: second.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(6 * time.Second), Nonce: bad})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
+	{"RoundTrip/FinishClaimRecordsSeen", func(f *fx) {
+		// Seen records the node as seen at the result's time and idle, in the result's transaction: a
+		// refused count and a sighting in one go, and a replay changes neither.
+		n := f.node("web-1", "w")
+		first := f.job(n, "w")
+		second := f.job(n, "w")
+		f.claim(n, f.at(time.Second))
+		noErr(f, f.s.NodeSeen(f.ctx, store.NodeSeenParams{ID: n.ID, Now: f.at(time.Second), Idle: false}), "NodeSeen")
+		nonce := &store.NonceUseParams{KeyID: "key-1", Nonce: "nonce-1", ExpiresAt: f.at(time.Hour), Now: f.at(2 * time.Minute)}
+		res, err := f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: first.ID, NodeID: n.ID, Outcome: store.JobRefused, Now: f.at(2 * time.Minute),
+			Nonce: nonce, Seen: true})
+		noErr(f, err, "JobFinishClaim")
+		if res.Next == nil || res.Next.ID != second.ID {
+			f.Fatalf("finish-and-claim: %+v", res)
+		}
+		if got := f.getNode(n.ID); !got.LastSeenAt.Equal(f.at(2*time.Minute)) || !got.Idle || got.Refusals != 1 {
+			f.Fatalf("after a result with the node seen: seen %s idle %v refusals %d", got.LastSeenAt, got.Idle, got.Refusals)
+		}
+		// Without Seen the sighting is left as it was.
+		_, err = f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: second.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(3 * time.Minute)})
+		noErr(f, err, "JobFinishClaim")
+		if got := f.getNode(n.ID); !got.LastSeenAt.Equal(f.at(2*time.Minute)) || got.Refusals != 1 {
+			f.Fatalf("a result without Seen moved the sighting: %s", got.LastSeenAt)
+		}
+		// A replay with Seen: refused whole, the sighting unmoved.
+		third := f.job(n, "w")
+		f.claim(n, f.at(4*time.Minute))
+		res, err = f.s.JobFinishClaim(f.ctx, store.JobFinishParams{ID: third.ID, NodeID: n.ID, Outcome: store.JobCompleted, Now: f.at(5 * time.Minute),
+			Nonce: nonce, Seen: true})
+		noErr(f, err, "JobFinishClaim (replayed)")
+		if got := f.getNode(n.ID); !res.Replayed || !got.LastSeenAt.Equal(f.at(2*time.Minute)) {
+			f.Fatalf("a replayed result with Seen: %+v, seen %s", res, got.LastSeenAt)
+		}
+	}},
 	{"RoundTrip/Counted", func(f *fx) {
 		c, ok := f.s.(store.Counter)
 		if !ok {

@@ -194,6 +194,66 @@ func init() {
 }
 
 func init() {
+	rolloutTests = append(rolloutTests, test{"PackageReport/Kept", func(f *fx) {
+		// PackageReport/Kept: the newest report the store keeps per node follows the jobs: a newer
+		// completed report takes the place, a failed one does not, a pruned newest gives its place to the
+		// newest remaining (here one a batch keeps), and the last pruned leaves none. Narrow looks the
+		// older reports up only where the newest owes a reboot or has fixes waiting. Any other word is
+		// refused. HasWord follows the vocabulary the node reports.
+		n := f.node("a-node", "packages_report")
+		list := func(narrow bool) store.PackageReport {
+			f.Helper()
+			l, err := f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "packages_report", RebootCutoff: f.at(2 * time.Hour),
+				FixCutoff: f.at(2 * time.Hour), Narrow: narrow})
+			noErr(f, err, "PackageReportList")
+			if len(l) != 1 || l[0].NodeID != n.ID || !l[0].HasWord {
+				f.Fatalf("list %+v", l)
+			}
+			return l[0]
+		}
+		f.batch(f.batchParams("packages_report", n))
+		old := f.finishAs(n, time.Hour, store.JobCompleted, `{"reboot":{"owed":true},"security_upgrades":[{"name":"openssl"}]}`)
+		newer := Completed(f, f.s, n.ID, "packages_report", json.RawMessage(`{"reboot":{"owed":false},"security_upgrades":[]}`), f.at(3*time.Hour))
+		j, err := f.s.JobCreate(f.ctx, f.jobParams(n, "packages_report"))
+		noErr(f, err, "JobCreate")
+		f.finishAs(n, 4*time.Hour, store.JobFailed, "")
+		if r := list(false); r.JobID != newer.ID || !r.OwedBefore || r.FixesBefore == nil {
+			f.Fatalf("newest %+v, want %s with the older report's reboot and fixes", r, newer.ID)
+		}
+		if r := list(true); r.JobID != newer.ID || r.OwedBefore || r.FixesBefore != nil {
+			f.Fatalf("narrow %+v: the newest owes nothing, so nothing older is looked up", r)
+		}
+		pruned, err := f.s.JobPrune(f.ctx, store.PruneParams{Before: f.at(5 * time.Hour)})
+		noErr(f, err, "JobPrune")
+		if pruned != 2 {
+			f.Fatalf("pruned %d, want the newer report and the failed job (%s)", pruned, j.ID)
+		}
+		if r := list(true); r.JobID != old.ID || !r.FinishedAt.Equal(f.at(time.Hour)) || !strings.Contains(string(r.Output), "openssl") {
+			f.Fatalf("after pruning the newest: %+v, want %s", r, old.ID)
+		}
+		if _, err := f.s.BatchPrune(f.ctx, store.PruneParams{Before: f.at(5 * time.Hour)}); err != nil {
+			f.Fatal(err)
+		}
+		if r := list(false); r.JobID != "" || r.Output != nil || r.OwedBefore || r.FixesBefore != nil {
+			f.Fatalf("after pruning every report: %+v", r)
+		}
+		_, err = f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "host_report"})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+		// Whether the node has the word follows its vocabulary.
+		for _, vocab := range [][]string{{"host_report"}, {"host_report", "packages_report"}} {
+			_, err = f.s.NodeReport(f.ctx, store.NodeReportParams{ID: n.ID, Now: f.at(6 * time.Hour), AgentVersion: "1.0.0",
+				StatementSequence: 1, StatementDigest: digest([]byte("statement")), Vocabulary: words(vocab...), Idle: true})
+			noErr(f, err, "NodeReport")
+			l, err := f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "packages_report"})
+			noErr(f, err, "PackageReportList")
+			if len(l) != 1 || l[0].HasWord != (len(vocab) == 2) {
+				f.Fatalf("vocabulary %v: %+v", vocab, l)
+			}
+		}
+	}})
+}
+
+func init() {
 	incidentTests = append(incidentTests, test{"Incident/PackageDetectors", func(f *fx) {
 		// Incident/PackageDetectors: a node whose newest packages_report names a service on replaced
 		// code opens plane:old_code_serving; a critical fix waiting in a report a day old and in the

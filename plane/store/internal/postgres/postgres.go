@@ -58,6 +58,13 @@ func Open(ctx context.Context, url string) (sqldb.Driver, error) {
 		// hot paths are short statements from many long polls at once.
 		cfg.MaxConns = DefaultPoolMaxConns
 	}
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		// The plane's queries are index probes that finish in milliseconds, but one that probes per
+		// node behind a flag (the fleet security view's older reports) is costed as if every probe ran:
+		// past jit_above_cost, PostgreSQL spent over 100 ms compiling it for a 70 ms run. The url may
+		// still turn it on (jit=on).
+		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, errcode.Wrap(err, errcode.StoreUnavailable, "cannot open PostgreSQL at %s", sqldb.RedactURL(url))

@@ -43,9 +43,9 @@ type Queries struct {
 
 	NonceUse, NoncePurge string
 
-	JobInsert, JobClaimLose, JobClaimLock, JobClaim, JobGet, JobFinish, JobFinishClaim, JobFinishRefusal, JobFinishNonce string
-	JobLoseRunning, JobCancelQueuedForNode, JobExpire                                                                    string
-	JobCancel, JobMarkFailed, JobList                                                                                    string
+	JobInsert, JobClaimLose, JobClaimLock, JobClaim, JobGet, JobFinish, JobFinishClaim, JobFinishRefusal, JobFinishNonce, JobFinishSeen string
+	JobLoseRunning, JobCancelQueuedForNode, JobExpire                                                                                   string
+	JobCancel, JobMarkFailed, JobList                                                                                                   string
 
 	TokenInsert, TokenGetByHash, TokenList, TokenGet, TokenRevoke string
 

@@ -60,7 +60,7 @@ func Open(ctx context.Context, files fs.FS, open func() (sqldb.Driver, error), o
 func (s *sqlStore) hot() []string {
 	q := s.q
 	return []string{q.NodeGetByKey, q.NonceUse, q.NodeReport, q.NodeSeen, q.RelaxCommit, q.JobClaimLose, q.JobClaimLock,
-		q.JobClaim, q.JobFinish, q.JobFinishClaim, q.JobFinishRefusal, q.JobFinishNonce, q.NodeRefusalAdd, q.JobGet, q.JobInsert,
+		q.JobClaim, q.JobFinish, q.JobFinishClaim, q.JobFinishRefusal, q.JobFinishNonce, q.JobFinishSeen, q.NodeRefusalAdd, q.JobGet, q.JobInsert,
 		q.NodeLockShared, q.CaseList}
 }
 

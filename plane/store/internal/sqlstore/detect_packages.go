@@ -18,9 +18,10 @@ import (
 const packagesWord = "packages_report"
 
 // packageReports runs PackageReportList's query inside the reconcile's transaction and calls each
-// for every node with a report.
+// for every node with a report. The older report is looked up narrowly (Narrow): a fix that waited
+// then counts only if it waits now, so nodes with none waiting need no lookup.
 func (s *sqlStore) packageReports(ctx context.Context, ex sqldb.Execer, fixCutoff time.Time, each func(r PackageReport) (finding, bool)) (map[string]finding, error) {
-	rows, err := ex.Query(ctx, s.q.PackageReportList, packagesWord, nil, at(fixCutoff))
+	rows, err := ex.Query(ctx, s.q.PackageReportList, packagesWord, nil, at(fixCutoff), true)
 	if err != nil {
 		return nil, err
 	}

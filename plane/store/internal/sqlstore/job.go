@@ -328,6 +328,16 @@ func (s *sqlStore) JobFinishClaim(ctx context.Context, p JobFinishParams) (JobFi
 	} else if s.q.JobFinishNonce == "" {
 		args = append(args, nil, nil, nil)
 	}
+	// The node seen: its own step after the result (SQLite), or folded into JobFinishClaim
+	// (PostgreSQL, whose JobFinishSeen is empty and whose JobFinishClaim always takes the flag).
+	seen := sqldb.Step{}
+	if s.q.JobFinishSeen != "" {
+		if p.Seen {
+			seen = sqldb.Step{Query: s.q.JobFinishSeen, Args: []any{p.NodeID, t}}
+		}
+	} else {
+		args = append(args, p.Seen)
+	}
 	err := s.pipeline(ctx, "finish job", nonce,
 		sqldb.Step{Query: s.q.JobFinishClaim, Args: args, Scan: func(r sqldb.Row) error {
 			var err error
@@ -339,6 +349,7 @@ func (s *sqlStore) JobFinishClaim(ctx context.Context, p JobFinishParams) (JobFi
 			return err
 		}},
 		sqldb.Step{Query: refusal, Args: []any{p.ID, p.NodeID, string(p.Outcome), t}},
+		seen,
 		sqldb.Step{Query: s.q.JobClaim, Args: []any{p.NodeID, t, p.ID}, Scan: s.scanClaimed(p.NodeID, &res.Next)})
 	if err != nil && p.Nonce != nil && s.drv.Kind(err) == sqldb.ErrUnique {
 		// Most likely the nonce: recording it again tells (a live row is a replay). A fresh one is

@@ -194,12 +194,12 @@ func scanSchedule(r sqldb.Row) (Schedule, error) {
 }
 
 func (s *sqlStore) PackageReportList(ctx context.Context, p PackageReportListParams) ([]PackageReport, error) {
-	if p.Word == "" || len(p.Word) > MaxRefLen {
-		return nil, invalid("word", "word must be 1 to %d bytes", MaxRefLen)
+	if p.Word != packagesWord {
+		return nil, invalid("word", "the store keeps the newest report of %s only", packagesWord)
 	}
 	out := []PackageReport{}
 	err := s.read(ctx, "list package reports", func(ex sqldb.Execer) error {
-		rows, err := ex.Query(ctx, s.q.PackageReportList, p.Word, at(p.RebootCutoff), at(p.FixCutoff))
+		rows, err := ex.Query(ctx, s.q.PackageReportList, p.Word, at(p.RebootCutoff), at(p.FixCutoff), p.Narrow)
 		if err != nil {
 			return err
 		}

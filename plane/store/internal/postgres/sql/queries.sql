@@ -274,7 +274,8 @@ SELECT * FROM done
 -- recorded and the node has a queued job, it also takes the node's row lock JobClaimLock takes, after
 -- the job's row. $11-$13, when $11 is not null, are the request's nonce (key id, nonce, expiry),
 -- recorded here so that it commits with the result (JobFinishNonce): a plain insert, so a nonce
--- already recorded fails the statement (unique violation on nonces' key) and nothing commits.
+-- already recorded fails the statement (unique violation on nonces' key) and nothing commits. $14:
+-- the node is seen now and idle (JobFinishSeen), written with the refusal count, one update of its row.
 WITH nonce AS (
     INSERT INTO nonces (key_id, nonce, expires_at)
     SELECT $11::text, $12::text, $13::timestamptz WHERE $11::text IS NOT NULL
@@ -286,8 +287,9 @@ WITH nonce AS (
     WHERE id = $1 AND node_id = $2 AND state = 'running'
     RETURNING {{job_columns}}
 ), counted AS (
-    UPDATE nodes SET refusals = refusals + 1
-    WHERE id = $2 AND $3 = 'refused' AND EXISTS (SELECT 1 FROM done)
+    UPDATE nodes SET refusals = refusals + CASE WHEN $3 = 'refused' AND EXISTS (SELECT 1 FROM done) THEN 1 ELSE 0 END,
+        last_seen_at = CASE WHEN $14::boolean THEN $4 ELSE last_seen_at END, idle = idle OR $14::boolean
+    WHERE id = $2 AND (($3 = 'refused' AND EXISTS (SELECT 1 FROM done)) OR ($14::boolean AND state = 'active'))
 ), locked AS (
     SELECT id FROM nodes
     WHERE id = $2 AND EXISTS (SELECT 1 FROM done)
@@ -301,6 +303,9 @@ SELECT * FROM done WHERE (SELECT count(*) FROM locked) >= 0
 
 -- name: JobFinishNonce
 -- Nothing: JobFinishClaim records the nonce itself.
+
+-- name: JobFinishSeen
+-- Nothing: JobFinishClaim records the node as seen itself.
 
 -- name: JobLoseRunning
 UPDATE jobs SET state = 'lost', finished_at = $2, outcome_code = $3, outcome_message = $4

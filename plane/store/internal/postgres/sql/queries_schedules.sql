@@ -43,19 +43,24 @@ RETURNING {{schedule_columns}}
 DELETE FROM schedules WHERE id = $1
 
 -- name: PackageReportList
--- $1: the word; $2, $3: the reboot and fix cutoffs (NULL: not looked up). Each report is found by
--- jobs_word_completed, newest first, one index probe per node and report; its summary (migration 0027)
--- is read where it has one, its whole output where not.
-SELECT n.id, n.name, n.vocabulary @> jsonb_build_array(jsonb_build_object('name', $1::text)),
-    COALESCE(j.id, ''), j.finished_at, COALESCE(j.summary::text, j.output::text),
-    COALESCE(COALESCE(r.summary -> 'reboot' ->> 'owed', r.output -> 'reboot' ->> 'owed') = 'true', false),
-    COALESCE(f.summary -> 'security_upgrades', f.output::jsonb -> 'security_upgrades')
+-- $1: the word (packages_report, the one package_reports and nodes.reports_packages keep); $2, $3: the reboot and fix cutoffs
+-- (NULL: not looked up); $4: look them up only for nodes whose newest report owes a reboot, or has
+-- fixes waiting. The newest report is the node's package_reports row; an older one is found by an
+-- index probe in a CASE, so only the nodes looked up pay one (a lateral join would be rescanned for
+-- every node), its summary (migration 0027) read where it has one, its whole output where not. A node
+-- without a package_reports row has no completed report, older or newer.
+SELECT n.id, n.name, n.reports_packages, COALESCE(p.job_id, ''), p.finished_at, p.summary, COALESCE(p.owed, false), p.fixes
 FROM nodes n
-LEFT JOIN jobs j ON j.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = $1 AND state = 'completed' ORDER BY id DESC LIMIT 1)
-LEFT JOIN jobs r ON $2::timestamptz IS NOT NULL AND r.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = $1 AND state = 'completed'
-    AND finished_at <= $2::timestamptz ORDER BY id DESC LIMIT 1)
-LEFT JOIN jobs f ON $3::timestamptz IS NOT NULL AND f.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = $1 AND state = 'completed'
-    AND finished_at <= $3::timestamptz ORDER BY id DESC LIMIT 1)
+LEFT JOIN (SELECT node_id, job_id, finished_at, summary,
+    CASE WHEN $2::timestamptz IS NOT NULL AND (NOT $4::boolean OR reboot_owed) THEN (SELECT
+        COALESCE(j.summary -> 'reboot' ->> 'owed', j.output -> 'reboot' ->> 'owed') = 'true' FROM jobs j
+        WHERE j.node_id = k.node_id AND j.word = $1 AND j.state = 'completed' AND j.finished_at <= $2::timestamptz
+        ORDER BY j.id DESC LIMIT 1) END AS owed,
+    CASE WHEN $3::timestamptz IS NOT NULL AND (NOT $4::boolean OR fixes_waiting) THEN (SELECT
+        COALESCE(j.summary -> 'security_upgrades', j.output::jsonb -> 'security_upgrades') FROM jobs j
+        WHERE j.node_id = k.node_id AND j.word = $1 AND j.state = 'completed' AND j.finished_at <= $3::timestamptz
+        ORDER BY j.id DESC LIMIT 1) END AS fixes
+    FROM package_reports k) p ON p.node_id = n.id
 WHERE n.state = 'active'
 ORDER BY n.name
 

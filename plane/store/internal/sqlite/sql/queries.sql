@@ -249,6 +249,10 @@ UPDATE nodes SET refusals = refusals + 1
 WHERE id = ?2 AND ?3 = 'refused'
   AND EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND node_id = ?2 AND state = 'refused' AND finished_at = ?4)
 
+-- name: JobFinishSeen
+-- After JobFinishClaim in its transaction: the node is seen now and idle, as NodeSeen records it.
+UPDATE nodes SET last_seen_at = ?2, idle = 1 WHERE id = ?1 AND state = 'active'
+
 -- name: JobFinishNonce
 -- First in a finish-and-claim's transaction when the result's nonce is recorded with it: a plain
 -- insert, so a nonce already recorded fails it (unique violation) and nothing commits.

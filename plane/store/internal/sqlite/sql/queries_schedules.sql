@@ -43,19 +43,19 @@ RETURNING {{schedule_columns}}
 DELETE FROM schedules WHERE id = ?1
 
 -- name: PackageReportList
--- ?1: the word; ?2, ?3: the reboot and fix cutoffs (NULL: not looked up). Each report is found by
--- jobs_word_completed, newest first, one index probe per node and report; its summary (migration 0027)
--- is read where it has one, its whole output where not.
-SELECT n.id, n.name, EXISTS (SELECT 1 FROM json_each(n.vocabulary) WHERE json_extract(value, '$.name') = ?1),
-    COALESCE(j.id, ''), j.finished_at, COALESCE(j.summary, j.output),
-    COALESCE(json_extract(COALESCE(r.summary, r.output), '$.reboot.owed') = 1, 0),
-    json_extract(COALESCE(f.summary, f.output), '$.security_upgrades')
+-- ?1: the word (packages_report, the one package_reports and nodes.reports_packages keep); ?2, ?3: the reboot and fix cutoffs
+-- (NULL: not looked up); ?4: look them up only for nodes whose newest report owes a reboot, or has
+-- fixes waiting. The newest report is the node's package_reports row, read by key; an older one is
+-- found by jobs_word_completed, newest first, one index probe per node looked up, its summary
+-- (migration 0027) read where it has one, its whole output where not.
+SELECT n.id, n.name, n.reports_packages,
+    COALESCE(p.job_id, ''), p.finished_at, p.summary,
+    CASE WHEN ?2 IS NOT NULL AND (NOT ?4 OR p.reboot_owed) THEN COALESCE((SELECT json_extract(COALESCE(summary, output), '$.reboot.owed') = 1
+        FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed' AND finished_at <= ?2 ORDER BY id DESC LIMIT 1), 0) ELSE 0 END,
+    CASE WHEN ?3 IS NOT NULL AND (NOT ?4 OR p.fixes_waiting) THEN (SELECT json_extract(COALESCE(summary, output), '$.security_upgrades')
+        FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed' AND finished_at <= ?3 ORDER BY id DESC LIMIT 1) END
 FROM nodes n
-LEFT JOIN jobs j ON j.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed' ORDER BY id DESC LIMIT 1)
-LEFT JOIN jobs r ON ?2 IS NOT NULL AND r.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed'
-    AND finished_at <= ?2 ORDER BY id DESC LIMIT 1)
-LEFT JOIN jobs f ON ?3 IS NOT NULL AND f.id = (SELECT id FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed'
-    AND finished_at <= ?3 ORDER BY id DESC LIMIT 1)
+LEFT JOIN package_reports p ON p.node_id = n.id
 WHERE n.state = 'active'
 ORDER BY n.name
 
