@@ -68,10 +68,16 @@ func netnsFleet(t *testing.T, gateway, agentVersion string, serveArgs ...string)
 // netnsFleetStaged is netnsFleet whose release also carries what stage stages (nil: nothing more).
 func netnsFleetStaged(t *testing.T, gateway, agentVersion string, stage func(modules string), serveArgs ...string) *fleet {
 	t.Helper()
+	return netnsFleetOn(t, "sqlite", gateway, agentVersion, stage, serveArgs...)
+}
+
+// netnsFleetOn is netnsFleetStaged on the store backend names (sqlite or postgres).
+func netnsFleetOn(t *testing.T, backend, gateway, agentVersion string, stage func(modules string), serveArgs ...string) *fleet {
+	t.Helper()
 	port := freePort(t)
 	args := append([]string{"--provision-url", fmt.Sprintf("https://%s:%d", gateway, port), "--tls-names", gateway,
 		"--provision-every", "250ms"}, serveArgs...)
-	f := newFleet(t, "sqlite", fleetOptions{serveArgs: args, listen: fmt.Sprintf("0.0.0.0:%d", port), stage: stage})
+	f := newFleet(t, backend, fleetOptions{serveArgs: args, listen: fmt.Sprintf("0.0.0.0:%d", port), stage: stage})
 	f.stageDrivers("cloud-netns", "dns-rfc2136")
 	f.pinAgent(agentVersion, buildAgent(t, agentVersion, "", "amd64"))
 	return f
@@ -101,22 +107,27 @@ func (f *fleet) netnsAccount(tr *testkit.Buffer, name, rng string, images ...map
 	f.cli(tr, 0, "accounts", "add", "--driver", "cloud-netns", "--name", name, "--credential-file", writeSecret(t, f.dir, "local"), "--settings-file", settings)
 	// Instances outlive the plane (namespaces and their agents): whatever a failed test left is
 	// deleted through the plane before it stops (cleanups run last-registered first).
-	t.Cleanup(func() {
-		out, _, code := f.cliRaw(&testkit.Buffer{}, "cloud", "instances", "--account", name, "-o", "json")
-		if code != 0 {
-			return
-		}
-		var page struct{ Instances []struct{ ID, Label string } }
-		if json.Unmarshal([]byte(out), &page) != nil {
-			return
-		}
-		for _, in := range page.Instances {
-			if _, stderr, code := f.cliRaw(&testkit.Buffer{}, "cloud", "delete", "--account", name, in.ID, "--confirm", in.Label); code != 0 {
-				t.Errorf("could not delete instance %s left by the test: %s", in.ID, stderr)
-			}
-		}
-	})
+	t.Cleanup(func() { f.netnsDeleteAll(name) })
 	return state
+}
+
+// netnsDeleteAll deletes, through the plane, every instance of the netns account name. A test that
+// starts a plane again after netnsAccount registers it once more, as that plane stops before cleanups
+// registered earlier run.
+func (f *fleet) netnsDeleteAll(name string) {
+	out, _, code := f.cliRaw(&testkit.Buffer{}, "cloud", "instances", "--account", name, "-o", "json")
+	if code != 0 {
+		return
+	}
+	var page struct{ Instances []struct{ ID, Label string } }
+	if json.Unmarshal([]byte(out), &page) != nil {
+		return
+	}
+	for _, in := range page.Instances {
+		if _, stderr, code := f.cliRaw(&testkit.Buffer{}, "cloud", "delete", "--account", name, in.ID, "--confirm", in.Label); code != 0 {
+			f.t.Errorf("could not delete instance %s left by the test: %s", in.ID, stderr)
+		}
+	}
 }
 
 // stateTimes is when a provisioning first entered each state, from its timeline.
