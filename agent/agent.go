@@ -22,6 +22,6 @@ func Platform() string { return runtime.GOOS + "-" + runtime.GOARCH }
 // `run` exits at once; "nostart": `guard` and `run` both exit at once, while `version` still answers
 // (a release whose flags or state the unit no longer matches); "hang": `run` never claims;
 // "nojoin": `join` does nothing and succeeds (a machine whose agent installs but never joins);
-// "pause:<step>": the update stops for good after logging <step>, once per state folder, for a test to
-// kill it there.
+// "pause": the update stops for good after the step its update/test-pause file names, and a converge
+// at the footprint step its converge/test-pause file names, each once, for a test to kill it there.
 var TestFault = ""

@@ -1,15 +1,6 @@
 package wasm
 
-import (
-	"context"
-
-	"github.com/lexicon-fleet/lexicon/host/wasm/internal/caps"
-)
-
-// SetFault calls f at each named step of the footprint capabilities ("artifact.staged",
-// "fs.install.half", "fs.install.renamed", "systemd.before_restart"), where the kill tests end the
-// process.
-func SetFault(f func(step string)) { caps.SetFault(f) }
+import "context"
 
 // KillWorkers kills the host's worker processes behind its back, as a crash of the engine would.
 func KillWorkers(h *Host) {

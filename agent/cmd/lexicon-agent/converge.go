@@ -4,8 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/client"
 	"github.com/lexicon-fleet/lexicon/agent/internal/state"
@@ -59,3 +62,21 @@ func (f *planeFetcher) Artifact(ctx context.Context, query url.Values, limit int
 }
 
 var _ wasm.Fetcher = (*planeFetcher)(nil)
+
+// pauseConverge makes a test build (agent.TestFault "pause") stop a converge for good at the footprint
+// capabilities' step named in <dir>/test-pause ("artifact.staged", "fs.install.half",
+// "fs.install.renamed", "pkg.ensure.done", "systemd.before_restart"), once, for a test to kill the
+// agent there: the converge's counterpart of the update's test-pause. dir is the converge folder, the
+// agent's own (no word writes beneath it).
+func pauseConverge(dir string, log *slog.Logger) {
+	marker := filepath.Join(dir, "test-pause")
+	wasm.SetFault(func(step string) {
+		at, err := os.ReadFile(marker)
+		if err != nil || strings.TrimSpace(string(at)) != step {
+			return
+		}
+		_ = os.Remove(marker)
+		log.Info("converge paused for the test", "step", step)
+		time.Sleep(1 << 62) // a sleeping goroutine keeps the runtime from calling this a deadlock
+	})
+}

@@ -100,6 +100,9 @@ func runCmd() *cli.Command {
 			if err := pol.Problem(); err != nil {
 				log.Warn("this node accepts no jobs and runs no repairs until its policy is fixed", "err", err)
 			}
+			if agent.TestFault == "pause" {
+				pauseConverge(sd.ConvergeDir(), log.With(errcode.DetailPart, "converge"))
+			}
 			plane := &planeFetcher{}
 			h, err := wasm.New(ctx, d.hostConfig(sd, pol, plane, log))
 			if err != nil {

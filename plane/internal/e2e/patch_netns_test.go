@@ -216,7 +216,7 @@ func testPatchFleet(t *testing.T, backend, net24 string) {
 	// The three package words as shipped, but restart_services' allow-list gains the fixture's daemon,
 	// as a site's derived release adds its own units. A short lease lets the restarted plane take the
 	// patch over within seconds of the kill.
-	f := netnsFleetOn(t, backend, gateway, "1.2.0", func(modules string) {
+	f := netnsFleetOn(t, backend, gateway, "1.2.0", "", func(modules string) {
 		for _, name := range []string{"packages_report", "install_security_updates", "restart_services"} {
 			m, err := os.ReadFile(filepath.Join(root, "primitives", name, "manifest.json"))
 			must(t, err)

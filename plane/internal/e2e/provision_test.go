@@ -68,18 +68,19 @@ func netnsFleet(t *testing.T, gateway, agentVersion string, serveArgs ...string)
 // netnsFleetStaged is netnsFleet whose release also carries what stage stages (nil: nothing more).
 func netnsFleetStaged(t *testing.T, gateway, agentVersion string, stage func(modules string), serveArgs ...string) *fleet {
 	t.Helper()
-	return netnsFleetOn(t, "sqlite", gateway, agentVersion, stage, serveArgs...)
+	return netnsFleetOn(t, "sqlite", gateway, agentVersion, "", stage, serveArgs...)
 }
 
-// netnsFleetOn is netnsFleetStaged on the store backend names (sqlite or postgres).
-func netnsFleetOn(t *testing.T, backend, gateway, agentVersion string, stage func(modules string), serveArgs ...string) *fleet {
+// netnsFleetOn is netnsFleetStaged on the store backend names ("sqlite", "postgres"), pinning an
+// agent built as agentVersion with the test fault fault ("" for none; agent.TestFault).
+func netnsFleetOn(t *testing.T, backend, gateway, agentVersion, fault string, stage func(modules string), serveArgs ...string) *fleet {
 	t.Helper()
 	port := freePort(t)
 	args := append([]string{"--provision-url", fmt.Sprintf("https://%s:%d", gateway, port), "--tls-names", gateway,
 		"--provision-every", "250ms"}, serveArgs...)
 	f := newFleet(t, backend, fleetOptions{serveArgs: args, listen: fmt.Sprintf("0.0.0.0:%d", port), stage: stage})
 	f.stageDrivers("cloud-netns", "dns-rfc2136")
-	f.pinAgent(agentVersion, buildAgent(t, agentVersion, "", "amd64"))
+	f.pinAgent(agentVersion, buildAgent(t, agentVersion, fault, "amd64"))
 	return f
 }
 
