@@ -240,6 +240,12 @@ func (f *fleet) lexiconStatus(args ...string) (map[string]any, int) {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	return f.lexiconIn(ctx, args...)
+}
+
+// lexiconIn is lexiconStatus bounded by ctx.
+func (f *fleet) lexiconIn(ctx context.Context, args ...string) (map[string]any, int) {
+	f.t.Helper()
 	args = append(args, "--plane", f.url, "--ca", f.ca, "--token-file", f.tokenFile, "-o", "json")
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "lexicon"), args...)
 	var stderr strings.Builder

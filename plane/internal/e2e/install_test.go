@@ -48,13 +48,7 @@ func installCommand(t *testing.T, gateway, rng, image, root string) {
 		state = f.netnsAccount(tr, "local", rng, map[string]string{image: root})
 	}
 	ic := f.cli(tr, 0, "nodes", "install-command", "--labels", "role=db,env=e2e", "--expires", "10m")
-	cmd, _ := ic["command"].(string)
-	b64, ok := strings.CutPrefix(cmd, "echo ")
-	b64, ok2 := strings.CutSuffix(b64, " | base64 -d | sh")
-	script, err := base64.StdEncoding.DecodeString(b64)
-	if !ok || !ok2 || err != nil {
-		t.Fatalf("install command %v: %v", ic, err)
-	}
+	script := installScript(t, ic)
 	// The node's name is the machine's host name unless LEXICON_NAME says otherwise: say it here.
 	text := strings.Replace(string(script), "set -eu\n", "set -eu\nLEXICON_NAME=db-1\n", 1)
 	userData := filepath.Join(f.dir, "install.sh")
@@ -100,4 +94,17 @@ func installCommand(t *testing.T, gateway, rng, image, root string) {
 			}
 		}
 	}
+}
+
+// installScript is the shell script an install command (`nodes install-command`'s answer) pipes to sh.
+func installScript(t *testing.T, ic map[string]any) []byte {
+	t.Helper()
+	cmd, _ := ic["command"].(string)
+	b64, ok := strings.CutPrefix(cmd, "echo ")
+	b64, ok2 := strings.CutSuffix(b64, " | base64 -d | sh")
+	script, err := base64.StdEncoding.DecodeString(b64)
+	if !ok || !ok2 || err != nil {
+		t.Fatalf("install command %v: %v", ic, err)
+	}
+	return script
 }

@@ -3,12 +3,9 @@ package e2e_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -136,20 +133,7 @@ func (f *fleet) lexiconLong(args ...string) (map[string]any, int) {
 			defer cancel()
 		}
 	}
-	args = append(args, "--plane", f.url, "--ca", f.ca, "--token-file", f.tokenFile, "-o", "json")
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "lexicon"), args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		f.t.Fatalf("lexicon %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	var m map[string]any
-	if err := json.Unmarshal(out, &m); err != nil {
-		f.t.Fatalf("lexicon %s: not JSON: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr.String())
-	}
-	return m, cmd.ProcessState.ExitCode()
+	return f.lexiconIn(ctx, args...)
 }
 
 // securityRow is a node's row of lexicon fleet security -o json.
@@ -201,17 +185,7 @@ func testPatchFleet(t *testing.T, backend, net24 string) {
 	needNamespaces(t)
 	gateway, rng := net24+".1", net24+".0/24"
 	debian := apttest.DebianRoot(t)
-	repo := apttest.Repo(t)
-	keyring, err := os.ReadFile(filepath.Join(repo, apttest.KeyringName))
-	must(t, err)
-
-	// The local apt repository, over HTTP on every address: the instances reach it on their gateway.
-	l, err := net.Listen("tcp", "0.0.0.0:0")
-	must(t, err)
-	srv := &http.Server{Handler: http.StripPrefix("/debian", http.FileServer(http.Dir(repo)))}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	aptURL := "http://" + gateway + ":" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + "/debian"
+	aptURL, keyring := serveAptRepo(t, gateway)
 
 	// The three package words as shipped, but restart_services' allow-list gains the fixture's daemon,
 	// as a site's derived release adds its own units. A short lease lets the restarted plane take the
@@ -244,18 +218,9 @@ func testPatchFleet(t *testing.T, backend, net24 string) {
 		m := &patchMachine{name: fmt.Sprintf("patch-%d", i+1), state: state}
 		machines[i] = m
 		ic := f.cli(tr, 0, "nodes", "install-command", "--expires", "30m")
-		cmd, _ := ic["command"].(string)
-		b64, ok := strings.CutPrefix(cmd, "echo ")
-		b64, ok2 := strings.CutSuffix(b64, " | base64 -d | sh")
-		script, err := base64.StdEncoding.DecodeString(b64)
-		if !ok || !ok2 || err != nil {
-			t.Fatalf("install command %v: %v", ic, err)
-		}
-		apt := fmt.Sprintf("LEXICON_NAME=%s\nmkdir -p /etc/apt/keyrings\necho %s | base64 -d >/etc/apt/keyrings/%s\necho %s | base64 -d >/etc/apt/sources.list.d/lexfix.list\n"+
-			"apt-get update -q\napt-get install -y -q --no-install-recommends %s=1.0 %s=1.0\n",
-			m.name, base64.StdEncoding.EncodeToString(keyring), apttest.KeyringName,
-			base64.StdEncoding.EncodeToString([]byte(apttest.SourcesList(aptURL, "/etc/apt/keyrings/"+apttest.KeyringName))),
-			apttest.Lib, apttest.Daemon)
+		script := installScript(t, ic)
+		apt := aptPrelude(m.name, aptURL, keyring) +
+			fmt.Sprintf("apt-get install -y -q --no-install-recommends %s=1.0 %s=1.0\n", apttest.Lib, apttest.Daemon)
 		text := strings.Replace(string(script), "set -eu\n", "set -eu\n"+apt, 1)
 		userData := filepath.Join(f.dir, m.name+".sh")
 		must(t, os.WriteFile(userData, []byte(text), 0o600))

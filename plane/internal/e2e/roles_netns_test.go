@@ -106,17 +106,7 @@ type webFleet struct {
 func newWebFleet(t *testing.T, backend, gateway, rng, fault string, more func(modules string)) *webFleet {
 	needNamespaces(t)
 	debian := apttest.DebianRoot(t)
-	repo := apttest.Repo(t)
-	keyring, err := os.ReadFile(filepath.Join(repo, apttest.KeyringName))
-	must(t, err)
-
-	// The local apt repository, over HTTP on every address: the instance reaches it on its gateway.
-	l, err := net.Listen("tcp", "0.0.0.0:0")
-	must(t, err)
-	srv := &http.Server{Handler: http.StripPrefix("/debian", http.FileServer(http.Dir(repo)))}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	aptURL := "http://" + gateway + ":" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + "/debian"
+	aptURL, keyring := serveAptRepo(t, gateway)
 
 	f := netnsFleetOn(t, backend, gateway, "1.2.0", fault, func(modules string) {
 		m, err := os.ReadFile(filepath.Join(root, "primitives", "converge", "manifest.json"))
@@ -146,16 +136,8 @@ func (w *webFleet) enrol(policy string, names ...string) []*webNode {
 	for _, name := range names {
 		// One command each: its token fetches the agent once.
 		ic := f.cli(w.tr, 0, "nodes", "install-command", "--labels", "role=web", "--expires", "10m")
-		cmd, _ := ic["command"].(string)
-		b64, ok := strings.CutPrefix(cmd, "echo ")
-		b64, ok2 := strings.CutSuffix(b64, " | base64 -d | sh")
-		script, err := base64.StdEncoding.DecodeString(b64)
-		if !ok || !ok2 || err != nil {
-			t.Fatalf("install command %v: %v", ic, err)
-		}
-		apt := fmt.Sprintf("LEXICON_NAME=%s\nmkdir -p /etc/apt/keyrings\necho %s | base64 -d >/etc/apt/keyrings/%s\necho %s | base64 -d >/etc/apt/sources.list.d/lexfix.list\napt-get update -q\n",
-			name, base64.StdEncoding.EncodeToString(w.keyring), apttest.KeyringName,
-			base64.StdEncoding.EncodeToString([]byte(apttest.SourcesList(w.aptURL, "/etc/apt/keyrings/"+apttest.KeyringName))))
+		script := installScript(t, ic)
+		apt := aptPrelude(name, w.aptURL, w.keyring)
 		text := strings.Replace(string(script), "set -eu\n", "set -eu\n"+apt, 1)
 		userData := filepath.Join(f.dir, name+"-install.sh")
 		must(t, os.WriteFile(userData, []byte(text), 0o600))
@@ -758,4 +740,27 @@ func TestRolesConvergeKilledOnDebianInstances(t *testing.T) {
 		}
 		t.Logf("killed at %s: the next converge fetched %d artifacts", steps[i], o.Fetched)
 	}
+}
+
+// serveAptRepo serves the local apt repository over HTTP on every address, as the instances of the
+// range whose gateway is gateway reach it, and returns its URL there and the repository's keyring.
+func serveAptRepo(t *testing.T, gateway string) (url string, keyring []byte) {
+	t.Helper()
+	repo := apttest.Repo(t)
+	keyring, err := os.ReadFile(filepath.Join(repo, apttest.KeyringName))
+	must(t, err)
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	must(t, err)
+	srv := &http.Server{Handler: http.StripPrefix("/debian", http.FileServer(http.Dir(repo)))}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + gateway + ":" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + "/debian", keyring
+}
+
+// aptPrelude is what a machine's admin runs before the install command: name the node, trust the
+// repository's key and point apt at it.
+func aptPrelude(name, aptURL string, keyring []byte) string {
+	return fmt.Sprintf("LEXICON_NAME=%s\nmkdir -p /etc/apt/keyrings\necho %s | base64 -d >/etc/apt/keyrings/%s\necho %s | base64 -d >/etc/apt/sources.list.d/lexfix.list\napt-get update -q\n",
+		name, base64.StdEncoding.EncodeToString(keyring), apttest.KeyringName,
+		base64.StdEncoding.EncodeToString([]byte(apttest.SourcesList(aptURL, "/etc/apt/keyrings/"+apttest.KeyringName))))
 }
