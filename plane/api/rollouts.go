@@ -82,7 +82,8 @@ type LeftOut struct {
 }
 
 // FleetPatchRequest is the body of POST /fleet/patch: a staged rollout of install_security_updates
-// over the selected nodes that have it, a canary node first, each node verified by a fresh
+// over the selected nodes that have it, a canary node first, each node's services on replaced code
+// restarted by restart_services (where its release pins it) and the node verified by a fresh
 // packages_report showing no security fix waiting. Two nodes on one machine are never patched at once.
 type FleetPatchRequest struct {
 	Selector      string `json:"selector,omitempty"`        // "" or "all", names, or labels, as a rollout's

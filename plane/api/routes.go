@@ -191,7 +191,7 @@ var (
 		Errors: []string{"rollout.*", errcode.ReleaseNotFound, errcode.WordParamInvalid, "lease.*", errcode.StoreParamInvalid}}
 	// FleetPatch starts a patch rollout (RolloutsStart's rules, the word's class: change, operator).
 	FleetPatch = Route{Method: http.MethodPost, Pattern: "/fleet/patch", Role: RoleOperator, Status: http.StatusCreated,
-		Summary: "Patch the fleet: a staged rollout of install_security_updates, each node verified by packages_report",
+		Summary: "Patch the fleet: a staged rollout of install_security_updates, services on replaced code restarted, each node verified by packages_report",
 		Body:    FleetPatchRequest{}, Answer: Rollout{}, Errors: []string{"rollout.*", errcode.StoreParamInvalid}}
 	MachinesList = Route{Method: http.MethodGet, Pattern: "/machines", Role: RoleViewer, Status: http.StatusOK,
 		Summary: "The machine inventory: managed nodes, cloud servers no node runs on, machines written down; red first",

@@ -50,7 +50,10 @@ const (
 const (
 	PhasePreflight = "preflight"
 	PhaseChange    = "change"
-	PhaseVerify    = "verify"
+	// PhaseRestart follows a fleet patch's change: the services left on replaced code are restarted
+	// before the verify looks.
+	PhaseRestart = "restart"
+	PhaseVerify  = "verify"
 )
 
 // Rollout is a change reaching a selection of nodes in stages.

@@ -157,7 +157,7 @@ func fleetPatchCmd() *cli.Command {
 	)
 	return ending(simple("fleet patch", "[--selector SEL] [--max-parallel N] [--step-timeout D] [--wait]",
 		"install the security fixes waiting on the selected nodes: a staged rollout of install_security_updates, a canary node first, "+
-			"each node verified by a fresh packages_report, halting on the first failure; nodes without the words are left out by name", 0, 0,
+			"each node's services on replaced code restarted by restart_services and the node verified by a fresh packages_report, halting on the first failure; nodes without the words are left out by name", 0, 0,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&selector, "selector", "all", "nodes: all, names (web-1,web-2) or labels (role=web,zone=a)")
 			fs.IntVar(&maxParallel, "max-parallel", 1, "at most this many machines are patched at once (never two nodes of one machine)")

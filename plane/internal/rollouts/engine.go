@@ -299,11 +299,23 @@ func (e *Engine) check(ctx context.Context, ro store.Rollout, st store.RolloutSt
 		switch st.Phase {
 		case store.PhasePreflight:
 			word, params = ro.PreflightWord, ro.PreflightParams
+		case store.PhaseRestart:
+			word, params = RestartWord, json.RawMessage(`{}`)
 		case store.PhaseVerify:
 			word, params = ro.VerifyWord, ro.VerifyParams
 		}
 		var job *store.Job
-		job, passed, miss, err = e.jobStep(ctx, ro, st, word, params, fresh)
+		skip := false
+		if st.Phase == store.PhaseRestart && st.JobID == "" {
+			skip, err = e.restartSkipped(ctx, ro, st)
+		}
+		switch {
+		case err != nil:
+		case skip:
+			passed = true // nothing to restart with: the verify follows
+		default:
+			job, passed, miss, err = e.jobStep(ctx, ro, st, word, params, fresh)
+		}
 		if err == nil && job != nil && ro.Purpose == store.PurposePatch {
 			switch v := judgePatch(st.NodeName, st.Phase, *job); {
 			case v.miss != "":
@@ -434,6 +446,11 @@ func nextPhase(ro store.Rollout, phase string) (string, store.StepState) {
 	case store.PhasePreflight:
 		return store.PhaseChange, store.StepRunning
 	case store.PhaseChange:
+		if ro.Purpose == store.PurposePatch {
+			return store.PhaseRestart, store.StepRunning
+		}
+		fallthrough
+	case store.PhaseRestart:
 		if ro.VerifyWord != "" {
 			return store.PhaseVerify, store.StepRunning
 		}
@@ -446,6 +463,23 @@ func nextPhase(ro store.Rollout, phase string) (string, store.StepState) {
 // job queued before the record named it by this tag, rather than queueing a second one.
 func jobTag(ro store.Rollout, st store.RolloutStep) string {
 	return fmt.Sprintf("%s via rollout %s (%s, attempt %d)", ro.CreatedBy, ro.ID, st.Phase, st.StartedAt.UnixMicro())
+}
+
+// pinnedWord finds the word on the node, at the module its target release pins; else it says why not.
+func (e *Engine) pinnedWord(ctx context.Context, node store.Node, word string) (store.WordRef, releases.Word, string, error) {
+	ref, ok := node.Word(word)
+	if !ok {
+		return ref, releases.Word{}, "the node does not report the word " + word, nil
+	}
+	words, _, err := e.catalogFor().Words(ctx, node.TargetSequence)
+	if err != nil {
+		return ref, releases.Word{}, "", err
+	}
+	w, ok := words[word]
+	if !ok || w.Module != ref.Digest {
+		return ref, w, fmt.Sprintf("the node's %s is not the one its target release %d pins", word, node.TargetSequence), nil
+	}
+	return ref, w, "", nil
 }
 
 // jobStep runs word on the node and judges its job, which it returns once there is one.
@@ -469,17 +503,12 @@ func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.Rollout
 		if node.State != store.NodeActive {
 			return nil, false, fmt.Sprintf("node is %s", node.State), nil
 		}
-		ref, ok := node.Word(word)
-		if !ok {
-			return nil, false, fmt.Sprintf("%s: the node does not report the word %s", st.Phase, word), nil
-		}
-		words, _, err := e.catalogFor().Words(ctx, node.TargetSequence)
+		ref, w, why, err := e.pinnedWord(ctx, node, word)
 		if err != nil {
 			return nil, false, "", err
 		}
-		w, ok := words[word]
-		if !ok || w.Module != ref.Digest {
-			return nil, false, fmt.Sprintf("%s: the node's %s is not the one its target release %d pins", st.Phase, word, node.TargetSequence), nil
+		if why != "" {
+			return nil, false, st.Phase + ": " + why, nil
 		}
 		if st.Phase == store.PhaseChange {
 			// A node given its own params at the start (a roles apply: its footprint) runs with them.

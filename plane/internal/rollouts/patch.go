@@ -20,6 +20,9 @@ import (
 const (
 	PatchWord  = "install_security_updates"
 	ReportWord = "packages_report"
+	// RestartWord restarts, between the change and the verify, the units the machine names as running
+	// code the upgrade replaced (within its manifest's allow-list).
+	RestartWord = "restart_services"
 	// MachineLabel is the node label an operator sets on nodes that share a machine the plane cannot
 	// tell apart otherwise (see machineOf).
 	MachineLabel = "machine"
@@ -29,8 +32,9 @@ const (
 )
 
 // Patch starts a fleet patch: a job rollout of install_security_updates over the selected nodes that
-// can run it, a canary node first and then the rest, each node's step verified by a fresh
-// packages_report showing no security fix waiting (held ones aside). A selected node that lacks either
+// can run it, a canary node first and then the rest, each node's step followed by restart_services
+// (restartSkipped) and verified by a fresh packages_report showing no security fix waiting (held ones
+// aside). A selected node that lacks either
 // word, or whose target release does not pin it, is left out by name (the start event's detail, and
 // the answer's LeftOut). Refused: as Start, and rollout.empty_selection when no selected node can be
 // patched.
@@ -88,6 +92,24 @@ func (r *Room) Patch(ctx context.Context, who api.Token, req api.FleetPatchReque
 	out := apiconv.Rollout(ro)
 	out.LeftOut = left
 	return out, nil
+}
+
+// restartSkipped says a patch step's restart phase has nothing to run: the node lacks restart_services,
+// or its target release does not pin the one it reports. Such a node is patched all the same (the
+// fixes matter more than the restart); what still runs replaced code shows on the security view.
+func (e *Engine) restartSkipped(ctx context.Context, ro store.Rollout, st store.RolloutStep) (bool, error) {
+	node, err := e.Store.NodeGet(ctx, store.NodeGetParams{ID: st.NodeID})
+	if err != nil {
+		return false, err
+	}
+	_, _, why, err := e.pinnedWord(ctx, node, RestartWord)
+	if err != nil {
+		return false, err
+	}
+	if why != "" {
+		e.Logger().Info("patch restart skipped", "rollout", ro.ID, "node", st.NodeName, "why", why)
+	}
+	return why != "", nil
 }
 
 // patchable says why a node cannot be patched ("" when it can): it must report both words, at the

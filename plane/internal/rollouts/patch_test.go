@@ -23,17 +23,19 @@ import (
 )
 
 var (
-	patchDigest  = strings.Repeat("b", 64)
-	reportDigest = strings.Repeat("c", 64)
+	patchDigest   = strings.Repeat("b", 64)
+	reportDigest  = strings.Repeat("c", 64)
+	restartDigest = strings.Repeat("e", 64)
 )
 
-// patchWords stands for the release catalog: every target pins the two package words.
+// patchWords stands for the release catalog: every target pins the three package words.
 type patchWords struct{}
 
 func (patchWords) Words(context.Context, int64) (map[string]releases.Word, string, error) {
 	return map[string]releases.Word{
-		rollouts.PatchWord:  {Manifest: &manifest.Manifest{Name: rollouts.PatchWord, Class: manifest.ClassChange}, Module: patchDigest},
-		rollouts.ReportWord: {Manifest: &manifest.Manifest{Name: rollouts.ReportWord, Class: manifest.ClassLook}, Module: reportDigest},
+		rollouts.PatchWord:   {Manifest: &manifest.Manifest{Name: rollouts.PatchWord, Class: manifest.ClassChange}, Module: patchDigest},
+		rollouts.ReportWord:  {Manifest: &manifest.Manifest{Name: rollouts.ReportWord, Class: manifest.ClassLook}, Module: reportDigest},
+		rollouts.RestartWord: {Manifest: &manifest.Manifest{Name: rollouts.RestartWord, Class: manifest.ClassChange}, Module: restartDigest},
 	}, "", nil
 }
 
@@ -50,10 +52,11 @@ type patchFixture struct {
 	nodes map[string]store.Node // by name
 }
 
-// patchNode is a simulated node: its name, the address it joined with, and whether it has the words.
+// patchNode is a simulated node: its name, the address it joined with, whether it lacks the words,
+// and whether it lacks restart_services only.
 type patchNode struct {
-	name, addr string
-	lacks      bool
+	name, addr          string
+	lacks, lacksRestart bool
 }
 
 func newPatchFixture(t *testing.T, backend string, nodes ...patchNode) *patchFixture {
@@ -85,6 +88,9 @@ func newPatchFixture(t *testing.T, backend string, nodes ...patchNode) *patchFix
 		if !pn.lacks {
 			vocab = append(vocab, store.WordRef{Name: rollouts.PatchWord, Version: "1.0.0", Digest: patchDigest, Class: "change"},
 				store.WordRef{Name: rollouts.ReportWord, Version: "1.0.0", Digest: reportDigest, Class: "look"})
+			if !pn.lacksRestart {
+				vocab = append(vocab, store.WordRef{Name: rollouts.RestartWord, Version: "1.0.0", Digest: restartDigest, Class: "change"})
+			}
 		}
 		n, err := st.NodeReport(ctx, store.NodeReportParams{ID: res.Node.ID, Vocabulary: vocab, Idle: true})
 		if err != nil {
@@ -169,13 +175,14 @@ func (f *patchFixture) jobsOf(name string) map[string]int {
 
 var operator = api.Token{Name: "tok-operator", Role: api.RoleOperator}
 
-// TestPatchCanaryThenRest: the canary node is patched and verified before any other node gets a job;
-// the node lacking the words is left out by name; a node whose package manager was locked is passed
-// with its note and never verified; the rest complete, each with one change and one report.
+// TestPatchCanaryThenRest: the canary node is patched, its services restarted and verified before any
+// other node gets a job; the node lacking the words is left out by name; a node whose package manager
+// was locked is passed with its note and never verified; a node lacking restart_services is patched
+// and verified without a restart; the rest complete, each with one change, one restart and one report.
 func TestPatchCanaryThenRest(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
-		f := newPatchFixture(t, backend, patchNode{"a", "192.0.2.1", false}, patchNode{"b", "192.0.2.2", false},
-			patchNode{"c", "192.0.2.3", false}, patchNode{"old", "192.0.2.4", true})
+		f := newPatchFixture(t, backend, patchNode{"a", "192.0.2.1", false, false}, patchNode{"b", "192.0.2.2", false, false},
+			patchNode{"c", "192.0.2.3", false, true}, patchNode{"old", "192.0.2.4", true, false})
 		ctx := context.Background()
 		out, err := f.room.Patch(ctx, operator, api.FleetPatchRequest{MaxParallel: 5})
 		if err != nil {
@@ -196,7 +203,7 @@ func TestPatchCanaryThenRest(t *testing.T) {
 			}
 			return patched(node, word)
 		}
-		// The canary's change, then its verify, before anyone else.
+		// The canary's change, restart and verify, before anyone else.
 		var order []string
 		for range 20 {
 			if err := f.e.Pass(ctx); err != nil {
@@ -209,7 +216,7 @@ func TestPatchCanaryThenRest(t *testing.T) {
 				break
 			}
 		}
-		if len(order) < 2 || order[0] != "a:install_security_updates" || order[1] != "a:packages_report" {
+		if len(order) < 3 || order[0] != "a:install_security_updates" || order[1] != "a:restart_services" || order[2] != "a:packages_report" {
 			t.Fatalf("order %v", order)
 		}
 		ro := f.get(out.ID)
@@ -225,7 +232,7 @@ func TestPatchCanaryThenRest(t *testing.T) {
 			}
 		}
 		for name, want := range map[string]map[string]int{
-			"a": {rollouts.PatchWord: 1, rollouts.ReportWord: 1}, "b": {rollouts.PatchWord: 1},
+			"a": {rollouts.PatchWord: 1, rollouts.RestartWord: 1, rollouts.ReportWord: 1}, "b": {rollouts.PatchWord: 1},
 			"c": {rollouts.PatchWord: 1, rollouts.ReportWord: 1}, "old": {},
 		} {
 			if got := f.jobsOf(name); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -240,7 +247,7 @@ func TestPatchCanaryThenRest(t *testing.T) {
 // naming the package too.
 func TestPatchHaltsNamingNodeAndPackage(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
-		f := newPatchFixture(t, backend, patchNode{"a", "192.0.2.1", false}, patchNode{"b", "192.0.2.2", false})
+		f := newPatchFixture(t, backend, patchNode{"a", "192.0.2.1", false, false}, patchNode{"b", "192.0.2.2", false, false})
 		ctx := context.Background()
 		out, err := f.room.Patch(ctx, operator, api.FleetPatchRequest{})
 		if err != nil {
@@ -266,8 +273,32 @@ func TestPatchHaltsNamingNodeAndPackage(t *testing.T) {
 			t.Fatalf("b ran %v after the halt", got)
 		}
 
+		// A restart that fails halts too: the service may be down.
+		r := newPatchFixture(t, backend, patchNode{"r", "192.0.2.8", false, false}, patchNode{"s", "192.0.2.7", false, false})
+		out, err = r.room.Patch(ctx, operator, api.FleetPatchRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		restartFails := func(node, word string) store.JobFinishParams {
+			if word == rollouts.RestartWord {
+				return store.JobFinishParams{Outcome: store.JobFailed, Code: "restart_services.failed", Message: "lexfixd.service: failed"}
+			}
+			return patched(node, word)
+		}
+		for range 6 {
+			if err := r.e.Pass(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r.answer(restartFails)
+			r.clock.add(time.Second)
+		}
+		ro = r.get(out.ID)
+		if ro.State != store.RolloutHalted || ro.HaltNode == "" || !strings.Contains(ro.HaltReason, "restart restart_services failed: "+"restart_services.failed") {
+			t.Fatalf("rollout %s at %q: %s", ro.State, ro.HaltNode, ro.HaltReason)
+		}
+
 		// Verify showing a fix still waiting.
-		g := newPatchFixture(t, backend, patchNode{"x", "192.0.2.9", false})
+		g := newPatchFixture(t, backend, patchNode{"x", "192.0.2.9", false, false})
 		out, err = g.room.Patch(ctx, operator, api.FleetPatchRequest{Selector: "x"})
 		if err != nil {
 			t.Fatal(err)
@@ -292,7 +323,7 @@ func TestPatchHaltsNamingNodeAndPackage(t *testing.T) {
 // TestPatchRefusals: nothing patchable, and a bad selector, are refused with their codes and make
 // nothing.
 func TestPatchRefusals(t *testing.T) {
-	f := newPatchFixture(t, "sqlite", patchNode{"old", "192.0.2.4", true}, patchNode{"a", "192.0.2.1", false})
+	f := newPatchFixture(t, "sqlite", patchNode{"old", "192.0.2.4", true, false}, patchNode{"a", "192.0.2.1", false, false})
 	ctx := context.Background()
 	_, err := f.room.Patch(ctx, operator, api.FleetPatchRequest{Selector: "old"})
 	testkit.WantCode(t, err, errcode.RolloutEmptySelection)
@@ -308,8 +339,8 @@ func TestPatchRefusals(t *testing.T) {
 // TestPatchOneNodeAMachine: two nodes that joined with the same addresses are one machine: with room
 // for three at once, they are never patched together, while another machine's node is.
 func TestPatchOneNodeAMachine(t *testing.T) {
-	f := newPatchFixture(t, "sqlite", patchNode{"a", "192.0.2.1", false}, patchNode{"b1", "192.0.2.2", false},
-		patchNode{"b2", "192.0.2.2", false}, patchNode{"c", "192.0.2.3", false})
+	f := newPatchFixture(t, "sqlite", patchNode{"a", "192.0.2.1", false, false}, patchNode{"b1", "192.0.2.2", false, false},
+		patchNode{"b2", "192.0.2.2", false, false}, patchNode{"c", "192.0.2.3", false, false})
 	ctx := context.Background()
 	out, err := f.room.Patch(ctx, operator, api.FleetPatchRequest{MaxParallel: 3})
 	if err != nil {
@@ -343,8 +374,8 @@ func TestPatchOneNodeAMachine(t *testing.T) {
 // exactly once. A pause between nodes stops the next node starting; resuming goes on.
 func TestPatchPlaneKilledMidPatch(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
-		f := newPatchFixture(t, backend, patchNode{"a", "192.0.2.1", false}, patchNode{"b", "192.0.2.2", false},
-			patchNode{"c", "192.0.2.3", false})
+		f := newPatchFixture(t, backend, patchNode{"a", "192.0.2.1", false, false}, patchNode{"b", "192.0.2.2", false, false},
+			patchNode{"c", "192.0.2.3", false, false})
 		ctx := context.Background()
 		out, err := f.room.Patch(ctx, operator, api.FleetPatchRequest{})
 		if err != nil {
@@ -406,7 +437,7 @@ func TestPatchPlaneKilledMidPatch(t *testing.T) {
 			t.Fatalf("rollout %s (paused %v): %s", ro.State, paused, ro.HaltReason)
 		}
 		for _, name := range []string{"a", "b", "c"} {
-			if got := f.jobsOf(name); got[rollouts.PatchWord] != 1 || got[rollouts.ReportWord] != 1 || len(got) != 2 {
+			if got := f.jobsOf(name); got[rollouts.PatchWord] != 1 || got[rollouts.RestartWord] != 1 || got[rollouts.ReportWord] != 1 || len(got) != 3 {
 				t.Fatalf("%s ran %v", name, got)
 			}
 		}
