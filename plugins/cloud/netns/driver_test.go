@@ -279,6 +279,13 @@ func TestInstanceLifecycle(t *testing.T) {
 	pidFile := filepath.Join(dir, "fs", "var-lib-lexicon-agent", "run.pid")
 	var agent int
 	waitFor(t, "the agent to run", func() bool { agent = readPid(t, pidFile); return agent > 0 && inNamespace(agent, in.ID) })
+	// It runs in its unit's cgroup, named as systemd would name it, so a scan of /proc tells its unit.
+	if mount, _ := cgroupMount(); mount == "" {
+		t.Fatal("the host has no cgroup hierarchy that names units (systemd-named v1, or v2)")
+	}
+	if cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", agent)); err != nil || !strings.Contains(string(cg), "/lexicon-netns/"+in.ID+"/system.slice/lexicon-agent.service\n") {
+		t.Errorf("the agent's cgroup: %q, %v; want its unit's under lexicon-netns/%s", cg, err, in.ID)
+	}
 
 	tr, err := d.MonthlyTransfer(ctx, in.ID)
 	if err != nil {
@@ -373,6 +380,9 @@ func TestInstanceLifecycle(t *testing.T) {
 		}
 		if _, err := os.Stat(d.cfg.state.dir(id)); err == nil {
 			t.Errorf("instance %s's folder is left", id)
+		}
+		if _, err := os.Stat(hostCgroup(id)); err == nil {
+			t.Errorf("instance %s's cgroup is left", id)
 		}
 		_, err := d.GetInstance(ctx, id)
 		testkit.WantCode(t, err, errcode.CloudNotFound)

@@ -31,6 +31,7 @@ const (
 	envEnter    = "LEXICON_NETNS_ENTER"    // "1": set up the instance's mounts first
 	envHostname = "LEXICON_NETNS_HOSTNAME" // the instance's label, its hostname
 	envUnit     = "LEXICON_NETNS_UNIT"     // the service a supervisor runs
+	envCgroup   = "LEXICON_NETNS_CGROUP"   // the kind of the host's hierarchy that names units (cgroup.go)
 )
 
 // mounts are the instance's own folders (under its folder's fs/) and where they appear inside it.
@@ -104,6 +105,7 @@ func enter(dir string) error {
 				return fmt.Errorf("bind %s: %w", m.target, err)
 			}
 		}
+		bindCgroup(dir, cgroupDir(dir))
 	}
 	if h := os.Getenv(envHostname); h != "" {
 		if err := unix.Sethostname([]byte(h)); err != nil {
@@ -548,6 +550,7 @@ func supervise(dir, name string) int {
 		return 1
 	}
 	defer os.Remove(pidFile(dir, name))
+	joinUnitCgroup(dir, name)
 	for {
 		env, err := unitEnv(u)
 		if err == nil {

@@ -166,6 +166,7 @@ func enterRootfs(dir, merged string) error {
 	if err := bind(dir, dir, false); err != nil {
 		return err
 	}
+	bindCgroup(dir, filepath.Join(merged, cgroupDir(dir)))
 	if err := bind(filepath.Dir(helperPath(rootOf(dir))), filepath.Dir(helperPath(rootOf(dir))), true); err != nil {
 		return err
 	}

@@ -169,6 +169,8 @@ func (t tools) removeNet(ctx context.Context, id string) error {
 	var errs []error
 	if err := t.killAll(ctx, id); err != nil {
 		errs = append(errs, err)
+	} else if err := removeCgroup(id); err != nil {
+		errs = append(errs, err)
 	}
 	if t.netnsExists(id) {
 		if _, err := run(ctx, t.ip, "netns", "del", nsName(id)); err != nil {
@@ -213,6 +215,9 @@ func (t tools) inInstance(root string, rec *record, mode string, args ...string)
 		"PATH=" + basePath, "LANG=C.UTF-8",
 		envHelper + "=" + mode, envInstance + "=" + filepath.Join(root, "instances", rec.ID),
 		envEnter + "=1", envHostname + "=" + rec.Label,
+	}
+	if _, kind := cgroupMount(); kind != "" {
+		cmd.Env = append(cmd.Env, envCgroup+"="+kind)
 	}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
