@@ -50,7 +50,11 @@ type report struct {
 	StaleProcesses []struct {
 		PID     int    `json:"pid"`
 		Command string `json:"command"`
+		Unit    string `json:"unit"`
 	} `json:"stale_processes"`
+	StaleServices []struct {
+		Unit string `json:"unit"`
+	} `json:"stale_services"`
 }
 
 func (r report) waiting() []string {
@@ -334,13 +338,16 @@ runcmd:
 		t.Fatal("the ordinary update was installed")
 	}
 
-	// 4. The daemon runs the replaced library.
-	if r := m.report(); len(r.waiting()) != 0 || !slices.Equal(r.stale(), []string{"lexfix-daemon"}) {
-		t.Fatalf("after the fix: waiting %v, stale %v", r.waiting(), r.stale())
+	// 4. The daemon runs the replaced library, and the report names its unit (from its cgroup, as on
+	// a machine run by systemd).
+	if r := m.report(); len(r.waiting()) != 0 || !slices.Equal(r.stale(), []string{"lexfix-daemon"}) ||
+		r.StaleProcesses[0].Unit != apttest.DaemonUnit || len(r.StaleServices) != 1 || r.StaleServices[0].Unit != apttest.DaemonUnit {
+		t.Fatalf("after the fix: waiting %v, stale %+v, services %+v", r.waiting(), r.StaleProcesses, r.StaleServices)
 	}
 
-	// 5. restart_services restarts it, through the instance's service manager.
-	res = m.word("restart_services", `{"units": ["lexfix-daemon.service"]}`)
+	// 5. restart_services restarts it, through the instance's service manager, without being told
+	// which unit: the machine names it.
+	res = m.word("restart_services", `{}`)
 	var restarted struct {
 		Restarted []struct {
 			Unit                string
