@@ -18,7 +18,7 @@ import (
 // runs on the node.
 func TestInstallCommandOnNetns(t *testing.T) {
 	needNamespaces(t)
-	installCommand(t, "10.213.92.1", "10.213.92.0/24", "host", "")
+	installCommand(t, "10.213.97.1", "10.213.97.0/24", "host", "")
 }
 
 // TestInstallCommandOnDebianRoot pastes the same command on a fresh Debian 12 (the root `make
