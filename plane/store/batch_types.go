@@ -152,6 +152,10 @@ type BatchSkipListResult struct {
 	NextCursor string      `json:"next_cursor,omitempty"`
 }
 
+type BatchStalledListParams struct {
+	Limit int // 0: the default list limit
+}
+
 type BatchAdvanceParams struct {
 	ID  string
 	Now time.Time

@@ -239,6 +239,10 @@ type Store interface {
 	// stopped batch, or one with neither bound nor budget, is left as it is. Refused:
 	// job.batch_not_found.
 	BatchAdvance(ctx context.Context, p BatchAdvanceParams) (BatchAdvanceResult, error)
+	// BatchStalledList names batches that need an advance nobody ran (the plane stopped between a
+	// job's end and its batch's advance): not stopped, jobs still queued, and held jobs with room to
+	// run or failures past the budget. At most Limit, by id.
+	BatchStalledList(ctx context.Context, p BatchStalledListParams) ([]string, error)
 
 	// Tokens. The store keeps admin API bearer tokens by the sha256 of their text: the store never sees a
 	// token.

@@ -305,9 +305,9 @@ func (r *Room) BatchSkips(ctx context.Context, who api.Token, id string, q api.B
 }
 
 // batchMover moves on the batches of jobs that just ended: releases held jobs into the room the
-// bound left, or stops a batch whose failures passed its budget. A failure here leaves the batch
-// waiting for the next of its jobs to end (or the expirer), never half moved: each advance is one
-// transaction. A batch with neither bound nor budget, or stopped, never needs moving again (neither
+// bound left, or stops a batch whose failures passed its budget. A failure here, or a plane stopped
+// between a job's end and its batch's advance, leaves the batch waiting, never half moved (each
+// advance is one transaction): the expirer's pass finds it (BatchStalledList) and advances it. A batch with neither bound nor budget, or stopped, never needs moving again (neither
 // changes): it is remembered, so its results cost no advance at all.
 type batchMover struct {
 	st    BatchAdvancer
@@ -326,19 +326,23 @@ func (b *batchMover) advance(ctx context.Context, now time.Time, ended ...store.
 		if _, ok := b.inert.Load(j.BatchID); ok {
 			continue
 		}
-		res, err := b.st.BatchAdvance(ctx, store.BatchAdvanceParams{ID: j.BatchID, Now: now})
-		if err != nil {
-			b.log.Warn("batch advance failed", "batch", j.BatchID, "err", err)
-			continue
-		}
-		if res.Batch.StopReason != "" || (res.Batch.MaxParallel == 0 && res.Batch.ErrorBudget == store.NoErrorBudget) {
-			b.inert.Store(j.BatchID, struct{}{})
-		}
-		if res.Stopped {
-			b.log.Warn("batch stopped", "batch", j.BatchID, "reason", res.Batch.StopReason, "cancelled", len(res.Cancelled))
-		}
-		for _, c := range res.Cancelled {
-			b.m.JobEnded(c.Word, string(c.State))
-		}
+		b.advanceBatch(ctx, now, j.BatchID)
+	}
+}
+
+func (b *batchMover) advanceBatch(ctx context.Context, now time.Time, id string) {
+	res, err := b.st.BatchAdvance(ctx, store.BatchAdvanceParams{ID: id, Now: now})
+	if err != nil {
+		b.log.Warn("batch advance failed", "batch", id, "err", err)
+		return
+	}
+	if res.Batch.StopReason != "" || (res.Batch.MaxParallel == 0 && res.Batch.ErrorBudget == store.NoErrorBudget) {
+		b.inert.Store(id, struct{}{})
+	}
+	if res.Stopped {
+		b.log.Warn("batch stopped", "batch", id, "reason", res.Batch.StopReason, "cancelled", len(res.Cancelled))
+	}
+	for _, c := range res.Cancelled {
+		b.m.JobEnded(c.Word, string(c.State))
 	}
 }

@@ -19,6 +19,7 @@ const DefaultExpireEvery = 5 * time.Second
 // ExpiryStore is what the expirer writes through.
 type ExpiryStore interface {
 	JobExpire(ctx context.Context, p store.JobExpireParams) ([]store.Job, error)
+	BatchStalledList(ctx context.Context, p store.BatchStalledListParams) ([]string, error)
 	BatchAdvancer
 }
 
@@ -60,7 +61,8 @@ func NewExpirer(c Config) *Expirer {
 	return e
 }
 
-// Expire makes running jobs past their budget lost, once, and logs each.
+// Expire makes running jobs past their budget lost, once, and logs each, and advances the batches
+// whose advance never ran.
 func (e *Expirer) Expire(ctx context.Context) {
 	lost, err := e.store.JobExpire(ctx, store.JobExpireParams{Now: e.now()})
 	if err != nil {
@@ -74,6 +76,18 @@ func (e *Expirer) Expire(ctx context.Context) {
 		e.m.JobEnded(j.Word, string(j.State))
 	}
 	e.batches.advance(ctx, e.now(), lost...)
+	// Batches whose advance never ran: the plane stopped between a job's end and it.
+	stalled, err := e.store.BatchStalledList(ctx, store.BatchStalledListParams{Limit: store.MaxListLimit})
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("listing stalled batches failed", "err", err)
+		}
+		return
+	}
+	for _, id := range stalled {
+		e.log.Info("batch advanced by the expirer: its advance never ran", "batch", id)
+		e.batches.advanceBatch(ctx, e.now(), id)
+	}
 }
 
 var _ services.Service = (*Expirer)(nil)

@@ -101,3 +101,66 @@ func TestExpirerRunsOnItsTick(t *testing.T) {
 	}
 	<-stopped
 }
+
+// A plane stopped between a batch job's end and the batch's advance leaves its held jobs waiting with
+// room to run: the expirer's next pass releases them, on both stores.
+func TestExpireAdvancesStalledBatches(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			url := filepath.Join(t.TempDir(), "plane.db")
+			if backend == "postgres" {
+				url = storetest.PostgresURL(t)
+			}
+			s := storetest.Open(t, url)
+			ctx := t.Context()
+			t0 := time.Now().UTC().Truncate(time.Second)
+			var targets []store.BatchTarget
+			var nodes []string
+			for _, name := range []string{"web-1", "web-2"} {
+				pub := keys.NewNode().Public()
+				j, err := s.JoinCreate(ctx, store.JoinCreateParams{Name: name, Key: pub.String(), Fingerprint: pub.Fingerprint(), SourceAddress: "192.0.2.1", Now: t0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := s.JoinApprove(ctx, store.JoinApproveParams{ID: j.Join.ID, Fingerprint: pub.Fingerprint(), Now: t0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.NodeReport(ctx, store.NodeReportParams{ID: res.Node.ID, Now: t0, Idle: true,
+					Vocabulary: []store.WordRef{{Name: "w", Version: "1.0.0", Digest: "d", Class: "look"}}}); err != nil {
+					t.Fatal(err)
+				}
+				targets = append(targets, store.BatchTarget{NodeID: res.Node.ID})
+				nodes = append(nodes, res.Node.ID)
+			}
+			b, err := s.BatchCreate(ctx, store.BatchCreateParams{Word: "w", Selector: "all", Class: "look", Params: []byte(`{}`),
+				MaxParallel: 1, ErrorBudget: store.NoErrorBudget, Targets: targets, CreatedBy: "operator", Now: t0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			claim := func(node string) *store.Job {
+				j, err := s.JobClaim(ctx, store.JobClaimParams{NodeID: node, Now: t0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return j
+			}
+			first := claim(nodes[0])
+			if first == nil || claim(nodes[1]) != nil {
+				t.Fatal("the bound of one did not hold the second job")
+			}
+			// The job ends through the store alone: the room's advance never runs.
+			if _, err := s.JobFinish(ctx, store.JobFinishParams{ID: first.ID, NodeID: nodes[0], Outcome: store.JobCompleted, Output: []byte(`{}`), Now: t0}); err != nil {
+				t.Fatal(err)
+			}
+			if claim(nodes[1]) != nil {
+				t.Fatal("the held job was handed out without an advance")
+			}
+			e := jobs.NewExpirer(jobs.Config{Store: s, Now: func() time.Time { return t0 }})
+			e.Expire(ctx)
+			if j := claim(nodes[1]); j == nil || j.BatchID != b.ID {
+				t.Fatalf("after the expirer's pass the held job is not handed out: %+v", j)
+			}
+		})
+	}
+}

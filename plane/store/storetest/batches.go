@@ -67,6 +67,14 @@ func (f *fx) finishAs(n store.Node, d time.Duration, outcome store.JobState, out
 	return done
 }
 
+// stalled is what BatchStalledList names.
+func (f *fx) stalled() []string {
+	f.Helper()
+	ids, err := f.s.BatchStalledList(f.ctx, store.BatchStalledListParams{})
+	noErr(f, err, "BatchStalledList")
+	return ids
+}
+
 func (f *fx) advance(id string, d time.Duration) store.BatchAdvanceResult {
 	f.Helper()
 	res, err := f.s.BatchAdvance(f.ctx, store.BatchAdvanceParams{ID: id, Now: f.at(d)})
@@ -172,11 +180,18 @@ var batchTests = []test{
 		if w := f.batchJobs(b.ID, "waiting", ""); len(w) != 3 || !w[0].Held || w[0].NodeName != "web-2" {
 			f.Fatalf("waiting %+v", w)
 		}
-		// Nothing ended: an advance releases nothing.
+		// Nothing ended: an advance releases nothing, and the batch is not stalled.
 		if res := f.advance(b.ID, time.Second); len(res.Released) != 0 {
 			f.Fatalf("released %+v", res.Released)
 		}
+		if s := f.stalled(); len(s) != 0 {
+			f.Fatalf("stalled with no room: %v", s)
+		}
+		// A job ended and its advance has not run (the plane stopped in between): stalled.
 		f.finishAs(nodes[0], 2*time.Second, store.JobCompleted, `{"ok":true}`)
+		if s := f.stalled(); len(s) != 1 || s[0] != b.ID {
+			f.Fatalf("stalled %v, want %s", s, b.ID)
+		}
 		res := f.advance(b.ID, 2*time.Second)
 		if len(res.Released) != 1 || res.Released[0].NodeID != nodes[2].ID {
 			f.Fatalf("released %+v", res.Released)
@@ -184,6 +199,9 @@ var batchTests = []test{
 		// A second advance with nothing new ended keeps the bound.
 		if res := f.advance(b.ID, 2*time.Second); len(res.Released) != 0 {
 			f.Fatalf("released again %+v", res.Released)
+		}
+		if s := f.stalled(); len(s) != 0 {
+			f.Fatalf("stalled after its advance: %v", s)
 		}
 		f.claim(nodes[2], f.at(3*time.Second))
 		f.noClaim(nodes[3], f.at(3*time.Second))
@@ -205,6 +223,10 @@ var batchTests = []test{
 		}
 		f.claim(nodes[2], f.at(time.Second))
 		f.finishAs(nodes[1], 2*time.Second, store.JobRefused, "")
+		// Past the budget with jobs queued and no advance yet: stalled, room or not.
+		if s := f.stalled(); len(s) != 1 || s[0] != b.ID {
+			f.Fatalf("stalled %v, want %s", s, b.ID)
+		}
 		res := f.advance(b.ID, 2*time.Second)
 		if !res.Stopped || len(res.Released) != 0 || len(res.Cancelled) != 2 || !strings.Contains(res.Batch.StopReason, "error budget") {
 			f.Fatalf("two failures past a budget of one: %+v", res)
@@ -223,6 +245,9 @@ var batchTests = []test{
 		// A stopped batch stays as it is.
 		if res := f.advance(b.ID, 3*time.Second); res.Stopped || len(res.Released)+len(res.Cancelled) != 0 {
 			f.Fatalf("advance of a stopped batch: %+v", res)
+		}
+		if s := f.stalled(); len(s) != 0 {
+			f.Fatalf("a stopped batch is stalled: %v", s)
 		}
 	}},
 	{"Batch/Groups", func(f *fx) {

@@ -140,7 +140,7 @@ type BatchQueries struct {
 	BatchInsert, BatchNodes, BatchJobsInsert, BatchSkipsInsert, BatchGet, BatchLock, BatchList string
 	BatchCounts, BatchFailures, BatchActive, BatchRelease, BatchStop, BatchCancelQueued        string
 	BatchJobList, BatchGroups, BatchSkipList                                                   string
-	BatchPruneJobs, BatchPruneSkips, BatchPrune                                                string
+	BatchPruneJobs, BatchPruneSkips, BatchPrune, BatchStalledList                              string
 }
 
 // RoleQueries are the statements of queries_roles.sql: roles, their versions and assignments, and

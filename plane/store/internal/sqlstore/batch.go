@@ -410,6 +410,30 @@ func (s *sqlStore) BatchSkipList(ctx context.Context, p BatchSkipListParams) (Ba
 	return res, err
 }
 
+func (s *sqlStore) BatchStalledList(ctx context.Context, p BatchStalledListParams) ([]string, error) {
+	limit, err := listLimit(p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	err = s.read(ctx, "list stalled batches", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.BatchStalledList, limit)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var id string
+			if err := rs.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rs.Err()
+	})
+	return ids, err
+}
+
 // BatchAdvance holds the batch's row while it decides, so that advances after two results ending at
 // once see each other's releases. A batch with neither a bound nor a budget has nothing to decide.
 func (s *sqlStore) BatchAdvance(ctx context.Context, p BatchAdvanceParams) (BatchAdvanceResult, error) {

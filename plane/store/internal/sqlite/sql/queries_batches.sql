@@ -105,3 +105,19 @@ DELETE FROM batch_skips WHERE batch_id IN ({{batches_past}})
 
 -- name: BatchPrune
 DELETE FROM batches WHERE id IN ({{batches_past}})
+
+-- name: BatchStalledList
+-- Batches a plane stopped between a job's end and the batch's advance left waiting: jobs still queued,
+-- and either held jobs with room to run or failures past the budget. ?1: at most this many.
+SELECT b.id FROM batches b
+WHERE b.stopped_at IS NULL
+  AND EXISTS (SELECT 1 FROM jobs q WHERE q.batch_id = b.id AND q.state = 'queued')
+  AND ((b.max_parallel > 0
+        AND EXISTS (SELECT 1 FROM jobs h WHERE h.batch_id = b.id AND h.state = 'queued' AND h.held = 1)
+        AND (SELECT count(*) FROM jobs a WHERE a.batch_id = b.id
+             AND ((a.state = 'queued' AND a.held = 0) OR a.state = 'running')) < b.max_parallel)
+    OR (b.error_budget >= 0
+        AND (SELECT count(*) FROM jobs f WHERE f.batch_id = b.id
+             AND f.state IN ('failed', 'refused', 'lost')) > b.error_budget))
+ORDER BY b.id
+LIMIT ?1
