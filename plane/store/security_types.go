@@ -55,10 +55,12 @@ const (
 )
 
 // PackageThresholds is how the package detectors judge: the critical package name patterns
-// (path.Match) and how long a critical fix may wait. No patterns: plane:critical_fix_waiting is not
-// judged. FixAge 0: a day.
+// (path.Match), the package names each node serves by its roles (by node ID, critical on that node
+// alone, as the fleet security view counts them), and how long a critical fix may wait. No patterns
+// and nothing served: plane:critical_fix_waiting is not judged. FixAge 0: a day.
 type PackageThresholds struct {
 	Critical []string
+	Served   map[string][]string
 	FixAge   time.Duration
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/security"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
@@ -117,4 +118,69 @@ func (f *fleet) check(nodes []store.Node) error {
 		}
 	}
 	return nil
+}
+
+// NodesServed answers, for each active node that serves anything by its roles, the packages present
+// and the units kept enabled or started in the footprint its roles render, each with the roles that
+// name it: the fleet security view counts them critical on that node. With no assignment it answers
+// nothing without reading a node. A node whose roles conflict serves what each of its roles names:
+// the conflict is refused where it is made and shown on the node's footprint, and must not hide from
+// the security view what the node runs.
+//
+// It reads what the plane's other answers about roles read (every role, assignment and active node)
+// and is asked once per security view and once per incident pass.
+func (r *Room) NodesServed(ctx context.Context) (map[string]security.Served, error) {
+	as, err := r.c.Store.RoleAssignmentList(ctx, store.RoleAssignmentListParams{})
+	if err != nil || len(as) == 0 {
+		return nil, err
+	}
+	f, err := r.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]security.Served{}
+	bySet := map[string]security.Served{}
+	for _, n := range f.nodes {
+		names := f.rolesOf(n)
+		if len(names) == 0 {
+			continue
+		}
+		key := strings.Join(names, ",")
+		s, ok := bySet[key]
+		if !ok {
+			s = f.served(names)
+			bySet[key] = s
+		}
+		if len(s.Packages) > 0 || len(s.Units) > 0 {
+			out[n.ID] = s
+		}
+	}
+	return out, nil
+}
+
+var _ security.Roles = (*Room)(nil)
+
+// served is what a set of roles serves (nodes carrying the same set share the answer, read only): the
+// union of what each role keeps present, enabled or started. Where the roles render, that is exactly
+// the rendered footprint's (Render merges items claimed alike and refuses the rest), and naming each
+// role comes with it; where they conflict, it is still what the node was told to run.
+func (f *fleet) served(names []string) security.Served {
+	s := security.Served{Packages: map[string][]string{}, Units: map[string][]string{}}
+	for _, name := range names {
+		spec, ok := f.specs[name]
+		if !ok || spec.Footprint == nil {
+			continue
+		}
+		for _, p := range spec.Footprint.Packages {
+			if p.State == footprint.StatePresent && !slices.Contains(s.Packages[p.Name], name) {
+				s.Packages[p.Name] = append(s.Packages[p.Name], name)
+			}
+		}
+		for _, u := range spec.Footprint.Units {
+			if (u.Enabled || u.Started) && !slices.Contains(s.Units[u.Name], name) {
+				s.Units[u.Name] = append(s.Units[u.Name], name)
+			}
+		}
+	}
+	return s
 }

@@ -32,8 +32,26 @@ type RoomConfig struct {
 	// Its Critical is the plane's own list: a list an admin set at run time (the store's
 	// SecuritySettings) stands in for it until reset.
 	Config Config
+	// Roles, when set, says what each node serves by its roles (the roles room): a served package's
+	// fix and a served unit's replaced code are critical on that node. Nil: nothing is served.
+	Roles Roles
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+}
+
+// Roles is what the room asks of the roles room: for each active node that serves anything by its
+// roles, what it serves (nodes absent serve nothing). A plane with no assignment should answer
+// without reading its nodes.
+type Roles interface {
+	NodesServed(ctx context.Context) (map[string]Served, error)
+}
+
+// served asks Roles, if any.
+func (r *Room) served(ctx context.Context) (map[string]Served, error) {
+	if r.c.Roles == nil {
+		return nil, nil
+	}
+	return r.c.Roles.NodesServed(ctx)
 }
 
 // Room answers the fleet security view.
@@ -89,11 +107,34 @@ func (r *Room) Effective(ctx context.Context) (Config, store.SecuritySettings, e
 	return c, set, nil
 }
 
-// Thresholds is what the package detectors judge by now: Effective's list and fix age, so the page and
-// the incidents agree after a change at run time too.
+// Thresholds is what the package detectors judge by now: Effective's list and fix age, and the
+// packages each node serves by its roles, so the page and the incidents agree after a change at run
+// time too. An error reading either is returned, not a list short of what the page would show.
 func (r *Room) Thresholds(ctx context.Context) (store.PackageThresholds, error) {
 	c, _, err := r.Effective(ctx)
-	return c.Thresholds(), err
+	if err != nil {
+		return c.Thresholds(), err
+	}
+	t := c.Thresholds()
+	served, err := r.served(ctx)
+	if err != nil {
+		return t, err
+	}
+	for id, s := range served {
+		if len(s.Packages) == 0 {
+			continue
+		}
+		if t.Served == nil {
+			t.Served = make(map[string][]string, len(served))
+		}
+		names := make([]string, 0, len(s.Packages))
+		for name := range s.Packages {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		t.Served[id] = names
+	}
+	return t, nil
 }
 
 // Critical answers the critical list in force, where it comes from, and the plane's own.
@@ -144,7 +185,8 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// Judge reads every active node's reports in one query and classifies each, by the config in force.
+// Judge reads every active node's reports in one query and classifies each, by the config in force and
+// what each node serves.
 func (r *Room) Judge(ctx context.Context) ([]Judged, time.Time, error) {
 	cfg, _, err := r.Effective(ctx)
 	if err != nil {
@@ -160,13 +202,17 @@ func (r *Room) judge(ctx context.Context, cfg Config) ([]Judged, time.Time, erro
 	if err != nil {
 		return nil, now, err
 	}
+	served, err := r.served(ctx)
+	if err != nil {
+		return nil, now, err
+	}
 	out := make([]Judged, 0, len(reports))
 	// Nodes on one release with nothing waiting send the same bytes, as do nodes waiting for the same
 	// fixes: each distinct report is decoded once (Classify only reads it), and decoding was most of the
 	// plane's own part of a view.
 	decoded := map[string]*Report{}
 	for _, p := range reports {
-		in := Input{HasWord: p.HasWord, ReportedAt: p.FinishedAt, OwedBefore: p.OwedBefore, Now: now}
+		in := Input{HasWord: p.HasWord, ReportedAt: p.FinishedAt, OwedBefore: p.OwedBefore, Served: served[p.NodeID], Now: now}
 		if p.JobID != "" {
 			rep, seen := decoded[string(p.Output)]
 			if !seen {
