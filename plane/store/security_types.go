@@ -23,6 +23,9 @@ type PackageReportListParams struct {
 	// fixes waiting (a fix waiting then and now); elsewhere they are left zero. Each lookup is an index
 	// probe per node, and most of a fleet owes nothing.
 	Narrow bool
+	// Selectable also reads each node's labels and facts, what a role's selector matches: the view asks
+	// when a role is assigned, so that what each node serves needs no second read of the fleet.
+	Selectable bool
 }
 
 // PackageReport is one active node and its newest completed report of the word, if any.
@@ -42,6 +45,9 @@ type PackageReport struct {
 	OwedBefore bool
 	// FixesBefore is that report's security_upgrades at or before FixCutoff (JSON), nil when none.
 	FixesBefore json.RawMessage
+	// Labels and Facts are the node's, with Selectable; nil and zero without.
+	Labels map[string]string
+	Facts  NodeFacts
 }
 
 // The fleet security view's incidents, on a node.

@@ -34,6 +34,26 @@ type rendered struct {
 
 // load reads the fleet. An assignment whose selector no longer parses picks no node.
 func (r *Room) load(ctx context.Context) (*fleet, error) {
+	f, err := r.loadRoles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cursor := ""
+	for {
+		res, err := r.c.Store.NodeList(ctx, store.NodeListParams{State: store.NodeActive, Limit: store.MaxListLimit, Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		f.nodes = append(f.nodes, res.Nodes...)
+		if res.NextCursor == "" {
+			return f, nil
+		}
+		cursor = res.NextCursor
+	}
+}
+
+// loadRoles reads the roles and their assignments, not the nodes.
+func (r *Room) loadRoles(ctx context.Context) (*fleet, error) {
 	f := &fleet{specs: map[string]Spec{}, rendered: map[string]rendered{}}
 	vs, err := r.c.Store.RoleList(ctx, store.RoleListParams{})
 	if err != nil {
@@ -55,18 +75,7 @@ func (r *Room) load(ctx context.Context) (*fleet, error) {
 			f.assigns = append(f.assigns, assignment{a.Role, sel})
 		}
 	}
-	cursor := ""
-	for {
-		res, err := r.c.Store.NodeList(ctx, store.NodeListParams{State: store.NodeActive, Limit: store.MaxListLimit, Cursor: cursor})
-		if err != nil {
-			return nil, err
-		}
-		f.nodes = append(f.nodes, res.Nodes...)
-		if res.NextCursor == "" {
-			return f, nil
-		}
-		cursor = res.NextCursor
-	}
+	return f, nil
 }
 
 // rolesOf names the roles n carries, sorted.
@@ -120,30 +129,29 @@ func (f *fleet) check(nodes []store.Node) error {
 	return nil
 }
 
-// NodesServed answers, for each active node that serves anything by its roles, the packages present
+// ServedBy reads the roles and their assignments and answers what a node serves: the packages present
 // and the units kept enabled or started in the footprint its roles render, each with the roles that
-// name it: the fleet security view counts them critical on that node. With no assignment it answers
-// nothing without reading a node. A node whose roles conflict serves what each of its roles names:
-// the conflict is refused where it is made and shown on the node's footprint, and must not hide from
-// the security view what the node runs.
-//
-// It reads what the plane's other answers about roles read (every role, assignment and active node)
-// and is asked once per security view and once per incident pass.
-func (r *Room) NodesServed(ctx context.Context) (map[string]security.Served, error) {
+// name it; the fleet security view counts them critical on that node. With no assignment it answers
+// nil after one read. The caller hands it the nodes (the security view has them from its own query,
+// with the labels and facts a selector matches): reading the fleet here again cost more than the rest
+// of the view. A node whose roles conflict serves what each of its roles names: the conflict is
+// refused where it is made and shown on the node's footprint, and must not hide from the security view
+// what the node was told to run. Each distinct set of roles is worked out once; the answer is for
+// one caller at a time.
+func (r *Room) ServedBy(ctx context.Context) (security.Serving, error) {
 	as, err := r.c.Store.RoleAssignmentList(ctx, store.RoleAssignmentListParams{})
 	if err != nil || len(as) == 0 {
 		return nil, err
 	}
-	f, err := r.load(ctx)
+	f, err := r.loadRoles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]security.Served{}
 	bySet := map[string]security.Served{}
-	for _, n := range f.nodes {
+	return func(n store.Node) security.Served {
 		names := f.rolesOf(n)
 		if len(names) == 0 {
-			continue
+			return security.Served{}
 		}
 		key := strings.Join(names, ",")
 		s, ok := bySet[key]
@@ -151,11 +159,8 @@ func (r *Room) NodesServed(ctx context.Context) (map[string]security.Served, err
 			s = f.served(names)
 			bySet[key] = s
 		}
-		if len(s.Packages) > 0 || len(s.Units) > 0 {
-			out[n.ID] = s
-		}
-	}
-	return out, nil
+		return s
+	}, nil
 }
 
 var _ security.Roles = (*Room)(nil)

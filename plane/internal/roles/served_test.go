@@ -14,18 +14,18 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
 
-// TestNodesServed: with no assignment nothing is served; a node serves the packages its roles keep
+// TestServedBy: with no assignment nothing is served; a node serves the packages its roles keep
 // present and the units they keep enabled or started, each with the roles naming it, and a node
 // carrying none is absent; a node whose roles came to conflict (labelled after both were assigned)
 // still serves what each of its roles names.
-func TestNodesServed(t *testing.T) {
+func TestServedBy(t *testing.T) {
 	ctx := t.Context()
 	st := storetest.Open(t, filepath.Join(t.TempDir(), "plane.db"))
 	web := enrol(t, st, "web-1", map[string]string{"tier": "web"})
 	db := enrol(t, st, "db-1", map[string]string{"tier": "db"})
 	room := roles.NewRoom(roles.RoomConfig{Store: st, Nodes: nodes.New(nodes.Config{Store: st})})
-	if s, err := room.NodesServed(ctx); err != nil || s != nil {
-		t.Fatalf("no assignment: %v, %v", s, err)
+	if s, err := room.ServedBy(ctx); err != nil || s != nil {
+		t.Fatalf("no assignment: %v", err)
 	}
 	for _, f := range []string{
 		"name: web\npackages: [{name: nginx}, {name: apache2, state: absent}]\nunits: [{name: nginx.service}, {name: apache2.service, enabled: false, started: false}]\n",
@@ -54,9 +54,19 @@ func TestNodesServed(t *testing.T) {
 	if fp, err := room.Footprint(ctx, admin, "db-1"); err != nil || fp.Code != errcode.RoleConflict {
 		t.Fatalf("db-1's roles should conflict: %+v, %v", fp, err)
 	}
-	got, err := room.NodesServed(ctx)
+	serving, err := room.ServedBy(ctx)
+	if err != nil || serving == nil {
+		t.Fatal(err)
+	}
+	nodes, err := st.NodeList(ctx, store.NodeListParams{State: store.NodeActive})
 	if err != nil {
 		t.Fatal(err)
+	}
+	got := map[string]security.Served{}
+	for _, n := range nodes.Nodes {
+		if s := serving(n); len(s.Packages)+len(s.Units) > 0 {
+			got[n.ID] = s
+		}
 	}
 	want := map[string]security.Served{
 		web.ID: {Packages: map[string][]string{"nginx": {"proxy", "web"}, "varnish": {"edge"}},

@@ -39,19 +39,29 @@ type RoomConfig struct {
 	Now func() time.Time
 }
 
-// Roles is what the room asks of the roles room: for each active node that serves anything by its
-// roles, what it serves (nodes absent serve nothing). A plane with no assignment should answer
-// without reading its nodes.
+// Roles is what the room asks of the roles room: ServedBy reads the roles and their assignments and
+// answers what a node serves, judged on the node's ID, name, labels and facts (what a selector
+// matches), or nil when no role is assigned, so that a plane without roles reads no node's labels.
+// The nodes come from the view's own query (PackageReportListParams.Selectable): asking the roles
+// room to read the fleet again cost more than the rest of the view.
 type Roles interface {
-	NodesServed(ctx context.Context) (map[string]Served, error)
+	ServedBy(ctx context.Context) (Serving, error)
 }
 
-// served asks Roles, if any.
-func (r *Room) served(ctx context.Context) (map[string]Served, error) {
+// Serving answers what one node serves; one caller at a time.
+type Serving func(n store.Node) Served
+
+// serving asks Roles, if any.
+func (r *Room) serving(ctx context.Context) (Serving, error) {
 	if r.c.Roles == nil {
 		return nil, nil
 	}
-	return r.c.Roles.NodesServed(ctx)
+	return r.c.Roles.ServedBy(ctx)
+}
+
+// node is what a selector reads of a report's node.
+func node(p store.PackageReport) store.Node {
+	return store.Node{ID: p.NodeID, Name: p.NodeName, Labels: p.Labels, Facts: p.Facts}
 }
 
 // Room answers the fleet security view.
@@ -116,23 +126,29 @@ func (r *Room) Thresholds(ctx context.Context) (store.PackageThresholds, error) 
 		return c.Thresholds(), err
 	}
 	t := c.Thresholds()
-	served, err := r.served(ctx)
+	serving, err := r.serving(ctx)
+	if err != nil || serving == nil {
+		return t, err
+	}
+	// The active nodes with what selectors match, from the view's query without its probes.
+	nodes, err := r.c.Store.PackageReportList(ctx, store.PackageReportListParams{Word: Word, Selectable: true})
 	if err != nil {
 		return t, err
 	}
-	for id, s := range served {
+	for _, p := range nodes {
+		s := serving(node(p))
 		if len(s.Packages) == 0 {
 			continue
 		}
 		if t.Served == nil {
-			t.Served = make(map[string][]string, len(served))
+			t.Served = map[string][]string{}
 		}
 		names := make([]string, 0, len(s.Packages))
 		for name := range s.Packages {
 			names = append(names, name)
 		}
 		slices.Sort(names)
-		t.Served[id] = names
+		t.Served[p.NodeID] = names
 	}
 	return t, nil
 }
@@ -197,12 +213,12 @@ func (r *Room) Judge(ctx context.Context) ([]Judged, time.Time, error) {
 
 func (r *Room) judge(ctx context.Context, cfg Config) ([]Judged, time.Time, error) {
 	now := r.c.Now().UTC()
-	reports, err := r.c.Store.PackageReportList(ctx, store.PackageReportListParams{Word: Word,
-		RebootCutoff: now.Add(-cfg.RebootAfter), FixCutoff: now.Add(-cfg.FixAge), Narrow: true})
+	serving, err := r.serving(ctx)
 	if err != nil {
 		return nil, now, err
 	}
-	served, err := r.served(ctx)
+	reports, err := r.c.Store.PackageReportList(ctx, store.PackageReportListParams{Word: Word,
+		RebootCutoff: now.Add(-cfg.RebootAfter), FixCutoff: now.Add(-cfg.FixAge), Narrow: true, Selectable: serving != nil})
 	if err != nil {
 		return nil, now, err
 	}
@@ -212,7 +228,10 @@ func (r *Room) judge(ctx context.Context, cfg Config) ([]Judged, time.Time, erro
 	// plane's own part of a view.
 	decoded := map[string]*Report{}
 	for _, p := range reports {
-		in := Input{HasWord: p.HasWord, ReportedAt: p.FinishedAt, OwedBefore: p.OwedBefore, Served: served[p.NodeID], Now: now}
+		in := Input{HasWord: p.HasWord, ReportedAt: p.FinishedAt, OwedBefore: p.OwedBefore, Now: now}
+		if serving != nil {
+			in.Served = serving(node(p))
+		}
 		if p.JobID != "" {
 			rep, seen := decoded[string(p.Output)]
 			if !seen {

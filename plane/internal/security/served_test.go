@@ -16,22 +16,39 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 )
 
-// nodeReads counts the roles room's reads of the nodes.
-type nodeReads struct {
+// roleReads counts the roles room's reads of the roles and of the nodes.
+type roleReads struct {
 	store.Store
-	calls int
+	roles, nodes int
 }
 
-func (n *nodeReads) NodeList(ctx context.Context, p store.NodeListParams) (store.NodeListResult, error) {
-	n.calls++
+func (n *roleReads) RoleList(ctx context.Context, p store.RoleListParams) ([]store.RoleVersion, error) {
+	n.roles++
+	return n.Store.RoleList(ctx, p)
+}
+
+func (n *roleReads) NodeList(ctx context.Context, p store.NodeListParams) (store.NodeListResult, error) {
+	n.nodes++
 	return n.Store.NodeList(ctx, p)
+}
+
+// selectable records whether the view's query read the nodes' labels and facts.
+type selectable struct {
+	security.Store
+	asked []bool
+}
+
+func (s *selectable) PackageReportList(ctx context.Context, p store.PackageReportListParams) ([]store.PackageReport, error) {
+	s.asked = append(s.asked, p.Selectable)
+	return s.Store.PackageReportList(ctx, p)
 }
 
 // TestServedByRoles: on each store, with the roles room wired in, a node carrying a role with package
 // nginx and unit nginx.service is red when nginx's security fix waits and nginx.service runs replaced
 // code, naming the role, while a node without the role is amber for the same report; the detectors'
 // thresholds carry the served package, so plane:critical_fix_waiting opens on the serving node alone
-// once the fix has waited a day. Before any assignment, the roles room reads no node.
+// once the fix has waited a day. Before any assignment, no role and no node's labels are read; after,
+// the labels come with the view's one query and the roles room reads no node itself.
 func TestServedByRoles(t *testing.T) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
@@ -55,9 +72,10 @@ func TestServedByRoles(t *testing.T) {
 				storetest.Completed(t, st, n.ID, security.Word, report, now.Add(-30*time.Hour))
 				storetest.Completed(t, st, n.ID, security.Word, report, now.Add(-10*time.Minute))
 			}
-			reads := &nodeReads{Store: st}
+			reads := &roleReads{Store: st}
 			rs := roles.NewRoom(roles.RoomConfig{Store: reads})
-			room := security.NewRoom(security.RoomConfig{Store: st, Roles: rs, Now: func() time.Time { return now }})
+			lists := &selectable{Store: st}
+			room := security.NewRoom(security.RoomConfig{Store: lists, Roles: rs, Now: func() time.Time { return now }})
 
 			levels := func() map[string]api.SecurityRow {
 				t.Helper()
@@ -71,14 +89,14 @@ func TestServedByRoles(t *testing.T) {
 				}
 				return out
 			}
-			// No role exists yet: both nodes are amber, and the roles room read no node to say so.
+			// No role exists yet: both nodes are amber, and nothing was read to say so but the assignments.
 			for name, r := range levels() {
 				if r.Level != api.SecurityAmber {
 					t.Fatalf("before any role, %s is %s: %+v", name, r.Level, r.Reasons)
 				}
 			}
-			if reads.calls != 0 {
-				t.Fatalf("with no assignment the roles room listed nodes %d times", reads.calls)
+			if reads.roles != 0 || reads.nodes != 0 || !slices.Equal(lists.asked, []bool{false}) {
+				t.Fatalf("with no assignment: %d role and %d node reads, labels asked %v", reads.roles, reads.nodes, lists.asked)
 			}
 
 			admin := api.Token{Name: "admin", Role: api.RoleAdmin}
@@ -88,7 +106,11 @@ func TestServedByRoles(t *testing.T) {
 			if _, err := rs.Assign(ctx, admin, "web", api.RoleAssignRequest{Selector: "tier=web"}); err != nil {
 				t.Fatal(err)
 			}
+			reads.nodes, lists.asked = 0, nil
 			rows := levels()
+			if reads.nodes != 0 || !slices.Equal(lists.asked, []bool{true}) {
+				t.Fatalf("with a role assigned: %d node reads by the roles room, labels asked %v", reads.nodes, lists.asked)
+			}
 			kinds := func(r api.SecurityRow) (out []string) {
 				for _, x := range r.Reasons {
 					out = append(out, x.Kind)

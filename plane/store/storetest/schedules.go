@@ -184,11 +184,24 @@ func init() {
 		if list[2].HasWord {
 			f.Fatalf("c-node %+v", list[2])
 		}
-		// Without cutoffs the older reports are not looked up.
+		// Without cutoffs the older reports are not looked up, nor labels and facts unless Selectable.
 		list, err = f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "packages_report"})
 		noErr(f, err, "PackageReportList")
-		if list[0].OwedBefore || list[0].FixesBefore != nil {
+		if list[0].OwedBefore || list[0].FixesBefore != nil || list[0].Labels != nil || list[0].Facts.OS != "" {
 			f.Fatalf("without cutoffs %+v", list[0])
+		}
+		// Selectable reads what a role's selector matches: the labels and the facts.
+		_, err = f.s.NodeLabel(f.ctx, store.NodeLabelParams{ID: a.ID, Set: map[string]string{"tier": "web"}, By: "test"})
+		noErr(f, err, "NodeLabel")
+		facts := store.NodeFacts{CollectedAt: f.at(41 * time.Hour), OS: "debian-12", Arch: "x86_64", Hostname: "b-node", CPUs: 2}
+		_, err = f.s.NodeReport(f.ctx, store.NodeReportParams{ID: b.ID, Now: f.at(41 * time.Hour), AgentVersion: "1.0.0", Vocabulary: vocab,
+			Idle: true, Facts: facts})
+		noErr(f, err, "NodeReport")
+		list, err = f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "packages_report", Selectable: true})
+		noErr(f, err, "PackageReportList selectable")
+		if len(list) != 3 || list[0].Labels["tier"] != "web" || list[0].JobID != last.ID || list[1].Facts.OS != "debian-12" ||
+			list[1].Facts.CPUs != 2 || len(list[1].Labels) != 0 {
+			f.Fatalf("selectable %+v", list)
 		}
 	}})
 }

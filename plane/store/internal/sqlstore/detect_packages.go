@@ -21,7 +21,7 @@ const packagesWord = "packages_report"
 // for every node with a report. The older report is looked up narrowly (Narrow): a fix that waited
 // then counts only if it waits now, so nodes with none waiting need no lookup.
 func (s *sqlStore) packageReports(ctx context.Context, ex sqldb.Execer, fixCutoff time.Time, each func(r PackageReport) (finding, bool)) (map[string]finding, error) {
-	rows, err := ex.Query(ctx, s.q.PackageReportList, packagesWord, nil, at(fixCutoff), true)
+	rows, err := ex.Query(ctx, s.q.PackageReportList, packagesWord, nil, at(fixCutoff), true, false)
 	if err != nil {
 		return nil, err
 	}
