@@ -23,6 +23,9 @@ type PackageReportListParams struct {
 	// fixes waiting (a fix waiting then and now); elsewhere they are left zero. Each lookup is an index
 	// probe per node, and most of a fleet owes nothing.
 	Narrow bool
+	// Selectable also reads each node's labels and facts, what a role's selector matches: the view asks
+	// when a role is assigned, so that what each node serves needs no second read of the fleet.
+	Selectable bool
 }
 
 // PackageReport is one active node and its newest completed report of the word, if any.
@@ -42,6 +45,9 @@ type PackageReport struct {
 	OwedBefore bool
 	// FixesBefore is that report's security_upgrades at or before FixCutoff (JSON), nil when none.
 	FixesBefore json.RawMessage
+	// Labels and Facts are the node's, with Selectable; nil and zero without.
+	Labels map[string]string
+	Facts  NodeFacts
 }
 
 // The fleet security view's incidents, on a node.
@@ -55,10 +61,12 @@ const (
 )
 
 // PackageThresholds is how the package detectors judge: the critical package name patterns
-// (path.Match) and how long a critical fix may wait. No patterns: plane:critical_fix_waiting is not
-// judged. FixAge 0: a day.
+// (path.Match), the package names each node serves by its roles (by node ID, critical on that node
+// alone, as the fleet security view counts them), and how long a critical fix may wait. No patterns
+// and nothing served: plane:critical_fix_waiting is not judged. FixAge 0: a day.
 type PackageThresholds struct {
 	Critical []string
+	Served   map[string][]string
 	FixAge   time.Duration
 }
 

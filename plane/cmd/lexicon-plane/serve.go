@@ -34,6 +34,7 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/metrics"
 	"github.com/lexicon-fleet/lexicon/plane/internal/provision"
 	"github.com/lexicon-fleet/lexicon/plane/internal/retention"
+	"github.com/lexicon-fleet/lexicon/plane/internal/roles"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/schedules"
 	"github.com/lexicon-fleet/lexicon/plane/internal/seal"
@@ -132,7 +133,7 @@ func serveCmd() *cli.Command {
 				func(v string) error { return provisionTimeouts.Set(v) })
 			fs.DurationVar(&leaseTTL, "lease-ttl", 30*time.Second, "how long a lease this replica holds outlives it if it dies")
 			fs.StringVar(&criticalPackages, "critical-packages", strings.Join(security.DefaultConfig().Critical, ","),
-				"package name patterns (openssl, linux-image-*) whose waiting security fix makes a node red on the fleet security view")
+				"package name patterns (openssl, linux-image-*) whose waiting security fix makes a node red on the fleet security view (the packages a node serves by its roles are critical on it besides)")
 			fs.DurationVar(&criticalFixAge, "critical-fix-age", security.DefaultConfig().FixAge, "how long a critical fix may wait before plane:critical_fix_waiting opens")
 			fs.IntVar(&driverMaxTimeouts, "driver-max-timeouts", 3, "calls in a row that may time out before a driver process is restarted (negative: never)")
 			fs.StringVar(&metricsListen, "metrics-listen", "", "also serve /metrics (Prometheus, no token) on this address, plain HTTP; keep it loopback or private")
@@ -494,8 +495,9 @@ func background(st store.Store, log *slog.Logger, hooks []webhook.Endpoint, reco
 	}
 	bg = append(bg, incidents.NewReconciler(incidents.Config{Store: st, Log: log, Every: reconcileEvery, ExpiryLead: expiryLead,
 		Webhooks: webhook.Names(hooks), Queued: queued, Packages: pkgs.Thresholds(),
-		// The list an admin set at run time stands in for the flag's: the same room's reading the page uses.
-		PackagesNow: security.NewRoom(security.RoomConfig{Store: st, Config: pkgs}).Thresholds}))
+		// The list an admin set at run time stands in for the flag's, and what each node serves by its
+		// roles is critical on it: the same room's reading the page uses (NodesServed reads the store alone).
+		PackagesNow: security.NewRoom(security.RoomConfig{Store: st, Config: pkgs, Roles: roles.NewRoom(roles.RoomConfig{Store: st})}).Thresholds}))
 	if deliver != nil {
 		bg = append(bg, deliver)
 	}

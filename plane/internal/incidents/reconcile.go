@@ -42,12 +42,12 @@ type Config struct {
 	// Health tunes the plane's own detectors; zero fields mean the store's defaults.
 	Health store.HealthThresholds
 	// Packages is what the package detectors count as critical and how long a critical fix may wait
-	// (lexicon-plane serve gives the fleet security view's); no patterns: plane:critical_fix_waiting
-	// is not judged.
+	// (lexicon-plane serve gives the fleet security view's); no patterns and nothing served:
+	// plane:critical_fix_waiting is not judged.
 	Packages store.PackageThresholds
 	// PackagesNow, when set, is asked each pass instead of Packages: the critical list can change at
-	// run time (the fleet security room's Thresholds), and the incidents must judge by the list the
-	// page shows. An error skips the pass, logged.
+	// run time and what each node serves follows its roles (the fleet security room's Thresholds), and
+	// the incidents must judge by what the page shows. An error skips the pass, logged.
 	PackagesNow func(ctx context.Context) (store.PackageThresholds, error)
 	// ExpiryLead is how long before the release the fleet is served expires plane:release_expiring
 	// opens; 0 means store.DefaultExpiryLead (14 days).

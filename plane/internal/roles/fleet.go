@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
+	"github.com/lexicon-fleet/lexicon/plane/internal/security"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
@@ -33,6 +34,26 @@ type rendered struct {
 
 // load reads the fleet. An assignment whose selector no longer parses picks no node.
 func (r *Room) load(ctx context.Context) (*fleet, error) {
+	f, err := r.loadRoles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cursor := ""
+	for {
+		res, err := r.c.Store.NodeList(ctx, store.NodeListParams{State: store.NodeActive, Limit: store.MaxListLimit, Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		f.nodes = append(f.nodes, res.Nodes...)
+		if res.NextCursor == "" {
+			return f, nil
+		}
+		cursor = res.NextCursor
+	}
+}
+
+// loadRoles reads the roles and their assignments, not the nodes.
+func (r *Room) loadRoles(ctx context.Context) (*fleet, error) {
 	f := &fleet{specs: map[string]Spec{}, rendered: map[string]rendered{}}
 	vs, err := r.c.Store.RoleList(ctx, store.RoleListParams{})
 	if err != nil {
@@ -54,18 +75,7 @@ func (r *Room) load(ctx context.Context) (*fleet, error) {
 			f.assigns = append(f.assigns, assignment{a.Role, sel})
 		}
 	}
-	cursor := ""
-	for {
-		res, err := r.c.Store.NodeList(ctx, store.NodeListParams{State: store.NodeActive, Limit: store.MaxListLimit, Cursor: cursor})
-		if err != nil {
-			return nil, err
-		}
-		f.nodes = append(f.nodes, res.Nodes...)
-		if res.NextCursor == "" {
-			return f, nil
-		}
-		cursor = res.NextCursor
-	}
+	return f, nil
 }
 
 // rolesOf names the roles n carries, sorted.
@@ -117,4 +127,65 @@ func (f *fleet) check(nodes []store.Node) error {
 		}
 	}
 	return nil
+}
+
+// ServedBy reads the roles and their assignments and answers what a node serves: the packages present
+// and the units kept enabled or started in the footprint its roles render, each with the roles that
+// name it; the fleet security view counts them critical on that node. With no assignment it answers
+// nil after one read. The caller hands it the nodes (the security view has them from its own query,
+// with the labels and facts a selector matches): reading the fleet here again cost more than the rest
+// of the view. A node whose roles conflict serves what each of its roles names: the conflict is
+// refused where it is made and shown on the node's footprint, and must not hide from the security view
+// what the node was told to run. Each distinct set of roles is worked out once; the answer is for
+// one caller at a time.
+func (r *Room) ServedBy(ctx context.Context) (security.Serving, error) {
+	as, err := r.c.Store.RoleAssignmentList(ctx, store.RoleAssignmentListParams{})
+	if err != nil || len(as) == 0 {
+		return nil, err
+	}
+	f, err := r.loadRoles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bySet := map[string]security.Served{}
+	return func(n store.Node) security.Served {
+		names := f.rolesOf(n)
+		if len(names) == 0 {
+			return security.Served{}
+		}
+		key := strings.Join(names, ",")
+		s, ok := bySet[key]
+		if !ok {
+			s = f.served(names)
+			bySet[key] = s
+		}
+		return s
+	}, nil
+}
+
+var _ security.Roles = (*Room)(nil)
+
+// served is what a set of roles serves (nodes carrying the same set share the answer, read only): the
+// union of what each role keeps present, enabled or started. Where the roles render, that is exactly
+// the rendered footprint's (Render merges items claimed alike and refuses the rest), and naming each
+// role comes with it; where they conflict, it is still what the node was told to run.
+func (f *fleet) served(names []string) security.Served {
+	s := security.Served{Packages: map[string][]string{}, Units: map[string][]string{}}
+	for _, name := range names {
+		spec, ok := f.specs[name]
+		if !ok || spec.Footprint == nil {
+			continue
+		}
+		for _, p := range spec.Footprint.Packages {
+			if p.State == footprint.StatePresent && !slices.Contains(s.Packages[p.Name], name) {
+				s.Packages[p.Name] = append(s.Packages[p.Name], name)
+			}
+		}
+		for _, u := range spec.Footprint.Units {
+			if (u.Enabled || u.Started) && !slices.Contains(s.Units[u.Name], name) {
+				s.Units[u.Name] = append(s.Units[u.Name], name)
+			}
+		}
+	}
+	return s
 }

@@ -106,7 +106,35 @@ type Input struct {
 	OwedBefore bool
 	// FixesBefore are the security fixes the newest report at least FixAge old had waiting.
 	FixesBefore []Upgrade
-	Now         time.Time
+	// Served is what the node serves by its roles; empty when it carries none.
+	Served Served
+	Now    time.Time
+}
+
+// Served is what a node serves: the packages present and the units kept enabled or started in the
+// footprint its roles render, each with the roles that name it. On that node alone, a served package
+// is critical as the Config's are, and a served unit (or one named after a served package) is a
+// critical unit.
+type Served struct {
+	Packages map[string][]string
+	Units    map[string][]string
+}
+
+// unit answers the roles serving a unit: those naming it, or a package it is named after.
+func (s Served) unit(unit string) ([]string, bool) {
+	if roles, ok := s.Units[unit]; ok {
+		return roles, true
+	}
+	roles, ok := s.Packages[strings.TrimSuffix(unit, ".service")]
+	return roles, ok
+}
+
+// servedBy is the tail of a reason about something served: "served by role web".
+func servedBy(roles []string) string {
+	if len(roles) == 1 {
+		return "served by role " + roles[0]
+	}
+	return "served by roles " + strings.Join(roles, ", ")
 }
 
 // Reason is one thing wrong with a node, at its level. Kind names it for machines: critical_fix,
@@ -136,7 +164,8 @@ func (c Config) criticalUnit(unit string) bool {
 }
 
 // Classify judges one node. It is a pure function of its input: red when a critical fix waits, a
-// critical unit runs replaced code or a package run was left half done; amber when another fix waits,
+// critical unit runs replaced code or a package run was left half done (a package or unit the node
+// serves by its roles is critical on it, and its reason names the roles); amber when another fix waits,
 // a reboot has been owed longer than RebootAfter, the newest report is older than SilentAfter, or
 // another unit runs replaced code; grey when nothing was reported or the node lacks the word, saying
 // which; green otherwise.
@@ -160,8 +189,13 @@ func Classify(c Config, in Input) Verdict {
 		}
 		var other []string
 		for _, u := range r.SecurityUpgrades {
-			if c.critical(u.Name) {
-				add(Red, "critical_fix", "critical fix waiting: %s %s → %s (%s)", u.Name, u.Installed, u.Candidate, u.Origin)
+			served, isServed := in.Served.Packages[u.Name]
+			if isServed || c.critical(u.Name) {
+				if isServed {
+					add(Red, "critical_fix", "critical fix waiting: %s %s → %s (%s), %s", u.Name, u.Installed, u.Candidate, u.Origin, servedBy(served))
+				} else {
+					add(Red, "critical_fix", "critical fix waiting: %s %s → %s (%s)", u.Name, u.Installed, u.Candidate, u.Origin)
+				}
 				if aged[u.Name] {
 					v.CriticalAged = append(v.CriticalAged, u.Name)
 				}
@@ -175,7 +209,9 @@ func Classify(c Config, in Input) Verdict {
 		var oldCode []string
 		for _, s := range r.StaleServices {
 			v.OldCode = append(v.OldCode, s.Unit)
-			if c.criticalUnit(s.Unit) {
+			if served, ok := in.Served.unit(s.Unit); ok {
+				add(Red, "critical_old_code", "critical service %s runs replaced code, %s", s.Unit, servedBy(served))
+			} else if c.criticalUnit(s.Unit) {
 				add(Red, "critical_old_code", "critical service %s runs replaced code", s.Unit)
 			} else {
 				oldCode = append(oldCode, s.Unit)

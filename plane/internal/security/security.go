@@ -32,8 +32,36 @@ type RoomConfig struct {
 	// Its Critical is the plane's own list: a list an admin set at run time (the store's
 	// SecuritySettings) stands in for it until reset.
 	Config Config
+	// Roles, when set, says what each node serves by its roles (the roles room): a served package's
+	// fix and a served unit's replaced code are critical on that node. Nil: nothing is served.
+	Roles Roles
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+}
+
+// Roles is what the room asks of the roles room: ServedBy reads the roles and their assignments and
+// answers what a node serves, judged on the node's ID, name, labels and facts (what a selector
+// matches), or nil when no role is assigned, so that a plane without roles reads no node's labels.
+// The nodes come from the view's own query (PackageReportListParams.Selectable): asking the roles
+// room to read the fleet again cost more than the rest of the view.
+type Roles interface {
+	ServedBy(ctx context.Context) (Serving, error)
+}
+
+// Serving answers what one node serves; one caller at a time.
+type Serving func(n store.Node) Served
+
+// serving asks Roles, if any.
+func (r *Room) serving(ctx context.Context) (Serving, error) {
+	if r.c.Roles == nil {
+		return nil, nil
+	}
+	return r.c.Roles.ServedBy(ctx)
+}
+
+// node is what a selector reads of a report's node.
+func node(p store.PackageReport) store.Node {
+	return store.Node{ID: p.NodeID, Name: p.NodeName, Labels: p.Labels, Facts: p.Facts}
 }
 
 // Room answers the fleet security view.
@@ -89,11 +117,40 @@ func (r *Room) Effective(ctx context.Context) (Config, store.SecuritySettings, e
 	return c, set, nil
 }
 
-// Thresholds is what the package detectors judge by now: Effective's list and fix age, so the page and
-// the incidents agree after a change at run time too.
+// Thresholds is what the package detectors judge by now: Effective's list and fix age, and the
+// packages each node serves by its roles, so the page and the incidents agree after a change at run
+// time too. An error reading either is returned, not a list short of what the page would show.
 func (r *Room) Thresholds(ctx context.Context) (store.PackageThresholds, error) {
 	c, _, err := r.Effective(ctx)
-	return c.Thresholds(), err
+	if err != nil {
+		return c.Thresholds(), err
+	}
+	t := c.Thresholds()
+	serving, err := r.serving(ctx)
+	if err != nil || serving == nil {
+		return t, err
+	}
+	// The active nodes with what selectors match, from the view's query without its probes.
+	nodes, err := r.c.Store.PackageReportList(ctx, store.PackageReportListParams{Word: Word, Selectable: true})
+	if err != nil {
+		return t, err
+	}
+	for _, p := range nodes {
+		s := serving(node(p))
+		if len(s.Packages) == 0 {
+			continue
+		}
+		if t.Served == nil {
+			t.Served = map[string][]string{}
+		}
+		names := make([]string, 0, len(s.Packages))
+		for name := range s.Packages {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		t.Served[p.NodeID] = names
+	}
+	return t, nil
 }
 
 // Critical answers the critical list in force, where it comes from, and the plane's own.
@@ -144,7 +201,8 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// Judge reads every active node's reports in one query and classifies each, by the config in force.
+// Judge reads every active node's reports in one query and classifies each, by the config in force and
+// what each node serves.
 func (r *Room) Judge(ctx context.Context) ([]Judged, time.Time, error) {
 	cfg, _, err := r.Effective(ctx)
 	if err != nil {
@@ -155,8 +213,12 @@ func (r *Room) Judge(ctx context.Context) ([]Judged, time.Time, error) {
 
 func (r *Room) judge(ctx context.Context, cfg Config) ([]Judged, time.Time, error) {
 	now := r.c.Now().UTC()
+	serving, err := r.serving(ctx)
+	if err != nil {
+		return nil, now, err
+	}
 	reports, err := r.c.Store.PackageReportList(ctx, store.PackageReportListParams{Word: Word,
-		RebootCutoff: now.Add(-cfg.RebootAfter), FixCutoff: now.Add(-cfg.FixAge), Narrow: true})
+		RebootCutoff: now.Add(-cfg.RebootAfter), FixCutoff: now.Add(-cfg.FixAge), Narrow: true, Selectable: serving != nil})
 	if err != nil {
 		return nil, now, err
 	}
@@ -167,6 +229,9 @@ func (r *Room) judge(ctx context.Context, cfg Config) ([]Judged, time.Time, erro
 	decoded := map[string]*Report{}
 	for _, p := range reports {
 		in := Input{HasWord: p.HasWord, ReportedAt: p.FinishedAt, OwedBefore: p.OwedBefore, Now: now}
+		if serving != nil {
+			in.Served = serving(node(p))
+		}
 		if p.JobID != "" {
 			rep, seen := decoded[string(p.Output)]
 			if !seen {

@@ -152,16 +152,18 @@ func New(cfg Config) *server.Server {
 	if cfg.Schedules != nil {
 		cfg.Schedules.Jobs, wake = js, cfg.Schedules.Wake
 	}
+	// The security view asks the roles room what each node serves.
+	rs := roles.NewRoom(roles.RoomConfig{Store: st, Nodes: ns, Jobs: js, Rollouts: rolls, Log: log, Now: now})
 	rooms := server.Config{
 		Tokens:   tokens.New(tokens.Config{Store: st, Log: log, Now: now, SSO: idTokens(cfg.SSO)}),
 		Releases: rels,
 		Rollouts: rolls,
-		Roles:    roles.NewRoom(roles.RoomConfig{Store: st, Nodes: ns, Jobs: js, Rollouts: rolls, Log: log, Now: now}),
+		Roles:    rs,
 		Joins: joins.New(joins.Config{Store: st, Log: log, Now: now, MaxPending: cfg.MaxPendingJoins, MaxPendingPerSource: cfg.MaxPendingJoinsPerSource,
 			Provisioned: cfg.ProvisionsChanged}),
 		Nodes:     ns,
 		Jobs:      js,
-		Security:  security.NewRoom(security.RoomConfig{Store: st, Config: cfg.Security, Now: now}),
+		Security:  security.NewRoom(security.RoomConfig{Store: st, Config: cfg.Security, Roles: rs, Now: now}),
 		Schedules: schedules.New(schedules.Config{Store: st, Words: catalog, Log: log, Now: now, Wake: wake}),
 		Incidents: incidents.NewRoom(incidents.RoomConfig{Store: st, Nodes: ns, Log: log, Now: now}),
 		Provision: provision.NewRoom(provision.RoomConfig{Store: st, Engine: cfg.Provision, Nodes: ns, Releases: rels, Log: log, Now: now,

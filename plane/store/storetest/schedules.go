@@ -184,11 +184,24 @@ func init() {
 		if list[2].HasWord {
 			f.Fatalf("c-node %+v", list[2])
 		}
-		// Without cutoffs the older reports are not looked up.
+		// Without cutoffs the older reports are not looked up, nor labels and facts unless Selectable.
 		list, err = f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "packages_report"})
 		noErr(f, err, "PackageReportList")
-		if list[0].OwedBefore || list[0].FixesBefore != nil {
+		if list[0].OwedBefore || list[0].FixesBefore != nil || list[0].Labels != nil || list[0].Facts.OS != "" {
 			f.Fatalf("without cutoffs %+v", list[0])
+		}
+		// Selectable reads what a role's selector matches: the labels and the facts.
+		_, err = f.s.NodeLabel(f.ctx, store.NodeLabelParams{ID: a.ID, Set: map[string]string{"tier": "web"}, By: "test"})
+		noErr(f, err, "NodeLabel")
+		facts := store.NodeFacts{CollectedAt: f.at(41 * time.Hour), OS: "debian-12", Arch: "x86_64", Hostname: "b-node", CPUs: 2}
+		_, err = f.s.NodeReport(f.ctx, store.NodeReportParams{ID: b.ID, Now: f.at(41 * time.Hour), AgentVersion: "1.0.0", Vocabulary: vocab,
+			Idle: true, Facts: facts})
+		noErr(f, err, "NodeReport")
+		list, err = f.s.PackageReportList(f.ctx, store.PackageReportListParams{Word: "packages_report", Selectable: true})
+		noErr(f, err, "PackageReportList selectable")
+		if len(list) != 3 || list[0].Labels["tier"] != "web" || list[0].JobID != last.ID || list[1].Facts.OS != "debian-12" ||
+			list[1].Facts.CPUs != 2 || len(list[1].Labels) != 0 {
+			f.Fatalf("selectable %+v", list)
 		}
 	}})
 }
@@ -292,6 +305,49 @@ func init() {
 		}
 		if cleared != 2 {
 			f.Fatalf("cleared %d: %+v", cleared, res.Changes)
+		}
+	}})
+}
+
+func init() {
+	incidentTests = append(incidentTests, test{"Incident/PackageDetectorsServed", func(f *fx) {
+		// Incident/PackageDetectorsServed: a package a node serves by its roles (Served, by node ID) is
+		// critical on that node alone, with no pattern naming it: its fix waiting in a report a day old
+		// and in the newest opens plane:critical_fix_waiting there, saying it is served, and not on a
+		// node waiting for the same fix that does not serve it, nor on a serving node that sees the fix
+		// only now. With no pattern and nothing served, the detector is not judged.
+		vocab := []store.WordRef{{Name: "packages_report", Version: "1.0.0", Digest: digest([]byte("pr")), Class: "look"}}
+		web := NodeWords(f, f.s, "web-node", "1.0.0", f.at(0), vocab)
+		plain := NodeWords(f, f.s, "plain-node", "1.0.0", f.at(0), vocab)
+		fresh := NodeWords(f, f.s, "fresh-node", "1.0.0", f.at(0), vocab)
+		waiting := json.RawMessage(`{"security_upgrades":[{"name":"nginx"},{"name":"curl"}],"stale_services":[]}`)
+		for _, n := range []store.Node{web, plain} {
+			Completed(f, f.s, n.ID, "packages_report", waiting, f.at(time.Hour))
+			Completed(f, f.s, n.ID, "packages_report", waiting, f.at(30*time.Hour))
+		}
+		Completed(f, f.s, fresh.ID, "packages_report", json.RawMessage(`{"security_upgrades":[],"stale_services":[]}`), f.at(time.Hour))
+		Completed(f, f.s, fresh.ID, "packages_report", waiting, f.at(30*time.Hour))
+		opened := func(p store.IncidentReconcileParams) map[string]string {
+			f.Helper()
+			res, err := f.s.IncidentReconcile(f.ctx, p)
+			noErr(f, err, "IncidentReconcile")
+			out := map[string]string{}
+			for _, c := range res.Changes {
+				if c.Incident.Source == store.DetectorCriticalFixWaiting && c.Event.Kind != store.EventCleared {
+					out[c.Incident.NodeID] = c.Incident.Summary
+				}
+			}
+			return out
+		}
+		p := store.IncidentReconcileParams{Now: f.at(31 * time.Hour), Up: f.at(0), Packages: store.PackageThresholds{FixAge: 24 * time.Hour}}
+		if got := opened(p); len(got) != 0 {
+			f.Fatalf("nothing critical, nothing served: opened %v", got)
+		}
+		p.Now = f.at(31*time.Hour + time.Minute)
+		p.Packages.Served = map[string][]string{web.ID: {"nginx"}, fresh.ID: {"nginx"}}
+		got := opened(p)
+		if len(got) != 1 || !strings.Contains(got[web.ID], "nginx (served by the node's roles)") || strings.Contains(got[web.ID], "curl") {
+			f.Fatalf("opened %v, want the serving node %s alone, for nginx", got, web.ID)
 		}
 	}})
 }

@@ -21,7 +21,7 @@ const packagesWord = "packages_report"
 // for every node with a report. The older report is looked up narrowly (Narrow): a fix that waited
 // then counts only if it waits now, so nodes with none waiting need no lookup.
 func (s *sqlStore) packageReports(ctx context.Context, ex sqldb.Execer, fixCutoff time.Time, each func(r PackageReport) (finding, bool)) (map[string]finding, error) {
-	rows, err := ex.Query(ctx, s.q.PackageReportList, packagesWord, nil, at(fixCutoff), true)
+	rows, err := ex.Query(ctx, s.q.PackageReportList, packagesWord, nil, at(fixCutoff), true, false)
 	if err != nil {
 		return nil, err
 	}
@@ -68,8 +68,9 @@ func (s *sqlStore) oldCodeDetector() detector {
 	}
 }
 
-// criticalFixDetector opens plane:critical_fix_waiting on a node where a critical package's fix
-// waited in its newest report at least FixAge old and still waits in its newest.
+// criticalFixDetector opens plane:critical_fix_waiting on a node where a critical package's fix (one
+// the patterns match, or one the node serves by its roles) waited in its newest report at least FixAge
+// old and still waits in its newest.
 func (s *sqlStore) criticalFixDetector(p PackageThresholds, t time.Time) detector {
 	age := p.FixAge
 	if age <= 0 {
@@ -77,7 +78,7 @@ func (s *sqlStore) criticalFixDetector(p PackageThresholds, t time.Time) detecto
 	}
 	return detector{
 		source: DetectorCriticalFixWaiting, severity: SeverityCritical,
-		skip:    len(p.Critical) == 0,
+		skip:    len(p.Critical) == 0 && len(p.Served) == 0,
 		cleared: "no critical fix has waited past its age",
 		find: onNodes(func(ctx context.Context, ex sqldb.Execer) (map[string]finding, error) {
 			return s.packageReports(ctx, ex, t.Add(-age), func(r PackageReport) (finding, bool) {
@@ -92,9 +93,15 @@ func (s *sqlStore) criticalFixDetector(p PackageThresholds, t time.Time) detecto
 					return finding{}, false
 				}
 				var late []string
+				served := p.Served[r.NodeID]
 				for _, f := range now.Fixes {
-					critical := slices.ContainsFunc(p.Critical, func(pat string) bool { ok, _ := path.Match(pat, f.Name); return ok })
-					if critical && slices.ContainsFunc(before, func(b fix) bool { return b.Name == f.Name }) {
+					if !slices.ContainsFunc(before, func(b fix) bool { return b.Name == f.Name }) {
+						continue
+					}
+					switch {
+					case slices.Contains(served, f.Name):
+						late = append(late, f.Name+" (served by the node's roles)")
+					case slices.ContainsFunc(p.Critical, func(pat string) bool { ok, _ := path.Match(pat, f.Name); return ok }):
 						late = append(late, f.Name)
 					}
 				}

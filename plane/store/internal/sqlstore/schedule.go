@@ -199,7 +199,7 @@ func (s *sqlStore) PackageReportList(ctx context.Context, p PackageReportListPar
 	}
 	out := []PackageReport{}
 	err := s.read(ctx, "list package reports", func(ex sqldb.Execer) error {
-		rows, err := ex.Query(ctx, s.q.PackageReportList, p.Word, at(p.RebootCutoff), at(p.FixCutoff), p.Narrow)
+		rows, err := ex.Query(ctx, s.q.PackageReportList, p.Word, at(p.RebootCutoff), at(p.FixCutoff), p.Narrow, p.Selectable)
 		if err != nil {
 			return err
 		}
@@ -218,8 +218,20 @@ func (s *sqlStore) PackageReportList(ctx context.Context, p PackageReportListPar
 
 func scanPackageReport(row sqldb.Row) (PackageReport, error) {
 	var r PackageReport
-	var output, fixes []byte
-	err := row.Scan(&r.NodeID, &r.NodeName, &r.HasWord, &r.JobID, stamp{&r.FinishedAt}, &output, &r.OwedBefore, &fixes)
+	var output, fixes, labels, facts []byte
+	err := row.Scan(&r.NodeID, &r.NodeName, &r.HasWord, &r.JobID, stamp{&r.FinishedAt}, &output, &r.OwedBefore, &fixes, &labels, &facts)
+	if err != nil {
+		return r, err
+	}
+	// Labels and facts come only when asked for (Selectable); as scanNode, what the store took was valid.
+	if len(labels) > 0 {
+		if err := json.Unmarshal(labels, &r.Labels); err != nil {
+			return r, err
+		}
+	}
+	if len(facts) > 0 {
+		_ = json.Unmarshal(facts, &r.Facts)
+	}
 	// Scanning into []byte already copied the driver's buffer: the view reads 10,000 of these at once,
 	// and a second copy each is measurable.
 	if len(output) > 0 {

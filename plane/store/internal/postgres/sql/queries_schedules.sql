@@ -48,8 +48,10 @@ DELETE FROM schedules WHERE id = $1
 -- fixes waiting. The newest report is the node's package_reports row; an older one is found by an
 -- index probe in a CASE, so only the nodes looked up pay one (a lateral join would be rescanned for
 -- every node), its summary (migration 0027) read where it has one, its whole output where not. A node
--- without a package_reports row has no completed report, older or newer.
-SELECT n.id, n.name, n.reports_packages, COALESCE(p.job_id, ''), p.finished_at, p.summary, COALESCE(p.owed, false), p.fixes
+-- without a package_reports row has no completed report, older or newer. $5: also the node's labels
+-- and facts, what a role's selector matches (NULL otherwise, so a plane without roles reads none).
+SELECT n.id, n.name, n.reports_packages, COALESCE(p.job_id, ''), p.finished_at, p.summary, COALESCE(p.owed, false), p.fixes,
+    CASE WHEN $5::boolean THEN n.labels END, CASE WHEN $5::boolean THEN n.facts END
 FROM nodes n
 LEFT JOIN (SELECT node_id, job_id, finished_at, summary,
     CASE WHEN $2::timestamptz IS NOT NULL AND (NOT $4::boolean OR reboot_owed) THEN (SELECT

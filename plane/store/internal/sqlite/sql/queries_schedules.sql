@@ -47,13 +47,15 @@ DELETE FROM schedules WHERE id = ?1
 -- (NULL: not looked up); ?4: look them up only for nodes whose newest report owes a reboot, or has
 -- fixes waiting. The newest report is the node's package_reports row, read by key; an older one is
 -- found by jobs_word_completed, newest first, one index probe per node looked up, its summary
--- (migration 0027) read where it has one, its whole output where not.
+-- (migration 0027) read where it has one, its whole output where not. ?5: also the node's labels and
+-- facts, what a role's selector matches (NULL otherwise, so a plane without roles reads none).
 SELECT n.id, n.name, n.reports_packages,
     COALESCE(p.job_id, ''), p.finished_at, p.summary,
     CASE WHEN ?2 IS NOT NULL AND (NOT ?4 OR p.reboot_owed) THEN COALESCE((SELECT json_extract(COALESCE(summary, output), '$.reboot.owed') = 1
         FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed' AND finished_at <= ?2 ORDER BY id DESC LIMIT 1), 0) ELSE 0 END,
     CASE WHEN ?3 IS NOT NULL AND (NOT ?4 OR p.fixes_waiting) THEN (SELECT json_extract(COALESCE(summary, output), '$.security_upgrades')
-        FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed' AND finished_at <= ?3 ORDER BY id DESC LIMIT 1) END
+        FROM jobs WHERE node_id = n.id AND word = ?1 AND state = 'completed' AND finished_at <= ?3 ORDER BY id DESC LIMIT 1) END,
+    CASE WHEN ?5 THEN n.labels END, CASE WHEN ?5 THEN n.facts END
 FROM nodes n
 LEFT JOIN package_reports p ON p.node_id = n.id
 WHERE n.state = 'active'
