@@ -49,7 +49,9 @@ func setup(t *testing.T) string {
 // TestDemo runs make demo's scenario once, as DEMO_ONESHOT does, on the binaries and modules the
 // Makefile built: a signed release, a plane on SQLite, an agent that joins and is approved by its
 // fingerprint, and host_report and disk_usage run on this machine; as root with network namespaces,
-// one more machine provisioned through the netns cloud runs host_report, and is decommissioned.
+// one more machine provisioned through the netns cloud runs host_report, and is decommissioned; with
+// the Debian root too, a debian-12 machine shows red (a critical fix waits), is patched and shows
+// green (debianRedGreen), and is deleted.
 // Before it stops, a release pinning a newer agent is published: the demo's agent updates itself,
 // exits for its supervisor, and comes back as the new version, as it would under systemd.
 func TestDemo(t *testing.T) {
