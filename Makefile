@@ -177,7 +177,9 @@ release: modules agents
 	  --log-key $(RELEASE_LOG)/log.pub --tsa-chain $(RELEASE_LOG)/tsa.pem
 	$(BIN)/lexicon-release verify $(BUILD)/release --trust $(BUILD)/trust
 
+# The demo's Debian machine gets its packages from apttest's fixture repository, which lexfix-repo builds.
 demo: modules
+	$(GO) build -o $(BUILD)/tools/lexfix-repo ./host/wasm/pkgmgr/apttest/cmd/lexfix-repo
 	$(GO) run ./examples/fleet-in-a-box
 
 # standard-verifiers builds the Sigstore verifiers the standard-verifier test runs a release through:

@@ -6,7 +6,9 @@
 // second machine, assigns a small role to its node and shows the footprint, and shows the node's row
 // of the fleet security page. Run as root where network namespaces can be made, it
 // also provisions one more machine through the netns cloud (plugins/cloud/netns) and runs host_report
-// on it; elsewhere it says why not and goes on. DEMO_ONESHOT=1 runs the scenario and exits.
+// on it; with the Debian root too (make debian-root), it makes a debian-12 machine with a critical
+// security fix waiting, shows its security row red, patches it with fleet patch and shows it green.
+// Elsewhere it says why not and goes on. DEMO_ONESHOT=1 runs the scenario and exits.
 //
 // The agent runs from its own copy of the binary under a supervisor that restarts it as its systemd
 // unit does on a machine (supervise.go), so it comes back after it updates itself from a release.
@@ -63,6 +65,7 @@ type running struct {
 	agent   *supervisor
 	keys    string // the throwaway publisher's key folder
 	release string // the release the demo published, sequence 1
+	modules string // the modules it was built from
 	// version and platform are those of the agent the release pins, which the demo's agent runs.
 	version, platform string
 	// log logs a release in the demo's test transparency log, which nodes require.
@@ -118,12 +121,17 @@ func demo(then func(ctx context.Context, r *running) error) error {
 	}
 	// The release pins this tree's agent under its own version: provisioning installs it, and the
 	// demo's agent finds it is the one it runs.
-	rel, err := jsonOf("lexicon-release", "build", "--key", filepath.Join(keys, "demo.key"), "--modules", modules,
+	relModules := filepath.Join(dir, "modules")
+	if err := releaseModules(modules, relModules); err != nil {
+		return err
+	}
+	rel, err := jsonOf("lexicon-release", "build", "--key", filepath.Join(keys, "demo.key"), "--modules", relModules,
 		"--release", agentVersion, "--sequence", "1", "--out", release, "--agent", agentPlatform+"="+agentExe)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "release %v: %d modules and the agent for %s, statement %v\n", rel["release"], len(rel["modules"].([]any)), agentPlatform, rel["statement"])
+	fmt.Fprintln(stdout, "restart_services may also restart lexfix-*.service (the Debian machine's daemon), as a site's own release adds its units")
 
 	step("the release logged in a test transparency log, with a signed timestamp (in memory: the bundle keeps its proofs)")
 	logKey, tsaChain := filepath.Join(dir, "log.pub"), filepath.Join(dir, "tsa.pem")
@@ -291,17 +299,30 @@ func demo(then func(ctx context.Context, r *running) error) error {
 	if netnsWhy != "" {
 		fmt.Fprintf(stdout, "skipped: %s\n", netnsWhy)
 	} else {
-		undo, err := provisionNetns(ctx, admin)
+		debianWhy := debianUnavailable()
+		undo, err := provisionNetns(ctx, admin, debianWhy == "")
 		if undo != nil {
 			defer undo()
 		}
 		if err != nil {
 			return err
 		}
+		step("a Debian machine with a critical fix waiting: red, fleet patch, green")
+		if debianWhy != "" {
+			fmt.Fprintf(stdout, "skipped: %s\n", debianWhy)
+		} else {
+			undo, err := debianNode(ctx, admin, ready.URL)
+			if undo != nil {
+				defer undo()
+			}
+			if err != nil {
+				return err
+			}
+		}
 	}
 
 	if then != nil {
-		if err := then(ctx, &running{admin: admin, nodeID: nodeID, agent: agent, keys: keys, release: release,
+		if err := then(ctx, &running{admin: admin, nodeID: nodeID, agent: agent, keys: keys, release: release, modules: relModules,
 			version: agentVersion, platform: agentPlatform, log: logRelease}); err != nil {
 			return err
 		}
@@ -352,7 +373,7 @@ func netnsUnavailable() string {
 // provisionNetns enables the netns cloud driver, adds an account for it, provisions one machine with
 // DNS-less defaults and runs host_report on it. undo decommissions the machine (its namespace and
 // agent outlive the plane otherwise).
-func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, error)) (undo func(), err error) {
+func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, error), debian bool) (undo func(), err error) {
 	if _, err := admin("drivers", "enable", "cloud-netns", "--unconfined"); err != nil {
 		return nil, err
 	}
@@ -361,7 +382,16 @@ func provisionNetns(ctx context.Context, admin func(...string) (map[string]any, 
 		return nil, err
 	}
 	settings, cred := filepath.Join(dir, "netns.json"), filepath.Join(dir, "netns.credential")
-	if err := os.WriteFile(settings, []byte(fmt.Sprintf(`{"root": %q, "range": %q, "test": true}`, root, netnsRange)), 0o644); err != nil {
+	s := map[string]any{"root": root, "range": netnsRange, "test": true}
+	if debian {
+		image, err := filepath.Abs(debianRoot)
+		if err != nil {
+			return nil, err
+		}
+		s["images"] = map[string]string{"debian-12": image} // beside the host image
+	}
+	raw, _ := json.Marshal(s)
+	if err := os.WriteFile(settings, raw, 0o644); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(cred, []byte("local\n"), 0o600); err != nil {

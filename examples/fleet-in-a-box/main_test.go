@@ -29,6 +29,7 @@ func setup(t *testing.T) string {
 		t.Fatal(err)
 	}
 	bin, modules = filepath.Join(root, "build", "bin"), filepath.Join(root, "build", "modules")
+	debianRoot = filepath.Join(root, "build", "debian-12", "root")
 	if _, err := os.Stat(filepath.Join(modules, "word-host_report", "manifest.json")); err != nil {
 		t.Fatalf("build the modules first (make modules): %v", err)
 	}
@@ -48,11 +49,14 @@ func setup(t *testing.T) string {
 // TestDemo runs make demo's scenario once, as DEMO_ONESHOT does, on the binaries and modules the
 // Makefile built: a signed release, a plane on SQLite, an agent that joins and is approved by its
 // fingerprint, and host_report and disk_usage run on this machine; as root with network namespaces,
-// one more machine provisioned through the netns cloud runs host_report, and is decommissioned.
+// one more machine provisioned through the netns cloud runs host_report, and is decommissioned; with
+// the Debian root too, a debian-12 machine shows red (a critical fix waits), is patched and shows
+// green (debianRedGreen), and is deleted.
 // Before it stops, a release pinning a newer agent is published: the demo's agent updates itself,
 // exits for its supervisor, and comes back as the new version, as it would under systemd.
 func TestDemo(t *testing.T) {
 	root := setup(t)
+	aptFixture = buildTool(t, root, "./host/wasm/pkgmgr/apttest/cmd/lexfix-repo")
 	tee := &testkit.Buffer{}
 	agentTee = tee
 	told := &testkit.Buffer{}
@@ -70,7 +74,7 @@ func TestDemo(t *testing.T) {
 		next := fmt.Sprintf("%d.%d.%d", major, minor, patch+1)
 		newer := buildAgent(t, root, r.platform, next)
 		rel2 := filepath.Join(dir, "release-2")
-		if _, err := jsonOf("lexicon-release", "build", "--key", filepath.Join(r.keys, "demo.key"), "--modules", modules,
+		if _, err := jsonOf("lexicon-release", "build", "--key", filepath.Join(r.keys, "demo.key"), "--modules", r.modules,
 			"--previous", r.release, "--release", next, "--sequence", "2", "--out", rel2, "--agent", r.platform+"="+newer); err != nil {
 			return err
 		}
@@ -106,6 +110,7 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	summaryLines(t, told.String())
+	debianRedGreen(t, told.String())
 	if !regexp.MustCompile(`\nweb UI: https://127\.0\.0\.1:\d+/ui/ \(sign in with the token in \S+; the browser warns of the plane's own CA, fingerprint \S+\)\n`).MatchString(told.String()) {
 		t.Errorf("the demo's last words do not name the web UI:\n%s", told)
 	}
@@ -133,6 +138,27 @@ func summaryLines(t *testing.T, told string) {
 		if !regexp.MustCompile(want).MatchString(told) {
 			t.Errorf("the demo's output lacks %s:\n%s", want, told)
 		}
+	}
+}
+
+// debianRedGreen checks the Debian machine's rows: red with the critical fix waiting, then, after
+// fleet patch, green. Where the demo skipped the machine (not root, no Debian root) it says why, which
+// CI, which has both, does not accept.
+func debianRedGreen(t *testing.T, told string) {
+	t.Helper()
+	if m := regexp.MustCompile(`\n==> a Debian machine with a critical fix waiting: red, fleet patch, green\nskipped: (.*)\n`).FindStringSubmatch(told); m != nil ||
+		strings.Contains(told, "\n==> one more machine, made through the netns cloud\nskipped: ") {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: the demo skipped its Debian machine:\n%s", told)
+		}
+		t.Logf("the demo skipped its Debian machine: %v", m)
+		return
+	}
+	re := regexp.MustCompile(`\nfleet security: https://127\.0\.0\.1:\d+/ui/security: demo-deb-1 red: critical fix waiting: liblexfix1 1\.0 → 1\.1 \([^\n]*\n` +
+		`fleet patch \S+ on demo-deb-1: completed in [^\n]*\n` +
+		`fleet security: https://127\.0\.0\.1:\d+/ui/security: demo-deb-1 green: nothing waits, nothing runs replaced code \(counts`)
+	if !re.MatchString(told) {
+		t.Errorf("the demo did not show demo-deb-1 red, patched, then green:\n%s", told)
 	}
 }
 
@@ -187,6 +213,18 @@ func TestDemoPortTaken(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("the refused demo changed its folder: %v", entries)
 	}
+}
+
+// buildTool builds the main package pkg of the checkout into the test's folder.
+func buildTool(t *testing.T, root, pkg string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", pkg, err, b)
+	}
+	return out
 }
 
 // buildAgent builds lexicon-agent for platform stamped with version, as make agents does.

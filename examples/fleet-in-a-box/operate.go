@@ -79,7 +79,7 @@ func assignRole(admin func(...string) (map[string]any, error), node map[string]a
 }
 
 // fleetSecurity prints the fleet security page's address and the node's row from the API: grey with
-// its reason until the node reports its packages. It answers the summary's line.
+// its reason until the node reports its packages; red with the first reason, green when nothing is wrong. It answers the summary's line.
 func fleetSecurity(admin func(...string) (map[string]any, error), planeURL, nodeID string) (string, error) {
 	v, err := admin("fleet", "security")
 	if err != nil {
@@ -90,7 +90,7 @@ func fleetSecurity(admin func(...string) (map[string]any, error), planeURL, node
 		if r["node_id"] != nodeID {
 			continue
 		}
-		why := "no reason given"
+		why := "nothing waits, nothing runs replaced code"
 		if rs, _ := r["reasons"].([]any); len(rs) > 0 {
 			why = fmt.Sprint(rs[0].(map[string]any)["text"])
 		}

@@ -65,13 +65,22 @@ func moduleRoot(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	root, err := ModuleRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// ModuleRoot is the folder holding Lexicon's go.mod, found upwards from dir.
+func ModuleRoot(dir string) (string, error) {
 	for {
 		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(data, []byte("module github.com/lexicon-fleet/lexicon\n")) {
-			return dir
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("apttest: no lexicon go.mod above the test's folder")
+			return "", errors.New("apttest: no lexicon go.mod above " + dir)
 		}
 		dir = parent
 	}
@@ -90,15 +99,6 @@ func DebianRoot(t testing.TB) string {
 	return dir
 }
 
-// fixtureDir is build/aptfixture: the repository and the installed layer, and their lock.
-func fixtureDir(t testing.TB) string {
-	dir := filepath.Join(moduleRoot(t), "build", "aptfixture")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // built is what one build of the fixture made.
 type built struct {
 	repo, layer string
@@ -109,37 +109,91 @@ type built struct {
 func fixture(t testing.TB) built {
 	t.Helper()
 	debian := DebianRoot(t)
-	dir := fixtureDir(t)
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	dir, unlock, err := lockFixture(moduleRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lock.Close()
-	if err := flock(lock); err != nil {
-		t.Fatal(err)
-	}
+	defer unlock()
 	status, err := os.ReadFile(filepath.Join(debian, "var/lib/dpkg/status"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	arch := output(t, exec.Command("dpkg", "--print-architecture"))
-	multiarch := output(t, exec.Command("gcc", "-dumpmachine"))
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%#v\n%s%s%s%s%s%s%s", fixtureVersion, arch, multiarch, packages(multiarch), libSource, daemonSource, daemonUnit,
-		daemonPostinst, brokenPostinst, slowScript("preinst"), slowScript("postinst"))
-	repoKey := hex.EncodeToString(h.Sum(nil))
-	h.Write(status)
-	layerKey := hex.EncodeToString(h.Sum(nil))
-	b := built{repo: filepath.Join(dir, "repo"), layer: filepath.Join(dir, "layer")}
-	if stamp(b.repo) != repoKey {
-		replace(t, b.repo, func(tmp string) { buildRepo(t, tmp, arch, multiarch) })
-		writeStamp(t, b.repo, repoKey)
+	repo, inputs, err := ensureRepo(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
+	b := built{repo: repo, layer: filepath.Join(dir, "layer")}
+	layerKey := key(append(inputs, status...))
 	if stamp(b.layer) != layerKey {
-		replace(t, b.layer, func(tmp string) { buildLayer(t, tmp, debian, b.repo) })
-		writeStamp(t, b.layer, layerKey)
+		if err := replace(b.layer, func(tmp string) error { buildLayer(t, tmp, debian, b.repo); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeStamp(b.layer, layerKey); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return b
+}
+
+// BuildRepo returns the fixture's repository under build/aptfixture of the checkout at moduleRoot,
+// building it first when it is missing or its inputs changed: for a program that serves it (make
+// demo's Debian machine); tests use Repo. It takes the tests' file lock, so it never builds beside
+// one, and needs gcc, dpkg-deb, apt-ftparchive and gpg, but not root.
+func BuildRepo(moduleRoot string) (string, error) {
+	dir, unlock, err := lockFixture(moduleRoot)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	repo, _, err := ensureRepo(dir)
+	return repo, err
+}
+
+// lockFixture makes build/aptfixture (the repository and the installed layer) and takes its lock.
+func lockFixture(moduleRoot string) (dir string, unlock func(), err error) {
+	dir = filepath.Join(moduleRoot, "build", "aptfixture")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := flock(lock); err != nil {
+		lock.Close()
+		return "", nil, err
+	}
+	return dir, func() { lock.Close() }, nil
+}
+
+// ensureRepo, under the lock, builds the repository when its stamp is not its inputs' key. inputs
+// are what it is built from; the layer's key is theirs and the Debian root's dpkg status.
+func ensureRepo(dir string) (repo string, inputs []byte, err error) {
+	arch, err := outputOf(exec.Command("dpkg", "--print-architecture"))
+	if err != nil {
+		return "", nil, err
+	}
+	multiarch, err := outputOf(exec.Command("gcc", "-dumpmachine"))
+	if err != nil {
+		return "", nil, err
+	}
+	inputs = fmt.Appendf(nil, "%s\n%s\n%s\n%#v\n%s%s%s%s%s%s%s", fixtureVersion, arch, multiarch, packages(multiarch), libSource, daemonSource, daemonUnit,
+		daemonPostinst, brokenPostinst, slowScript("preinst"), slowScript("postinst"))
+	repo = filepath.Join(dir, "repo")
+	if repoKey := key(inputs); stamp(repo) != repoKey {
+		if err := replace(repo, func(tmp string) error { return buildRepo(tmp, arch, multiarch) }); err != nil {
+			return "", nil, err
+		}
+		if err := writeStamp(repo, repoKey); err != nil {
+			return "", nil, err
+		}
+	}
+	return repo, inputs, nil
+}
+
+func key(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 func flock(f *os.File) error {
@@ -156,58 +210,62 @@ func stamp(dir string) string {
 	return strings.TrimSpace(string(b))
 }
 
-func writeStamp(t testing.TB, dir, key string) {
-	if err := os.WriteFile(dir+".stamp", []byte(key+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+func writeStamp(dir, key string) error {
+	return os.WriteFile(dir+".stamp", []byte(key+"\n"), 0o644)
 }
 
 // replace builds into a fresh temporary folder beside dir and renames it over dir, so a build cut
 // short never leaves a half-built fixture where a test would use it.
-func replace(t testing.TB, dir string, build func(tmp string)) {
-	t.Helper()
+func replace(dir string, build func(tmp string) error) error {
 	tmp := dir + ".tmp"
-	removeAll(t, tmp)
+	if err := removeTree(tmp); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	build(tmp)
+	if err := build(tmp); err != nil {
+		return err
+	}
 	_ = os.Remove(dir + ".stamp")
-	removeAll(t, dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		t.Fatal(err)
+	if err := removeTree(dir); err != nil {
+		return err
 	}
+	return os.Rename(tmp, dir)
 }
 
 // removeAll removes a folder that may hold an overlay's work folder (mode 000).
 func removeAll(t testing.TB, dir string) {
+	if err := removeTree(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func removeTree(dir string) error {
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			_ = os.Chmod(p, 0o755)
 		}
 		return nil
 	})
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
+	return os.RemoveAll(dir)
 }
 
-func output(t testing.TB, cmd *exec.Cmd) string {
-	t.Helper()
+func outputOf(cmd *exec.Cmd) (string, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("apttest: %s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
+		return "", fmt.Errorf("apttest: %s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), nil
 }
 
-func run(t testing.TB, cmd *exec.Cmd) {
-	t.Helper()
+func runCmd(cmd *exec.Cmd) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("apttest: %s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+		return fmt.Errorf("apttest: %s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
+	return nil
 }
 
 // Root is a test's own Debian machine root: an overlay over the installed fixture layer and the

@@ -11,29 +11,32 @@ import (
 
 // buildRepo compiles the fixture's library and daemon (gcc), packs every package (dpkg-deb), indexes
 // each suite (apt-ftparchive) and signs its Release file with a key made for this build (gpg).
-func buildRepo(t testing.TB, dir, arch, multiarch string) {
-	t.Helper()
+// It answers an error, not a test failure, so a program (BuildRepo) can build it too.
+func buildRepo(dir, arch, multiarch string) error {
 	src := filepath.Join(dir, ".src")
 	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer os.RemoveAll(src)
-	write := func(name, data string) string {
-		p := filepath.Join(src, name)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
+	lib, daemon := filepath.Join(src, "lib.c"), filepath.Join(src, "daemon.c")
+	if err := os.WriteFile(lib, []byte(libSource), 0o644); err != nil {
+		return err
 	}
-	lib, daemon := write("lib.c", libSource), write("daemon.c", daemonSource)
+	if err := os.WriteFile(daemon, []byte(daemonSource), 0o644); err != nil {
+		return err
+	}
 	for _, v := range []struct{ out, def string }{{"liblexfix.so.1.0", "10"}, {"liblexfix.so.1.1", "11"}} {
-		run(t, exec.Command("gcc", "-O2", "-shared", "-fPIC", "-DVERSION="+v.def, "-Wl,-soname,liblexfix.so.1", "-o", filepath.Join(src, v.out), lib))
+		if err := runCmd(exec.Command("gcc", "-O2", "-shared", "-fPIC", "-DVERSION="+v.def, "-Wl,-soname,liblexfix.so.1", "-o", filepath.Join(src, v.out), lib)); err != nil {
+			return err
+		}
 	}
 	// The daemon links the library by its soname, as a packaged program does.
 	if err := os.Symlink("liblexfix.so.1.0", filepath.Join(src, "liblexfix.so")); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	run(t, exec.Command("gcc", "-O2", "-o", filepath.Join(src, "lexfix-daemon"), daemon, "-L"+src, "-llexfix"))
+	if err := runCmd(exec.Command("gcc", "-O2", "-o", filepath.Join(src, "lexfix-daemon"), daemon, "-L"+src, "-llexfix")); err != nil {
+		return err
+	}
 
 	for _, p := range packages(multiarch) {
 		stage := filepath.Join(src, "stage-"+p.name+"-"+p.version)
@@ -54,7 +57,7 @@ func buildRepo(t testing.TB, dir, arch, multiarch string) {
 			if f.build != "" {
 				data, err := os.ReadFile(filepath.Join(src, f.build))
 				if err != nil {
-					t.Fatal(err)
+					return err
 				}
 				files[rel] = string(data)
 			} else {
@@ -65,25 +68,27 @@ func buildRepo(t testing.TB, dir, arch, multiarch string) {
 		for rel, data := range files {
 			p := filepath.Join(stage, rel)
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
+				return err
 			}
 			if err := os.WriteFile(p, []byte(data), modes[rel]); err != nil {
-				t.Fatal(err)
+				return err
 			}
 			if err := os.Chmod(p, modes[rel]); err != nil {
-				t.Fatal(err)
+				return err
 			}
 		}
 		pool := filepath.Join(dir, "pool", p.suite)
 		if err := os.MkdirAll(pool, 0o755); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		run(t, exec.Command("dpkg-deb", "--root-owner-group", "-Zgzip", "--build", stage, filepath.Join(pool, fmt.Sprintf("%s_%s_%s.deb", p.name, p.version, arch))))
+		if err := runCmd(exec.Command("dpkg-deb", "--root-owner-group", "-Zgzip", "--build", stage, filepath.Join(pool, fmt.Sprintf("%s_%s_%s.deb", p.name, p.version, arch)))); err != nil {
+			return err
+		}
 	}
 
 	gnupg := filepath.Join(src, "gnupg")
 	if err := os.Mkdir(gnupg, 0o700); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	gpg := func(args ...string) *exec.Cmd {
 		cmd := exec.Command("gpg", append([]string{"--batch", "--quiet", "--homedir", gnupg, "--pinentry-mode", "loopback", "--passphrase", ""}, args...)...)
@@ -92,21 +97,31 @@ func buildRepo(t testing.TB, dir, arch, multiarch string) {
 	}
 	// The agent gpg starts for this home is stopped with it.
 	defer func() { _ = exec.Command("gpgconf", "--homedir", gnupg, "--kill", "all").Run() }()
-	run(t, gpg("--quick-generate-key", "Lexicon apt fixture <fixture@lexicon.invalid>", "ed25519", "sign", "never"))
-	run(t, gpg("--output", filepath.Join(dir, KeyringName), "--export"))
+	if err := runCmd(gpg("--quick-generate-key", "Lexicon apt fixture <fixture@lexicon.invalid>", "ed25519", "sign", "never")); err != nil {
+		return err
+	}
+	if err := runCmd(gpg("--output", filepath.Join(dir, KeyringName), "--export")); err != nil {
+		return err
+	}
 
 	for _, s := range suites {
 		bin := filepath.Join(dir, "dists", s.name, "main", "binary-"+arch)
 		if err := os.MkdirAll(bin, 0o755); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		pk := exec.Command("apt-ftparchive", "packages", filepath.Join("pool", s.name))
 		pk.Dir = dir
 		packagesFile := filepath.Join(bin, "Packages")
-		if err := os.WriteFile(packagesFile, []byte(output(t, pk)+"\n"), 0o644); err != nil {
-			t.Fatal(err)
+		index, err := outputOf(pk)
+		if err != nil {
+			return err
 		}
-		run(t, exec.Command("gzip", "-k", "-n", "-9", packagesFile))
+		if err := os.WriteFile(packagesFile, []byte(index+"\n"), 0o644); err != nil {
+			return err
+		}
+		if err := runCmd(exec.Command("gzip", "-k", "-n", "-9", packagesFile)); err != nil {
+			return err
+		}
 		rel := exec.Command("apt-ftparchive",
 			"-o", "APT::FTPArchive::Release::Origin=Debian",
 			"-o", "APT::FTPArchive::Release::Label="+s.label,
@@ -117,13 +132,21 @@ func buildRepo(t testing.TB, dir, arch, multiarch string) {
 			"-o", "APT::FTPArchive::Release::Description=Lexicon test fixture ("+s.name+")",
 			"release", ".")
 		rel.Dir = filepath.Join(dir, "dists", s.name)
-		release := output(t, rel) + "\n"
+		release, err := outputOf(rel)
+		if err != nil {
+			return err
+		}
+		release += "\n"
 		releaseFile := filepath.Join(dir, "dists", s.name, "Release")
 		if err := os.WriteFile(releaseFile, []byte(release), 0o644); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		run(t, gpg("--local-user", "fixture@lexicon.invalid", "--output", filepath.Join(dir, "dists", s.name, "InRelease"), "--clearsign", releaseFile))
-		run(t, gpg("--local-user", "fixture@lexicon.invalid", "--output", filepath.Join(dir, "dists", s.name, "Release.gpg"), "--armor", "--detach-sign", releaseFile))
+		if err := runCmd(gpg("--local-user", "fixture@lexicon.invalid", "--output", filepath.Join(dir, "dists", s.name, "InRelease"), "--clearsign", releaseFile)); err != nil {
+			return err
+		}
+		if err := runCmd(gpg("--local-user", "fixture@lexicon.invalid", "--output", filepath.Join(dir, "dists", s.name, "Release.gpg"), "--armor", "--detach-sign", releaseFile)); err != nil {
+			return err
+		}
 	}
 	// Everyone reads it: apt fetches as its own unprivileged user.
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -136,6 +159,7 @@ func buildRepo(t testing.TB, dir, arch, multiarch string) {
 		}
 		return nil
 	})
+	return nil
 }
 
 // buildLayer installs the fixture's 1.0 packages into an overlay on the Debian root from the
