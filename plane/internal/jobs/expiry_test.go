@@ -12,13 +12,12 @@ import (
 	"github.com/lexicon-fleet/lexicon/registry/keys"
 )
 
-// runningJob enrols a node reporting the word "w" and hands it a job with a one-minute budget, claimed
-// at t0.
-func runningJob(t *testing.T, s store.Store, t0 time.Time) store.Job {
+// activeNode enrols a node named name reporting the word "w" at t0 and answers its id.
+func activeNode(t *testing.T, s store.Store, name string, t0 time.Time) string {
 	t.Helper()
 	ctx := t.Context()
 	pub := keys.NewNode().Public()
-	j, err := s.JoinCreate(ctx, store.JoinCreateParams{Name: "web-1", Key: pub.String(), Fingerprint: pub.Fingerprint(), SourceAddress: "192.0.2.1", Now: t0})
+	j, err := s.JoinCreate(ctx, store.JoinCreateParams{Name: name, Key: pub.String(), Fingerprint: pub.Fingerprint(), SourceAddress: "192.0.2.1", Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,11 +29,20 @@ func runningJob(t *testing.T, s store.Store, t0 time.Time) store.Job {
 		Vocabulary: []store.WordRef{{Name: "w", Version: "1.0.0", Digest: "d", Class: "look"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.JobCreate(ctx, store.JobCreateParams{NodeID: res.Node.ID, Word: "w", Class: "look", Params: []byte(`{}`),
+	return res.Node.ID
+}
+
+// runningJob enrols a node reporting the word "w" and hands it a job with a one-minute budget, claimed
+// at t0.
+func runningJob(t *testing.T, s store.Store, t0 time.Time) store.Job {
+	t.Helper()
+	ctx := t.Context()
+	node := activeNode(t, s, "web-1", t0)
+	if _, err := s.JobCreate(ctx, store.JobCreateParams{NodeID: node, Word: "w", Class: "look", Params: []byte(`{}`),
 		Budget: time.Minute, CreatedBy: "test", Now: t0}); err != nil {
 		t.Fatal(err)
 	}
-	job, err := s.JobClaim(ctx, store.JobClaimParams{NodeID: res.Node.ID, Now: t0})
+	job, err := s.JobClaim(ctx, store.JobClaimParams{NodeID: node, Now: t0})
 	if err != nil || job == nil {
 		t.Fatalf("claim: %v %v", job, err)
 	}
@@ -117,21 +125,9 @@ func TestExpireAdvancesStalledBatches(t *testing.T) {
 			var targets []store.BatchTarget
 			var nodes []string
 			for _, name := range []string{"web-1", "web-2"} {
-				pub := keys.NewNode().Public()
-				j, err := s.JoinCreate(ctx, store.JoinCreateParams{Name: name, Key: pub.String(), Fingerprint: pub.Fingerprint(), SourceAddress: "192.0.2.1", Now: t0})
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := s.JoinApprove(ctx, store.JoinApproveParams{ID: j.Join.ID, Fingerprint: pub.Fingerprint(), Now: t0})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := s.NodeReport(ctx, store.NodeReportParams{ID: res.Node.ID, Now: t0, Idle: true,
-					Vocabulary: []store.WordRef{{Name: "w", Version: "1.0.0", Digest: "d", Class: "look"}}}); err != nil {
-					t.Fatal(err)
-				}
-				targets = append(targets, store.BatchTarget{NodeID: res.Node.ID})
-				nodes = append(nodes, res.Node.ID)
+				id := activeNode(t, s, name, t0)
+				targets = append(targets, store.BatchTarget{NodeID: id})
+				nodes = append(nodes, id)
 			}
 			b, err := s.BatchCreate(ctx, store.BatchCreateParams{Word: "w", Selector: "all", Class: "look", Params: []byte(`{}`),
 				MaxParallel: 1, ErrorBudget: store.NoErrorBudget, Targets: targets, CreatedBy: "operator", Now: t0})
