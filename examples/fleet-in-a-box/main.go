@@ -448,22 +448,16 @@ func waitVocabulary(ctx context.Context, admin func(...string) (map[string]any, 
 
 // waitNode asks the plane for the node until done says it is as awaited, for two minutes at most.
 func waitNode(ctx context.Context, admin func(...string) (map[string]any, error), node, timeout string, done func(map[string]any) bool) (map[string]any, error) {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		n, err := admin("nodes", "show", node)
-		if err != nil {
-			return nil, err
-		}
-		if done(n) {
-			return n, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+	var n map[string]any
+	err := poll(ctx, 2*time.Minute, timeout, func() (bool, error) {
+		var err error
+		n, err = admin("nodes", "show", node)
+		return err == nil && done(n), err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.New(timeout)
+	return n, nil
 }
 
 // jsonOf runs a binary with -o json and decodes its answer; a failure shows the coded error.

@@ -311,32 +311,27 @@ func testPatchFleet(t *testing.T, backend, net24 string) {
 		}
 		return m[1]
 	}
+	// rolloutJobs are the ids of m's jobs of word that rollout id queued.
+	rolloutJobs := func(id string, m *patchMachine, word string) []string {
+		var ids []string
+		for _, j := range f.cli(tr, 0, "jobs", "list", "--node", m.name, "--limit", "200")["jobs"].([]any) {
+			j := j.(map[string]any)
+			if j["word"] == word && strings.Contains(fmt.Sprint(j["created_by"]), "via rollout "+id+" ") {
+				ids = append(ids, j["id"].(string))
+			}
+		}
+		return ids
+	}
 	// patchJobs counts each node's jobs of word that rollout id queued.
 	patchJobs := func(t *testing.T, id, word string) map[string]int {
 		t.Helper()
 		out := map[string]int{}
 		for _, m := range machines {
-			for _, j := range f.cli(tr, 0, "jobs", "list", "--node", m.name, "--limit", "200")["jobs"].([]any) {
-				j := j.(map[string]any)
-				if j["word"] == word && strings.Contains(fmt.Sprint(j["created_by"]), "via rollout "+id+" ") {
-					out[m.name]++
-				}
+			if n := len(rolloutJobs(id, m, word)); n > 0 {
+				out[m.name] = n
 			}
 		}
 		return out
-	}
-
-	// patchJobID is the one job of word the rollout id ran on m.
-	patchJobID := func(t *testing.T, id string, m *patchMachine, word string) string {
-		t.Helper()
-		for _, j := range f.cli(tr, 0, "jobs", "list", "--node", m.name, "--limit", "200")["jobs"].([]any) {
-			j := j.(map[string]any)
-			if j["word"] == word && strings.Contains(fmt.Sprint(j["created_by"]), "via rollout "+id+" ") {
-				return j["id"].(string)
-			}
-		}
-		t.Fatalf("%s: rollout %s ran no %s", m.name, id, word)
-		return ""
 	}
 
 	daemonPIDs := map[string]int{}
@@ -400,13 +395,12 @@ func testPatchFleet(t *testing.T, backend, net24 string) {
 
 		// Each node's step restarted the daemon the upgrade left on replaced code (its unit named by
 		// the machine: restart_services ran with no units), through the instance's service manager.
-		for name, n := range patchJobs(t, ro["id"].(string), "restart_services") {
-			if n != 1 {
-				t.Errorf("%s ran restart_services %d times", name, n)
-			}
-		}
 		for _, m := range machines {
-			j := f.job(patchJobID(t, ro["id"].(string), m, "restart_services"))
+			ids := rolloutJobs(ro["id"].(string), m, "restart_services")
+			if len(ids) != 1 {
+				t.Fatalf("%s ran restart_services %d times", m.name, len(ids))
+			}
+			j := f.job(ids[0])
 			var out struct {
 				Restarted []struct {
 					Unit      string `json:"unit"`

@@ -9,27 +9,12 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/internal/jobs"
 	"github.com/lexicon-fleet/lexicon/plane/store"
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
-	"github.com/lexicon-fleet/lexicon/registry/keys"
 )
 
 // activeNode enrols a node named name reporting the word "w" at t0 and answers its id.
 func activeNode(t *testing.T, s store.Store, name string, t0 time.Time) string {
 	t.Helper()
-	ctx := t.Context()
-	pub := keys.NewNode().Public()
-	j, err := s.JoinCreate(ctx, store.JoinCreateParams{Name: name, Key: pub.String(), Fingerprint: pub.Fingerprint(), SourceAddress: "192.0.2.1", Now: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.JoinApprove(ctx, store.JoinApproveParams{ID: j.Join.ID, Fingerprint: pub.Fingerprint(), Now: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.NodeReport(ctx, store.NodeReportParams{ID: res.Node.ID, Now: t0, Idle: true,
-		Vocabulary: []store.WordRef{{Name: "w", Version: "1.0.0", Digest: "d", Class: "look"}}}); err != nil {
-		t.Fatal(err)
-	}
-	return res.Node.ID
+	return storetest.NodeWords(t, s, name, "1.0.0", t0, []store.WordRef{{Name: "w", Version: "1.0.0", Digest: "d", Class: "look"}}).ID
 }
 
 // runningJob enrols a node reporting the word "w" and hands it a job with a one-minute budget, claimed
@@ -113,13 +98,9 @@ func TestExpirerRunsOnItsTick(t *testing.T) {
 // A plane stopped between a batch job's end and the batch's advance leaves its held jobs waiting with
 // room to run: the expirer's next pass releases them, on both stores.
 func TestExpireAdvancesStalledBatches(t *testing.T) {
-	for _, backend := range []string{"sqlite", "postgres"} {
+	for backend, open := range map[string]func(testing.TB) storetest.Env{"sqlite": storetest.SQLiteOpener, "postgres": storetest.PostgresOpener} {
 		t.Run(backend, func(t *testing.T) {
-			url := filepath.Join(t.TempDir(), "plane.db")
-			if backend == "postgres" {
-				url = storetest.PostgresURL(t)
-			}
-			s := storetest.Open(t, url)
+			s := open(t).Store
 			ctx := t.Context()
 			t0 := time.Now().UTC().Truncate(time.Second)
 			var targets []store.BatchTarget

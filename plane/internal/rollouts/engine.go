@@ -467,20 +467,32 @@ func jobTag(ro store.Rollout, st store.RolloutStep) string {
 
 // pinnedWord finds the word on the node, at the module its target release pins; else it says why not.
 func (e *Engine) pinnedWord(ctx context.Context, node store.Node, word string) (store.WordRef, releases.Word, string, error) {
-	ref, ok := node.Word(word)
-	if !ok {
-		return ref, releases.Word{}, "the node does not report the word " + word, nil
+	if _, ok := node.Word(word); !ok {
+		return store.WordRef{}, releases.Word{}, notReported(word), nil
 	}
 	words, _, err := e.catalogFor().Words(ctx, node.TargetSequence)
 	if err != nil {
-		return ref, releases.Word{}, "", err
+		return store.WordRef{}, releases.Word{}, "", err
+	}
+	ref, w, why := pinned(node, words, word)
+	return ref, w, why, nil
+}
+
+// pinned finds the word on the node, at the module words (its target release's) pins; else it says
+// why not.
+func pinned(node store.Node, words map[string]releases.Word, word string) (store.WordRef, releases.Word, string) {
+	ref, ok := node.Word(word)
+	if !ok {
+		return ref, releases.Word{}, notReported(word)
 	}
 	w, ok := words[word]
 	if !ok || w.Module != ref.Digest {
-		return ref, w, fmt.Sprintf("the node's %s is not the one its target release %d pins", word, node.TargetSequence), nil
+		return ref, w, fmt.Sprintf("the node's %s is not the one its target release %d pins", word, node.TargetSequence)
 	}
-	return ref, w, "", nil
+	return ref, w, ""
 }
+
+func notReported(word string) string { return "the node does not report the word " + word }
 
 // jobStep runs word on the node and judges its job, which it returns once there is one.
 func (e *Engine) jobStep(ctx context.Context, ro store.Rollout, st store.RolloutStep, word string, params json.RawMessage, fresh bool) (*store.Job, bool, string, error) {

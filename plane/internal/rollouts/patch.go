@@ -124,12 +124,8 @@ func (r *Room) patchable(ctx context.Context, n store.Node) (string, error) {
 		words = w
 	}
 	for _, name := range []string{PatchWord, ReportWord} {
-		ref, ok := n.Word(name)
-		if !ok {
-			return "the node does not report the word " + name, nil
-		}
-		if w, ok := words[name]; !ok || w.Module != ref.Digest {
-			return fmt.Sprintf("%s is not the one its target release %d pins", name, n.TargetSequence), nil
+		if _, _, why := pinned(n, words, name); why != "" {
+			return why, nil
 		}
 	}
 	return "", nil

@@ -191,11 +191,11 @@ func Classify(c Config, in Input) Verdict {
 		for _, u := range r.SecurityUpgrades {
 			served, isServed := in.Served.Packages[u.Name]
 			if isServed || c.critical(u.Name) {
+				text := fmt.Sprintf("critical fix waiting: %s %s → %s (%s)", u.Name, u.Installed, u.Candidate, u.Origin)
 				if isServed {
-					add(Red, "critical_fix", "critical fix waiting: %s %s → %s (%s), %s", u.Name, u.Installed, u.Candidate, u.Origin, servedBy(served))
-				} else {
-					add(Red, "critical_fix", "critical fix waiting: %s %s → %s (%s)", u.Name, u.Installed, u.Candidate, u.Origin)
+					text += ", " + servedBy(served)
 				}
+				add(Red, "critical_fix", "%s", text)
 				if aged[u.Name] {
 					v.CriticalAged = append(v.CriticalAged, u.Name)
 				}

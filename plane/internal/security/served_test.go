@@ -3,7 +3,6 @@ package security_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -50,13 +49,9 @@ func (s *selectable) PackageReportList(ctx context.Context, p store.PackageRepor
 // once the fix has waited a day. Before any assignment, no role and no node's labels are read; after,
 // the labels come with the view's one query and the roles room reads no node itself.
 func TestServedByRoles(t *testing.T) {
-	for _, backend := range []string{"sqlite", "postgres"} {
+	for backend, open := range map[string]func(testing.TB) storetest.Env{"sqlite": storetest.SQLiteOpener, "postgres": storetest.PostgresOpener} {
 		t.Run(backend, func(t *testing.T) {
-			url := filepath.Join(t.TempDir(), "plane.db")
-			if backend == "postgres" {
-				url = storetest.PostgresURL(t)
-			}
-			st := storetest.Open(t, url)
+			st := open(t).Store
 			ctx := t.Context()
 			now := time.Now().UTC().Truncate(time.Second)
 			vocab := []store.WordRef{{Name: security.Word, Version: "1.0.0", Digest: "sha256:pr", Class: "look"}}
