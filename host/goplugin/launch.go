@@ -115,7 +115,7 @@ func (d *Driver) launchFrom(ctx context.Context, r io.Reader) (*instance, error)
 		return nil, errcode.New(errcode.ModuleDigestMismatch, "driver %s is over %d bytes: it is not the pinned one", d.spec.Digest, MaxDriverSize).With(errcode.DetailSHA256, d.spec.Digest)
 	}
 	if err != nil {
-		return nil, errcode.Wrap(err, errcode.DriverStartFailed, "cannot prepare driver %s", d.spec.Name).With(errcode.DetailDigest, d.spec.Digest)
+		return nil, errcode.Wrap(err, errcode.DriverStartFailed, "cannot prepare driver %s: %v", d.spec.Name, err).With(errcode.DetailDigest, d.spec.Digest)
 	}
 	defer exe.Close() // once started, the process holds its own reference to the image
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,8 +36,7 @@ func sealedExecutable(name string, r io.Reader, limit int64) (*os.File, error) {
 	if n > limit {
 		return nil, errTooLarge
 	}
-	const seals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE | unix.F_SEAL_SEAL
-	if _, err := unix.FcntlInt(rw.Fd(), unix.F_ADD_SEALS, seals); err != nil {
+	if err := addSeals(rw.Fd(), waitPinned); err != nil {
 		return nil, fmt.Errorf("seal memfd: %w", err)
 	}
 	// Keep only a read-only descriptor, so that this process holds no writable handle to the image.
@@ -45,6 +45,29 @@ func sealedExecutable(name string, r io.Reader, limit int64) (*os.File, error) {
 		return nil, fmt.Errorf("reopen memfd read-only: %w", err)
 	}
 	return ro, nil
+}
+
+// addSeals seals fd against every change. F_SEAL_WRITE fails with EBUSY while anything holds a
+// reference to the file's pages; the kernel waits only about 150 ms for them, and on a loaded machine
+// reclaim or compaction can hold freshly written pages longer. That is transient, so busy is asked
+// whether to try again (try counts from 1) rather than failing a driver's start.
+func addSeals(fd uintptr, busy func(try int) bool) error {
+	const seals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE | unix.F_SEAL_SEAL
+	for try := 1; ; try++ {
+		_, err := unix.FcntlInt(fd, unix.F_ADD_SEALS, seals)
+		if !errors.Is(err, unix.EBUSY) || !busy(try) {
+			return err
+		}
+	}
+}
+
+// waitPinned backs off 50 ms, doubling, for about 3 s in all before giving up.
+func waitPinned(try int) bool {
+	if try > 6 {
+		return false
+	}
+	time.Sleep(50 * time.Millisecond << (try - 1))
+	return true
 }
 
 // fdPath is the path through which exec reaches f's bytes.

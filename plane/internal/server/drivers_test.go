@@ -141,6 +141,8 @@ func newDriverPlaneWith(t *testing.T, plugin goplugin.Options) *driverPlane {
 	t.Cleanup(func() {
 		if strings.Contains(p.log.String(), credential) {
 			t.Errorf("the plane's log holds the credential:\n%s", p.log.String())
+		} else if t.Failed() {
+			t.Logf("the plane's log:\n%s", p.log.String())
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
