@@ -257,6 +257,7 @@ bench: modules debian-root $(VERSITYGW)
 	$(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./plane/internal/metrics/
 	$(GO) test -run '^$$' -bench BenchmarkJobRollout1000 -benchtime 1x -timeout 30m ./plane/internal/rollouts/
 	$(GO) test -run '^$$' -bench BenchmarkAgentUpdate -benchtime 1x -timeout 30m ./plane/internal/e2e/
+	$(GO) test -run '^$$' -bench BenchmarkProvisionToFirstWord -benchtime 1x -timeout 30m ./plane/internal/e2e/
 	$(GO) test -run '^$$' -bench BenchmarkRender -benchtime 50x -count 1 ./plane/internal/ui/
 	$(GO) test -run '^$$' -bench BenchmarkSecurityView10000 -benchtime 5x -count 1 -timeout 30m ./plane/internal/security/
 	$(GO) test -run '^$$' -bench BenchmarkRender10000Nodes -benchtime 3x -count 1 ./plane/internal/roles/

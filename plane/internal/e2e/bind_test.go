@@ -36,7 +36,7 @@ docs  IN CNAME pages.example.net.
 
 // startNamed runs named in the foreground serving example.test from handZone. Outside CI a missing
 // named skips the test; with CI=true it fails it (CI installs bind9 in .ci/run).
-func startNamed(t *testing.T) *named {
+func startNamed(t testing.TB) *named {
 	t.Helper()
 	path := ""
 	for _, p := range []string{"named", "/usr/sbin/named", "/usr/local/sbin/named"} {
@@ -108,7 +108,7 @@ zone "example.test" { type primary; file "%[5]s"; allow-update { key "%[3]s"; };
 }
 
 // freeDNSPort returns a loopback port free for both TCP and UDP when asked.
-func freeDNSPort(t *testing.T) int {
+func freeDNSPort(t testing.TB) int {
 	t.Helper()
 	for range 20 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -126,7 +126,7 @@ func freeDNSPort(t *testing.T) int {
 }
 
 // answers asks the server directly, outside Lexicon, for name's records of type qtype.
-func (n *named) answers(t *testing.T, name string, qtype uint16) []string {
+func (n *named) answers(t testing.TB, name string, qtype uint16) []string {
 	t.Helper()
 	m := new(mdns.Msg)
 	m.SetQuestion(mdns.Fqdn(name), qtype)
@@ -148,10 +148,7 @@ func TestReconcileLeavesHandMadeRecordsAlone(t *testing.T) {
 	tr := &testkit.Buffer{}
 	f.stageDrivers("dns-rfc2136")
 	f.publishRelease(2)
-	f.cli(tr, 0, "drivers", "enable", "dns-rfc2136")
-	cred := writeSecret(t, f.dir, ns.secret)
-	settings := writeJSON(t, filepath.Join(f.dir, "bind.json"), map[string]any{"server": ns.addr, "zones": []string{"example.test"}, "key_name": ns.keyName})
-	f.cli(tr, 0, "accounts", "add", "--driver", "dns-rfc2136", "--name", "bind", "--credential-file", cred, "--settings-file", settings)
+	f.bindAccount(tr, ns)
 
 	records := writeJSON(t, filepath.Join(f.dir, "records.json"), map[string]any{"records": []map[string]any{
 		{"type": "A", "name": "www", "value": "192.0.2.99"},                     // a hand-made www A is there

@@ -115,13 +115,13 @@ func errCode(m map[string]any) string {
 }
 
 // writeSecret writes a credential file, mode 0600.
-func writeSecret(t *testing.T, dir, secret string) string {
+func writeSecret(t testing.TB, dir, secret string) string {
 	p := filepath.Join(dir, "credential")
 	must(t, os.WriteFile(p, []byte(secret+"\n"), 0o600))
 	return p
 }
 
-func writeJSON(t *testing.T, path string, v any) string {
+func writeJSON(t testing.TB, path string, v any) string {
 	data, err := json.Marshal(v)
 	must(t, err)
 	must(t, os.WriteFile(path, data, 0o644))

@@ -21,7 +21,7 @@ import (
 
 // needNamespaces skips a test that makes network namespaces where they cannot be made (not root, no
 // iproute2), and fails it in CI, which runs as root with iproute2 (.ci/run).
-func needNamespaces(t *testing.T) {
+func needNamespaces(t testing.TB) {
 	t.Helper()
 	why := ""
 	if os.Geteuid() != 0 {
@@ -49,7 +49,7 @@ func needNamespaces(t *testing.T) {
 }
 
 // freePort is a TCP port free on every address when asked.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "0.0.0.0:0")
 	must(t, err)
@@ -60,20 +60,20 @@ func freePort(t *testing.T) int {
 // netnsFleet is a fleet whose plane the instances of a netns range reach: it listens on every address,
 // tells provisioned machines the range's gateway, and its minted certificate names it. Its release
 // pins the netns driver, the RFC 2136 driver and an agent built as version agentVersion.
-func netnsFleet(t *testing.T, gateway, agentVersion string, serveArgs ...string) *fleet {
+func netnsFleet(t testing.TB, gateway, agentVersion string, serveArgs ...string) *fleet {
 	t.Helper()
 	return netnsFleetStaged(t, gateway, agentVersion, nil, serveArgs...)
 }
 
 // netnsFleetStaged is netnsFleet whose release also carries what stage stages (nil: nothing more).
-func netnsFleetStaged(t *testing.T, gateway, agentVersion string, stage func(modules string), serveArgs ...string) *fleet {
+func netnsFleetStaged(t testing.TB, gateway, agentVersion string, stage func(modules string), serveArgs ...string) *fleet {
 	t.Helper()
 	return netnsFleetOn(t, "sqlite", gateway, agentVersion, "", stage, serveArgs...)
 }
 
 // netnsFleetOn is netnsFleetStaged on the store backend names ("sqlite", "postgres"), pinning an
 // agent built as agentVersion with the test fault fault ("" for none; agent.TestFault).
-func netnsFleetOn(t *testing.T, backend, gateway, agentVersion, fault string, stage func(modules string), serveArgs ...string) *fleet {
+func netnsFleetOn(t testing.TB, backend, gateway, agentVersion, fault string, stage func(modules string), serveArgs ...string) *fleet {
 	t.Helper()
 	port := freePort(t)
 	args := append([]string{"--provision-url", fmt.Sprintf("https://%s:%d", gateway, port), "--tls-names", gateway,
@@ -94,7 +94,7 @@ func (f *fleet) pinAgent(version, binary string) {
 // netnsAccount enables the netns driver unconfined and adds an account whose state root is the test's
 // and whose range is rng.
 func (f *fleet) netnsAccount(tr *testkit.Buffer, name, rng string, images ...map[string]string) string {
-	t := f.t.(*testing.T)
+	t := f.t
 	if got := f.cli(tr, 1, "drivers", "enable", "cloud-netns"); errCode(got) != "driver.unconfined" {
 		t.Fatalf("enable of the privileged netns driver without --unconfined: %v", got)
 	}
@@ -147,12 +147,79 @@ func stateTimes(p map[string]any) map[string]time.Time {
 	return out
 }
 
+// bindAccount enables the RFC 2136 driver and adds the account "bind" for ns's example.test zone.
+func (f *fleet) bindAccount(tr *testkit.Buffer, ns *named) {
+	f.cli(tr, 0, "drivers", "enable", "dns-rfc2136")
+	settings := writeJSON(f.t, filepath.Join(f.dir, "bind.json"), map[string]any{"server": ns.addr, "zones": []string{"example.test"}, "key_name": ns.keyName})
+	cred := writeSecret(f.t, f.dir, ns.secret)
+	f.cli(tr, 0, "accounts", "add", "--driver", "dns-rfc2136", "--name", "bind", "--credential-file", cred, "--settings-file", settings)
+}
+
+// firstWord is one provisioning through to its node's first word.
+type firstWord struct {
+	p, job map[string]any
+	// toJoined is until provision --wait returned; toWord until the first word's job finished.
+	toJoined, toWord time.Duration
+	split            string // the provisioning's states, then the agent's statement and the job
+}
+
+func (w firstWord) String() string {
+	return fmt.Sprintf("provision to joined (CLI --wait) %s; to first word %s; split: %s",
+		w.toJoined.Round(time.Millisecond), w.toWord.Round(time.Millisecond), w.split)
+}
+
+// provisionToFirstWord provisions name (role=web, env=e2e) on the netns account "local" with its A
+// record in example.test through the account "bind", waits for its node to take a statement, and runs
+// host_report there: the path from an operator's command to the first word a new machine runs.
+func (f *fleet) provisionToFirstWord(tr *testkit.Buffer, name string) firstWord {
+	t := f.t
+	t.Helper()
+	start := time.Now()
+	p := f.cli(tr, 0, "nodes", "provision", "--account", "local", "--region", "local", "--type", "ns-1", "--image", "host",
+		"--name", name, "--labels", "role=web,env=e2e", "--dns-account", "bind", "--zone", "example.test", "--wait")
+	w := firstWord{p: p, toJoined: time.Since(start)}
+	if p["state"] != "joined" || p["reason"] != nil && p["reason"] != "" {
+		t.Fatalf("provisioning: %v", p)
+	}
+	nodeID := p["node_id"].(string)
+	took := `"msg":"node took a statement","node":"` + nodeID + `"`
+	f.planeLog.WaitFor(t, took)
+	w.job = f.runJob(nodeID, "host_report")
+	w.toWord = time.Since(start)
+
+	// The split: the provisioning's states from its timeline; after joined, the agent starts and takes
+	// its statement (the plane's log line), then the job.
+	show := f.cli(tr, 0, "provisionings", "show", p["id"].(string))
+	at := stateTimes(show)
+	created, err := time.Parse(time.RFC3339Nano, show["created_at"].(string))
+	must(t, err)
+	var split []string
+	prev, prevName := created, "creating"
+	for _, s := range []string{"booting", "installing", "joining", "joined"} {
+		if when, ok := at[s]; ok {
+			split = append(split, fmt.Sprintf("%s %s", prevName, when.Sub(prev).Round(time.Millisecond)))
+			prev, prevName = when, s
+		}
+	}
+	tookAt := logTime(t, f.planeLog.String(), took)
+	jobAt := func(k string) time.Time {
+		v, _ := w.job[k].(string)
+		when, _ := time.Parse(time.RFC3339Nano, v)
+		return when
+	}
+	split = append(split, fmt.Sprintf("joined to statement taken %s", tookAt.Sub(prev).Round(time.Millisecond)),
+		fmt.Sprintf("statement to job queued %s", jobAt("created_at").Sub(tookAt).Round(time.Millisecond)),
+		fmt.Sprintf("job queued to finished %s", jobAt("finished_at").Sub(jobAt("created_at")).Round(time.Millisecond)))
+	w.split = strings.Join(split, ", ")
+	return w
+}
+
 // TestProvisionOnNetns provisions a machine through the netns cloud with DNS on a real BIND: the
 // instance's user data fetches the pinned agent from the artifact route with its one-time token and
 // checks its sha256, the agent joins and the provider check approves it, the node's A record is in the
 // zone, the node shows its labels, vocabulary and agent version, and a word runs on it. Decommission
 // then removes the node, the instance and the record. The time from provision to the first word, and
-// its split by state, go to the test log.
+// its split by state, go to the test log (make bench times it: BenchmarkProvisionToFirstWord).
 func TestProvisionOnNetns(t *testing.T) {
 	needNamespaces(t)
 	ns := startNamed(t)
@@ -165,18 +232,13 @@ func TestProvisionOnNetns(t *testing.T) {
 		}
 	}()
 	state := f.netnsAccount(tr, "local", rng)
-	f.cli(tr, 0, "drivers", "enable", "dns-rfc2136")
-	bindSettings := writeJSON(t, filepath.Join(f.dir, "bind.json"), map[string]any{"server": ns.addr, "zones": []string{"example.test"}, "key_name": ns.keyName})
-	bindCred := filepath.Join(f.dir, "bind.secret")
-	must(t, os.WriteFile(bindCred, []byte(ns.secret+"\n"), 0o600))
-	f.cli(tr, 0, "accounts", "add", "--driver", "dns-rfc2136", "--name", "bind", "--credential-file", bindCred, "--settings-file", bindSettings)
+	f.bindAccount(tr, ns)
 
-	start := time.Now()
-	p := f.cli(tr, 0, "nodes", "provision", "--account", "local", "--region", "local", "--type", "ns-1", "--image", "host",
-		"--name", "web-1", "--labels", "role=web,env=e2e", "--dns-account", "bind", "--zone", "example.test", "--wait")
-	provisioned := time.Since(start)
-	if p["state"] != "joined" || p["reason"] != nil && p["reason"] != "" {
-		t.Fatalf("provisioning: %v", p)
+	run := f.provisionToFirstWord(tr, "web-1")
+	t.Logf("figures: %s", run)
+	p := run.p
+	if run.job["state"] != "completed" {
+		t.Fatalf("host_report on the provisioned node: %v", run.job)
 	}
 	nodeID, instanceID := p["node_id"].(string), p["instance_id"].(string)
 	addr := p["addresses"].([]any)[0].(string)
@@ -207,7 +269,6 @@ func TestProvisionOnNetns(t *testing.T) {
 		t.Errorf("web-1 A: %v, want %s", got, addr)
 	}
 	// The node: labels, vocabulary, agent version.
-	f.planeLog.WaitFor(t, `"msg":"node took a statement","node":"`+nodeID+`"`)
 	n := f.cli(tr, 0, "nodes", "show", nodeID)
 	labels, _ := n["labels"].(map[string]any)
 	if labels["role"] != "web" || labels["env"] != "e2e" || n["agent_version"] != "1.2.0" || n["name"] != "web-1" {
@@ -216,38 +277,6 @@ func TestProvisionOnNetns(t *testing.T) {
 	if v, _ := n["vocabulary"].([]any); len(v) == 0 {
 		t.Errorf("node has no vocabulary: %v", n)
 	}
-	job := f.runJob(nodeID, "host_report")
-	firstWord := time.Since(start)
-	if job["state"] != "completed" {
-		t.Fatalf("host_report on the provisioned node: %v", job)
-	}
-
-	// Figures: provision to first word, split by the provisioning's states.
-	show := f.cli(tr, 0, "provisionings", "show", p["id"].(string))
-	at := stateTimes(show)
-	created, err := time.Parse(time.RFC3339Nano, show["created_at"].(string))
-	must(t, err)
-	var split []string
-	prev, prevName := created, "creating"
-	for _, s := range []string{"booting", "installing", "joining", "joined"} {
-		if when, ok := at[s]; ok {
-			split = append(split, fmt.Sprintf("%s %s", prevName, when.Sub(prev).Round(time.Millisecond)))
-			prev, prevName = when, s
-		}
-	}
-	// After joined: the agent starts and takes its statement (the plane's log line), then the job.
-	took := logTime(t, f.planeLog.String(), `"msg":"node took a statement","node":"`+nodeID+`"`)
-	jobAt := func(k string) time.Time {
-		v, _ := job[k].(string)
-		when, _ := time.Parse(time.RFC3339Nano, v)
-		return when
-	}
-	t.Logf("figures: provision to joined (CLI --wait) %s; to first word %s; split: %s; joined to statement taken %s; "+
-		"statement to job queued %s; job queued to finished %s",
-		provisioned.Round(time.Millisecond), firstWord.Round(time.Millisecond), strings.Join(split, ", "),
-		took.Sub(prev).Round(time.Millisecond), jobAt("created_at").Sub(took).Round(time.Millisecond),
-		jobAt("finished_at").Sub(jobAt("created_at")).Round(time.Millisecond))
-
 	// Decommission: the node leaves, the instance is deleted, the record removed.
 	if got := f.cli(tr, 2, "nodes", "decommission", nodeID, "--confirm", "web-2"); errCode(got) != "usage.invalid" {
 		t.Fatalf("decommission with the wrong name typed back: %v", got)
