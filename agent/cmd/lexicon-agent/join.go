@@ -122,9 +122,7 @@ func joinCmd() *cli.Command {
 func waitDecision(ctx context.Context, env *cli.Env, c *client.Client, sd state.Dir, p state.Pairing, wait time.Duration) (state.Pairing, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
+	for try := 0; ; try++ {
 		next, err := decide(ctx, c, sd, p)
 		if err != nil || next.Status != channel.JoinPending {
 			return next, err
@@ -132,9 +130,17 @@ func waitDecision(ctx context.Context, env *cli.Env, c *client.Client, sd state.
 		select {
 		case <-ctx.Done():
 			return p, errcode.Wrap(ctx.Err(), errcode.AgentNotJoined, "no decision yet; lexicon-agent status shows it when it comes")
-		case <-tick.C:
+		case <-time.After(decisionPoll(try)):
 		}
 	}
+}
+
+// decisionPoll is the pause after the try'th pending answer: 100 ms, doubling to a second. A
+// provisioned machine's join is decided by the provider check within moments of asking, and a second's
+// pause there was most of the wait between its join and its first claim; a person takes minutes, for
+// which a poll a second is plenty and well inside the join's rate budget.
+func decisionPoll(try int) time.Duration {
+	return min(100*time.Millisecond<<min(try, 4), time.Second)
 }
 
 // decide asks the plane once and records the answer. A rejected key is retired here, so the next join
