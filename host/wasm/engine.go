@@ -118,6 +118,13 @@ func checkDigest(name string, module []byte, pinned string) error {
 	return nil
 }
 
+// foreground marks a compile someone waits for (a load, not a warm): wazero then compiles the
+// module's functions on procs goroutines, which roughly halves a Go word's compile on two cores. A
+// warm compiles on one, leaving the node's other cores to its work.
+func foreground(ctx context.Context, procs int) context.Context {
+	return experimental.WithCompilationWorkers(ctx, procs)
+}
+
 // compile compiles module, which checkDigest has found to be digest's bytes, for words that may use
 // memLimit bytes.
 func (e *engine) compile(ctx context.Context, digest string, module []byte, memLimit uint64) (*compiled, error) {

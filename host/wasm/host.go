@@ -20,6 +20,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/backup"
@@ -296,7 +297,7 @@ func (h *Host) load(ctx context.Context, m *manifest.Manifest, pinned string, mo
 	}
 	mod := &Module{h: h, m: m, digest: pinned, word: word, lim: limitsOf(m)}
 	if h.eng != nil {
-		c, err := h.eng.compile(ctx, pinned, module, mod.lim.memory)
+		c, err := h.eng.compile(foreground(ctx, runtime.GOMAXPROCS(0)), pinned, module, mod.lim.memory)
 		if err != nil {
 			return nil, err
 		}

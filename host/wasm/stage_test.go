@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -69,4 +70,23 @@ func builtWord(t *testing.T, name string) ([]byte, string) {
 		t.Fatalf("run `make wasm` first: %v", err)
 	}
 	return b, cas.Sum(b)
+}
+
+// A worker's load compiles on the cores it had before keeping to one, and gives them back: a word's
+// runs in the worker then share one P again. A warm never takes more.
+func TestLoadCompilesOnEveryCoreThenKeepsToOne(t *testing.T) {
+	module, digest := builtWord(t, "ref")
+	defer func(procs, kept int) { compileProcs = procs; runtime.GOMAXPROCS(kept) }(compileProcs, runtime.GOMAXPROCS(1))
+	compileProcs = 2
+	e := &engine{stopInCode: false}
+	for _, warm := range []bool{false, true} {
+		c, err := compileLoad(context.Background(), e, &frame{Kind: kindLoad, Warm: warm, Digest: digest, Memory: 64 << 20, blob: module})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.close()
+		if got := runtime.GOMAXPROCS(0); got != 1 {
+			t.Fatalf("after a load (warm %v) the worker runs with GOMAXPROCS %d, want 1", warm, got)
+		}
+	}
 }

@@ -44,8 +44,22 @@ func ServeWorkerIfChild() {
 	// other thread. With a P per core every run woke and parked threads (+0.15 ms wall, +0.17 ms CPU a
 	// call against one run per worker); with one, a call costs less than it did (RATIONALE,
 	// "Footprint"). The runs of a word in a worker share a core; other words run in other workers.
-	runtime.GOMAXPROCS(1)
+	compileProcs = runtime.GOMAXPROCS(1)
 	os.Exit(serveWorker(os.NewFile(3, "from-host"), os.NewFile(4, "to-host")))
+}
+
+// compileProcs is the worker's GOMAXPROCS before it kept to one: the cores a load may compile on.
+var compileProcs = 1
+
+// compileLoad compiles a load frame's module. A load (a word about to run) compiles on compileProcs
+// cores, given back to one when it is done; a warm keeps to the one.
+func compileLoad(ctx context.Context, eng *engine, f *frame) (*compiled, error) {
+	if f.Warm || compileProcs <= 1 {
+		return eng.compile(ctx, f.Digest, f.blob, f.Memory)
+	}
+	runtime.GOMAXPROCS(compileProcs)
+	defer runtime.GOMAXPROCS(1)
+	return eng.compile(foreground(ctx, compileProcs), f.Digest, f.blob, f.Memory)
 }
 
 func serveWorker(in io.Reader, out io.Writer) int {
@@ -121,7 +135,7 @@ func serveFrames(r *bufio.Reader, send func(*frame), eng *engine, mods map[strin
 			err := checkDigest(f.Name, f.blob, f.Digest)
 			var c *compiled
 			if err == nil {
-				c, err = eng.compile(ctx, f.Digest, f.blob, f.Memory)
+				c, err = compileLoad(ctx, eng, f)
 			} else {
 				eng.unstage()
 			}
