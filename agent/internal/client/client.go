@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -101,7 +102,43 @@ func (c *Client) Leave(ctx context.Context, reason string) (channel.LeaveRespons
 
 // Artifact fetches the current statement (statement=current), a module (sha256=<hex>) or an agent
 // binary, reading at most limit bytes.
+//
+// A rate-limited answer is waited out, as long as the plane asks and within maxRateWait in all, and
+// the fetch is asked again. A new node fetches a manifest and a module for every word at once, which
+// can outrun its request budget (a burst of 40); a module refused that way would stay out of the
+// vocabulary until the next statement. A GET is safe to ask again, and each try is signed anew.
 func (c *Client) Artifact(ctx context.Context, query url.Values, limit int64) ([]byte, error) {
+	var waited time.Duration
+	for {
+		data, err := c.artifact(ctx, query, limit)
+		wait, ok := retryAfter(err)
+		if !ok || waited+wait > maxRateWait {
+			return data, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		waited += wait
+	}
+}
+
+// maxRateWait bounds what one artifact fetch spends waiting out rate limits.
+const maxRateWait = 30 * time.Second
+
+// retryAfter is how long a rate-limited answer asks to wait (at least 10 ms); ok is false for any
+// other outcome.
+func retryAfter(err error) (time.Duration, bool) {
+	var e *errcode.Error
+	if !errors.As(err, &e) || e.Code != errcode.RequestRateLimited {
+		return 0, false
+	}
+	ms, _ := e.Details[errcode.DetailRetryAfterMS].(float64)
+	return max(time.Duration(ms)*time.Millisecond, 10*time.Millisecond), true
+}
+
+func (c *Client) artifact(ctx context.Context, query url.Values, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+channel.PathArtifact+"?"+query.Encode(), nil)
 	if err != nil {
 		return nil, errcode.Wrap(err, errcode.UsageInvalid, "bad artifact request")
