@@ -27,6 +27,7 @@ type Client struct {
 	base   string
 	signed *http.Client
 	plain  *http.Client
+	pause  func(context.Context, time.Duration) error // between an artifact's tries: waitFor
 }
 
 // New makes a client for the plane at base, trusting caFile (or the system roots when empty), signing
@@ -52,6 +53,7 @@ func New(base, caFile string, key keys.NodePrivate) (*Client, error) {
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c := &Client{
 		base:  strings.TrimRight(base, "/"),
+		pause: waitFor,
 		plain: &http.Client{Transport: tr, Timeout: 30 * time.Second, CheckRedirect: noRedirect},
 	}
 	if !key.IsZero() {
@@ -103,39 +105,63 @@ func (c *Client) Leave(ctx context.Context, reason string) (channel.LeaveRespons
 // Artifact fetches the current statement (statement=current), a module (sha256=<hex>) or an agent
 // binary, reading at most limit bytes.
 //
-// A rate-limited answer is waited out, as long as the plane asks and within maxRateWait in all, and
-// the fetch is asked again. A new node fetches a manifest and a module for every word at once, which
-// can outrun its request budget (a burst of 40); a module refused that way would stay out of the
-// vocabulary until the next statement. A GET is safe to ask again, and each try is signed anew.
+// A fetch the plane could not answer now is asked again, for up to maxArtifactWait of waiting in all
+// and within ctx (a job's budget): while the plane is unreachable or unavailable (a plane restarting:
+// an upgrade, a replica replaced), backing off from 250 ms to 5 s; and when it is rate limited, as long
+// as it asks. A restart would otherwise fail a converge midway, and a new node, whose manifests and
+// modules are about 50 requests against a burst of 40, would leave a refused module out of its
+// vocabulary until the next statement. A GET by digest is safe to ask again, and each try is signed
+// anew. Any other answer is final.
 func (c *Client) Artifact(ctx context.Context, query url.Values, limit int64) ([]byte, error) {
 	var waited time.Duration
+	backoff := 250 * time.Millisecond
 	for {
 		data, err := c.artifact(ctx, query, limit)
-		wait, ok := retryAfter(err)
-		if !ok || waited+wait > maxRateWait {
+		wait, limited, ok := retryAfter(err, backoff)
+		if !ok || waited+wait > maxArtifactWait {
 			return data, err
 		}
-		select {
-		case <-ctx.Done():
+		if c.pause(ctx, wait) != nil {
 			return nil, err
-		case <-time.After(wait):
 		}
 		waited += wait
+		if !limited {
+			backoff = min(2*backoff, 5*time.Second)
+		}
 	}
 }
 
-// maxRateWait bounds what one artifact fetch spends waiting out rate limits.
-const maxRateWait = 30 * time.Second
+// maxArtifactWait bounds what one artifact fetch spends waiting to ask again.
+const maxArtifactWait = time.Minute
 
-// retryAfter is how long a rate-limited answer asks to wait (at least 10 ms); ok is false for any
-// other outcome.
-func retryAfter(err error) (time.Duration, bool) {
+// retryAfter is how long to wait before asking again after err: the plane's own wait when it rate
+// limited the fetch (limited; at least 10 ms), backoff when it was away. ok is false for any other
+// outcome.
+func retryAfter(err error, backoff time.Duration) (wait time.Duration, limited, ok bool) {
 	var e *errcode.Error
-	if !errors.As(err, &e) || e.Code != errcode.RequestRateLimited {
-		return 0, false
+	if !errors.As(err, &e) {
+		return 0, false, false
 	}
-	ms, _ := e.Details[errcode.DetailRetryAfterMS].(float64)
-	return max(time.Duration(ms)*time.Millisecond, 10*time.Millisecond), true
+	switch {
+	case e.Code == errcode.RequestRateLimited:
+		ms, _ := e.Details[errcode.DetailRetryAfterMS].(float64)
+		return max(time.Duration(ms)*time.Millisecond, 10*time.Millisecond), true, true
+	case e.Code == errcode.PlaneUnreachable || errcode.Status(e.Code) == http.StatusServiceUnavailable:
+		return backoff, false, true
+	}
+	return 0, false, false
+}
+
+// waitFor waits d, or returns ctx's error.
+func waitFor(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func (c *Client) artifact(ctx context.Context, query url.Values, limit int64) ([]byte, error) {

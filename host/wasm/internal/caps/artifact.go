@@ -66,7 +66,8 @@ func artifactFetch(ctx context.Context, w *Word, c manifest.Capability, raw []by
 		return nil, errcode.New(errcode.CapabilityUnknown, "artifact.fetch: this node is not joined to a plane to fetch from").
 			With(errcode.DetailReason, "no plane to fetch from")
 	}
-	data, err := fetchRetrying(ctx, w.env.Artifacts, req.SHA256, limit)
+	// The fetcher asks again while the plane is away or rate limited (agent/internal/client).
+	data, err := w.env.Artifacts.Artifact(ctx, url.Values{"sha256": {req.SHA256}}, limit)
 	if err != nil {
 		return nil, fetchError(err, req.SHA256, limit)
 	}
@@ -84,44 +85,6 @@ func artifactFetch(ctx context.Context, w *Word, c manifest.Capability, raw []by
 	prune(store)
 	step("artifact.staged")
 	return capv1.ArtifactFetchResult{SHA256: req.SHA256, Size: int64(len(data)), Fetched: true}, nil
-}
-
-// Retries of a fetch the plane could not answer. A plane restarting (an upgrade, a replica replaced,
-// a crash) is gone for a second or so; a converge that failed on that would stop with its footprint
-// part applied, for an operator to run again. The fetch is a GET by digest, so trying it again is
-// safe; the job's own budget (ctx) bounds the wait before artifactRetryFor does.
-const artifactRetryFor = time.Minute
-
-// retryPause waits between tries; a variable so that tests need not wait.
-var retryPause = func(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// fetchRetrying fetches digest, trying again while the plane is unreachable or says it is unavailable
-// (a store closing under a stopping plane), backing off from 250 ms to 5 s, for up to
-// artifactRetryFor. Any other answer is final.
-func fetchRetrying(ctx context.Context, f Fetcher, digest string, limit int64) ([]byte, error) {
-	var waited time.Duration
-	delay := 250 * time.Millisecond
-	for {
-		data, err := f.Artifact(ctx, url.Values{"sha256": {digest}}, limit)
-		code := errcode.Code(err)
-		if err == nil || (code != errcode.PlaneUnreachable && (code == "" || errcode.Status(code) != 503)) || waited+delay > artifactRetryFor {
-			return data, err
-		}
-		if retryPause(ctx, delay) != nil {
-			return nil, err
-		}
-		waited += delay
-		delay = min(2*delay, 5*time.Second)
-	}
 }
 
 // fetchError turns what the fetch answered into a capability's answer: the plane's own codes are not
