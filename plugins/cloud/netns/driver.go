@@ -395,9 +395,12 @@ func bootRunning(rec *record) bool {
 // is in its cloud-init-output.log); stopped when powered off or when its namespace is gone (the host
 // restarted); else running.
 func (c *config) status(rec *record) cloud.Status {
+	// Whether the helper runs is asked before its outcome is read: it writes boot.json and then exits,
+	// so a helper gone before the read has left its outcome, and no outcome means it died without one.
+	running := bootRunning(rec)
 	b := c.state.boot(rec.ID)
 	switch {
-	case b == nil && bootRunning(rec):
+	case b == nil && running:
 		return cloud.StatusProvisioning
 	case b == nil || b.Error != "":
 		return cloud.StatusFailed
@@ -546,8 +549,9 @@ func (d *Driver) powerOff(ctx context.Context, c *config, rec *record) error {
 		if err := c.state.mountRootfs(rec); err != nil {
 			d.logger().Warn("netns instance: its root is gone; killing what runs in it", "id", rec.ID, "err", err)
 		}
-		if c.state.boot(rec.ID) == nil && bootRunning(rec) {
-			_ = writeJSON(filepath.Join(c.state.dir(rec.ID), "boot.json"), bootResult{Error: "powered off before its user data finished", Finished: time.Now().UTC()})
+		if bootRunning(rec) {
+			// Only when the helper has not written its own outcome, which it may do until it is killed.
+			_ = writeJSONOnce(filepath.Join(c.state.dir(rec.ID), "boot.json"), bootResult{Error: "powered off before its user data finished", Finished: time.Now().UTC()})
 		}
 		halt := c.tools.inInstance(c.state.path, rec, "systemctl", "halt-all")
 		if out, err := halt.CombinedOutput(); err != nil {

@@ -423,6 +423,50 @@ func TestFailedUserData(t *testing.T) {
 	}
 }
 
+// A power off while the user data still runs kills it and leaves the instance failed, saying why;
+// the outcome a finished helper wrote is never replaced.
+func TestPowerOffDuringUserData(t *testing.T) {
+	needNamespaces(t)
+	ctx := context.Background()
+	d := configured(t, Settings{Root: filepath.Join(t.TempDir(), "state"), Range: "10.213.112.0/24"})
+	in, err := d.CreateInstance(ctx, cloud.CreateRequest{Region: "local", Type: "ns-1", Image: "host", Label: "slow",
+		UserData: "#cloud-config\nruncmd:\n  - echo started > /etc/lexicon-agent/started\n  - sleep 1000\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.DeleteInstance(context.Background(), in.ID) })
+	dir := d.cfg.state.dir(in.ID)
+	waitFor(t, "the user data to start", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "fs", "etc-lexicon-agent", "started"))
+		return err == nil
+	})
+	if got, err := d.GetInstance(ctx, in.ID); err != nil || got.Status != cloud.StatusProvisioning {
+		t.Fatalf("while its user data runs: %+v, %v", got, err)
+	}
+	if err := d.PowerOff(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, d, in.ID, cloud.StatusFailed)
+	if b := d.cfg.state.boot(in.ID); b == nil || b.Error != "powered off before its user data finished" {
+		t.Errorf("boot.json after the power off: %+v", b)
+	}
+
+	// A helper that finished first keeps its outcome.
+	p := filepath.Join(dir, "boot.json")
+	if err := writeJSON(p, bootResult{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONOnce(p, bootResult{Error: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	if b := d.cfg.state.boot(in.ID); b == nil || b.Error != "" {
+		t.Errorf("a second outcome replaced the first: %+v", b)
+	}
+	if left, _ := filepath.Glob(p + ".*"); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
 // Refusals, each with its code and nothing made.
 func TestRefusals(t *testing.T) {
 	needNamespaces(t)

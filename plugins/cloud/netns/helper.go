@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -752,4 +753,21 @@ func writeJSON(p string, v any) error {
 		return err
 	}
 	return os.Rename(tmp, p)
+}
+
+// writeJSONOnce writes v to p unless p exists, atomically: a link, unlike a rename, never replaces.
+func writeJSONOnce(p string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := p + ".once"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, p); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
 }
