@@ -148,6 +148,13 @@ type BackupJobListParams struct {
 	Limit      int // 0: 100
 }
 
+// BackupJobListRecentParams names the nodes, at most MaxListLimit, and how many of each node's
+// newest jobs to return (1 to MaxListLimit).
+type BackupJobListRecentParams struct {
+	NodeIDs []string
+	PerNode int
+}
+
 // BackupJobSetRunParams records the run a job's grant names, when it was made.
 type BackupJobSetRunParams struct {
 	JobID string

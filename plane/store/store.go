@@ -573,6 +573,9 @@ type Store interface {
 	BackupJobGet(ctx context.Context, p BackupJobGetParams) (BackupJob, error)
 	// BackupJobList returns recorded backup jobs, the newest started first.
 	BackupJobList(ctx context.Context, p BackupJobListParams) ([]BackupJob, error)
+	// BackupJobListRecent returns the newest PerNode jobs of each of NodeIDs, by node id, in one
+	// statement: what a pass over the fleet judges each node's backups by.
+	BackupJobListRecent(ctx context.Context, p BackupJobListRecentParams) (map[string][]BackupJob, error)
 	// BackupJobSetRun records the run a job's grant names; a job's run is set once.
 	BackupJobSetRun(ctx context.Context, p BackupJobSetRunParams) error
 	// BackupJobJudge records the verdict on a dispatched job and reports whether it moved (a job

@@ -101,18 +101,14 @@ func (r *Room) Fleet(ctx context.Context, _ api.Token) (api.BackupFleet, error) 
 	if err != nil {
 		return api.BackupFleet{}, err
 	}
-	nodes, err := r.activeNodes(ctx)
+	nodes, recent, err := r.activeNodes(ctx)
 	if err != nil {
 		return api.BackupFleet{}, err
 	}
 	out := api.BackupFleet{Nodes: []api.BackupHealth{}}
 	for _, n := range nodes {
 		b, _ := pol.For(n.ID)
-		jobs, err := r.c.Store.BackupJobList(ctx, store.BackupJobListParams{NodeID: n.ID, Limit: 50})
-		if err != nil {
-			return api.BackupFleet{}, err
-		}
-		out.Nodes = append(out.Nodes, r.health(n, b, jobs).BackupHealth)
+		out.Nodes = append(out.Nodes, r.health(n, b, recent[n.ID]).BackupHealth)
 	}
 	return out, nil
 }
@@ -131,7 +127,7 @@ func (r *Room) Node(ctx context.Context, _ api.Token, ref string) (api.BackupNod
 		return api.BackupNode{}, err
 	}
 	b, src := pol.For(n.ID)
-	jobs, err := r.c.Store.BackupJobList(ctx, store.BackupJobListParams{NodeID: n.ID, Limit: 50})
+	jobs, err := r.c.Store.BackupJobList(ctx, store.BackupJobListParams{NodeID: n.ID, Limit: recentJobs})
 	if err != nil {
 		return api.BackupNode{}, err
 	}

@@ -29,6 +29,7 @@ type Store interface {
 	BackupJobCreate(ctx context.Context, p store.BackupJobCreateParams) (store.BackupJob, error)
 	BackupJobGet(ctx context.Context, p store.BackupJobGetParams) (store.BackupJob, error)
 	BackupJobList(ctx context.Context, p store.BackupJobListParams) ([]store.BackupJob, error)
+	BackupJobListRecent(ctx context.Context, p store.BackupJobListRecentParams) (map[string][]store.BackupJob, error)
 	BackupJobSetRun(ctx context.Context, p store.BackupJobSetRunParams) error
 	BackupJobJudge(ctx context.Context, p store.BackupJobJudgeParams) (bool, error)
 	BackupFindingsSet(ctx context.Context, p store.BackupFindingsSetParams) error

@@ -3,6 +3,7 @@ package backups_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -238,4 +239,57 @@ func reopenedOrOpened(changes []store.IncidentChange, source string) bool {
 		}
 	}
 	return false
+}
+
+// countingStore counts the room's reads of backup jobs: those of one node, and those of many.
+type countingStore struct {
+	backups.Store
+	oneNode, recent int
+}
+
+func (c *countingStore) BackupJobList(ctx context.Context, p store.BackupJobListParams) ([]store.BackupJob, error) {
+	if p.NodeID != "" {
+		c.oneNode++
+	}
+	return c.Store.BackupJobList(ctx, p)
+}
+
+func (c *countingStore) BackupJobListRecent(ctx context.Context, p store.BackupJobListRecentParams) (map[string][]store.BackupJob, error) {
+	c.recent++
+	return c.Store.BackupJobListRecent(ctx, p)
+}
+
+// TestPassReadsJobsOnceAPage: a pass, and the fleet's health, read the nodes' jobs with one statement a
+// page of nodes, never one a node, and judge each node by its own.
+func TestPassReadsJobsOnceAPage(t *testing.T) {
+	e := newEnv(t)
+	c := &countingStore{Store: e.s}
+	q := &queued{e: e}
+	e.room = backups.New(backups.Config{Store: c, Key: testKey(t), Jobs: q, Now: func() time.Time { return e.now }})
+	if _, err := e.room.AddTarget(e.ctx, admin, e.request("main")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.room.SetPolicy(e.ctx, admin, "", api.BackupPolicy{Enabled: true, Target: "main", Databases: []string{"app"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		e.backupNode(fmt.Sprintf("n%d", i))
+	}
+	e.pass()
+	e.pass() // each node's job is read back: none is queued a second
+	if len(q.reqs) != 5 {
+		t.Fatalf("queued %d jobs for 5 nodes over two passes", len(q.reqs))
+	}
+	health, err := e.room.Fleet(e.ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range health.Nodes {
+		if h.LastRun.IsZero() || h.LastRunState != string(store.BackupDispatched) {
+			t.Errorf("%s's health does not show its own job: %+v", h.Node, h)
+		}
+	}
+	if c.oneNode != 0 || c.recent != 3 {
+		t.Errorf("two passes and the fleet's health read jobs %d times a node and %d times a page, want 0 and 3", c.oneNode, c.recent)
+	}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -95,6 +96,35 @@ var backupTests = []test{
 		list, _ = f.s.BackupJobList(f.ctx, store.BackupJobListParams{NodeID: n.ID})
 		same(f, "node's", len(list), 1)
 		_, err = f.s.BackupJobJudge(f.ctx, store.BackupJobJudgeParams{JobID: j.ID, State: store.BackupDispatched})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+	}},
+	{"Backup/RecentOfEachNode", func(f *fx) {
+		a, b, none := f.node("db-1", "backup"), f.node("db-2", "backup"), f.node("web-1", "backup")
+		var want []string // a's jobs, the newest first
+		for i, n := range []store.Node{a, b, a, a} {
+			j := f.job(n, "backup")
+			_, err := f.s.BackupJobCreate(f.ctx, store.BackupJobCreateParams{Job: store.BackupJob{JobID: j.ID, NodeID: n.ID,
+				Purpose: store.BackupPurposeRun, Target: "b2", Objects: 16}, Now: f.at(time.Duration(i+1) * time.Minute)})
+			noErr(f, err, "BackupJobCreate")
+			if n.ID == a.ID {
+				want = append([]string{j.ID}, want...)
+			}
+		}
+		got, err := f.s.BackupJobListRecent(f.ctx, store.BackupJobListRecentParams{NodeIDs: []string{a.ID, b.ID, none.ID}, PerNode: 2})
+		noErr(f, err, "BackupJobListRecent")
+		var ids []string
+		for _, j := range got[a.ID] {
+			ids = append(ids, j.JobID)
+		}
+		same(f, "a's newest two", strings.Join(ids, ","), strings.Join(want[:2], ","))
+		same(f, "b's", len(got[b.ID]), 1)
+		same(f, "nodes with jobs", len(got), 2)
+		got, err = f.s.BackupJobListRecent(f.ctx, store.BackupJobListRecentParams{PerNode: 2})
+		noErr(f, err, "BackupJobListRecent of no node")
+		same(f, "no node's", len(got), 0)
+		_, err = f.s.BackupJobListRecent(f.ctx, store.BackupJobListRecentParams{NodeIDs: []string{a.ID}})
+		testkit.WantCode(f, err, errcode.StoreParamInvalid)
+		_, err = f.s.BackupJobListRecent(f.ctx, store.BackupJobListRecentParams{NodeIDs: make([]string, store.MaxListLimit+1), PerNode: 1})
 		testkit.WantCode(f, err, errcode.StoreParamInvalid)
 	}},
 	{"Backup/RecordedWithItsJob", func(f *fx) {

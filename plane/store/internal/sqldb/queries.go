@@ -155,10 +155,11 @@ type RoleQueries struct {
 // BackupQueries are the statements of queries_backups.sql: targets, policies, the jobs the plane
 // dispatched and the findings the backup detectors read.
 type BackupQueries struct {
-	BackupTargetInsert, BackupTargetGet, BackupTargetList, BackupTargetDelete     string
-	BackupPolicyUpsert, BackupPolicyList, BackupPolicyDelete                      string
-	BackupJobInsert, BackupJobGet, BackupJobList, BackupJobSetRun, BackupJobJudge string
-	BackupFindingsClear, BackupFindingsInsert, BackupFindingsList, DetectBackup   string
+	BackupTargetInsert, BackupTargetGet, BackupTargetList, BackupTargetDelete   string
+	BackupPolicyUpsert, BackupPolicyList, BackupPolicyDelete                    string
+	BackupJobInsert, BackupJobGet, BackupJobList, BackupJobListRecent           string
+	BackupJobSetRun, BackupJobJudge                                             string
+	BackupFindingsClear, BackupFindingsInsert, BackupFindingsList, DetectBackup string
 }
 
 // AuditQueries are the statements of queries_audit.sql: the audit trail of changes, and the enrolments

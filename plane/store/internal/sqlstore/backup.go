@@ -293,6 +293,44 @@ func (s *sqlStore) BackupJobList(ctx context.Context, p BackupJobListParams) ([]
 	return out, err
 }
 
+func (s *sqlStore) BackupJobListRecent(ctx context.Context, p BackupJobListRecentParams) (map[string][]BackupJob, error) {
+	if len(p.NodeIDs) > MaxListLimit {
+		return nil, invalid("node_ids", "at most %d node ids", MaxListLimit)
+	}
+	for _, id := range p.NodeIDs {
+		if err := checkID("node_ids", id); err != nil {
+			return nil, err
+		}
+	}
+	if p.PerNode < 1 || p.PerNode > MaxListLimit {
+		return nil, invalid("per_node", "per_node must be 1 to %d", MaxListLimit)
+	}
+	out := map[string][]BackupJob{}
+	if len(p.NodeIDs) == 0 {
+		return out, nil
+	}
+	ids, err := json.Marshal(p.NodeIDs)
+	if err != nil {
+		return nil, err
+	}
+	err = s.read(ctx, "list recent backup jobs", func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, s.q.BackupJobListRecent, string(ids), p.PerNode)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			j, err := scanBackupJob(rs)
+			if err != nil {
+				return err
+			}
+			out[j.NodeID] = append(out[j.NodeID], j)
+		}
+		return rs.Err()
+	})
+	return out, err
+}
+
 func (s *sqlStore) BackupJobSetRun(ctx context.Context, p BackupJobSetRunParams) error {
 	if err := checkID("job_id", p.JobID); err != nil {
 		return err

@@ -44,6 +44,14 @@ SELECT {{BackupJobColumns}} FROM backup_jobs
 WHERE ($1 = '' OR node_id = $1) AND (NOT $2 OR state = 'dispatched')
 ORDER BY started_at DESC, job_id DESC LIMIT $3
 
+-- name: BackupJobListRecent
+-- $1: node ids as a JSON array; $2: at most this many jobs of each node, the newest started first.
+SELECT {{BackupJobColumns}} FROM (
+  SELECT *, row_number() OVER (PARTITION BY node_id ORDER BY started_at DESC, job_id DESC) AS nth
+  FROM backup_jobs WHERE node_id IN (SELECT jsonb_array_elements_text($1::jsonb))
+) recent WHERE nth <= $2
+ORDER BY node_id, started_at DESC, job_id DESC
+
 -- name: BackupJobSetRun
 UPDATE backup_jobs SET run = $2 WHERE job_id = $1 AND run = ''
 

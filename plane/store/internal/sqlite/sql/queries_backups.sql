@@ -44,6 +44,14 @@ SELECT {{BackupJobColumns}} FROM backup_jobs
 WHERE (?1 = '' OR node_id = ?1) AND (?2 = 0 OR state = 'dispatched')
 ORDER BY started_at DESC, job_id DESC LIMIT ?3
 
+-- name: BackupJobListRecent
+-- ?1: node ids as a JSON array; ?2: at most this many jobs of each node, the newest started first.
+SELECT {{BackupJobColumns}} FROM (
+  SELECT *, row_number() OVER (PARTITION BY node_id ORDER BY started_at DESC, job_id DESC) AS nth
+  FROM backup_jobs WHERE node_id IN (SELECT value FROM json_each(?1))
+) recent WHERE nth <= ?2
+ORDER BY node_id, started_at DESC, job_id DESC
+
 -- name: BackupJobSetRun
 UPDATE backup_jobs SET run = ?2 WHERE job_id = ?1 AND run = ''
 
