@@ -198,17 +198,24 @@ func roundTrips(b *testing.B, kind string, st store.Store, plane *plane, client 
 		watch = pg.watch(b)
 	}
 	start := time.Now()
+	// The steady state: from when every agent has finished its first job (none is on its first claim)
+	// until the first agent finishes its last (none is on its last long poll, or out of work).
 	mid := make(chan midSample, 2)
+	var begun atomic.Int64
+	var ended atomic.Bool
 	var wg sync.WaitGroup
 	for _, a := range rt {
 		wg.Go(func() {
+			mine := 0
 			a.work(work, client, plane.url, func() {
-				switch done.Add(1) {
-				case total / 5, total * 4 / 5:
-					// The steady state: between a fifth and four fifths of the jobs, when no agent is
-					// on its first claim or its last long poll.
+				n := done.Add(1)
+				mine++
+				steady := mine == 1 && begun.Add(1) == int64(len(rt)) ||
+					mine == roundTripJobs && ended.CompareAndSwap(false, true)
+				if steady {
 					go func() { mid <- midSample{done.Load(), plane.statements()} }()
-				case total:
+				}
+				if n == total {
 					stop()
 				}
 			})
