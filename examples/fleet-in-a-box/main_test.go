@@ -34,6 +34,12 @@ func setup(t *testing.T) string {
 		t.Fatalf("build the modules first (make modules): %v", err)
 	}
 	dir = t.TempDir()
+	t.Cleanup(func() { // before the folder goes: a failed demo's plane tells what happened to it
+		if log, err := os.ReadFile(filepath.Join(dir, "plane.log")); t.Failed() && err == nil {
+			lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
+			t.Logf("the plane's log, its last lines:\n%s", strings.Join(lines[max(0, len(lines)-60):], "\n"))
+		}
+	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
