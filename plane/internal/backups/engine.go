@@ -116,8 +116,8 @@ func (e *Engine) Pass(ctx context.Context) error {
 // recentJobs is how many of a node's newest jobs its health is judged by.
 const recentJobs = 50
 
-// activeNodes returns every active node and the newest recentJobs jobs of each: two statements a
-// thousand nodes, where a statement a node made each pass over a fleet of 10,000 as many round trips.
+// activeNodes returns every active node and the newest recentJobs jobs of each, in two statements for
+// each thousand nodes: a statement per node made a pass over 10,000 nodes 10,000 round trips.
 func (r *Room) activeNodes(ctx context.Context) ([]store.Node, map[string][]store.BackupJob, error) {
 	var out []store.Node
 	jobs := map[string][]store.BackupJob{}
