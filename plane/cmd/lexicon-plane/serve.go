@@ -386,7 +386,12 @@ func serveCmd() *cli.Command {
 				mgr.Run(driversCtx) // starts the enabled drivers; stops them all when it returns
 			}()
 			defer func() { stopDrivers(); <-driversDone }()
+			// Stopping: the long polls end without a job, and the requests under way (a claim that took a
+			// job among them) finish and are answered before the store closes.
+			httpSrv.RegisterOnShutdown(srv.Drain)
+			shutDown := make(chan struct{})
 			go func() {
+				defer close(shutDown)
 				<-ctx.Done()
 				shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
@@ -400,6 +405,7 @@ func serveCmd() *cli.Command {
 			if err != nil && !errors.Is(err, http.ErrServerClosed) {
 				return nil, errcode.Wrap(err, errcode.IOFailed, "serving stopped")
 			}
+			<-shutDown
 			log.Info("plane stopped")
 			return nil, nil
 		},

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
@@ -79,9 +80,11 @@ type Grants interface {
 
 // Room is the jobs' Go API, which the HTTP server and the web UI both call.
 type Room struct {
-	c       RoomConfig
-	log     *slog.Logger
-	batches *batchMover
+	c        RoomConfig
+	log      *slog.Logger
+	batches  *batchMover
+	draining chan struct{} // closed by Drain
+	drain    sync.Once
 }
 
 // NewRoom makes the room.
@@ -90,8 +93,13 @@ func NewRoom(c RoomConfig) *Room {
 		c.Now = time.Now
 	}
 	log := services.Logger(c.Log)
-	return &Room{c: c, log: log, batches: &batchMover{st: c.Store, log: log, m: c.Metrics}}
+	return &Room{c: c, log: log, batches: &batchMover{st: c.Store, log: log, m: c.Metrics}, draining: make(chan struct{})}
 }
+
+// Drain ends every long poll, held now or started later, without a job, as its hold running out would.
+// A plane that is stopping calls it first: a job handed out then could be marked running while the
+// answer that carries it never reaches the node, which would then lose it by claiming idle.
+func (r *Room) Drain() { r.drain.Do(func() { close(r.draining) }) }
 
 // Params are the params a job of word m runs with: raw, or {} when none were given, checked against
 // the params schema of m's signed manifest (word.param_invalid naming the field). It is the plane's one
@@ -287,6 +295,11 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 	if err != nil || !req.Idle {
 		return resp, err // a busy node reports; work waits until it is idle
 	}
+	select {
+	case <-r.draining:
+		return resp, nil
+	default:
+	}
 	r.c.Metrics.LongPollStarted()
 	defer r.c.Metrics.LongPollEnded()
 	wake, stop := r.c.Store.Notifier().Subscribe(node.ID())
@@ -308,6 +321,11 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 			r.advance(ctx, res.Lost...)
 			job, first = res.Job, false
 		} else {
+			select {
+			case <-r.draining: // woken and drained at once: the drain wins
+				return resp, nil
+			default:
+			}
 			job, err = r.c.Store.JobClaim(ctx, store.JobClaimParams{NodeID: node.ID(), Now: r.c.Now()})
 		}
 		if err != nil {
@@ -320,6 +338,8 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 		select {
 		case <-wake:
 		case <-timer.C:
+			return resp, nil
+		case <-r.draining:
 			return resp, nil
 		case <-ctx.Done():
 			return resp, ctx.Err()

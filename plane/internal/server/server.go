@@ -126,6 +126,10 @@ func New(cfg Config) *Server {
 	return s
 }
 
+// Drain ends the agents' long polls without a job (jobs.Room.Drain); the plane calls it as its HTTP
+// server starts to shut down, whose wait for requests under way then ends with them.
+func (s *Server) Drain() { s.cfg.Jobs.Drain() }
+
 // Handler returns the plane's routes.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lexicon-fleet/lexicon/plane/api"
+	"github.com/lexicon-fleet/lexicon/plane/internal/server"
 	"github.com/lexicon-fleet/lexicon/plane/internal/tokens"
 	"github.com/lexicon-fleet/lexicon/plane/internal/wire"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -31,6 +32,7 @@ import (
 type plane struct {
 	t    *testing.T
 	st   store.Store
+	srv  *server.Server
 	url  string
 	key  keys.NodePrivate
 	node store.Node
@@ -49,7 +51,8 @@ func newPlaneOn(t *testing.T, cfg wire.Config, st store.Store) *plane {
 	if cfg.ClaimWait == 0 {
 		cfg.ClaimWait = 10 * time.Millisecond
 	}
-	ts := httptest.NewServer(checked(t, wire.New(cfg).Handler()))
+	srv := wire.New(cfg)
+	ts := httptest.NewServer(checked(t, srv.Handler()))
 	t.Cleanup(ts.Close)
 	k := keys.NewNode()
 	j, err := st.JoinCreate(ctx, store.JoinCreateParams{Name: "n1", Key: k.Public().String(), Fingerprint: k.Public().Fingerprint(), SourceAddress: "127.0.0.1"})
@@ -60,7 +63,7 @@ func newPlaneOn(t *testing.T, cfg wire.Config, st store.Store) *plane {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &plane{t: t, st: st, url: ts.URL, key: k, node: res.Node}
+	return &plane{t: t, st: st, srv: srv, url: ts.URL, key: k, node: res.Node}
 }
 
 // post sends body to path, signed by key unless key is zero, and returns the status and error code.
@@ -626,5 +629,50 @@ func TestWordShowsNodeReach(t *testing.T) {
 	p.want(http.StatusOK, "", store.RoleViewer, http.MethodGet, "/nodes/"+p.node.ID+"/words/probe", nil, &got)
 	if got.NodeReach != nil || len(got.Reach) != 2 {
 		t.Fatalf("a reach of another module shown: %+v", got.NodeReach)
+	}
+}
+
+// TestDrainEndsLongPollsWithoutAJob: once the plane drains (it is stopping), a held claim returns with
+// no job, a job queued then stays queued for the plane that comes next, and a claim made after the
+// drain takes none either. A job handed out by a stopping plane could be marked running while its
+// answer never reaches the node, which then loses it by claiming idle.
+func TestDrainEndsLongPollsWithoutAJob(t *testing.T) {
+	p := newPlane(t, wire.Config{ClaimWait: time.Minute})
+	vocab := []channel.Word{{Name: "w", Version: "1.0.0", Digest: strings.Repeat("b", 64), Class: "look"}}
+	claim := func(idle bool) channel.ClaimResponse {
+		body, _ := json.Marshal(channel.ClaimRequest{Idle: idle, Version: "1.0.0", Vocabulary: vocab})
+		var resp channel.ClaimResponse
+		if status, code := p.call(channel.PathClaim, body, p.key, &resp); status != http.StatusOK {
+			t.Errorf("claim: %d %s", status, code)
+		}
+		return resp
+	}
+	claim(false) // the node reports its word
+	held := make(chan channel.ClaimResponse, 1)
+	go func() { held <- claim(true) }()
+	for {
+		n, err := p.st.NodeGet(t.Context(), store.NodeGetParams{ID: p.node.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Idle { // the idle claim has reported; it holds, or is about to
+			break
+		}
+		time.Sleep(5 * time.Millisecond) // polls the store for the report, not a wait for time to pass
+	}
+	p.srv.Drain()
+	job, err := p.st.JobCreate(t.Context(), store.JobCreateParams{NodeID: p.node.ID, Word: "w", Class: "look", Params: []byte(`{}`),
+		Budget: time.Minute, CreatedBy: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := <-held; got.Job != nil {
+		t.Fatalf("a draining plane handed out %s", got.Job.ID)
+	}
+	if got := claim(true); got.Job != nil {
+		t.Fatalf("a claim after the drain took %s", got.Job.ID)
+	}
+	if j, err := p.st.JobGet(t.Context(), store.JobGetParams{ID: job.ID}); err != nil || j.State != store.JobQueued {
+		t.Fatalf("the job after the drain: %+v, %v", j, err)
 	}
 }
