@@ -295,11 +295,6 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 	if err != nil || !req.Idle {
 		return resp, err // a busy node reports; work waits until it is idle
 	}
-	select {
-	case <-r.draining:
-		return resp, nil
-	default:
-	}
 	r.c.Metrics.LongPollStarted()
 	defer r.c.Metrics.LongPollEnded()
 	wake, stop := r.c.Store.Notifier().Subscribe(node.ID())
@@ -310,6 +305,11 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 	// looks after a wake-up only claim, so a job handed out meanwhile (by another replica) stays.
 	first := true
 	for {
+		select {
+		case <-r.draining: // before every look, a wake-up's too: a drain and a wake-up at once, the drain wins
+			return resp, nil
+		default:
+		}
 		var job *store.Job
 		if first {
 			var res store.JobClaimIdleResult
@@ -321,11 +321,6 @@ func (r *Room) Claim(ctx context.Context, node nodes.Proven, req channel.ClaimRe
 			r.advance(ctx, res.Lost...)
 			job, first = res.Job, false
 		} else {
-			select {
-			case <-r.draining: // woken and drained at once: the drain wins
-				return resp, nil
-			default:
-			}
 			job, err = r.c.Store.JobClaim(ctx, store.JobClaimParams{NodeID: node.ID(), Now: r.c.Now()})
 		}
 		if err != nil {

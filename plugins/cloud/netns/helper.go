@@ -744,25 +744,26 @@ func waitGone(pid int, d time.Duration) bool {
 }
 
 func writeJSON(p string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
 	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+	if err := writeJSONFile(tmp, v); err != nil {
 		return err
 	}
 	return os.Rename(tmp, p)
 }
 
-// writeJSONOnce writes v to p unless p exists, atomically: a link, unlike a rename, never replaces.
-func writeJSONOnce(p string, v any) error {
+// writeJSONFile writes v, indented, to a new file p that only its owner reads.
+func writeJSONFile(p string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
+	return os.WriteFile(p, append(b, '\n'), 0o600)
+}
+
+// writeJSONOnce writes v to p unless p exists, atomically: a link, unlike a rename, never replaces.
+func writeJSONOnce(p string, v any) error {
 	tmp := p + ".once"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+	if err := writeJSONFile(tmp, v); err != nil {
 		return err
 	}
 	defer os.Remove(tmp)

@@ -274,9 +274,14 @@ func (s *sqlStore) BackupJobList(ctx context.Context, p BackupJobListParams) ([]
 	if err != nil {
 		return nil, err
 	}
+	return s.backupJobs(ctx, "list backup jobs", s.q.BackupJobList, p.NodeID, p.Dispatched, limit)
+}
+
+// backupJobs runs a query of backup jobs and returns them in its order.
+func (s *sqlStore) backupJobs(ctx context.Context, what, query string, args ...any) ([]BackupJob, error) {
 	out := []BackupJob{}
-	err = s.read(ctx, "list backup jobs", func(ex sqldb.Execer) error {
-		rs, err := ex.Query(ctx, s.q.BackupJobList, p.NodeID, p.Dispatched, limit)
+	err := s.read(ctx, what, func(ex sqldb.Execer) error {
+		rs, err := ex.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -313,22 +318,14 @@ func (s *sqlStore) BackupJobListRecent(ctx context.Context, p BackupJobListRecen
 	if err != nil {
 		return nil, err
 	}
-	err = s.read(ctx, "list recent backup jobs", func(ex sqldb.Execer) error {
-		rs, err := ex.Query(ctx, s.q.BackupJobListRecent, string(ids), p.PerNode)
-		if err != nil {
-			return err
-		}
-		defer rs.Close()
-		for rs.Next() {
-			j, err := scanBackupJob(rs)
-			if err != nil {
-				return err
-			}
-			out[j.NodeID] = append(out[j.NodeID], j)
-		}
-		return rs.Err()
-	})
-	return out, err
+	jobs, err := s.backupJobs(ctx, "list recent backup jobs", s.q.BackupJobListRecent, string(ids), p.PerNode)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		out[j.NodeID] = append(out[j.NodeID], j)
+	}
+	return out, nil
 }
 
 func (s *sqlStore) BackupJobSetRun(ctx context.Context, p BackupJobSetRunParams) error {
