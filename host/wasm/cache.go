@@ -51,18 +51,21 @@ type CacheStats struct {
 	Hits     int64 `json:"hits"`     // entries verified and used
 	Misses   int64 `json:"misses"`   // no entry: compiled and stored
 	Rejected int64 `json:"rejected"` // entries that failed verification: deleted, compiled again
+	// Interpreted counts loads readied for the interpreter instead (Config.InterpretUncached).
+	Interpreted int64 `json:"interpreted"`
 }
 
-type cacheCounters struct{ hits, misses, rejected atomic.Int64 }
+type cacheCounters struct{ hits, misses, rejected, interpreted atomic.Int64 }
 
 func (c *cacheCounters) stats() CacheStats {
-	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Rejected: c.rejected.Load()}
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Rejected: c.rejected.Load(), Interpreted: c.interpreted.Load()}
 }
 
 func (c *cacheCounters) add(s CacheStats) {
 	c.hits.Add(s.Hits)
 	c.misses.Add(s.Misses)
 	c.rejected.Add(s.Rejected)
+	c.interpreted.Add(s.Interpreted)
 }
 
 // compileCache is the sealed on-disk cache. A nil *compileCache caches nothing.

@@ -149,18 +149,12 @@ func (e *engine) compileOnce(ctx context.Context, digest string, module []byte, 
 		defer sess.close()
 		cfg = cfg.WithCompilationCache(sess.wz)
 	}
-	c := &compiled{mem: newMemoryPool(memLimit)}
+	c, err := newRuntime(ctx, cfg, memLimit)
+	if err != nil {
+		return nil, err
+	}
 	if sess != nil {
 		c.wz = sess.wz
-	}
-	c.rt = wazero.NewRuntimeWithConfig(ctx, cfg)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, c.rt); err != nil {
-		c.close()
-		return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot build wasi_snapshot_preview1")
-	}
-	if err := instantiateLexiconV1(ctx, c.rt); err != nil {
-		c.close()
-		return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot build %s", ModuleName)
 	}
 	cm, err := c.rt.CompileModule(ctx, module)
 	if err != nil {
@@ -177,7 +171,47 @@ func (e *engine) compileOnce(ctx context.Context, digest string, module []byte, 
 		sess.finish()
 		c.stats = sess.stats
 	}
-	if err := checkShape(cm, memLimit); err != nil {
+	return c.shaped(memLimit)
+}
+
+// interpret readies module, which checkDigest has found to be the pinned bytes, for wazero's
+// interpreter: it decodes and validates the module but compiles nothing, so it is ready in a tenth of
+// a compile's time, and runs many times slower. Nothing goes to the compile cache. The pool uses it
+// for a look word whose compiled code is not cached yet (Config.InterpretUncached).
+func (e *engine) interpret(ctx context.Context, module []byte, memLimit uint64) (*compiled, error) {
+	cfg := wazero.NewRuntimeConfigInterpreter().
+		WithCloseOnContextDone(e.stopInCode).
+		WithMemoryLimitPages(maxMemoryPages)
+	c, err := newRuntime(ctx, cfg, memLimit)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := c.rt.CompileModule(ctx, module)
+	if err != nil {
+		c.close()
+		return nil, errcode.Wrap(err, errcode.WordModuleInvalid, "module does not compile")
+	}
+	c.cm, c.stats.Interpreted = cm, 1
+	return c.shaped(memLimit)
+}
+
+// newRuntime builds a runtime from cfg, either engine, with the modules the host provides.
+func newRuntime(ctx context.Context, cfg wazero.RuntimeConfig, memLimit uint64) (*compiled, error) {
+	c := &compiled{mem: newMemoryPool(memLimit), rt: wazero.NewRuntimeWithConfig(ctx, cfg)}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, c.rt); err != nil {
+		c.close()
+		return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot build wasi_snapshot_preview1")
+	}
+	if err := instantiateLexiconV1(ctx, c.rt); err != nil {
+		c.close()
+		return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot build %s", ModuleName)
+	}
+	return c, nil
+}
+
+// shaped returns c if its module has a word's shape (checkShape), and closes it otherwise.
+func (c *compiled) shaped(memLimit uint64) (*compiled, error) {
+	if err := checkShape(c.cm, memLimit); err != nil {
 		c.close()
 		return nil, err
 	}

@@ -38,10 +38,12 @@ type frame struct {
 	CacheDir string `json:"cache_dir,omitempty"`
 	// load, run: the word's name, which a run's instance is started as (argv[0]). A load's is only the
 	// first instance's guess: words sharing a module share its load, and each run names its own word.
-	Name   string `json:"name,omitempty"`
-	Warm   bool   `json:"warm,omitempty"` // load: into the compile cache only, not kept
-	Digest string `json:"digest,omitempty"`
-	Memory uint64 `json:"memory,omitempty"`
+	Name string `json:"name,omitempty"`
+	Warm bool   `json:"warm,omitempty"` // load: into the compile cache only, not kept
+	// load: ready the module for the interpreter, compiling nothing (engine.interpret)
+	Interpret bool   `json:"interpret,omitempty"`
+	Digest    string `json:"digest,omitempty"`
+	Memory    uint64 `json:"memory,omitempty"`
 	// run
 	Output     int `json:"output,omitempty"`
 	Transcript int `json:"transcript,omitempty"`

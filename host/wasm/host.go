@@ -75,6 +75,13 @@ type Config struct {
 	CacheKeyFile string
 	// Isolation says where instances run.
 	Isolation Isolation
+	// InterpretUncached runs a look word whose compiled code is not in the compile cache yet on
+	// wazero's interpreter, while a background worker compiles it into the cache for its later runs: a
+	// new node's first look answers in a fraction of a compile's time (a Go word's compile is about a
+	// second on two cores). A look changes nothing, so one stopped at its deadline on the interpreter
+	// is run again, compiled. It needs Process isolation and a CacheDir; a process that exits after one
+	// run (warming would die with it) leaves it off.
+	InterpretUncached bool
 	// MaxWorkers bounds the worker processes (default 2), and so how many different words run at once:
 	// a worker hosts the concurrent runs of one word only, up to 4 of them, so at most 4×MaxWorkers
 	// invocations run at once. A worker costs ~33 MiB resident, each further run in it a few MiB.
@@ -217,6 +224,9 @@ type Module struct {
 	word   *caps.Word
 	lim    limits
 	inproc *compiled
+	// interpret: a run may ready the module for the interpreter while it is not compiled in the cache
+	// (Config.InterpretUncached, a look word).
+	interpret bool
 }
 
 type limits struct {
@@ -295,7 +305,8 @@ func (h *Host) load(ctx context.Context, m *manifest.Manifest, pinned string, mo
 	if err != nil {
 		return nil, err
 	}
-	mod := &Module{h: h, m: m, digest: pinned, word: word, lim: limitsOf(m)}
+	mod := &Module{h: h, m: m, digest: pinned, word: word, lim: limitsOf(m),
+		interpret: h.cfg.InterpretUncached && m.Kind == manifest.KindWord && m.Class == manifest.ClassLook}
 	if h.eng != nil {
 		c, err := h.eng.compile(foreground(ctx, runtime.GOMAXPROCS(0)), pinned, module, mod.lim.memory)
 		if err != nil {
@@ -305,7 +316,7 @@ func (h *Host) load(ctx context.Context, m *manifest.Manifest, pinned string, mo
 		mod.inproc = c
 		return mod, nil
 	}
-	if err := h.pool.register(ctx, m.Name, pinned, module, source, mod.lim.memory); err != nil {
+	if err := h.pool.register(ctx, m.Name, pinned, module, source, mod.lim.memory, mod.interpret); err != nil {
 		return nil, err
 	}
 	return mod, nil

@@ -51,9 +51,13 @@ func ServeWorkerIfChild() {
 // compileProcs is the worker's GOMAXPROCS before it kept to one: the cores a load may compile on.
 var compileProcs = 1
 
-// compileLoad compiles a load frame's module. A load (a word about to run) compiles on compileProcs
-// cores, given back to one when it is done; a warm keeps to the one.
+// compileLoad compiles a load frame's module, or readies it for the interpreter when the frame says
+// so. A load (a word about to run) compiles on compileProcs cores, given back to one when it is done;
+// a warm keeps to the one.
 func compileLoad(ctx context.Context, eng *engine, f *frame) (*compiled, error) {
+	if f.Interpret {
+		return eng.interpret(ctx, f.blob, f.Memory)
+	}
 	if f.Warm || compileProcs <= 1 {
 		return eng.compile(ctx, f.Digest, f.blob, f.Memory)
 	}
@@ -116,7 +120,7 @@ func serveFrames(r *bufio.Reader, send func(*frame), eng *engine, mods map[strin
 	// A load's cache entry is verified and staged while the module's bytes are still arriving and being
 	// hashed: both are megabytes, and the two cores of a small node can do them at once.
 	head := func(f *frame) {
-		if f.Kind == kindLoad && compiles(f) {
+		if f.Kind == kindLoad && !f.Interpret && compiles(f) {
 			eng.stage(f.Digest)
 		}
 	}

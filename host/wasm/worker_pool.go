@@ -3,6 +3,7 @@ package wasm
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -96,11 +97,15 @@ type worker struct {
 
 	// Under the pool's mu.
 	loaded map[string]bool
-	key    string // the module its runs are runs of, while it has any
-	word   string // and the word: twins on one module do not share a worker's runs
-	active int    // runs it hosts now
-	dead   bool
-	idle   *time.Timer // while idle: ends the worker when it has been idle too long
+	// interpreted is the word this worker readied its module for on the interpreter, if it did: it
+	// serves that word alone, and exits once a run has ended in it (retire).
+	interpreted string
+	retire      bool
+	key         string // the module its runs are runs of, while it has any
+	word        string // and the word: twins on one module do not share a worker's runs
+	active      int    // runs it hosts now
+	dead        bool
+	idle        *time.Timer // while idle: ends the worker when it has been idle too long
 
 	mu      sync.Mutex
 	runs    map[uint64]chan *frame // the runs waiting for frames, by id
@@ -272,15 +277,16 @@ func (p *workerPool) signal() {
 // acquire takes a worker for a run of the word called word on the module key: an idle one with the
 // module loaded, else one already running the word with room for one more run, else an idle one, else
 // a new one while fewer than maxWorkers live, else it waits. A worker prestart is starting is waited for
-// rather than a second one started. Every acquire is paired with a release.
-func (p *workerPool) acquire(ctx context.Context, key, word string) (*worker, error) {
+// rather than a second one started. A worker holding the module on the interpreter is taken only for
+// its word, and only when interpreted may run on it. Every acquire is paired with a release.
+func (p *workerPool) acquire(ctx context.Context, key, word string, interpreted bool) (*worker, error) {
 	for {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
 			return nil, errcode.New(errcode.WordHostFailed, "the host is closed")
 		}
-		if wk := p.pick(key, word); wk != nil {
+		if wk := p.pick(key, word, interpreted); wk != nil {
 			p.mu.Unlock()
 			return wk, nil
 		}
@@ -319,7 +325,7 @@ func (p *workerPool) acquire(ctx context.Context, key, word string) (*worker, er
 
 // pick takes a run's place in a worker that has one for word on the module key, or returns nil; p.mu is
 // held.
-func (p *workerPool) pick(key, word string) *worker {
+func (p *workerPool) pick(key, word string, interpreted bool) *worker {
 	take := func(i int) *worker {
 		wk := p.idle[i]
 		p.idle = slices.Delete(p.idle, i, i+1)
@@ -329,20 +335,22 @@ func (p *workerPool) pick(key, word string) *worker {
 	}
 	// An idle worker with the module loaded costs nothing more and shares with no one.
 	for i := len(p.idle) - 1; i >= 0; i-- {
-		if p.idle[i].loaded[key] {
+		if wk := p.idle[i]; wk.loaded[key] && (wk.interpreted == "" || interpreted && wk.interpreted == word) {
 			return take(i)
 		}
 	}
 	// Then a worker running the word: one more instance, not one more process. Not one running its twin
 	// (another word on the module): a kill at one word's deadline ends only that word's runs.
 	for wk := range p.live {
-		if !wk.dead && wk.active > 0 && wk.active < runsPerWorker && wk.key == key && wk.word == word {
+		if !wk.dead && wk.active > 0 && wk.active < runsPerWorker && wk.key == key && wk.word == word && (interpreted || wk.interpreted == "") {
 			wk.active++
 			return wk
 		}
 	}
-	if len(p.idle) > 0 {
-		return take(len(p.idle) - 1)
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		if p.idle[i].interpreted == "" {
+			return take(i)
+		}
 	}
 	return nil
 }
@@ -382,7 +390,7 @@ func (p *workerPool) release(wk *worker) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	wk.active--
-	if p.closed && !wk.dead {
+	if (p.closed || wk.retire && wk.active == 0) && !wk.dead {
 		p.forget(wk)
 	}
 	if wk.active == 0 && !wk.dead {
@@ -452,7 +460,7 @@ func (p *workerPool) close() {
 // register records how to get a module's bytes for the workers and compiles it in one, so that a
 // module that cannot load fails here rather than at its first run. module is the bytes the caller has
 // already hashed; source gives them again whenever another worker needs them.
-func (p *workerPool) register(ctx context.Context, name, digest string, module []byte, source func() ([]byte, error), memory uint64) error {
+func (p *workerPool) register(ctx context.Context, name, digest string, module []byte, source func() ([]byte, error), memory uint64, interpret bool) error {
 	key := loadKey(digest, memory)
 	p.mu.Lock()
 	_, twin := p.modules[key] // another word on this module, loaded already: its registration stays
@@ -460,11 +468,11 @@ func (p *workerPool) register(ctx context.Context, name, digest string, module [
 		p.modules[key] = registered{digest: digest, memory: memory, source: source}
 	}
 	p.mu.Unlock()
-	wk, err := p.acquire(ctx, key, name)
+	wk, err := p.acquire(ctx, key, name, interpret)
 	if err != nil {
 		return err
 	}
-	err = p.ensureLoaded(ctx, wk, key, name, module)
+	err = p.ensureLoaded(ctx, wk, key, name, module, interpret)
 	if err != nil && !errcode.Has(err, errcode.WordModuleInvalid) && !errcode.Has(err, errcode.ModuleDigestMismatch) {
 		p.drop(wk, err.Error())
 	}
@@ -479,8 +487,10 @@ func (p *workerPool) register(ctx context.Context, name, digest string, module [
 
 // ensureLoaded has the worker compile the module if it has not, from module or else from the module's
 // source, for the word called name. Concurrent runs of a word that a new worker hosts wait for the one
-// load.
-func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key, name string, module []byte) error {
+// load. When interpret allows it and the compile cache holds no entry for the module yet, the worker
+// readies it for the interpreter instead, and a background worker compiles it into the cache for the
+// runs after this one (Config.InterpretUncached).
+func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key, name string, module []byte, interpret bool) error {
 	wk.loadMu.Lock()
 	defer wk.loadMu.Unlock()
 	p.mu.Lock()
@@ -502,12 +512,23 @@ func (p *workerPool) ensureLoaded(ctx context.Context, wk *worker, key, name str
 		}
 		module = b
 	}
-	if err := p.load(ctx, wk, &frame{Kind: kindLoad, Name: name, Digest: reg.digest, Memory: reg.memory, blob: module}); err != nil {
+	interpret = interpret && p.cacheDir != "" && !cachedEntryExists(p.cacheDir, reg.digest, (&engine{}).variant())
+	if err := p.load(ctx, wk, &frame{Kind: kindLoad, Name: name, Digest: reg.digest, Memory: reg.memory, Interpret: interpret, blob: module}); err != nil {
 		return err
 	}
 	p.mu.Lock()
 	wk.loaded[key] = true
+	if interpret {
+		wk.interpreted = name
+	}
 	p.mu.Unlock()
+	if interpret {
+		go func() {
+			if err := p.warm(context.Background(), name, reg.digest, reg.memory, reg.source); err != nil {
+				p.log.Warn("cannot put a module in the compile cache", "module", name, "sha256", reg.digest, "err", err)
+			}
+		}()
+	}
 	return nil
 }
 
@@ -549,11 +570,15 @@ func (p *workerPool) load(ctx context.Context, wk *worker, f *frame) error {
 // nothing. It takes no slot: a word to run now never waits for a compile ahead of time, and the
 // background worker yields the CPU to it. One module is warmed at a time.
 func (p *workerPool) warm(ctx context.Context, name, digest string, memory uint64, source func() ([]byte, error)) error {
-	if p.cacheDir == "" || cachedEntryExists(p.cacheDir, digest, (&engine{}).variant()) {
+	cached := func() bool { return p.cacheDir == "" || cachedEntryExists(p.cacheDir, digest, (&engine{}).variant()) }
+	if cached() {
 		return nil
 	}
 	p.warmMu.Lock()
 	defer p.warmMu.Unlock()
+	if cached() { // warmed while this one waited its turn (a run's warm and the vocabulary's)
+		return nil
+	}
 	module, err := source()
 	if err != nil {
 		return err
@@ -583,29 +608,51 @@ func (p *workerPool) warm(ctx context.Context, name, digest string, memory uint6
 
 // run runs one invocation in a worker, answering its capability calls, and kills the worker when ctx
 // ends first. The other runs the worker hosts (of the same word) end with it: word.sibling_stopped.
+// A look word that ran on the interpreter and was stopped at its deadline runs once more, compiled: a
+// look changes nothing, and its first run must not fail where compiled code would have finished.
 func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps.Dispatcher) rawRun {
+	raw, interpreted := p.runOn(ctx, mod, input, d, mod.interpret)
+	if interpreted && raw.killed && errors.Is(raw.ctxErr, context.DeadlineExceeded) && ctx.Err() == nil {
+		p.log.Info("word stopped at its deadline on the interpreter; running it again compiled", "word", mod.m.Name)
+		raw, _ = p.runOn(ctx, mod, input, d, false)
+	}
+	return raw
+}
+
+// runOn is run on one worker: one that holds the module on the interpreter only when interpret
+// allows it, as the second result says it did.
+func (p *workerPool) runOn(ctx context.Context, mod *Module, input []byte, d *caps.Dispatcher, interpret bool) (rawRun, bool) {
 	key := loadKey(mod.digest, mod.lim.memory)
-	wk, err := p.acquire(ctx, key, mod.m.Name)
+	wk, err := p.acquire(ctx, key, mod.m.Name, interpret)
 	if err != nil {
 		if ctx.Err() != nil {
-			return rawRun{killed: true, ctxErr: ctx.Err()}
+			return rawRun{killed: true, ctxErr: ctx.Err()}, false
 		}
-		return rawRun{hostErr: err}
+		return rawRun{hostErr: err}, false
 	}
 	defer p.release(wk)
-	if err := p.ensureLoaded(ctx, wk, key, mod.m.Name, nil); err != nil {
+	if err := p.ensureLoaded(ctx, wk, key, mod.m.Name, nil, interpret); err != nil {
 		p.drop(wk, err.Error())
 		if ctx.Err() != nil {
-			return rawRun{killed: true, ctxErr: ctx.Err()}
+			return rawRun{killed: true, ctxErr: ctx.Err()}, false
 		}
-		return rawRun{hostErr: err}
+		return rawRun{hostErr: err}, false
 	}
+	p.mu.Lock()
+	interpreted := wk.interpreted != ""
+	wk.retire = wk.retire || interpreted // the next runs find the compiled code, or ready the module anew
+	p.mu.Unlock()
+	return p.runIn(ctx, wk, mod, input, d), interpreted
+}
+
+// runIn runs one invocation in wk, which holds the module.
+func (p *workerPool) runIn(ctx context.Context, wk *worker, mod *Module, input []byte, d *caps.Dispatcher) rawRun {
 	id, frames := wk.begin()
 	defer wk.end(id)
 	start := time.Now() // before the deadline is set, so a word stopped at it is seen to run it all
 	ctx, cancel := mod.wordContext(ctx)
 	defer cancel()
-	err = wk.send(&frame{Kind: kindRun, ID: id, Name: mod.m.Name, Digest: mod.digest, Memory: mod.lim.memory,
+	err := wk.send(&frame{Kind: kindRun, ID: id, Name: mod.m.Name, Digest: mod.digest, Memory: mod.lim.memory,
 		Output: mod.lim.output, Transcript: mod.lim.transcript, blob: input})
 	if err != nil {
 		return p.lost(ctx, wk, mod, start, "cannot send run")

@@ -18,7 +18,8 @@ import (
 	"github.com/lexicon-fleet/lexicon/sdk/footprint"
 )
 
-// hostConfig is the word host run gives its words: the compile cache, the node's own names and
+// hostConfig is the word host run gives its words: the compile cache (a look word not compiled into
+// it yet runs on the interpreter meanwhile), the node's own names and
 // renewal program from the policy loaded at start, and for the footprint capabilities the policy's
 // converge section read again for each converge (an owner narrowing it needs no restart), the plane
 // to fetch files from, where to keep what they stage and record, and the agent's own folders, which
@@ -26,7 +27,7 @@ import (
 func (d *dirs) hostConfig(sd state.Dir, pol *policy.Policy, plane wasm.Fetcher, log *slog.Logger) wasm.Config {
 	policyFile := d.policyFile()
 	return wasm.Config{
-		CacheDir: sd.WasmCache(), CacheKeyFile: sd.WasmCacheKey(), Self: pol.Names, Renewal: pol.Renewal, Logger: log,
+		CacheDir: sd.WasmCache(), CacheKeyFile: sd.WasmCacheKey(), InterpretUncached: true, Self: pol.Names, Renewal: pol.Renewal, Logger: log,
 		PackagePolicy: pol.Packages,
 		Backup:        backupConfig(pol, sd),
 		Converge:      func() (*footprint.Bounds, error) { return policy.Load(policyFile).ConvergeBounds() },

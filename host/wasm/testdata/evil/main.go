@@ -130,6 +130,21 @@ func main() {
 			return output{}, word.Fail("evil.gave_up", "the evil word gives up").With("tries", 3)
 		case "fail_reserved":
 			return output{}, word.Fail("word.deadline_exceeded", "pretending the host stopped me")
+		case "hang_until":
+			// Hangs (until its deadline stops it) while the clock is before the time path holds, and
+			// answers after it.
+			b, _, err := word.FS().Read(p.Path)
+			if err != nil {
+				return output{}, err
+			}
+			until, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+			if err != nil {
+				return output{}, err
+			}
+			if time.Now().Before(until) {
+				time.Sleep(time.Hour) // the behaviour under test: stopped at the deadline, not a wait
+			}
+			return output{OK: true}, nil
 		case "counter":
 			return output{OK: true, Count: runs}, nil
 		case "log":
