@@ -230,6 +230,7 @@ test: modules debian-root standard-verifiers lighthouse $(VERSITYGW)
 	$(GO) test -race -run 'TestRun$$' ./agent/internal/recipes/
 	$(GO) test -race -run 'TestConcurrentCreates' ./plugins/cloud/netns/
 	$(GO) test -race ./backup/archive/
+	$(GO) test -race -run 'TestInterpret' ./host/wasm/
 
 # bench prints the figures the issues ask for. The fleet load test needs PostgreSQL and takes minutes.
 # bench/ is its own Go module (it links the Extism Go SDK, which the project must not depend on):

@@ -149,12 +149,13 @@ func (e *engine) compileOnce(ctx context.Context, digest string, module []byte, 
 		defer sess.close()
 		cfg = cfg.WithCompilationCache(sess.wz)
 	}
-	c, err := newRuntime(ctx, cfg, memLimit)
+	var wz wazero.CompilationCache
+	if sess != nil {
+		wz = sess.wz
+	}
+	c, err := newRuntime(ctx, cfg, memLimit, wz)
 	if err != nil {
 		return nil, err
-	}
-	if sess != nil {
-		c.wz = sess.wz
 	}
 	cm, err := c.rt.CompileModule(ctx, module)
 	if err != nil {
@@ -182,7 +183,7 @@ func (e *engine) interpret(ctx context.Context, module []byte, memLimit uint64) 
 	cfg := wazero.NewRuntimeConfigInterpreter().
 		WithCloseOnContextDone(e.stopInCode).
 		WithMemoryLimitPages(maxMemoryPages)
-	c, err := newRuntime(ctx, cfg, memLimit)
+	c, err := newRuntime(ctx, cfg, memLimit, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -195,9 +196,10 @@ func (e *engine) interpret(ctx context.Context, module []byte, memLimit uint64) 
 	return c.shaped(memLimit)
 }
 
-// newRuntime builds a runtime from cfg, either engine, with the modules the host provides.
-func newRuntime(ctx context.Context, cfg wazero.RuntimeConfig, memLimit uint64) (*compiled, error) {
-	c := &compiled{mem: newMemoryPool(memLimit), rt: wazero.NewRuntimeWithConfig(ctx, cfg)}
+// newRuntime builds a runtime from cfg, either engine, with the modules the host provides. wz, the
+// compile-cache session cfg uses if any, is closed with it.
+func newRuntime(ctx context.Context, cfg wazero.RuntimeConfig, memLimit uint64, wz wazero.CompilationCache) (*compiled, error) {
+	c := &compiled{mem: newMemoryPool(memLimit), wz: wz, rt: wazero.NewRuntimeWithConfig(ctx, cfg)}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, c.rt); err != nil {
 		c.close()
 		return nil, errcode.Wrap(err, errcode.WordHostFailed, "cannot build wasi_snapshot_preview1")
