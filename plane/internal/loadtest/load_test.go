@@ -46,7 +46,9 @@ const (
 )
 
 // Databases of their own on the test server: the load's transaction count (pg_stat_database) is then
-// the plane's alone, and pgbench's tables never meet the plane's.
+// the plane's alone, and pgbench's tables never meet the plane's. pgbench gets a database for each run
+// (pgbenchDatabase_<nanoseconds>, dropped at the end), since it initialises its tables in the default
+// schema: two harnesses at once sharing one dropped each other's tables mid-run.
 const (
 	loadDatabase    = "lexicon_load"
 	pgbenchDatabase = "lexicon_pgbench"
@@ -686,9 +688,10 @@ func sample(p *plane, pg *pgServer) usage {
 
 // pgServer is the PostgreSQL server under the plane.
 type pgServer struct {
-	admin string // DSN of the server's test database
-	url   string // DSN of the plane's schema in loadDatabase
-	cfg   *pgx.ConnConfig
+	admin   string // DSN of the server's test database
+	url     string // DSN of the plane's schema in loadDatabase
+	cfg     *pgx.ConnConfig
+	benchDB string // this run's database for pgbench
 }
 
 func postgres(b *testing.B) *pgServer {
@@ -702,17 +705,26 @@ func postgres(b *testing.B) *pgServer {
 		b.Skipf("PostgreSQL not reachable: %v", err)
 	}
 	defer conn.Close(ctx)
-	for _, db := range []string{loadDatabase, pgbenchDatabase} {
-		var exists bool
-		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, db).Scan(&exists); err != nil {
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, loadDatabase).Scan(&exists); err != nil {
+		b.Fatal(err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+loadDatabase); err != nil && !strings.Contains(err.Error(), "already exists") {
 			b.Fatal(err)
 		}
-		if !exists {
-			if _, err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil && !strings.Contains(err.Error(), "already exists") {
-				b.Fatal(err)
-			}
-		}
 	}
+	bench := fmt.Sprintf("%s_%d", pgbenchDatabase, time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+bench); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		c, err := pgx.Connect(ctx, dsn)
+		if err == nil {
+			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+bench+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		b.Fatal(err)
@@ -736,7 +748,7 @@ func postgres(b *testing.B) *pgServer {
 		}
 	})
 	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&search_path=%s", cfg.User, cfg.Host, cfg.Port, loadDatabase, schema)
-	return &pgServer{admin: dsn, url: url, cfg: cfg}
+	return &pgServer{admin: dsn, url: url, cfg: cfg, benchDB: bench}
 }
 
 // commits is the count of transactions the plane's database has ended.
@@ -857,7 +869,7 @@ var tpsRE = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection tim
 func (pg *pgServer) pgbench(b *testing.B) float64 {
 	conn := []string{"-h", pg.cfg.Host, "-p", strconv.Itoa(int(pg.cfg.Port)), "-U", pg.cfg.User}
 	run := func(args ...string) string {
-		cmd := exec.Command("pgbench", append(append(args, conn...), pgbenchDatabase)...)
+		cmd := exec.Command("pgbench", append(append(args, conn...), pg.benchDB)...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			b.Fatalf("pgbench %v: %v\n%s", args, err, out)
