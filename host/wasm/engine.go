@@ -136,24 +136,19 @@ func (e *engine) compile(ctx context.Context, digest string, module []byte, memL
 }
 
 func (e *engine) compileOnce(ctx context.Context, digest string, module []byte, memLimit uint64, useCache bool) (*compiled, error) {
-	cfg := wazero.NewRuntimeConfigCompiler().
-		WithCloseOnContextDone(e.stopInCode).
-		WithMemoryLimitPages(maxMemoryPages)
+	cfg := wazero.NewRuntimeConfigCompiler()
 	var sess *cacheSession
+	var wz wazero.CompilationCache
 	if e.cache != nil && useCache {
 		s, err := e.begin(digest)
 		if err != nil {
 			return nil, err
 		}
-		sess = s
+		sess, wz = s, s.wz
 		defer sess.close()
-		cfg = cfg.WithCompilationCache(sess.wz)
+		cfg = cfg.WithCompilationCache(wz)
 	}
-	var wz wazero.CompilationCache
-	if sess != nil {
-		wz = sess.wz
-	}
-	c, err := newRuntime(ctx, cfg, memLimit, wz)
+	c, err := e.newRuntime(ctx, cfg, memLimit, wz)
 	if err != nil {
 		return nil, err
 	}
@@ -180,10 +175,7 @@ func (e *engine) compileOnce(ctx context.Context, digest string, module []byte, 
 // a compile's time, and runs many times slower. Nothing goes to the compile cache. The pool uses it
 // for a look word whose compiled code is not cached yet (Config.InterpretUncached).
 func (e *engine) interpret(ctx context.Context, module []byte, memLimit uint64) (*compiled, error) {
-	cfg := wazero.NewRuntimeConfigInterpreter().
-		WithCloseOnContextDone(e.stopInCode).
-		WithMemoryLimitPages(maxMemoryPages)
-	c, err := newRuntime(ctx, cfg, memLimit, nil)
+	c, err := e.newRuntime(ctx, wazero.NewRuntimeConfigInterpreter(), memLimit, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -196,9 +188,11 @@ func (e *engine) interpret(ctx context.Context, module []byte, memLimit uint64) 
 	return c.shaped(memLimit)
 }
 
-// newRuntime builds a runtime from cfg, either engine, with the modules the host provides. wz, the
-// compile-cache session cfg uses if any, is closed with it.
-func newRuntime(ctx context.Context, cfg wazero.RuntimeConfig, memLimit uint64, wz wazero.CompilationCache) (*compiled, error) {
+// newRuntime builds a runtime from cfg, either engine, with the engine's stop mode, the manifest's
+// memory ceiling and the modules the host provides. wz, the compile-cache session cfg uses if any, is
+// closed with it.
+func (e *engine) newRuntime(ctx context.Context, cfg wazero.RuntimeConfig, memLimit uint64, wz wazero.CompilationCache) (*compiled, error) {
+	cfg = cfg.WithCloseOnContextDone(e.stopInCode).WithMemoryLimitPages(maxMemoryPages)
 	c := &compiled{mem: newMemoryPool(memLimit), wz: wz, rt: wazero.NewRuntimeWithConfig(ctx, cfg)}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, c.rt); err != nil {
 		c.close()

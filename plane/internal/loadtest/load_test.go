@@ -714,21 +714,24 @@ func postgres(b *testing.B) *pgServer {
 			b.Fatal(err)
 		}
 	}
-	bench := fmt.Sprintf("%s_%d", pgbenchDatabase, time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+bench); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		c, err := pgx.Connect(ctx, dsn)
-		if err == nil {
-			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+bench+" WITH (FORCE)")
-			c.Close(ctx)
-		}
-	})
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		b.Fatal(err)
 	}
+	// atEnd runs sql on the database cfg names when the benchmark ends, on a connection of its own.
+	atEnd := func(cfg *pgx.ConnConfig, sql string) {
+		b.Cleanup(func() {
+			if c, err := pgx.ConnectConfig(ctx, cfg); err == nil {
+				_, _ = c.Exec(ctx, sql)
+				c.Close(ctx)
+			}
+		})
+	}
+	bench := fmt.Sprintf("%s_%d", pgbenchDatabase, time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+bench); err != nil {
+		b.Fatal(err)
+	}
+	atEnd(cfg, "DROP DATABASE IF EXISTS "+bench+" WITH (FORCE)")
 	loadCfg := cfg.Copy()
 	loadCfg.Database = loadDatabase
 	lc, err := pgx.ConnectConfig(ctx, loadCfg)
@@ -740,13 +743,7 @@ func postgres(b *testing.B) *pgServer {
 	if _, err := lc.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
-		c, err := pgx.ConnectConfig(ctx, loadCfg)
-		if err == nil {
-			_, _ = c.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(ctx)
-		}
-	})
+	atEnd(loadCfg, "DROP SCHEMA "+schema+" CASCADE")
 	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&search_path=%s", cfg.User, cfg.Host, cfg.Port, loadDatabase, schema)
 	return &pgServer{admin: dsn, url: url, cfg: cfg, benchDB: bench}
 }
