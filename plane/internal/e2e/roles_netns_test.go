@@ -151,7 +151,9 @@ func (w *webFleet) enrol(policy string, names ...string) []*webNode {
 		if t.Failed() {
 			for _, n := range nodes {
 				t.Logf("%s's user data log:\n%s", n.name, readFile(filepath.Join(n.instance, "log", "cloud-init-output.log")))
+				t.Logf("%s's network:\n%s", n.name, netState("lexicon-"+n.instanceID))
 			}
+			t.Logf("the host's network:\n%s", netState(""))
 		}
 	})
 	for _, n := range nodes {
@@ -515,6 +517,21 @@ const robots = "User-agent: *\nDisallow:\n"
 
 // sshKeyE2E is the web user's authorized key.
 const sshKeyE2E = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl web@lexicon.test"
+
+// netState is what ip and nft say of network namespace ns's addresses, routes, neighbours and rules
+// ("" for the host's), for a test that failed on a connection.
+func netState(ns string) string {
+	var b strings.Builder
+	for _, argv := range [][]string{{"ip", "-4", "addr"}, {"ip", "-4", "route"}, {"ip", "-4", "neigh"}, {"nft", "list", "ruleset"},
+		{"sysctl", "net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter"}} {
+		if ns != "" {
+			argv = append([]string{"ip", "netns", "exec", ns}, argv...)
+		}
+		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		fmt.Fprintf(&b, "$ %s (%v)\n%s", strings.Join(argv, " "), err, out)
+	}
+	return b.String()
+}
 
 func readFile(p string) string {
 	b, _ := os.ReadFile(p)
