@@ -614,6 +614,7 @@ func (p *workerPool) run(ctx context.Context, mod *Module, input []byte, d *caps
 	raw, interpreted := p.runOn(ctx, mod, input, d, mod.interpret)
 	if interpreted && raw.killed && errors.Is(raw.ctxErr, context.DeadlineExceeded) && ctx.Err() == nil {
 		p.log.Info("word stopped at its deadline on the interpreter; running it again compiled", "word", mod.m.Name)
+		d.RunAgain()
 		raw, _ = p.runOn(ctx, mod, input, d, false)
 	}
 	return raw

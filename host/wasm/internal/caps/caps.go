@@ -134,6 +134,15 @@ type Dispatcher struct {
 	backup   *backupRun
 }
 
+// RunAgain starts a second run of the same invocation (a look stopped on the interpreter, run again
+// compiled): the record keeps the first run's calls, and the call budget starts anew, so the run that
+// answers has the whole of it.
+func (d *Dispatcher) RunAgain() {
+	d.mu.Lock()
+	d.n = 0
+	d.mu.Unlock()
+}
+
 // Calls returns the record so far.
 func (d *Dispatcher) Calls() []Call {
 	d.mu.Lock()
@@ -194,10 +203,10 @@ func (d *Dispatcher) Call(ctx context.Context, req []byte) []byte {
 	}
 	d.mu.Lock()
 	d.n++
-	over := d.n > MaxCalls
+	n := d.n
 	d.mu.Unlock()
-	if over {
-		if d.n == MaxCalls+1 {
+	if n > MaxCalls {
+		if n == MaxCalls+1 {
 			d.record(h.Cap, req, false)
 		}
 		return ErrorResponse(errcode.New(errcode.CapabilityBudgetExceeded, "an invocation makes at most %d capability calls", MaxCalls).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lexicon-fleet/lexicon/host/wasm/systemd/systemdtest"
 	"github.com/lexicon-fleet/lexicon/registry/manifest"
+	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
 	"github.com/lexicon-fleet/lexicon/sdk/word/capv1"
 )
@@ -56,7 +57,7 @@ func TestMatchHost(t *testing.T) {
 }
 
 // fuzzWord declares every capability that needs no network, over a temporary root.
-func fuzzWord(f *testing.F) *Word {
+func fuzzWord(f testing.TB) *Word {
 	root := testkit.SafeDir(f) // so fs.write reaches the write, not the root's refusal
 	os.WriteFile(filepath.Join(root, "a"), []byte("data"), 0o644)
 	os.Symlink("/etc", filepath.Join(root, "out"))
@@ -109,4 +110,32 @@ func FuzzDispatch(f *testing.F) {
 			t.Fatalf("%d calls recorded", n)
 		}
 	})
+}
+
+// TestRunAgainRenewsBudget: a second run of an invocation has the whole call budget, and the record
+// keeps both runs' calls.
+func TestRunAgainRenewsBudget(t *testing.T) {
+	d := fuzzWord(t).Invocation()
+	call := func() *capv1.Response {
+		var r capv1.Response
+		if err := json.Unmarshal(d.Call(context.Background(), []byte(`{"cap":"sys.facts"}`)), &r); err != nil {
+			t.Fatal(err)
+		}
+		return &r
+	}
+	for range MaxCalls - 1 {
+		call()
+	}
+	d.RunAgain()
+	for i := range MaxCalls {
+		if r := call(); r.Error != nil {
+			t.Fatalf("call %d of the second run: %+v", i+1, r.Error)
+		}
+	}
+	if r := call(); r.Error == nil || r.Error.Code != errcode.CapabilityBudgetExceeded {
+		t.Fatalf("call %d of the second run: %+v, want %s", MaxCalls+1, r, errcode.CapabilityBudgetExceeded)
+	}
+	if n := len(d.Calls()); n != 2*MaxCalls {
+		t.Fatalf("%d calls recorded, want both runs' %d and the first refused", n, 2*MaxCalls)
+	}
 }
