@@ -29,11 +29,14 @@ package word
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"strings"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -51,7 +54,7 @@ func Run[P, O any](fn func(P) (O, error)) {
 func run[P, O any](in io.Reader, out io.Writer, fn func(P) (O, error)) int {
 	var p P
 	data, err := io.ReadAll(io.LimitReader(in, maxParams))
-	if err == nil && len(data) > 0 {
+	if err == nil && len(data) > 0 && !(emptyObject(data) && zeroDecodes(&p)) {
 		err = decodeStrict(data, &p)
 	}
 	if err != nil {
@@ -61,7 +64,7 @@ func run[P, O any](in io.Reader, out io.Writer, fn func(P) (O, error)) int {
 	if err != nil {
 		return fail(out, err)
 	}
-	b, err := json.Marshal(result)
+	b, err := encodeResult(result)
 	if err != nil {
 		return fail(out, errcode.Wrap(err, errcode.WordOutputInvalid, "result does not encode: %v", err))
 	}
@@ -69,6 +72,39 @@ func run[P, O any](in io.Reader, out io.Writer, fn func(P) (O, error)) int {
 		return 1
 	}
 	return 0
+}
+
+// encoding/json's first use in a fresh instance (its encoders and field tables for each type, built by
+// reflection) costs a word's start more than the rest of the SDK together. A word called with no
+// params or answering no fields needs none of it: the two cases below give what encoding/json would,
+// without it.
+
+// emptyObject reports whether data is the JSON object {} alone, between JSON blanks.
+func emptyObject(data []byte) bool {
+	return strings.Trim(string(data), " \t\r\n") == "{}"
+}
+
+// zeroDecodes reports whether decoding {} into *p leaves it as it is: p points to a struct whose
+// decoding is encoding/json's own (no UnmarshalJSON or UnmarshalText, which could answer otherwise).
+func zeroDecodes[P any](p *P) bool {
+	switch any(p).(type) {
+	case json.Unmarshaler, encoding.TextUnmarshaler:
+		return false
+	}
+	return reflect.TypeFor[P]().Kind() == reflect.Struct
+}
+
+// encodeResult is json.Marshal(result), answering {} at once for a struct with no fields whose
+// encoding is encoding/json's own.
+func encodeResult(result any) ([]byte, error) {
+	switch result.(type) {
+	case json.Marshaler, encoding.TextMarshaler:
+	default:
+		if t := reflect.TypeOf(result); t != nil && t.Kind() == reflect.Struct && t.NumField() == 0 {
+			return []byte("{}"), nil
+		}
+	}
+	return json.Marshal(result)
 }
 
 func decodeStrict(data []byte, v any) error {

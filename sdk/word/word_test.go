@@ -108,3 +108,86 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("detail of %d bytes, valid %v: %v", len(v.Detail), utf8.ValidString(v.Detail), err)
 	}
 }
+
+type setsOnDecode struct{ Set bool }
+
+func (s *setsOnDecode) UnmarshalJSON([]byte) error { s.Set = true; return nil }
+
+type textual struct{ V string }
+
+func (t *textual) UnmarshalText([]byte) error { return nil }
+
+type namedEmpty struct{}
+
+type marshalsItself struct{}
+
+func (marshalsItself) MarshalJSON() ([]byte, error) { return []byte(`"itself"`), nil }
+
+type marshalsText struct{}
+
+func (marshalsText) MarshalText() ([]byte, error) { return []byte("text"), nil }
+
+// decodeVia is what run does with params data, into a fresh P.
+func decodeVia[P any](data []byte) (P, error) {
+	var p P
+	if len(data) > 0 && !(emptyObject(data) && zeroDecodes(&p)) {
+		return p, decodeStrict(data, &p)
+	}
+	return p, nil
+}
+
+// sameDecode fails t unless run's decoding of data into P is encoding/json's.
+func sameDecode[P any](t *testing.T, data []byte) {
+	t.Helper()
+	if len(data) == 0 {
+		return // no params at all: run leaves P zero and asks nothing of encoding/json
+	}
+	got, gotErr := decodeVia[P](data)
+	var want P
+	wantErr := decodeStrict(data, &want)
+	if (gotErr == nil) != (wantErr == nil) {
+		t.Fatalf("%T from %q: error %v, encoding/json's %v", want, data, gotErr, wantErr)
+	}
+	if gotErr == nil {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if !bytes.Equal(g, w) {
+			t.Fatalf("%T from %q: %s, encoding/json's %s", want, data, g, w)
+		}
+	}
+}
+
+// TestEmptyParamsAndResultsAsEncodingJSON: the params {} and a result with no fields, answered without
+// encoding/json, come out as encoding/json would make them, for types that decode or encode themselves too.
+func TestEmptyParamsAndResultsAsEncodingJSON(t *testing.T) {
+	for _, data := range []string{`{}`, " {}\n", `{ }`, "\v{}", `{}{}`, `{"name":"x"}`, `[]`} {
+		sameDecode[struct{}](t, []byte(data))
+		sameDecode[p](t, []byte(data))
+		sameDecode[setsOnDecode](t, []byte(data))
+		sameDecode[textual](t, []byte(data))
+		sameDecode[map[string]int](t, []byte(data))
+		sameDecode[*p](t, []byte(data))
+	}
+	if s, _ := decodeVia[setsOnDecode]([]byte(`{}`)); !s.Set {
+		t.Fatal("a type with its own UnmarshalJSON was not asked to decode {}")
+	}
+	for _, v := range []any{struct{}{}, namedEmpty{}, marshalsItself{}, marshalsText{}, o{Greeting: "hi"}, &namedEmpty{}, nil} {
+		got, gotErr := encodeResult(v)
+		want, wantErr := json.Marshal(v)
+		if !bytes.Equal(got, want) || (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%T: %s (%v), encoding/json's %s (%v)", v, got, gotErr, want, wantErr)
+		}
+	}
+}
+
+// FuzzParams: whatever params arrive, run decodes them as encoding/json does.
+func FuzzParams(f *testing.F) {
+	for _, s := range []string{`{}`, ` {} `, `{"name":"x"}`, "\v{}", `{}x`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sameDecode[struct{}](t, data)
+		sameDecode[p](t, data)
+		sameDecode[setsOnDecode](t, data)
+	})
+}
