@@ -36,7 +36,6 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"strings"
 
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 )
@@ -81,7 +80,7 @@ func run[P, O any](in io.Reader, out io.Writer, fn func(P) (O, error)) int {
 
 // emptyObject reports whether data is the JSON object {} alone, between JSON blanks.
 func emptyObject(data []byte) bool {
-	return strings.Trim(string(data), " \t\r\n") == "{}"
+	return string(bytes.Trim(data, " \t\r\n")) == "{}"
 }
 
 // zeroDecodes reports whether decoding {} into *p leaves it as it is: p points to a struct whose
