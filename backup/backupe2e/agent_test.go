@@ -447,32 +447,7 @@ type holdingProxy struct {
 	*httptest.Server
 	held chan struct{}
 
-	mu         sync.Mutex
-	forwarding int // requests being forwarded
-	idle       *sync.Cond
-}
-
-// forward passes r on to versitygw, counted so that the held request can wait for it.
-func (p *holdingProxy) forward(rp *httputil.ReverseProxy, w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	p.forwarding++
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		p.forwarding--
-		p.idle.Broadcast()
-		p.mu.Unlock()
-	}()
-	rp.ServeHTTP(w, r) // the Host header stays the proxy's, the one the requests were signed for
-}
-
-// awaitForwarded returns once no forwarded request is open.
-func (p *holdingProxy) awaitForwarded() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for p.forwarding > 0 {
-		p.idle.Wait()
-	}
+	forwarding sync.RWMutex // read-held while a request is forwarded
 }
 
 // nthPut picks the n-th PUT.
@@ -494,7 +469,6 @@ func newHoldingProxy(t *testing.T, target string, hold func(*http.Request) bool)
 	must(t, err)
 	rp := httputil.NewSingleHostReverseProxy(u)
 	p := &holdingProxy{held: make(chan struct{})}
-	p.idle = sync.NewCond(&p.mu)
 	var once sync.Once
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		picked := false
@@ -503,7 +477,8 @@ func newHoldingProxy(t *testing.T, target string, hold func(*http.Request) bool)
 		}
 		if picked {
 			_, _ = io.CopyN(io.Discard, r.Body, 64<<10)
-			p.awaitForwarded()
+			p.forwarding.Lock() // every request forwarded so far has been answered
+			p.forwarding.Unlock()
 			close(p.held)
 			// The server notices a client gone only once the body is read: read the rest (it fails
 			// when the client dies), then hold the answer until the connection is gone.
@@ -511,7 +486,9 @@ func newHoldingProxy(t *testing.T, target string, hold func(*http.Request) bool)
 			<-r.Context().Done()
 			return
 		}
-		p.forward(rp, w, r)
+		p.forwarding.RLock()
+		defer p.forwarding.RUnlock()
+		rp.ServeHTTP(w, r) // the Host header stays the proxy's, the one the requests were signed for
 	}))
 	t.Cleanup(p.Close)
 	return p
