@@ -53,8 +53,8 @@ func Run[P, O any](fn func(P) (O, error)) {
 func run[P, O any](in io.Reader, out io.Writer, fn func(P) (O, error)) int {
 	var p P
 	data, err := io.ReadAll(io.LimitReader(in, maxParams))
-	if err == nil && len(data) > 0 && !(emptyObject(data) && zeroDecodes(&p)) {
-		err = decodeStrict(data, &p)
+	if err == nil {
+		err = decodeParams(data, &p)
 	}
 	if err != nil {
 		return fail(out, errcode.Wrap(err, errcode.WordParamInvalid, "params do not decode into %T: %v", p, err))
@@ -77,6 +77,14 @@ func run[P, O any](in io.Reader, out io.Writer, fn func(P) (O, error)) int {
 // reflection) costs a word's start more than the rest of the SDK together. A word called with no
 // params or answering no fields needs none of it: the two cases below give what encoding/json would,
 // without it.
+
+// decodeParams decodes params data into *p, strictly; no data at all leaves *p zero.
+func decodeParams[P any](data []byte, p *P) error {
+	if len(data) == 0 || (emptyObject(data) && zeroDecodes(p)) {
+		return nil
+	}
+	return decodeStrict(data, p)
+}
 
 // emptyObject reports whether data is the JSON object {} alone, between JSON blanks.
 func emptyObject(data []byte) bool {
