@@ -124,7 +124,7 @@ func TestArchitectureCitations(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "build" || d.Name() == "testdata") {
+			if path != "." && notOurs(d.Name()) {
 				return filepath.SkipDir
 			}
 			return nil

@@ -44,7 +44,7 @@ func codeLiterals(t *testing.T, root string) []string {
 		rel, _ := filepath.Rel(root, path)
 		if d.IsDir() {
 			name := d.Name()
-			if rel != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" || name == "node_modules" || name == "build") {
+			if rel != "." && notOurs(name) {
 				return filepath.SkipDir
 			}
 			if filepath.ToSlash(rel) == "sdk/errcode" {

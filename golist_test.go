@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 )
 
 // listedPackage is the part of go list -json that the fences and the golden lists read.
@@ -61,4 +62,14 @@ func readGoList(r io.Reader) ([]listedPackage, error) {
 		pkgs = append(pkgs, p)
 	}
 	return pkgs, errors.Join(errs...)
+}
+
+// notOurs reports whether a folder met walking the repository holds none of the code its checks are
+// about: hidden folders, fixtures, build output, node modules and the third-party sources it carries.
+func notOurs(name string) bool {
+	switch name {
+	case "testdata", "build", "node_modules", "vendor", "third_party":
+		return true
+	}
+	return strings.HasPrefix(name, ".")
 }

@@ -31,7 +31,7 @@ func errorKeys(t *testing.T, root string) []string {
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "build" || name == "node_modules") {
+			if path != root && notOurs(name) {
 				return filepath.SkipDir
 			}
 			return nil

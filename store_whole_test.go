@@ -36,7 +36,7 @@ func wholeStoreUses(t *testing.T, root string, allowed []string) []string {
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			name := d.Name()
-			if rel != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "build" || name == "node_modules") {
+			if rel != "." && notOurs(name) {
 				return filepath.SkipDir
 			}
 			for _, a := range allowed {

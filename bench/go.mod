@@ -26,3 +26,5 @@ require (
 )
 
 replace github.com/lexicon-fleet/lexicon => ../
+
+replace github.com/tetratelabs/wazero => ../third_party/wazero
