@@ -75,13 +75,18 @@ type compileCache struct {
 	version string // wazeroVersion(), which every seal binds
 }
 
+// wazeroFork names the patched wazero in third_party/wazero, whose build info says only that a folder
+// replaces the release. A change to lexicon.patch that changes compiled code or its serialised form
+// changes this name, so no cache entry made by another build is read.
+const wazeroFork = "lexicon.1"
+
 // wazeroVersion names the wazero module this binary links, which decides whether compiled code fits.
 func wazeroVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == "github.com/tetratelabs/wazero" {
 				if d.Replace != nil {
-					return d.Replace.Version + "-replaced"
+					return d.Version + "+" + wazeroFork
 				}
 				return d.Version
 			}
