@@ -152,6 +152,13 @@ func (e *engine) compileOnce(ctx context.Context, digest string, module []byte, 
 	if err != nil {
 		return nil, err
 	}
+	if sess != nil && sess.hadCopy != "" {
+		// The staged entry's MAC, under this node's key, says this wazero validated and compiled these
+		// very bytes (checkDigest has matched them to the pin) and that the entry is the one it wrote
+		// then: wazero need not validate the function bodies again nor checksum the entry. Should
+		// wazero not use the entry after all, it validates in full before it compiles.
+		ctx = experimental.WithValidatedModule(ctx)
+	}
 	cm, err := c.rt.CompileModule(ctx, module)
 	if err != nil {
 		c.close()

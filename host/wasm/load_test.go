@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+
 	"github.com/lexicon-fleet/lexicon/host/wasm"
 	"github.com/lexicon-fleet/lexicon/sdk/errcode"
 	"github.com/lexicon-fleet/lexicon/sdk/testkit"
@@ -167,7 +170,48 @@ func TestCompileCache(t *testing.T) {
 		}
 		run(0, 1, 1)
 		run(1, 0, 0)
+		// A byte of the compiled code itself: wazero's checksum would catch it, but wazero does not
+		// checksum an entry the host vouches for (experimental.WithValidatedModule); the MAC catches it
+		// first.
+		if b, err = os.ReadFile(entries[0]); err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 0xff
+		if err := os.WriteFile(entries[0], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		run(0, 1, 1)
+		run(1, 0, 0)
 	})
+}
+
+// TestValidatedModuleValidatedOnAMiss: a module the caller vouches for is validated in full all the
+// same whenever wazero does not find its compiled code, with either engine, so the vouching only ever
+// skips checks of code this wazero compiled before.
+func TestValidatedModuleValidatedOnAMiss(t *testing.T) {
+	// One function typed () -> i32 whose body leaves an i64: decodable, invalid.
+	invalid := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+		0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // type section: () -> i32
+		0x03, 0x02, 0x01, 0x00, // function section: one function of type 0
+		0x0a, 0x06, 0x01, 0x04, 0x00, 0x42, 0x00, 0x0b, // code section: i64.const 0; end
+	}
+	ctx := experimental.WithValidatedModule(context.Background())
+	for name, cfg := range map[string]wazero.RuntimeConfig{
+		"compiler":    wazero.NewRuntimeConfigCompiler(),
+		"interpreter": wazero.NewRuntimeConfigInterpreter(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cache, err := wazero.NewCompilationCacheWithDir(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := wazero.NewRuntimeWithConfig(ctx, cfg.WithCompilationCache(cache))
+			defer rt.Close(ctx)
+			if _, err := rt.CompileModule(ctx, invalid); err == nil || !strings.Contains(err.Error(), "cannot use i64 as result") {
+				t.Fatalf("compiled an invalid module the caller vouched for: %v", err)
+			}
+		})
+	}
 }
 
 func TestCacheKeyFileMustBePrivate(t *testing.T) {

@@ -235,7 +235,7 @@ func (r *runtime) CompileModule(ctx context.Context, binary []byte) (CompiledMod
 		r.memoryLimitPages, r.memoryCapacityFromMax, !r.dwarfDisabled, r.storeCustomSections)
 	if err != nil {
 		return nil, err
-	} else if err = internal.Validate(r.enabledFeatures); err != nil {
+	} else if err = r.validate(ctx, internal); err != nil {
 		// TODO: decoders should validate before returning, as that allows
 		// them to err with the correct position in the wasm binary.
 		return nil, err
@@ -396,4 +396,14 @@ func (r *runtime) CloseWithExitCode(ctx context.Context, exitCode uint32) error 
 		}
 	}
 	return err
+}
+
+// validate validates the module, leaving its function bodies for the engine to validate unless it finds
+// them compiled in the cache, when the caller vouches for the module and the cache
+// (experimental.WithValidatedModule).
+func (r *runtime) validate(ctx context.Context, m *wasm.Module) error {
+	if r.cache != nil && ctx.Value(expctxkeys.ValidatedModule{}) != nil {
+		return m.ValidateAllButFunctionBodies(r.enabledFeatures)
+	}
+	return m.Validate(r.enabledFeatures)
 }

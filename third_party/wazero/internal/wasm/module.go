@@ -24,6 +24,9 @@ import (
 // * ExportSection is represented as a map for lookup convenience.
 // * Code.GoFunc is contains any go `func`. It may be present when Code.Body is not.
 type Module struct {
+	// deferredFeatures is set while ValidateDeferred has the function bodies left to validate.
+	deferredFeatures *api.CoreFeatures
+
 	// TypeSection contains the unique FunctionType of functions imported or defined in this module.
 	//
 	// Note: Currently, there is no type ambiguity in the index as WebAssembly 1.0 only defines function type.
@@ -279,6 +282,36 @@ func (m *Module) typeIndexOfFunction(funcIdx Index) (Index, bool) {
 }
 
 func (m *Module) Validate(enabledFeatures api.CoreFeatures) error {
+	return m.validate(enabledFeatures, false)
+}
+
+// ValidateAllButFunctionBodies is Validate, leaving the function bodies to ValidateDeferred: for a
+// module whose compiled code a vouched-for cache may hold (experimental.WithValidatedModule).
+func (m *Module) ValidateAllButFunctionBodies(enabledFeatures api.CoreFeatures) error {
+	return m.validate(enabledFeatures, true)
+}
+
+// FunctionBodiesUnvalidated reports whether ValidateDeferred has work left.
+func (m *Module) FunctionBodiesUnvalidated() bool { return m.deferredFeatures != nil }
+
+// ValidateDeferred validates the function bodies ValidateAllButFunctionBodies left: an engine calls it
+// before it compiles the module itself rather than take its code from the cache.
+func (m *Module) ValidateDeferred() error {
+	if m.deferredFeatures == nil {
+		return nil
+	}
+	functions, globals, memory, tables, tags, err := m.AllDeclarations()
+	if err != nil {
+		return err
+	}
+	if err = m.validateFunctions(*m.deferredFeatures, functions, globals, memory, tables, tags, MaximumFunctionIndex); err != nil {
+		return err
+	}
+	m.deferredFeatures = nil
+	return nil
+}
+
+func (m *Module) validate(enabledFeatures api.CoreFeatures, deferBodies bool) error {
 	for i := range m.TypeSection {
 		tp := &m.TypeSection[i]
 		tp.CacheNumInUint64()
@@ -317,7 +350,9 @@ func (m *Module) Validate(enabledFeatures api.CoreFeatures) error {
 		return err
 	}
 
-	if m.CodeSection != nil {
+	if m.CodeSection != nil && deferBodies {
+		m.deferredFeatures = &enabledFeatures
+	} else if m.CodeSection != nil {
 		if err = m.validateFunctions(enabledFeatures, functions, globals, memory, tables, tags, MaximumFunctionIndex); err != nil {
 			return err
 		}

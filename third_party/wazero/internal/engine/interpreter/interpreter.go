@@ -508,6 +508,9 @@ func (e *engine) CompileModule(_ context.Context, module *wasm.Module, listeners
 	if _, ok := e.getCompiledFunctions(module, true); ok { // cache hit!
 		return nil
 	}
+	if err := module.ValidateDeferred(); err != nil {
+		return err
+	}
 
 	funcs := make([]compiledFunction, len(module.FunctionSection))
 	irCompiler, err := newCompiler(e.enabledFeatures, callFrameStackSize, module, ensureTermination)

@@ -154,6 +154,9 @@ func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listene
 	} else if err != nil {
 		return err
 	}
+	if err = module.ValidateDeferred(); err != nil {
+		return err
+	}
 
 	if wazevoapi.DeterministicCompilationVerifierEnabled {
 		ctx = wazevoapi.NewDeterministicCompilationVerifierContext(ctx, len(module.CodeSection))

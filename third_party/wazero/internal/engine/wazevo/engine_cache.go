@@ -1,6 +1,7 @@
 package wazevo
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -136,7 +137,9 @@ func (e *engine) getCompiledModuleFromCache(module *wasm.Module) (cm *compiledMo
 	// We retrieve *code structures from `cached`.
 	var staleCache bool
 	// Note: cached.Close is ensured to be called in deserializeCodes.
-	cm, staleCache, err = deserializeCompiledModule(e.wazeroVersion, cached)
+	// A module whose caller vouches for it and its entry (experimental.WithValidatedModule) has its
+	// entry checked by the caller already, with more than a checksum.
+	cm, staleCache, err = deserializeCompiledModule(e.wazeroVersion, cached, !module.FunctionBodiesUnvalidated())
 	if err != nil {
 		hit = false
 		return
@@ -195,8 +198,11 @@ func serializeCompiledModule(wazeroVersion string, cm *compiledModule) io.Reader
 	return bytes.NewReader(buf.Bytes())
 }
 
-func deserializeCompiledModule(wazeroVersion string, reader io.ReadCloser) (cm *compiledModule, staleCache bool, err error) {
-	defer reader.Close()
+func deserializeCompiledModule(wazeroVersion string, rc io.ReadCloser, checksum bool) (cm *compiledModule, staleCache bool, err error) {
+	defer rc.Close()
+	// Buffered: the function offsets are read eight bytes at a time, a system call each on a file.
+	// A read as large as the buffer or larger, the executable's, bypasses it.
+	reader := bufio.NewReaderSize(rc, 64<<10)
 	cacheHeaderSize := len(magic) + 1 /* version size */ + len(wazeroVersion) + 4 /* number of functions */
 
 	// Read the header before the native code.
@@ -260,11 +266,13 @@ func deserializeCompiledModule(wazeroVersion string, reader io.ReadCloser) (cm *
 			return nil, false, err
 		}
 
-		expected := crc32.Checksum(executable, crc)
 		if _, err = io.ReadFull(reader, eightBytes[:4]); err != nil {
 			return nil, false, fmt.Errorf("compilationcache: could not read checksum: %v", err)
-		} else if checksum := binary.LittleEndian.Uint32(eightBytes[:4]); expected != checksum {
-			return nil, false, fmt.Errorf("compilationcache: checksum mismatch (expected %d, got %d)", expected, checksum)
+		}
+		if checksum {
+			if expected, got := crc32.Checksum(executable, crc), binary.LittleEndian.Uint32(eightBytes[:4]); expected != got {
+				return nil, false, fmt.Errorf("compilationcache: checksum mismatch (expected %d, got %d)", expected, got)
+			}
 		}
 
 		if err = platform.MprotectCodeSegment(executable); err != nil {
