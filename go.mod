@@ -196,3 +196,5 @@ tool (
 )
 
 replace github.com/tetratelabs/wazero => ./third_party/wazero
+
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema

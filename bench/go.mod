@@ -28,3 +28,5 @@ require (
 replace github.com/lexicon-fleet/lexicon => ../
 
 replace github.com/tetratelabs/wazero => ../third_party/wazero
+
+replace github.com/santhosh-tekuri/jsonschema/v6 => ../third_party/jsonschema
