@@ -78,7 +78,7 @@ type compileCache struct {
 // wazeroFork names the patched wazero in third_party/wazero, whose build info says only that a folder
 // replaces the release. A change to lexicon.patch that changes compiled code or its serialised form
 // changes this name, so no cache entry made by another build is read.
-const wazeroFork = "lexicon.1"
+const wazeroFork = "lexicon.2"
 
 // wazeroVersion names the wazero module this binary links, which decides whether compiled code fits.
 func wazeroVersion() string {

@@ -185,6 +185,74 @@ func TestCompileCache(t *testing.T) {
 	})
 }
 
+// TestCachedCodeRunsFromTheSealedMemfd: code loaded from the sealed compile cache is mapped, read and
+// execute, from the sealed memfd the entry was verified into, not copied; code wazero reads from a file
+// of its own cache, which anyone with the right to write it could change under the mapping, is copied.
+func TestCachedCodeRunsFromTheSealedMemfd(t *testing.T) {
+	// codeMaps returns the inodes of the code mappings (read and execute) of files whose name has file
+	// in it: mappings of earlier loads may go while a test runs, as the GC releases them.
+	codeMaps := func(t *testing.T, file string) map[string]bool {
+		t.Helper()
+		b, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inodes := map[string]bool{}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 6 && f[1] == "r-xp" && strings.Contains(line, file) {
+				inodes[f[4]] = true
+			}
+		}
+		return inodes
+	}
+	added := func(before, after map[string]bool) (n int) {
+		for inode := range after {
+			if !before[inode] {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("sealed", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := wasm.Config{Isolation: wasm.InProcess, CacheDir: filepath.Join(dir, "cache"), CacheKeyFile: filepath.Join(dir, "key")}
+		module, digest := testWord(t, "ref")
+		for _, want := range []int{0, 1} { // a compile, then a load from the cache
+			before := codeMaps(t, "memfd:lexicon-compile-cache")
+			h := newHost(t, cfg)
+			mod := load(t, h, wordManifest(t, "ref", refParams), module, digest)
+			if res := mod.Run(context.Background(), []byte(`{"name": "m"}`)); res.Outcome != wasm.Completed {
+				t.Fatalf("%s %s", res.Code, res.Message)
+			}
+			if got := added(before, codeMaps(t, "memfd:lexicon-compile-cache")); got != want {
+				t.Fatalf("code mappings of the sealed memfd: %d, want %d", got, want)
+			}
+			mod.Close()
+			h.Close()
+		}
+	})
+	t.Run("file", func(t *testing.T) {
+		dir := t.TempDir()
+		module, _ := testWord(t, "ref")
+		ctx := context.Background()
+		for range 2 { // a compile, then a load from the cache's file (a new cache: not its memory)
+			cache, err := wazero.NewCompilationCacheWithDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(cache))
+			if _, err := rt.CompileModule(experimental.WithValidatedModule(ctx), module); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(codeMaps(t, dir)); n != 0 {
+				t.Fatalf("%d code mappings of a cache file", n)
+			}
+			rt.Close(ctx)
+			cache.Close(ctx)
+		}
+	})
+}
+
 // TestValidatedModuleValidatedOnAMiss: a module the caller vouches for is validated in full all the
 // same whenever wazero does not find its compiled code, with either engine, so the vouching only ever
 // skips checks of code this wazero compiled before.

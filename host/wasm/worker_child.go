@@ -118,9 +118,13 @@ func serveFrames(r *bufio.Reader, send func(*frame), eng *engine, mods map[strin
 		return !ok && !(f.Warm && eng.cache.has(f.Digest, eng.variant()))
 	}
 	// A load's cache entry is verified and staged while the module's bytes are still arriving and being
-	// hashed: both are megabytes, and the two cores of a small node can do them at once.
+	// hashed: both are megabytes, and the two cores of a small node can do them at once. So a load that
+	// will compile takes the cores it compiles on (compileLoad) from its first byte, not its last.
 	head := func(f *frame) {
 		if f.Kind == kindLoad && !f.Interpret && compiles(f) {
+			if !f.Warm {
+				runtime.GOMAXPROCS(compileProcs)
+			}
 			eng.stage(f.Digest)
 		}
 	}
@@ -142,6 +146,7 @@ func serveFrames(r *bufio.Reader, send func(*frame), eng *engine, mods map[strin
 				c, err = compileLoad(ctx, eng, f)
 			} else {
 				eng.unstage()
+				runtime.GOMAXPROCS(1)
 			}
 			if err != nil {
 				e := errcode.From(err, errcode.WordHostFailed)

@@ -8,6 +8,11 @@ import (
 // Default is the default version value used when none was found.
 const Default = "dev"
 
+// Fork marks the version of this patched copy: its compilation cache entries align the native code
+// (wazevo's executableAlign), so an entry of the unpatched release is stale here, and one of this copy
+// is stale there.
+const Fork = "+lexicon.2"
+
 // version holds the current version from the go.mod of downstream users or set by ldflag for wazero CLI.
 var version string
 
@@ -39,8 +44,9 @@ func GetWazeroVersion() (ret string) {
 		}
 	}
 	if versionMissing(ret) {
-		return Default // don't return parens
+		return Default + Fork // don't return parens
 	}
+	ret += Fork
 
 	// Cache for the subsequent calls.
 	version = ret

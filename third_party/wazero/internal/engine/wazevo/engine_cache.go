@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"unsafe"
 
 	"github.com/tetratelabs/wazero/experimental"
@@ -151,6 +152,14 @@ func (e *engine) getCompiledModuleFromCache(module *wasm.Module) (cm *compiledMo
 
 var magic = []byte{'W', 'A', 'Z', 'E', 'V', 'O'}
 
+// executableAlign is where in an entry the native code starts: a multiple of any page size, so that
+// an entry in a sealed memfd is mapped rather than copied (platform.MapSealedCode).
+const executableAlign = 64 << 10
+
+// executablePadding is the zeros after n bytes of an entry's header that start the code at
+// executableAlign.
+func executablePadding(n int) int { return (executableAlign - n%executableAlign) % executableAlign }
+
 func serializeCompiledModule(wazeroVersion string, cm *compiledModule) io.Reader {
 	buf := bytes.NewBuffer(nil)
 	// First 6 byte: WAZEVO header.
@@ -167,6 +176,8 @@ func serializeCompiledModule(wazeroVersion string, cm *compiledModule) io.Reader
 	}
 	// The length of code segment (8 bytes).
 	buf.Write(u64.LeBytes(uint64(len(cm.executable))))
+	// Zeros up to the next multiple of executableAlign, so that the native code can be mapped in place.
+	buf.Write(make([]byte, executablePadding(buf.Len())))
 	// Append the native code.
 	buf.Write(cm.executable)
 	// Append checksum.
@@ -252,18 +263,35 @@ func deserializeCompiledModule(wazeroVersion string, rc io.ReadCloser, checksum 
 		err = fmt.Errorf("compilationcache: error reading executable size: %v", err)
 		return
 	}
+	at := cacheHeaderSize + 8*int(functionsNum) + 8
+	pad := executablePadding(at)
+	at += pad
 
 	if executableLen > 0 {
-		executable, err := platform.MmapCodeSegment(int(executableLen))
-		if err != nil {
-			err = fmt.Errorf("compilationcache: error mmapping executable (len=%d): %v", executableLen, err)
-			return nil, false, err
-		}
-
-		_, err = io.ReadFull(reader, executable)
-		if err != nil {
-			err = fmt.Errorf("compilationcache: error reading executable (len=%d): %v", executableLen, err)
-			return nil, false, err
+		var executable []byte
+		f, isFile := rc.(*os.File)
+		if mapped, ok := mapSealed(f, isFile, int64(at), int(executableLen)); ok {
+			// The code is used where it lies; the stream goes on after it.
+			if _, err = f.Seek(int64(at)+int64(executableLen), io.SeekStart); err != nil {
+				_ = platform.MunmapCodeSegment(mapped)
+				return nil, false, fmt.Errorf("compilationcache: error skipping executable: %v", err)
+			}
+			reader.Reset(f)
+			executable = mapped
+		} else {
+			if _, err = reader.Discard(pad); err != nil {
+				return nil, false, fmt.Errorf("compilationcache: error reading executable padding: %v", err)
+			}
+			executable, err = platform.MmapCodeSegment(int(executableLen))
+			if err != nil {
+				err = fmt.Errorf("compilationcache: error mmapping executable (len=%d): %v", executableLen, err)
+				return nil, false, err
+			}
+			_, err = io.ReadFull(reader, executable)
+			if err != nil {
+				err = fmt.Errorf("compilationcache: error reading executable (len=%d): %v", executableLen, err)
+				return nil, false, err
+			}
 		}
 
 		if _, err = io.ReadFull(reader, eightBytes[:4]); err != nil {
@@ -352,4 +380,12 @@ func readUint64(reader io.Reader, b *[8]byte) (uint64, error) {
 	// Read the u64 from the underlying buffer.
 	ret := binary.LittleEndian.Uint64(s)
 	return ret, nil
+}
+
+// mapSealed maps the native code in place when the entry is a sealed memfd (platform.MapSealedCode).
+func mapSealed(f *os.File, isFile bool, at int64, size int) ([]byte, bool) {
+	if !isFile {
+		return nil, false
+	}
+	return platform.MapSealedCode(f, at, size)
 }
