@@ -135,6 +135,12 @@ func (e *engine) compile(ctx context.Context, digest string, module []byte, memL
 	return c, err
 }
 
+// validatedModuleKey is the patched wazero's experimental.ValidatedModuleKey (third_party/wazero),
+// named by its value: a module that imports Lexicon gets the wazero release, since go.mod replacements
+// reach only the main module, and the release has no such name. It ignores the key, and loads an entry
+// checking it in full.
+const validatedModuleKey = "github.com/tetratelabs/wazero/experimental.ValidatedModule"
+
 func (e *engine) compileOnce(ctx context.Context, digest string, module []byte, memLimit uint64, useCache bool) (*compiled, error) {
 	cfg := wazero.NewRuntimeConfigCompiler()
 	var sess *cacheSession
@@ -157,7 +163,7 @@ func (e *engine) compileOnce(ctx context.Context, digest string, module []byte, 
 		// very bytes (checkDigest has matched them to the pin) and that the entry is the one it wrote
 		// then: wazero need not validate the function bodies again nor checksum the entry. Should
 		// wazero not use the entry after all, it validates in full before it compiles.
-		ctx = experimental.WithValidatedModule(ctx)
+		ctx = context.WithValue(ctx, validatedModuleKey, true)
 	}
 	cm, err := c.rt.CompileModule(ctx, module)
 	if err != nil {

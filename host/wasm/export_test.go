@@ -53,3 +53,6 @@ func WorkerExits(h *Host) []<-chan struct{} {
 
 // RunsPerWorker is how many concurrent runs of one word a worker hosts.
 const RunsPerWorker = runsPerWorker
+
+// ValidatedModuleKey is the context key host/wasm vouches for a cache entry with.
+const ValidatedModuleKey = validatedModuleKey

@@ -253,6 +253,14 @@ func TestCachedCodeRunsFromTheSealedMemfd(t *testing.T) {
 	})
 }
 
+// TestValidatedModuleKeyIsWazeros: host/wasm names the patched wazero's key by its value, so that it also
+// builds against the release; the value must be the one the copy reads.
+func TestValidatedModuleKeyIsWazeros(t *testing.T) {
+	if wasm.ValidatedModuleKey != experimental.ValidatedModuleKey {
+		t.Fatalf("host/wasm vouches with %q, wazero reads %q", wasm.ValidatedModuleKey, experimental.ValidatedModuleKey)
+	}
+}
+
 // TestValidatedModuleValidatedOnAMiss: a module the caller vouches for is validated in full all the
 // same whenever wazero does not find its compiled code, with either engine, so the vouching only ever
 // skips checks of code this wazero compiled before.

@@ -402,7 +402,7 @@ func (r *runtime) CloseWithExitCode(ctx context.Context, exitCode uint32) error 
 // them compiled in the cache, when the caller vouches for the module and the cache
 // (experimental.WithValidatedModule).
 func (r *runtime) validate(ctx context.Context, m *wasm.Module) error {
-	if r.cache != nil && ctx.Value(expctxkeys.ValidatedModule{}) != nil {
+	if v, _ := ctx.Value(expctxkeys.ValidatedModule).(bool); v && r.cache != nil {
 		return m.ValidateAllButFunctionBodies(r.enabledFeatures)
 	}
 	return m.Validate(r.enabledFeatures)

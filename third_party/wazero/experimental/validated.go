@@ -13,5 +13,10 @@ import (
 // CompileModule does not validate the function bodies again and does not checksum the entry. When the
 // cache does not hold it, the module is validated in full before it is compiled, as always.
 func WithValidatedModule(ctx context.Context) context.Context {
-	return context.WithValue(ctx, expctxkeys.ValidatedModule{}, true)
+	return context.WithValue(ctx, ValidatedModuleKey, true)
 }
+
+// ValidatedModuleKey is the key WithValidatedModule sets, to true. A caller that must also build against
+// the unpatched release (a program importing a module that replaces wazero with this copy gets the
+// release) sets it by its value instead of calling WithValidatedModule; the release ignores it.
+const ValidatedModuleKey = expctxkeys.ValidatedModule

@@ -1,5 +1,6 @@
 package expctxkeys
 
-// ValidatedModule is a context.Context Value key. Its presence says the caller vouches for the module
-// being compiled and for the compilation cache entry it has (experimental.WithValidatedModule).
-type ValidatedModule struct{}
+// ValidatedModule is the context.Context Value key of experimental.WithValidatedModule. It is a string
+// rather than a type of this module, so that a caller that must also build against the unpatched
+// release, which ignores it, can set it by its value.
+const ValidatedModule = "github.com/tetratelabs/wazero/experimental.ValidatedModule"
