@@ -267,7 +267,11 @@ func deserializeCompiledModule(wazeroVersion string, rc io.ReadCloser, checksum 
 	pad := executablePadding(at)
 	at += pad
 
-	if executableLen > 0 {
+	if executableLen == 0 {
+		if _, err = reader.Discard(pad); err != nil {
+			return nil, false, fmt.Errorf("compilationcache: error reading executable padding: %v", err)
+		}
+	} else {
 		var executable []byte
 		f, isFile := rc.(*os.File)
 		if mapped, ok := mapSealed(f, isFile, int64(at), int(executableLen)); ok {
