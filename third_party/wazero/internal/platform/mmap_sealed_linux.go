@@ -9,10 +9,11 @@ import (
 // MapSealedCode maps size bytes of f from offset, a multiple of the page size, as code (read and
 // execute, private), when f is a memfd sealed against writing, growing and shrinking: its pages can then
 // never change, so running them in place is as safe as running a copy, and costs no copy and only the
-// page faults of the code that runs. ok is false for any other file, and when the mapping fails.
+// page faults of the code that runs. ok is false for a nil or any other file, and when the mapping
+// fails.
 func MapSealedCode(f *os.File, offset int64, size int) (code []byte, ok bool) {
 	const sealed = unix.F_SEAL_WRITE | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW
-	if size <= 0 || offset%int64(os.Getpagesize()) != 0 {
+	if f == nil || size <= 0 || offset%int64(os.Getpagesize()) != 0 {
 		return nil, false
 	}
 	sc, err := f.SyscallConn()

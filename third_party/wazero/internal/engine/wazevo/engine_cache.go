@@ -273,8 +273,8 @@ func deserializeCompiledModule(wazeroVersion string, rc io.ReadCloser, checksum 
 		}
 	} else {
 		var executable []byte
-		f, isFile := rc.(*os.File)
-		if mapped, ok := mapSealed(f, isFile, int64(at), int(executableLen)); ok {
+		f, _ := rc.(*os.File) // MapSealedCode maps nothing for nil
+		if mapped, ok := platform.MapSealedCode(f, int64(at), int(executableLen)); ok {
 			// The code is used where it lies; the stream goes on after it.
 			if _, err = f.Seek(int64(at)+int64(executableLen), io.SeekStart); err != nil {
 				_ = platform.MunmapCodeSegment(mapped)
@@ -384,12 +384,4 @@ func readUint64(reader io.Reader, b *[8]byte) (uint64, error) {
 	// Read the u64 from the underlying buffer.
 	ret := binary.LittleEndian.Uint64(s)
 	return ret, nil
-}
-
-// mapSealed maps the native code in place when the entry is a sealed memfd (platform.MapSealedCode).
-func mapSealed(f *os.File, isFile bool, at int64, size int) ([]byte, bool) {
-	if !isFile {
-		return nil, false
-	}
-	return platform.MapSealedCode(f, at, size)
 }
