@@ -3,6 +3,7 @@ package update
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -63,9 +64,17 @@ func newNode(t *testing.T, running []byte) *node {
 	return n
 }
 
-// start is one start of the binary in place, as `run` makes it. Each start has its own job lock
-// file: a swap keeps its lock until its process exits, which a test process never does.
+// start is one start of the binary in place, as `run` makes it, once its known-good copy is made.
+// Each start has its own job lock file: a swap keeps its lock until its process exits, which a test
+// process never does.
 func (n *node) start(version string) (*Updater, error) {
+	u, err := n.startNow(version)
+	<-u.kept
+	return u, err
+}
+
+// startNow is start without waiting for the known-good copy, which a start makes in the background.
+func (n *node) startNow(version string) (*Updater, error) {
 	u, err := New(Config{Dir: filepath.Join(n.dir, "update"), Exe: n.exe, Version: version, Platform: "linux-amd64",
 		LockFile: filepath.Join(n.t.TempDir(), "job.lock"), TrialFor: time.Minute, Now: func() time.Time { return n.now }})
 	if err != nil {
@@ -132,6 +141,28 @@ func (n *node) guard() error {
 		n.t.Fatal(err)
 	}
 	return g.Guard(context.Background())
+}
+
+// TestSwapRightAfterAStartKeepsTheStartsBinary: a start copies itself to known-good in the background;
+// a swap that comes before that copy is made waits for it, so the known-good binary is the one that
+// ran, never the new one and never half a copy. Run under -race for the two copies' lock.
+func TestSwapRightAfterAStartKeepsTheStartsBinary(t *testing.T) {
+	v1, v2 := script("1.0.0", "linux-amd64"), script("2.0.0", "linux-amd64")
+	n := newNode(t, v1)
+	u, err := n.startNow("1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Check(context.Background(), &served{data: v2}, release("2.0.0", 2, cas.Sum(v2)), false, ""); !errors.Is(err, ErrRestart) {
+		t.Fatalf("check: %v", err)
+	}
+	<-u.kept
+	if n.running() != cas.Sum(v2) || n.knownGood() != cas.Sum(v1) {
+		t.Fatal("after the swap v2 must run and v1 guard it")
+	}
+	if _, err := os.Stat(filepath.Join(n.dir, "update", KnownGoodFile+".lexicon-new")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a copy was left half made: %v", err)
+	}
 }
 
 // TestKnownGoodGuardsTheTrial: the binary a start with no trial runs becomes the known-good copy; a
