@@ -3,6 +3,7 @@
 package vocab
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,14 +180,12 @@ func (v *Vocabulary) install(ctx context.Context, f Fetcher, bundle []byte) erro
 	}
 	words, recipes := map[string]Word{}, map[string]Recipe{}
 	var problems []string
-	for _, row := range rel.Modules() {
-		if row.Kind != manifest.KindWord && row.Kind != manifest.KindRecipe {
-			continue
-		}
-		err := v.fetch(ctx, f, row.Manifest)
-		if err == nil {
-			err = v.fetch(ctx, f, row.Module)
-		}
+	rows := slices.DeleteFunc(slices.Clone(rel.Modules()), func(row statement.Module) bool {
+		return row.Kind != manifest.KindWord && row.Kind != manifest.KindRecipe
+	})
+	fetched := v.fetchRows(ctx, f, rows)
+	for i, row := range rows {
+		err := fetched[i]
 		var m *manifest.Manifest
 		if err == nil {
 			m, err = rel.LoadManifest(v.store, row) // the module was checked by fetch
@@ -362,6 +361,42 @@ func (v *Vocabulary) frozenErr() error {
 }
 
 // fetch makes sure the blob named digest is cached and intact, fetching it when a Fetcher is given.
+// fetchRows fetches each row's manifest and module, a few at a time and each digest once (twin words
+// share a module), and returns each row's error. A new node waits on these before its first claim,
+// and each is a request, a hash and a synced write of megabytes: one after another, three Go words
+// took 0.41 s of a new node's way to its first word.
+func (v *Vocabulary) fetchRows(ctx context.Context, f Fetcher, rows []statement.Module) []error {
+	seen, got := map[string]bool{}, map[string]error{}
+	var mu sync.Mutex
+	slots := make(chan struct{}, fetchAtOnce)
+	var wg sync.WaitGroup
+	for _, row := range rows {
+		for _, d := range []string{row.Manifest, row.Module} {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				err := v.fetch(ctx, f, d)
+				mu.Lock()
+				got[d] = err
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	errs := make([]error, len(rows))
+	for i, row := range rows {
+		errs[i] = cmp.Or(got[row.Manifest], got[row.Module])
+	}
+	return errs
+}
+
+// fetchAtOnce bounds the fetches of one statement in flight: well inside the plane's per-node burst.
+const fetchAtOnce = 4
+
 func (v *Vocabulary) fetch(ctx context.Context, f Fetcher, digest string) error {
 	if v.store.Verify(digest) == nil {
 		return nil

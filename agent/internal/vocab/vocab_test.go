@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab"
 	"github.com/lexicon-fleet/lexicon/agent/internal/vocab/vocabtest"
@@ -239,5 +241,73 @@ func TestKilledBetweenSwitchAndAccept(t *testing.T) {
 	again, err := vocab.Open(first.Trust, modules, nil)
 	if err != nil || again.Ref() != restarted.Ref() || !hasWords(again, "file_head") {
 		t.Fatalf("second restart: %v %+v", err, again.Ref())
+	}
+}
+
+// overlapFetcher serves a release and counts its module fetches: how many were in flight at once, and
+// how often each digest was asked for. A module fetch waits until another is in flight too, or until
+// a wait gives up (then no later one waits), so fetches made one after another show one in flight.
+type overlapFetcher struct {
+	vocabtest.Release
+	mu       sync.Mutex
+	inFlight int
+	most     int
+	asked    map[string]int
+	overlap  chan struct{}
+	once     sync.Once
+}
+
+func (o *overlapFetcher) Artifact(ctx context.Context, q url.Values, limit int64) ([]byte, error) {
+	d := q.Get("sha256")
+	if d == "" {
+		return o.Release.Artifact(ctx, q, limit)
+	}
+	o.mu.Lock()
+	o.inFlight++
+	o.most = max(o.most, o.inFlight)
+	o.asked[d]++
+	if o.inFlight == 2 {
+		o.once.Do(func() { close(o.overlap) })
+	}
+	o.mu.Unlock()
+	select {
+	case <-o.overlap:
+	case <-time.After(5 * time.Second):
+		o.once.Do(func() { close(o.overlap) })
+	}
+	o.mu.Lock()
+	o.inFlight--
+	o.mu.Unlock()
+	return o.Release.Artifact(ctx, q, limit)
+}
+
+// TestStatementModulesFetchedTogether: a new statement's manifests and modules are fetched a few at a
+// time, not one after another (a new node waits on them before its first claim), each digest once even
+// when twin words share a module, and the vocabulary is the statement's all the same.
+func TestStatementModulesFetchedTogether(t *testing.T) {
+	twin := vocabtest.Module{Manifest: root + "primitives/restart_unit/manifest.json", File: root + "build/wasm/restart_unit.wasm",
+		Edit: func(m *manifest.Manifest) { m.Name = "restart_unit_twin" }}
+	rel := vocabtest.Build(t, append(mods(), twin)...)
+	f := &overlapFetcher{Release: rel, asked: map[string]int{}, overlap: make(chan struct{})}
+	v, err := vocab.Open(rel.Trust, filepath.Join(t.TempDir(), "modules"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Sync(context.Background(), f, channel.StatementRef{}); err != nil {
+		t.Fatal(err)
+	}
+	if f.most < 2 || f.most > 4 {
+		t.Errorf("%d module fetches in flight at most, want 2 to 4", f.most)
+	}
+	for d, n := range f.asked {
+		if n != 1 {
+			t.Errorf("%s fetched %d times", d, n)
+		}
+	}
+	if len(f.asked) != 7 { // four manifests, three modules
+		t.Errorf("%d digests fetched, want 7", len(f.asked))
+	}
+	if rep := v.Report(); len(rep) != 2 || rep[0].Name != "restart_unit" || rep[1].Name != "restart_unit_twin" || v.Untrusted() != "" {
+		t.Fatalf("vocabulary %+v, untrusted %q", rep, v.Untrusted())
 	}
 }
