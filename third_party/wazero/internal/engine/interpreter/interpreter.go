@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tetratelabs/wazero/api"
@@ -360,6 +361,43 @@ type compiledFunction struct {
 	hostFn              interface{}
 	ensureTermination   bool
 	index               wasm.Index
+
+	// lazy lowers body when the function is first entered (Lexicon). CompileModule validates every
+	// function, so lowering cannot fail for a reason validation would not have caught, and a module
+	// readied to run once lowers only the functions that run: a Go module lowered whole is ~80 MB of
+	// operations and most of a compile. lowered is set once body and the tables beside it are written.
+	lazy    *lazyLowering
+	lowered atomic.Bool
+}
+
+// lazyLowering is the compiler a module's functions are lowered with, one at a time.
+type lazyLowering struct {
+	mu sync.Mutex
+	e  *engine
+	c  *compiler
+}
+
+// loweredBody returns the function's body, lowering it first if no call has yet.
+func (cf *compiledFunction) loweredBody() []unionOperation {
+	if cf.lazy == nil || cf.lowered.Load() {
+		return cf.body
+	}
+	l := cf.lazy
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !cf.lowered.Load() {
+		l.c.next = int(cf.index - cf.source.ImportFunctionCount)
+		ir, err := l.c.Next()
+		if err == nil {
+			err = l.e.lowerIR(ir, cf)
+		}
+		if err != nil {
+			def := cf.source.FunctionDefinition(cf.index)
+			panic(fmt.Errorf("failed to lower func[%s] to interpreterir: %w", def.DebugName(), err))
+		}
+		cf.lowered.Store(true)
+	}
+	return cf.body
 }
 
 type function struct {
@@ -493,6 +531,7 @@ func (f internalFunction) Definition() api.FunctionDefinition {
 // SourceOffsetForPC implements the same method as documented on
 // experimental.InternalFunction.
 func (f internalFunction) SourceOffsetForPC(pc experimental.ProgramCounter) uint64 {
+	f.parent.loweredBody() // a listener asks before the function's first instruction runs
 	offsetsMap := f.parent.offsetsInWasmBinary
 	if uint64(pc) < uint64(len(offsetsMap)) {
 		return offsetsMap[pc]
@@ -518,6 +557,7 @@ func (e *engine) CompileModule(_ context.Context, module *wasm.Module, listeners
 		return err
 	}
 	imported := module.ImportFunctionCount
+	lazy := &lazyLowering{e: e, c: irCompiler}
 	for i := range module.CodeSection {
 		var lsn experimental.FunctionListener
 		if i < len(listeners) {
@@ -527,19 +567,11 @@ func (e *engine) CompileModule(_ context.Context, module *wasm.Module, listeners
 		compiled := &funcs[i]
 		// If this is the host function, there's nothing to do as the runtime representation of
 		// host function in interpreter is its Go function itself as opposed to Wasm functions,
-		// which need to be compiled down to
+		// which are lowered to interpreterir when first entered (loweredBody).
 		if codeSeg := &module.CodeSection[i]; codeSeg.GoFunc != nil {
 			compiled.hostFn = codeSeg.GoFunc
 		} else {
-			ir, err := irCompiler.Next()
-			if err != nil {
-				return err
-			}
-			err = e.lowerIR(ir, compiled)
-			if err != nil {
-				def := module.FunctionDefinition(uint32(i) + module.ImportFunctionCount)
-				return fmt.Errorf("failed to lower func[%s] to interpreterir: %w", def.DebugName(), err)
-			}
+			compiled.lazy = lazy
 		}
 		compiled.source = module
 		compiled.ensureTermination = ensureTermination
@@ -898,7 +930,7 @@ func (ce *callEngine) callNativeFunc(ctx context.Context, m *wasm.ModuleInstance
 	dataInstances := moduleInst.DataInstances
 	elementInstances := moduleInst.ElementInstances
 	ce.pushFrame(frame)
-	body := frame.f.parent.body
+	body := frame.f.parent.loweredBody()
 	bodyLen := uint64(len(body))
 	for frame.pc < bodyLen {
 		op := &body[frame.pc]
@@ -4687,7 +4719,7 @@ func (ce *callEngine) resetPc(frame *callFrame, f *function) (body []unionOperat
 	frame.f = f
 	frame.base = len(ce.stack)
 	frame.pc = 0
-	body = frame.f.parent.body
+	body = frame.f.parent.loweredBody()
 	bodyLen = uint64(len(body))
 	return body, bodyLen
 }
