@@ -360,7 +360,6 @@ func (v *Vocabulary) frozenErr() error {
 		p.Sequence, p.ExpiresAt.Format(time.RFC3339)).With(errcode.DetailSequence, p.Sequence)
 }
 
-// fetch makes sure the blob named digest is cached and intact, fetching it when a Fetcher is given.
 // fetchRows fetches each row's manifest and module, a few at a time and each digest once (twin words
 // share a module), and returns each row's error. A new node waits on these before its first claim,
 // and each is a request, a hash and a synced write of megabytes: one after another, three Go words
@@ -397,6 +396,7 @@ func (v *Vocabulary) fetchRows(ctx context.Context, f Fetcher, rows []statement.
 // fetchAtOnce bounds the fetches of one statement in flight: well inside the plane's per-node burst.
 const fetchAtOnce = 4
 
+// fetch makes sure the blob named digest is cached and intact, fetching it when a Fetcher is given.
 func (v *Vocabulary) fetch(ctx context.Context, f Fetcher, digest string) error {
 	if v.store.Verify(digest) == nil {
 		return nil
