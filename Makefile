@@ -220,9 +220,11 @@ $(VERSITYGW): tools/versitygw/go.mod tools/versitygw/go.sum
 	cd tools/versitygw && $(GO) build -trimpath -o $(abspath $@) github.com/versity/versitygw/cmd/versitygw
 
 # examples/authors builds an author's module offline (GOPROXY=off) from the module cache; resolving
-# its graph needs the go.mod of every module in ours, which a build alone does not fetch.
+# its graph needs the go.mod of every module in ours, which a build alone does not fetch, and the
+# releases of the modules ours replaces with a patched copy (third_party), which an author gets.
 test: modules debian-root standard-verifiers lighthouse $(VERSITYGW)
 	$(GO) list -m all > /dev/null
+	$(GO) mod download $$($(GO) list -m -f '{{if .Replace}}{{.Path}}@{{.Version}}{{end}}' all)
 	$(GO) test -timeout 45m ./...
 	$(GO) test -race -run 'Test(SQLite|Postgres)/(Concurrent|Notify)' ./plane/store/...
 	$(GO) test -race ./plane/internal/drivers/ ./plane/internal/seal/
