@@ -184,8 +184,9 @@ func (e *engine) compileOnce(ctx context.Context, digest string, module []byte, 
 }
 
 // interpret readies module, which checkDigest has found to be the pinned bytes, for wazero's
-// interpreter: it decodes and validates the module but compiles nothing, so it is ready in a tenth of
-// a compile's time, and runs many times slower. Nothing goes to the compile cache. The pool uses it
+// interpreter: it decodes and validates the module and compiles nothing (the patched interpreter
+// lowers each function when a call first enters it), so it is ready in a small part of a compile's
+// time, and runs many times slower. Nothing goes to the compile cache. The pool uses it
 // for a look word whose compiled code is not cached yet (Config.InterpretUncached).
 func (e *engine) interpret(ctx context.Context, module []byte, memLimit uint64) (*compiled, error) {
 	c, err := e.newRuntime(ctx, wazero.NewRuntimeConfigInterpreter(), memLimit, nil)

@@ -1,6 +1,10 @@
 package wasm
 
-import "context"
+import (
+	"context"
+
+	"github.com/tetratelabs/wazero"
+)
 
 // KillWorkers kills the host's worker processes behind its back, as a crash of the engine would.
 func KillWorkers(h *Host) {
@@ -56,3 +60,13 @@ const RunsPerWorker = runsPerWorker
 
 // ValidatedModuleKey is the context key host/wasm vouches for a cache entry with.
 const ValidatedModuleKey = validatedModuleKey
+
+// InterpreterRuntime is a runtime on wazero's interpreter with the modules the host provides, built as
+// the host builds the one it readies an uncached look in (engine.interpret). The caller closes it.
+func InterpreterRuntime(ctx context.Context) (wazero.Runtime, error) {
+	c, err := (&engine{}).newRuntime(ctx, wazero.NewRuntimeConfigInterpreter(), 1<<30, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.rt, nil
+}

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/lexicon-fleet/lexicon/host/wasm"
 )
 
 // TestInterpreterLowersFunctionsWhenFirstEntered: the patched wazero's interpreter (third_party/wazero,
@@ -21,17 +21,11 @@ import (
 func TestInterpreterLowersFunctionsWhenFirstEntered(t *testing.T) {
 	ctx := context.Background()
 	module, _ := testWord(t, "empty")
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
-	defer rt.Close(ctx)
-	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-	stub := api.GoModuleFunc(func(_ context.Context, _ api.Module, s []uint64) { s[0] = 0 })
-	i32 := api.ValueTypeI32
-	if _, err := rt.NewHostModuleBuilder("lexicon_v1").
-		NewFunctionBuilder().WithGoModuleFunction(stub, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).Export("call").
-		NewFunctionBuilder().WithGoModuleFunction(stub, []api.ValueType{i32, i32}, []api.ValueType{i32}).Export("take").
-		Instantiate(ctx); err != nil {
+	rt, err := wasm.InterpreterRuntime(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer rt.Close(ctx)
 
 	// Lowered whole, a Go word's operations outweigh its bytes twenty times over (81 MiB for this
 	// one); readied lazily the compile allocates about twice its bytes (decoding and validation).
