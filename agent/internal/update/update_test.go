@@ -165,6 +165,27 @@ func TestSwapRightAfterAStartKeepsTheStartsBinary(t *testing.T) {
 	}
 }
 
+// TestStartAfterAKilledCopy: a start killed while it copied itself to known-good (in the background)
+// leaves the previous known-good binary whole and a partial copy beside it; the next start puts the
+// running binary in place and leaves nothing half made.
+func TestStartAfterAKilledCopy(t *testing.T) {
+	v0, v1 := script("0.9.0", "linux-amd64"), script("1.0.0", "linux-amd64")
+	n := newNode(t, v1)
+	dir := filepath.Join(n.dir, "update")
+	must(t, os.MkdirAll(dir, 0o700))
+	must(t, os.WriteFile(filepath.Join(dir, KnownGoodFile), v0, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, KnownGoodFile+".lexicon-new"), v1[:len(v1)/2], 0o755))
+	if _, err := n.start("1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if n.knownGood() != cas.Sum(v1) {
+		t.Fatal("the running binary is not the known-good one after the start")
+	}
+	if _, err := os.Stat(filepath.Join(dir, KnownGoodFile+".lexicon-new")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the killed start's partial copy is still there: %v", err)
+	}
+}
+
 // TestKnownGoodGuardsTheTrial: the binary a start with no trial runs becomes the known-good copy; a
 // swap keeps it; and its guard, not the binary on trial, judges each start on trial. It rolls back a
 // version whose start died before its own code ran (its guard and run broken alike), and one that no
