@@ -78,6 +78,25 @@ func TestFreshStatePerCall(t *testing.T) {
 	})
 }
 
+// TestMemoryRestoredPerCall runs a word that overwrites the data its module shipped and heap its
+// runtime takes to be zero, more times than a pool keeps memories: every run must find both as a fresh
+// instance has them, though its memory was an earlier run's, restored, and the data segments' copy
+// skipped.
+func TestMemoryRestoredPerCall(t *testing.T) {
+	isolations(t, func(t *testing.T, iso wasm.Isolation) {
+		module, digest := testWord(t, "evil")
+		h := newHost(t, cached(wasm.Config{Isolation: iso, MaxWorkers: 1}))
+		mod := load(t, h, wordManifest(t, "evil", evilManifest(t, "look", nil, nil)), module, digest)
+		want := `{"ok":true,"stolen":"lexicon: data as the module shipped it"}`
+		for i := range 12 {
+			res := mod.Run(context.Background(), []byte(`{"attack": "scribble"}`))
+			if res.Outcome != wasm.Completed || string(res.Output) != want {
+				t.Fatalf("call %d: %s %s %s, want %s", i, res.Outcome, res.Code, res.Output, want)
+			}
+		}
+	})
+}
+
 func TestConcurrentRuns(t *testing.T) {
 	isolations(t, func(t *testing.T, iso wasm.Isolation) {
 		module, digest := testWord(t, "ref")

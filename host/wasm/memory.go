@@ -1,23 +1,32 @@
 package wasm
 
 import (
+	"bytes"
+	"iter"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tetratelabs/wazero/experimental"
 	"golang.org/x/sys/unix"
 )
 
-// memoryPool hands out linear memories for one word: each an anonymous mapping reserved at the word's
+// memoryPool hands out linear memories for one module: each an anonymous mapping reserved at the word's
 // memory limit and grown in place, so growing never copies and never allocates on the Go heap. A
-// memory given back is zeroed up to the highest byte it ever exposed before it is handed out again, so
-// nothing of one invocation is visible to the next.
+// memory given back is restored before it is handed out again: every byte up to the highest it ever
+// exposed is made what a fresh instance's memory holds before its first instruction (the module's
+// data segments over zeros, once the pool has learnt them; zeros until then), so nothing of one
+// invocation is visible to the next.
 type memoryPool struct {
 	limit uint64 // bytes; a grow past it is refused and remembered
 
+	// image is what the module's active data segments make of zeroed memory, learnt from the first
+	// instantiation that applies them (HoldsData). Set once.
+	image atomic.Pointer[dataImage]
+
 	mu    sync.Mutex
-	clean []*linearMemory // zeroed, ready
-	dirty []*linearMemory // given back, not zeroed yet
+	clean []*linearMemory // restored, ready
+	dirty []*linearMemory // given back, not restored yet
 }
 
 // keepPooled is how many clean memories a pool keeps; keepBelow is the high-water mark above which a
@@ -50,7 +59,7 @@ type memoryTrack struct {
 	high     atomic.Uint64
 }
 
-// get returns a clean memory: a pooled one, one given back and zeroed now (cheaper than faulting in
+// get returns a clean memory: a pooled one, one given back and restored now (cheaper than faulting in
 // fresh pages, which costs ~16 µs a page on this kind of VM), or a new mapping.
 func (p *memoryPool) get() (*linearMemory, error) {
 	p.mu.Lock()
@@ -64,7 +73,7 @@ func (p *memoryPool) get() (*linearMemory, error) {
 		m := p.dirty[n-1]
 		p.dirty = p.dirty[:n-1]
 		p.mu.Unlock()
-		m.zero()
+		m.restore()
 		return m, nil
 	}
 	p.mu.Unlock()
@@ -75,7 +84,7 @@ func (p *memoryPool) get() (*linearMemory, error) {
 	return &linearMemory{pool: p, buf: buf}, nil
 }
 
-// put takes m back: it is kept dirty and zeroed in the background, or unmapped when the pool is full
+// put takes m back: it is kept dirty and restored in the background, or unmapped when the pool is full
 // or m grew large.
 func (p *memoryPool) put(m *linearMemory) {
 	if m.high > keepBelow {
@@ -94,7 +103,7 @@ func (p *memoryPool) put(m *linearMemory) {
 	go p.cleanOne()
 }
 
-// cleanOne zeroes one dirty memory, if a caller has not taken it to zero itself.
+// cleanOne restores one dirty memory, if a caller has not taken it to restore itself.
 func (p *memoryPool) cleanOne() {
 	p.mu.Lock()
 	n := len(p.dirty)
@@ -105,7 +114,7 @@ func (p *memoryPool) cleanOne() {
 	m := p.dirty[n-1]
 	p.dirty = p.dirty[:n-1]
 	p.mu.Unlock()
-	m.zero()
+	m.restore()
 	p.mu.Lock()
 	p.clean = append(p.clean, m)
 	p.mu.Unlock()
@@ -129,6 +138,8 @@ type linearMemory struct {
 	high  uint64
 	track *memoryTrack
 	freed bool
+	// holds is true while the memory holds the pool's image and no instantiation has been told so.
+	holds bool
 }
 
 // Reallocate implements experimental.LinearMemory. Returning nil makes memory.grow answer -1, which a
@@ -155,10 +166,114 @@ func (m *linearMemory) Free() {
 	m.pool.put(m)
 }
 
-// zero clears everything the last instance could have written.
-func (m *linearMemory) zero() {
-	clear(m.buf[:m.high])
-	m.high, m.freed = 0, false
+// restore makes the memory what a fresh instance's memory holds before its first instruction: the
+// pool's image, zeros beyond it, and zeros everywhere before the pool has one. It compares before it
+// writes: a run dirties a few hundred KiB of the megabytes it exposes, so most of the memory is only
+// read, and the instantiation it is handed to skips the data segments' copy. Every byte up to the
+// highest the last instance exposed (and the image's end) is compared, so nothing it wrote survives,
+// whatever it wrote where.
+func (m *linearMemory) restore() {
+	var chunks [][]byte
+	img := m.pool.image.Load()
+	if img != nil {
+		chunks = img.chunks
+	}
+	end := max(m.high, uint64(len(chunks))*restoreChunk)
+	for i := uint64(0); i*restoreChunk < end; i++ {
+		got := m.buf[i*restoreChunk : min((i+1)*restoreChunk, end)]
+		want := zeroChunk[:len(got)]
+		if i < uint64(len(chunks)) && chunks[i] != nil {
+			want = chunks[i]
+		}
+		if !bytes.Equal(got, want) {
+			copy(got, want)
+		}
+	}
+	m.high, m.freed, m.holds = 0, false, img != nil
+}
+
+// restoreChunk is the unit restore compares and rewrites: a page, the grain a Go word's runtime
+// dirties memory in.
+const restoreChunk = 4096
+
+var zeroChunk [restoreChunk]byte
+
+// HoldsData is asked by the instantiation the memory was handed to (the patched wazero's dataHolder,
+// third_party/wazero): does it already hold these active data segments over zeros? True only when it
+// was restored to the pool's image and the image was made by exactly these segments; then the
+// instantiation skips their copies. The first instantiation of a pool's memories teaches the pool its
+// image. A memory holding an image the segments do not match is zeroed, which is what an
+// instantiation told false expects beneath its copies.
+func (m *linearMemory) HoldsData(segments iter.Seq2[uint64, []byte]) bool {
+	img := m.pool.image.Load()
+	if m.holds {
+		m.holds = false
+		if img.matches(segments) {
+			return true
+		}
+		clear(m.buf[:len(img.chunks)*restoreChunk])
+		return false
+	}
+	if img == nil {
+		m.pool.image.CompareAndSwap(nil, learnImage(segments, m.high))
+	}
+	return false
+}
+
+// dataImage is a module's active data segments applied, in order, to zeroed memory.
+type dataImage struct {
+	segments []dataSegment
+	// chunks is the image by restoreChunk from offset 0 to the chunk holding its last byte, the rest
+	// of that chunk zeros; nil for a chunk of zeros (most of a Go module's: its bss and heap).
+	chunks [][]byte
+}
+
+type dataSegment struct {
+	offset uint64
+	init   []byte // the compiled module's own bytes, never written
+}
+
+// learnImage builds the image segments make, or nil if a segment lies beyond limit, the memory's size
+// (the instantiation then fails on it).
+func learnImage(segments iter.Seq2[uint64, []byte], limit uint64) *dataImage {
+	img := &dataImage{}
+	end := uint64(0)
+	for off, init := range segments {
+		if off > limit || uint64(len(init)) > limit-off {
+			return nil
+		}
+		img.segments = append(img.segments, dataSegment{offset: off, init: init})
+		end = max(end, off+uint64(len(init)))
+	}
+	dense := make([]byte, (end+restoreChunk-1)/restoreChunk*restoreChunk)
+	for _, s := range img.segments {
+		copy(dense[s.offset:], s.init)
+	}
+	img.chunks = make([][]byte, len(dense)/restoreChunk)
+	for i := range img.chunks {
+		if c := dense[i*restoreChunk : (i+1)*restoreChunk]; !bytes.Equal(c, zeroChunk[:]) {
+			img.chunks[i] = c
+		}
+	}
+	return img
+}
+
+// matches reports whether segments are the ones the image was made of: the same offsets and the same
+// bytes, in order.
+func (img *dataImage) matches(segments iter.Seq2[uint64, []byte]) bool {
+	i := 0
+	for off, init := range segments {
+		if i == len(img.segments) {
+			return false
+		}
+		s := img.segments[i]
+		if s.offset != off || len(s.init) != len(init) ||
+			unsafe.SliceData(s.init) != unsafe.SliceData(init) && !bytes.Equal(s.init, init) {
+			return false
+		}
+		i++
+	}
+	return i == len(img.segments)
 }
 
 func (m *linearMemory) unmap() {

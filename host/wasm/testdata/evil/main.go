@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/lexicon-fleet/lexicon/sdk/word"
 )
@@ -30,6 +31,9 @@ type output struct {
 
 // runs counts the runs this instance has seen: a fresh instance per call always starts it at zero.
 var runs int
+
+// marker's bytes lie in the module's data segments; scribble overwrites them.
+var marker = "lexicon: data as the module shipped it"
 
 func main() {
 	word.Run(func(p params) (output, error) {
@@ -147,6 +151,23 @@ func main() {
 			return output{OK: true}, nil
 		case "counter":
 			return output{OK: true, Count: runs}, nil
+		case "scribble":
+			// Overwrite data the module shipped and heap the runtime takes to be zero, and report what
+			// was there first: a later run must find both as a fresh instance has them.
+			data := unsafe.Slice(unsafe.StringData(marker), len(marker))
+			seen := string(data)
+			for i := range data {
+				data[i] = 'X'
+			}
+			heap := make([]byte, 1<<20)
+			dirty := 0
+			for i := range heap {
+				if heap[i] != 0 {
+					dirty++
+				}
+				heap[i] = 0xff
+			}
+			return output{OK: true, Stolen: seen, Count: dirty}, nil
 		case "log":
 			word.Log("first line of the transcript")
 			word.Log("second line")

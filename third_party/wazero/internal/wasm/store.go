@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 	"sync/atomic"
 
@@ -279,6 +280,7 @@ func (m *ModuleInstance) validateData(data []DataSegment) (err error) {
 // bounds memory access error here is not a validation error, but rather a runtime error.
 func (m *ModuleInstance) applyData(data []DataSegment) error {
 	m.DataInstances = make([][]byte, len(data))
+	held := m.dataHeld(data)
 	for i := range data {
 		d := &data[i]
 		m.DataInstances[i] = d.Init
@@ -288,10 +290,42 @@ func (m *ModuleInstance) applyData(data []DataSegment) error {
 			if offset < 0 || offset+len(d.Init) > len(m.MemoryInstance.Buffer) {
 				return fmt.Errorf("%s[%d]: out of bounds memory access", SectionIDName(SectionIDData), i)
 			}
-			copy(m.MemoryInstance.Buffer[offset:], d.Init)
+			if !held {
+				copy(m.MemoryInstance.Buffer[offset:], d.Init)
+			}
 		}
 	}
 	return nil
+}
+
+// dataHolder is a linear memory that may hand out memory already holding a module's active data
+// segments over zeros, as they were applied to it before (Lexicon's pooled memories). It is asked
+// once per instantiation, with every active segment's offset and bytes in order; true means every
+// byte of the memory is what applying them to zeroed memory would make, so the copies are skipped.
+// (Lexicon patch: see LEXICON.md.)
+type dataHolder interface {
+	HoldsData(segments iter.Seq2[uint64, []byte]) bool
+}
+
+func (m *ModuleInstance) dataHeld(data []DataSegment) bool {
+	if m.MemoryInstance == nil {
+		return false
+	}
+	h, ok := m.MemoryInstance.expBuffer.(dataHolder)
+	if !ok {
+		return false
+	}
+	return h.HoldsData(func(yield func(uint64, []byte) bool) {
+		for i := range data {
+			d := &data[i]
+			if d.IsPassive() {
+				continue
+			}
+			if !yield(evaluateConstExprInModuleInstance(&d.OffsetExpression, m)[0], d.Init) {
+				return
+			}
+		}
+	})
 }
 
 // GetExport returns an export of the given name and type or errs if not exported or the wrong type.
