@@ -224,7 +224,9 @@ func (m *linearMemory) HoldsData(segments iter.Seq2[uint64, []byte]) bool {
 type dataImage struct {
 	segments []dataSegment
 	// chunks is the image by restoreChunk from offset 0 to the chunk holding its last byte, the rest
-	// of that chunk zeros; nil for a chunk of zeros (most of a Go module's: its bss and heap).
+	// of that chunk zeros; nil for a chunk of zeros (most of a Go module's: its bss and heap). A chunk
+	// one segment covers whole is that segment's own bytes, so the image holds little memory of its
+	// own.
 	chunks [][]byte
 }
 
@@ -245,13 +247,30 @@ func learnImage(segments iter.Seq2[uint64, []byte], limit uint64) *dataImage {
 		img.segments = append(img.segments, dataSegment{offset: off, init: init})
 		end = max(end, off+uint64(len(init)))
 	}
-	dense := make([]byte, (end+restoreChunk-1)/restoreChunk*restoreChunk)
-	for _, s := range img.segments {
-		copy(dense[s.offset:], s.init)
-	}
-	img.chunks = make([][]byte, len(dense)/restoreChunk)
+	img.chunks = make([][]byte, (end+restoreChunk-1)/restoreChunk)
+	var over []dataSegment
 	for i := range img.chunks {
-		if c := dense[i*restoreChunk : (i+1)*restoreChunk]; !bytes.Equal(c, zeroChunk[:]) {
+		lo, hi := uint64(i)*restoreChunk, uint64(i+1)*restoreChunk
+		over = over[:0]
+		for _, s := range img.segments {
+			if s.offset < hi && s.offset+uint64(len(s.init)) > lo {
+				over = append(over, s)
+			}
+		}
+		var c []byte
+		switch {
+		case len(over) == 0:
+			continue
+		case len(over) == 1 && over[0].offset <= lo && over[0].offset+uint64(len(over[0].init)) >= hi:
+			c = over[0].init[lo-over[0].offset : hi-over[0].offset]
+		default:
+			c = make([]byte, restoreChunk)
+			for _, s := range over {
+				from, to := max(s.offset, lo), min(s.offset+uint64(len(s.init)), hi)
+				copy(c[from-lo:to-lo], s.init[from-s.offset:to-s.offset])
+			}
+		}
+		if !bytes.Equal(c, zeroChunk[:]) {
 			img.chunks[i] = c
 		}
 	}

@@ -25,7 +25,11 @@ func TestRestoreMakesTheImage(t *testing.T) {
 	defer p.close()
 	a := dataSegment{offset: 100, init: bytes.Repeat([]byte{1}, 5000)}
 	b := dataSegment{offset: 3*restoreChunk + 7, init: []byte("data")}
-	segs := segments(a, b)
+	// c covers chunk 5 whole (the image shares its bytes) and parts of 4 and 6; d, applied after it,
+	// overwrites part of c in chunk 6.
+	c := dataSegment{offset: 5*restoreChunk - 10, init: bytes.Repeat([]byte{2}, 2*restoreChunk)}
+	d := dataSegment{offset: 6*restoreChunk + 5, init: []byte("over")}
+	segs := segments(a, b, c, d)
 
 	m, err := p.get()
 	if err != nil {
@@ -36,12 +40,13 @@ func TestRestoreMakesTheImage(t *testing.T) {
 	if m.HoldsData(segs) {
 		t.Fatal("a new mapping holds no data")
 	}
-	copy(buf[a.offset:], a.init) // what wazero does when told false
-	copy(buf[b.offset:], b.init)
+	for _, s := range []dataSegment{a, b, c, d} { // what wazero does when told false
+		copy(buf[s.offset:], s.init)
+	}
 	want := append([]byte(nil), buf...)
 
 	buf = m.Reallocate(256 << 10) // the run grows its memory and writes everywhere
-	for _, off := range []int{0, 150, 4096, 3*restoreChunk + 8, 5 * restoreChunk, 100 << 10, 256<<10 - 1} {
+	for _, off := range []int{0, 150, 4096, 3*restoreChunk + 8, 5*restoreChunk + 1, 6*restoreChunk + 6, 100 << 10, 256<<10 - 1} {
 		buf[off] ^= 0xa5
 	}
 	m.Free()
@@ -54,6 +59,9 @@ func TestRestoreMakesTheImage(t *testing.T) {
 	buf = m.Reallocate(256 << 10)
 	if !bytes.Equal(buf[:64<<10], want) || !bytes.Equal(buf[64<<10:], make([]byte, 192<<10)) {
 		t.Fatal("restored memory is not the image over zeros")
+	}
+	if !bytes.Equal(c.init, bytes.Repeat([]byte{2}, 2*restoreChunk)) {
+		t.Fatal("restoring wrote into the module's own segment bytes")
 	}
 	if !m.HoldsData(segs) {
 		t.Fatal("a memory restored to these segments' image does not hold them")
