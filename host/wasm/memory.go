@@ -248,30 +248,27 @@ func learnImage(segments iter.Seq2[uint64, []byte], limit uint64) *dataImage {
 		end = max(end, off+uint64(len(init)))
 	}
 	img.chunks = make([][]byte, (end+restoreChunk-1)/restoreChunk)
-	var over []dataSegment
-	for i := range img.chunks {
-		lo, hi := uint64(i)*restoreChunk, uint64(i+1)*restoreChunk
-		over = over[:0]
-		for _, s := range img.segments {
-			if s.offset < hi && s.offset+uint64(len(s.init)) > lo {
-				over = append(over, s)
+	own := make([]bool, len(img.chunks)) // the chunk is the image's own copy, not a segment's bytes
+	for _, s := range img.segments {
+		segEnd := s.offset + uint64(len(s.init))
+		for i := s.offset / restoreChunk; i*restoreChunk < segEnd; i++ {
+			lo, hi := i*restoreChunk, (i+1)*restoreChunk
+			if img.chunks[i] == nil && s.offset <= lo && segEnd >= hi {
+				img.chunks[i] = s.init[lo-s.offset : hi-s.offset]
+				continue
 			}
-		}
-		var c []byte
-		switch {
-		case len(over) == 0:
-			continue
-		case len(over) == 1 && over[0].offset <= lo && over[0].offset+uint64(len(over[0].init)) >= hi:
-			c = over[0].init[lo-over[0].offset : hi-over[0].offset]
-		default:
-			c = make([]byte, restoreChunk)
-			for _, s := range over {
-				from, to := max(s.offset, lo), min(s.offset+uint64(len(s.init)), hi)
-				copy(c[from-lo:to-lo], s.init[from-s.offset:to-s.offset])
+			if !own[i] { // first written in part, or over another segment's bytes: copy before writing
+				c := make([]byte, restoreChunk)
+				copy(c, img.chunks[i])
+				img.chunks[i], own[i] = c, true
 			}
+			from, to := max(s.offset, lo), min(segEnd, hi)
+			copy(img.chunks[i][from-lo:to-lo], s.init[from-s.offset:to-s.offset])
 		}
-		if !bytes.Equal(c, zeroChunk[:]) {
-			img.chunks[i] = c
+	}
+	for i, c := range img.chunks {
+		if c != nil && bytes.Equal(c, zeroChunk[:]) {
+			img.chunks[i] = nil
 		}
 	}
 	return img

@@ -25,9 +25,9 @@ func TestRestoreMakesTheImage(t *testing.T) {
 	defer p.close()
 	a := dataSegment{offset: 100, init: bytes.Repeat([]byte{1}, 5000)}
 	b := dataSegment{offset: 3*restoreChunk + 7, init: []byte("data")}
-	// c covers chunk 5 whole (the image shares its bytes) and parts of 4 and 6; d, applied after it,
-	// overwrites part of c in chunk 6.
-	c := dataSegment{offset: 5*restoreChunk - 10, init: bytes.Repeat([]byte{2}, 2*restoreChunk)}
+	// c covers chunks 5 and 6 whole (the image shares its bytes) and parts of 4 and 7; d, applied
+	// after it, overwrites part of c in chunk 6.
+	c := dataSegment{offset: 5*restoreChunk - 10, init: bytes.Repeat([]byte{2}, 2*restoreChunk+20)}
 	d := dataSegment{offset: 6*restoreChunk + 5, init: []byte("over")}
 	segs := segments(a, b, c, d)
 
@@ -60,7 +60,7 @@ func TestRestoreMakesTheImage(t *testing.T) {
 	if !bytes.Equal(buf[:64<<10], want) || !bytes.Equal(buf[64<<10:], make([]byte, 192<<10)) {
 		t.Fatal("restored memory is not the image over zeros")
 	}
-	if !bytes.Equal(c.init, bytes.Repeat([]byte{2}, 2*restoreChunk)) {
+	if !bytes.Equal(c.init, bytes.Repeat([]byte{2}, 2*restoreChunk+20)) {
 		t.Fatal("restoring wrote into the module's own segment bytes")
 	}
 	if !m.HoldsData(segs) {
