@@ -153,6 +153,10 @@ type RolloutCreateParams struct {
 	Detail string
 	By     string
 	Now    time.Time
+	// Lease, when its Holder is set, is granted on the new rollout (Subject is the rollout's id) in
+	// the same transaction: the replica a rollout is started through advances it first, and no other
+	// replica can take it in between.
+	Lease LeaseAcquireParams
 }
 
 type RolloutGetParams struct{ ID string }

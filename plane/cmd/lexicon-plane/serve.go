@@ -248,9 +248,9 @@ func serveCmd() *cli.Command {
 			}
 			bg, queued, beat := background(st, log, hooks, reconcileEvery, expiryLead, m, pkgs, health.Config{Store: st, ID: replicaID, Version: planeVersion(),
 				Address: address, Every: heartbeatEvery, MemoryAlert: memoryAlert, Routes: routes, Log: log})
-			engine, rolloutsChanged := rolloutEngine(st, log, rolloutEvery, leaseTTL)
+			rolloutSvc, rolloutEng := rolloutEngine(st, log, rolloutEvery, leaseTTL)
 			scheduler := &schedules.Engine{Store: st, EngineBase: services.EngineBase{Holder: services.NewHolder(), Log: log, LeaseTTL: leaseTTL}}
-			bg = append(bg, engine, scheduler.Service(schedules.DefaultEvery))
+			bg = append(bg, rolloutSvc, scheduler.Service(schedules.DefaultEvery))
 			// The backups' schedule and witness; wire.New gives it its room before bg starts.
 			backupEngine := &backups.Engine{Lease: st, EngineBase: services.EngineBase{Holder: services.NewHolder(), Log: log, LeaseTTL: leaseTTL}}
 			bg = append(bg, backupEngine.Service(backupEvery))
@@ -297,7 +297,7 @@ func serveCmd() *cli.Command {
 			srv := wire.New(wire.Config{Store: st, TrustDir: trust, Log: log, Base: base, ClaimWait: claimWait, LogViews: views,
 				AuditExporters: exporters,
 				WebhookNames:   webhook.Names(hooks), NotificationsQueued: queued, Drivers: mgr,
-				Metrics: m, ReplicaID: replicaID, MasterKeyID: master.ID(), RouteCounts: routes, RolloutsChanged: rolloutsChanged, Schedules: scheduler, Security: pkgs,
+				Metrics: m, ReplicaID: replicaID, MasterKeyID: master.ID(), RouteCounts: routes, Rollouts: rolloutEng, Schedules: scheduler, Security: pkgs,
 				Provision: provisioner, ProvisionsChanged: provisionsChanged, TrustedProxies: trustedProxies, SSO: signOn, Key: master,
 				BackupEngine: backupEngine})
 			log.Info("replica", "id", replicaID, "address", address, "memory_alert", memoryAlert)
@@ -532,11 +532,11 @@ func packageConfig(critical string, fixAge time.Duration) (security.Config, erro
 }
 
 // rolloutEngine is the service that advances rollouts, under a holder name of its own, and the
-// function that wakes it.
-func rolloutEngine(st store.Store, log *slog.Logger, every, ttl time.Duration) (services.Service, func()) {
+// engine, which the rollouts room wakes and makes the first holder of what it starts.
+func rolloutEngine(st store.Store, log *slog.Logger, every, ttl time.Duration) (services.Service, *rollouts.Engine) {
 	e := &rollouts.Engine{Store: st, EngineBase: services.EngineBase{Holder: services.NewHolder(), Log: log, LeaseTTL: ttl}}
 	log.Info("rollout engine ready", "holder", e.Holder)
-	return e.Service(every), e.Wake
+	return e.Service(every), e
 }
 
 // provisionEngine is the service that advances provisionings through the drivers, under a holder

@@ -322,9 +322,9 @@ func (f *fleet) oneJobEach(ro map[string]any, id string) {
 // they expire, and the rollout completes with no node started twice.
 func TestRolloutTwoReplicasAndAKilledOne(t *testing.T) {
 	f := newFleet(t, "postgres", fleetOptions{serveArgs: rolloutServe, claimWait: "2s"})
-	// The second replica looks less often, so the first (which the rollout is started through, and
-	// which renews its leases every pass) holds the rollout; the agents talk to the second, which
-	// must carry the rollout on once the first is killed.
+	// The first replica holds the rollout from its start (it is started through it) and renews the
+	// lease every pass; the agents talk to the second, which must carry the rollout on once the first
+	// is killed.
 	g := *f
 	g.planeData = filepath.Join(f.dir, "plane-2")
 	g.serveArgs = []string{"--rollout-every", "1s", "--lease-ttl", "3s"}
@@ -333,7 +333,7 @@ func TestRolloutTwoReplicasAndAKilledOne(t *testing.T) {
 	g.fleetOf("web", 4, accepting)
 	id := f.startRollout("--word", "e2e_spin", "--param", "attack=counter", "--max-parallel", "1")
 	f.planeLog.WaitFor(t, `"msg":"rollout step passed","rollout":"`+id+`"`)
-	// Kill whichever replica holds the rollout now.
+	// Kill the replica that holds the rollout.
 	st, err := open.URL(context.Background(), f.store)
 	must(t, err)
 	defer st.Close()

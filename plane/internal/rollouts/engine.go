@@ -62,6 +62,12 @@ type WordSource interface {
 	Agent(ctx context.Context, seq int64) (string, error)
 }
 
+// FirstLease is the engine lease this engine takes on a rollout as the room starts it (see
+// store.RolloutCreateParams.Lease).
+func (e *Engine) FirstLease() store.LeaseAcquireParams {
+	return store.LeaseAcquireParams{Name: LeaseEngine, Holder: e.Holder, Purpose: "advance rollout", TTL: e.TTL()}
+}
+
 // Service runs the engine on every tick of every and on every Wake.
 func (e *Engine) Service(every time.Duration) *services.Periodic {
 	return e.EngineBase.Service("rollouts", every, e.Pass)
@@ -80,8 +86,9 @@ func (e *Engine) Pass(ctx context.Context) error {
 		return err
 	}
 	for _, ro := range append(list, stopped...) {
-		_, err := e.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{Subject: ro.ID, Name: LeaseEngine, Holder: e.Holder,
-			Purpose: "advance rollout", TTL: e.TTL(), Now: e.Time()})
+		l := e.FirstLease()
+		l.Subject, l.Now = ro.ID, e.Time()
+		_, err := e.Store.LeaseAcquire(ctx, l)
 		if errcode.Has(err, errcode.LeaseHeld) {
 			continue // another replica advances it
 		}

@@ -3,10 +3,13 @@ package rollouts_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/lexicon-fleet/lexicon/plane/api"
 	"github.com/lexicon-fleet/lexicon/plane/internal/rollouts"
 	"github.com/lexicon-fleet/lexicon/plane/internal/services"
 	"github.com/lexicon-fleet/lexicon/plane/store"
@@ -82,4 +85,43 @@ func TestTwoEnginesNeverStartANodeTwice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStartedRolloutIsAdvancedByItsReplica: a rollout started through a replica's room is that
+// replica's engine's from the start; another replica's pass, however soon, leaves it alone until the
+// lease runs out, and then takes it over.
+func TestStartedRolloutIsAdvancedByItsReplica(t *testing.T) {
+	eachBackend(t, func(t *testing.T, backend string) {
+		f := newPatchFixture(t, backend, patchNode{"a", "192.0.2.1", false, false}, patchNode{"b", "192.0.2.2", false, false})
+		ctx := context.Background()
+		room := rollouts.NewRoom(rollouts.RoomConfig{Store: f.st, Words: patchWords{}, Now: f.clock.now, Log: slog.New(slog.DiscardHandler), Engine: f.e})
+		ro, err := room.Start(ctx, operator, api.RolloutRequest{Word: rollouts.ReportWord, Params: json.RawMessage(`{}`), Selector: "all"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := f.engine(f.st, "replica-b")
+		if err := other.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if jobs, err := f.st.JobList(ctx, store.JobListParams{}); err != nil || len(jobs.Jobs) != 0 {
+			t.Fatalf("another replica advanced the rollout: %v, %v", jobs.Jobs, err)
+		}
+		holder := func() string {
+			l, err := f.st.LeaseList(ctx, store.LeaseListParams{Subject: ro.ID})
+			if err != nil || len(l) != 1 {
+				t.Fatalf("leases %v, %v", l, err)
+			}
+			return l[0].Holder
+		}
+		if h := holder(); h != "replica-a" {
+			t.Fatalf("the rollout is held by %s", h)
+		}
+		f.clock.add(time.Minute + time.Second) // replica-a died: its lease runs out
+		if err := other.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if h := holder(); h != "replica-b" {
+			t.Fatalf("after expiry the rollout is held by %s", h)
+		}
+	})
 }

@@ -44,9 +44,16 @@ type RoomConfig struct {
 	Log   *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Changed, when not nil, is called after a rollout was started or moved: it wakes this process's
-	// engine.
-	Changed func()
+	// Engine, when not nil, is this process's engine: the room wakes it after a rollout was started
+	// or moved, and it holds a rollout's lease from the start, so the replica an operator started a
+	// rollout through is the one that advances it (and logs it) while it lives.
+	Engine Advancer
+}
+
+// Advancer is what the room needs of this process's engine.
+type Advancer interface {
+	Wake()
+	FirstLease() store.LeaseAcquireParams
 }
 
 // Room is the rollouts' Go API, which the HTTP server and the web UI both call; the Engine advances
@@ -65,8 +72,8 @@ func NewRoom(c RoomConfig) *Room {
 }
 
 func (r *Room) changed() {
-	if r.c.Changed != nil {
-		r.c.Changed()
+	if r.c.Engine != nil {
+		r.c.Engine.Wake()
 	}
 }
 
@@ -224,12 +231,16 @@ func (r *Room) create(ctx context.Context, who api.Token, req api.RolloutRequest
 			return store.Rollout{}, err
 		}
 	}
+	var first store.LeaseAcquireParams
+	if r.c.Engine != nil {
+		first = r.c.Engine.FirstLease()
+	}
 	ro, err := r.c.Store.RolloutCreate(ctx, store.RolloutCreateParams{
 		Kind: kind, ReleaseSequence: req.Release, Word: req.Word, Params: req.Params,
 		PreflightWord: req.Preflight, PreflightParams: req.PreflightParams, VerifyWord: req.Verify, VerifyParams: req.VerifyParams,
 		Selector: req.Selector, Stages: stages, FleetWide: fleetWide || sel.All, MaxParallel: req.MaxParallel, ErrorBudget: req.ErrorBudget,
 		StepTimeout: time.Duration(req.StepTimeoutMS) * time.Millisecond, Steps: steps, Purpose: purpose, Detail: detail,
-		By: who.Name, Now: r.c.Now(),
+		By: who.Name, Now: r.c.Now(), Lease: first,
 	})
 	if err != nil {
 		return store.Rollout{}, err

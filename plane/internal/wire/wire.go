@@ -70,9 +70,9 @@ type Config struct {
 	// NotificationsQueued, when not nil, is called after a claim queued notifications: it wakes this
 	// process's delivery service, so a notification need not wait for its tick.
 	NotificationsQueued func()
-	// RolloutsChanged, when not nil, is called after a rollout was started, resumed or otherwise moved:
-	// it wakes this process's rollout engine.
-	RolloutsChanged func()
+	// Rollouts, when not nil, is this process's rollout engine: woken after a rollout was started,
+	// resumed or otherwise moved, and the first holder of each rollout started here.
+	Rollouts rollouts.Advancer
 	// Security is what the fleet security view counts as critical and how long things may wait; zero
 	// fields take security.DefaultConfig's.
 	Security security.Config
@@ -130,7 +130,7 @@ func New(cfg Config) *server.Server {
 	}
 	st, log, now := cfg.Store, cfg.Log, cfg.Now
 	catalog := releases.NewCatalog(st)
-	rolls := rollouts.NewRoom(rollouts.RoomConfig{Store: st, Words: catalog, Log: log, Now: now, Changed: cfg.RolloutsChanged})
+	rolls := rollouts.NewRoom(rollouts.RoomConfig{Store: st, Words: catalog, Log: log, Now: now, Engine: cfg.Rollouts})
 	var published func()
 	if cfg.Drivers != nil {
 		published = cfg.Drivers.ReleaseChanged // re-pin drivers now, not at the next sync

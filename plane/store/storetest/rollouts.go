@@ -254,6 +254,32 @@ var rolloutTests = []test{
 			testkit.WantCode(f, err, errcode.StoreParamInvalid)
 		}
 	}},
+	{"Rollout/CreateTakesTheFirstLease", func(f *fx) {
+		a := f.node("lease-a")
+		p := store.RolloutCreateParams{Kind: store.RolloutJob, Word: "disk_usage", Selector: "all", By: "operator", Now: f.at(0),
+			Steps: []store.RolloutStepNew{{NodeID: a.ID, NodeName: a.Name}},
+			Lease: store.LeaseAcquireParams{Name: "engine", Holder: "replica-1", Purpose: "advance rollout", TTL: time.Minute}}
+		ro, err := f.s.RolloutCreate(f.ctx, p)
+		noErr(f, err, "RolloutCreate")
+		list, err := f.s.LeaseList(f.ctx, store.LeaseListParams{Subject: ro.ID})
+		noErr(f, err, "LeaseList")
+		if len(list) != 1 || list[0].Holder != "replica-1" || list[0].Name != "engine" || !list[0].ExpiresAt.Equal(f.at(time.Minute)) {
+			f.Fatalf("the new rollout's leases %+v", list)
+		}
+		_, err = f.s.LeaseAcquire(f.ctx, store.LeaseAcquireParams{Subject: ro.ID, Name: "engine", Holder: "replica-2", TTL: time.Minute, Now: f.at(time.Second)})
+		testkit.WantCode(f, err, errcode.LeaseHeld)
+		// A lease the store would refuse refuses the rollout: nothing is made.
+		before, err := f.s.RolloutList(f.ctx, store.RolloutListParams{})
+		noErr(f, err, "RolloutList")
+		for _, bad := range []store.LeaseAcquireParams{{Name: "engine", Holder: "replica-1"}, {Holder: "replica-1", TTL: time.Minute}} {
+			p.Lease = bad
+			_, err := f.s.RolloutCreate(f.ctx, p)
+			testkit.WantCode(f, err, errcode.StoreParamInvalid)
+		}
+		after, err := f.s.RolloutList(f.ctx, store.RolloutListParams{})
+		noErr(f, err, "RolloutList")
+		same(f, "rollouts after refusals", len(after), len(before))
+	}},
 	{"Rollout/MissWhileStoppedAndJudgingList", func(f *fx) {
 		a, b := f.node("a"), f.node("b")
 		ro, err := f.s.RolloutCreate(f.ctx, store.RolloutCreateParams{Kind: store.RolloutJob, Word: "disk_usage", Params: json.RawMessage(`{}`),

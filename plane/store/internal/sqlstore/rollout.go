@@ -127,12 +127,19 @@ func checkLease(subject, name, holder string, ttl time.Duration) error {
 	return nil
 }
 
-func (s *sqlStore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (Lease, error) {
+func checkLeaseAcquire(p LeaseAcquireParams) error {
 	if err := checkLease(p.Subject, p.Name, p.Holder, p.TTL); err != nil {
-		return Lease{}, err
+		return err
 	}
 	if len(p.Purpose) > MaxRefLen {
-		return Lease{}, invalid("purpose", "purpose is over %d bytes", MaxRefLen)
+		return invalid("purpose", "purpose is over %d bytes", MaxRefLen)
+	}
+	return nil
+}
+
+func (s *sqlStore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (Lease, error) {
+	if err := checkLeaseAcquire(p); err != nil {
+		return Lease{}, err
 	}
 	t := now(p.Now)
 	var l Lease
@@ -226,6 +233,12 @@ func checkRolloutCreate(p *RolloutCreateParams) error {
 	default:
 		return invalid("kind", "kind is release or job, not %q", p.Kind)
 	}
+	if l := p.Lease; l.Holder != "" {
+		l.Subject = "rollout" // the new rollout's id, which is not made yet
+		if err := checkLeaseAcquire(l); err != nil {
+			return err
+		}
+	}
 	for _, j := range []struct {
 		f string
 		v json.RawMessage
@@ -302,8 +315,14 @@ func (s *sqlStore) RolloutCreate(ctx context.Context, p RolloutCreateParams) (Ro
 			}
 			pos[st.Stage]++
 		}
-		_, err := ex.Exec(ctx, s.q.RolloutEventInsert, id, t, p.By, "start", p.Detail)
-		return err
+		if _, err := ex.Exec(ctx, s.q.RolloutEventInsert, id, t, p.By, "start", p.Detail); err != nil {
+			return err
+		}
+		if l := p.Lease; l.Holder != "" {
+			_, err := scanLease(ex.QueryRow(ctx, s.q.LeaseAcquire, id, l.Name, l.Holder, l.Purpose, t, t.Add(l.TTL), ""))
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		return Rollout{}, err
