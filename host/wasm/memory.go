@@ -253,8 +253,8 @@ func learnImage(segments iter.Seq2[uint64, []byte], limit uint64) *dataImage {
 		segEnd := s.offset + uint64(len(s.init))
 		for i := s.offset / restoreChunk; i*restoreChunk < segEnd; i++ {
 			lo, hi := i*restoreChunk, (i+1)*restoreChunk
-			if img.chunks[i] == nil && s.offset <= lo && segEnd >= hi {
-				img.chunks[i] = s.init[lo-s.offset : hi-s.offset]
+			if s.offset <= lo && segEnd >= hi { // whatever came before, this segment makes the chunk
+				img.chunks[i], own[i] = s.init[lo-s.offset:hi-s.offset], false
 				continue
 			}
 			if !own[i] { // first written in part, or over another segment's bytes: copy before writing

@@ -62,9 +62,9 @@ type WordSource interface {
 	Agent(ctx context.Context, seq int64) (string, error)
 }
 
-// FirstLease is the engine lease this engine takes on a rollout as the room starts it (see
-// store.RolloutCreateParams.Lease).
-func (e *Engine) FirstLease() store.LeaseAcquireParams {
+// EngineLease is the engine lease this engine takes on a rollout, without the rollout: on each pass,
+// and as the room starts one (store.RolloutCreateParams.Lease).
+func (e *Engine) EngineLease() store.LeaseAcquireParams {
 	return store.LeaseAcquireParams{Name: LeaseEngine, Holder: e.Holder, Purpose: "advance rollout", TTL: e.TTL()}
 }
 
@@ -86,7 +86,7 @@ func (e *Engine) Pass(ctx context.Context) error {
 		return err
 	}
 	for _, ro := range append(list, stopped...) {
-		l := e.FirstLease()
+		l := e.EngineLease()
 		l.Subject, l.Now = ro.ID, e.Time()
 		_, err := e.Store.LeaseAcquire(ctx, l)
 		if errcode.Has(err, errcode.LeaseHeld) {

@@ -53,7 +53,7 @@ type RoomConfig struct {
 // Advancer is what the room needs of this process's engine.
 type Advancer interface {
 	Wake()
-	FirstLease() store.LeaseAcquireParams
+	EngineLease() store.LeaseAcquireParams
 }
 
 // Room is the rollouts' Go API, which the HTTP server and the web UI both call; the Engine advances
@@ -233,7 +233,7 @@ func (r *Room) create(ctx context.Context, who api.Token, req api.RolloutRequest
 	}
 	var first store.LeaseAcquireParams
 	if r.c.Engine != nil {
-		first = r.c.Engine.FirstLease()
+		first = r.c.Engine.EngineLease()
 	}
 	ro, err := r.c.Store.RolloutCreate(ctx, store.RolloutCreateParams{
 		Kind: kind, ReleaseSequence: req.Release, Word: req.Word, Params: req.Params,

@@ -145,7 +145,7 @@ func (s *sqlStore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (Leas
 	var l Lease
 	err := s.write(ctx, "acquire lease", func(ex sqldb.Execer) error {
 		var err error
-		l, err = scanLease(ex.QueryRow(ctx, s.q.LeaseAcquire, p.Subject, p.Name, p.Holder, p.Purpose, t, t.Add(p.TTL), p.From))
+		l, err = s.grantLease(ctx, ex, p, t)
 		if s.drv.Kind(err) != sqldb.ErrNoRows {
 			return err
 		}
@@ -160,6 +160,12 @@ func (s *sqlStore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (Leas
 		return Lease{}, errcode.New(errcode.LeaseHeld, "lease %s on %s is held by another holder", p.Name, p.Subject)
 	}
 	return l, err
+}
+
+// grantLease runs the one statement that grants p at t: to its holder, when the lease is free, expired,
+// already the holder's or handed over from p.From; no row otherwise.
+func (s *sqlStore) grantLease(ctx context.Context, ex sqldb.Execer, p LeaseAcquireParams, t time.Time) (Lease, error) {
+	return scanLease(ex.QueryRow(ctx, s.q.LeaseAcquire, p.Subject, p.Name, p.Holder, p.Purpose, t, t.Add(p.TTL), p.From))
 }
 
 func (s *sqlStore) LeaseRenew(ctx context.Context, p LeaseRenewParams) (Lease, error) {
@@ -233,12 +239,6 @@ func checkRolloutCreate(p *RolloutCreateParams) error {
 	default:
 		return invalid("kind", "kind is release or job, not %q", p.Kind)
 	}
-	if l := p.Lease; l.Holder != "" {
-		l.Subject = "rollout" // the new rollout's id, which is not made yet
-		if err := checkLeaseAcquire(l); err != nil {
-			return err
-		}
-	}
 	for _, j := range []struct {
 		f string
 		v json.RawMessage
@@ -296,6 +296,12 @@ func (s *sqlStore) RolloutCreate(ctx context.Context, p RolloutCreateParams) (Ro
 	}
 	t := now(p.Now)
 	id := s.ids.next("ro_", t)
+	if p.Lease.Holder != "" {
+		p.Lease.Subject = id
+		if err := checkLeaseAcquire(p.Lease); err != nil {
+			return Rollout{}, err
+		}
+	}
 	stages, _ := json.Marshal(nonNil(p.Stages))
 	err := s.tx(ctx, "create rollout", func(ex sqldb.Execer) error {
 		if _, err := ex.Exec(ctx, s.q.RolloutInsert, id, string(p.Kind), p.ReleaseSequence, p.Word, jsonText(p.Params),
@@ -318,8 +324,8 @@ func (s *sqlStore) RolloutCreate(ctx context.Context, p RolloutCreateParams) (Ro
 		if _, err := ex.Exec(ctx, s.q.RolloutEventInsert, id, t, p.By, "start", p.Detail); err != nil {
 			return err
 		}
-		if l := p.Lease; l.Holder != "" {
-			_, err := scanLease(ex.QueryRow(ctx, s.q.LeaseAcquire, id, l.Name, l.Holder, l.Purpose, t, t.Add(l.TTL), ""))
+		if p.Lease.Holder != "" {
+			_, err := s.grantLease(ctx, ex, p.Lease, t)
 			return err
 		}
 		return nil
