@@ -17,11 +17,11 @@ import (
 	"github.com/lexicon-fleet/lexicon/plane/store/storetest"
 )
 
-// The statements of a round trip look up one node's running job. On a fresh store, where every partial
-// index over running jobs costs the same, the generic plan a pooled connection keeps must still reach
-// that job through jobs_one_running, never by scanning the expiry sweep's index of every running job
-// in the fleet; the sweep must still be able to use its index.
-func TestRoundTripPlansProbeTheNodesRunningJob(t *testing.T) {
+// The statements of a round trip look up one node's rows. On a fresh store, where every index costs
+// the same, the generic plans a pooled connection keeps must still probe by node: never scan the expiry
+// sweep's index of every running job, or the index of every active node's name, filtered by node. The
+// sweep and the lookup by name must still be able to use their indexes.
+func TestRoundTripPlansProbeByNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	url := storetest.PostgresURL(t)
@@ -43,25 +43,32 @@ func TestRoundTripPlansProbeTheNodesRunningJob(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for name, query := range map[string]string{
-		"JobClaim": q.JobClaim, "JobClaimLock": q.JobClaimLock, "JobFinishClaim": q.JobFinishClaim,
-		"JobLoseRunning": q.JobLoseRunning,
-	} {
+	// Every statement looks up one node's rows; those of a claim or result, its running job too.
+	byNode := map[string]string{"NodeSeen": q.NodeSeen, "NodeReport": q.NodeReport, "JobClaim": q.JobClaim,
+		"JobClaimLock": q.JobClaimLock, "JobFinishClaim": q.JobFinishClaim, "JobLoseRunning": q.JobLoseRunning}
+	for name, query := range byNode {
 		plan := genericPlan(t, ctx, conn, name, query)
-		if strings.Contains(plan, "jobs_running_deadline") {
-			t.Errorf("%s's generic plan scans the expiry sweep's index:\n%s", name, plan)
+		for _, scan := range []string{"jobs_running_deadline", "nodes_active_name"} {
+			if strings.Contains(plan, scan) {
+				t.Errorf("%s's generic plan scans %s:\n%s", name, scan, plan)
+			}
 		}
-		if !strings.Contains(plan, "jobs_one_running") {
+		if strings.HasPrefix(name, "Job") && !strings.Contains(plan, "jobs_one_running") {
 			t.Errorf("%s's generic plan does not probe jobs_one_running:\n%s", name, plan)
 		}
 	}
 
-	// The sweep itself, with a scan of the whole table priced out: its index must be usable.
+	// With a scan of the whole table priced out, each index's own query must be able to use it.
 	if _, err := conn.Exec(ctx, "SET enable_seqscan = off"); err != nil {
 		t.Fatal(err)
 	}
-	if plan := genericPlan(t, ctx, conn, "JobExpire", q.JobExpire); !strings.Contains(plan, "jobs_running_deadline") {
-		t.Errorf("JobExpire cannot use jobs_running_deadline:\n%s", plan)
+	for name, c := range map[string]struct{ query, index string }{
+		"JobExpire":     {q.JobExpire, "jobs_running_deadline"},
+		"NodeGetByName": {q.NodeGetByName, "nodes_active_name"},
+	} {
+		if plan := genericPlan(t, ctx, conn, name, c.query); !strings.Contains(plan, c.index) {
+			t.Errorf("%s cannot use %s:\n%s", name, c.index, plan)
+		}
 	}
 }
 
