@@ -81,7 +81,7 @@ func TestJoinCarriesProvisioningToken(t *testing.T) {
 // A join waiting for its decision asks again soon at first, when a provider check decides it, and
 // settles at a second, when a person does.
 func TestDecisionPollBacksOffToASecond(t *testing.T) {
-	want := []time.Duration{100, 200, 400, 800, 1000, 1000, 1000}
+	want := []time.Duration{25, 50, 100, 200, 400, 800, 1000, 1000}
 	for try, w := range want {
 		if got := decisionPoll(try); got != w*time.Millisecond {
 			t.Errorf("decisionPoll(%d) = %s, want %s", try, got, w*time.Millisecond)
