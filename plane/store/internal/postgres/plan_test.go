@@ -3,8 +3,6 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,23 +70,16 @@ func TestRoundTripPlansProbeByNode(t *testing.T) {
 	}
 }
 
-var paramRE = regexp.MustCompile(`\$(\d+)`)
-
 // genericPlan prepares query as name and explains its generic plan, with NULL for every parameter
-// (a generic plan does not depend on them).
+// the server found in it (a generic plan does not depend on them).
 func genericPlan(t *testing.T, ctx context.Context, conn *pgx.Conn, name, query string) string {
 	t.Helper()
-	n := 0
-	for _, m := range paramRE.FindAllStringSubmatch(query, -1) {
-		if i, _ := strconv.Atoi(m[1]); i > n {
-			n = i
-		}
-	}
-	if _, err := conn.Exec(ctx, fmt.Sprintf("PREPARE %s AS %s", name, query)); err != nil {
+	sd, err := conn.Prepare(ctx, name, query)
+	if err != nil {
 		t.Fatalf("prepare %s: %v", name, err)
 	}
-	args := strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ")
-	rows, err := conn.Query(ctx, fmt.Sprintf("EXPLAIN EXECUTE %s(%s)", name, args), pgx.QueryExecModeSimpleProtocol)
+	args := strings.TrimSuffix(strings.Repeat("NULL, ", len(sd.ParamOIDs)), ", ")
+	rows, err := conn.Query(ctx, fmt.Sprintf("EXPLAIN EXECUTE %s(%s)", pgx.Identifier{name}.Sanitize(), args), pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
 		t.Fatalf("explain %s: %v", name, err)
 	}
