@@ -7,7 +7,6 @@
 package cas
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -68,14 +67,11 @@ func (s *Store) Path(d string) string { return filepath.Join(s.dir, d) }
 // Put stores data and returns its digest. Storing a blob that is already present rewrites nothing.
 func (s *Store) Put(data []byte) (string, error) {
 	d := Sum(data)
-	if s.Verify(d) == nil {
-		return d, nil
-	}
-	_, _, err := s.PutReader(bytes.NewReader(data))
-	return d, err
+	return d, s.put(d, data)
 }
 
-// PutAs stores data under the digest the caller expects, refusing bytes that do not match it.
+// PutAs stores data under the digest the caller expects, refusing bytes that do not match it. The
+// bytes are hashed once: a new node writes its vocabulary's megabytes this way before its first word.
 func (s *Store) PutAs(d string, data []byte) error {
 	if !ValidDigest(d) {
 		return errcode.New(errcode.ModuleNotFound, "%q is not a sha256 digest", d)
@@ -83,20 +79,39 @@ func (s *Store) PutAs(d string, data []byte) error {
 	if got := Sum(data); got != d {
 		return errcode.New(errcode.ModuleDigestMismatch, "bytes hash to %s, not %s", got, d).With(errcode.DetailSHA256, d)
 	}
-	_, err := s.Put(data)
+	return s.put(d, data)
+}
+
+// put writes data, which hashes to d, unless the blob is present and intact.
+func (s *Store) put(d string, data []byte) error {
+	if s.Verify(d) == nil {
+		return nil
+	}
+	_, _, err := s.write(func(w io.Writer) (int64, error) {
+		n, err := w.Write(data)
+		return int64(n), err
+	}, func() string { return d })
 	return err
 }
 
 // PutReader streams r into the store, hashing as it writes, and returns the digest and size. The blob
 // appears under its name only once it is complete and synced.
 func (s *Store) PutReader(r io.Reader) (string, int64, error) {
+	h := sha256.New()
+	return s.write(func(w io.Writer) (int64, error) {
+		return io.Copy(io.MultiWriter(w, h), r)
+	}, func() string { return hex.EncodeToString(h.Sum(nil)) })
+}
+
+// write has fill write a temp file, syncs it and commits it under the name digest gives once fill is
+// done.
+func (s *Store) write(fill func(io.Writer) (int64, error), digest func() string) (string, int64, error) {
 	tmp, err := os.CreateTemp(s.dir, ".put-*")
 	if err != nil {
 		return "", 0, errcode.Wrap(err, errcode.IOFailed, "cannot write to store")
 	}
 	defer os.Remove(tmp.Name())
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), r)
+	n, err := fill(tmp)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -106,7 +121,7 @@ func (s *Store) PutReader(r io.Reader) (string, int64, error) {
 	if err != nil {
 		return "", 0, errcode.Wrap(err, errcode.IOFailed, "cannot write to store")
 	}
-	d := hex.EncodeToString(h.Sum(nil))
+	d := digest()
 	if err := s.commit(tmp.Name(), d); err != nil {
 		return "", 0, err
 	}
