@@ -7,6 +7,7 @@
 package cas
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -87,10 +88,7 @@ func (s *Store) put(d string, data []byte) error {
 	if s.Verify(d) == nil {
 		return nil
 	}
-	_, _, err := s.write(func(w io.Writer) (int64, error) {
-		n, err := w.Write(data)
-		return int64(n), err
-	}, func() string { return d })
+	_, _, err := s.write(bytes.NewReader(data), func() string { return d })
 	return err
 }
 
@@ -98,20 +96,17 @@ func (s *Store) put(d string, data []byte) error {
 // appears under its name only once it is complete and synced.
 func (s *Store) PutReader(r io.Reader) (string, int64, error) {
 	h := sha256.New()
-	return s.write(func(w io.Writer) (int64, error) {
-		return io.Copy(io.MultiWriter(w, h), r)
-	}, func() string { return hex.EncodeToString(h.Sum(nil)) })
+	return s.write(io.TeeReader(r, h), func() string { return hex.EncodeToString(h.Sum(nil)) })
 }
 
-// write has fill write a temp file, syncs it and commits it under the name digest gives once fill is
-// done.
-func (s *Store) write(fill func(io.Writer) (int64, error), digest func() string) (string, int64, error) {
+// write copies r to a temp file, syncs it and commits it under the name digest gives once r is read.
+func (s *Store) write(r io.Reader, digest func() string) (string, int64, error) {
 	tmp, err := os.CreateTemp(s.dir, ".put-*")
 	if err != nil {
 		return "", 0, errcode.Wrap(err, errcode.IOFailed, "cannot write to store")
 	}
 	defer os.Remove(tmp.Name())
-	n, err := fill(tmp)
+	n, err := io.Copy(tmp, r)
 	if err == nil {
 		err = tmp.Sync()
 	}
