@@ -161,7 +161,7 @@ func fleet(b *testing.B, kind string) {
 	}
 	if figs[0].steady > 0 {
 		m, lo, hi = report("steady-statements/roundtrip", func(f roundFigures) float64 { return f.steady })
-		line += fmt.Sprintf(", %.3f (%.3f–%.3f) in the steady state (goal ≤ 3)", m, lo, hi)
+		line += fmt.Sprintf(", %.3f (%.3f–%.3f) in the steady state %s", m, lo, hi, steadyGoal(kind))
 		m, lo, hi = report("steady-statements-net/roundtrip", func(f roundFigures) float64 { return f.steady - f.background })
 		line += fmt.Sprintf(", %.3f (%.3f–%.3f) without the plane's own while idle", m, lo, hi)
 	}
@@ -176,6 +176,15 @@ func fleet(b *testing.B, kind string) {
 		line += fmt.Sprintf("; store alone / pgbench -N tps %.3f (%.3f–%.3f), the plane's bound", m, lo, hi)
 	}
 	fmt.Println(line)
+}
+
+// steadyGoal labels the steady state's statements per round trip: the goal of 3 is PostgreSQL's, whose
+// finish-and-claim records the nonce in a CTE; SQLite has none, so its nonce is a statement of its own.
+func steadyGoal(kind string) string {
+	if kind == "sqlite" {
+		return "(4 by design: no data-modifying CTEs)"
+	}
+	return "(goal ≤ 3)"
 }
 
 // roundFigures are one round's: round trips per second, statements per round trip (0: not counted),
@@ -272,8 +281,8 @@ func roundTrips(b *testing.B, kind string, st store.Store, plane *plane, client 
 			jobs := float64(m2.done - m1.done)
 			fig.steady = float64(m2.stats.statements-m1.stats.statements) / jobs
 			fig.background = idleRate * m2.at.Sub(m1.at).Seconds() / jobs
-			line += fmt.Sprintf(", %.3f in the steady state (goal ≤ 3), of which %.3f the plane's own while no agent worked (%.1f statements/s)",
-				fig.steady, fig.background, idleRate)
+			line += fmt.Sprintf(", %.3f in the steady state %s, of which %.3f the plane's own while no agent worked (%.1f statements/s)",
+				fig.steady, steadyGoal(kind), fig.background, idleRate)
 		}
 	} else {
 		line += "; statements per round trip: the plane does not count them"
