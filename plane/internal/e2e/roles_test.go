@@ -279,7 +279,10 @@ func TestRolesOnAgent(t *testing.T) {
 		}
 		// Plan: the page comes back at once; the node's plan job is followed with jobs watch, and the
 		// page, loaded again, shows the item's planned state.
-		browse(t, ctx, chromedp.Click(chromedp.CSS("#role-plan")), chromedp.WaitVisible(chromedp.CSS("#role-items")))
+		// The form posts and the plane answers with the same page, so the wait is for the new document,
+		// not for an element the old one has too: a reload sent while the navigation commits fails.
+		browse(t, ctx, chromedp.Evaluate[chromedp.Void](`window.beforePlan = true; null`), chromedp.Click(chromedp.CSS("#role-plan")),
+			until(`!window.beforePlan && document.readyState === "complete" && !!document.querySelector("#role-items")`))
 		jobs := f.lexicon(false, "jobs", "list", "--node", "web-1", "--limit", "1")["jobs"].([]any)
 		planJob := jobs[0].(map[string]any)
 		if planJob["word"] != "converge" {
